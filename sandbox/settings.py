@@ -1,0 +1,76 @@
+"""Tunable behaviour of the sandbox: the spec's defaults, shortened by tests where they need time to pass."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+
+@dataclass
+class Settings:
+    # Tokens (spec §3.2, §8)
+    access_token_lifetime: int = 6 * 3600
+    refresh_reuse_threshold: int = 3600
+    code_lifetime: int = 600
+    rotate_refresh_tokens: bool = True
+    # Rate limits per application (real-service notes): "15-minute,daily"
+    overall_limit_short: int = 200
+    overall_limit_long: int = 2000
+    read_limit_short: int = 100
+    read_limit_long: int = 1000
+    short_window: int = 900
+    long_window: int = 86400
+    # Push delivery (spec §6.3)
+    callback_timeout: float = 2.0
+    delivery_attempts: int = 3
+    retry_delays: list[float] = field(default_factory=lambda: [60.0, 300.0])
+    # Request limits
+    max_body_bytes: int = 1_048_576
+    max_per_page: int = 200
+    # Fault injection (applies to /api/v3 and /oauth; never to /sandbox)
+    fault_latency_ms: float = 0.0
+    fault_latency_jitter_ms: float = 0.0
+    fault_error_rate: float = 0.0
+    fault_drop_rate: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def updated(self, changes: dict[str, Any]) -> "Settings":
+        """Return a copy with `changes` applied, type-checked against the field types."""
+        known = {f.name: f for f in fields(self)}
+        unknown = sorted(set(changes) - set(known))
+        if unknown:
+            raise ValueError(f"unknown setting(s): {', '.join(unknown)}")
+        current = self.to_json()
+        for name, value in changes.items():
+            current[name] = _coerce(name, known[name].type, value)
+        return Settings(**current)
+
+    @classmethod
+    def from_json(cls, text: str | None) -> "Settings":
+        return cls().updated(json.loads(text)) if text else cls()
+
+
+_TYPES = {"int": int, "float": float, "bool": bool, "list[float]": list}
+
+
+def _coerce(name: str, type_name: Any, value: Any) -> Any:
+    kind = _TYPES[str(type_name)]
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        raise ValueError(f"setting {name} must be true or false")
+    if kind is list:
+        if isinstance(value, list) and all(isinstance(v, (int, float)) and v >= 0 for v in value):
+            return [float(v) for v in value]
+        raise ValueError(f"setting {name} must be a list of non-negative numbers")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"setting {name} must be a number")
+    if value < 0:
+        raise ValueError(f"setting {name} must not be negative")
+    if kind is int and value != int(value):
+        raise ValueError(f"setting {name} must be a whole number")
+    return kind(value)
