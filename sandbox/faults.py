@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 MESSAGES = {
@@ -28,7 +29,7 @@ class ApiError(Exception):
     field: str = ""
     code: str = "invalid"
     message: str | None = None
-    extra_errors: list[dict[str, str]] = field(default_factory=list)
+    extra_errors: list[dict[str, str]] = dataclasses.field(default_factory=list)
 
     def payload(self) -> dict[str, Any]:
         errors = [{"resource": self.resource, "field": self.field, "code": self.code}, *self.extra_errors]

@@ -28,7 +28,6 @@ class Settings:
     retry_delays: list[float] = field(default_factory=lambda: [60.0, 300.0])
     # Request limits
     max_body_bytes: int = 1_048_576
-    max_per_page: int = 200
     # Fault injection (applies to /api/v3 and /oauth; never to /sandbox)
     fault_latency_ms: float = 0.0
     fault_latency_jitter_ms: float = 0.0

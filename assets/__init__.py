@@ -1,0 +1,1 @@
+"""Dagster assets pulling each connected athlete's data, one partition per athlete."""

@@ -1,0 +1,1 @@
+"""fitsync's rate-aware client of the Fitness Activity Service (OAuth, token rotation, shared rate budget)."""

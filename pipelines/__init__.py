@@ -1,0 +1,1 @@
+"""The Dagster code location and the `fitsync` command line."""

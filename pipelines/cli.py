@@ -1,0 +1,19 @@
+"""The `fitsync` command."""
+
+from __future__ import annotations
+
+import click
+
+from fitsync.sandbox.cli import sandbox
+
+from .demo import demo
+
+
+@click.group()
+@click.version_option(package_name="fitsync")
+def main() -> None:
+    """fitsync: keep an athlete's training data in a local warehouse."""
+
+
+main.add_command(sandbox)
+main.add_command(demo)

@@ -1,0 +1,202 @@
+"""`fitsync sandbox …`: serve the sandbox and act as its athletes from the command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Callable
+
+import click
+
+from . import console, store
+from .faults import ApiError
+from .server import SeedOptions, ServerOptions, make_server
+
+db_option = click.option("--db", required=True, type=click.Path(dir_okay=False), help="Sandbox SQLite file.")
+
+
+def _run(action: Callable[[], Any], as_json: bool = True) -> None:
+    """Run a console action; a refused action prints the Fault and exits 1 instead of a traceback."""
+    try:
+        result = action()
+    except ApiError as error:
+        click.echo(json.dumps(error.payload()), err=True)
+        sys.exit(1)
+    if result is not None and as_json:
+        click.echo(json.dumps(result, indent=2))
+
+
+@click.group("sandbox")
+def sandbox() -> None:
+    """The Fitness Activity Service, served locally over real HTTP."""
+
+
+@sandbox.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8700, show_default=True, type=int)
+@click.option("--db", default=":memory:", show_default=True, help="SQLite file (or :memory:).")
+@click.option("--seed", default=42, show_default=True, type=int, help="World seed (first start only).")
+@click.option("--athletes", default=3, show_default=True, type=click.IntRange(1, 500))
+@click.option("--activities-per-athlete", default=60, show_default=True, type=click.IntRange(0, 20000))
+@click.option("--api-prefix", default="/api/v3", show_default=True)
+@click.option("--auth-prefix", default="/oauth", show_default=True)
+@click.option("--set", "overrides", multiple=True, metavar="NAME=JSON",
+              help="Override a setting, e.g. --set short_window=2 --set rotate_refresh_tokens=false.")
+def serve(host: str, port: int, db: str, seed: int, athletes: int, activities_per_athlete: int, api_prefix: str,
+          auth_prefix: str, overrides: tuple[str, ...]) -> None:
+    """Serve the API, the authorization pages and the console."""
+    settings = {}
+    for item in overrides:
+        name, _, value = item.partition("=")
+        try:
+            settings[name] = json.loads(value)
+        except ValueError:
+            raise click.BadParameter(f"{item!r}: the value must be JSON (true, 2, [1, 5])") from None
+    options = ServerOptions(db=db, host=host, port=port, api_prefix=api_prefix, auth_prefix=auth_prefix,
+                            seed=SeedOptions(seed, athletes, activities_per_athlete), settings=settings, log_level="info")
+    try:
+        server, state = make_server(options)
+    except ValueError as error:
+        raise click.ClickException(str(error)) from None
+    key_note = f"written to {db}.console-key" if db != ":memory:" else "in memory only"
+    click.echo(f"Fitness Activity Service sandbox on http://{host}:{port}{state.api_prefix} "
+               f"(authorize at {state.auth_prefix}/authorize)")
+    click.echo(f"Console key ({key_note}): {state.console_key}")
+    server.run()
+
+
+@sandbox.group()
+def app() -> None:
+    """Registered applications."""
+
+
+@app.command("create")
+@db_option
+@click.option("--name", required=True)
+@click.option("--callback-domain", required=True, help="Host name redirects must lie within, e.g. localhost.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on the last line.")
+def app_create(db: str, name: str, callback_domain: str, as_json: bool) -> None:
+    """Register an app and print its client_id and secret (the secret is shown only once)."""
+    conn = store.connect(db)
+    try:
+        result = console.register_app(conn, name, callback_domain)
+    except ApiError as error:
+        raise click.ClickException(error.message or str(error)) from None
+    if as_json:
+        click.echo(json.dumps(result))
+    else:
+        click.echo(f"client_id:     {result['client_id']}\nclient_secret: {result['client_secret']}")
+
+
+@sandbox.group()
+def athlete() -> None:
+    """Athletes of the sandbox world."""
+
+
+@athlete.command("list")
+@db_option
+def athlete_list(db: str) -> None:
+    _run(lambda: console.list_athletes(store.connect(db)))
+
+
+@athlete.command("add")
+@db_option
+@click.option("--firstname")
+@click.option("--lastname")
+@click.option("--premium/--no-premium", default=True)
+@click.option("--region")
+def athlete_add(db: str, firstname: str | None, lastname: str | None, premium: bool, region: str | None) -> None:
+    options = {k: v for k, v in {"firstname": firstname, "lastname": lastname, "region": region}.items() if v}
+    _run(lambda: {"id": console.add_athlete(store.connect(db), premium=premium, **options)})
+
+
+@athlete.command("premium")
+@db_option
+@click.argument("athlete_id", type=int)
+@click.argument("premium", type=bool)
+def athlete_premium(db: str, athlete_id: int, premium: bool) -> None:
+    """Make an athlete a subscriber (true) or not (false)."""
+    _run(lambda: console.set_premium(store.connect(db), athlete_id, premium))
+
+
+@athlete.command("revoke")
+@db_option
+@click.argument("athlete_id", type=int)
+@click.option("--client-id", required=True, type=int)
+def athlete_revoke(db: str, athlete_id: int, client_id: int) -> None:
+    """The athlete removes the app from their settings (deauthorization event)."""
+    _run(lambda: {"revoked_token_families": console.revoke_app(store.connect(db), client_id, athlete_id)})
+
+
+@sandbox.group()
+def activity() -> None:
+    """Record, change and delete athletes' activities (webhook events follow)."""
+
+
+@activity.command("record")
+@db_option
+@click.argument("athlete_id", type=int)
+@click.option("--sport-type", default="Ride", show_default=True)
+@click.option("--start-date", help="UTC ISO time; default an hour ago.")
+@click.option("--distance", type=float, help="Meters.")
+@click.option("--name")
+@click.option("--visibility", type=click.Choice(console.VISIBILITIES), default="everyone", show_default=True)
+def activity_record(db: str, athlete_id: int, sport_type: str, start_date: str | None, distance: float | None,
+                    name: str | None, visibility: str) -> None:
+    options: dict[str, Any] = {"sport_type": sport_type, "visibility": visibility}
+    if start_date:
+        options["start_date"] = console.parse_when(start_date)
+    if distance:
+        options["distance"] = distance
+    if name:
+        options["name"] = name
+    _run(lambda: {"id": console.record_activity(store.connect(db), athlete_id, **options)})
+
+
+@activity.command("update")
+@db_option
+@click.argument("activity_id", type=int)
+@click.option("--name")
+@click.option("--sport-type")
+@click.option("--visibility", type=click.Choice(console.VISIBILITIES))
+def activity_update(db: str, activity_id: int, name: str | None, sport_type: str | None, visibility: str | None) -> None:
+    _run(lambda: console.update_activity(store.connect(db), activity_id, name=name, sport_type=sport_type,
+                                         visibility=visibility))
+
+
+@activity.command("delete")
+@db_option
+@click.argument("activity_id", type=int)
+def activity_delete(db: str, activity_id: int) -> None:
+    _run(lambda: console.delete_activity(store.connect(db), activity_id))
+
+
+@sandbox.command("settings")
+@db_option
+@click.argument("changes", nargs=-1, metavar="NAME=JSON...")
+def settings_cmd(db: str, changes: tuple[str, ...]) -> None:
+    """Show or change settings (token lifetimes, rate limits, faults); a running server picks them up."""
+    conn = store.connect(db)
+    parsed = {}
+    for item in changes:
+        name, _, value = item.partition("=")
+        try:
+            parsed[name] = json.loads(value)
+        except ValueError:
+            raise click.BadParameter(f"{item!r}: the value must be JSON") from None
+    with store.transaction(conn):
+        try:
+            updated = store.load_settings(conn).updated(parsed)
+        except ValueError as error:
+            raise click.ClickException(str(error)) from None
+        store.save_settings(conn, updated)
+    click.echo(json.dumps(updated.to_json(), indent=2))
+
+
+@sandbox.command("counters")
+@db_option
+def counters_cmd(db: str) -> None:
+    """Requests, status codes, 429s and deliveries counted by the server."""
+    click.echo(json.dumps(store.counters(store.connect(db)), indent=2))
+
+

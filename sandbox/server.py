@@ -1,0 +1,107 @@
+"""Starting a sandbox: open (and seed) the db, build the app, serve it with uvicorn — in the foreground or a thread."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+
+from . import store, world
+from .app import build_app
+from .state import SandboxState
+
+
+@dataclass
+class SeedOptions:
+    seed: int = 42
+    athletes: int = 3
+    activities_per_athlete: int = 60
+    anchor: dt.datetime | None = None
+
+
+@dataclass
+class ServerOptions:
+    db: str = ":memory:"
+    host: str = "127.0.0.1"
+    port: int = 8700
+    api_prefix: str = "/api/v3"
+    auth_prefix: str = "/oauth"
+    seed: SeedOptions = field(default_factory=SeedOptions)
+    settings: dict[str, Any] = field(default_factory=dict)
+    log_level: str = "warning"
+
+
+def open_state(options: ServerOptions) -> SandboxState:
+    """Open the db, seed an empty world, apply setting overrides and read (or create) the secrets."""
+    conn = store.connect(options.db)
+    if store.get_meta(conn, "seed") is None:
+        anchor = options.seed.anchor or dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+        world.seed_world(conn, seed=options.seed.seed, athletes=options.seed.athletes,
+                         activities_per_athlete=options.seed.activities_per_athlete, anchor=anchor)
+    state = SandboxState(
+        conn=conn,
+        db_path=options.db,
+        server_secret=store.read_or_create_secret(options.db, "server-secret"),
+        console_key=store.read_or_create_secret(options.db, "console-key"),
+        api_prefix=options.api_prefix.rstrip("/"),
+        auth_prefix=options.auth_prefix.rstrip("/"),
+    )
+    if options.settings:
+        state.update_settings(options.settings)
+    return state
+
+
+def make_server(options: ServerOptions, state: SandboxState | None = None) -> tuple[uvicorn.Server, SandboxState]:
+    state = state or open_state(options)
+    config = uvicorn.Config(build_app(state), host=options.host, port=options.port, log_level=options.log_level,
+                            lifespan="on", access_log=False, timeout_graceful_shutdown=2)
+    return uvicorn.Server(config), state
+
+
+class ServerThread:
+    """A sandbox on a free loopback port in a background thread: for tests, benchmarks and the demo."""
+
+    def __init__(self, options: ServerOptions) -> None:
+        options.port = options.port if options.port else 0
+        self.server, self.state = make_server(options)
+        self.options = options
+        self._thread = threading.Thread(target=self.server.run, name="sandbox-server", daemon=True)
+
+    def start(self, timeout: float = 30.0) -> "ServerThread":
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("sandbox server did not start")
+            time.sleep(0.01)
+        return self
+
+    @property
+    def port(self) -> int:
+        return self.server.servers[0].sockets[0].getsockname()[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.options.host}:{self.port}"
+
+    @property
+    def api_url(self) -> str:
+        return self.base_url + self.state.api_prefix
+
+    @property
+    def console_key(self) -> str:
+        return self.state.console_key
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self._thread.join(timeout=10)
+
+    def __enter__(self) -> "ServerThread":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
