@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+import uuid
 from typing import Any
 
 import polyline as polyline_codec
@@ -51,6 +52,16 @@ EFFORT_KEYS = (
 
 PRIVACY_RADIUS_M = 400.0
 NO_PHOTOS = {"primary": None, "use_primary_photo": False, "count": 0}
+
+
+def photos(activity_id: int, count: int) -> dict[str, Any]:
+    """The photos block agrees with total_photo_count; ids are stable per activity."""
+    if not count:
+        return NO_PHOTOS
+    unique_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"sandbox-activity-photo:{activity_id}")).upper()
+    urls = {size: f"https://sandbox.invalid/photos/{unique_id}-{size}.jpg" for size in ("100", "600")}
+    return {"primary": {"id": None, "unique_id": unique_id, "urls": urls, "source": 1}, "use_primary_photo": True,
+            "count": count}
 
 
 def ref(object_id: int, resource_state: int = 1) -> dict[str, int]:
@@ -191,7 +202,7 @@ def activity(
         _hide_privacy_zone(facts, mapping, home)
     if detailed:
         mapping["resource_state"] = 3
-        facts["photos"] = facts.get("photos") or NO_PHOTOS
+        facts["photos"] = facts.get("photos") or photos(row["id"], facts.get("total_photo_count") or 0)
         facts.setdefault("highlighted_kudosers", [])
         facts["gear"] = _activity_gear(conn, row["gear_id"])
         facts["segment_efforts"] = [

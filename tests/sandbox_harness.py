@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import sqlite3
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -15,6 +16,9 @@ from fitsync.sandbox.server import ServerThread
 ALL_SCOPES = ("read", "read_all", "profile:read_all", "profile:write", "activity:read", "activity:read_all",
               "activity:write")
 REDIRECT_URI = "http://localhost:9999/callback"
+# Everything a request could change, except bookkeeping (rate usage, counters, browser sessions).
+STATE_TABLES = ("apps", "athletes", "gear", "segments", "stars", "activities", "efforts", "grants", "codes",
+                "token_families", "access_tokens", "refresh_tokens", "subscriptions", "events")
 
 
 @dataclass
@@ -51,6 +55,14 @@ class Harness:
     def athlete_id(self, premium: bool | None = True, index: int = 0) -> int:
         chosen = [a for a in self.athletes() if premium is None or a["premium"] == premium]
         return chosen[index]["id"]
+
+    def snapshot(self, tables: tuple[str, ...] = STATE_TABLES) -> dict[str, list[tuple[Any, ...]]]:
+        """The server's stored state, read through a separate read-only connection (WAL allows it)."""
+        conn = sqlite3.connect(f"file:{self.server.options.db}?mode=ro", uri=True)
+        try:
+            return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in tables}
+        finally:
+            conn.close()
 
     def counters(self) -> dict[str, int]:
         return self.console.get("/counters").json()
