@@ -17,3 +17,7 @@ def main() -> None:
 
 main.add_command(sandbox)
 main.add_command(demo)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""`fitsync sandbox …` as a user runs it: a separate server process, and commands on the same db while it runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
+
+from fitsync.sandbox import browser
+
+FITSYNC = [sys.executable, "-m", "fitsync.pipelines.cli"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*FITSYNC, *args], capture_output=True, text=True, timeout=60)
+
+
+def wait_until(predicate, timeout: float = 20.0, what: str = "condition"):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    db = tmp_path_factory.mktemp("cli") / "world.db"
+    port = free_port()
+    proc = subprocess.Popen(
+        [*FITSYNC, "sandbox", "serve", "--db", str(db), "--port", str(port), "--athletes", "2",
+         "--activities-per-athlete", "5", "--set", "retry_delays=[0.1, 0.1]"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+
+    def healthy() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited: {proc.stdout.read() if proc.stdout else ''}")
+        try:
+            return httpx.get(base + "/sandbox/health", timeout=1).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    wait_until(healthy, 60, "the sandbox to answer")
+    yield base, db
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def test_serve_writes_console_key_and_secret_beside_the_db_with_mode_0600(served: tuple[str, Path]) -> None:
+    base, db = served
+    for suffix in ("console-key", "server-secret"):
+        path = Path(f"{db}.{suffix}")
+        assert path.exists()
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    key = Path(f"{db}.console-key").read_text().strip()
+    assert httpx.get(base + "/sandbox/athletes").status_code == 401
+    athletes = httpx.get(base + "/sandbox/athletes", headers={"X-Sandbox-Console-Key": key}).json()
+    assert len(athletes) == 2 and all(a["activities"] == 5 for a in athletes)
+
+
+def test_app_create_while_serving_then_full_oauth_dance(served: tuple[str, Path]) -> None:
+    base, db = served
+    created = run("sandbox", "app", "create", "--db", str(db), "--name", "CLI app", "--callback-domain", "example.com",
+                  "--json")
+    assert created.returncode == 0, created.stderr
+    app = json.loads(created.stdout.strip().splitlines()[-1])
+    assert isinstance(app["client_id"], int) and len(app["client_secret"]) >= 32
+    secret_digests = [r[0] for r in sqlite3.connect(db).execute("SELECT secret_hash FROM apps")]
+    assert app["client_secret"] not in secret_digests  # stored hashed
+
+    athlete_id = json.loads(run("sandbox", "athlete", "list", "--db", str(db)).stdout)[0]["id"]
+    with httpx.Client(base_url=base) as http:
+        url = str(httpx.URL("/oauth/authorize", params={
+            "client_id": app["client_id"], "redirect_uri": "https://www.example.com/cb", "response_type": "code",
+            "scope": "read,activity:read_all", "state": "s1"}))
+        redirect = browser.consent(http, url, athlete_id)
+        assert redirect.url.startswith("https://www.example.com/cb?") and redirect.params["state"] == "s1"
+        token = http.post("/oauth/token", data={"client_id": app["client_id"], "client_secret": app["client_secret"],
+                                                "code": redirect.params["code"], "grant_type": "authorization_code"})
+        assert token.status_code == 200, token.text
+        listing = http.get("/api/v3/athlete/activities",
+                           headers={"Authorization": f"Bearer {token.json()['access_token']}"})
+        assert listing.status_code == 200 and len(listing.json()) == 5
+
+
+def test_console_commands_on_the_db_reach_the_running_server(served: tuple[str, Path]) -> None:
+    """Changes made by another process on the same db are what the running server serves."""
+    base, db = served
+    key = Path(f"{db}.console-key").read_text().strip()
+    athlete_id = json.loads(run("sandbox", "athlete", "list", "--db", str(db)).stdout)[1]["id"]
+    recorded = run("sandbox", "activity", "record", "--db", str(db), str(athlete_id), "--sport-type", "Run",
+                   "--name", "CLI run")
+    assert recorded.returncode == 0, recorded.stderr
+    activity_id = json.loads(recorded.stdout)["id"]
+    athletes = httpx.get(base + "/sandbox/athletes", headers={"X-Sandbox-Console-Key": key}).json()
+    assert next(a for a in athletes if a["id"] == athlete_id)["activities"] == 6
+
+    renamed = run("sandbox", "activity", "update", "--db", str(db), str(activity_id), "--name", "Renamed")
+    assert renamed.returncode == 0 and json.loads(renamed.stdout)["name"] == "Renamed"
+    missing = run("sandbox", "activity", "delete", "--db", str(db), "999")
+    assert missing.returncode == 1 and json.loads(missing.stderr)["errors"][0]["resource"] == "Activity"
+
+    changed = run("sandbox", "settings", "--db", str(db), "fault_latency_ms=0", "read_limit_short=99")
+    assert changed.returncode == 0
+    wait_until(lambda: httpx.get(base + "/sandbox/settings", headers={"X-Sandbox-Console-Key": key})
+               .json()["read_limit_short"] == 99, what="the server to pick up the new setting")
+
+
+def test_settings_refuses_unknown_names_and_bad_values(served: tuple[str, Path]) -> None:
+    _, db = served
+    assert run("sandbox", "settings", "--db", str(db), "no_such=1").returncode != 0
+    assert run("sandbox", "settings", "--db", str(db), "short_window=-5").returncode != 0
+    assert run("sandbox", "settings", "--db", str(db), "short_window=oops").returncode != 0
+
+
+def test_serve_refuses_a_bad_setting_before_starting(tmp_path: Path) -> None:
+    result = run("sandbox", "serve", "--db", str(tmp_path / "x.db"), "--port", str(free_port()), "--set",
+                 "access_token_lifetime=\"soon\"")
+    assert result.returncode != 0 and "access_token_lifetime" in result.stdout + result.stderr
+    assert os.path.exists(tmp_path / "x.db")  # the db was opened, but nothing was served
