@@ -6,6 +6,7 @@ import click
 
 from fitsync.sandbox.cli import sandbox
 
+from .cli_client import athletes, connect, disconnect, webhooks
 from .demo import demo
 
 
@@ -17,6 +18,8 @@ def main() -> None:
 
 main.add_command(sandbox)
 main.add_command(demo)
+for command in (connect, disconnect, athletes, webhooks):
+    main.add_command(command)
 
 
 if __name__ == "__main__":

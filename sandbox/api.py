@@ -81,7 +81,7 @@ async def read_sources(request: Request) -> dict[str, Any]:
     """Query, form and JSON body of a request; a body that cannot be read is a 400."""
     sources: dict[str, Any] = {"path": dict(request.path_params), "query": _single(request.query_params)}
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if request.method in ("POST", "PUT", "PATCH", "DELETE"):
+    if request.method != "HEAD":  # bodies are read on GET too: clients may keep credentials out of the URL
         if ctype in ("application/x-www-form-urlencoded", "multipart/form-data"):
             try:
                 form: FormData = await request.form(max_files=0, max_fields=200)

@@ -1,0 +1,186 @@
+"""Typed operations of the Fitness Activity Service for one athlete, and push-subscription management.
+
+Paging iterators ask for 200 items a page and stop at a short page. A 401 for an expired or revoked
+access token is answered once by a refresh (unless another process already did it).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Iterator
+
+import httpx
+
+from . import errors
+from .records import Record, record, records
+from .secret import Secret
+from .tokens import TokenManager
+from .transport import Budget, Transport
+
+PAGE_SIZE = 200
+
+
+def _epoch(value: dt.datetime | int | None) -> int | None:
+    return value if value is None or isinstance(value, int) else int(value.timestamp())
+
+
+class AthleteApi:
+    def __init__(self, base_url: str, transport: Transport, tokens: TokenManager, athlete_id: int, *,
+                 bulk: bool = False, max_wait: float | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.transport = transport
+        self.tokens = tokens
+        self.athlete_id = athlete_id
+        self.bulk = bulk
+        self.max_wait = max_wait
+
+    # plumbing -------------------------------------------------------------------------------------
+
+    def call(self, method: str, path: str, *, budget: Budget = "read", idempotent: bool = True, **kwargs: Any) -> Any:
+        token = self.tokens.access_token(self.athlete_id)
+        response = self._send(method, path, token, budget, idempotent, kwargs)
+        if response.status_code == 401 and _is_token_error(response):
+            token = self.tokens.refresh(self.athlete_id, rejected=token)
+            response = self._send(method, path, token, budget, idempotent, kwargs)
+        if response.status_code >= 400:
+            fault = _json(response)
+            raise errors.for_status(response.status_code, fault)(response.status_code, method, path, fault)
+        return None if response.status_code == 204 else response.json()
+
+    def _send(self, method: str, path: str, token: Secret, budget: Budget, idempotent: bool,
+              kwargs: dict[str, Any]) -> httpx.Response:
+        return self.transport.request(method, self.base_url + path, budget=budget, bulk=self.bulk,
+                                      idempotent=idempotent, max_wait=self.max_wait,
+                                      headers={"Authorization": f"Bearer {token.reveal()}"}, **kwargs)
+
+    def pages(self, kind: str, path: str, params: dict[str, Any], per_page: int = PAGE_SIZE) -> Iterator[Record]:
+        page = 1
+        while True:
+            body = self.call("GET", path, params={**params, "page": page, "per_page": per_page})
+            batch = records(kind, body)
+            yield from batch
+            if len(batch) < per_page:
+                return
+            page += 1
+
+    # athlete --------------------------------------------------------------------------------------
+
+    def athlete(self) -> Record:
+        return record("athlete", self.call("GET", "/athlete"))
+
+    def update_weight(self, kilograms: float) -> Record:
+        return record("athlete", self.call("PUT", "/athlete", data={"weight": kilograms}))
+
+    def stats(self) -> Record:
+        return record("stats", self.call("GET", f"/athletes/{self.athlete_id}/stats"))
+
+    def zones(self) -> list[Record]:
+        return records("zone", self.call("GET", "/athlete/zones"))
+
+    # activities -----------------------------------------------------------------------------------
+
+    def activities(self, *, before: dt.datetime | int | None = None, after: dt.datetime | int | None = None,
+                   per_page: int = PAGE_SIZE) -> Iterator[Record]:
+        """Summaries; newest first, or oldest first when only `after` is given (the service's rule)."""
+        params = {k: v for k, v in (("before", _epoch(before)), ("after", _epoch(after))) if v is not None}
+        return self.pages("activity", "/athlete/activities", params, per_page)
+
+    def activity(self, activity_id: int, include_all_efforts: bool = True) -> Record:
+        return record("activity", self.call("GET", f"/activities/{activity_id}",
+                                            params={"include_all_efforts": str(include_all_efforts).lower()}))
+
+    def laps(self, activity_id: int) -> list[Record]:
+        return records("lap", self.call("GET", f"/activities/{activity_id}/laps"))
+
+    def activity_zones(self, activity_id: int) -> list[Record]:
+        return records("zone", self.call("GET", f"/activities/{activity_id}/zones"))
+
+    def create_activity(self, *, name: str, sport_type: str, start_date_local: dt.datetime, elapsed_time: int,
+                        description: str | None = None, distance: float | None = None, trainer: bool = False,
+                        commute: bool = False) -> Record:
+        """Not retried once it may have reached the service: a repeat would create a duplicate."""
+        form = {"name": name, "sport_type": sport_type, "elapsed_time": elapsed_time,
+                "start_date_local": start_date_local.replace(tzinfo=None).isoformat(timespec="seconds") + "Z",
+                "trainer": int(trainer), "commute": int(commute)}
+        if description is not None:
+            form["description"] = description
+        if distance is not None:
+            form["distance"] = distance
+        return record("activity", self.call("POST", "/activities", budget="overall", idempotent=False, data=form))
+
+    def update_activity(self, activity_id: int, **fields: Any) -> Record:
+        return record("activity", self.call("PUT", f"/activities/{activity_id}", json=fields))
+
+    # segments -------------------------------------------------------------------------------------
+
+    def segment(self, segment_id: int) -> Record:
+        return record("segment", self.call("GET", f"/segments/{segment_id}"))
+
+    def starred_segments(self, per_page: int = PAGE_SIZE) -> Iterator[Record]:
+        return self.pages("segment", "/segments/starred", {}, per_page)
+
+    def star_segment(self, segment_id: int, starred: bool) -> Record:
+        return record("segment", self.call("PUT", f"/segments/{segment_id}/starred",
+                                           data={"starred": str(starred).lower()}))
+
+    def segment_efforts(self, segment_id: int, *, start_local: dt.datetime | None = None,
+                        end_local: dt.datetime | None = None, per_page: int = PAGE_SIZE) -> Iterator[Record]:
+        params: dict[str, Any] = {"segment_id": segment_id}
+        if start_local is not None:
+            params["start_date_local"] = start_local.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
+        if end_local is not None:
+            params["end_date_local"] = end_local.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
+        return self.pages("effort", "/segment_efforts", params, per_page)
+
+    def segment_effort(self, effort_id: int) -> Record:
+        return record("effort", self.call("GET", f"/segment_efforts/{effort_id}"))
+
+    def explore_segments(self, bounds: tuple[float, float, float, float], *, activity_type: str | None = None,
+                         min_cat: int | None = None, max_cat: int | None = None) -> list[Record]:
+        params: dict[str, Any] = {"bounds": ",".join(str(b) for b in bounds)}
+        params.update({k: v for k, v in (("activity_type", activity_type), ("min_cat", min_cat),
+                                          ("max_cat", max_cat)) if v is not None})
+        return records("segment", self.call("GET", "/segments/explore", params=params)["segments"])
+
+
+class PushSubscriptions:
+    """The application's one push subscription (client credentials, sent in the body, never the URL)."""
+
+    def __init__(self, base_url: str, transport: Transport, client_id: int, client_secret: str) -> None:
+        self.url = base_url.rstrip("/") + "/push_subscriptions"
+        self.transport = transport
+        self._creds = {"client_id": client_id, "client_secret": client_secret}
+
+    def create(self, callback_url: str, verify_token: str) -> int:
+        response = self.transport.request("POST", self.url, idempotent=False,
+                                          data={**self._creds, "callback_url": callback_url, "verify_token": verify_token})
+        return int(self._checked(response, "POST")["id"])
+
+    def view(self) -> list[Record]:
+        response = self.transport.request("GET", self.url, content=httpx.QueryParams(self._creds).__str__().encode(),
+                                          headers={"Content-Type": "application/x-www-form-urlencoded"})
+        return records("subscription", self._checked(response, "GET"))
+
+    def delete(self, subscription_id: int) -> None:
+        response = self.transport.request("DELETE", f"{self.url}/{subscription_id}", data=self._creds)
+        self._checked(response, "DELETE")
+
+    def _checked(self, response: httpx.Response, method: str) -> Any:
+        if response.status_code >= 400:
+            fault = _json(response)
+            raise errors.for_status(response.status_code, fault)(response.status_code, method, "/push_subscriptions", fault)
+        return None if response.status_code == 204 else response.json()
+
+
+def _json(response: httpx.Response) -> dict[str, Any] | None:
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _is_token_error(response: httpx.Response) -> bool:
+    fault = _json(response) or {}
+    errs = fault.get("errors") or [{}]
+    return isinstance(errs[0], dict) and errs[0].get("field") == "access_token"

@@ -1,0 +1,106 @@
+"""fitsync's configuration: defaults < `FITSYNC_HOME/config.toml` < `FITSYNC_*` environment variables."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from .secret import Secret
+
+REAL_BASE_URL = "https://www.strava.com/api/v3"
+REAL_AUTH_URL = "https://www.strava.com"
+CONFIG_FILE = "config.toml"
+
+
+@dataclass(frozen=True)
+class Config:
+    base_url: str = REAL_BASE_URL
+    auth_url: str = REAL_AUTH_URL
+    client_id: int | None = None
+    client_secret: Secret = field(default_factory=lambda: Secret(""))
+    home: Path = field(default_factory=lambda: Path.home() / ".fitsync")
+    secret_key: Secret = field(default_factory=lambda: Secret(""))
+    deauthorize_path: str = "/oauth/deauthorize"
+    timeout: float = 30.0
+    # Rate windows of the service (natural boundaries); shortened only for tests against the sandbox.
+    short_window: int = 900
+    long_window: int = 86400
+    boundary_guard: float = 1.0
+    # Share of each 15-minute window that bulk work (backfills) leaves for interactive and webhook work.
+    bulk_reserve: float = 0.1
+    refresh_margin: int = 600
+    max_retries: int = 5
+
+    @property
+    def state_path(self) -> Path:
+        return self.home / "state.db"
+
+    @property
+    def token_url(self) -> str:
+        return self.auth_url.rstrip("/") + "/oauth/token"
+
+    def require_app(self) -> tuple[int, str]:
+        if self.client_id is None or not self.client_secret:
+            raise ConfigError(
+                "no application credentials: set FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET "
+                f"(or client_id / client_secret in {self.home / CONFIG_FILE})"
+            )
+        return self.client_id, self.client_secret.reveal()
+
+    def replace(self, **changes: Any) -> "Config":
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Config":
+        env = os.environ if env is None else env
+        home = Path(env.get("FITSYNC_HOME") or overrides.get("home") or Path.home() / ".fitsync").expanduser()
+        values: dict[str, Any] = {"home": home}
+        file = home / CONFIG_FILE
+        if file.exists():
+            with file.open("rb") as fh:
+                for name, raw in tomllib.load(fh).items():
+                    if name not in FIELDS:
+                        raise ConfigError(f"{file}: unknown setting {name!r}")
+                    values[name] = _parse(name, raw, str(file))
+        for name, (env_name, _) in FIELDS.items():
+            if env.get(env_name) not in (None, ""):
+                values[name] = _parse(name, env[env_name], env_name)
+        values.update(overrides)
+        return cls(**values)
+
+
+class ConfigError(Exception):
+    pass
+
+
+def _secret(raw: Any) -> Secret:
+    return raw if isinstance(raw, Secret) else Secret(str(raw))
+
+
+FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "base_url": ("FITSYNC_BASE_URL", lambda v: str(v).rstrip("/")),
+    "auth_url": ("FITSYNC_AUTH_URL", lambda v: str(v).rstrip("/")),
+    "client_id": ("FITSYNC_CLIENT_ID", int),
+    "client_secret": ("FITSYNC_CLIENT_SECRET", _secret),
+    "secret_key": ("FITSYNC_SECRET_KEY", _secret),
+    "deauthorize_path": ("FITSYNC_DEAUTHORIZE_PATH", str),
+    "timeout": ("FITSYNC_TIMEOUT", float),
+    "short_window": ("FITSYNC_RATE_SHORT_WINDOW", int),
+    "long_window": ("FITSYNC_RATE_LONG_WINDOW", int),
+    "boundary_guard": ("FITSYNC_RATE_BOUNDARY_GUARD", float),
+    "bulk_reserve": ("FITSYNC_BULK_RESERVE", float),
+    "refresh_margin": ("FITSYNC_REFRESH_MARGIN", int),
+    "max_retries": ("FITSYNC_MAX_RETRIES", int),
+}
+
+
+def _parse(name: str, raw: Any, source: str) -> Any:
+    try:
+        return FIELDS[name][1](raw)
+    except (TypeError, ValueError):
+        shown = "***" if name in ("client_secret", "secret_key") else repr(raw)
+        raise ConfigError(f"{source}: {name} has an invalid value {shown}") from None

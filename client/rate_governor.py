@@ -1,0 +1,171 @@
+"""One rate budget shared by every fitsync process: reserve a slot before each request, learn from headers.
+
+The service limits each application per 15-minute and daily window (natural boundaries), with a separate
+read budget. Every process reserves its request in the state store inside an IMMEDIATE transaction, so N
+processes together never send more than the budget allows, and nobody sends a request it knows will be
+refused. Responses' `X-RateLimit-*` / `X-ReadRateLimit-*` headers correct the ledger (another machine may
+share the app).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from .state_store import StateStore
+
+log = logging.getLogger(__name__)
+
+WINDOWS = ("short", "long")
+BUDGETS = ("overall", "read")
+DEFAULT_LIMITS = {("short", "overall"): 200, ("long", "overall"): 2000, ("short", "read"): 100, ("long", "read"): 1000}
+HEADERS = {"overall": ("X-RateLimit-Limit", "X-RateLimit-Usage"), "read": ("X-ReadRateLimit-Limit", "X-ReadRateLimit-Usage")}
+
+
+class RateBudgetExhausted(Exception):
+    """The budget is spent for longer than the caller is willing to wait; work can resume at `resets_at`."""
+
+    def __init__(self, resets_at: float, window: str, budget: str) -> None:
+        self.resets_at, self.window, self.budget = resets_at, window, budget
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(resets_at))
+        super().__init__(f"{budget} rate budget ({window} window) spent until {when}")
+
+
+@dataclass(frozen=True)
+class BudgetLine:
+    window: str
+    budget: str
+    used: int
+    limit: int
+    resets_at: float
+
+
+class RateGovernor:
+    def __init__(
+        self,
+        store: StateStore,
+        *,
+        short_window: int = 900,
+        long_window: int = 86400,
+        bulk_reserve: float = 0.1,
+        boundary_guard: float = 1.0,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.store = store
+        self.lengths = {"short": short_window, "long": long_window}
+        self.bulk_reserve = bulk_reserve
+        self.boundary_guard = boundary_guard
+        self.clock = clock
+        self.sleep = sleep
+
+    # reservations -------------------------------------------------------------------------------
+
+    def reserve(self, counts_as_read: bool = True, *, bulk: bool = False, max_wait: float | None = None) -> None:
+        """Block until a request may be sent, and count it. Raises RateBudgetExhausted past `max_wait`."""
+        while True:
+            wait = self._try_reserve(counts_as_read, bulk)
+            if wait is None:
+                return
+            seconds, window, budget = wait
+            if max_wait is not None and seconds > max_wait:
+                raise RateBudgetExhausted(self.clock() + seconds, window, budget)
+            log.info("rate budget: %s %s window spent, waiting %.1f s for the next window", budget, window, seconds)
+            self.sleep(seconds)
+
+    def _try_reserve(self, counts_as_read: bool, bulk: bool) -> tuple[float, str, str] | None:
+        now = self.clock()
+        budgets = BUDGETS if counts_as_read else ("overall",)
+        with self.store.transaction() as conn:
+            ledger = self._ledger(conn, now)
+            waits = []
+            for (window, budget), (used, limit) in ledger.items():
+                if budget not in budgets:
+                    continue
+                reserve = math.floor(limit * self.bulk_reserve) if bulk and window == "short" else 0
+                if used >= limit - reserve:
+                    waits.append((self._next_boundary(window, now) - now + self.boundary_guard, window, budget))
+            if waits:
+                return max(waits)
+            for window in WINDOWS:
+                for budget in budgets:
+                    used, limit = ledger[(window, budget)]
+                    self._write(conn, window, budget, self._window_start(window, now), used + 1, limit)
+        return None
+
+    # learning from the service ------------------------------------------------------------------
+
+    def observe(self, headers: Mapping[str, str], *, sent_at: float | None = None, refused_budget: str | None = None) -> None:
+        """Take the service's view of usage and limits; after a 429, treat the refused budget as spent.
+
+        Usage reported for a request sent in an earlier window says nothing about the current one.
+        """
+        parsed = {}
+        for budget, (limit_name, usage_name) in HEADERS.items():
+            limits, usage = _pair(headers.get(limit_name)), _pair(headers.get(usage_name))
+            if limits and usage:
+                parsed[budget] = (limits, usage)
+        if not parsed and refused_budget is None:
+            return
+        now = self.clock()
+        with self.store.transaction() as conn:
+            ledger = self._ledger(conn, now)
+            for (window, budget), (used, limit) in ledger.items():
+                index = WINDOWS.index(window)
+                same_window = sent_at is None or self._window_start(window, sent_at) == self._window_start(window, now)
+                if budget in parsed:
+                    limit = parsed[budget][0][index]
+                    if same_window:
+                        used = max(used, parsed[budget][1][index])
+                if budget == refused_budget and same_window:
+                    used = max(used, limit)
+                self._write(conn, window, budget, self._window_start(window, now), used, limit)
+
+    # reading --------------------------------------------------------------------------------------
+
+    def snapshot(self) -> list[BudgetLine]:
+        """used / limit / resets_at per window and budget, for progress displays and run metadata."""
+        now = self.clock()
+        with self.store.reading() as conn:
+            ledger = self._ledger(conn, now)
+        return [BudgetLine(w, b, used, limit, self._next_boundary(w, now)) for (w, b), (used, limit) in ledger.items()]
+
+    def remaining(self, window: str = "short", budget: str = "read") -> int:
+        line = next(x for x in self.snapshot() if x.window == window and x.budget == budget)
+        return max(0, line.limit - line.used)
+
+    # helpers --------------------------------------------------------------------------------------
+
+    def _window_start(self, window: str, now: float) -> int:
+        length = self.lengths[window]
+        return int(now // length * length)
+
+    def _next_boundary(self, window: str, now: float) -> float:
+        return self._window_start(window, now) + self.lengths[window]
+
+    def _ledger(self, conn, now: float) -> dict[tuple[str, str], tuple[int, int]]:  # type: ignore[no-untyped-def]
+        ledger = {key: (0, limit) for key, limit in DEFAULT_LIMITS.items()}
+        for row in conn.execute("SELECT window_kind, budget, window_start, used, limit_value FROM rate_ledger"):
+            current = row["window_start"] == self._window_start(row["window_kind"], now)
+            ledger[(row["window_kind"], row["budget"])] = (row["used"] if current else 0, row["limit_value"])
+        return ledger
+
+    @staticmethod
+    def _write(conn, window: str, budget: str, start: int, used: int, limit: int) -> None:  # type: ignore[no-untyped-def]
+        conn.execute(
+            """INSERT INTO rate_ledger (window_kind, budget, window_start, used, limit_value) VALUES (?, ?, ?, ?, ?)
+               ON CONFLICT (window_kind, budget) DO UPDATE SET window_start = excluded.window_start,
+                 used = excluded.used, limit_value = excluded.limit_value""",
+            (window, budget, start, used, limit),
+        )
+
+
+def _pair(value: str | None) -> tuple[int, int] | None:
+    try:
+        short, long = (int(x) for x in (value or "").split(","))
+    except ValueError:
+        return None
+    return short, long

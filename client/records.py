@@ -1,0 +1,94 @@
+"""Records as the service sends them, checked against expectations but never rejected.
+
+A record that does not match (a sport type fitsync does not know, a missing field, a wrong type) is
+kept whole with its raw JSON and a list of issues, so one odd activity never fails its page.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+# The service's sport types (legacy `type` values are a subset); new ones appear from time to time.
+SPORT_TYPES = frozenset({
+    "AlpineSki", "BackcountrySki", "Badminton", "Canoeing", "Crossfit", "EBikeRide", "Elliptical",
+    "EMountainBikeRide", "Golf", "GravelRide", "Handcycle", "HighIntensityIntervalTraining", "Hike", "IceSkate",
+    "InlineSkate", "Kayaking", "Kitesurf", "MountainBikeRide", "NordicSki", "Pickleball", "Pilates", "Racquetball",
+    "Ride", "RockClimbing", "RollerSki", "Rowing", "Run", "Sail", "Skateboard", "Snowboard", "Snowshoe", "Soccer",
+    "Squash", "StairStepper", "StandUpPaddling", "Surfing", "Swim", "TableTennis", "Tennis", "TrailRun", "Velomobile",
+    "VirtualRide", "VirtualRow", "VirtualRun", "Walk", "WeightTraining", "Wheelchair", "Windsurf", "Workout", "Yoga",
+})
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _is_iso(v: Any) -> bool:
+    if not isinstance(v, str):
+        return False
+    try:
+        dt.datetime.fromisoformat(v.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+Check = Callable[[Any], bool]
+# kind → field → check; fields absent from a kind's table are not checked.
+EXPECTATIONS: dict[str, dict[str, Check]] = {
+    "athlete": {"id": _is_int},
+    "activity": {"id": _is_int, "name": lambda v: isinstance(v, str), "start_date": _is_iso,
+                 "start_date_local": _is_iso, "distance": _is_number, "moving_time": _is_int,
+                 "elapsed_time": _is_int, "sport_type": lambda v: v in SPORT_TYPES, "utc_offset": _is_number},
+    "lap": {"id": _is_int, "lap_index": _is_int, "elapsed_time": _is_int},
+    "segment": {"id": _is_int, "name": lambda v: isinstance(v, str), "distance": _is_number},
+    "effort": {"id": _is_int, "elapsed_time": _is_int, "start_date": _is_iso, "segment": lambda v: isinstance(v, dict)},
+    "zone": {"type": lambda v: isinstance(v, str), "distribution_buckets": lambda v: isinstance(v, list)},
+    "stats": {},
+    "subscription": {"id": _is_int},
+}
+
+
+@dataclass(frozen=True)
+class Record:
+    kind: str
+    raw: dict[str, Any]
+    issues: tuple[str, ...] = field(default=())
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.issues)
+
+    @property
+    def id(self) -> Any:
+        return self.raw.get("id")
+
+    def __getitem__(self, key: str) -> Any:
+        return self.raw[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.raw.get(key, default)
+
+
+def record(kind: str, raw: Any) -> Record:
+    if not isinstance(raw, dict):
+        return Record(kind, {"value": raw}, (f"expected an object, got {type(raw).__name__}",))
+    issues = []
+    for name, check in EXPECTATIONS[kind].items():
+        if name not in raw:
+            issues.append(f"missing {name}")
+        elif not check(raw[name]):
+            issues.append(f"unexpected {name}={raw[name]!r}"[:200])
+    return Record(kind, raw, tuple(issues))
+
+
+def records(kind: str, body: Any) -> list[Record]:
+    if not isinstance(body, list):
+        raise ValueError(f"expected a list of {kind} records, got {type(body).__name__}")
+    return [record(kind, item) for item in body]

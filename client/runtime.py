@@ -1,0 +1,43 @@
+"""Everything a fitsync process needs to talk to the service, built from one Config."""
+
+from __future__ import annotations
+
+from .api import AthleteApi, PushSubscriptions
+from .config import Config
+from .crypto import TokenCipher
+from .rate_governor import RateGovernor
+from .state_store import StateStore
+from .subscription_state import SubscriptionState
+from .tokens import TokenManager
+from .transport import Transport
+
+
+class FitsyncClient:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.store = StateStore(config.state_path)
+        self.cipher = TokenCipher.for_home(config.home, config.secret_key)
+        self.governor = RateGovernor(self.store, short_window=config.short_window, long_window=config.long_window,
+                                     bulk_reserve=config.bulk_reserve, boundary_guard=config.boundary_guard)
+        self.transport = Transport(self.governor, timeout=config.timeout, max_retries=config.max_retries)
+        self.tokens = TokenManager(config, self.store, self.cipher, self.transport)
+        self.subscription_state = SubscriptionState(self.store, self.cipher)
+
+    def athlete(self, athlete_id: int, *, bulk: bool = False, max_wait: float | None = None) -> AthleteApi:
+        return AthleteApi(self.config.base_url, self.transport, self.tokens, athlete_id, bulk=bulk, max_wait=max_wait)
+
+    def subscriptions(self) -> PushSubscriptions:
+        client_id, client_secret = self.config.require_app()
+        return PushSubscriptions(self.config.base_url, self.transport, client_id, client_secret)
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def __enter__(self) -> "FitsyncClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"FitsyncClient(base_url={self.config.base_url!r}, home={str(self.config.home)!r})"

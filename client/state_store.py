@@ -1,0 +1,121 @@
+"""fitsync's state: tokens, rate ledger, sync cursors and the webhook inbox, in SQLite (WAL).
+
+SQLite, not the DuckDB warehouse: many processes (runs, sensors, the CLI, the webhook receiver) write here
+at once, and DuckDB allows a single writing process. `BEGIN IMMEDIATE` is the cross-process lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from pathlib import Path
+from typing import Iterator
+
+# Numbered migrations; PRAGMA user_version records how many have run.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE athletes (
+        athlete_id INTEGER PRIMARY KEY,
+        firstname TEXT,
+        lastname TEXT,
+        scopes TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('connected', 'needs_reauth', 'disconnected')),
+        status_reason TEXT,
+        access_token BLOB,
+        access_expires_at INTEGER,
+        refresh_token BLOB,
+        connected_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE TABLE rate_ledger (
+        window_kind TEXT NOT NULL CHECK (window_kind IN ('short', 'long')),
+        budget TEXT NOT NULL CHECK (budget IN ('read', 'overall')),
+        window_start INTEGER NOT NULL,
+        used INTEGER NOT NULL,
+        limit_value INTEGER NOT NULL,
+        PRIMARY KEY (window_kind, budget)
+    );
+    CREATE TABLE sync_cursors (
+        athlete_id INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        value TEXT NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (athlete_id, name)
+    );
+    CREATE TABLE webhook_inbox (
+        id INTEGER PRIMARY KEY,
+        dedupe_key TEXT NOT NULL UNIQUE,
+        received_at REAL NOT NULL,
+        payload TEXT NOT NULL,
+        processed_at REAL
+    );
+    CREATE TABLE app_state (
+        key TEXT PRIMARY KEY,
+        value BLOB NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    """,
+)
+
+
+class StateStore:
+    """One SQLite file shared by every fitsync process on this machine."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):
+            os.chmod(self.path.parent, 0o700)
+        fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+        os.close(fd)
+        os.chmod(self.path, 0o600)
+        self._migrate()
+
+    def connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, timeout=60, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA busy_timeout = 60000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")  # a rotated refresh token must survive a power cut
+        return conn
+
+    @contextlib.contextmanager
+    def transaction(self, conn: sqlite3.Connection | None = None) -> Iterator[sqlite3.Connection]:
+        """An IMMEDIATE transaction: holds the write lock, so read-check-write is atomic across processes."""
+        own = conn is None
+        conn = conn or self.connect()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        finally:
+            if own:
+                conn.close()
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        conn = self.connect()
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def _migrate(self) -> None:
+        with self.transaction() as conn:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > len(MIGRATIONS):
+                raise RuntimeError(f"{self.path} was written by a newer fitsync (schema {version})")
+            for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+                for statement in filter(str.strip, script.split(";")):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")
+
+    @property
+    def schema_version(self) -> int:
+        with self.reading() as conn:
+            return conn.execute("PRAGMA user_version").fetchone()[0]

@@ -1,0 +1,54 @@
+"""What fitsync remembers of the app's push subscription: its id, callback and the verify token."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from .crypto import TokenCipher
+from .secret import Secret
+from .state_store import StateStore
+
+
+@dataclass(frozen=True)
+class Subscription:
+    id: int
+    callback_url: str
+
+
+class SubscriptionState:
+    def __init__(self, store: StateStore, cipher: TokenCipher) -> None:
+        self.store = store
+        self.cipher = cipher
+
+    def set_verify_token(self, token: str) -> None:
+        self._put("verify_token", self.cipher.encrypt(token))
+
+    def verify_token(self) -> Secret | None:
+        blob = self._get("verify_token")
+        return None if blob is None else self.cipher.decrypt(blob)
+
+    def save(self, subscription_id: int, callback_url: str) -> None:
+        self._put("subscription_id", str(subscription_id).encode())
+        self._put("callback_url", callback_url.encode())
+
+    def current(self) -> Subscription | None:
+        sub_id, url = self._get("subscription_id"), self._get("callback_url")
+        return None if sub_id is None or url is None else Subscription(int(sub_id), url.decode())
+
+    def forget(self) -> None:
+        with self.store.transaction() as conn:
+            conn.execute("DELETE FROM app_state WHERE key IN ('subscription_id', 'callback_url', 'verify_token')")
+
+    def _put(self, key: str, value: bytes) -> None:
+        with self.store.transaction() as conn:
+            conn.execute(
+                """INSERT INTO app_state (key, value, updated_at) VALUES (?, ?, ?)
+                   ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at""",
+                (key, value, time.time()),
+            )
+
+    def _get(self, key: str) -> bytes | None:
+        with self.store.reading() as conn:
+            row = conn.execute("SELECT value FROM app_state WHERE key = ?", (key,)).fetchone()
+        return None if row is None else bytes(row["value"])

@@ -1,0 +1,161 @@
+"""Per-athlete tokens: stored encrypted, refreshed before expiry under a cross-process lock, never lost.
+
+The service rotates refresh tokens: the old one dies the moment a new one is issued. So a refresh runs
+inside an IMMEDIATE transaction on the state store (one refresher at a time across all processes),
+re-reads the stored token first (another process may have refreshed already), and commits the new
+refresh token before anyone uses the new access token.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .config import Config
+from .crypto import TokenCipher
+from .errors import NotConnected, OAuthError, ReauthorizationRequired, fault_summary
+from .secret import Secret
+from .state_store import StateStore
+from .transport import Transport
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class AthleteRecord:
+    athlete_id: int
+    firstname: str | None
+    lastname: str | None
+    scopes: str
+    status: str
+    status_reason: str | None
+    access_expires_at: int | None
+
+    @property
+    def name(self) -> str:
+        return " ".join(x for x in (self.firstname, self.lastname) if x) or str(self.athlete_id)
+
+
+class TokenManager:
+    def __init__(self, config: Config, store: StateStore, cipher: TokenCipher, transport: Transport) -> None:
+        self.config = config
+        self.store = store
+        self.cipher = cipher
+        self.transport = transport
+
+    # storing a grant ------------------------------------------------------------------------------
+
+    def save_grant(self, body: dict[str, Any], scopes: str) -> AthleteRecord:
+        """Store what a code exchange returned (tokens encrypted); a reconnect replaces the old grant."""
+        athlete = body.get("athlete") or {}
+        if not isinstance(athlete.get("id"), int):
+            raise OAuthError("the token response carries no athlete id")
+        now = time.time()
+        with self.store.transaction() as conn:
+            conn.execute(
+                """INSERT INTO athletes (athlete_id, firstname, lastname, scopes, status, status_reason, access_token,
+                                         access_expires_at, refresh_token, connected_at, updated_at)
+                   VALUES (?, ?, ?, ?, 'connected', NULL, ?, ?, ?, ?, ?)
+                   ON CONFLICT (athlete_id) DO UPDATE SET firstname = excluded.firstname,
+                     lastname = excluded.lastname, scopes = excluded.scopes, status = 'connected',
+                     status_reason = NULL, access_token = excluded.access_token,
+                     access_expires_at = excluded.access_expires_at, refresh_token = excluded.refresh_token,
+                     updated_at = excluded.updated_at""",
+                (athlete["id"], athlete.get("firstname"), athlete.get("lastname"), scopes,
+                 self.cipher.encrypt(body["access_token"]), int(body["expires_at"]),
+                 self.cipher.encrypt(body["refresh_token"]), now, now),
+            )
+        record = self.athlete(athlete["id"])
+        assert record is not None
+        return record
+
+    def athlete(self, athlete_id: int) -> AthleteRecord | None:
+        with self.store.reading() as conn:
+            row = conn.execute(
+                """SELECT athlete_id, firstname, lastname, scopes, status, status_reason, access_expires_at
+                   FROM athletes WHERE athlete_id = ?""", (athlete_id,)).fetchone()
+        return AthleteRecord(**dict(row)) if row else None
+
+    def athletes(self) -> list[AthleteRecord]:
+        with self.store.reading() as conn:
+            rows = conn.execute(
+                """SELECT athlete_id, firstname, lastname, scopes, status, status_reason, access_expires_at
+                   FROM athletes ORDER BY athlete_id""").fetchall()
+        return [AthleteRecord(**dict(r)) for r in rows]
+
+    def forget(self, athlete_id: int) -> None:
+        with self.store.transaction() as conn:
+            conn.execute("DELETE FROM athletes WHERE athlete_id = ?", (athlete_id,))
+            conn.execute("DELETE FROM sync_cursors WHERE athlete_id = ?", (athlete_id,))
+
+    # using tokens ---------------------------------------------------------------------------------
+
+    def access_token(self, athlete_id: int) -> Secret:
+        """A token valid for at least the safety margin; refreshed first if not."""
+        with self.store.reading() as conn:
+            row = self._row(conn, athlete_id)
+        if row["access_expires_at"] - time.time() > self.config.refresh_margin:
+            return self.cipher.decrypt(row["access_token"])
+        return self.refresh(athlete_id)
+
+    def refresh(self, athlete_id: int, rejected: Secret | None = None) -> Secret:
+        """Refresh under the cross-process lock; `rejected` is a token the service just answered 401 to."""
+        refused: str | None = None
+        with self.store.transaction() as conn:
+            row = self._row(conn, athlete_id)
+            current = self.cipher.decrypt(row["access_token"])
+            still_good = row["access_expires_at"] - time.time() > self.config.refresh_margin
+            if still_good and (rejected is None or current != rejected):
+                return current  # someone else refreshed while we waited for the lock
+            body = self._refresh_call(self.cipher.decrypt(row["refresh_token"]))
+            if isinstance(body, str):
+                refused = body
+                conn.execute(
+                    "UPDATE athletes SET status = 'needs_reauth', status_reason = ?, updated_at = ? WHERE athlete_id = ?",
+                    (refused, time.time(), athlete_id),
+                )
+            else:
+                conn.execute(
+                    """UPDATE athletes SET access_token = ?, access_expires_at = ?, refresh_token = ?, updated_at = ?
+                       WHERE athlete_id = ?""",
+                    (self.cipher.encrypt(body["access_token"]), int(body["expires_at"]),
+                     self.cipher.encrypt(body["refresh_token"]), time.time(), athlete_id),
+                )
+        if refused is not None:
+            log.error("athlete %s needs re-authorization: %s", athlete_id, refused)
+            raise ReauthorizationRequired(athlete_id, refused)
+        # Committed: the new refresh token is on disk before the new access token is used.
+        return Secret(body["access_token"])
+
+    def _refresh_call(self, refresh_token: Secret) -> dict[str, Any] | str:
+        """The token response, or the reason the service refused this refresh token."""
+        client_id, client_secret = self.config.require_app()
+        response = self.transport.request(
+            "POST", self.config.token_url, budget=None,
+            data={"client_id": client_id, "client_secret": client_secret, "grant_type": "refresh_token",
+                  "refresh_token": refresh_token.reveal()},
+        )
+        reason = fault_summary(response)
+        if response.status_code == 200:
+            body = response.json()
+            if not all(isinstance(body.get(k), t) for k, t in (("access_token", str), ("refresh_token", str),
+                                                               ("expires_at", int))):
+                raise OAuthError("the token endpoint answered without access_token, refresh_token or expires_at")
+            return body
+        if response.status_code == 400 and "RefreshToken." in reason:
+            return reason
+        if response.status_code == 401:
+            raise OAuthError(f"the service rejected fitsync's application credentials ({reason}): "
+                             "check FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET")
+        raise OAuthError(f"token refresh failed with {response.status_code}: {reason}")
+
+    def _row(self, conn, athlete_id: int):  # type: ignore[no-untyped-def]
+        row = conn.execute("SELECT * FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
+        if row is None or row["status"] == "disconnected" or row["access_token"] is None:
+            raise NotConnected(athlete_id)
+        if row["status"] == "needs_reauth":
+            raise ReauthorizationRequired(athlete_id, row["status_reason"] or "refresh token rejected")
+        return row
+

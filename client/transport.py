@@ -1,0 +1,135 @@
+"""The one HTTP transport of fitsync: timeouts, bounded retries with backoff and jitter, the rate budget.
+
+Every request the project sends goes through `Transport.request`. Connection errors, timeouts and 5xx are
+retried (exponential backoff with jitter, bounded); other 4xx never are; a create that may have reached
+the service is never blindly repeated. A 429 is not an error: the usage is recorded and the request waits
+for the next window.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Callable, Literal
+
+import httpx
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+from .rate_governor import RateGovernor
+
+log = logging.getLogger(__name__)
+
+Budget = Literal["read", "overall"]
+MAX_RATE_LIMITED = 50
+# Errors raised before the request left this machine: always safe to retry.
+NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+MAYBE_SENT = (httpx.ReadTimeout, httpx.WriteTimeout, httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+
+
+class ServerError(Exception):
+    """A 5xx answer, raised so the retry policy sees it; the last one is returned to the caller."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.response = response
+        super().__init__(f"{response.request.method} {response.request.url.path} → {response.status_code}")
+
+
+class Transport:
+    def __init__(
+        self,
+        governor: RateGovernor | None,
+        *,
+        timeout: float = 30.0,
+        max_retries: int = 5,
+        backoff_initial: float = 0.2,
+        backoff_max: float = 10.0,
+        http: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.governor = governor
+        self.http = http or httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+                                         headers={"User-Agent": "fitsync"})
+        self.max_retries = max_retries
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.sleep = sleep
+        self.calls = 0  # requests sent, retries included: the figure runs report
+
+    def close(self) -> None:
+        self.http.close()
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        budget: Budget | None = "read",
+        bulk: bool = False,
+        idempotent: bool = True,
+        max_wait: float | None = None,
+        **kwargs: Any,
+    ) -> httpx.Response:
+        """Send with retries; returns the final response (any status but 429 and exhausted 5xx raise)."""
+        for _ in range(MAX_RATE_LIMITED):
+            response = self._with_retries(method, url, budget, bulk, idempotent, max_wait, kwargs)
+            if response.status_code != 429:
+                return response
+            refused = _refused_budget(response)
+            log.warning("429 on %s %s (%s budget): waiting for the next window", method, url_path(url), refused)
+            if self.governor is not None:
+                self.governor.observe(response.headers, refused_budget=refused)
+        raise RuntimeError(f"{method} {url_path(url)} was rate limited {MAX_RATE_LIMITED} times in a row")
+
+    def _with_retries(
+        self, method: str, url: str, budget: Budget | None, bulk: bool, idempotent: bool, max_wait: float | None,
+        kwargs: dict[str, Any],
+    ) -> httpx.Response:
+        retryable = NOT_SENT + (MAYBE_SENT + (ServerError,) if idempotent else ())
+        retrying = Retrying(
+            stop=stop_after_attempt(self.max_retries),
+            wait=wait_exponential_jitter(initial=self.backoff_initial, max=self.backoff_max),
+            retry=retry_if_exception(lambda e: isinstance(e, retryable)),
+            before_sleep=lambda state: _log_retry(method, url, state),
+            sleep=self.sleep,
+            reraise=True,
+        )
+        try:
+            for attempt in retrying:
+                with attempt:
+                    return self._send_once(method, url, budget, bulk, max_wait, kwargs)
+        except ServerError as error:
+            return error.response
+        raise AssertionError("unreachable")
+
+    def _send_once(
+        self, method: str, url: str, budget: Budget | None, bulk: bool, max_wait: float | None, kwargs: dict[str, Any]
+    ) -> httpx.Response:
+        if self.governor is not None and budget is not None:
+            self.governor.reserve(budget == "read", bulk=bulk, max_wait=max_wait)
+        sent_at = time.time()
+        self.calls += 1
+        response = self.http.request(method, url, **kwargs)
+        if self.governor is not None and budget is not None:
+            self.governor.observe(response.headers, sent_at=sent_at)
+        if response.status_code >= 500:
+            raise ServerError(response)
+        return response
+
+
+def url_path(url: str) -> str:
+    """The path only: what logs and errors show of a URL."""
+    return httpx.URL(url).path
+
+
+def _refused_budget(response: httpx.Response) -> str:
+    try:
+        field = response.json()["errors"][0]["field"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return "read"
+    return "overall" if "overall" in str(field) else "read"
+
+
+def _log_retry(method: str, url: str, state: RetryCallState) -> None:
+    error = state.outcome.exception() if state.outcome else None
+    log.warning("retrying %s %s after %s (attempt %d)", method, url_path(url), type(error).__name__,
+                state.attempt_number)

@@ -1,0 +1,134 @@
+"""`fitsync connect`, `disconnect`, `athletes` and `webhooks …`: the athlete's side of fitsync."""
+
+from __future__ import annotations
+
+import secrets
+import webbrowser
+
+import click
+
+from fitsync.client import oauth, scopes
+from fitsync.client.config import Config, ConfigError
+from fitsync.client.errors import FitsyncError
+from fitsync.client.runtime import FitsyncClient
+
+HEADLESS_REDIRECT = "http://localhost/fitsync/callback"
+
+
+def open_client() -> FitsyncClient:
+    try:
+        return FitsyncClient(Config.load())
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+
+
+@click.command()
+@click.option("--scopes", "scope_list", default=",".join(oauth.DEFAULT_SCOPES), show_default=True,
+              help="Comma-separated scopes to request.")
+@click.option("--headless", is_flag=True, help="No browser here: print the URL and paste the redirected one back.")
+@click.option("--no-browser", is_flag=True, help="Print the URL instead of opening a browser.")
+@click.option("--port", default=0, type=int, help="Loopback port for the redirect (default: any free port).")
+@click.option("--timeout", default=300.0, show_default=True, help="Seconds to wait for the athlete.")
+def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeout: float) -> None:
+    """Connect an athlete: consent in the browser, tokens stored encrypted in FITSYNC_HOME."""
+    wanted = tuple(s for s in scope_list.replace(" ", ",").split(",") if s)
+    with open_client() as client:
+        try:
+            if headless:
+                auth = oauth.authorization(client.config, HEADLESS_REDIRECT, wanted)
+                click.echo(f"Open this address in a browser and authorize fitsync:\n\n  {auth.url}\n")
+                click.echo("Your browser then fails to load a localhost page: copy that page's address from the "
+                           "address bar and paste it here.")
+                redirected = click.prompt("Redirected URL", hide_input=True)
+            else:
+                with oauth.LoopbackReceiver(port) as receiver:
+                    auth = oauth.authorization(client.config, receiver.redirect_uri, wanted)
+                    if no_browser or not webbrowser.open(auth.url):
+                        click.echo(f"Open this address in a browser and authorize fitsync:\n\n  {auth.url}\n")
+                    redirected = receiver.wait(timeout)
+            code, granted = oauth.parse_redirect(redirected, auth.state)
+            body = oauth.exchange_code(client.config, client.transport, code)
+            granted = body.get("scope") or granted.replace(",", " ")
+            athlete = client.tokens.save_grant(body, granted)
+        except FitsyncError as error:
+            raise click.ClickException(str(error)) from None
+    click.echo(f"Connected {athlete.name} (athlete {athlete.athlete_id}); granted: {granted}")
+    for line in scopes.missing_report(granted, list(wanted)):
+        click.secho(f"  ! {line}", fg="yellow")
+
+
+@click.command()
+@click.argument("athlete_id", type=int)
+def disconnect(athlete_id: int) -> None:
+    """Revoke fitsync's access for an athlete and delete the stored tokens."""
+    with open_client() as client:
+        record = client.tokens.athlete(athlete_id)
+        if record is None:
+            raise click.ClickException(f"athlete {athlete_id} is not connected")
+        try:
+            token = client.tokens.access_token(athlete_id)
+            revoked = oauth.deauthorize(client.config, client.transport, token.reveal())
+        except FitsyncError as error:
+            click.secho(f"could not revoke at the service ({error}); deleting the local tokens anyway", fg="yellow")
+            revoked = False
+        client.tokens.forget(athlete_id)
+    click.echo(f"Disconnected athlete {athlete_id}" + ("" if revoked else " (the service had already revoked access)"))
+
+
+@click.command()
+def athletes() -> None:
+    """Connected athletes, their granted scopes and status."""
+    with open_client() as client:
+        for a in client.tokens.athletes():
+            note = f" — {a.status_reason}" if a.status_reason else ""
+            click.echo(f"{a.athlete_id}\t{a.name}\t{a.status}\t{a.scopes}{note}")
+
+
+@click.group()
+def webhooks() -> None:
+    """The application's push subscription."""
+
+
+@webhooks.command()
+@click.option("--callback-url", required=True, help="Public address of `fitsync webhooks serve`.")
+def subscribe(callback_url: str) -> None:
+    """Create the subscription (the service validates the callback first)."""
+    with open_client() as client:
+        existing = client.subscriptions().view()
+        if existing:
+            raise click.ClickException(
+                f"the application already has subscription {existing[0].id} to {existing[0].get('callback_url')}: "
+                "run `fitsync webhooks unsubscribe` first")
+        # The receiver answers the service's validation GET with this token, so it is stored first.
+        verify_token = secrets.token_urlsafe(24)
+        client.subscription_state.set_verify_token(verify_token)
+        try:
+            sub_id = client.subscriptions().create(callback_url, verify_token)
+        except FitsyncError as error:
+            raise click.ClickException(str(error)) from None
+        client.subscription_state.save(sub_id, callback_url)
+    click.echo(f"Subscribed: id {sub_id} → {callback_url}")
+
+
+@webhooks.command()
+def status() -> None:
+    """Show the application's subscription."""
+    with open_client() as client:
+        subs = client.subscriptions().view()
+    if not subs:
+        click.echo("No subscription.")
+    for sub in subs:
+        click.echo(f"{sub.id}\t{sub.get('callback_url')}\tcreated {sub.get('created_at')}")
+
+
+@webhooks.command()
+def unsubscribe() -> None:
+    """Delete the application's subscription."""
+    with open_client() as client:
+        subs = client.subscriptions().view()
+        if not subs:
+            raise click.ClickException("the application has no subscription")
+        for sub in subs:
+            client.subscriptions().delete(int(sub.id))
+        client.subscription_state.forget()
+    click.echo("Unsubscribed.")
