@@ -1,0 +1,78 @@
+"""The DuckDB warehouse file: numbered migrations, short write connections, readers that wait out writers.
+
+DuckDB allows one writing process, and while it writes, other processes cannot even open the file
+read-only. So writers keep their connection for one batch only, and readers retry briefly on the lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+
+MIGRATIONS_PACKAGE = "migrations"
+LOCK_MARKERS = ("lock", "Conflicting", "being used")
+
+
+def migration_scripts() -> list[tuple[int, str, str]]:
+    folder = resources.files(__package__).joinpath(MIGRATIONS_PACKAGE)
+    scripts = sorted(p for p in folder.iterdir() if p.name.endswith(".sql"))
+    return [(int(p.name.split("_", 1)[0]), p.name, p.read_text()) for p in scripts]
+
+
+def migrate(path: Path | str) -> int:
+    """Create or upgrade the schema; returns the version now in force."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with writing(path) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
+                     "applied_at TIMESTAMPTZ DEFAULT now())")
+        done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations").fetchall()}
+        for version, name, sql in migration_scripts():
+            if version in done:
+                continue
+            conn.execute("BEGIN")
+            try:
+                conn.execute(sql)
+                conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [version, name])
+                conn.execute("COMMIT")
+            except Exception:
+                conn.execute("ROLLBACK")
+                raise
+        return conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0]
+
+
+@contextlib.contextmanager
+def writing(path: Path | str, timeout: float = 60.0) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A write connection for one unit of work; waits while another process holds the file."""
+    conn = _open(path, read_only=False, timeout=timeout)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def reading(path: Path | str, timeout: float = 30.0) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection; a writer holding the lock makes it wait and retry, not fail."""
+    conn = _open(path, read_only=True, timeout=timeout)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def _open(path: Path | str, read_only: bool, timeout: float) -> duckdb.DuckDBPyConnection:
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as error:
+            if not any(marker in str(error) for marker in LOCK_MARKERS) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)  # the writer's batch is short: back off briefly and try again
+        delay = min(delay * 2, 0.25)
