@@ -7,12 +7,15 @@ read-only. So writers keep their connection for one batch only, and readers retr
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from importlib import resources
 from pathlib import Path
 from typing import Iterator
 
 import duckdb
+
+log = logging.getLogger(__name__)
 
 MIGRATIONS_PACKAGE = "migrations"
 LOCK_MARKERS = ("lock", "Conflicting", "being used")
@@ -74,5 +77,6 @@ def _open(path: Path | str, read_only: bool, timeout: float) -> duckdb.DuckDBPyC
         except duckdb.IOException as error:
             if not any(marker in str(error) for marker in LOCK_MARKERS) or time.monotonic() > deadline:
                 raise
+        log.debug("warehouse %s is locked by a writer; retrying in %.2f s", path, delay)
         time.sleep(delay)  # the writer's batch is short: back off briefly and try again
         delay = min(delay * 2, 0.25)

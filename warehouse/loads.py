@@ -98,8 +98,15 @@ def _delete_children(conn: duckdb.DuckDBPyConnection, bundle: str, parents: Sequ
         conn.execute("INSERT INTO replaced_parents SELECT unnest(?::BIGINT[])", [list(parents)])
     for mapping in BUNDLES[bundle]:
         column = REPLACE_COLUMN.get(mapping.table)
-        if column:
-            conn.execute(f"DELETE FROM {mapping.table} WHERE {column} IN (SELECT id FROM replaced_parents)")
+        if not column:
+            continue
+        # Rows of these parents that the new batch no longer has go; the rest are upserted in place, so
+        # re-loading identical data writes nothing.
+        keys = ", ".join(f"{mapping.columns[k]} AS {k}" for k in mapping.key)
+        conn.execute(f"CREATE OR REPLACE TEMP TABLE kept_keys AS SELECT DISTINCT {keys} FROM {mapping.source}")
+        match = " AND ".join(f"kept_keys.{k} = {mapping.table}.{k}" for k in mapping.key)
+        conn.execute(f"DELETE FROM {mapping.table} WHERE {column} IN (SELECT id FROM replaced_parents) "
+                     f"AND NOT EXISTS (SELECT 1 FROM kept_keys WHERE {match})")
 
 
 def upsert_sql(mapping: Mapping) -> str:

@@ -18,8 +18,6 @@ class Mapping:
     key: tuple[str, ...]
     columns: dict[str, str]
     source: str = "batch"
-    # Re-loading replaces all rows of these parents first (children of a re-pulled activity).
-    replace_by: str | None = None
     # Columns an upsert leaves alone (e.g. detail fields when only the summary is loaded).
     keep_on_update: tuple[str, ...] = ()
     # Extra condition for updating an existing row (e.g. do not downgrade a detailed segment).
@@ -84,7 +82,7 @@ SPLITS = Mapping(
     {"activity_id": val("id", "BIGINT"), **columns("item", {
         "split": "INTEGER", "distance": "DOUBLE", "elapsed_time": "INTEGER", "moving_time": "INTEGER",
         "elevation_difference": "DOUBLE", "average_speed": "DOUBLE", "pace_zone": "INTEGER"}), "raw": "item"},
-    source=_unnest("splits_metric"), replace_by="activity_id",
+    source=_unnest("splits_metric"), update_when="splits_metric.raw IS DISTINCT FROM excluded.raw",
 )
 
 LAPS = Mapping(
@@ -95,7 +93,7 @@ LAPS = Mapping(
         "average_cadence": "DOUBLE", "device_watts": "BOOLEAN", "average_watts": "DOUBLE", "start_index": "INTEGER",
         "end_index": "INTEGER", "split": "INTEGER"}),
      "start_date": instant("start_date", "item"), "start_date_local": local("start_date_local", "item"), "raw": "item"},
-    source=_unnest("laps"), replace_by="activity_id",
+    source=_unnest("laps"), update_when="laps.raw IS DISTINCT FROM excluded.raw",
 )
 
 EFFORT_COLUMNS = {
@@ -114,7 +112,7 @@ EFFORT_COLUMNS = {
     "raw": "item",
 }
 EFFORTS = Mapping("segment_efforts", ("effort_id",), EFFORT_COLUMNS, source=_unnest("segment_efforts"),
-                  replace_by="activity_id")
+                  update_when="segment_efforts.raw IS DISTINCT FROM excluded.raw")
 
 def segment_columns(src: str) -> dict[str, str]:
     return {
@@ -157,7 +155,7 @@ ACTIVITY_ZONES = Mapping(
     {"activity_id": "batch_activity_id", "zone_type": text("type", "item"), "score": val("score", "DOUBLE", "item"),
      "sensor_based": val("sensor_based", "BOOLEAN", "item"), "points": val("points", "INTEGER", "item"),
      "custom_zones": val("custom_zones", "BOOLEAN", "item"), "raw": "item"},
-    source=_unnest("zones"), replace_by="activity_id",
+    source=_unnest("zones"), update_when="activity_zones.raw IS DISTINCT FROM excluded.raw",
 )
 
 ZONE_BUCKETS_SOURCE = (
@@ -170,7 +168,9 @@ ACTIVITY_ZONE_BUCKETS = Mapping(
     {"activity_id": "batch_activity_id", "zone_type": "zone_type", "bucket_index": "bucket_index",
      "min": val("min", "DOUBLE", "bucket"), "max": val("max", "DOUBLE", "bucket"),
      "seconds": val("time", "INTEGER", "bucket")},
-    source=ZONE_BUCKETS_SOURCE, replace_by="activity_id",
+    source=ZONE_BUCKETS_SOURCE,
+    update_when="(activity_zone_buckets.min, activity_zone_buckets.max, activity_zone_buckets.seconds) "
+                "IS DISTINCT FROM (excluded.min, excluded.max, excluded.seconds)",
 )
 
 ATHLETES = Mapping(
@@ -214,6 +214,10 @@ ATHLETE_STATS_TOTALS = Mapping(
      **columns("totals", {"count": "INTEGER", "distance": "DOUBLE", "moving_time": "INTEGER",
                           "elapsed_time": "INTEGER", "elevation_gain": "DOUBLE", "achievement_count": "INTEGER"})},
     source=STATS_TOTALS_SOURCE,
+    update_when="(athlete_stats_totals.count, athlete_stats_totals.distance, athlete_stats_totals.moving_time, "
+                "athlete_stats_totals.elapsed_time, athlete_stats_totals.elevation_gain, "
+                "athlete_stats_totals.achievement_count) IS DISTINCT FROM (excluded.count, excluded.distance, "
+                "excluded.moving_time, excluded.elapsed_time, excluded.elevation_gain, excluded.achievement_count)",
 )
 
 ATHLETE_ZONES_SOURCE = (
