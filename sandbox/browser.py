@@ -34,8 +34,11 @@ def sign_in(http: httpx.Client, authorize_url: str, athlete_id: int) -> httpx.Re
     if 'name="athlete_id"' not in page.text:
         return page
     action = unescape(re.search(r'<form method="post" action="([^"]+)"', page.text).group(1))  # type: ignore[union-attr]
-    return http.post(action, data={"athlete_id": str(athlete_id), "next": _field(page.text, "next")},
-                     follow_redirects=True)
+    signed_in = http.post(action, data={"athlete_id": str(athlete_id), "next": _field(page.text, "next")})
+    if signed_in.status_code in (302, 303) and signed_in.headers["location"].startswith("/"):
+        # back to the authorize page only: following further could land on the app's redirect_uri
+        return http.get(signed_in.request.url.join(signed_in.headers["location"]))
+    return signed_in
 
 
 def consent(

@@ -172,7 +172,9 @@ def sign_in(state: SandboxState) -> Callable[[Request], Awaitable[Response]]:
             return _fault(bad_request("Athlete", "athlete_id"))
         if state.conn.execute("SELECT 1 FROM athletes WHERE id = ?", (athlete_id,)).fetchone() is None:
             return _fault(bad_request("Athlete", "athlete_id"))
-        if not next_url.startswith(state.auth_prefix + "/") or "//" in next_url or "\\" in next_url:
+        next_parts = urlsplit(next_url)  # only the path is checked: the query may hold an unencoded redirect_uri
+        if (next_parts.scheme or next_parts.netloc or not next_parts.path.startswith(state.auth_prefix + "/")
+                or "//" in next_parts.path or "\\" in next_parts.path):
             return _fault(bad_request("Session", "next"))  # no open redirects
         session = new_secret()
         with store.transaction(state.conn):

@@ -52,9 +52,14 @@ def exchange_code(
         row = conn.execute("SELECT * FROM codes WHERE hash = ?", (digest(code),)).fetchone()
         if row is None or row["app_id"] != app.id:
             raise bad_request("AuthorizationCode", "code")
-        if row["used_at"] is not None:
-            if row["family_id"] is not None:
-                _revoke_family(conn, row["family_id"], now)
+        replayed = row["used_at"] is not None
+        if replayed and row["family_id"] is not None:
+            _revoke_family(conn, row["family_id"], now)  # committed: raising here would roll the revocation back
+    if replayed:
+        raise bad_request("AuthorizationCode", "code")
+    with store.transaction(conn):
+        row = conn.execute("SELECT * FROM codes WHERE hash = ?", (digest(code),)).fetchone()
+        if row["used_at"] is not None:  # spent by a concurrent exchange between the two transactions
             raise bad_request("AuthorizationCode", "code")
         if row["expires_at"] < now or (redirect_uri is not None and redirect_uri != row["redirect_uri"]):
             raise bad_request("AuthorizationCode", "code" if row["expires_at"] < now else "redirect_uri")

@@ -142,3 +142,161 @@ def assert_fault(response: httpx.Response, status: int, field: str | None = None
     if code is not None:
         assert body["errors"][0]["code"] == code, body
     return body
+
+
+# --- waiting on a condition, and a real webhook receiver (appended for the event/limit conformance tests) ---
+
+import json  # noqa: E402
+from dataclasses import field  # noqa: E402
+
+
+def wait_until(predicate: Any, timeout: float = 5.0, what: str = "condition", interval: float = 0.02) -> Any:
+    """Poll `predicate()` until it returns something truthy (returned) or fail after `timeout` seconds."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}; last value: {value!r}")
+        time.sleep(interval)
+
+
+@dataclass
+class Hook:
+    """One callback address of a `Receiver` and how it behaves.
+
+    Validation GET: answered 200 with `{"hub.challenge": …}` as JSON when `hub.verify_token` matches (403
+    otherwise), after `validation_delay` seconds; `echo` = "json" (correct), "wrong" (another challenge),
+    "none" (200 with an empty JSON object) or "text" (the right JSON sent as text/plain).
+    Event POST: recorded on arrival; the next `fail_next` POSTs are answered 500, every POST waits `post_delay`
+    seconds before answering.
+    """
+
+    name: str
+    url: str
+    verify_token: str
+    echo: str = "json"
+    validation_delay: float = 0.0
+    fail_next: int = 0
+    post_delay: float = 0.0
+    validations: list[dict[str, str]] = field(default_factory=list)  # query of each validation GET
+    posts: list[dict[str, Any]] = field(default_factory=list)  # {"body", "content_type", "status"} per POST
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """Every event body POSTed here, in arrival order (retries included)."""
+        return [p["body"] for p in list(self.posts)]
+
+
+class Receiver:
+    """A webhook receiver: a Starlette app under uvicorn on 127.0.0.1, port 0, in a daemon thread.
+
+    `hook()` makes a fresh callback address (`{base}/hooks/<name>`) with its own behaviour and records.
+    """
+
+    def __init__(self) -> None:
+        import threading
+
+        from starlette.applications import Starlette
+        from starlette.routing import Route
+
+        self.base = ""
+        self.hooks: dict[str, Hook] = {}
+        self._lock = threading.Lock()
+        self.app = Starlette(routes=[Route("/hooks/{name}", self._validate, methods=["GET"]),
+                                     Route("/hooks/{name}", self._event, methods=["POST"])])
+        self._server: Any = None
+        self._thread: Any = None
+
+    def hook(self, verify_token: str | None = None, **behaviour: Any) -> Hook:
+        name = secrets.token_hex(6)
+        hook = Hook(name, f"{self.base}/hooks/{name}", verify_token or secrets.token_urlsafe(8), **behaviour)
+        self.hooks[name] = hook
+        return hook
+
+    async def _validate(self, request: Any) -> Any:
+        import asyncio
+
+        from starlette.responses import JSONResponse, PlainTextResponse, Response
+
+        hook = self.hooks.get(request.path_params["name"])
+        if hook is None:
+            return Response(status_code=404)
+        query = dict(request.query_params)
+        hook.validations.append(query)
+        if hook.validation_delay:
+            await asyncio.sleep(hook.validation_delay)
+        if query.get("hub.verify_token") != hook.verify_token:
+            return JSONResponse({"error": "verify_token mismatch"}, status_code=403)
+        challenge = query.get("hub.challenge", "")
+        if hook.echo == "wrong":
+            return JSONResponse({"hub.challenge": challenge + "-not"})
+        if hook.echo == "none":
+            return JSONResponse({})
+        if hook.echo == "text":
+            return PlainTextResponse(json.dumps({"hub.challenge": challenge}))
+        return JSONResponse({"hub.challenge": challenge})
+
+    async def _event(self, request: Any) -> Any:
+        import asyncio
+
+        from starlette.responses import Response
+
+        hook = self.hooks.get(request.path_params["name"])
+        if hook is None:
+            return Response(status_code=404)
+        raw = await request.body()
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = raw.decode(errors="replace")
+        with self._lock:
+            status = 500 if hook.fail_next > 0 else 200
+            hook.fail_next = max(0, hook.fail_next - 1)
+            delay = hook.post_delay  # read before recording: a test may change it once it sees this POST
+        hook.posts.append({"body": body, "content_type": request.headers.get("content-type", ""), "status": status})
+        if delay:
+            await asyncio.sleep(delay)
+        return Response(status_code=status)
+
+    def start(self, timeout: float = 10.0) -> "Receiver":
+        import threading
+        import time
+
+        import uvicorn
+
+        config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
+                                access_log=False, timeout_graceful_shutdown=1)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="webhook-receiver", daemon=True)
+        self._thread.start()
+        wait_until(lambda: self._server.started or not self._thread.is_alive(), timeout, "the receiver to start")
+        assert self._server.started, "webhook receiver did not start"
+        self.base = f"http://127.0.0.1:{self._server.servers[0].sockets[0].getsockname()[1]}"
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=10)
+
+    def __enter__(self) -> "Receiver":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+# --- reading stored world facts (appended for the resource conformance, scope matrix and malformed sweep) ---
+
+def query(sb: Harness, sql: str, *args: Any) -> list[dict[str, Any]]:
+    """Rows of a read-only SQL query on the server's db (WAL allows a separate reader), as dicts."""
+    conn = sqlite3.connect(f"file:{sb.server.options.db}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in conn.execute(sql, args)]
+    finally:
+        conn.close()
