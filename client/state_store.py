@@ -56,6 +56,36 @@ MIGRATIONS: tuple[str, ...] = (
         updated_at REAL NOT NULL
     );
     """,
+    # 2: per-athlete sync progress and the landing area between API fetches and warehouse loads.
+    """
+    CREATE TABLE known_activities (
+        athlete_id INTEGER NOT NULL,
+        activity_id INTEGER NOT NULL,
+        start_ts INTEGER NOT NULL,
+        fingerprint TEXT NOT NULL,
+        needs_detail INTEGER NOT NULL,
+        needs_zones INTEGER NOT NULL,
+        PRIMARY KEY (athlete_id, activity_id)
+    );
+    CREATE INDEX known_activities_pending ON known_activities (athlete_id, needs_detail, needs_zones);
+    CREATE TABLE landing (
+        id INTEGER PRIMARY KEY,
+        athlete_id INTEGER NOT NULL,
+        bundle TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        context TEXT NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX landing_by_athlete ON landing (athlete_id, id);
+    CREATE TABLE known_segments (
+        athlete_id INTEGER NOT NULL,
+        segment_id INTEGER NOT NULL,
+        starred INTEGER NOT NULL,
+        needs_detail INTEGER NOT NULL,
+        efforts_after TEXT,
+        PRIMARY KEY (athlete_id, segment_id)
+    );
+    """,
 )
 
 

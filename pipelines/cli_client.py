@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import sys
 import webbrowser
 
 import click
@@ -39,7 +40,9 @@ def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeou
                 click.echo(f"Open this address in a browser and authorize fitsync:\n\n  {auth.url}\n")
                 click.echo("Your browser then fails to load a localhost page: copy that page's address from the "
                            "address bar and paste it here.")
-                redirected = click.prompt("Redirected URL", hide_input=True)
+                # Hidden on a terminal (the URL holds the code); read from stdin when it is piped: getpass
+                # would read the terminal instead of the pipe.
+                redirected = click.prompt("Redirected URL", hide_input=sys.stdin.isatty())
             else:
                 with oauth.LoopbackReceiver(port) as receiver:
                     auth = oauth.authorization(client.config, receiver.redirect_uri, wanted)

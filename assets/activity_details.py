@@ -1,0 +1,87 @@
+"""Details (with all efforts → splits, laps, efforts) and zone distributions of new or changed activities.
+
+One detail call and one zones call per activity, nothing else: the queue in the state store says which
+activities still need which, and each chunk is landed and ticked off in one transaction — a killed or
+budget-stopped run is continued by the next one without repeating a call.
+"""
+
+
+from typing import Callable
+
+from dagster import AssetExecutionContext, MaterializeResult, asset
+
+from fitsync.client.errors import MissingScope, NotFound, PaymentRequired
+from fitsync.client.rate_governor import RateBudgetExhausted
+from fitsync.client.records import Record
+from fitsync.pipelines.resources import FitsyncApi
+
+from . import landing, sync_state
+from .common import API_POOL, DETAIL_CHUNK, athlete_id, athletes_partitions, metered
+
+
+def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: str,
+           fetch: Callable[[object, int], object]) -> MaterializeResult:
+    client = api.client()
+    aid = athlete_id(context.partition_key)
+    session = client.athlete(aid, bulk=True, max_wait=api.max_wait_seconds)
+    fetched = gone = 0
+    with metered(client) as meter:
+        try:
+            while ids := sync_state.needing(client.store, aid, what, DETAIL_CHUNK):
+                payloads, done, missing = [], [], []
+                for activity_id in ids:
+                    try:
+                        payloads.append(fetch(session, activity_id))
+                        done.append(activity_id)
+                    except NotFound:
+                        missing.append(activity_id)
+                with client.store.transaction() as conn:
+                    if payloads:
+                        landing.land(conn, aid, bundle, payloads)
+                    sync_state.mark(conn, aid, done, what)
+                    if what == "detail":
+                        sync_state.note_details(conn, aid, payloads)
+                        sync_state.note_segments(conn, aid, sorted({
+                            e["segment"]["id"] for d in payloads for e in d.get("segment_efforts") or []
+                            if isinstance(e.get("segment"), dict) and isinstance(e["segment"].get("id"), int)}),
+                            starred=False)
+                    if missing:  # deleted (or made private) since it was listed
+                        landing.land(conn, aid, "delete_activities", [{"ids": missing, "reason": "not found"}])
+                        sync_state.forget(conn, aid, missing)
+                fetched, gone = fetched + len(done), gone + len(missing)
+                context.log.info(f"{what}: {fetched} fetched, {sync_state.count_needing(client.store, aid, what)} to go")
+        except RateBudgetExhausted as stop:
+            meter.notes.append(f"rate budget spent: the rest continues next run ({stop})")
+        except (PaymentRequired, MissingScope) as error:
+            meter.notes.append(_skip_note(error))
+        return MaterializeResult(metadata=meter.metadata(
+            fetched=fetched, not_found=gone, remaining=sync_state.count_needing(client.store, aid, what)))
+
+
+def _skip_note(error: Exception) -> str:
+    if isinstance(error, PaymentRequired):
+        return "skipped: this needs a subscription the athlete does not have (402)"
+    assert isinstance(error, MissingScope)
+    return f"skipped: the athlete did not grant {error.scope}"
+
+
+def _detail(session, activity_id: int) -> dict:  # type: ignore[no-untyped-def]
+    record: Record = session.activity(activity_id, include_all_efforts=True)
+    return record.raw
+
+
+def _zones(session, activity_id: int) -> dict:  # type: ignore[no-untyped-def]
+    return {"activity_id": activity_id, "zones": [z.raw for z in session.activity_zones(activity_id)]}
+
+
+@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"}, deps=["activities"])
+def activity_details(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
+    """Detailed activities with all segment efforts, splits and laps."""
+    return _drain(context, fitsync_api, "detail", "activity_details", _detail)
+
+
+@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"}, deps=["activities"])
+def activity_zones(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
+    """Time in heart-rate and power zones per activity (a subscriber feature: 402 is a skip, not a failure)."""
+    return _drain(context, fitsync_api, "zones", "activity_zones", _zones)
+

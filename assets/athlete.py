@@ -1,0 +1,44 @@
+"""The athlete's profile (+gear), stats and zones: one call each, snapshots kept per sync date."""
+
+
+from dagster import AssetExecutionContext, MaterializeResult, asset
+
+from fitsync.client.errors import MissingScope
+from fitsync.pipelines.resources import FitsyncApi
+
+from . import landing
+from .common import API_POOL, athlete_id, athletes_partitions, metered
+
+
+def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, method: str) -> MaterializeResult:
+    client = api.client()
+    aid = athlete_id(context.partition_key)
+    session = client.athlete(aid, max_wait=api.max_wait_seconds)
+    with metered(client) as meter:
+        try:
+            body = getattr(session, method)()
+        except MissingScope as error:
+            meter.notes.append(f"skipped: the athlete did not grant {error.scope}")
+            return MaterializeResult(metadata=meter.metadata(skipped=True))
+        payload = {"zones": [z.raw for z in body]} if isinstance(body, list) else body.raw
+        with client.store.transaction() as conn:
+            landing.land(conn, aid, bundle, [payload])
+        return MaterializeResult(metadata=meter.metadata(skipped=False))
+
+
+@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"})
+def athlete(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
+    """The athlete's profile and gear (detailed with profile:read_all)."""
+    return _fetch_one(context, fitsync_api, "athlete", "athlete")
+
+
+@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"})
+def athlete_stats(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
+    """Recent, year-to-date and all-time totals, as a snapshot per sync date."""
+    return _fetch_one(context, fitsync_api, "athlete_stats", "stats")
+
+
+@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"})
+def athlete_zones(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
+    """Heart-rate and power zone definitions with recent time in zone, as a snapshot per sync date."""
+    return _fetch_one(context, fitsync_api, "athlete_zones", "zones")

@@ -1,0 +1,57 @@
+"""What every fitsync asset shares: the athlete partitions, run config, pools and run metadata."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from dagster import Config, DynamicPartitionsDefinition, MetadataValue
+
+from fitsync.client.runtime import FitsyncClient
+
+athletes_partitions = DynamicPartitionsDefinition(name="athletes")
+
+API_POOL = "fitsync_api"
+DUCKDB_POOL = "fitsync_duckdb"
+DETAIL_CHUNK = 25
+
+
+class SyncConfig(Config):
+    """Run config shared by the sync assets."""
+
+    full: bool = False  # list every activity and reconcile (finds deletions that no webhook announced)
+    activity_ids: list[int] = []  # webhook-driven: re-pull only these activities
+
+
+@dataclass
+class Meter:
+    """API calls and budget for run metadata."""
+
+    client: FitsyncClient
+    start_calls: int = 0
+    notes: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def calls(self) -> int:
+        return self.client.transport.calls - self.start_calls
+
+    def metadata(self, **extra: Any) -> dict[str, Any]:
+        budget = {f"{b.window} {b.budget}": f"{b.used}/{b.limit}" for b in self.client.governor.snapshot()}
+        out: dict[str, Any] = {"api_calls": self.calls, "rate_budget": MetadataValue.json(budget),
+                               "seconds": round(time.monotonic() - self.started, 2)}
+        if self.notes:
+            out["notes"] = MetadataValue.md("\n".join(f"- {n}" for n in self.notes))
+        out.update(extra)
+        return out
+
+
+@contextlib.contextmanager
+def metered(client: FitsyncClient) -> Iterator[Meter]:
+    yield Meter(client, client.transport.calls)
+
+
+def athlete_id(partition_key: str) -> int:
+    return int(partition_key)

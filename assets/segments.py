@@ -1,0 +1,92 @@
+"""Starred segments, segment details (starred and seen in efforts) and effort histories on starred segments."""
+
+
+import datetime as dt
+
+from dagster import AssetExecutionContext, MaterializeResult, asset
+
+from fitsync.client.errors import MissingScope, NotFound, PaymentRequired
+from fitsync.client.rate_governor import RateBudgetExhausted
+from fitsync.pipelines.resources import FitsyncApi
+
+from . import landing, sync_state
+from .common import API_POOL, athlete_id, athletes_partitions, metered
+
+
+@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"})
+def starred_segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
+    """The athlete's starred segments (the whole list each time: unstarring shows up as a removal)."""
+    client = fitsync_api.client()
+    aid = athlete_id(context.partition_key)
+    session = client.athlete(aid, max_wait=fitsync_api.max_wait_seconds)
+    with metered(client) as meter:
+        starred = [s.raw for s in session.starred_segments()]
+        with client.store.transaction() as conn:
+            landing.land(conn, aid, "starred_segments", starred, {"replace_parents": [aid]})
+            conn.execute("UPDATE known_segments SET starred = 0 WHERE athlete_id = ?", (aid,))
+            sync_state.note_segments(conn, aid, [s["id"] for s in starred], starred=True)
+        return MaterializeResult(metadata=meter.metadata(starred=len(starred)))
+
+
+@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"},
+       deps=["starred_segments", "activity_details"])
+def segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
+    """Segment details, once per segment: starred ones and every segment seen in an effort."""
+    client = fitsync_api.client()
+    aid = athlete_id(context.partition_key)
+    session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds)
+    with client.store.reading() as conn:
+        todo = [r[0] for r in conn.execute(
+            "SELECT segment_id FROM known_segments WHERE athlete_id = ? AND needs_detail = 1 ORDER BY segment_id",
+            (aid,))]
+    fetched = 0
+    with metered(client) as meter:
+        try:
+            for segment_id in todo:
+                try:
+                    payload = [session.segment(segment_id).raw]
+                except (NotFound, MissingScope):
+                    payload = []  # private to someone else, or needs read_all: its summary stays
+                with client.store.transaction() as conn:
+                    if payload:
+                        landing.land(conn, aid, "segments", payload)
+                    conn.execute("UPDATE known_segments SET needs_detail = 0 WHERE athlete_id = ? AND segment_id = ?",
+                                 (aid, segment_id))
+                fetched += len(payload)
+        except RateBudgetExhausted as stop:
+            meter.notes.append(f"rate budget spent: the rest continues next run ({stop})")
+        return MaterializeResult(metadata=meter.metadata(fetched=fetched, queued=len(todo)))
+
+
+@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"}, deps=["starred_segments"])
+def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
+    """The athlete's efforts on each starred segment, incrementally (a subscriber feature: 402 is a skip)."""
+    client = fitsync_api.client()
+    aid = athlete_id(context.partition_key)
+    session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds)
+    with client.store.reading() as conn:
+        starred = conn.execute("SELECT segment_id, efforts_after FROM known_segments WHERE athlete_id = ? AND starred = 1 "
+                               "ORDER BY segment_id", (aid,)).fetchall()
+    efforts = 0
+    with metered(client) as meter:
+        try:
+            for row in starred:
+                from_local = None if row["efforts_after"] is None else _parse_local(row["efforts_after"])
+                batch = [e.raw for e in session.segment_efforts(row["segment_id"], start_local=from_local)]
+                newest = max((e.get("start_date_local") or "" for e in batch), default=row["efforts_after"])
+                with client.store.transaction() as conn:
+                    if batch:
+                        landing.land(conn, aid, "segment_efforts", [{"segment_efforts": batch}])
+                    conn.execute("UPDATE known_segments SET efforts_after = ? WHERE athlete_id = ? AND segment_id = ?",
+                                 (newest, aid, row["segment_id"]))
+                efforts += len(batch)
+        except PaymentRequired:
+            meter.notes.append("skipped: effort histories need a subscription the athlete does not have (402)")
+            return MaterializeResult(metadata=meter.metadata(skipped=True, efforts=efforts))
+        except RateBudgetExhausted as stop:
+            meter.notes.append(f"rate budget spent: the rest continues next run ({stop})")
+        return MaterializeResult(metadata=meter.metadata(skipped=False, efforts=efforts, segments=len(starred)))
+
+
+def _parse_local(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.rstrip("Z"))

@@ -1,0 +1,135 @@
+"""Per-athlete sync progress in the state store: what has been listed, what still needs a detail or zones.
+
+Progress lives here (SQLite), not in Dagster run state, so a run killed or stopped by the rate budget is
+continued by the next one without re-fetching anything it already has.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from datetime import datetime
+from dataclasses import dataclass
+from typing import Any
+
+from fitsync.client.records import Record
+from fitsync.client.state_store import StateStore
+
+# Summary fields whose change means the detail must be fetched again (kudos and comments do not).
+FINGERPRINT_FIELDS = ("name", "type", "sport_type", "start_date", "distance", "moving_time", "elapsed_time",
+                      "total_elevation_gain", "private", "visibility", "gear_id", "trainer", "commute",
+                      "workout_type", "device_watts", "has_heartrate", "manual", "achievement_count", "pr_count")
+LISTED_AFTER = "activities_listed_after"
+
+
+@dataclass(frozen=True)
+class ListingOutcome:
+    seen: int
+    new: int
+    changed: int
+
+
+def fingerprint(summary: dict[str, Any]) -> str:
+    picked = {k: summary.get(k) for k in FINGERPRINT_FIELDS}
+    return hashlib.sha256(json.dumps(picked, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def start_ts(summary: dict[str, Any]) -> int:
+    return int(datetime.fromisoformat(str(summary["start_date"]).replace("Z", "+00:00")).timestamp())
+
+
+def record_listing(conn: sqlite3.Connection, athlete_id: int, summaries: list[Record]) -> ListingOutcome:
+    """Mark new activities for detail and zones, changed ones for detail (inside the caller's transaction)."""
+    new = changed = 0
+    for summary in summaries:
+        if not isinstance(summary.id, int) or "start_date" not in summary.raw:
+            continue
+        print_ = fingerprint(summary.raw)
+        row = conn.execute("SELECT fingerprint FROM known_activities WHERE athlete_id = ? AND activity_id = ?",
+                           (athlete_id, summary.id)).fetchone()
+        if row is None:
+            new += 1
+            conn.execute("INSERT INTO known_activities VALUES (?, ?, ?, ?, 1, 1)",
+                         (athlete_id, summary.id, start_ts(summary.raw), print_))
+        elif row["fingerprint"] != print_:
+            changed += 1
+            conn.execute("UPDATE known_activities SET fingerprint = ?, start_ts = ?, needs_detail = 1 "
+                         "WHERE athlete_id = ? AND activity_id = ?",
+                         (print_, start_ts(summary.raw), athlete_id, summary.id))
+    return ListingOutcome(len(summaries), new, changed)
+
+
+def needing(store: StateStore, athlete_id: int, what: str, limit: int) -> list[int]:
+    """Activity ids still needing a detail (`what`="detail") or zones ("zones"), oldest first."""
+    column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
+    with store.reading() as conn:
+        return [r[0] for r in conn.execute(
+            f"SELECT activity_id FROM known_activities WHERE athlete_id = ? AND {column} = 1 "
+            "ORDER BY start_ts, activity_id LIMIT ?", (athlete_id, limit))]
+
+
+def count_needing(store: StateStore, athlete_id: int, what: str) -> int:
+    column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
+    with store.reading() as conn:
+        return conn.execute(f"SELECT count(*) FROM known_activities WHERE athlete_id = ? AND {column} = 1",
+                            (athlete_id,)).fetchone()[0]
+
+
+def mark(conn: sqlite3.Connection, athlete_id: int, activity_ids: list[int], what: str, value: int = 0) -> None:
+    column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
+    conn.executemany(f"UPDATE known_activities SET {column} = ? WHERE athlete_id = ? AND activity_id = ?",
+                     [(value, athlete_id, i) for i in activity_ids])
+
+
+def request_refresh(conn: sqlite3.Connection, athlete_id: int, activity_ids: list[int]) -> None:
+    """Webhook-driven: these activities need a fresh detail (and zones, when fitsync has never seen them)."""
+    conn.executemany(
+        """INSERT INTO known_activities VALUES (?, ?, 0, '', 1, 1)
+           ON CONFLICT (athlete_id, activity_id) DO UPDATE SET needs_detail = 1""",
+        [(athlete_id, activity_id) for activity_id in activity_ids],
+    )
+
+
+def note_details(conn: sqlite3.Connection, athlete_id: int, details: list[dict[str, Any]]) -> None:
+    """A detail carries every summary field: remember its fingerprint so the next listing sees no change."""
+    conn.executemany(
+        "UPDATE known_activities SET fingerprint = ?, start_ts = ? WHERE athlete_id = ? AND activity_id = ?",
+        [(fingerprint(d), start_ts(d), athlete_id, d["id"]) for d in details if "start_date" in d],
+    )
+
+
+def note_segments(conn: sqlite3.Connection, athlete_id: int, segment_ids: list[int], starred: bool) -> None:
+    """Segments to fetch in detail: starred ones and every one seen in an effort."""
+    conn.executemany(
+        """INSERT INTO known_segments (athlete_id, segment_id, starred, needs_detail) VALUES (?, ?, ?, 1)
+           ON CONFLICT (athlete_id, segment_id) DO UPDATE SET starred = MAX(starred, excluded.starred)""",
+        [(athlete_id, s, int(starred)) for s in segment_ids],
+    )
+
+
+def forget(conn: sqlite3.Connection, athlete_id: int, activity_ids: list[int]) -> None:
+    conn.executemany("DELETE FROM known_activities WHERE athlete_id = ? AND activity_id = ?",
+                     [(athlete_id, i) for i in activity_ids])
+
+
+def known_ids(store: StateStore, athlete_id: int) -> set[int]:
+    with store.reading() as conn:
+        return {r[0] for r in conn.execute("SELECT activity_id FROM known_activities WHERE athlete_id = ?",
+                                           (athlete_id,))}
+
+
+def get_cursor(store: StateStore, athlete_id: int, name: str) -> str | None:
+    with store.reading() as conn:
+        row = conn.execute("SELECT value FROM sync_cursors WHERE athlete_id = ? AND name = ?",
+                           (athlete_id, name)).fetchone()
+    return row[0] if row else None
+
+
+def set_cursor(conn: sqlite3.Connection, athlete_id: int, name: str, value: str) -> None:
+    conn.execute(
+        """INSERT INTO sync_cursors (athlete_id, name, value, updated_at) VALUES (?, ?, ?, ?)
+           ON CONFLICT (athlete_id, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at""",
+        (athlete_id, name, value, time.time()),
+    )

@@ -1,0 +1,104 @@
+"""The one DuckDB writer: applies what the fetch assets landed, in order, one transaction per batch."""
+
+
+from typing import Any
+
+import duckdb
+import polars as pl
+from dagster import (AssetCheckResult, AssetCheckSeverity, AssetExecutionContext, MaterializeResult, MetadataValue,
+                     asset, asset_check)
+from dagster_duckdb import DuckDBResource
+
+from fitsync.client.records import record
+from fitsync.pipelines.resources import FitsyncApi
+from fitsync.warehouse import db, loads
+
+from . import landing
+from .common import DUCKDB_POOL, athlete_id, athletes_partitions
+
+FETCH_ASSETS = ["athlete", "athlete_stats", "athlete_zones", "activities", "activity_details", "activity_zones",
+                "starred_segments", "segments", "segment_effort_history"]
+
+
+def apply_batch(conn: duckdb.DuckDBPyConnection, athlete: int, batch: landing.Landed) -> dict[str, int]:
+    """Turn one landed batch into warehouse rows."""
+    if batch.bundle == "delete_activities":
+        removed = 0
+        for item in batch.payloads:
+            removed += loads.delete_activities(conn, item["ids"], item["reason"])
+        return {"deleted_activities": removed}
+    extra: dict[str, Any] = {}
+    if batch.bundle == "activity_zones":
+        extra["activity_ids"] = [p["activity_id"] for p in batch.payloads]
+    if batch.bundle == "activity_summaries":
+        extra["issues"] = [list(record("activity", p).issues) for p in batch.payloads]
+    frame = loads.frame(batch.payloads, athlete_id=athlete, **extra)
+    return loads.load(conn, batch.bundle, frame, parents=batch.context.get("replace_parents"))
+
+
+@asset(partitions_def=athletes_partitions, pool=DUCKDB_POOL, group_name="warehouse", kinds={"duckdb"},
+       deps=FETCH_ASSETS)
+def warehouse(context: AssetExecutionContext, fitsync_api: FitsyncApi, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
+    """Everything fetched for the athlete, upserted into the warehouse tables."""
+    store = fitsync_api.client().store
+    aid = athlete_id(context.partition_key)
+    db.migrate(duckdb_warehouse.database)
+    written: dict[str, int] = {}
+    batches = 0
+    for batch in landing.pending(store, aid):
+        with duckdb_warehouse.get_connection() as conn:  # short: one batch per connection
+            for table, rows in apply_batch(conn, aid, batch).items():
+                written[table] = written.get(table, 0) + rows
+        landing.remove(store, batch.ids)
+        batches += 1
+    with db.reading(duckdb_warehouse.database) as conn:
+        counts = {t: conn.execute(f"SELECT count(*) FROM {t} WHERE athlete_id = ?", [aid]).fetchone()[0]
+                  for t in ("activities", "segment_efforts", "starred_segments")}
+        preview = conn.sql(
+            "SELECT strftime(start_date_local, '%Y-%m-%d %H:%M') AS start_local, sport_type, name, "
+            f"round(distance / 1000, 1) AS km FROM activities WHERE athlete_id = {int(aid)} "
+            "ORDER BY start_date DESC LIMIT 5").pl()
+    return MaterializeResult(metadata={
+        "batches": batches,
+        "rows_written": MetadataValue.json(written),
+        **{f"{t}_total": n for t, n in counts.items()},
+        "latest_activities": MetadataValue.md(_markdown(preview)),
+        "path": MetadataValue.path(duckdb_warehouse.database),
+    })
+
+
+def _markdown(frame: pl.DataFrame) -> str:
+    header = "| " + " | ".join(frame.columns) + " |\n|" + "---|" * len(frame.columns)
+    rows = ["| " + " | ".join("" if v is None else str(v) for v in row) + " |" for row in frame.iter_rows()]
+    return "\n".join([header, *rows])
+
+
+CHILD_TABLES = ("splits_metric", "laps", "segment_efforts", "activity_zones", "activity_zone_buckets")
+KEYS = {"activities": "activity_id", "laps": "lap_id", "segment_efforts": "effort_id", "segments": "segment_id",
+        "gear": "gear_id", "athletes": "athlete_id", "splits_metric": "activity_id, split",
+        "activity_zone_buckets": "activity_id, zone_type, bucket_index"}
+
+
+@asset_check(asset=warehouse, description="Every table's key is unique.")
+def unique_keys(duckdb_warehouse: DuckDBResource) -> AssetCheckResult:
+    with db.reading(duckdb_warehouse.database) as conn:
+        dupes = {t: conn.execute(f"SELECT count(*) - count(DISTINCT ({k})) FROM {t}").fetchone()[0] for t, k in KEYS.items()}
+    return AssetCheckResult(passed=not any(dupes.values()), metadata={"duplicates": MetadataValue.json(dupes)})
+
+
+@asset_check(asset=warehouse, description="Every split, lap, effort and zone row has its activity.")
+def children_have_parents(duckdb_warehouse: DuckDBResource) -> AssetCheckResult:
+    with db.reading(duckdb_warehouse.database) as conn:
+        orphans = {t: conn.execute(f"SELECT count(*) FROM {t} c WHERE NOT EXISTS "
+                                   f"(SELECT 1 FROM activities a WHERE a.activity_id = c.activity_id)").fetchone()[0]
+                   for t in CHILD_TABLES}
+    return AssetCheckResult(passed=not any(orphans.values()), metadata={"orphans": MetadataValue.json(orphans)})
+
+
+@asset_check(asset=warehouse, description="Every listed activity has its detail (a warning while a backfill is "
+                                           "still catching up under the rate limit).")
+def details_present(duckdb_warehouse: DuckDBResource) -> AssetCheckResult:
+    with db.reading(duckdb_warehouse.database) as conn:
+        missing = conn.execute("SELECT count(*) FROM activities WHERE detail_fetched_at IS NULL").fetchone()[0]
+    return AssetCheckResult(passed=missing == 0, severity=AssetCheckSeverity.WARN,
+                            metadata={"activities_without_detail": missing})

@@ -1,0 +1,58 @@
+"""The Dagster instance fitsync's commands use: DAGSTER_HOME, or FITSYNC_HOME/dagster when it is unset.
+
+Without a persistent DAGSTER_HOME Dagster forgets runs, cursors and partitions on exit, so the CLI never
+runs on an ephemeral instance.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from dagster import DagsterInstance
+
+from fitsync.assets.common import athletes_partitions
+
+DAGSTER_YAML = """\
+# Written by fitsync. Pools: the API pool lets a few athletes fetch at once (they share one rate budget);
+# DuckDB allows one writing process, so its pool has room for one.
+concurrency:
+  pools:
+    default_limit: 2
+telemetry:
+  enabled: false
+"""
+
+
+def ensure_home(fitsync_home: Path) -> Path:
+    home = Path(os.environ.get("DAGSTER_HOME") or fitsync_home / "dagster")
+    home.mkdir(parents=True, exist_ok=True)
+    if not (home / "dagster.yaml").exists():
+        (home / "dagster.yaml").write_text(DAGSTER_YAML)
+    os.environ["DAGSTER_HOME"] = str(home)
+    return home
+
+
+def instance(fitsync_home: Path) -> DagsterInstance:
+    ensure_home(fitsync_home)
+    dagster_instance = DagsterInstance.get()
+    set_pool_limits(dagster_instance)
+    return dagster_instance
+
+
+def set_pool_limits(dagster_instance: DagsterInstance) -> None:
+    from fitsync.assets.common import API_POOL, DUCKDB_POOL
+
+    for pool, limit in ((API_POOL, 4), (DUCKDB_POOL, 1)):
+        try:
+            dagster_instance.event_log_storage.set_concurrency_slots(pool, limit)
+        except Exception:  # storage without pool support: the dagster.yaml default applies
+            pass
+
+
+def add_athlete_partition(fitsync_home: Path, athlete_id: int) -> None:
+    instance(fitsync_home).add_dynamic_partitions(athletes_partitions.name, [str(athlete_id)])
+
+
+def athlete_partitions(fitsync_home: Path) -> list[str]:
+    return list(instance(fitsync_home).get_dynamic_partitions(athletes_partitions.name))

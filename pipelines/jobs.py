@@ -1,0 +1,23 @@
+"""Jobs and the nightly schedule: one run per connected athlete (partition)."""
+
+
+from dagster import AssetSelection, RunRequest, ScheduleEvaluationContext, SkipReason, define_asset_job, schedule
+
+from fitsync.assets.common import athletes_partitions
+
+sync_job = define_asset_job(
+    "sync_athlete",
+    selection=AssetSelection.groups("fetch", "warehouse"),
+    partitions_def=athletes_partitions,
+    description="Fetch an athlete's new and changed data and load it into the warehouse.",
+)
+
+
+@schedule(job=sync_job, cron_schedule="30 3 * * *", execution_timezone="UTC")
+def nightly_sync(context: ScheduleEvaluationContext):  # type: ignore[no-untyped-def]
+    """Fan out over the athlete partitions: a plain ScheduleDefinition would launch without a partition key."""
+    athletes = context.instance.get_dynamic_partitions(athletes_partitions.name)
+    if not athletes:
+        return SkipReason("no connected athletes: run `fitsync connect`")
+    day = context.scheduled_execution_time.strftime("%Y-%m-%d")
+    return [RunRequest(run_key=f"nightly-{day}-{a}", partition_key=a) for a in athletes]
