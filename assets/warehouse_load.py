@@ -54,10 +54,12 @@ def warehouse(context: AssetExecutionContext, fitsync_api: FitsyncApi, duckdb_wa
     with db.reading(duckdb_warehouse.database) as conn:
         counts = {t: conn.execute(f"SELECT count(*) FROM {t} WHERE athlete_id = ?", [aid]).fetchone()[0]
                   for t in ("activities", "segment_efforts", "starred_segments")}
-        preview = conn.sql(
+        cursor = conn.execute(
             "SELECT strftime(start_date_local, '%Y-%m-%d %H:%M') AS start_local, sport_type, name, "
-            f"round(distance / 1000, 1) AS km FROM activities WHERE athlete_id = {int(aid)} "
-            "ORDER BY start_date DESC LIMIT 5").pl()
+            "round(distance / 1000, 1) AS km FROM activities WHERE athlete_id = ? "
+            "ORDER BY start_date DESC LIMIT 5", [aid])
+        rows = cursor.fetchall()
+        preview = pl.DataFrame(rows, schema=[d[0] for d in cursor.description], orient="row")
     return MaterializeResult(metadata={
         "batches": batches,
         "rows_written": MetadataValue.json(written),
