@@ -93,11 +93,14 @@ async def read_sources(request: Request) -> dict[str, Any]:
             if body.strip():
                 try:
                     parsed = json.loads(body)
-                except (ValueError, UnicodeDecodeError):
+                except (ValueError, UnicodeDecodeError, RecursionError):
                     raise bad_request("Request", "body") from None
                 if not isinstance(parsed, dict):
                     raise bad_request("Request", "body")
                 sources["body"] = parsed
+        elif request.method in ("POST", "PUT", "PATCH") and (await request.body()).strip():
+            # A body the service cannot read must not be silently ignored.
+            raise ApiError(415, "Request", "content-type", "unsupported")
     return sources
 
 

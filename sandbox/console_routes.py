@@ -29,7 +29,7 @@ def _guarded(state: SandboxState, handler: Handler) -> Callable[[Request], Await
                 raw = await request.body()
                 try:
                     body = json.loads(raw) if raw.strip() else {}
-                except ValueError:
+                except (ValueError, RecursionError):
                     raise bad_request("Request", "body") from None
                 if not isinstance(body, dict):
                     raise bad_request("Request", "body")

@@ -13,6 +13,7 @@ Location = Literal["path", "query", "form", "body"]
 Kind = Literal["int64", "integer", "number", "boolean", "string", "datetime", "bounds", "enum"]
 
 INT64_MAX = 2**63 - 1
+MIN_YEAR, MAX_YEAR = 1900, 9000
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def _integer(p: Param, raw: Any) -> int:
     if isinstance(raw, bool) or isinstance(raw, float):
         raise ValueError
     text = str(raw).strip()
-    if not text.lstrip("-").isdigit() or len(text) > 20:
+    if not text.isascii() or not text.lstrip("-").isdigit() or len(text) > 20:
         raise ValueError
     value = int(text)
     if abs(value) > INT64_MAX:
@@ -111,7 +112,10 @@ def _datetime(p: Param, raw: Any) -> dt.datetime:
     text = _string(p, raw).strip()
     if len(text) < 10:
         raise ValueError
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if not MIN_YEAR <= value.year <= MAX_YEAR:  # far dates overflow once moved into a time zone
+        raise ValueError
+    return value
 
 
 def _bounds(p: Param, raw: Any) -> tuple[float, float, float, float]:

@@ -106,8 +106,10 @@ def athlete(conn: sqlite3.Connection, athlete_id: int, detailed: bool) -> dict[s
 
 # Segments -----------------------------------------------------------------------------------------
 
-def segment(conn: sqlite3.Connection, row: sqlite3.Row, viewer_id: int, detailed: bool, athlete_data: bool) -> dict[str, Any]:
-    """A segment as `viewer_id` sees it; athlete-specific parts need read_all (`athlete_data`)."""
+def segment(conn: sqlite3.Connection, row: sqlite3.Row, viewer_id: int, detailed: bool, athlete_data: bool,
+            only_me: bool = False) -> dict[str, Any]:
+    """A segment as `viewer_id` sees it; athlete-specific parts need read_all (`athlete_data`), and efforts of
+    Only You activities count in them only with activity:read_all (`only_me`)."""
     facts = json.loads(row["data"])
     starred = athlete_data and conn.execute(
         "SELECT 1 FROM stars WHERE athlete_id = ? AND segment_id = ?", (viewer_id, row["id"])
@@ -122,20 +124,23 @@ def segment(conn: sqlite3.Connection, row: sqlite3.Row, viewer_id: int, detailed
         facts["effort_count"] = counts["efforts"]
         facts["athlete_count"] = counts["athletes"]
         facts["star_count"] = conn.execute("SELECT COUNT(*) FROM stars WHERE segment_id = ?", (row["id"],)).fetchone()[0]
-        facts["athlete_segment_stats"] = athlete_segment_stats(conn, row["id"], viewer_id) if athlete_data else None
+        facts["athlete_segment_stats"] = athlete_segment_stats(conn, row["id"], viewer_id, only_me) if athlete_data else None
     body = {"id": row["id"], "resource_state": 3 if detailed else 2}
     body.update(pick(facts, SEGMENT_DETAILED_KEYS if detailed else SEGMENT_SUMMARY_KEYS))
     return body
 
 
-def athlete_segment_stats(conn: sqlite3.Connection, segment_id: int, athlete_id: int) -> dict[str, Any]:
+def athlete_segment_stats(conn: sqlite3.Connection, segment_id: int, athlete_id: int,
+                          only_me: bool = False) -> dict[str, Any]:
+    visible = "(? OR activity_id NOT IN (SELECT id FROM activities WHERE visibility = 'only_me'))"
     best = conn.execute(
-        """SELECT elapsed_time, json_extract(data, '$.start_date_local') AS local FROM efforts
-           WHERE segment_id = ? AND athlete_id = ? AND hidden = 0 ORDER BY elapsed_time, start_ts LIMIT 1""",
-        (segment_id, athlete_id),
+        f"""SELECT elapsed_time, json_extract(data, '$.start_date_local') AS local FROM efforts
+           WHERE segment_id = ? AND athlete_id = ? AND hidden = 0 AND {visible} ORDER BY elapsed_time, start_ts LIMIT 1""",
+        (segment_id, athlete_id, only_me),
     ).fetchone()
     count = conn.execute(
-        "SELECT COUNT(*) FROM efforts WHERE segment_id = ? AND athlete_id = ? AND hidden = 0", (segment_id, athlete_id)
+        f"SELECT COUNT(*) FROM efforts WHERE segment_id = ? AND athlete_id = ? AND hidden = 0 AND {visible}",
+        (segment_id, athlete_id, only_me),
     ).fetchone()[0]
     return {
         "pr_elapsed_time": best["elapsed_time"] if best else None,
@@ -164,7 +169,8 @@ def explorer_segment(row: sqlite3.Row, starred: bool, climb_desc: list[str]) -> 
 
 # Efforts ------------------------------------------------------------------------------------------
 
-def effort(conn: sqlite3.Connection, row: sqlite3.Row, viewer_id: int, detailed: bool, athlete_data: bool) -> dict[str, Any]:
+def effort(conn: sqlite3.Connection, row: sqlite3.Row, viewer_id: int, detailed: bool, athlete_data: bool,
+           only_me: bool = False) -> dict[str, Any]:
     facts = json.loads(row["data"])
     seg = conn.execute("SELECT * FROM segments WHERE id = ?", (row["segment_id"],)).fetchone()
     facts["segment"] = segment(conn, seg, viewer_id, detailed=False, athlete_data=athlete_data)
@@ -177,7 +183,7 @@ def effort(conn: sqlite3.Connection, row: sqlite3.Row, viewer_id: int, detailed:
     }
     body.update(pick(facts, EFFORT_KEYS))
     if detailed and athlete_data:
-        body["athlete_segment_stats"] = athlete_segment_stats(conn, row["segment_id"], viewer_id)
+        body["athlete_segment_stats"] = athlete_segment_stats(conn, row["segment_id"], viewer_id, only_me)
     return body
 
 
@@ -191,8 +197,10 @@ def activity(
     read_all: bool,
     all_efforts: bool = False,
     home: tuple[float, float] | None = None,
+    private_segments: bool = False,
 ) -> dict[str, Any]:
-    """An activity for its owner; without activity:read_all the privacy zone around home is cut out."""
+    """An activity for its owner; without activity:read_all the privacy zone around home is cut out, and
+    without read_all (`private_segments`) efforts on private segments are left out."""
     facts = json.loads(row["data"])
     facts["private"] = row["visibility"] == "only_me"
     facts["visibility"] = row["visibility"]
@@ -206,10 +214,11 @@ def activity(
         facts.setdefault("highlighted_kudosers", [])
         facts["gear"] = _activity_gear(conn, row["gear_id"])
         facts["segment_efforts"] = [
-            effort(conn, e, row["athlete_id"], detailed=False, athlete_data=read_all)
+            effort(conn, e, row["athlete_id"], detailed=False, athlete_data=private_segments)
             for e in conn.execute(
-                "SELECT * FROM efforts WHERE activity_id = ? AND (? OR hidden = 0) ORDER BY start_ts, id",
-                (row["id"], all_efforts),
+                """SELECT * FROM efforts WHERE activity_id = ? AND (? OR hidden = 0)
+                   AND (? OR segment_id NOT IN (SELECT id FROM segments WHERE private = 1)) ORDER BY start_ts, id""",
+                (row["id"], all_efforts, private_segments),
             )
         ]
         facts.setdefault("splits_metric", [])

@@ -113,7 +113,8 @@ def _visible_segment(call: Call, segment_id: int) -> sqlite3.Row:
 
 def get_segment(call: Call) -> dict[str, Any]:
     row = _visible_segment(call, call.params["id"])
-    return rep.segment(call.conn, row, call.athlete_id, detailed=True, athlete_data=call.has("read_all"))
+    return rep.segment(call.conn, row, call.athlete_id, detailed=True, athlete_data=call.has("read_all"),
+                       only_me=call.has("activity:read_all"))
 
 
 def starred_segments(call: Call) -> list[dict[str, Any]]:
@@ -142,7 +143,8 @@ def star_segment(call: Call) -> dict[str, Any]:
             )
         else:
             call.conn.execute("DELETE FROM stars WHERE athlete_id = ? AND segment_id = ?", (call.athlete_id, row["id"]))
-    body = rep.segment(call.conn, row, call.athlete_id, detailed=True, athlete_data=True)
+    body = rep.segment(call.conn, row, call.athlete_id, detailed=True, athlete_data=call.has("read_all"),
+                       only_me=call.has("activity:read_all"))
     body["starred"] = bool(call.params["starred"])
     return body
 
@@ -192,7 +194,9 @@ def get_effort(call: Call) -> dict[str, Any]:
     activity = call.conn.execute("SELECT visibility FROM activities WHERE id = ?", (row["activity_id"],)).fetchone()
     if activity["visibility"] == "only_me":
         call.require("activity:read_all")
-    return rep.effort(call.conn, row, call.athlete_id, detailed=True, athlete_data=call.has("read_all"))
+    _visible_segment(call, row["segment_id"])  # an effort on a private segment shows it: read_all too
+    return rep.effort(call.conn, row, call.athlete_id, detailed=True, athlete_data=call.has("read_all"),
+                      only_me=call.has("activity:read_all"))
 
 
 def _local_bound(value: dt.datetime | None) -> tuple[str | None, str | None]:
@@ -221,7 +225,7 @@ def _home(call: Call) -> tuple[float, float]:
 
 def _detailed(call: Call, row: sqlite3.Row, all_efforts: bool = False) -> dict[str, Any]:
     return rep.activity(call.conn, row, detailed=True, read_all=call.has("activity:read_all"),
-                        all_efforts=all_efforts, home=_home(call))
+                        all_efforts=all_efforts, home=_home(call), private_segments=call.has("read_all"))
 
 
 def get_activity(call: Call) -> dict[str, Any]:

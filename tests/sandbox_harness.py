@@ -171,8 +171,8 @@ class Hook:
     Validation GET: answered 200 with `{"hub.challenge": …}` as JSON when `hub.verify_token` matches (403
     otherwise), after `validation_delay` seconds; `echo` = "json" (correct), "wrong" (another challenge),
     "none" (200 with an empty JSON object) or "text" (the right JSON sent as text/plain).
-    Event POST: recorded on arrival; the next `fail_next` POSTs are answered 500, every POST waits `post_delay`
-    seconds before answering.
+    Event POST: recorded on arrival; the next `fail_next` POSTs are answered `fail_status` (500), every POST
+    waits `post_delay` seconds before answering.
     """
 
     name: str
@@ -182,6 +182,7 @@ class Hook:
     validation_delay: float = 0.0
     fail_next: int = 0
     post_delay: float = 0.0
+    fail_status: int = 500
     validations: list[dict[str, str]] = field(default_factory=list)  # query of each validation GET
     posts: list[dict[str, Any]] = field(default_factory=list)  # {"body", "content_type", "status"} per POST
 
@@ -254,7 +255,7 @@ class Receiver:
         except ValueError:
             body = raw.decode(errors="replace")
         with self._lock:
-            status = 500 if hook.fail_next > 0 else 200
+            status = hook.fail_status if hook.fail_next > 0 else 200
             hook.fail_next = max(0, hook.fail_next - 1)
             delay = hook.post_delay  # read before recording: a test may change it once it sees this POST
         hook.posts.append({"body": body, "content_type": request.headers.get("content-type", ""), "status": status})
