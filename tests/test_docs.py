@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 from fitsync.sandbox.operations import OPERATIONS
@@ -21,3 +22,16 @@ def test_sandbox_doc_lists_every_setting() -> None:
     text = (DOCS / "sandbox.md").read_text()
     for f in dataclasses.fields(Settings):
         assert f"`{f.name}`" in text, f.name
+
+
+def test_conformance_doc_is_current_and_names_real_tests() -> None:
+    from .conformance_table import defined_tests, named_tests, render
+
+    text = (DOCS / "sandbox-conformance.md").read_text()
+    assert text == render(), "regenerate: python -m tests.conformance_table > docs/sandbox-conformance.md"
+    defined = defined_tests()
+    named = {n for n in named_tests(text) if not n.endswith("_")}
+    wildcard = {n.rstrip("*") for n in re.findall(r"`(test_[a-z0-9_]+)\*`", text)}
+    assert named - defined - wildcard == set(), "the table names tests that do not exist"
+    spec_rows = {n for n in defined if re.match(r"test_s\d+_\d+_r\d+_", n)}
+    assert spec_rows - named == set(), "conformance tests missing from the table"
