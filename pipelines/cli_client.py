@@ -55,6 +55,9 @@ def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeou
             athlete = client.tokens.save_grant(body, granted)
         except FitsyncError as error:
             raise click.ClickException(str(error)) from None
+    from .instance import add_athlete_partition  # Dagster loads slowly: only here
+
+    add_athlete_partition(client.config.home, athlete.athlete_id)
     click.echo(f"Connected {athlete.name} (athlete {athlete.athlete_id}); granted: {granted}")
     for line in scopes.missing_report(granted, list(wanted)):
         click.secho(f"  ! {line}", fg="yellow")

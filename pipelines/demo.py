@@ -1,61 +1,121 @@
-"""`fitsync demo`: the main job end to end on an embedded sandbox.
+"""`fitsync demo`: the main job end to end, on a sandbox embedded in the process — no account anywhere.
 
-Until the pipeline lands, the demo starts the sandbox, walks an OAuth grant as an athlete would in a
-browser, and makes a few API calls.
+Starts the sandbox on a free loopback port with a seeded world, registers an app, connects the athletes
+through the real OAuth pages (the demo submits the consent form itself, only ever against its own sandbox),
+runs the full sync, makes changes as an athlete would, syncs again, and says what is in the warehouse.
 """
 
 from __future__ import annotations
 
-import secrets
+import shutil
+import time
+from pathlib import Path
 
 import click
 import httpx
 from rich.console import Console
 from rich.table import Table
 
+from fitsync.client import oauth
+from fitsync.client.config import Config
+from fitsync.client.runtime import FitsyncClient
+from fitsync.client.secret import Secret
 from fitsync.sandbox import browser
 from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread
+from fitsync.warehouse import db
 
-REDIRECT_URI = "http://localhost:8765/callback"
-SCOPES = "read,read_all,profile:read_all,activity:read_all"
+MARKER = ".fitsync-demo"
+# The demo app gets a generous budget (limits differ per app on the real service too).
+DEMO_LIMITS = {"read_limit_short": 5000, "read_limit_long": 50000, "overall_limit_short": 10000,
+               "overall_limit_long": 100000}
+SUMMARY_TABLES = ("athletes", "activities", "splits_metric", "laps", "segment_efforts", "segments",
+                  "starred_segments", "activity_zone_buckets", "athlete_stats_totals", "deleted_activities")
+
+
+def fresh_home(home: Path) -> Path:
+    """The demo's own folder, emptied: never someone's real FITSYNC_HOME."""
+    if home.exists() and any(home.iterdir()):
+        if not (home / MARKER).exists():
+            raise click.ClickException(f"{home} exists and is not a fitsync demo folder: choose another --home")
+        shutil.rmtree(home)
+    home.mkdir(parents=True, exist_ok=True)
+    (home / MARKER).write_text("created by `fitsync demo`; safe to delete\n")
+    return home
+
+
+def connect_athlete(config: Config, client: FitsyncClient, base_url: str, athlete_id: int) -> int:
+    """The real flow of `fitsync connect`, with the demo acting as the athlete in a browser of their own."""
+    with oauth.LoopbackReceiver() as receiver, httpx.Client(base_url=base_url, timeout=15) as athlete_browser:
+        auth = oauth.authorization(config, receiver.redirect_uri)
+        redirect = browser.consent(athlete_browser, auth.url, athlete_id)
+        httpx.get(redirect.url, timeout=10)  # the browser follows the redirect back to fitsync
+        code, granted = oauth.parse_redirect(receiver.wait(10), auth.state)
+    body = oauth.exchange_code(config, client.transport, code)
+    return client.tokens.save_grant(body, body.get("scope") or granted).athlete_id
 
 
 @click.command()
-@click.option("--athletes", default=2, show_default=True, type=click.IntRange(1, 50))
-@click.option("--activities-per-athlete", default=40, show_default=True, type=click.IntRange(1, 2000))
-def demo(athletes: int, activities_per_athlete: int) -> None:
-    """Start an embedded sandbox, connect an athlete with OAuth and read their data."""
+@click.option("--home", type=click.Path(file_okay=False, path_type=Path), default=Path("fitsync-demo"),
+              show_default=True, help="Folder for the demo's state and warehouse (emptied first).")
+@click.option("--athletes", default=2, show_default=True, type=click.IntRange(1, 20))
+@click.option("--activities-per-athlete", default=150, show_default=True, type=click.IntRange(1, 5000))
+def demo(home: Path, athletes: int, activities_per_athlete: int) -> None:
+    """Sandbox → OAuth → full sync → athlete changes → incremental sync → a look at the warehouse."""
+    from . import instance as dagster_instance
+    from .sync_runner import sync_athlete
+
+    started = time.monotonic()
     out = Console()
-    options = ServerOptions(port=0, seed=SeedOptions(athletes=athletes, activities_per_athlete=activities_per_athlete))
-    with ServerThread(options) as sandbox:
-        out.print(f"[bold]Sandbox[/] running at {sandbox.api_url}")
-        console_headers = {"X-Sandbox-Console-Key": sandbox.console_key}
-        with httpx.Client(base_url=sandbox.base_url, timeout=10) as http:
-            app = http.post("/sandbox/apps", json={"name": "fitsync demo", "callback_domain": "localhost"},
-                            headers=console_headers).json()
-            state = secrets.token_urlsafe(16)
-            authorize = str(httpx.URL("/oauth/authorize", params={
-                "client_id": app["client_id"], "redirect_uri": REDIRECT_URI, "response_type": "code",
-                "scope": SCOPES, "state": state}))
-            athlete_id = http.get("/sandbox/athletes", headers=console_headers).json()[0]["id"]
-            redirect = browser.consent(http, authorize, athlete_id)
-            if redirect.params.get("state") != state:
-                raise click.ClickException("state mismatch in the OAuth redirect")
-            token = http.post("/oauth/token", data={"client_id": app["client_id"], "client_secret": app["client_secret"],
-                                                    "code": redirect.params["code"], "grant_type": "authorization_code"}).json()
-            out.print(f"Connected athlete {token['athlete']['firstname']} {token['athlete']['lastname']} "
-                      f"with scopes [cyan]{token['scope']}[/]")
-            auth = {"Authorization": f"Bearer {token['access_token']}"}
-            athlete = http.get("/api/v3/athlete", headers=auth).json()
-            stats = http.get(f"/api/v3/athletes/{athlete['id']}/stats", headers=auth).json()
-            listing = http.get("/api/v3/athlete/activities", params={"per_page": 10}, headers=auth)
-            table = Table(title="Latest activities")
-            for column in ("start (local)", "sport", "name", "km", "moving"):
-                table.add_column(column)
-            for a in listing.json():
-                table.add_row(a["start_date_local"][:16].replace("T", " "), a["sport_type"], a["name"],
-                              f"{a['distance'] / 1000:.1f}", f"{a['moving_time'] // 60} min")
-            out.print(table)
-            out.print(f"All-time rides: {stats['all_ride_totals']['count']}, runs: {stats['all_run_totals']['count']}")
-            out.print(f"Rate budget used (15 min, day): read {listing.headers['X-ReadRateLimit-Usage']} of "
-                      f"{listing.headers['X-ReadRateLimit-Limit']}")
+    home = fresh_home(home.resolve())
+    options = ServerOptions(port=0, settings=DEMO_LIMITS,
+                            seed=SeedOptions(athletes=athletes, activities_per_athlete=activities_per_athlete))
+    with ServerThread(options) as sandbox, httpx.Client(base_url=sandbox.base_url, timeout=15) as http:
+        console = {"X-Sandbox-Console-Key": sandbox.console_key}
+        out.print(f"[bold]1.[/] Sandbox with {athletes} athletes × {activities_per_athlete} activities at {sandbox.api_url}")
+        app = http.post("/sandbox/apps", json={"name": "fitsync demo", "callback_domain": "localhost"},
+                        headers=console).json()
+        config = Config.load({}, home=home, base_url=sandbox.api_url, auth_url=sandbox.base_url,
+                             client_id=app["client_id"], client_secret=Secret(app["client_secret"]))
+        instance = dagster_instance.instance(home)
+        with FitsyncClient(config) as client:
+            world = http.get("/sandbox/athletes", headers=console).json()
+            ids = [connect_athlete(config, client, sandbox.base_url, a["id"]) for a in world]
+            out.print(f"[bold]2.[/] Connected athletes {', '.join(map(str, ids))} through the OAuth pages")
+            for athlete_id in ids:
+                outcome = sync_athlete(config, athlete_id, instance)
+                if not outcome.success:
+                    raise click.ClickException(f"the sync of athlete {athlete_id} failed")
+                out.print(f"[bold]3.[/] Full sync of athlete {athlete_id}: {outcome.api_calls()} API calls")
+
+            first = ids[0]
+            listing = http.get("/api/v3/athlete/activities", params={"per_page": 3},
+                               headers={"Authorization": f"Bearer {client.tokens.access_token(first).reveal()}"}).json()
+            renamed, deleted = listing[0]["id"], listing[1]["id"]
+            http.patch(f"/sandbox/activities/{renamed}", json={"name": "Demo: renamed by the athlete"}, headers=console)
+            http.delete(f"/sandbox/activities/{deleted}", headers=console)
+            created = http.post(f"/sandbox/athletes/{first}/activities", json={"sport_type": "Run"},
+                                headers=console).json()["id"]
+            out.print(f"[bold]4.[/] As athlete {first}: renamed {renamed}, deleted {deleted}, recorded {created}")
+            outcome = sync_athlete(config, first, instance, full=True)
+            out.print(f"[bold]5.[/] Sync again: {outcome.api_calls()} API calls")
+
+    with db.reading(home / "warehouse.duckdb") as conn:
+        table = Table(title="In the warehouse")
+        table.add_column("table")
+        table.add_column("rows", justify="right")
+        for name in SUMMARY_TABLES:
+            table.add_row(name, str(conn.execute(f"SELECT count(*) FROM {name}").fetchone()[0]))
+        check = conn.execute(
+            "SELECT (SELECT name FROM activities WHERE activity_id = ?), "
+            "(SELECT count(*) FROM activities WHERE activity_id = ?), "
+            "(SELECT count(*) FROM activities WHERE activity_id = ?), "
+            "(SELECT count(*) FROM deleted_activities WHERE activity_id = ?)",
+            [renamed, deleted, created, deleted]).fetchone()
+    out.print(table)
+    out.print(f"Renamed: {check[0]!r} · deleted one gone: {check[1] == 0} (audited: {check[3] == 1}) · "
+              f"new one present: {check[2] == 1}")
+    out.print(f"\nWarehouse: {home / 'warehouse.duckdb'}  ({time.monotonic() - started:.0f} s)")
+    out.print("Look at it:")
+    out.print(f"  FITSYNC_HOME={home} fitsync query \"SELECT sport_type, count(*), round(sum(distance)/1000) AS km "
+              "FROM activities GROUP BY ALL ORDER BY 2 DESC\"")
+    out.print(f"  DAGSTER_HOME={home / 'dagster'} FITSYNC_HOME={home} dagster dev -w workspace.yaml")

@@ -35,7 +35,8 @@ def resources_for(config: Config, max_wait_seconds: float = 900.0) -> dict[str, 
 
 
 def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, full: bool = False,
-                 activity_ids: list[int] | None = None, max_wait_seconds: float = 900.0) -> SyncOutcome:
+                 activity_ids: list[int] | None = None, max_wait_seconds: float = 900.0,
+                 log_level: str = "WARNING") -> SyncOutcome:
     instance.add_dynamic_partitions("athletes", [str(athlete_id)])
     assets = [a for a in defs.assets or [] if not isinstance(a, type)]
     checks = list(defs.asset_checks or [])
@@ -44,7 +45,8 @@ def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, 
         partition_key=str(athlete_id),
         instance=instance,
         resources=resources_for(config, max_wait_seconds),
-        run_config={"ops": {"activities": {"config": {"full": full, "activity_ids": activity_ids or []}}}},
+        run_config={"ops": {"activities": {"config": {"full": full, "activity_ids": activity_ids or []}}},
+                    "loggers": {"console": {"config": {"log_level": log_level}}}},
         raise_on_error=False,
         tags={"fitsync/trigger": "webhook" if activity_ids else "cli"},
     )

@@ -1,0 +1,113 @@
+"""`fitsync sync` (the assets, headless, with progress) and `fitsync query` (SQL on the warehouse)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from fitsync.assets import sync_state
+from fitsync.client.config import Config, ConfigError
+from fitsync.client.runtime import FitsyncClient
+from fitsync.warehouse import db
+
+if TYPE_CHECKING:
+    from .sync_runner import SyncOutcome
+
+
+def _config() -> Config:
+    try:
+        return Config.load()
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+
+
+def _progress(client: FitsyncClient, athlete_id: int, stop: threading.Event, out: Console) -> None:
+    """Activities done / total, calls, budget and ETA, redrawn while the run works."""
+    started, start_calls = time.monotonic(), None
+    with out.status("starting…") as status:
+        while not stop.wait(0.5):
+            known = len(sync_state.known_ids(client.store, athlete_id))
+            todo = sync_state.count_needing(client.store, athlete_id, "detail")
+            budget = next((b for b in client.governor.snapshot() if b.window == "short" and b.budget == "read"), None)
+            calls = sum(b.used for b in client.governor.snapshot() if b.window == "long" and b.budget == "overall")
+            start_calls = calls if start_calls is None else start_calls
+            done = known - todo
+            rate = done / max(time.monotonic() - started, 1e-6)
+            eta = f"{todo / rate:.0f} s" if rate > 0 and todo else "—"
+            status.update(f"athlete {athlete_id}: {done}/{known} activities detailed · {calls - start_calls} calls · "
+                          f"budget {budget.used}/{budget.limit} this window · ETA {eta}" if budget else "working…")
+
+
+@click.command()
+@click.option("--athlete", "athlete_ids", type=int, multiple=True, help="Only this athlete (repeatable).")
+@click.option("--full", is_flag=True, help="List every activity and reconcile deletions.")
+@click.option("--max-wait", default=900.0, show_default=True,
+              help="Seconds to wait for the rate budget before leaving the rest to the next run.")
+def sync(athlete_ids: tuple[int, ...], full: bool, max_wait: float) -> None:
+    """Sync connected athletes into the warehouse (exits non-zero if a run fails)."""
+    from . import instance as dagster_instance  # Dagster loads in a second or two: only when needed
+    from .sync_runner import sync_athlete
+
+    config = _config()
+    out = Console(stderr=True)
+    with FitsyncClient(config) as client:
+        connected = [a.athlete_id for a in client.tokens.athletes() if a.status == "connected"]
+        targets = list(athlete_ids) or connected
+        if not targets:
+            raise click.ClickException("no connected athletes: run `fitsync connect` first")
+        instance = dagster_instance.instance(config.home)
+        failed = []
+        for athlete_id in targets:
+            stop = threading.Event()
+            painter = threading.Thread(target=_progress, args=(client, athlete_id, stop, out), daemon=True)
+            painter.start()
+            try:
+                outcome = sync_athlete(config, athlete_id, instance, full=full, max_wait_seconds=max_wait)
+            finally:
+                stop.set()
+                painter.join()
+            _report(out, outcome)
+            if not outcome.success:
+                failed.append(athlete_id)
+    if failed:
+        raise click.ClickException(f"sync failed for athlete(s) {', '.join(map(str, failed))}: see the log above")
+    click.echo(f"warehouse: {config.home / 'warehouse.duckdb'}")
+
+
+def _report(out: Console, outcome: "SyncOutcome") -> None:
+    table = Table(title=f"athlete {outcome.athlete_id}: {'ok' if outcome.success else 'FAILED'}")
+    for column in ("asset", "api calls", "notes"):
+        table.add_column(column)
+    for asset, meta in sorted(outcome.metadata.items()):
+        notes = ", ".join(f"{k}={v}" for k, v in meta.items()
+                          if k in ("new", "changed", "fetched", "remaining", "reconciled_deletions", "skipped", "mode"))
+        table.add_row(asset, str(meta.get("api_calls", "")), notes + (" " + str(meta["notes"]) if "notes" in meta else ""))
+    out.print(table)
+
+
+@click.command()
+@click.argument("sql")
+@click.option("--limit", default=200, show_default=True, help="Rows to show at most.")
+def query(sql: str, limit: int) -> None:
+    """Run SQL on the warehouse (read-only) and print a table."""
+    path = _config().home / "warehouse.duckdb"
+    if not path.exists():
+        raise click.ClickException(f"no warehouse at {path}: run `fitsync sync` first")
+    with db.reading(path) as conn:
+        try:
+            cursor = conn.execute(sql)
+            rows = cursor.fetchmany(limit)
+            columns = [d[0] for d in cursor.description or []]
+        except Exception as error:  # DuckDB's own message says what is wrong with the SQL
+            raise click.ClickException(str(error).splitlines()[0]) from None
+    table = Table(show_lines=False)
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*("" if v is None else str(v) for v in row))
+    Console().print(table)
