@@ -57,7 +57,8 @@ class Config:
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Config":
         env = os.environ if env is None else env
-        home = Path(env.get("FITSYNC_HOME") or overrides.get("home") or Path.home() / ".fitsync").expanduser()
+        # overrides win over the environment here too: the config file is read from the home that is used
+        home = Path(overrides.get("home") or env.get("FITSYNC_HOME") or Path.home() / ".fitsync").expanduser()
         values: dict[str, Any] = {"home": home}
         file = home / CONFIG_FILE
         if file.exists():
@@ -69,7 +70,7 @@ class Config:
         for name, (env_name, _) in FIELDS.items():
             if env.get(env_name) not in (None, ""):
                 values[name] = _parse(name, env[env_name], env_name)
-        values.update(overrides)
+        values.update(overrides, home=home)
         return cls(**values)
 
 

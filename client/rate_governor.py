@@ -71,6 +71,9 @@ class RateGovernor:
             if wait is None:
                 return
             seconds, window, budget = wait
+            if budget == "boundary":  # not a spent budget: a pause of at most twice the guard
+                self.sleep(seconds)
+                continue
             if max_wait is not None and seconds > max_wait:
                 raise RateBudgetExhausted(self.clock() + seconds, window, budget)
             log.info("rate budget: %s %s window spent, waiting %.1f s for the next window", budget, window, seconds)
@@ -90,6 +93,12 @@ class RateGovernor:
                     waits.append((self._next_boundary(window, now) - now + self.boundary_guard, window, budget))
             if waits:
                 return max(waits)
+            # A request sent this close to a boundary may be counted by the service in the next window, which
+            # this ledger would start at zero: wait for the boundary instead.
+            edges = [(self._next_boundary(w, now) - now + self.boundary_guard, w, "boundary") for w in WINDOWS
+                     if self._next_boundary(w, now) - now < self.boundary_guard]
+            if edges:
+                return max(edges)
             for window in WINDOWS:
                 for budget in budgets:
                     used, limit = ledger[(window, budget)]
@@ -110,6 +119,10 @@ class RateGovernor:
                 parsed[budget] = (limits, usage)
         if not parsed and refused_budget is None:
             return
+        # The windows the refusal was for: those the headers show at or over their limit (the short one if the
+        # headers do not say); a 15-minute refusal must not stop work until midnight.
+        shown = parsed.get(refused_budget or "")
+        refused_windows = [w for i, w in enumerate(WINDOWS) if shown and shown[1][i] >= shown[0][i]] or ["short"]
         now = self.clock()
         with self.store.transaction() as conn:
             ledger = self._ledger(conn, now)
@@ -120,7 +133,7 @@ class RateGovernor:
                     limit = parsed[budget][0][index]
                     if same_window:
                         used = max(used, parsed[budget][1][index])
-                if budget == refused_budget and same_window:
+                if budget == refused_budget and same_window and window in refused_windows:
                     used = max(used, limit)
                 self._write(conn, window, budget, self._window_start(window, now), used, limit)
 

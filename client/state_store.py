@@ -85,6 +85,12 @@ MIGRATIONS: tuple[str, ...] = (
         efforts_after TEXT,
         PRIMARY KEY (athlete_id, segment_id)
     );
+    CREATE TABLE webhook_deletions (
+        athlete_id INTEGER NOT NULL,
+        activity_id INTEGER NOT NULL,
+        event_time INTEGER NOT NULL,
+        PRIMARY KEY (athlete_id, activity_id)
+    );
     """,
 )
 

@@ -15,6 +15,7 @@ from typing import Any, Callable, Literal
 import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
+from .errors import FitsyncError
 from .rate_governor import RateGovernor
 
 log = logging.getLogger(__name__)
@@ -24,6 +25,10 @@ MAX_RATE_LIMITED = 50
 # Errors raised before the request left this machine: always safe to retry.
 NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 MAYBE_SENT = (httpx.ReadTimeout, httpx.WriteTimeout, httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+
+
+class UncertainOutcome(FitsyncError):
+    """A non-idempotent request (a create) failed in a way that leaves unknown whether it took effect."""
 
 
 class ServerError(Exception):
@@ -70,14 +75,14 @@ class Transport:
         **kwargs: Any,
     ) -> httpx.Response:
         """Send with retries; returns the final response (any status but 429 and exhausted 5xx raise)."""
-        for _ in range(MAX_RATE_LIMITED):
+        for attempt in range(MAX_RATE_LIMITED):
             response = self._with_retries(method, url, budget, bulk, idempotent, max_wait, kwargs)
             if response.status_code != 429:
                 return response
-            refused = _refused_budget(response)
-            log.warning("429 on %s %s (%s budget): waiting for the next window", method, url_path(url), refused)
-            if self.governor is not None:
-                self.governor.observe(response.headers, refused_budget=refused)
+            log.warning("429 on %s %s (%s budget): waiting for the next window", method, url_path(url),
+                        _refused_budget(response))
+            if self.governor is None or budget is None:  # no ledger to wait on: back off instead
+                self.sleep(min(self.backoff_max, self.backoff_initial * 2 ** attempt))
         raise RuntimeError(f"{method} {url_path(url)} was rate limited {MAX_RATE_LIMITED} times in a row")
 
     def _with_retries(
@@ -87,7 +92,7 @@ class Transport:
         retryable = NOT_SENT + (MAYBE_SENT + (ServerError,) if idempotent else ())
         retrying = Retrying(
             stop=stop_after_attempt(self.max_retries),
-            wait=wait_exponential_jitter(initial=self.backoff_initial, max=self.backoff_max),
+            wait=wait_exponential_jitter(multiplier=self.backoff_initial, max=self.backoff_max),
             retry=retry_if_exception(lambda e: isinstance(e, retryable)),
             before_sleep=lambda state: _log_retry(method, url, state),
             sleep=self.sleep,
@@ -99,6 +104,12 @@ class Transport:
                     return self._send_once(method, url, budget, bulk, max_wait, kwargs)
         except ServerError as error:
             return error.response
+        except MAYBE_SENT as error:
+            if idempotent:
+                raise
+            raise UncertainOutcome(f"{method} {url_path(url)}: the connection failed after the request may have "
+                                   f"reached the service ({type(error).__name__}); it was not repeated — check "
+                                   "whether it took effect before trying again") from error
         raise AssertionError("unreachable")
 
     def _send_once(
@@ -110,7 +121,9 @@ class Transport:
         self.calls += 1
         response = self.http.request(method, url, **kwargs)
         if self.governor is not None and budget is not None:
-            self.governor.observe(response.headers, sent_at=sent_at)
+            # After a 429 the refused budget is spent for the window the request was sent in (not a later one).
+            refused = _refused_budget(response) if response.status_code == 429 else None
+            self.governor.observe(response.headers, sent_at=sent_at, refused_budget=refused)
         if response.status_code >= 500:
             raise ServerError(response)
         return response

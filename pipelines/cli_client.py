@@ -7,6 +7,7 @@ import sys
 import webbrowser
 
 import click
+import httpx
 
 from fitsync.client import oauth, scopes
 from fitsync.client.config import Config, ConfigError
@@ -74,8 +75,9 @@ def disconnect(athlete_id: int) -> None:
         try:
             token = client.tokens.access_token(athlete_id)
             revoked = oauth.deauthorize(client.config, client.transport, token.reveal())
-        except FitsyncError as error:
-            click.secho(f"could not revoke at the service ({error}); deleting the local tokens anyway", fg="yellow")
+        except (FitsyncError, httpx.HTTPError) as error:
+            click.secho(f"could not revoke at the service ({type(error).__name__}: {error}); "
+                        "deleting the local tokens anyway", fg="yellow")
             revoked = False
         client.tokens.forget(athlete_id)
     click.echo(f"Disconnected athlete {athlete_id}" + ("" if revoked else " (the service had already revoked access)"))

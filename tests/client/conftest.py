@@ -1,0 +1,104 @@
+"""Fixtures for the client tests: a private FITSYNC_HOME per test, a Config for the session sandbox (with its own
+application, so its own rate budget), a client built from it, and a connected athlete."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from fitsync.client import oauth
+from fitsync.client.config import Config
+from fitsync.client.runtime import FitsyncClient
+from fitsync.client.secret import Secret
+from fitsync.sandbox.server import ServerThread
+
+from ..sandbox_harness import ALL_SCOPES, App, Harness
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`slow` tests of this folder run only on demand (`-m slow`); each has a short version in the default run."""
+    if "slow" in (config.getoption("markexpr") or ""):
+        return
+    here = Path(__file__).parent
+    skip = pytest.mark.skip(reason="slow: run with -m slow")
+    for item in items:
+        if "slow" in item.keywords and here in item.path.parents:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def fitsync_home(tmp_path: Path) -> Path:
+    return tmp_path / "fitsync-home"
+
+
+@pytest.fixture
+def app(sb: Harness) -> App:
+    """A fresh application: its own rate budget and its own push subscription."""
+    return sb.new_app()
+
+
+MakeConfig = Callable[..., Config]
+
+
+@pytest.fixture
+def make_config(sandbox_server: ServerThread, fitsync_home: Path, app: App) -> MakeConfig:
+    """A Config for the session sandbox; windows as the sandbox's defaults, a short guard and quick retries."""
+
+    def make(**overrides: Any) -> Config:
+        values: dict[str, Any] = dict(
+            home=fitsync_home, base_url=sandbox_server.api_url, auth_url=sandbox_server.base_url,
+            client_id=app.client_id, client_secret=Secret(app.client_secret),
+            short_window=900, long_window=86400, boundary_guard=0.2, timeout=10.0,
+        )
+        values.update(overrides)
+        return Config.load({}, **values)
+
+    return make
+
+
+@pytest.fixture
+def config(make_config: MakeConfig) -> Config:
+    return make_config()
+
+
+@pytest.fixture
+def client(config: Config) -> Iterator[FitsyncClient]:
+    with FitsyncClient(config) as c:
+        yield c
+
+
+@dataclass
+class Connected:
+    client: FitsyncClient
+    athlete_id: int
+    app: App
+    grant: dict[str, Any]  # the token endpoint's answer to the code exchange
+
+    @property
+    def config(self) -> Config:
+        return self.client.config
+
+
+def connect_athlete(sb: Harness, client: FitsyncClient, app: App, athlete_id: int,
+                    scopes: tuple[str, ...] = ALL_SCOPES) -> Connected:
+    """Consent as the athlete (sandbox browser), then exchange and store through the client."""
+    body = oauth.exchange_code(client.config, client.transport, sb.code(app, athlete_id, scopes))
+    client.tokens.save_grant(body, body["scope"])
+    return Connected(client, athlete_id, app, body)
+
+
+@pytest.fixture
+def connected(sb: Harness, client: FitsyncClient, app: App) -> Connected:
+    """The session's premium athlete (index 0), connected with every scope; only read here, never written."""
+    return connect_athlete(sb, client, app, sb.athlete_id())
+
+
+@pytest.fixture
+def own_athlete(sb: Harness) -> int:
+    """A new athlete with no activities, for tests that write (the seeded world stays as other tests expect)."""
+    response = sb.console.post("/athletes", json={"firstname": "Client", "lastname": "Test"})
+    assert response.status_code == 200, response.text
+    return response.json()["id"]

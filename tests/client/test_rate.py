@@ -1,0 +1,167 @@
+"""One rate budget shared by every fitsync process: 429 recovery, processes sharing a small budget without a 429,
+the bulk reserve, the readable budget, and window boundaries.
+
+| issue 3 | what | test |
+|---|---|---|
+| §5 Rate | a 429 is not an error: record, wait for the window, retry | test_429_recovery_with_a_2s_window |
+| §5 Rate | N processes reserve atomically, never exceed the budget | test_4_processes_share_a_small_budget_without_a_429 |
+| §5 Rate | bulk work leaves a reserve for interactive requests; never send what will be refused | test_bulk_reserve_leaves_room_for_interactive_requests |
+| §5 Rate | the current budget (used / limit / resets at) is readable | test_snapshot_follows_the_service_headers |
+| §5 Rate | waits for the natural window boundary | test_waits_until_the_boundary_plus_guard, test_no_request_straddles_a_boundary |
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from fitsync.client.rate_governor import RateBudgetExhausted, RateGovernor
+from fitsync.client.runtime import FitsyncClient
+from fitsync.client.state_store import StateStore
+
+from ..sandbox_harness import App, Harness, wait_until
+from .conftest import MakeConfig, connect_athlete
+from .support import RequestLog, release_and_collect, start_workers
+
+
+def read_usage(headers: dict[str, str]) -> int:
+    return int(headers["x-readratelimit-usage"].split(",")[0])
+
+
+def test_429_recovery_with_a_2s_window(sb: Harness, make_config: MakeConfig, app: App) -> None:
+    with sb.settings(short_window=2, read_limit_short=4):
+        with FitsyncClient(make_config(short_window=2)) as client:
+            c = connect_athlete(sb, client, app, sb.athlete_id())
+            log = RequestLog(client.transport.http)
+            api = client.athlete(c.athlete_id)
+            # someone else (another machine with the same app) spends the window; the client's ledger knows nothing
+            wait_until(lambda: 2 - time.time() % 2 > 0.6, 3, "a window with time left")
+            spent = [sb.get(c.grant["access_token"], "/athlete").status_code for _ in range(5)]
+            assert spent == [200, 200, 200, 200, 429]
+
+            results = [api.athlete().id for _ in range(6)]
+
+    assert results == [c.athlete_id] * 6  # every call succeeded
+    statuses = [s.status for s in log.sent]
+    assert statuses == [429] + [200] * 6, statuses  # one 429, then never a request the client knew would fail
+    boundary = (log.sent[0].at // 2 + 1) * 2
+    assert all(s.at >= boundary for s in log.sent[1:]), "retried before the next window"
+    assert all(read_usage(s.headers) <= 4 for s in log.sent[1:])
+
+
+def test_4_processes_share_a_small_budget_without_a_429(sb: Harness, make_config: MakeConfig, app: App) -> None:
+    with sb.settings(short_window=2, read_limit_short=10):
+        config = make_config(short_window=2)
+        with FitsyncClient(config) as client:
+            c = connect_athlete(sb, client, app, sb.athlete_id())
+        before = sb.counters()
+        reports = release_and_collect(start_workers(config, [{"athlete_id": c.athlete_id, "calls": 7}] * 4), timeout=60)
+        after = sb.counters()
+
+    assert [r["failures"] for r in reports] == [[]] * 4
+    assert sum(r["ok"] for r in reports) == 28
+    assert after.get("status_429", 0) == before.get("status_429", 0), (before, after)
+    assert after.get("rate_limited", 0) == before.get("rate_limited", 0)
+    # the service's own count of the app's reads in a window never passed the limit
+    assert max(r["max_read_usage"] for r in reports) <= 10
+
+
+def test_bulk_reserve_leaves_room_for_interactive_requests(sb: Harness, make_config: MakeConfig, app: App) -> None:
+    with sb.settings(read_limit_short=10):  # 15-minute windows: nothing resets during the test
+        with FitsyncClient(make_config(bulk_reserve=0.3)) as client:
+            c = connect_athlete(sb, client, app, sb.athlete_id())
+            log = RequestLog(client.transport.http)
+            bulk = client.athlete(c.athlete_id, bulk=True, max_wait=0)
+            interactive = client.athlete(c.athlete_id, max_wait=0)
+            before = sb.counters()
+
+            done = 0
+            with pytest.raises(RateBudgetExhausted) as stopped:
+                while done < 20:
+                    bulk.athlete()
+                    done += 1
+            assert done == 7  # 30 % of the window is left for interactive and webhook work
+            for _ in range(3):
+                interactive.athlete()
+            with pytest.raises(RateBudgetExhausted) as spent:
+                interactive.athlete()
+            after = sb.counters()
+
+    assert len(log.sent) == 10 and {s.status for s in log.sent} == {200}  # the refused ones were never sent
+    assert after.get("status_429", 0) == before.get("status_429", 0)
+    boundary = (time.time() // 900 + 1) * 900
+    assert stopped.value.resets_at == pytest.approx(boundary, abs=2) and spent.value.budget == "read"
+
+
+def test_snapshot_follows_the_service_headers(sb: Harness, make_config: MakeConfig, app: App) -> None:
+    with sb.settings(read_limit_short=50, overall_limit_short=80):
+        with FitsyncClient(make_config()) as client:
+            c = connect_athlete(sb, client, app, sb.athlete_id())
+            log = RequestLog(client.transport.http)
+            for _ in range(3):
+                client.athlete(c.athlete_id).athlete()
+            lines = {(x.window, x.budget): x for x in client.governor.snapshot()}
+    headers = log.sent[-1].headers
+    assert (lines["short", "read"].used, lines["short", "read"].limit) == (3, 50) == (read_usage(headers), 50)
+    assert (lines["short", "overall"].used, lines["short", "overall"].limit) == (3, 80)
+    assert lines["long", "read"].limit == 1000 and lines["long", "overall"].limit == 2000
+    now = time.time()
+    assert lines["short", "read"].resets_at == (now // 900 + 1) * 900
+    assert lines["long", "read"].resets_at == (now // 86400 + 1) * 86400  # UTC midnight
+
+
+class FakeTime:
+    def __init__(self, now: float) -> None:
+        self.now = now
+        self.slept: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_waits_until_the_boundary_plus_guard(tmp_path: Path) -> None:
+    t = FakeTime(1_000_000 * 900 + 100.0)  # 100 s into a 15-minute window
+    governor = RateGovernor(StateStore(tmp_path / "state.db"), boundary_guard=1.0, clock=t.clock, sleep=t.sleep)
+    governor.observe({"X-ReadRateLimit-Limit": "5,1000", "X-ReadRateLimit-Usage": "5,5",
+                      "X-RateLimit-Limit": "200,2000", "X-RateLimit-Usage": "5,5"})
+    governor.reserve(counts_as_read=False)  # the overall budget is not spent: a write goes at once
+    assert t.slept == []
+    governor.reserve()  # a read waits for the next window (+ guard), not for a fixed delay
+    assert t.slept == [pytest.approx(800 + 1.0)]
+    assert governor.remaining("short", "read") == 4
+
+
+def test_no_request_straddles_a_boundary(tmp_path: Path) -> None:
+    """A request reserved just before a boundary may be counted by the service in the next window, where this
+    ledger would not count it: so within the guard of a boundary the governor waits for the boundary."""
+    t = FakeTime(1_000_000 * 900 + 899.7)  # 0.3 s before the boundary, guard 1 s
+    governor = RateGovernor(StateStore(tmp_path / "state.db"), boundary_guard=1.0, clock=t.clock, sleep=t.sleep)
+    governor.reserve()
+    assert sum(t.slept) == pytest.approx(0.3 + 1.0)
+    assert [x.used for x in governor.snapshot() if x.window == "short"] == [1, 1]
+
+
+def test_a_429_spends_only_the_window_it_was_for(tmp_path: Path) -> None:
+    """A 15-minute refusal waits for the next 15-minute window, not for UTC midnight; a refusal answered after
+    the boundary does not spend the new window."""
+    t = FakeTime(1_000_000 * 900 + 100.0)
+    governor = RateGovernor(StateStore(tmp_path / "state.db"), boundary_guard=1.0, clock=t.clock, sleep=t.sleep)
+    refused = {"X-ReadRateLimit-Limit": "100,1000", "X-ReadRateLimit-Usage": "101,300",
+               "X-RateLimit-Limit": "200,2000", "X-RateLimit-Usage": "101,300"}
+    governor.observe(refused, sent_at=t.now, refused_budget="read")
+    assert governor.remaining("short", "read") == 0 and governor.remaining("long", "read") == 700
+    governor.reserve()
+    assert t.slept == [pytest.approx(800 + 1.0)]
+
+    t.slept.clear()
+    boundary = 1_000_000 * 900 + 1800  # the end of the window the clock is in now
+    sent_at, t.now = boundary - 0.5, boundary + 1.5  # sent just before it, answered after it
+    governor.observe({}, sent_at=sent_at, refused_budget="read")  # a 429 without usage headers
+    governor.reserve()
+    assert t.slept == []

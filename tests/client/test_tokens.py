@@ -1,0 +1,197 @@
+"""Tokens: refreshed before expiry and after a 401, under a cross-process lock that never loses a rotated refresh
+token (8 processes racing), and an invalid refresh token reported as "run `fitsync connect`".
+
+| issue 3 | what | test |
+|---|---|---|
+| §4 Tokens | refreshed before it expires (safety margin) | test_refresh_before_expiry_within_the_margin |
+| §4 Tokens | refreshed after a 401 | test_refresh_after_a_401_then_retry_once |
+| §4 Tokens | …that another process did not already fix | test_a_401_another_process_already_fixed_is_not_refreshed_again |
+| §4 Tokens | re-read under the lock, commit the new refresh token first; rotation race | test_rotation_race_8_processes_by_100_calls, test_rotation_race_soak_8_by_500 (slow) |
+| §4 Tokens | invalid refresh token → needs re-authorization, message says what to run | test_invalid_refresh_token_flags_the_athlete, test_cli_athletes_shows_needs_reauth |
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from fitsync.client.errors import ReauthorizationRequired
+from fitsync.client.runtime import FitsyncClient
+from fitsync.pipelines.cli import main
+
+from ..sandbox_harness import App, Harness, query, wait_until
+from .conftest import Connected, MakeConfig, connect_athlete
+from .support import RequestLog, cli_env, release_and_collect, start_workers, stored_access_token, stored_refresh_token
+
+UNLIMITED = dict(read_limit_short=1_000_000, read_limit_long=1_000_000, overall_limit_short=1_000_000,
+                 overall_limit_long=1_000_000)
+
+
+def trace(log: RequestLog) -> list[tuple[str, str, int | None]]:
+    return [(s.method, s.path.removeprefix("/api/v3"), s.status) for s in log.sent]
+
+
+def test_refresh_before_expiry_within_the_margin(sb: Harness, make_config: MakeConfig, app: App) -> None:
+    # tokens live 5 s; the client refreshes when 2 s or less are left (the service then issues a new one)
+    with sb.settings(access_token_lifetime=5, refresh_reuse_threshold=2), \
+            FitsyncClient(make_config(refresh_margin=2)) as client:
+        c = connect_athlete(sb, client, app, sb.athlete_id())
+        log = RequestLog(client.transport.http)
+        api = client.athlete(c.athlete_id)
+
+        api.athlete()  # more than the margin left: used as is
+        assert trace(log) == [("GET", "/athlete", 200)]
+        assert log.sent[0].bearer == c.grant["access_token"]
+
+        wait_until(lambda: c.grant["expires_at"] - time.time() <= 2, 6, "the token to enter the refresh margin")
+        log.clear()
+        api.athlete()
+        # refreshed first, then the call with the new token: no 401 on the way
+        assert trace(log) == [("POST", "/oauth/token", 200), ("GET", "/athlete", 200)]
+        new_access = stored_access_token(client.config, c.athlete_id)
+        assert log.sent[1].bearer == new_access != c.grant["access_token"]
+        # the rotated refresh token was committed: the stored one is the live one, the first one is dead
+        assert stored_refresh_token(client.config, c.athlete_id) != c.grant["refresh_token"]
+        assert sb.refresh(app, c.grant["refresh_token"]).status_code == 400
+        stored = client.tokens.athlete(c.athlete_id)
+        assert stored is not None and stored.access_expires_at - time.time() > 2
+
+
+def _store_access_token(c: Connected, token: str, expires_at: int) -> None:
+    with c.client.store.transaction() as conn:
+        conn.execute("UPDATE athletes SET access_token = ?, access_expires_at = ? WHERE athlete_id = ?",
+                     (c.client.cipher.encrypt(token), expires_at, c.athlete_id))
+
+
+def test_refresh_after_a_401_then_retry_once(connected: Connected) -> None:
+    # the stored access token looks valid for an hour but the service does not know it (expired or revoked there)
+    _store_access_token(connected, "not-a-token-the-service-knows", int(time.time()) + 3600)
+    log = RequestLog(connected.client.transport.http)
+    api = connected.client.athlete(connected.athlete_id)
+
+    assert api.athlete().id == connected.athlete_id
+    assert trace(log) == [("GET", "/athlete", 401), ("POST", "/oauth/token", 200), ("GET", "/athlete", 200)]
+    assert log.sent[0].bearer == "not-a-token-the-service-knows" and log.sent[2].bearer != log.sent[0].bearer
+
+    log.clear()
+    api.athlete()  # the refreshed token was stored
+    assert trace(log) == [("GET", "/athlete", 200)]
+
+
+def test_a_401_another_process_already_fixed_is_not_refreshed_again(sb: Harness, make_config: MakeConfig,
+                                                                     app: App) -> None:
+    # the service issues a new access token on every refresh here
+    with sb.settings(refresh_reuse_threshold=10**9), FitsyncClient(make_config()) as one, \
+            FitsyncClient(make_config()) as other:
+        c = connect_athlete(sb, one, app, sb.athlete_id())
+        stale = one.tokens.access_token(c.athlete_id)
+        fixed = other.tokens.refresh(c.athlete_id, rejected=stale)  # the other process met the 401 first
+        assert fixed != stale
+
+        log = RequestLog(one.transport.http)
+        again = one.tokens.refresh(c.athlete_id, rejected=stale)
+        assert again == fixed and log.sent == []  # re-read under the lock: nothing to do
+        # and a 401 for the token that is stored now does refresh
+        newer = one.tokens.refresh(c.athlete_id, rejected=fixed)
+        assert newer not in (fixed, stale) and [s.path for s in log.sent] == ["/oauth/token"]
+
+
+def test_invalid_refresh_token_flags_the_athlete(sb: Harness, connected: Connected) -> None:
+    # the athlete revoked fitsync in the service's settings: access and refresh tokens die
+    revoked = sb.console.post(f"/athletes/{connected.athlete_id}/revoke", json={"client_id": connected.app.client_id})
+    assert revoked.status_code == 200
+    log = RequestLog(connected.client.transport.http)
+    api = connected.client.athlete(connected.athlete_id)
+
+    with pytest.raises(ReauthorizationRequired) as caught:
+        api.athlete()
+    assert trace(log) == [("GET", "/athlete", 401), ("POST", "/oauth/token", 400)]
+    assert "run `fitsync connect`" in str(caught.value) and str(connected.athlete_id) in str(caught.value)
+    record = connected.client.tokens.athlete(connected.athlete_id)
+    assert record is not None and record.status == "needs_reauth" and "RefreshToken" in (record.status_reason or "")
+
+    # from now on every process knows without asking the service
+    log.clear()
+    with FitsyncClient(connected.config) as other:
+        other_log = RequestLog(other.transport.http)
+        with pytest.raises(ReauthorizationRequired, match="fitsync connect"):
+            other.athlete(connected.athlete_id).activities().__next__()
+        with pytest.raises(ReauthorizationRequired):
+            api.athlete()
+    assert log.sent == [] and other_log.sent == []
+
+    # a new consent (`fitsync connect`) replaces the grant and clears the flag
+    connect_athlete(sb, connected.client, connected.app, connected.athlete_id)
+    record = connected.client.tokens.athlete(connected.athlete_id)
+    assert record is not None and (record.status, record.status_reason) == ("connected", None)
+    assert api.athlete().id == connected.athlete_id
+
+
+def test_invalid_refresh_token_before_expiry(sb: Harness, connected: Connected) -> None:
+    """The margin path (no 401 first): an expired token with a refresh token the service does not know."""
+    with connected.client.store.transaction() as conn:
+        conn.execute("UPDATE athletes SET access_expires_at = ?, refresh_token = ? WHERE athlete_id = ?",
+                     (int(time.time()) - 10, connected.client.cipher.encrypt("garbage"), connected.athlete_id))
+    with pytest.raises(ReauthorizationRequired, match="run `fitsync connect`"):
+        connected.client.athlete(connected.athlete_id).athlete()
+    assert connected.client.tokens.athletes()[0].status == "needs_reauth"
+
+
+def test_cli_athletes_shows_needs_reauth(sb: Harness, connected: Connected) -> None:
+    runner = CliRunner()
+    listed = runner.invoke(main, ["athletes"], env=cli_env(connected.config))
+    assert listed.exit_code == 0 and f"{connected.athlete_id}\t" in listed.output and "\tconnected\t" in listed.output
+
+    sb.console.post(f"/athletes/{connected.athlete_id}/revoke", json={"client_id": connected.app.client_id})
+    with pytest.raises(ReauthorizationRequired):
+        connected.client.athlete(connected.athlete_id).athlete()
+    listed = runner.invoke(main, ["athletes"], env=cli_env(connected.config))
+    assert listed.exit_code == 0
+    [line] = [line for line in listed.output.splitlines() if line.startswith(f"{connected.athlete_id}\t")]
+    assert "\tneeds_reauth\t" in line and "RefreshToken" in line
+
+
+# --- the rotation race -------------------------------------------------------------------------------------
+
+def rotation_race(sb: Harness, make_config: MakeConfig, app: App, processes: int, calls: int) -> None:
+    """`processes` fitsync processes share one FITSYNC_HOME and one athlete, `calls` API calls each, while access
+    tokens live 2 s (refreshed 1 s before expiry, so a new one every ~1 s) and every refresh rotates the refresh
+    token. 30 ms of service latency per request keeps the processes calling across many rotations."""
+    with sb.settings(access_token_lifetime=2, refresh_reuse_threshold=1, rotate_refresh_tokens=True,
+                     fault_latency_ms=30, **UNLIMITED):
+        config = make_config(refresh_margin=1)
+        with FitsyncClient(config) as client:
+            c = connect_athlete(sb, client, app, sb.athlete_id())
+        started = time.monotonic()
+        reports = release_and_collect(start_workers(config, [{"athlete_id": c.athlete_id, "calls": calls}] * processes),
+                                      timeout=120)
+        elapsed = time.monotonic() - started
+
+    failures = [f for r in reports for f in r["failures"]]
+    assert failures == [], failures
+    assert sum(r["ok"] for r in reports) == processes * calls
+    statuses: dict[str, int] = {}
+    for r in reports:
+        for k, v in r["statuses"].items():
+            statuses[k] = statuses.get(k, 0) + v
+    # no process ever presented a refresh token that another had already rotated away
+    assert statuses.get("POST token 400", 0) == 0, statuses
+    # the race was real: the refresh token was rotated over and over while the processes were calling
+    rotations = query(sb, """SELECT count(*) - 1 AS n FROM refresh_tokens r JOIN token_families f ON f.id = r.family_id
+                             WHERE f.app_id = ?""", app.client_id)[0]["n"]
+    assert rotations >= max(2, int(elapsed) - 2), (rotations, elapsed, statuses)
+    assert statuses.get("POST token 200", 0) == rotations, statuses
+    # the final stored refresh token is the live one
+    final = sb.refresh(app, stored_refresh_token(config, c.athlete_id))
+    assert final.status_code == 200, final.text
+
+
+def test_rotation_race_8_processes_by_100_calls(sb: Harness, make_config: MakeConfig, app: App) -> None:
+    rotation_race(sb, make_config, app, processes=8, calls=100)
+
+
+@pytest.mark.slow
+def test_rotation_race_soak_8_by_500(sb: Harness, make_config: MakeConfig, app: App) -> None:
+    rotation_race(sb, make_config, app, processes=8, calls=500)

@@ -1,0 +1,79 @@
+"""`fitsync webhooks subscribe|status|unsubscribe` against the sandbox, with a small callback receiver on loopback.
+
+| issue 3 | what | test |
+|---|---|---|
+| §7 Operations | push-subscription management from the CLI | test_webhooks_subscribe_status_unsubscribe |
+| §7 Operations | a second subscribe reports the existing one | test_webhooks_subscribe_status_unsubscribe |
+| §7 Operations | a callback that fails validation is a clear error, nothing saved | test_webhooks_subscribe_with_a_dead_callback |
+"""
+
+from __future__ import annotations
+
+import socket
+
+from click.testing import CliRunner
+
+from fitsync.client.config import Config
+from fitsync.client.runtime import FitsyncClient
+from fitsync.pipelines.cli import main
+
+from ..sandbox_harness import App, Harness
+from .support import CallbackReceiver, cli_env
+
+
+def fitsync(config: Config, *args: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(main, list(args), env=cli_env(config))
+
+
+def service_view(sb: Harness, app: App) -> list[dict]:  # type: ignore[type-arg]
+    response = sb.http.request("GET", "/api/v3/push_subscriptions", data=app.creds())
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_webhooks_subscribe_status_unsubscribe(sb: Harness, config: Config, app: App) -> None:
+    with CallbackReceiver() as receiver:
+        assert fitsync(config, "webhooks", "status").output.strip() == "No subscription."
+
+        created = fitsync(config, "webhooks", "subscribe", "--callback-url", receiver.url)
+        assert created.exit_code == 0, created.output
+        [sub] = service_view(sb, app)
+        assert created.output.strip() == f"Subscribed: id {sub['id']} → {receiver.url}"
+        assert sub["callback_url"] == receiver.url
+        # the service validated the callback with the verify token fitsync stored for its receiver
+        [validation] = receiver.validations
+        with FitsyncClient(config) as client:
+            stored = client.subscription_state.verify_token()
+            current = client.subscription_state.current()
+        assert stored is not None and validation["hub.verify_token"] == stored.reveal()
+        assert current is not None and (current.id, current.callback_url) == (sub["id"], receiver.url)
+
+        shown = fitsync(config, "webhooks", "status")
+        assert shown.exit_code == 0 and shown.output.startswith(f"{sub['id']}\t{receiver.url}\tcreated ")
+
+        again = fitsync(config, "webhooks", "subscribe", "--callback-url", receiver.url + "/other")
+        assert again.exit_code != 0
+        assert f"already has subscription {sub['id']} to {receiver.url}" in again.output
+        assert len(receiver.validations) == 1 and len(service_view(sb, app)) == 1
+
+        gone = fitsync(config, "webhooks", "unsubscribe")
+        assert gone.exit_code == 0 and gone.output.strip() == "Unsubscribed."
+        assert service_view(sb, app) == []
+        with FitsyncClient(config) as client:
+            assert client.subscription_state.current() is None and client.subscription_state.verify_token() is None
+        assert fitsync(config, "webhooks", "status").output.strip() == "No subscription."
+        nothing = fitsync(config, "webhooks", "unsubscribe")
+        assert nothing.exit_code != 0 and "has no subscription" in nothing.output
+
+
+def test_webhooks_subscribe_with_a_dead_callback(sb: Harness, config: Config, app: App) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/webhook"
+    result = fitsync(config, "webhooks", "subscribe", "--callback-url", dead)
+    assert result.exit_code != 0
+    assert "Error: POST /push_subscriptions → 400" in result.output and "callback" in result.output
+    assert "Traceback" not in result.output
+    assert service_view(sb, app) == []
+    with FitsyncClient(config) as client:
+        assert client.subscription_state.current() is None
