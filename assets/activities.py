@@ -23,10 +23,14 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
     client = fitsync_api.client()
     aid = athlete_id(context.partition_key)
     store = client.store
-    if config.activity_ids:
+    if config.activity_ids or config.deleted_ids:
         with client.store.transaction() as conn:
             sync_state.request_refresh(conn, aid, list(config.activity_ids))
-        return MaterializeResult(metadata={"mode": "webhook", "queued": len(config.activity_ids), "api_calls": 0})
+            if config.deleted_ids:
+                landing.land(conn, aid, "delete_activities", [{"ids": list(config.deleted_ids), "reason": "webhook delete"}])
+                sync_state.forget(conn, aid, list(config.deleted_ids))
+        return MaterializeResult(metadata={"mode": "webhook", "queued": len(config.activity_ids),
+                                           "deleted": len(config.deleted_ids), "api_calls": 0})
     cursor = sync_state.get_cursor(store, aid, sync_state.LISTED_AFTER)
     full = config.full or cursor is None
     after = None if full else max(0, int(cursor) - OVERLAP_SECONDS)  # type: ignore[arg-type]

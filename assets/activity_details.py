@@ -16,14 +16,14 @@ from fitsync.client.records import Record
 from fitsync.pipelines.resources import FitsyncApi
 
 from . import landing, sync_state
-from .common import API_POOL, DETAIL_CHUNK, athlete_id, athletes_partitions, metered
+from .common import API_POOL, DETAIL_CHUNK, athlete_id, athletes_partitions, is_webhook_run, metered
 
 
 def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: str,
            fetch: Callable[[object, int], object]) -> MaterializeResult:
     client = api.client()
     aid = athlete_id(context.partition_key)
-    session = client.athlete(aid, bulk=True, max_wait=api.max_wait_seconds)
+    session = client.athlete(aid, bulk=not is_webhook_run(context), max_wait=api.max_wait_seconds)
     fetched = gone = 0
     with metered(client) as meter:
         try:

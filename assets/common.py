@@ -23,6 +23,7 @@ class SyncConfig(Config):
 
     full: bool = False  # list every activity and reconcile (finds deletions that no webhook announced)
     activity_ids: list[int] = []  # webhook-driven: re-pull only these activities
+    deleted_ids: list[int] = []  # webhook-driven: these were deleted (or made Only You for a read-only grant)
 
 
 @dataclass
@@ -51,6 +52,14 @@ class Meter:
 @contextlib.contextmanager
 def metered(client: FitsyncClient) -> Iterator[Meter]:
     yield Meter(client, client.transport.calls)
+
+
+WEBHOOK_TAG = "fitsync/trigger"
+
+
+def is_webhook_run(context: Any) -> bool:
+    """Webhook-driven re-pulls may use the reserve of the rate budget that backfills leave free."""
+    return context.run.tags.get(WEBHOOK_TAG) == "webhook"
 
 
 def athlete_id(partition_key: str) -> int:

@@ -10,7 +10,7 @@ from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.pipelines.resources import FitsyncApi
 
 from . import landing, sync_state
-from .common import API_POOL, athlete_id, athletes_partitions, metered
+from .common import API_POOL, athlete_id, athletes_partitions, is_webhook_run, metered
 
 
 @asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"})
@@ -34,7 +34,7 @@ def segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Materia
     """Segment details, once per segment: starred ones and every segment seen in an effort."""
     client = fitsync_api.client()
     aid = athlete_id(context.partition_key)
-    session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds)
+    session = client.athlete(aid, bulk=not is_webhook_run(context), max_wait=fitsync_api.max_wait_seconds)
     with client.store.reading() as conn:
         todo = [r[0] for r in conn.execute(
             "SELECT segment_id FROM known_segments WHERE athlete_id = ? AND needs_detail = 1 ORDER BY segment_id",

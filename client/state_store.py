@@ -85,6 +85,9 @@ MIGRATIONS: tuple[str, ...] = (
         efforts_after TEXT,
         PRIMARY KEY (athlete_id, segment_id)
     );
+    """,
+    # 3: deletions the webhook sensor acted on, so late or replayed events about them do nothing.
+    """
     CREATE TABLE webhook_deletions (
         athlete_id INTEGER NOT NULL,
         activity_id INTEGER NOT NULL,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 import sys
 import webbrowser
 
@@ -101,20 +100,13 @@ def webhooks() -> None:
 @click.option("--callback-url", required=True, help="Public address of `fitsync webhooks serve`.")
 def subscribe(callback_url: str) -> None:
     """Create the subscription (the service validates the callback first)."""
+    from .subscriptions import subscribe as create_subscription
+
     with open_client() as client:
-        existing = client.subscriptions().view()
-        if existing:
-            raise click.ClickException(
-                f"the application already has subscription {existing[0].id} to {existing[0].get('callback_url')}: "
-                "run `fitsync webhooks unsubscribe` first")
-        # The receiver answers the service's validation GET with this token, so it is stored first.
-        verify_token = secrets.token_urlsafe(24)
-        client.subscription_state.set_verify_token(verify_token)
         try:
-            sub_id = client.subscriptions().create(callback_url, verify_token)
+            sub_id = create_subscription(client, callback_url)
         except FitsyncError as error:
             raise click.ClickException(str(error)) from None
-        client.subscription_state.save(sub_id, callback_url)
     click.echo(f"Subscribed: id {sub_id} → {callback_url}")
 
 
@@ -140,3 +132,18 @@ def unsubscribe() -> None:
             client.subscriptions().delete(int(sub.id))
         client.subscription_state.forget()
     click.echo("Unsubscribed.")
+
+
+@webhooks.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8710, show_default=True, type=int)
+@click.option("--path", default="/webhooks/fitsync", show_default=True)
+def serve(host: str, port: int, path: str) -> None:
+    """Receive the service's events into the inbox (the `webhook_events` sensor acts on them)."""
+    import uvicorn
+
+    from .webhook_receiver import Receiver
+
+    client = open_client()
+    click.echo(f"Receiving events at http://{host}:{port}{path} (put it behind HTTPS for the real service)")
+    uvicorn.run(Receiver(client, path).app, host=host, port=port, log_level="warning", access_log=False)

@@ -1,6 +1,6 @@
 """The fitsync Dagster code location (`dagster dev -w workspace.yaml`)."""
 
-from __future__ import annotations
+from typing import Any
 
 from dagster import Definitions, EnvVar, load_asset_checks_from_modules, load_assets_from_modules
 from dagster_duckdb import DuckDBResource
@@ -8,24 +8,36 @@ from dagster_duckdb import DuckDBResource
 from fitsync.assets import activities, activity_details, athlete, segments, warehouse_load
 
 from .jobs import nightly_sync, sync_job
+from .purge import purge_athlete_job
 from .resources import FitsyncApi, warehouse_path
+from .webhook_sensor import webhook_events, webhook_refresh_job
 
 ASSET_MODULES = [athlete, activities, activity_details, segments, warehouse_load]
 
-defs = Definitions(
-    assets=load_assets_from_modules(ASSET_MODULES),
-    asset_checks=load_asset_checks_from_modules(ASSET_MODULES),
-    jobs=[sync_job],
-    schedules=[nightly_sync],
-    resources={
-        # Unset variables fall back to FITSYNC_HOME/config.toml and the real service's addresses.
-        "fitsync_api": FitsyncApi(
-            base_url=EnvVar("FITSYNC_BASE_URL").get_value("") or "",
-            auth_url=EnvVar("FITSYNC_AUTH_URL").get_value("") or "",
-            client_id=EnvVar("FITSYNC_CLIENT_ID").get_value("") or "",
-            client_secret=EnvVar("FITSYNC_CLIENT_SECRET").get_value("") or "",
-            home=EnvVar("FITSYNC_HOME").get_value("") or "",
-        ),
-        "duckdb_warehouse": DuckDBResource(database=warehouse_path(EnvVar("FITSYNC_HOME").get_value("") or "")),
-    },
-)
+
+def _env(name: str) -> str:
+    return EnvVar(name).get_value("") or ""
+
+
+def default_resources() -> dict[str, Any]:
+    """From FITSYNC_* variables; unset ones fall back to FITSYNC_HOME/config.toml and the real service."""
+    return {
+        "fitsync_api": FitsyncApi(base_url=_env("FITSYNC_BASE_URL"), auth_url=_env("FITSYNC_AUTH_URL"),
+                                  client_id=_env("FITSYNC_CLIENT_ID"), client_secret=_env("FITSYNC_CLIENT_SECRET"),
+                                  home=_env("FITSYNC_HOME")),
+        "duckdb_warehouse": DuckDBResource(database=warehouse_path(_env("FITSYNC_HOME"))),
+    }
+
+
+def build_definitions(resources: dict[str, Any] | None = None) -> Definitions:
+    return Definitions(
+        assets=load_assets_from_modules(ASSET_MODULES),
+        asset_checks=load_asset_checks_from_modules(ASSET_MODULES),
+        jobs=[sync_job, webhook_refresh_job, purge_athlete_job],
+        schedules=[nightly_sync],
+        sensors=[webhook_events],
+        resources=resources or default_resources(),
+    )
+
+
+defs = build_definitions()

@@ -2,14 +2,18 @@
 
 Starts the sandbox on a free loopback port with a seeded world, registers an app, connects the athletes
 through the real OAuth pages (the demo submits the consent form itself, only ever against its own sandbox),
-runs the full sync, makes changes as an athlete would, syncs again, and says what is in the warehouse.
+runs the full sync, subscribes to webhooks with a local receiver, makes changes as an athlete would, lets
+the `webhook_events` sensor turn the events into a run, and says what is in the warehouse.
 """
 
 from __future__ import annotations
 
+import logging
 import shutil
 import time
+import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import httpx
@@ -21,8 +25,14 @@ from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 from fitsync.sandbox import browser
-from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread
+from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread, UvicornThread
 from fitsync.warehouse import db
+
+from .subscriptions import subscribe
+from .webhook_receiver import DEFAULT_PATH, Receiver
+
+if TYPE_CHECKING:
+    from dagster import DagsterInstance
 
 MARKER = ".fitsync-demo"
 # The demo app gets a generous budget (limits differ per app on the real service too).
@@ -54,18 +64,46 @@ def connect_athlete(config: Config, client: FitsyncClient, base_url: str, athlet
     return client.tokens.save_grant(body, body.get("scope") or granted).athlete_id
 
 
+def process_events(config: Config, client: FitsyncClient, instance: "DagsterInstance", expected: int,
+                   timeout: float = 30.0) -> int:
+    """What `dagster dev` does on its own: tick the sensor until the events are in, run what it asks for."""
+    from .sync_runner import execute_run_request, tick_webhook_sensor
+
+    deadline = time.monotonic() + timeout
+    while inbox_size(client) < expected:
+        if time.monotonic() > deadline:
+            raise click.ClickException("the webhook events did not arrive")
+        time.sleep(0.05)
+    requests, _ = tick_webhook_sensor(config, instance, None)
+    calls = 0
+    for request in requests:
+        outcome = execute_run_request(config, instance, request)
+        if outcome is not None:
+            if not outcome.success:
+                raise click.ClickException(f"the webhook run {request.run_key} failed")
+            calls += outcome.api_calls()
+    return calls
+
+
+def inbox_size(client: FitsyncClient) -> int:
+    with client.store.reading() as conn:
+        return conn.execute("SELECT count(*) FROM webhook_inbox").fetchone()[0]
+
+
 @click.command()
 @click.option("--home", type=click.Path(file_okay=False, path_type=Path), default=Path("fitsync-demo"),
               show_default=True, help="Folder for the demo's state and warehouse (emptied first).")
 @click.option("--athletes", default=2, show_default=True, type=click.IntRange(1, 20))
 @click.option("--activities-per-athlete", default=150, show_default=True, type=click.IntRange(1, 5000))
 def demo(home: Path, athletes: int, activities_per_athlete: int) -> None:
-    """Sandbox → OAuth → full sync → athlete changes → incremental sync → a look at the warehouse."""
+    """Sandbox → OAuth → full sync → webhooks → athlete changes → sensor-driven run → a look at the warehouse."""
     from . import instance as dagster_instance
     from .sync_runner import sync_athlete
 
     started = time.monotonic()
     out = Console()
+    logging.getLogger("dagster").setLevel(logging.WARNING)
+    warnings.filterwarnings("ignore", module="dagster")
     home = fresh_home(home.resolve())
     options = ServerOptions(port=0, settings=DEMO_LIMITS,
                             seed=SeedOptions(athletes=athletes, activities_per_athlete=activities_per_athlete))
@@ -87,17 +125,26 @@ def demo(home: Path, athletes: int, activities_per_athlete: int) -> None:
                     raise click.ClickException(f"the sync of athlete {athlete_id} failed")
                 out.print(f"[bold]3.[/] Full sync of athlete {athlete_id}: {outcome.api_calls()} API calls")
 
-            first = ids[0]
-            listing = http.get("/api/v3/athlete/activities", params={"per_page": 3},
-                               headers={"Authorization": f"Bearer {client.tokens.access_token(first).reveal()}"}).json()
-            renamed, deleted = listing[0]["id"], listing[1]["id"]
-            http.patch(f"/sandbox/activities/{renamed}", json={"name": "Demo: renamed by the athlete"}, headers=console)
-            http.delete(f"/sandbox/activities/{deleted}", headers=console)
-            created = http.post(f"/sandbox/athletes/{first}/activities", json={"sport_type": "Run"},
-                                headers=console).json()["id"]
-            out.print(f"[bold]4.[/] As athlete {first}: renamed {renamed}, deleted {deleted}, recorded {created}")
-            outcome = sync_athlete(config, first, instance, full=True)
-            out.print(f"[bold]5.[/] Sync again: {outcome.api_calls()} API calls")
+            with UvicornThread(Receiver(client).app) as receiver:
+                callback = receiver.base_url + DEFAULT_PATH
+                subscription_id = subscribe(client, callback)
+                out.print(f"[bold]4.[/] Webhook receiver at {callback}, subscription {subscription_id}")
+
+                first = ids[0]
+                token = client.tokens.access_token(first).reveal()
+                listing = http.get("/api/v3/athlete/activities", params={"per_page": 3},
+                                   headers={"Authorization": f"Bearer {token}"}).json()
+                renamed, deleted = listing[0]["id"], listing[1]["id"]
+                changed_at = time.monotonic()
+                http.patch(f"/sandbox/activities/{renamed}", json={"name": "Demo: renamed by the athlete"},
+                           headers=console)
+                http.delete(f"/sandbox/activities/{deleted}", headers=console)
+                created = http.post(f"/sandbox/athletes/{first}/activities", json={"sport_type": "Run"},
+                                    headers=console).json()["id"]
+                out.print(f"[bold]5.[/] As athlete {first}: renamed {renamed}, deleted {deleted}, recorded {created}")
+                calls = process_events(config, client, instance, expected=3)
+                out.print(f"[bold]6.[/] The webhook_events sensor turned the events into a run "
+                          f"({calls} API calls); in the warehouse {time.monotonic() - changed_at:.1f} s after the change")
 
     with db.reading(home / "warehouse.duckdb") as conn:
         table = Table(title="In the warehouse")

@@ -62,21 +62,21 @@ def make_server(options: ServerOptions, state: SandboxState | None = None) -> tu
     return uvicorn.Server(config), state
 
 
-class ServerThread:
-    """A sandbox on a free loopback port in a background thread: for tests, benchmarks and the demo."""
+class UvicornThread:
+    """Any ASGI app on a loopback port (0: a free one) in a background thread, until stopped."""
 
-    def __init__(self, options: ServerOptions) -> None:
-        options.port = options.port if options.port else 0
-        self.server, self.state = make_server(options)
-        self.options = options
-        self._thread = threading.Thread(target=self.server.run, name="sandbox-server", daemon=True)
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning") -> None:
+        self.host = host
+        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
+                                                    access_log=False, timeout_graceful_shutdown=2))
+        self._thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
 
-    def start(self, timeout: float = 30.0) -> "ServerThread":
+    def start(self, timeout: float = 30.0) -> "UvicornThread":
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not self.server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("sandbox server did not start")
+                raise RuntimeError("server did not start")
             time.sleep(0.01)
         return self
 
@@ -86,7 +86,26 @@ class ServerThread:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.options.host}:{self.port}"
+        return f"http://{self.host}:{self.port}"
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self._thread.join(timeout=10)
+
+    def __enter__(self) -> "UvicornThread":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class ServerThread(UvicornThread):
+    """A sandbox on a free loopback port in a background thread: for tests, benchmarks and the demo."""
+
+    def __init__(self, options: ServerOptions) -> None:
+        self.state = open_state(options)
+        self.options = options
+        super().__init__(build_app(self.state), options.host, options.port or 0, options.log_level)
 
     @property
     def api_url(self) -> str:
@@ -96,12 +115,6 @@ class ServerThread:
     def console_key(self) -> str:
         return self.state.console_key
 
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self._thread.join(timeout=10)
-
     def __enter__(self) -> "ServerThread":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self.start()
+        return self
