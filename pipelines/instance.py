@@ -7,21 +7,14 @@ runs on an ephemeral instance.
 from __future__ import annotations
 
 import os
+from importlib import resources
 from pathlib import Path
 
 from dagster import DagsterInstance
 
-from fitsync.assets.common import athletes_partitions
+from fitsync.assets.common import API_POOL, DUCKDB_POOL, athletes_partitions
 
-DAGSTER_YAML = """\
-# Written by fitsync. Pools: the API pool lets a few athletes fetch at once (they share one rate budget);
-# DuckDB allows one writing process, so its pool has room for one.
-concurrency:
-  pools:
-    default_limit: 2
-telemetry:
-  enabled: false
-"""
+DAGSTER_YAML = resources.files(__package__).joinpath("dagster.yaml").read_text()
 
 
 def ensure_home(fitsync_home: Path) -> Path:
@@ -40,10 +33,11 @@ def instance(fitsync_home: Path) -> DagsterInstance:
     return dagster_instance
 
 
-def set_pool_limits(dagster_instance: DagsterInstance) -> None:
-    from fitsync.assets.common import API_POOL, DUCKDB_POOL
+POOL_LIMITS = ((API_POOL, 4), (DUCKDB_POOL, 1))
 
-    for pool, limit in ((API_POOL, 4), (DUCKDB_POOL, 1)):
+
+def set_pool_limits(dagster_instance: DagsterInstance) -> None:
+    for pool, limit in POOL_LIMITS:
         try:
             dagster_instance.event_log_storage.set_concurrency_slots(pool, limit)
         except Exception:  # storage without pool support: the dagster.yaml default applies
