@@ -26,6 +26,18 @@ def _run(action: Callable[[], Any], as_json: bool = True) -> None:
         click.echo(json.dumps(result, indent=2))
 
 
+def parse_settings(items: tuple[str, ...]) -> dict[str, Any]:
+    """NAME=JSON pairs from the command line."""
+    parsed = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            parsed[name] = json.loads(value)
+        except ValueError:
+            raise click.BadParameter(f"{item!r}: the value must be JSON (true, 2, [1, 5])") from None
+    return parsed
+
+
 @click.group("sandbox")
 def sandbox() -> None:
     """The Fitness Activity Service, served locally over real HTTP."""
@@ -45,13 +57,7 @@ def sandbox() -> None:
 def serve(host: str, port: int, db: str, seed: int, athletes: int, activities_per_athlete: int, api_prefix: str,
           auth_prefix: str, overrides: tuple[str, ...]) -> None:
     """Serve the API, the authorization pages and the console."""
-    settings = {}
-    for item in overrides:
-        name, _, value = item.partition("=")
-        try:
-            settings[name] = json.loads(value)
-        except ValueError:
-            raise click.BadParameter(f"{item!r}: the value must be JSON (true, 2, [1, 5])") from None
+    settings = parse_settings(overrides)
     options = ServerOptions(db=db, host=host, port=port, api_prefix=api_prefix, auth_prefix=auth_prefix,
                             seed=SeedOptions(seed, athletes, activities_per_athlete), settings=settings, log_level="info")
     try:
@@ -177,13 +183,7 @@ def activity_delete(db: str, activity_id: int) -> None:
 def settings_cmd(db: str, changes: tuple[str, ...]) -> None:
     """Show or change settings (token lifetimes, rate limits, faults); a running server picks them up."""
     conn = store.connect(db)
-    parsed = {}
-    for item in changes:
-        name, _, value = item.partition("=")
-        try:
-            parsed[name] = json.loads(value)
-        except ValueError:
-            raise click.BadParameter(f"{item!r}: the value must be JSON") from None
+    parsed = parse_settings(changes)
     with store.transaction(conn):
         try:
             updated = store.load_settings(conn).updated(parsed)

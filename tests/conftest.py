@@ -14,6 +14,16 @@ from .sandbox_harness import Harness
 SEED = SeedOptions(seed=7, athletes=4, activities_per_athlete=40)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`slow` tests run only on demand (`pytest -m slow`); each has a short version in the default run."""
+    if "slow" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def sandbox_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
     db = tmp_path_factory.mktemp("sandbox") / "sandbox.db"

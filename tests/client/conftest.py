@@ -18,17 +18,6 @@ from fitsync.sandbox.server import ServerThread
 from ..sandbox_harness import ALL_SCOPES, App, Harness
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """`slow` tests of this folder run only on demand (`-m slow`); each has a short version in the default run."""
-    if "slow" in (config.getoption("markexpr") or ""):
-        return
-    here = Path(__file__).parent
-    skip = pytest.mark.skip(reason="slow: run with -m slow")
-    for item in items:
-        if "slow" in item.keywords and here in item.path.parents:
-            item.add_marker(skip)
-
-
 @pytest.fixture
 def fitsync_home(tmp_path: Path) -> Path:
     return tmp_path / "fitsync-home"
