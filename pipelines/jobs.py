@@ -5,6 +5,8 @@ from dagster import AssetSelection, RunRequest, ScheduleEvaluationContext, SkipR
 
 from fitsync.assets.common import athletes_partitions
 
+FULL_RECONCILIATION_WEEKDAY = 6  # Sunday
+
 sync_job = define_asset_job(
     "sync_athlete",
     selection=AssetSelection.groups("fetch", "warehouse"),
@@ -19,5 +21,9 @@ def nightly_sync(context: ScheduleEvaluationContext):  # type: ignore[no-untyped
     athletes = context.instance.get_dynamic_partitions(athletes_partitions.name)
     if not athletes:
         return SkipReason("no connected athletes: run `fitsync connect`")
-    day = context.scheduled_execution_time.strftime("%Y-%m-%d")
-    return [RunRequest(run_key=f"nightly-{day}-{a}", partition_key=a) for a in athletes]
+    when = context.scheduled_execution_time
+    day = when.strftime("%Y-%m-%d")
+    # Once a week the listing is complete, to find deletions and privacy changes no webhook announced.
+    full = when.weekday() == FULL_RECONCILIATION_WEEKDAY
+    return [RunRequest(run_key=f"nightly-{day}-{a}", partition_key=a,
+                       run_config={"ops": {"activities": {"config": {"full": full}}}}) for a in athletes]
