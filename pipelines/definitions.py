@@ -1,5 +1,6 @@
 """The fitsync Dagster code location (`dagster dev -w workspace.yaml`)."""
 
+import os
 from typing import Any
 
 from dagster import Definitions, EnvVar, load_asset_checks_from_modules, load_assets_from_modules
@@ -15,8 +16,9 @@ from .webhook_sensor import webhook_events, webhook_refresh_job
 ASSET_MODULES = [athlete, activities, activity_details, segments, warehouse_load]
 
 
-def _env(name: str) -> str:
-    return EnvVar(name).get_value("") or ""
+def _env(name: str) -> Any:
+    """EnvVar when set (Dagster then shows the variable's name, never its value); empty falls back to config.toml."""
+    return EnvVar(name) if os.environ.get(name) else ""
 
 
 def default_resources() -> dict[str, Any]:
@@ -25,7 +27,7 @@ def default_resources() -> dict[str, Any]:
         "fitsync_api": FitsyncApi(base_url=_env("FITSYNC_BASE_URL"), auth_url=_env("FITSYNC_AUTH_URL"),
                                   client_id=_env("FITSYNC_CLIENT_ID"), client_secret=_env("FITSYNC_CLIENT_SECRET"),
                                   home=_env("FITSYNC_HOME")),
-        "duckdb_warehouse": DuckDBResource(database=warehouse_path(_env("FITSYNC_HOME"))),
+        "duckdb_warehouse": DuckDBResource(database=warehouse_path(os.environ.get("FITSYNC_HOME", ""))),
     }
 
 
