@@ -16,6 +16,7 @@ from fitsync.warehouse import db, loads, mappings
 
 from ..sandbox_harness import Harness
 
+LATEST = max(v for v, _, _ in db.migration_scripts())
 TABLES = ("activities", "splits_metric", "laps", "segment_efforts", "segments", "activity_zones",
           "activity_zone_buckets", "athletes", "gear", "athlete_stats", "athlete_stats_totals", "athlete_zones",
           "starred_segments")
@@ -61,14 +62,16 @@ def dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
 @pytest.fixture()
 def warehouse(tmp_path: Path) -> Path:
     path = tmp_path / "warehouse.duckdb"
-    assert db.migrate(path) == 1
+    assert db.migrate(path) == LATEST
     return path
 
 
 def test_migrations_are_idempotent_and_recorded(warehouse: Path) -> None:
-    assert db.migrate(warehouse) == 1
+    assert db.migrate(warehouse) == LATEST
     with db.reading(warehouse) as conn:
-        assert conn.execute("SELECT version, name FROM schema_migrations").fetchall() == [(1, "0001_tables.sql")]
+        recorded = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+    assert recorded == [(v, name) for v, name, _ in db.migration_scripts()]
+    assert recorded[0] == (1, "0001_tables.sql")
 
 
 def test_every_mapped_column_exists_with_its_table(warehouse: Path) -> None:
