@@ -28,13 +28,22 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
     with metered(client) as meter:
         try:
             while ids := sync_state.needing(client.store, aid, what, DETAIL_CHUNK):
-                payloads, done, missing = [], [], []
+                payloads, done, missing, hidden = [], [], [], []
+                stopped: Exception | None = None
                 for activity_id in ids:
                     try:
                         payloads.append(fetch(session, activity_id))
                         done.append(activity_id)
                     except NotFound:
                         missing.append(activity_id)
+                    except MissingScope as error:
+                        if error.scope != "activity:read_all":
+                            stopped = error
+                            break
+                        hidden.append(activity_id)  # made Only You since it was listed: this grant may not see it
+                    except (RateBudgetExhausted, PaymentRequired) as error:
+                        stopped = error  # keep what this chunk already fetched: never fetch it twice
+                        break
                 with client.store.transaction() as conn:
                     if payloads:
                         landing.land(conn, aid, bundle, payloads)
@@ -48,8 +57,13 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
                     if missing:  # deleted (or made private) since it was listed
                         landing.land(conn, aid, "delete_activities", [{"ids": missing, "reason": "not found"}])
                         sync_state.forget(conn, aid, missing)
-                fetched, gone = fetched + len(done), gone + len(missing)
+                    if hidden:
+                        landing.land(conn, aid, "delete_activities", [{"ids": hidden, "reason": "made private"}])
+                        sync_state.forget(conn, aid, hidden)
+                fetched, gone = fetched + len(done), gone + len(missing) + len(hidden)
                 context.log.info(f"{what}: {fetched} fetched, {sync_state.count_needing(client.store, aid, what)} to go")
+                if stopped is not None:
+                    raise stopped
         except RateBudgetExhausted as stop:
             meter.notes.append(f"rate budget spent: the rest continues next run ({stop})")
         except (PaymentRequired, MissingScope) as error:

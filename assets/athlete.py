@@ -4,6 +4,7 @@
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from fitsync.client.errors import MissingScope
+from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.pipelines.resources import FitsyncApi
 
 from . import landing
@@ -19,6 +20,9 @@ def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, met
             body = getattr(session, method)()
         except MissingScope as error:
             meter.notes.append(f"skipped: the athlete did not grant {error.scope}")
+            return MaterializeResult(metadata=meter.metadata(skipped=True))
+        except RateBudgetExhausted as stop:
+            meter.notes.append(f"rate budget spent: fetched next run ({stop})")
             return MaterializeResult(metadata=meter.metadata(skipped=True))
         payload = {"zones": [z.raw for z in body]} if isinstance(body, list) else body.raw
         with client.store.transaction() as conn:

@@ -20,7 +20,11 @@ def starred_segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
     aid = athlete_id(context.partition_key)
     session = client.athlete(aid, max_wait=fitsync_api.max_wait_seconds)
     with metered(client) as meter:
-        starred = [s.raw for s in session.starred_segments()]
+        try:
+            starred = [s.raw for s in session.starred_segments()]
+        except RateBudgetExhausted as stop:  # the whole list or nothing: an unstarring must not look like a removal
+            meter.notes.append(f"rate budget spent: fetched next run ({stop})")
+            return MaterializeResult(metadata=meter.metadata(skipped=True))
         with client.store.transaction() as conn:
             landing.land(conn, aid, "starred_segments", starred, {"replace_parents": [aid]})
             conn.execute("UPDATE known_segments SET starred = 0 WHERE athlete_id = ?", (aid,))

@@ -46,7 +46,7 @@ def warehouse(context: AssetExecutionContext, fitsync_api: FitsyncApi, duckdb_wa
     written: dict[str, int] = {}
     batches = 0
     for batch in landing.pending(store, aid):
-        with duckdb_warehouse.get_connection() as conn:  # short: one batch per connection
+        with db.writing(duckdb_warehouse.database) as conn:  # short: one batch per connection, waits out readers
             for table, rows in apply_batch(conn, aid, batch).items():
                 written[table] = written.get(table, 0) + rows
         landing.remove(store, batch.ids)

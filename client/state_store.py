@@ -26,6 +26,7 @@ MIGRATIONS: tuple[str, ...] = (
         access_expires_at INTEGER,
         refresh_token BLOB,
         connected_at REAL NOT NULL,
+        granted_at REAL NOT NULL,         -- the current grant's consent: older deauthorizations do not apply
         updated_at REAL NOT NULL
     );
     CREATE TABLE rate_ledger (
@@ -86,11 +87,12 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (athlete_id, segment_id)
     );
     """,
-    # 3: deletions the webhook sensor acted on, so late or replayed events about them do nothing.
+    # 3: the last create or delete the webhook sensor acted on per activity, so late events are judged by it.
     """
-    CREATE TABLE webhook_deletions (
+    CREATE TABLE webhook_lifecycle (
         athlete_id INTEGER NOT NULL,
         activity_id INTEGER NOT NULL,
+        aspect TEXT NOT NULL CHECK (aspect IN ('create', 'delete')),
         event_time INTEGER NOT NULL,
         PRIMARY KEY (athlete_id, activity_id)
     );

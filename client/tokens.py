@@ -56,16 +56,16 @@ class TokenManager:
         with self.store.transaction() as conn:
             conn.execute(
                 """INSERT INTO athletes (athlete_id, firstname, lastname, scopes, status, status_reason, access_token,
-                                         access_expires_at, refresh_token, connected_at, updated_at)
-                   VALUES (?, ?, ?, ?, 'connected', NULL, ?, ?, ?, ?, ?)
+                                         access_expires_at, refresh_token, connected_at, granted_at, updated_at)
+                   VALUES (?, ?, ?, ?, 'connected', NULL, ?, ?, ?, ?, ?, ?)
                    ON CONFLICT (athlete_id) DO UPDATE SET firstname = excluded.firstname,
                      lastname = excluded.lastname, scopes = excluded.scopes, status = 'connected',
                      status_reason = NULL, access_token = excluded.access_token,
                      access_expires_at = excluded.access_expires_at, refresh_token = excluded.refresh_token,
-                     updated_at = excluded.updated_at""",
+                     granted_at = excluded.granted_at, updated_at = excluded.updated_at""",
                 (athlete["id"], athlete.get("firstname"), athlete.get("lastname"), scopes,
                  self.cipher.encrypt(body["access_token"]), int(body["expires_at"]),
-                 self.cipher.encrypt(body["refresh_token"]), now, now),
+                 self.cipher.encrypt(body["refresh_token"]), now, now, now),
             )
         record = self.athlete(athlete["id"])
         assert record is not None

@@ -66,7 +66,10 @@ def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeou
 @click.command()
 @click.argument("athlete_id", type=int)
 def disconnect(athlete_id: int) -> None:
-    """Revoke fitsync's access for an athlete and delete the stored tokens."""
+    """Revoke fitsync's access for an athlete and delete everything fitsync holds of them."""
+    from .instance import instance
+    from .purge import purge_everything
+
     with open_client() as client:
         record = client.tokens.athlete(athlete_id)
         if record is None:
@@ -78,8 +81,13 @@ def disconnect(athlete_id: int) -> None:
             click.secho(f"could not revoke at the service ({type(error).__name__}: {error}); "
                         "deleting the local tokens anyway", fg="yellow")
             revoked = False
-        client.tokens.forget(athlete_id)
-    click.echo(f"Disconnected athlete {athlete_id}" + ("" if revoked else " (the service had already revoked access)"))
+        # The service's deauthorization event will name an athlete fitsync no longer knows: purge now.
+        state, rows = purge_everything(client, str(client.config.home / "warehouse.duckdb"), athlete_id)
+        dagster_instance = instance(client.config.home)
+        if dagster_instance.has_dynamic_partition("athletes", str(athlete_id)):
+            dagster_instance.delete_dynamic_partition("athletes", str(athlete_id))
+    click.echo(f"Disconnected athlete {athlete_id}" + ("" if revoked else " (the service had already revoked access)")
+               + f"; removed {sum(rows.values())} warehouse rows and {sum(state.values())} state rows")
 
 
 @click.command()

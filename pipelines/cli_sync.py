@@ -71,6 +71,8 @@ def sync(athlete_ids: tuple[int, ...], full: bool, max_wait: float) -> None:
             finally:
                 stop.set()
                 painter.join()
+            if outcome.error:
+                out.print(f"[red]{outcome.error}[/]")
             _report(out, outcome)
             if not outcome.success:
                 failed.append(athlete_id)

@@ -6,14 +6,14 @@ from typing import Any
 from dagster import Definitions, EnvVar, load_asset_checks_from_modules, load_assets_from_modules
 from dagster_duckdb import DuckDBResource
 
-from fitsync.assets import activities, activity_details, athlete, segments, warehouse_load
+from fitsync.assets import activities, activity_details, analysis, athlete, segments, warehouse_load
 
 from .jobs import nightly_sync, sync_job
 from .purge import purge_athlete_job
 from .resources import FitsyncApi, warehouse_path
 from .webhook_sensor import webhook_events, webhook_refresh_job
 
-ASSET_MODULES = [athlete, activities, activity_details, segments, warehouse_load]
+ASSET_MODULES = [athlete, activities, activity_details, segments, warehouse_load, analysis]
 
 
 def _env(name: str) -> Any:
@@ -35,7 +35,7 @@ def build_definitions(resources: dict[str, Any] | None = None) -> Definitions:
     return Definitions(
         assets=load_assets_from_modules(ASSET_MODULES),
         asset_checks=load_asset_checks_from_modules(ASSET_MODULES),
-        jobs=[sync_job, webhook_refresh_job, purge_athlete_job],
+        jobs=[sync_job, webhook_refresh_job, purge_athlete_job, analysis.analysis_job],
         schedules=[nightly_sync],
         sensors=[webhook_events],
         resources=resources or default_resources(),

@@ -1,15 +1,19 @@
 """The purge after a deauthorization: the athlete's state and warehouse rows go, with counts in the log."""
 
+import shutil
+
 from dagster import Config, OpExecutionContext, job, op
 from dagster_duckdb import DuckDBResource
 
+from fitsync.assets.analysis import output_dir
 from fitsync.assets.common import DUCKDB_POOL
 from fitsync.warehouse import db
 from fitsync.warehouse.purge import purge_athlete
 
 from .resources import FitsyncApi
 
-STATE_TABLES = ("athletes", "sync_cursors", "known_activities", "known_segments", "landing", "webhook_deletions")
+ANALYSIS_OUTPUTS = ("analysis", "reports")
+STATE_TABLES = ("athletes", "sync_cursors", "known_activities", "known_segments", "landing", "webhook_lifecycle")
 
 
 class PurgeConfig(Config):
@@ -22,13 +26,24 @@ def forget_athlete_state(client, athlete_id: int) -> dict[str, int]:  # type: ig
         return {t: conn.execute(f"DELETE FROM {t} WHERE athlete_id = ?", (athlete_id,)).rowcount for t in STATE_TABLES}
 
 
+def purge_everything(client, warehouse_path: str, athlete_id: int) -> tuple[dict[str, int], dict[str, int]]:  # type: ignore[no-untyped-def]
+    """State-store rows, then warehouse rows, of the athlete: (state counts, warehouse counts)."""
+    state = forget_athlete_state(client, athlete_id)
+    db.migrate(warehouse_path)
+    with db.writing(warehouse_path) as conn:
+        rows = purge_athlete(conn, athlete_id)
+    for kind in ANALYSIS_OUTPUTS:  # snapshots and reports made from the athlete's data
+        folder = output_dir(warehouse_path, kind, athlete_id)
+        if folder.exists():
+            shutil.rmtree(folder)
+            rows[f"{kind}_folder"] = 1
+    return state, rows
+
+
 @op(pool=DUCKDB_POOL)
 def purge_athlete_data(context: OpExecutionContext, config: PurgeConfig, fitsync_api: FitsyncApi,
                        duckdb_warehouse: DuckDBResource) -> None:
-    state = forget_athlete_state(fitsync_api.client(), config.athlete_id)
-    db.migrate(duckdb_warehouse.database)
-    with duckdb_warehouse.get_connection() as conn:
-        rows = purge_athlete(conn, config.athlete_id)
+    state, rows = purge_everything(fitsync_api.client(), duckdb_warehouse.database, config.athlete_id)
     context.log.info(f"purged athlete {config.athlete_id} after deauthorization: warehouse rows {rows}; state rows {state}")
 
 

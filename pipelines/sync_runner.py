@@ -11,6 +11,7 @@ from dagster_duckdb import DuckDBResource
 
 from fitsync.assets.common import athletes_partitions
 from fitsync.client.config import Config
+from fitsync.client.state_store import StateStore
 
 from .definitions import build_definitions
 from .resources import FitsyncApi
@@ -25,6 +26,7 @@ class SyncOutcome:
     athlete_id: int | None
     success: bool
     metadata: dict[str, dict[str, Any]]
+    error: str | None = None
 
     def api_calls(self) -> int:
         return sum(int(m.get("api_calls", 0)) for m in self.metadata.values())
@@ -57,6 +59,12 @@ def run_job(config: Config, instance: DagsterInstance, job_name: str, *, partiti
 
 def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, full: bool = False,
                  max_wait_seconds: float = 900.0, log_level: str = "WARNING") -> SyncOutcome:
+    """One run of the sync job; an athlete who is not connected gets no run (and no partition)."""
+    with StateStore(config.state_path).reading() as conn:
+        row = conn.execute("SELECT status FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
+    if row is None or row["status"] != "connected":
+        status = row["status"] if row else "not connected"
+        return SyncOutcome(athlete_id, False, {}, f"athlete {athlete_id} is {status}: run `fitsync connect`")
     instance.add_dynamic_partitions(athletes_partitions.name, [str(athlete_id)])
     return run_job(config, instance, "sync_athlete", partition_key=str(athlete_id),
                    run_config={"ops": {"activities": {"config": {"full": full}}}},

@@ -10,7 +10,7 @@ from fitsync.assets.common import WEBHOOK_TAG, athletes_partitions
 from . import webhook_inbox
 from .purge import purge_athlete_job
 from .resources import FitsyncApi
-from .webhook_plan import load_deleted, plan, save_deleted
+from .webhook_plan import load_lifecycle, plan, save_lifecycle
 
 webhook_refresh_job = define_asset_job(
     "webhook_refresh",
@@ -29,15 +29,26 @@ def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi):  
     if not events:
         return SkipReason("no new webhook events")
     with client.store.transaction() as conn:
-        before = load_deleted(conn)
+        before = load_lifecycle(conn)
         after = dict(before)
         work = plan(events, after)
-        save_deleted(conn, before, after)
-        for athlete_id in work.deauthorized:
+        save_lifecycle(conn, before, after)
+        for athlete_id, event in list(work.deauthorized.items()):
+            granted = conn.execute("SELECT granted_at FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
+            # event_time is in whole seconds: a grant counts as newer only from the next second on (a revocation in
+            # the same second as the grant still purges — the safe side).
+            if granted is not None and int(granted[0]) > event.event_time:
+                del work.deauthorized[athlete_id]  # they connected again after revoking: the new grant stands
+                work.ignored.append(event.inbox_id)
+                continue
             # Stop every sync at once: no tokens, no partition; the purge run removes the data.
             conn.execute("UPDATE athletes SET status = 'disconnected', access_token = NULL, refresh_token = NULL, "
                          "status_reason = 'deauthorized by the athlete', updated_at = ? WHERE athlete_id = ?",
                          (time.time(), athlete_id))
+        # An event stored while the athlete was leaving (or after a batch boundary) launches nothing for them.
+        connected = {r[0] for r in conn.execute("SELECT athlete_id FROM athletes WHERE status <> 'disconnected'")}
+        for athlete_id in set(work.work) - connected:
+            work.ignored.extend(work.work.pop(athlete_id).inbox_ids)
     partitions = set(context.instance.get_dynamic_partitions(athletes_partitions.name))
     runs = [
         RunRequest(run_key=w.run_key, job_name=webhook_refresh_job.name, partition_key=str(w.athlete_id),
@@ -46,13 +57,13 @@ def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi):  
                                                                  "deleted_ids": sorted(w.delete)}}}})
         for w in work.work.values() if w.refresh or w.delete
     ]
-    runs += [RunRequest(run_key=f"deauthorized-{inbox_id}", job_name=purge_athlete_job.name,
+    runs += [RunRequest(run_key=f"deauthorized-{event.inbox_id}", job_name=purge_athlete_job.name,
                         run_config={"ops": {"purge_athlete_data": {"config": {"athlete_id": athlete_id}}}})
-             for athlete_id, inbox_id in work.deauthorized.items()]
+             for athlete_id, event in work.deauthorized.items()]
     new = sorted({str(w.athlete_id) for w in work.work.values()} - partitions)
     gone = sorted({str(a) for a in work.deauthorized} & partitions)
     requests = ([AddDynamicPartitionsRequest(athletes_partitions.name, new)] if new else []) + \
                ([DeleteDynamicPartitionsRequest(athletes_partitions.name, gone)] if gone else [])
     webhook_inbox.mark_processed(client.store, [e.inbox_id for e in events])
-    context.log.info(f"{len(events)} events → {len(runs)} runs ({len(work.ignored)} about deleted activities ignored)")
+    context.log.info(f"{len(events)} events → {len(runs)} runs ({len(work.ignored)} superseded or for departed athletes)")
     return SensorResult(run_requests=runs, cursor=str(events[-1].inbox_id), dynamic_partitions_requests=requests)

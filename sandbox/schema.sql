@@ -144,7 +144,7 @@ CREATE TABLE IF NOT EXISTS rate_usage (
 
 -- Push subscriptions, the durable event queue and the delivery log.
 CREATE TABLE IF NOT EXISTS subscriptions (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,  -- ids are never handed out twice
     app_id INTEGER NOT NULL UNIQUE,
     callback_url TEXT NOT NULL,
     created_at INTEGER NOT NULL,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from importlib import resources
 from pathlib import Path
@@ -18,7 +19,8 @@ import duckdb
 log = logging.getLogger(__name__)
 
 MIGRATIONS_PACKAGE = "migrations"
-LOCK_MARKERS = ("lock", "Conflicting", "being used")
+# "different configuration": a connection of this process not opened here (another library) holds the file.
+LOCK_MARKERS = ("lock", "Conflicting", "being used", "different configuration")
 
 
 def migration_scripts() -> list[tuple[int, str, str]]:
@@ -51,21 +53,78 @@ def migrate(path: Path | str) -> int:
 @contextlib.contextmanager
 def writing(path: Path | str, timeout: float = 60.0) -> Iterator[duckdb.DuckDBPyConnection]:
     """A write connection for one unit of work; waits while another process holds the file."""
-    conn = _open(path, read_only=False, timeout=timeout)
-    try:
-        yield conn
-    finally:
-        conn.close()
+    with _turns(path).write(timeout):
+        conn = _open(path, read_only=False, timeout=timeout)
+        try:
+            yield conn
+        finally:
+            conn.close()
 
 
 @contextlib.contextmanager
 def reading(path: Path | str, timeout: float = 30.0) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection; a writer holding the lock makes it wait and retry, not fail."""
-    conn = _open(path, read_only=True, timeout=timeout)
-    try:
-        yield conn
-    finally:
-        conn.close()
+    with _turns(path).read(timeout):
+        conn = _open(path, read_only=True, timeout=timeout)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+
+class _Turns:
+    """Readers and writers of one file within this process take turns, writers first.
+
+    Inside one process DuckDB refuses a read-only and a read-write connection to the same file at the same time
+    (a ConnectionException at once, not the lock another process waits on), so a thread reading while the
+    loader writes would fail, and a busy reader could starve the loader. Do not open a writer while holding a
+    reader of the same file in the same thread.
+    """
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.readers = self.writers_waiting = 0
+        self.writer = False
+
+    @contextlib.contextmanager
+    def read(self, timeout: float) -> Iterator[None]:
+        with self.cond:
+            if not self.cond.wait_for(lambda: not self.writer and not self.writers_waiting, timeout):
+                raise TimeoutError("the warehouse stayed locked by a writer of this process")
+            self.readers += 1
+        try:
+            yield
+        finally:
+            with self.cond:
+                self.readers -= 1
+                self.cond.notify_all()
+
+    @contextlib.contextmanager
+    def write(self, timeout: float) -> Iterator[None]:
+        with self.cond:
+            self.writers_waiting += 1
+            try:
+                if not self.cond.wait_for(lambda: not self.writer and not self.readers, timeout):
+                    raise TimeoutError("the warehouse stayed open by readers of this process")
+            finally:
+                self.writers_waiting -= 1
+            self.writer = True
+        try:
+            yield
+        finally:
+            with self.cond:
+                self.writer = False
+                self.cond.notify_all()
+
+
+_TURNS: dict[str, _Turns] = {}
+_TURNS_LOCK = threading.Lock()
+
+
+def _turns(path: Path | str) -> _Turns:
+    key = str(Path(path).resolve())
+    with _TURNS_LOCK:
+        return _TURNS.setdefault(key, _Turns())
 
 
 def _open(path: Path | str, read_only: bool, timeout: float) -> duckdb.DuckDBPyConnection:
@@ -74,7 +133,7 @@ def _open(path: Path | str, read_only: bool, timeout: float) -> duckdb.DuckDBPyC
     while True:
         try:
             return duckdb.connect(str(path), read_only=read_only)
-        except duckdb.IOException as error:
+        except (duckdb.IOException, duckdb.ConnectionException) as error:
             if not any(marker in str(error) for marker in LOCK_MARKERS) or time.monotonic() > deadline:
                 raise
         log.debug("warehouse %s is locked by a writer; retrying in %.2f s", path, delay)

@@ -7,7 +7,7 @@ import duckdb
 # Tables with the athlete's rows, children first.
 BY_ACTIVITY = ("splits_metric", "laps", "activity_zones", "activity_zone_buckets")
 BY_ATHLETE = ("segment_efforts", "activities", "starred_segments", "gear", "athlete_stats", "athlete_stats_totals",
-              "athlete_zones", "deleted_activities", "athletes")
+              "athlete_zones", "deleted_activities", "analysis_ftp_history", "analysis_seiler_zones", "athletes")
 
 
 def purge_athlete(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> dict[str, int]:

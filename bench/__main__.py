@@ -1,0 +1,64 @@
+"""`python -m bench NAME [OPTIONS]` (or `fitsync bench NAME [OPTIONS]`): run one benchmark, `all` for each in turn.
+
+Each benchmark is `bench/<name>.py` (dashes become underscores) with a `main()`; it prints a table and
+writes bench/results/<name>.json.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import click
+
+HERE = Path(__file__).resolve().parent
+NOT_BENCHMARKS = {"__init__", "__main__", "common"}
+# The order `all` runs them in (others found in the folder follow).
+ORDER = ["api-calls", "rate-budget", "webhook-ack", "load", "query", "demo", "freshness"]
+
+
+def available() -> list[str]:
+    found = sorted(p.stem.replace("_", "-") for p in HERE.glob("*.py")
+                   if p.stem not in NOT_BENCHMARKS and not p.stem.startswith("_") and "def main" in p.read_text())
+    return [n for n in ORDER if n in found] + [n for n in found if n not in ORDER]
+
+
+def run(name: str, args: Sequence[str], *, standalone: bool = True) -> int:
+    """Run benchmark `name` with its own options; returns its exit code."""
+    if name == "all":
+        codes = [run(n, args, standalone=False) for n in available()]
+        return max(codes, default=0)
+    if name not in available():
+        raise click.UsageError(f"unknown benchmark {name!r}; one of: {', '.join(available())}, all")
+    module = importlib.import_module(f"bench.{name.replace('-', '_')}")
+    main = module.main
+    prog = f"python -m bench {name}"
+    if isinstance(main, click.Command):
+        try:
+            main.main(args=list(args), prog_name=prog, standalone_mode=standalone)
+        except SystemExit as stop:
+            return int(stop.code or 0)
+        return 0
+    saved = sys.argv
+    sys.argv = [prog, *args]
+    try:
+        main()
+    except SystemExit as stop:
+        return int(stop.code or 0)
+    finally:
+        sys.argv = saved
+    return 0
+
+
+def cli(argv: Sequence[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        print("\nbenchmarks: " + ", ".join(available()) + ", all")
+        return 0
+    return run(argv[0], argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(cli(sys.argv[1:]))

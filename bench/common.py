@@ -1,0 +1,269 @@
+"""What the benchmarks share: a sandbox with an app and connected athletes, configs for fitsync processes,
+figures (percentiles, memory), the machine's description, and the output (a rich table and a JSON file)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import httpx
+from rich.console import Console
+from rich.table import Table
+
+from fitsync.client.config import FIELDS, Config
+from fitsync.client.runtime import FitsyncClient
+from fitsync.client.secret import Secret
+from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread
+
+RESULTS = Path(__file__).resolve().parent / "results"
+REPO = Path(__file__).resolve().parent.parent
+# A budget no benchmark reaches unless it means to (the defaults are 100 reads per 15 minutes).
+GENEROUS_LIMITS = {"read_limit_short": 1_000_000, "read_limit_long": 10_000_000,
+                   "overall_limit_short": 1_000_000, "overall_limit_long": 10_000_000}
+
+out = Console(width=None if sys.stdout.isatty() else 150)
+
+
+# ---------------------------------------------------------------------------------------------- sandbox
+
+@dataclass
+class Sandbox:
+    """A sandbox on a free loopback port, with the console (test hooks) at hand."""
+
+    server: ServerThread
+    console: httpx.Client
+    stack: ExitStack = field(default_factory=ExitStack)
+
+    @property
+    def base_url(self) -> str:
+        return self.server.base_url
+
+    @property
+    def api_url(self) -> str:
+        return self.server.api_url
+
+    def settings(self, **changes: Any) -> dict[str, Any]:
+        response = self.console.put("/settings", json=changes)
+        response.raise_for_status()
+        return response.json()
+
+    def counters(self) -> dict[str, int]:
+        return self.console.get("/counters").json()
+
+    def reset_counters(self) -> None:
+        self.console.delete("/counters").raise_for_status()
+
+    def athletes(self) -> list[dict[str, Any]]:
+        return self.console.get("/athletes").json()
+
+    def new_app(self, name: str = "fitsync bench") -> dict[str, Any]:
+        response = self.console.post("/apps", json={"name": name, "callback_domain": "localhost"})
+        response.raise_for_status()
+        return response.json()
+
+    def config(self, home: Path, app: dict[str, Any], **overrides: Any) -> Config:
+        return Config.load({}, home=home, base_url=self.api_url, auth_url=self.base_url,
+                           client_id=app["client_id"], client_secret=Secret(app["client_secret"]), **overrides)
+
+    def connect(self, config: Config, athlete_id: int) -> int:
+        """The athlete consents on the sandbox's OAuth pages; fitsync exchanges the code and stores the tokens."""
+        from fitsync.pipelines.demo import connect_athlete
+
+        with FitsyncClient(config) as client:
+            return connect_athlete(config, client, self.base_url, athlete_id)
+
+    def close(self) -> None:
+        self.console.close()
+        self.server.stop()
+
+
+def start_sandbox(athletes: int = 1, activities: int = 40, *, seed: int = 42, db: str = ":memory:",
+                  settings: dict[str, Any] | None = None) -> Sandbox:
+    options = ServerOptions(db=db, port=0, settings={**GENEROUS_LIMITS, **(settings or {})},
+                            seed=SeedOptions(seed=seed, athletes=athletes, activities_per_athlete=activities))
+    server = ServerThread(options).start()
+    console = httpx.Client(base_url=server.base_url + "/sandbox", timeout=60,
+                           headers={"X-Sandbox-Console-Key": server.console_key})
+    return Sandbox(server, console)
+
+
+def clean_env() -> dict[str, str]:
+    """This process's environment without any FITSYNC_* or DAGSTER_HOME (a child must not use someone's home)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FITSYNC_", "DAGSTER_HOME"))}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
+    return env
+
+
+def env_for(config: Config, **extra: str) -> dict[str, str]:
+    """FITSYNC_* variables that make a fitsync process use `config` (nothing inherited from the caller)."""
+    env = clean_env()
+    env.update({"FITSYNC_HOME": str(config.home), "FITSYNC_BASE_URL": config.base_url,
+                "FITSYNC_AUTH_URL": config.auth_url, "FITSYNC_CLIENT_ID": str(config.client_id),
+                "FITSYNC_CLIENT_SECRET": config.client_secret.reveal(), "PYTHONUNBUFFERED": "1"})
+    for name, (env_name, _) in FIELDS.items():
+        if name in ("base_url", "auth_url", "client_id", "client_secret", "secret_key"):
+            continue
+        env[env_name] = str(getattr(config, name))
+    if config.secret_key:
+        env["FITSYNC_SECRET_KEY"] = config.secret_key.reveal()
+    env.update(extra)
+    return env
+
+
+def quiet_dagster() -> None:
+    import logging
+    import warnings
+
+    logging.getLogger("dagster").setLevel(logging.WARNING)
+    warnings.filterwarnings("ignore")
+
+
+# ---------------------------------------------------------------------------------------------- figures
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """Nearest-rank percentile (p in 0..100); NaN for no values."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = max(1, math.ceil(p / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def mib(kib: float) -> float:
+    return kib / 1024
+
+
+def run_measured(argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: Path | None = None,
+                 timeout: float = 900.0, capture: bool = True) -> dict[str, Any]:
+    """Run a child process; its wall time and peak RSS (the kernel's ru_maxrss for that child, from wait4)."""
+    started = time.monotonic()
+    proc = subprocess.Popen(list(argv), env=env, cwd=cwd, stdout=subprocess.PIPE if capture else None,
+                            stderr=subprocess.STDOUT if capture else None, text=True)
+    chunks: list[str] = []
+    reader = None
+    if capture:
+        assert proc.stdout is not None
+        reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True)  # type: ignore[union-attr]
+        reader.start()
+    deadline = started + timeout
+    # reap the child with wait4 (not Popen.wait): its own rusage, whatever other children this process had
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            proc.kill()
+            pid, status, usage = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.02)
+    seconds = time.monotonic() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if reader is not None:
+        reader.join(timeout=10)
+    return {"seconds": seconds, "maxrss_mib": mib(usage.ru_maxrss), "returncode": proc.returncode,
+            "output": "".join(chunks)}
+
+
+# ---------------------------------------------------------------------------------------------- output
+
+def machine() -> dict[str, Any]:
+    import duckdb
+    import polars
+
+    mem = None
+    try:
+        with open("/proc/meminfo") as fh:
+            mem = round(int(fh.readline().split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {"cpus": os.cpu_count(), "cpu": cpu, "memory_gib": mem, "load_average_1m": round(os.getloadavg()[0], 2),
+            "platform": platform.platform(),
+            "python": platform.python_version(), "duckdb": duckdb.__version__, "polars": polars.__version__}
+
+
+def command_line(name: str) -> str:
+    """How this benchmark was started, as someone would type it again."""
+    args = sys.argv[1:]
+    if args and args[0] == name:
+        args = args[1:]
+    return "python -m bench " + " ".join([name, *map(shlex.quote, args)])
+
+
+def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None) -> dict[str, Any]:
+    """Print a table and return it as data (for the JSON file and docs)."""
+    rows = [[_cell(v) for v in row] for row in rows]
+    t = Table(title=title, caption=caption, title_justify="left")
+    for i, column in enumerate(columns):
+        t.add_column(column, justify="left" if i == 0 else "right")
+    for row in rows:
+        t.add_row(*row)
+    out.print(t)
+    return {"title": title, "columns": list(columns), "rows": rows, "caption": caption}
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "—"
+        return f"{value:,.2f}" if abs(value) < 100 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def markdown(tables: Sequence[dict[str, Any]]) -> str:
+    """The tables as GitHub Markdown (docs/performance.md is written from these)."""
+    parts = []
+    for t in tables:
+        lines = [f"**{t['title']}**", "", "| " + " | ".join(t["columns"]) + " |",
+                 "|" + "|".join(["---"] + ["---:"] * (len(t["columns"]) - 1)) + "|"]
+        lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in t["rows"]]
+        if t.get("caption"):
+            lines += ["", t["caption"]]
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def save(name: str, *, params: dict[str, Any], tables: Sequence[dict[str, Any]], targets: Sequence[dict[str, Any]],
+         data: dict[str, Any], started: float) -> Path:
+    """bench/results/<name>.json: what was run, on what, the figures, the targets and whether each is met."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    for target in targets:
+        mark = "[green]met[/]" if target["met"] else "[red]NOT met[/]"
+        out.print(f"target: {target['target']} → {target['measured']}: {mark}")
+    payload = {
+        "benchmark": name, "command": command_line(name),
+        "run_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "seconds": round(time.monotonic() - started, 1), "machine": machine(), "params": params,
+        "targets": list(targets), "tables": list(tables), "data": data,
+    }
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
+    out.print(f"[dim]{path.relative_to(REPO)} · {payload['seconds']} s[/]")
+    return path
+
+
+def target(text: str, measured: str, met: bool) -> dict[str, Any]:
+    return {"target": text, "measured": measured, "met": bool(met)}

@@ -1,0 +1,39 @@
+"""`fitsync report`: the athlete's training report (HTML that opens offline, PNG charts, a Markdown summary)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from fitsync.client.config import Config, ConfigError
+from fitsync.warehouse import report as reports
+
+
+@click.command()
+@click.option("--athlete", "athlete_id", type=int, default=None,
+              help="Only this athlete (default: every athlete in the warehouse).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder for the report (default: FITSYNC_HOME/reports); one subfolder per athlete.")
+def report(athlete_id: int | None, out_dir: Path | None) -> None:
+    """Write a self-contained HTML training report with charts (PMC, volume, zones, segments, Eddington, YTD)."""
+    try:
+        home = Config.load().home
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    warehouse = home / "warehouse.duckdb"
+    if not warehouse.exists():
+        raise click.ClickException(f"no warehouse at {warehouse}: run `fitsync sync` first")
+    out_dir = out_dir or home / "reports"
+    try:
+        reports.ensure_schema(warehouse)
+        athletes = [athlete_id] if athlete_id is not None else reports.athletes_in(warehouse)
+        if not athletes:
+            raise click.ClickException("the warehouse has no activities yet: run `fitsync sync` first")
+        for athlete in athletes:
+            result = reports.build_report(warehouse, out_dir / str(athlete), athlete)
+            click.echo(result.summary_markdown)
+            click.echo(f"report: {result.html_path}")
+            click.echo("charts: " + ", ".join(str(p) for p in result.png_paths) + "\n")
+    except reports.ReportError as error:
+        raise click.ClickException(str(error)) from None

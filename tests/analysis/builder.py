@@ -1,0 +1,89 @@
+"""A tiny warehouse of known rows: a real DuckDB file made by the migrations, then INSERTs of what each test
+needs (activities with their local start time and UTC offset, efforts, zone buckets, athlete zones, FTP)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from fitsync.warehouse import db
+
+HR_BOUNDS = [(0, 120), (120, 145), (145, 160), (160, 175), (175, -1)]
+
+
+class Builder:
+    """Inserts rows into a migrated warehouse; ids are handed out in order."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        db.migrate(path)
+        self.conn = duckdb.connect(str(path))
+        self._ids = itertools.count(1000)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def athlete(self, athlete_id: int, *, ftp: float | None = None, synced_at: str = "2025-01-10 12:00:00+00",
+                preference: str = "meters", firstname: str = "Test") -> int:
+        self.conn.execute(
+            "INSERT INTO athletes (athlete_id, firstname, lastname, measurement_preference, ftp, synced_at, raw) "
+            "VALUES (?, ?, 'Athlete', ?, ?, ?::TIMESTAMPTZ, '{}')",
+            [athlete_id, firstname, preference, ftp, synced_at])
+        return athlete_id
+
+    def activity(self, athlete_id: int, local: str, *, offset_h: float = 0.0, sport: str = "Ride",
+                 distance: float = 0.0, moving_time: int = 3600, elevation: float = 0.0,
+                 device_watts: bool | None = None, np: float | None = None, suffer: float | None = None,
+                 tz: str = "Etc/UTC", activity_id: int | None = None) -> int:
+        """An activity starting at `local` (wall clock) with the UTC offset `offset_h` (start_date = local - offset)."""
+        activity_id = activity_id or next(self._ids)
+        wall = dt.datetime.fromisoformat(local)
+        instant = (wall - dt.timedelta(hours=offset_h)).replace(tzinfo=dt.timezone.utc)
+        self.conn.execute(
+            "INSERT INTO activities (activity_id, athlete_id, name, sport_type, type, start_date, start_date_local, "
+            "timezone, utc_offset, distance, moving_time, elapsed_time, total_elevation_gain, device_watts, "
+            "weighted_average_watts, suffer_score, listed_at, summary_raw) "
+            "VALUES (?, ?, 'a', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now(), '{}')",
+            [activity_id, athlete_id, sport, sport, instant, wall, tz, int(offset_h * 3600), distance, moving_time,
+             moving_time, elevation, device_watts, np, suffer])
+        return activity_id
+
+    def effort(self, athlete_id: int, activity_id: int, segment_id: int, local: str, elapsed: int, *,
+               hidden: bool = False, pr_rank: int | None = None, effort_id: int | None = None,
+               offset_h: float = 0.0) -> int:
+        effort_id = effort_id or next(self._ids)
+        wall = dt.datetime.fromisoformat(local)
+        instant = (wall - dt.timedelta(hours=offset_h)).replace(tzinfo=dt.timezone.utc)
+        self.conn.execute(
+            "INSERT INTO segment_efforts (effort_id, activity_id, athlete_id, segment_id, name, elapsed_time, "
+            "moving_time, start_date, start_date_local, pr_rank, hidden, raw) "
+            "VALUES (?, ?, ?, ?, 'effort name', ?, ?, ?, ?, ?, ?, '{}')",
+            [effort_id, activity_id, athlete_id, segment_id, elapsed, elapsed, instant, wall, pr_rank, hidden])
+        return effort_id
+
+    def segment(self, segment_id: int, name: str) -> None:
+        self.conn.execute("INSERT INTO segments (segment_id, name, synced_at, raw) VALUES (?, ?, now(), '{}')",
+                          [segment_id, name])
+
+    def buckets(self, activity_id: int, seconds: list[int], zone_type: str = "heartrate",
+                bounds: list[tuple[float, float]] | None = None) -> None:
+        bounds = bounds or (HR_BOUNDS if len(seconds) == 5 else [(i * 50, (i + 1) * 50) for i in range(len(seconds))])
+        for index, (secs, (low, high)) in enumerate(zip(seconds, bounds), start=1):
+            self.conn.execute("INSERT INTO activity_zone_buckets VALUES (?, ?, ?, ?, ?, ?)",
+                              [activity_id, zone_type, index, low, high, secs])
+
+    def athlete_zones(self, athlete_id: int, snapshot: str, bounds: list[tuple[float, float]],
+                      zone_type: str = "heartrate") -> None:
+        for index, (low, high) in enumerate(bounds, start=1):
+            self.conn.execute("INSERT INTO athlete_zones VALUES (?, ?, ?, ?, ?, ?, 0, now(), '{}')",
+                              [athlete_id, snapshot, zone_type, index, low, high])
+
+    def ftp(self, athlete_id: int, valid_from: str, ftp: float) -> None:
+        self.conn.execute("INSERT INTO analysis_ftp_history VALUES (?, ?, ?, 'test')", [athlete_id, valid_from, ftp])
+
+    def sql(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        return self.conn.execute(sql, list(params)).fetchall()

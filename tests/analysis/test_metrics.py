@@ -1,0 +1,317 @@
+"""Each analysis against hand-computed values on the tiny warehouse of conftest.py — through the SQL view and the
+Polars function both (`both(...)` asserts they agree, then the test checks the numbers)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from fitsync.warehouse import analysis, db
+
+from .builder import Builder
+from .conftest import PMC_DAYS, PMC_FIRST, World
+
+D = dt.date.fromisoformat
+
+
+def both(world: World | Path, name: str, athlete_id: int | None = None, **filters: Any) -> pl.DataFrame:
+    """The view's rows, after asserting the Polars function returns the same rows in the same order."""
+    path = world.path if isinstance(world, World) else world
+    with db.reading(path) as conn:
+        from_view = analysis.view(conn, name, athlete_id, **filters)
+        from_polars = analysis.run(name, conn, athlete_id, **filters)
+    assert_frame_equal(from_view, from_polars, check_exact=False, rel_tol=1e-9, abs_tol=1e-9)
+    return from_view
+
+
+def rows(frame: pl.DataFrame, key: str) -> dict[Any, dict[str, Any]]:
+    return {r[key]: r for r in frame.iter_rows(named=True)}
+
+
+# --- calendar -------------------------------------------------------------------------------------------------
+
+def test_iso_week_edges_come_from_the_local_date(world: World) -> None:
+    cal = rows(both(world, "activity_calendar", 1), "activity_id")
+    ids = world.ids
+    monday = cal[ids["c_2024_12_30"]]
+    assert (monday["local_date"], monday["iso_year"], monday["iso_week"], monday["iso_week_label"],
+            monday["week_start"], monday["year"], monday["month_start"]) == \
+        (D("2024-12-30"), 2025, 1, "2025-W01", D("2024-12-30"), 2024, D("2024-12-01"))
+    sunday = cal[ids["c_2024_12_29"]]
+    assert (sunday["iso_year"], sunday["iso_week"], sunday["week_start"], sunday["iso_weekday"]) == \
+        (2024, 52, D("2024-12-23"), 7)
+    week53 = cal[ids["c_2021_01_03"]]
+    assert (week53["iso_year"], week53["iso_week"], week53["iso_week_label"], week53["year"]) == \
+        (2020, 53, "2020-W53", 2021)
+
+
+def test_a_0600_local_activity_whose_utc_date_is_the_day_before_lands_on_its_local_day(world: World) -> None:
+    ids = world.ids
+    with db.reading(world.path) as conn:
+        utc_dates = dict(conn.execute(
+            "SELECT activity_id, CAST(timezone('UTC', start_date) AS DATE) FROM activities WHERE athlete_id = 1"
+        ).fetchall())
+    assert utc_dates[ids["c_sydney_monday"]] == D("2025-01-05")  # a Sunday in UTC, ISO week 1
+    assert utc_dates[ids["c_sydney_new_year"]] == D("2024-12-31")  # still 2024 in UTC
+    cal = rows(both(world, "activity_calendar", 1), "activity_id")
+    monday = cal[ids["c_sydney_monday"]]
+    assert (monday["local_date"], monday["iso_week"], monday["week_start"], monday["iso_weekday"]) == \
+        (D("2025-01-06"), 2, D("2025-01-06"), 1)
+    new_year = cal[ids["c_sydney_new_year"]]
+    assert (new_year["local_date"], new_year["year"], new_year["day_of_year"]) == (D("2025-01-01"), 2025, 1)
+    # and every analysis built on the calendar follows: the load is on the local day, the km in the local year
+    daily = rows(both(world, "daily_load", 1), "date")
+    assert daily[D("2025-01-06")]["load"] == 30 and daily[D("2025-01-05")]["load"] == 0
+    assert daily[D("2025-01-01")]["load"] == 40 and daily[D("2024-12-31")]["load"] == 0
+    yearly = {(r["year"], r["sport_type"]): r["distance_m"]
+              for r in both(world, "volume_yearly", 1).iter_rows(named=True)}
+    assert yearly[(2025, "Ride")] == 70000 and yearly[(2024, "Ride")] == 20000
+    weekly = {(r["week_start"], r["sport_type"]): r for r in both(world, "volume_weekly", 1).iter_rows(named=True)}
+    assert weekly[(D("2024-12-30"), "Ride")]["activities"] == 2  # 30 Dec (Denver) and 1 Jan (Sydney)
+    assert weekly[(D("2024-12-30"), "Ride")]["iso_year"] == 2025
+    assert weekly[(D("2025-01-06"), "Ride")]["distance_m"] == 30000
+
+
+def test_as_of_is_the_later_of_the_last_activity_and_the_sync_in_local_time(world: World) -> None:
+    as_of = rows(both(world, "athlete_as_of"), "athlete_id")
+    # synced 2025-01-10 15:00 UTC = 2025-01-11 02:00 at the latest activity's offset (+11)
+    assert (as_of[1]["last_activity_date"], as_of[1]["synced_local_date"], as_of[1]["as_of_date"]) == \
+        (D("2025-01-06"), D("2025-01-11"), D("2025-01-11"))
+    assert as_of[5]["synced_local_date"] is None and as_of[5]["as_of_date"] == D("2025-02-04")  # no athletes row
+    assert 7 not in as_of  # no activities
+
+
+# --- segments -------------------------------------------------------------------------------------------------
+
+def test_running_best_and_pr_events_are_recomputed_from_the_efforts(world: World) -> None:
+    ids = world.ids
+    progression = both(world, "segment_effort_progression", 2, segment_id=501)
+    assert progression["effort_id"].to_list() == [ids[f"e{n}"] for n in (1, 2, 3, 4, 5, 6, 8)]  # time order, no hidden
+    assert progression["attempt"].to_list() == [1, 2, 3, 4, 5, 6, 7]
+    assert progression["elapsed_time"].to_list() == [300, 310, 290, 290, 280, 295, 270]
+    assert progression["running_best"].to_list() == [300, 300, 290, 290, 280, 280, 270]
+    assert progression["previous_best"].to_list() == [None, 300, 300, 290, 290, 280, 280]
+    assert progression["is_pr"].to_list() == [True, False, True, False, True, False, True]  # a tie is no PR
+    # the service said pr_rank 1 for the 295 (a snapshot from upload time): recomputed, it is not a PR
+    assert progression.filter(pl.col("elapsed_time") == 295)["service_pr_rank"].item() == 1
+
+    events = both(world, "segment_pr_events", 2, segment_id=501)
+    assert events["effort_id"].to_list() == [ids["e1"], ids["e3"], ids["e5"], ids["e8"]]
+    assert events["pr_number"].to_list() == [1, 2, 3, 4]
+    assert events["local_date"].to_list() == [D("2024-03-01"), D("2024-04-02"), D("2024-05-01"), D("2024-06-15")]
+    assert events["is_first_attempt"].to_list() == [True, False, False, False]
+    assert events["improvement_s"].to_list() == [None, 10, 10, 10]
+    pct = events["improvement_pct"].to_list()
+    assert pct[0] is None
+    assert pct[1:] == pytest.approx([10 / 300 * 100, 10 / 290 * 100, 10 / 280 * 100], abs=1e-12)
+
+
+def test_pr_summary_and_monthly_trend(world: World) -> None:
+    summary = rows(both(world, "segment_pr_summary", 2), "segment_id")
+    hill = summary[501]
+    assert (hill["segment_name"], hill["attempts"], hill["first_attempt_date"], hill["last_attempt_date"],
+            hill["current_pr_s"], hill["current_pr_effort_id"], hill["current_pr_date"], hill["improvements"],
+            hill["days_since_pr"]) == \
+        ("Test Hill", 7, D("2024-03-01"), D("2024-06-15"), 270, world.ids["e8"], D("2024-06-15"), 3, 5)
+    assert summary[502]["segment_name"] == "effort name" and summary[502]["improvements"] == 0  # no segments row
+    monthly = both(world, "pr_monthly", 2)
+    assert [(r["month_start"], r["efforts"], r["prs"], r["first_attempts"]) for r in monthly.iter_rows(named=True)] == [
+        (D("2024-01-01"), 1, 0, 1), (D("2024-02-01"), 0, 0, 0), (D("2024-03-01"), 2, 0, 1),
+        (D("2024-04-01"), 2, 1, 0), (D("2024-05-01"), 2, 1, 0), (D("2024-06-01"), 1, 1, 0)]
+
+
+# --- training load --------------------------------------------------------------------------------------------
+
+def recurrence(loads: list[float], tau: float) -> list[float]:
+    k, value, out = 1 - math.exp(-1 / tau), 0.0, []
+    for load in loads:
+        value = value + k * (load - value)
+        out.append(value)
+    return out
+
+
+def test_dense_daily_load_has_rest_days_at_zero(world: World) -> None:
+    daily = both(world, "daily_load", 3)
+    first = D(PMC_FIRST)
+    assert daily.height == PMC_DAYS + 3 + 1  # to the sync day, three rest days after the last activity
+    assert daily["date"].to_list() == [first + dt.timedelta(days=i) for i in range(daily.height)]
+    expected = [0.0] * daily.height
+    for i in range(PMC_DAYS):
+        if i % 3 == 0 or i % 7 == 0:
+            expected[i] += (i * 37) % 151 + 10
+        if i % 11 == 0:
+            expected[i] += (i * 37 + 11) % 151 + 10
+    assert daily["load"].to_list() == expected
+    assert daily["activities"][0] == 2 and daily["activities"][1] == 0 and daily["load"][-3:].to_list() == [0, 0, 0]
+
+
+def test_ctl_atl_tsb_equal_the_recurrence(world: World) -> None:
+    pmc = both(world, "pmc", 3)
+    loads = pmc["load"].to_list()
+    ctl, atl = recurrence(loads, 42), recurrence(loads, 7)
+    assert pmc.height > 2 * 1680  # longer than two CTL blocks and the span where e^(t/7) would overflow
+    assert max(abs(a - b) for a, b in zip(pmc["ctl"].to_list(), ctl)) < 1e-6
+    assert max(abs(a - b) for a, b in zip(pmc["atl"].to_list(), atl)) < 1e-6
+    tsb = [0.0] + [c - a for c, a in zip(ctl[:-1], atl[:-1])]  # yesterday's CTL - ATL
+    assert max(abs(a - b) for a, b in zip(pmc["tsb"].to_list(), tsb)) < 1e-6
+    ramp = [c - (ctl[i - 7] if i >= 7 else 0.0) for i, c in enumerate(ctl)]
+    assert max(abs(a - b) for a, b in zip(pmc["ramp_rate"].to_list(), ramp)) < 1e-6
+    # the first day by hand: load 10 + 21 (two activities), from zero
+    assert loads[0] == 31
+    assert pmc["ctl"][0] == pytest.approx(31 * (1 - math.exp(-1 / 42)), abs=1e-12)
+    assert pmc["atl"][0] == pytest.approx(31 * (1 - math.exp(-1 / 7)), abs=1e-12)
+    bands = pmc.select("tsb", "form_band").to_dicts()
+    for row in bands:
+        t = row["tsb"]
+        expected = ("high risk" if t < -30 else "optimal" if t < -10 else "grey zone" if t < 5 else
+                    "fresh" if t < 25 else "transition")
+        assert row["form_band"] == expected
+
+
+def test_load_per_activity_with_its_source_and_ftp_by_date(world: World) -> None:
+    ids = world.ids
+    load = rows(both(world, "activity_load", 4), "activity_id")
+    profile = load[ids["p_profile"]]  # before the FTP history starts: the profile FTP 250, NP 250 for 1 h
+    assert (profile["load_source"], profile["ftp"], profile["ftp_source"]) == ("power", 250, "profile")
+    assert profile["load"] == pytest.approx(100.0) and profile["intensity_factor"] == pytest.approx(1.0)
+    history = load[ids["p_history"]]  # FTP 200 from 2024-06-01: 3600 × 250² / (200² × 3600) × 100
+    assert (history["load_source"], history["ftp"], history["ftp_source"]) == ("power", 200, "history")
+    assert history["load"] == pytest.approx(156.25) and history["intensity_factor"] == pytest.approx(1.25)
+    assert (load[ids["p_estimated"]]["load_source"], load[ids["p_estimated"]]["load"]) == ("suffer_score", 42)
+    assert (load[ids["p_run"]]["load_source"], load[ids["p_run"]]["load"]) == ("suffer_score", 55)  # run power ≠ FTP
+    assert (load[ids["p_yoga"]]["load_source"], load[ids["p_yoga"]]["load"]) == ("none", None)
+    assert load[ids["p_long"]]["load"] == pytest.approx(150.0)  # 1.5 h at IF 1.0
+    coverage = rows(both(world, "load_coverage_weekly", 4), "week_start")[D("2024-06-10")]
+    assert (coverage["activities"], coverage["moving_time_s"], coverage["loaded_moving_time_s"],
+            coverage["power_activities"], coverage["suffer_score_activities"], coverage["unloaded_activities"]) == \
+        (5, 18000, 16200, 2, 2, 1)
+    assert coverage["coverage"] == pytest.approx(0.9)
+    daily = rows(both(world, "daily_load", 4), "date")
+    assert (daily[D("2024-06-12")]["load"], daily[D("2024-06-12")]["activities"]) == (55, 2)
+
+
+# --- zones ----------------------------------------------------------------------------------------------------
+
+def test_weekly_zone_time_uses_each_activitys_own_buckets(world: World) -> None:
+    week = both(world, "zone_time_weekly", 5, zone_type="heartrate").filter(pl.col("week_start") == D("2025-01-06"))
+    assert week["zone"].to_list() == [1, 2, 3, 4, 5]
+    assert week["seconds"].to_list() == [800, 300, 100, 150, 100]
+    assert week["share"].to_list() == pytest.approx([s / 1450 for s in (800, 300, 100, 150, 100)])
+    assert week["zone_min"].to_list() == [0, 125, 150, 165, 180]  # bounds of the week's latest activity
+    assert week["zone_max"].to_list() == [125, 150, 165, 180, -1]
+    assert (week["iso_year"][0], week["iso_week"][0]) == (2025, 2)
+    monthly = both(world, "zone_time_monthly", 5, zone_type="heartrate")
+    monthly = monthly.filter(pl.col("month_start") == D("2025-01-01"))
+    assert monthly.filter(pl.col("zone") == 1)["seconds"].item() == 600 + 200 + 800 + 500 + 500
+
+
+def test_polarization_index_examples(world: World) -> None:
+    seiler = {(r["week_start"], r["zone_type"]): r for r in both(world, "seiler_weekly", 5).iter_rows(named=True)}
+    mixed = seiler[(D("2025-01-06"), "heartrate")]  # zones 1+2 | 3 | 4+5
+    assert (mixed["z1_seconds"], mixed["z2_seconds"], mixed["z3_seconds"], mixed["total_seconds"]) == \
+        (1100, 100, 250, 1450)
+    assert mixed["polarization_index"] == pytest.approx(math.log10((1100 / 1450) / (100 / 1450) * (250 / 1450) * 100))
+    classic = seiler[(D("2025-01-13"), "heartrate")]  # 80 / 5 / 15
+    assert (classic["z1_share"], classic["z2_share"], classic["z3_share"]) == pytest.approx((0.80, 0.05, 0.15))
+    assert round(classic["polarization_index"], 2) == 2.38 and classic["pi_note"] == "ok"
+    no_z2 = seiler[(D("2025-01-20"), "heartrate")]
+    assert no_z2["polarization_index"] is None and no_z2["pi_note"] == "undefined: no zone-2 time"
+    no_z3 = seiler[(D("2025-01-27"), "heartrate")]
+    assert no_z3["polarization_index"] is None and no_z3["pi_note"] == "undefined: no zone-3 time"
+    power = seiler[(D("2025-02-03"), "power")]  # 7 zones: 1+2 | 3+4 | 5+6+7
+    assert (power["z1_seconds"], power["z2_seconds"], power["z3_seconds"]) == (300, 350, 100)
+    assert power["polarization_index"] == pytest.approx(math.log10((300 / 750) / (350 / 750) * (100 / 750) * 100))
+    unmapped = seiler[(D("2025-02-03"), "heartrate")]  # the 4-zone activity has no mapping
+    assert (unmapped["total_seconds"], unmapped["unmapped_seconds"], unmapped["polarization_index"]) == (0, 400, None)
+    assert unmapped["pi_note"] == "undefined: no time in mapped zones"
+    every = both(world, "seiler_weekly") .vstack(both(world, "seiler_monthly").rename(
+        {"month_start": "week_start", "year": "iso_year", "month": "iso_week"}))
+    assert not every["polarization_index"].is_infinite().any() and not every["polarization_index"].is_nan().any()
+
+
+def test_seiler_mapping_is_configurable_per_athlete(tmp_path: Path) -> None:
+    b = Builder(tmp_path / "w.duckdb")
+    activity = b.activity(9, "2025-03-03 08:00:00")
+    b.buckets(activity, [800, 0, 50, 100, 50])
+    b.close()
+    before = both(tmp_path / "w.duckdb", "seiler_weekly", 9).row(0, named=True)
+    assert (before["z1_seconds"], before["z2_seconds"], before["z3_seconds"]) == (800, 50, 150)
+    # this athlete's zone 4 is below the second threshold: it moves to Seiler zone 2, for them only
+    with db.writing(tmp_path / "w.duckdb") as conn:
+        conn.execute("INSERT INTO analysis_seiler_zones VALUES (9, 'heartrate', 5, 4, 2)")
+    after = both(tmp_path / "w.duckdb", "seiler_weekly", 9).row(0, named=True)
+    assert (after["z1_seconds"], after["z2_seconds"], after["z3_seconds"]) == (800, 150, 50)
+    assert after["polarization_index"] == pytest.approx(math.log10(0.8 / 0.15 * 0.05 * 100))
+
+
+def test_athlete_zone_definitions_over_time(world: World) -> None:
+    history = both(world, "athlete_zone_history", 7, zone_type="heartrate")
+    versions = history.group_by("version", maintain_order=True).agg(
+        pl.col("valid_from").first(), pl.col("valid_to").first(), pl.col("last_seen").first(),
+        pl.col("zone_min").alias("mins"))
+    assert versions.rows() == [
+        (1, D("2024-01-01"), D("2024-03-01"), D("2024-02-01"), [0, 120, 140, 160, 180]),
+        (2, D("2024-03-01"), D("2024-04-01"), D("2024-03-01"), [0, 125, 145, 165, 185]),
+        (3, D("2024-04-01"), None, D("2024-04-01"), [0, 120, 140, 160, 180])]
+
+
+# --- volume ---------------------------------------------------------------------------------------------------
+
+def test_eddington_in_km_and_miles(world: World) -> None:
+    edd = {(r["sport_family"], r["unit"]): r for r in both(world, "eddington", 6).iter_rows(named=True)}
+    # ride days (km): 12, 11 (6 + 5 on one day), 5, 4, 4, 3, 1 → E = 4; 3 days reach 5, so 2 more are needed
+    assert {k: (v["eddington"], v["days"], v["days_at_next"], v["days_to_next"]) for k, v in edd.items()} == {
+        ("Ride", "km"): (4, 7, 3, 2), ("Ride", "mi"): (3, 7, 2, 2), ("Run", "km"): (1, 1, 1, 1),
+        ("Run", "mi"): (1, 1, 1, 1)}
+    curve = both(world, "eddington_curve", 6, sport_family="Ride", unit="km")
+    assert curve["n"].to_list() == list(range(1, 13))
+    assert curve["days_at_least"].to_list() == [7, 6, 6, 5, 3, 2, 2, 2, 2, 2, 2, 1]
+
+
+def test_ytd_cumulative_is_dense_and_per_year(world: World) -> None:
+    ytd = both(world, "ytd_cumulative", 1)
+    rides = ytd.filter((pl.col("sport_family") == "Ride") & (pl.col("year") == 2025))
+    assert rides["date"].to_list() == [D("2025-01-01") + dt.timedelta(days=i) for i in range(11)]  # to the as-of date
+    assert rides["distance_m"].to_list() == [40000.0] * 5 + [70000.0] * 6
+    every = ytd.filter((pl.col("sport_family") == "All") & (pl.col("year") == 2024))
+    assert every.height == 366 and every["date"][-1] == D("2024-12-31")
+    assert every.filter(pl.col("date") == D("2024-12-29"))["distance_m"].item() == 8000
+    assert every["distance_m"][-1] == 28000 and every["activities"][-1] == 2
+    assert set(ytd["year"].unique()) == {2021, 2022, 2023, 2024, 2025}  # dense years too
+
+
+def test_views_and_polars_agree_for_every_analysis_and_athlete(world: World) -> None:
+    for name in analysis.ANALYSES:
+        whole = both(world, name)
+        assert whole.height > 0, name
+        for athlete in range(1, 10):
+            part = both(world, name, athlete)
+            assert_frame_equal(part, whole.filter(pl.col("athlete_id") == athlete), check_exact=False,
+                               rel_tol=1e-9, abs_tol=1e-9)
+
+
+def test_views_need_no_settings_literals(world: World) -> None:
+    """Changing a setting row changes the views (the 42 / 7 days are read from analysis_settings)."""
+    copy = world.path.parent / "settings.duckdb"
+    copy.write_bytes(world.path.read_bytes())
+    with duckdb.connect(str(copy)) as conn:
+        conn.execute("UPDATE analysis_settings SET value = 28 WHERE name = 'ctl_days'")
+    pmc = both(copy, "pmc", 3)
+    assert max(abs(a - b) for a, b in zip(pmc["ctl"].to_list(), recurrence(pmc["load"].to_list(), 28))) < 1e-6
+
+
+def test_every_view_has_its_polars_function_and_its_doc(world: World) -> None:
+    with db.reading(world.path) as conn:
+        views = {r[0] for r in conn.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    assert views == set(analysis.ANALYSES) == set(analysis.ORDER)
+    assert all(callable(getattr(analysis, name)) for name in analysis.ANALYSES)
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "analysis.md").read_text(encoding="utf-8")
+    assert [name for name in analysis.ANALYSES if f"`{name}`" not in doc and f"`{name.rsplit('_', 1)[0]}_weekly`"
+            not in doc] == []

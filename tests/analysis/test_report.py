@@ -1,0 +1,89 @@
+"""The report renders: an HTML page that opens offline (every chart embedded, no external URL), a PNG per chart
+with something drawn on it, a Markdown summary with the athlete's numbers; and `fitsync report` writes it."""
+
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fitsync.pipelines.cli_report import report as report_command
+from fitsync.warehouse import report
+
+from .conftest import World
+from .png import decode
+
+CHARTS = ["pmc", "weekly_volume", "weekly_zones", "segment_history", "eddington", "ytd"]
+EXTERNAL = re.compile(r"(https?:)?//[\w.-]+\.[a-z]{2,}|\b(src|href)\s*=\s*[\"'](?!data:|#)", re.IGNORECASE)
+
+
+def assert_self_contained(html_path: Path, pngs: list[Path]) -> None:
+    page = html_path.read_text(encoding="utf-8")
+    assert "http://" not in page and "https://" not in page
+    assert not EXTERNAL.search(page), EXTERNAL.search(page)
+    assert "<script" not in page and "<link" not in page and "@import" not in page and "url(" not in page
+    embedded = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert [base64.b64decode(e) for e in embedded] == [p.read_bytes() for p in pngs]
+
+
+def assert_drawn(png: Path, *, min_ink: float) -> None:
+    image = decode(png.read_bytes())
+    assert image.width >= 600 and image.height >= 200, (png.name, image.width, image.height)
+    assert image.inked_share() > min_ink, (png.name, image.inked_share())
+    assert image.distinct_colors() > 3, png.name
+
+
+def test_report_renders_for_an_athlete_with_segments(world: World, tmp_path: Path) -> None:
+    result = report.build_report(world.path, tmp_path / "r2", athlete_id=2)
+    assert result.html_path == tmp_path / "r2" / "report.html" and result.html_path.stat().st_size > 50_000
+    assert [p.name for p in result.png_paths] == [f"{c}.png" for c in CHARTS]
+    assert_self_contained(result.html_path, result.png_paths)
+    for png in result.png_paths:
+        # the zone chart has no data for this athlete: it says so (text only), the others draw data
+        assert_drawn(png, min_ink=0.001 if png.stem == "weekly_zones" else 0.02)
+    summary = result.summary_markdown
+    assert summary.startswith("### Test Athlete (2) — as of 2024-06-20")
+    assert "| 2024-06-15 | Test Hill | 4:30 | −10 s (3.6%) |" in summary
+    page = result.html_path.read_text(encoding="utf-8")
+    assert "Test Hill" in page and "No heart-rate or power zone data" not in page  # the message is in the image
+
+
+def test_report_in_the_athletes_units_and_with_zones(world: World, tmp_path: Path) -> None:
+    result = report.build_report(world.path, tmp_path / "r6", athlete_id=6)  # prefers feet: miles
+    assert "**Eddington (Ride)**: 4 km (2 more day(s) for 5), 3 mi (2 more day(s) for 4)" in result.summary_markdown
+    assert "mi of Ride" in result.summary_markdown
+    assert_self_contained(result.html_path, result.png_paths)
+    zones = report.build_report(world.path, tmp_path / "r5", athlete_id=5)
+    assert_drawn(zones.html_path.parent / "weekly_zones.png", min_ink=0.02)
+    assert "heart-rate" in zones.summary_markdown
+
+
+def test_report_refuses_what_it_cannot_build(world: World, tmp_path: Path) -> None:
+    with pytest.raises(report.ReportError, match="several athletes"):
+        report.build_report(world.path, tmp_path / "x")
+    with pytest.raises(report.ReportError, match="athlete 99 has no activities"):
+        report.build_report(world.path, tmp_path / "x", athlete_id=99)
+    with pytest.raises(report.ReportError, match="no warehouse"):
+        report.build_report(tmp_path / "missing.duckdb", tmp_path / "x")
+
+
+def test_cli_writes_the_report_under_the_home(world: World, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "warehouse.duckdb").write_bytes(world.path.read_bytes())
+    runner = CliRunner()
+    result = runner.invoke(report_command, ["--athlete", "4"], env={"FITSYNC_HOME": str(home)})
+    assert result.exit_code == 0, result.output
+    assert (home / "reports" / "4" / "report.html").exists()
+    assert all((home / "reports" / "4" / f"{c}.png").stat().st_size > 10_000 for c in CHARTS)
+    assert "report: " + str(home / "reports" / "4" / "report.html") in result.output
+    assert "(4) — as of 2024-06-14" in result.output
+    out = tmp_path / "elsewhere"
+    assert runner.invoke(report_command, ["--athlete", "4", "--out", str(out)],
+                         env={"FITSYNC_HOME": str(home)}).exit_code == 0
+    assert (out / "4" / "report.html").exists()
+    missing = runner.invoke(report_command, [], env={"FITSYNC_HOME": str(tmp_path / "nowhere")})
+    assert missing.exit_code == 1 and "no warehouse" in missing.output

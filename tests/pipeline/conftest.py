@@ -1,0 +1,290 @@
+"""Fixtures for the pipeline tests: athletes of their own in the session sandbox, a fitsync home connected to
+one of them (its own application, so its own rate budget), a throw-away Dagster instance, warehouse dumps.
+
+Each test creates its athletes through the console (`POST /sandbox/athletes`, then recorded activities), so the
+seeded world other test modules rely on is never changed. Rate limits are raised for the test's duration
+(one full sync spends more than the default 100 reads / 15 min) and restored afterwards.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import httpx
+import pytest
+from dagster import DagsterInstance, instance_for_test
+
+from fitsync.client import oauth
+from fitsync.client.config import Config
+from fitsync.client.runtime import FitsyncClient
+from fitsync.client.secret import Secret
+from fitsync.client.state_store import StateStore
+from fitsync.pipelines.sync_runner import SyncOutcome, sync_athlete
+from fitsync.sandbox.server import ServerThread
+from fitsync.warehouse import db
+
+from ..sandbox_harness import ALL_SCOPES, App, Grant, Harness
+
+ROOMY_LIMITS = {"read_limit_short": 100_000, "read_limit_long": 1_000_000,
+                "overall_limit_short": 100_000, "overall_limit_long": 1_000_000}
+REPO = Path(__file__).resolve().parents[2]
+# Columns that record when fitsync fetched or loaded something: they differ between two equal syncs.
+WHEN_COLUMNS = {"synced_at", "listed_at", "detail_fetched_at", "deleted_at", "applied_at"}
+TABLES = ("athletes", "gear", "athlete_stats", "athlete_stats_totals", "athlete_zones", "activities", "splits_metric",
+          "laps", "segment_efforts", "segments", "starred_segments", "activity_zones", "activity_zone_buckets",
+          "deleted_activities")
+KEYS = {"activities": ("activity_id",), "laps": ("lap_id",), "segment_efforts": ("effort_id",),
+        "segments": ("segment_id",), "gear": ("gear_id",), "athletes": ("athlete_id",),
+        "splits_metric": ("activity_id", "split"), "activity_zones": ("activity_id", "zone_type"),
+        "activity_zone_buckets": ("activity_id", "zone_type", "bucket_index"),
+        "starred_segments": ("athlete_id", "segment_id"), "athlete_stats": ("athlete_id", "snapshot_date"),
+        "athlete_zones": ("athlete_id", "snapshot_date", "zone_type", "bucket_index")}
+
+
+# --- the world ------------------------------------------------------------------------------------------------
+
+def add_athlete(sb: Harness, premium: bool = True, **options: Any) -> int:
+    response = sb.console.post("/athletes", json={"firstname": "Pipeline", "lastname": "Test", "premium": premium,
+                                                  **options})
+    assert response.status_code == 200, response.text
+    return int(response.json()["id"])
+
+
+def record(sb: Harness, athlete_id: int, *, days_ago: float | None = None, **fields: Any) -> int:
+    """Record a device upload (full detail) for the athlete; `days_ago` sets its start time."""
+    if days_ago is not None:
+        fields["start_date"] = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=days_ago)).isoformat()
+    response = sb.console.post(f"/athletes/{athlete_id}/activities", json=fields)
+    assert response.status_code == 200, response.text
+    return int(response.json()["id"])
+
+
+def record_many(sb: Harness, athlete_id: int, n: int, *, oldest_days: float = 60.0,
+                only_me_every: int = 0) -> list[int]:
+    """n activities spread over the last `oldest_days` days, oldest first, alternating sports."""
+    sports = ("Ride", "Run", "Ride", "Hike", "Walk")
+    ids = []
+    for i in range(n):
+        visibility = "only_me" if only_me_every and i % only_me_every == only_me_every - 1 else "everyone"
+        ids.append(record(sb, athlete_id, days_ago=oldest_days * (n - i) / n + 0.1, sport_type=sports[i % len(sports)],
+                          visibility=visibility))
+    return ids
+
+
+def change(sb: Harness, activity_id: int, **fields: Any) -> dict[str, Any]:
+    response = sb.console.patch(f"/activities/{activity_id}", json=fields)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def delete(sb: Harness, activity_id: int) -> None:
+    response = sb.console.delete(f"/activities/{activity_id}")
+    assert response.status_code in (200, 204), response.text
+
+
+# --- a fitsync home connected to an athlete -------------------------------------------------------------------
+
+def write_config(config: Config) -> None:
+    """The home's config.toml says everything the Config says, so every process using the home (and the Dagster
+    resource, which loads its Config from the home) sees the same settings."""
+    lines = [f'base_url = "{config.base_url}"', f'auth_url = "{config.auth_url}"',
+             f"client_id = {config.client_id}", f'client_secret = "{config.client_secret.reveal()}"',
+             f"short_window = {config.short_window}", f"long_window = {config.long_window}",
+             f"boundary_guard = {config.boundary_guard}", f"bulk_reserve = {config.bulk_reserve}",
+             f"timeout = {config.timeout}", f"max_retries = {config.max_retries}"]
+    config.home.mkdir(parents=True, exist_ok=True)
+    (config.home / "config.toml").write_text("\n".join(lines) + "\n")
+
+
+@dataclass
+class Home:
+    """A fitsync home connected to one athlete, with a Dagster instance to run the assets on."""
+
+    sb: Harness
+    config: Config
+    athlete_id: int
+    app: App
+    scopes: tuple[str, ...]
+    instance: DagsterInstance
+    outcomes: list[SyncOutcome] = field(default_factory=list)
+
+    @property
+    def warehouse(self) -> Path:
+        return self.config.home / "warehouse.duckdb"
+
+    @functools.cached_property
+    def store(self) -> StateStore:
+        return StateStore(self.config.state_path)
+
+    def sync(self, *, full: bool = False, max_wait_seconds: float = 900.0, check: bool = True) -> SyncOutcome:
+        outcome = sync_athlete(self.config, self.athlete_id, self.instance, full=full,
+                               max_wait_seconds=max_wait_seconds)
+        self.outcomes.append(outcome)
+        if check:
+            assert outcome.success, json.dumps(outcome.metadata, default=str, indent=1)
+        return outcome
+
+    def grant(self) -> Grant:
+        """A separate grant with the same scopes (its own app), to read what the API shows this athlete."""
+        return self.sb.connect(scopes=self.scopes, athlete_id=self.athlete_id)
+
+    def query(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        with db.reading(self.warehouse) as conn:
+            return conn.execute(sql, list(args)).fetchall()
+
+    def state(self, sql: str, *args: Any) -> list[Any]:
+        with self.store.reading() as conn:
+            return [tuple(r) for r in conn.execute(sql, args).fetchall()]
+
+    def needing(self, what: str) -> int:
+        column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
+        return self.state(f"SELECT count(*) FROM known_activities WHERE athlete_id = ? AND {column} = 1",
+                          self.athlete_id)[0][0]
+
+
+def make_config(server: ServerThread, home: Path, app: App, **overrides: Any) -> Config:
+    values: dict[str, Any] = dict(home=home, base_url=server.api_url, auth_url=server.base_url,
+                                  client_id=app.client_id, client_secret=Secret(app.client_secret),
+                                  boundary_guard=0.05, timeout=15.0)
+    values.update(overrides)
+    return Config.load({}, **values)
+
+
+def connect_home(sb: Harness, home: Path, athlete_id: int, instance: DagsterInstance, *,
+                 scopes: tuple[str, ...] = ALL_SCOPES, app: App | None = None, **config: Any) -> Home:
+    """Consent as the athlete through the sandbox's pages, exchange the code and store the grant in the home."""
+    app = app or sb.new_app()
+    cfg = make_config(sb.server, home, app, **config)
+    write_config(cfg)
+    with FitsyncClient(cfg) as client:
+        body = oauth.exchange_code(cfg, client.transport, sb.code(app, athlete_id, scopes))
+        client.tokens.save_grant(body, body["scope"])
+    return Home(sb, cfg, athlete_id, app, scopes, instance)
+
+
+@pytest.fixture
+def roomy_limits(sb: Harness) -> Iterator[None]:
+    with sb.settings(**ROOMY_LIMITS):
+        yield
+
+
+@pytest.fixture
+def dagster_instance(tmp_path: Path) -> Iterator[DagsterInstance]:
+    (tmp_path / "dagster").mkdir()
+    with instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+        yield instance
+
+
+Connect = Callable[..., Home]
+
+
+@pytest.fixture
+def connect(sb: Harness, tmp_path: Path, dagster_instance: DagsterInstance, roomy_limits: None) -> Connect:
+    """connect(athlete_id, scopes=..., name=...) → a Home of its own under tmp_path."""
+
+    def make(athlete_id: int, *, name: str = "home", **kwargs: Any) -> Home:
+        return connect_home(sb, tmp_path / name, athlete_id, dagster_instance, **kwargs)
+
+    return make
+
+
+# --- reading the warehouse ------------------------------------------------------------------------------------
+
+def dump(path: Path, tables: tuple[str, ...] = TABLES) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table, without the columns that say when fitsync fetched or loaded it."""
+    out = {}
+    with db.reading(path) as conn:
+        for table in tables:
+            cols = [r[0] for r in conn.execute(f"DESCRIBE {table}").fetchall() if r[0] not in WHEN_COLUMNS]
+            out[table] = conn.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY ALL").fetchall()
+    return out
+
+
+def duplicate_keys(path: Path) -> dict[str, int]:
+    with db.reading(path) as conn:
+        return {t: conn.execute(f"SELECT count(*) - count(DISTINCT ({', '.join(k)})) FROM {t}").fetchone()[0]
+                for t, k in KEYS.items()}
+
+
+# --- what fitsync sent ----------------------------------------------------------------------------------------
+
+@dataclass
+class Sent:
+    method: str
+    path: str
+    params: dict[str, str]
+    status: int
+    at: float
+    headers: dict[str, str]
+
+
+class Recorder:
+    """Every API request this process's httpx clients send with fitsync's User-Agent, with its answer."""
+
+    def __init__(self, api_url: str) -> None:
+        self.api_path = httpx.URL(api_url).path
+        self.sent: list[Sent] = []
+        self._lock = threading.Lock()
+
+    def record(self, request: httpx.Request, response: httpx.Response, at: float) -> None:
+        if request.headers.get("user-agent") != "fitsync" or not request.url.path.startswith(self.api_path):
+            return
+        with self._lock:
+            self.sent.append(Sent(request.method, request.url.path[len(self.api_path):], dict(request.url.params),
+                                  response.status_code, at, dict(response.headers)))
+
+    def paths(self) -> list[str]:
+        return [s.path for s in self.sent]
+
+    def details(self) -> list[str]:
+        return [s.path for s in self.sent if _is_detail(s.path)]
+
+    def zones(self) -> list[str]:
+        return [s.path for s in self.sent if s.path.startswith("/activities/") and s.path.endswith("/zones")]
+
+    def listings(self) -> list[Sent]:
+        return [s for s in self.sent if s.path == "/athlete/activities"]
+
+    def clear(self) -> None:
+        with self._lock:
+            self.sent.clear()
+
+
+def _is_detail(path: str) -> bool:
+    parts = path.split("/")
+    return len(parts) == 3 and parts[1] == "activities" and parts[2].isdigit()
+
+
+@pytest.fixture
+def recorder(sandbox_server: ServerThread, monkeypatch: pytest.MonkeyPatch) -> Recorder:
+    import time
+
+    rec = Recorder(sandbox_server.api_url)
+    original = httpx.Client.send
+
+    def send(self: httpx.Client, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+        at = time.time()
+        response = original(self, request, **kwargs)
+        rec.record(request, response, at)
+        return response
+
+    monkeypatch.setattr(httpx.Client, "send", send)
+    return rec
+
+
+def subprocess_env(home: Path, **extra: str) -> dict[str, str]:
+    """Environment for a fitsync process on `home`: its config.toml says the rest; no FITSYNC_* or DAGSTER_HOME
+    inherited from this process."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FITSYNC_", "DAGSTER_"))}
+    env.update({"FITSYNC_HOME": str(home), "PYTHONUNBUFFERED": "1"})
+    pythonpath = [str(REPO), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+    env["PYTHONPATH"] = os.pathsep.join(pythonpath)
+    env.update(extra)
+    return env

@@ -1,0 +1,76 @@
+"""`fitsync sync` and `fitsync query` as a user runs them: a process with FITSYNC_* variables for the sandbox."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from ..sandbox_harness import Harness
+from .conftest import REPO, Connect, Home, add_athlete, record_many, subprocess_env
+
+FITSYNC = [sys.executable, "-m", "fitsync.pipelines.cli"]
+
+
+def env_for(home: Home, fitsync_home: Path | None = None) -> dict[str, str]:
+    """Everything from FITSYNC_* variables (no config.toml), as the README shows."""
+    config = home.config
+    return subprocess_env(fitsync_home or config.home, FITSYNC_BASE_URL=config.base_url,
+                          FITSYNC_AUTH_URL=config.auth_url, FITSYNC_CLIENT_ID=str(config.client_id),
+                          FITSYNC_CLIENT_SECRET=config.client_secret.reveal(), COLUMNS="200")
+
+
+def fitsync(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*FITSYNC, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_sync_and_query_from_the_command_line(sb: Harness, connect: Connect, tmp_path: Path) -> None:
+    aid = add_athlete(sb)
+    ids = record_many(sb, aid, 5, oldest_days=10)
+    home = connect(aid)
+    (home.config.home / "config.toml").unlink()
+    env = env_for(home)
+
+    synced = fitsync(env, "sync")
+    assert synced.returncode == 0, synced.stdout + synced.stderr
+    output = synced.stdout + synced.stderr
+    assert f"athlete {aid}: ok" in output and "activity_details" in output
+    assert str(home.warehouse) in synced.stdout
+    assert (home.config.home / "dagster" / "dagster.yaml").exists()  # FITSYNC_HOME/dagster, DAGSTER_HOME unset
+
+    queried = fitsync(env, "query", "SELECT count(*) AS synced_activities, min(activity_id) AS first FROM activities")
+    assert queried.returncode == 0, queried.stderr
+    assert "synced_activities" in queried.stdout and f"│ 5 " in queried.stdout and str(min(ids)) in queried.stdout
+
+    bad = fitsync(env, "query", "SELEKT * FROM activities")
+    assert bad.returncode != 0
+    assert "Parser Error" in bad.stderr and "SELEKT" in bad.stderr and "Traceback" not in bad.stderr
+
+    missing = fitsync(env, "query", "SELECT * FROM no_such_table")
+    assert missing.returncode != 0 and "no_such_table" in missing.stderr and "Traceback" not in missing.stderr
+
+    again = fitsync(env, "sync", "--athlete", str(aid), "--full")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "full reconciliation" in again.stdout + again.stderr
+
+
+def test_sync_without_connected_athletes_or_warehouse_fails_clearly(sb: Harness, connect: Connect,
+                                                                    tmp_path: Path) -> None:
+    home = connect(add_athlete(sb))
+    env = env_for(home, fitsync_home=tmp_path / "empty-home")
+    synced = fitsync(env, "sync")
+    assert synced.returncode != 0
+    assert "no connected athletes" in synced.stderr and "fitsync connect" in synced.stderr
+    assert "Traceback" not in synced.stderr
+
+    queried = fitsync(env, "query", "SELECT 1")
+    assert queried.returncode != 0 and "no warehouse" in queried.stderr and "fitsync sync" in queried.stderr
+
+
+def test_sync_of_an_athlete_that_is_not_connected_exits_non_zero(sb: Harness, connect: Connect) -> None:
+    home = connect(add_athlete(sb))
+    stranger = add_athlete(sb)
+    synced = fitsync(env_for(home), "sync", "--athlete", str(stranger))
+    assert synced.returncode != 0
+    assert f"athlete {stranger}: FAILED" in synced.stdout + synced.stderr
+    assert "sync failed" in synced.stderr

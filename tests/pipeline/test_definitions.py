@@ -1,0 +1,119 @@
+"""The Dagster code location: definitions load (also through workspace.yaml), every asset is partitioned by
+athlete and in its pool, the nightly schedule fans out one run per athlete, and the warehouse's asset checks pass
+after a sync and fail on a corrupted warehouse."""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from dagster import (AssetKey, DagsterEventType, DagsterInstance, Definitions, DynamicPartitionsDefinition, RunRequest,
+                     SkipReason, build_schedule_context)
+
+from fitsync.assets.common import API_POOL, DUCKDB_POOL, athletes_partitions
+from fitsync.pipelines.definitions import defs
+from fitsync.pipelines.jobs import nightly_sync
+from fitsync.warehouse import db
+
+from ..sandbox_harness import Harness
+from .conftest import REPO, Connect, add_athlete, record_many, subprocess_env
+
+FETCH = {"athlete", "athlete_stats", "athlete_zones", "activities", "activity_details", "activity_zones",
+         "starred_segments", "segments", "segment_effort_history"}
+
+
+def test_definitions_load_with_every_asset_partitioned_by_athlete_and_pooled() -> None:
+    Definitions.validate_loadable(defs)
+    every = {key.to_user_string(): a for a in defs.assets or [] for key in a.keys}  # type: ignore[union-attr]
+    analysis = {n for n, a in every.items() if a.group_names_by_key[AssetKey(n)] == "analysis"}
+    assert analysis == {"pr_progression", "zone_trends", "training_load", "volume", "report"}
+    for name in analysis:  # they only read the warehouse: no pool, one partition per athlete too
+        assert every[name].op.pool is None and every[name].partitions_def == athletes_partitions, name
+    assets = {n: a for n, a in every.items() if n not in analysis}
+    assert set(assets) == FETCH | {"warehouse"}
+    for name, asset in assets.items():
+        partitions = asset.partitions_def
+        assert isinstance(partitions, DynamicPartitionsDefinition) and partitions.name == athletes_partitions.name, name
+        assert asset.op.pool == (DUCKDB_POOL if name == "warehouse" else API_POOL), name
+        assert asset.group_names_by_key[AssetKey(name)] == ("warehouse" if name == "warehouse" else "fetch")
+    checks = {key.name for c in defs.asset_checks or [] for key in c.check_keys}  # type: ignore[union-attr]
+    assert checks == {"unique_keys", "children_have_parents", "details_present"}
+    job = defs.resolve_job_def("sync_athlete")
+    assert {k.to_user_string() for k in job.asset_layer.executable_asset_keys} == FETCH | {"warehouse"}
+    assert defs.resolve_schedule_def("nightly_sync").job_name == "sync_athlete"
+
+
+def test_workspace_yaml_loads_the_code_location(tmp_path: Path) -> None:
+    """What `dagster dev -w workspace.yaml` loads."""
+    result = subprocess.run([str(Path(sys.executable).with_name("dagster")), "definitions", "validate", "-w",
+                             str(REPO / "workspace.yaml")], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                            env=subprocess_env(tmp_path / "home", DAGSTER_HOME=str(tmp_path)))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "fitsync.pipelines.definitions" in result.stdout + result.stderr
+
+
+def _evaluate(instance: DagsterInstance, when: dt.datetime) -> list[RunRequest] | SkipReason:
+    context = build_schedule_context(instance=instance, scheduled_execution_time=when)
+    return nightly_sync(context)  # type: ignore[no-any-return]
+
+
+def test_nightly_schedule_fans_out_one_run_per_athlete_with_daily_run_keys(dagster_instance: DagsterInstance) -> None:
+    tuesday = dt.datetime(2026, 3, 3, 3, 30, tzinfo=dt.timezone.utc)
+    skipped = _evaluate(dagster_instance, tuesday)
+    assert isinstance(skipped, SkipReason) and "connect" in (skipped.skip_message or "")
+
+    athletes = ["101", "202", "303"]
+    dagster_instance.add_dynamic_partitions(athletes_partitions.name, athletes)
+    requests = _evaluate(dagster_instance, tuesday)
+    assert isinstance(requests, list) and all(isinstance(r, RunRequest) for r in requests)
+    assert sorted(r.partition_key for r in requests) == athletes  # type: ignore[type-var]
+    keys = [r.run_key for r in requests]
+    assert len(set(keys)) == 3 and all(k and "2026-03-03" in k for k in keys)
+    assert [r.run_key for r in _evaluate(dagster_instance, tuesday)] == keys  # the same tick again: same keys
+    wednesday = _evaluate(dagster_instance, tuesday + dt.timedelta(days=1))
+    assert isinstance(wednesday, list) and not {r.run_key for r in wednesday} & set(keys)
+    assert all(r.run_config["ops"]["activities"]["config"]["full"] is False for r in requests)
+    sunday = _evaluate(dagster_instance, dt.datetime(2026, 3, 8, 3, 30, tzinfo=dt.timezone.utc))
+    assert isinstance(sunday, list) and all(r.run_config["ops"]["activities"]["config"]["full"] for r in sunday)
+
+
+def _check_results(instance: DagsterInstance) -> dict[str, bool]:
+    run = instance.get_runs(limit=1)[0]
+    out = {}
+    for entry in instance.all_logs(run.run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION):
+        evaluation = entry.dagster_event.event_specific_data  # type: ignore[union-attr]
+        out[evaluation.check_name] = evaluation.passed
+    return out
+
+
+def test_asset_checks_pass_after_a_sync_and_fail_on_a_corrupted_warehouse(sb: Harness, connect: Connect) -> None:
+    aid = add_athlete(sb)
+    ids = record_many(sb, aid, 4, oldest_days=10)
+    home = connect(aid)
+    home.sync()
+    assert _check_results(home.instance) == {"unique_keys": True, "children_have_parents": True,
+                                             "details_present": True}
+
+    with db.writing(home.warehouse) as conn:  # an orphan lap, and an activity that lost its detail
+        conn.execute("INSERT INTO laps (lap_id, activity_id, raw) VALUES (1, 999999999, '{}')")
+        conn.execute("UPDATE activities SET detail_fetched_at = NULL WHERE activity_id = ?", [ids[0]])
+    home.sync()  # checks failing do not fail the run
+    assert _check_results(home.instance) == {"unique_keys": True, "children_have_parents": False,
+                                             "details_present": False}
+
+
+@pytest.mark.parametrize("pool", [API_POOL, DUCKDB_POOL])
+def test_the_cli_instance_limits_the_pools(tmp_path: Path, pool: str) -> None:
+    """`fitsync sync` runs on FITSYNC_HOME/dagster (DAGSTER_HOME unset) with DuckDB writers one at a time."""
+    script = ("import sys; from pathlib import Path; from fitsync.pipelines import instance; "
+              "i = instance.instance(Path(sys.argv[1])); print(i.root_directory); "
+              "print(i.event_log_storage.get_concurrency_info(sys.argv[2]).slot_count)")
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path), pool], capture_output=True, text=True,
+                            timeout=60, env=subprocess_env(tmp_path))
+    assert result.returncode == 0, result.stderr[-2000:]
+    root, slots = result.stdout.split()
+    assert Path(root) == tmp_path / "dagster" and (tmp_path / "dagster" / "dagster.yaml").exists()
+    assert int(slots) == (1 if pool == DUCKDB_POOL else 4)

@@ -1,0 +1,126 @@
+"""Training load in Polars (views activity_load, daily_load, pmc, load_coverage_weekly): a load per activity with
+its source, a dense daily series, CTL/ATL/TSB and ramp rate by the exponential recurrence, and load coverage."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+from .analysis_base import Tables, activity_calendar, athlete_as_of, day_ranges
+
+
+def activity_load(t: Tables) -> pl.LazyFrame:
+    return t.cached("activity_load", lambda: _activity_load(t))
+
+
+def _activity_load(t: Tables) -> pl.LazyFrame:
+    power = t["activities"].select("activity_id", "moving_time", "device_watts", "weighted_average_watts",
+                                   "suffer_score")
+    families = t["analysis_sport_families"].select("sport_type", "power_tss")
+    history = (t["analysis_ftp_history"].select("athlete_id", "valid_from", pl.col("ftp").alias("history_ftp"))
+               .sort("valid_from"))
+    profile = t["athletes"].select("athlete_id", pl.when(pl.col("ftp") != 0).then(pl.col("ftp")).alias("profile_ftp"))
+    base = (
+        activity_calendar(t)
+        .select("activity_id", "athlete_id", "sport_type", "sport_family", "local_date", "week_start", "iso_year",
+                "iso_week")
+        .join(power, on="activity_id", how="inner")
+        .join(families, on="sport_type", how="left")
+        .with_columns(pl.col("power_tss").fill_null(False))
+        .sort("local_date")  # both sides sorted by the date, as the as-of join needs (within each athlete too)
+        .join_asof(history, left_on="local_date", right_on="valid_from", by="athlete_id", strategy="backward",
+                   check_sortedness=False)
+        .join(profile, on="athlete_id", how="left")
+    )
+    ftp = pl.coalesce("history_ftp", "profile_ftp")
+    watts, seconds = pl.col("weighted_average_watts"), pl.col("moving_time")
+    power_ok = (pl.col("power_tss") & pl.col("device_watts").fill_null(False) & (watts > 0) & (ftp > 0)
+                & (seconds > 0)).fill_null(False)
+    has_suffer = pl.col("suffer_score").is_not_null()
+    return (
+        base.with_columns(ftp.alias("ftp"), power_ok.alias("power_ok"),
+                          pl.when(pl.col("history_ftp").is_not_null()).then(pl.lit("history"))
+                          .when(pl.col("profile_ftp").is_not_null()).then(pl.lit("profile")).alias("ftp_source"))
+        .select("activity_id", "athlete_id", "sport_type", "local_date", "week_start", "iso_year", "iso_week",
+                "moving_time", watts.alias("np_watts"), "ftp", "ftp_source",
+                pl.when("power_ok").then(watts / pl.col("ftp")).alias("intensity_factor"),
+                pl.when("power_ok").then(seconds * watts * watts / (pl.col("ftp") * pl.col("ftp") * 3600) * 100)
+                .when(has_suffer).then(pl.col("suffer_score")).alias("load"),
+                pl.when("power_ok").then(pl.lit("power")).when(has_suffer).then(pl.lit("suffer_score"))
+                .otherwise(pl.lit("none")).alias("load_source"))
+        .sort("athlete_id", "local_date", "activity_id")
+    )
+
+
+def daily_load(t: Tables) -> pl.LazyFrame:
+    return t.cached("daily_load", lambda: _daily_load(t))
+
+
+def _daily_load(t: Tables) -> pl.LazyFrame:
+    days = day_ranges(athlete_as_of(t), "first_activity_date", "as_of_date").select("athlete_id", "date")
+    per_day = (activity_load(t).group_by("athlete_id", "local_date")
+               .agg(pl.col("load").sum(), pl.len().alias("activities")))
+    return (
+        days.join(per_day, left_on=["athlete_id", "date"], right_on=["athlete_id", "local_date"], how="left")
+        .select("athlete_id", "date", pl.col("load").fill_null(0.0),
+                pl.col("activities").fill_null(0).cast(pl.Int64))
+        .sort("athlete_id", "date")
+    )
+
+
+def ewma(column: str, days: float) -> pl.Expr:
+    """x[t] = x[t-1] + k (load[t] - x[t-1]) with k = 1 - e^(-1/days), per athlete (rows sorted by date, a 0 load
+    row before each athlete's first day so the recurrence starts from 0)."""
+    return pl.col(column).ewm_mean(alpha=1 - math.exp(-1 / days), adjust=False).over("athlete_id")
+
+
+def pmc(t: Tables) -> pl.LazyFrame:
+    ctl_days, atl_days = t.setting("ctl_days"), t.setting("atl_days")
+    ramp_days = int(t.setting("ramp_days"))
+    daily = daily_load(t).select("athlete_id", "date", "load", pl.lit(False).alias("seed"))
+    seeds = daily.group_by("athlete_id").agg((pl.col("date").min() - pl.duration(days=1)).alias("date"),
+                                             pl.lit(0.0).alias("load"), pl.lit(True).alias("seed"))
+    series = (
+        pl.concat([seeds.select(daily.collect_schema().names()), daily])
+        .sort("athlete_id", "date")
+        .with_columns(ewma("load", ctl_days).alias("ctl"), ewma("load", atl_days).alias("atl"))
+        .filter(~pl.col("seed"))
+    )
+
+    def earlier(column: str, days: int) -> pl.Expr:
+        return pl.col(column).shift(days, fill_value=0.0).over("athlete_id")
+
+    bands = t["analysis_form_bands"].sort("sort_order").collect()
+    band = pl.lit(None, dtype=pl.String)
+    for row in reversed(bands.to_dicts()):
+        low = row["tsb_from"] if row["tsb_from"] is not None else -math.inf
+        high = row["tsb_to"] if row["tsb_to"] is not None else math.inf
+        band = pl.when((pl.col("tsb") >= low) & (pl.col("tsb") < high)).then(pl.lit(row["band"])).otherwise(band)
+    return (
+        series.with_columns((earlier("ctl", 1) - earlier("atl", 1)).alias("tsb"),
+                            (pl.col("ctl") - earlier("ctl", ramp_days)).alias("ramp_rate"))
+        .select("athlete_id", "date", "load", "ctl", "atl", "tsb", "ramp_rate", band.alias("form_band"))
+        .sort("athlete_id", "date")
+    )
+
+
+def load_coverage_weekly(t: Tables) -> pl.LazyFrame:
+    loaded = pl.col("load").is_not_null()
+    seconds = pl.col("moving_time")
+    return (
+        activity_load(t)
+        .group_by("athlete_id", "week_start", "iso_year", "iso_week")
+        .agg(pl.len().cast(pl.Int64).alias("activities"),
+             seconds.sum().cast(pl.Int64).alias("moving_time_s"),
+             seconds.filter(loaded).sum().cast(pl.Int64).alias("loaded_moving_time_s"),
+             *((pl.col("load_source") == source).sum().cast(pl.Int64).alias(name)
+               for source, name in (("power", "power_activities"), ("suffer_score", "suffer_score_activities"),
+                                    ("none", "unloaded_activities"))))
+        .with_columns(pl.when(pl.col("moving_time_s") != 0)
+                      .then(pl.col("loaded_moving_time_s") / pl.col("moving_time_s")).alias("coverage"))
+        .select("athlete_id", "week_start", "iso_year", "iso_week", "activities", "moving_time_s",
+                "loaded_moving_time_s", "coverage", "power_activities", "suffer_score_activities",
+                "unloaded_activities")
+        .sort("athlete_id", "week_start")
+    )

@@ -1,0 +1,331 @@
+"""`build_report`: a self-contained HTML report of an athlete's training (charts embedded as PNG data URIs, no
+network, no external URL) plus a PNG file per chart and a Markdown summary.
+
+Everything comes from the analyses of warehouse/analysis.py (Polars over the warehouse tables), so the numbers
+in the report are the numbers the SQL views give.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import html
+import math
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from string import Template
+from typing import Any
+
+import polars as pl
+
+from . import analysis_base as base
+from . import analysis_load as load
+from . import analysis_segments as segments
+from . import analysis_volume as volume
+from . import analysis_zones as zones
+from . import db
+from . import report_charts as charts
+
+PMC_DAYS = 365
+VOLUME_WEEKS = 52
+ZONE_WEEKS = 26
+TOP_SEGMENTS = 4
+UNITS = {"km": 1000.0, "mi": 1609.344}
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    html_path: Path
+    png_paths: list[Path]
+    summary_markdown: str
+    athlete_id: int = 0
+    figures: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+class ReportError(Exception):
+    """The report cannot be built (no warehouse, no such athlete, several athletes and none chosen)."""
+
+
+def athletes_in(warehouse_path: Path | str) -> list[int]:
+    with db.reading(warehouse_path) as conn:
+        return [r[0] for r in conn.execute("SELECT DISTINCT athlete_id FROM activities ORDER BY 1").fetchall()]
+
+
+def ensure_schema(warehouse_path: Path | str) -> None:
+    """Apply the analysis migration if this warehouse predates it (a short write; reads need no lock)."""
+    latest = max(v for v, _, _ in db.migration_scripts())
+    with db.reading(warehouse_path) as conn:
+        has_table = conn.execute("SELECT count(*) FROM information_schema.tables "
+                                 "WHERE table_name = 'schema_migrations'").fetchall()[0][0]
+        current = conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0] if has_table else 0
+    if (current or 0) < latest:
+        db.migrate(warehouse_path)
+
+
+def build_report(warehouse_path: Path | str, out_dir: Path | str, athlete_id: int | None = None) -> ReportResult:
+    """Write out_dir/report.html and one PNG per chart for the athlete (the only one, when None)."""
+    warehouse_path, out_dir = Path(warehouse_path), Path(out_dir)
+    if not warehouse_path.exists():
+        raise ReportError(f"no warehouse at {warehouse_path}: run `fitsync sync` first")
+    ensure_schema(warehouse_path)
+    known = athletes_in(warehouse_path)
+    if athlete_id is None:
+        if len(known) != 1:
+            raise ReportError("the warehouse has no activities yet" if not known else
+                              f"the warehouse has several athletes ({', '.join(map(str, known))}): choose one")
+        athlete_id = known[0]
+    elif athlete_id not in known:
+        raise ReportError(f"athlete {athlete_id} has no activities in the warehouse")
+    with db.reading(warehouse_path) as conn:
+        data = _gather(base.Tables(conn, athlete_id), conn, athlete_id)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figures = _figures(data)
+    pngs: dict[str, bytes] = {}
+    paths = []
+    for name, (_, chart, _) in figures.items():
+        pngs[name] = charts.render_png(chart)
+        path = out_dir / f"{name}.png"
+        path.write_bytes(pngs[name])
+        paths.append(path)
+    summary = _summary_markdown(data)
+    html_path = out_dir / "report.html"
+    html_path.write_text(_html(data, figures, pngs), encoding="utf-8")
+    return ReportResult(html_path, paths, summary, athlete_id, figures={k: v[1] for k, v in figures.items()})
+
+
+# --- the data -----------------------------------------------------------------------------------------------
+
+def _gather(t: base.Tables, conn: Any, athlete_id: int) -> dict[str, Any]:
+    found = conn.execute("SELECT firstname, lastname, measurement_preference FROM athletes WHERE athlete_id = ?",
+                         [athlete_id]).fetchall()
+    who = found[0] if found else None
+    first, last, preference = who if who else (None, None, None)
+    name = " ".join(p for p in (first, last) if p) or f"Athlete {athlete_id}"
+    as_of_row = base.athlete_as_of(t).collect().row(0, named=True)
+    as_of: dt.date = as_of_row["as_of_date"]
+    calendar = base.activity_calendar(t).collect()
+    unit = "mi" if preference == "feet" else "km"
+
+    recent = calendar.filter(pl.col("local_date") > as_of - dt.timedelta(days=365))
+    amounts = volume._activities(t).collect()
+    family_time = (amounts.filter(pl.col("sport_family") != "Other")
+                   .group_by("sport_family").agg(pl.col("moving_time").sum().alias("t"),
+                                                 pl.col("local_date").max().alias("last")))
+    recent_families = family_time.join(
+        amounts.filter(pl.col("local_date") > as_of - dt.timedelta(days=365)).group_by("sport_family")
+        .agg(pl.col("moving_time").sum().alias("recent")), on="sport_family", how="left")
+    main_family = (recent_families.sort(["recent", "t", "sport_family"], descending=[True, True, False],
+                                        nulls_last=True)["sport_family"].first()
+                   if recent_families.height else "All")
+
+    pmc_all = load.pmc(t).collect()
+    pmc = pmc_all.filter(pl.col("date") > as_of - dt.timedelta(days=PMC_DAYS))
+    week0 = as_of - dt.timedelta(days=as_of.weekday())
+    vol = volume.volume_weekly(t).collect().filter(
+        pl.col("week_start") > week0 - dt.timedelta(weeks=VOLUME_WEEKS))
+
+    zone_weeks = zones.zone_time_weekly(t).collect().filter(
+        pl.col("week_start") > week0 - dt.timedelta(weeks=ZONE_WEEKS))
+    by_type = zone_weeks.group_by("zone_type").agg(pl.col("seconds").sum()).sort(["seconds", "zone_type"],
+                                                                                  descending=[True, False])
+    zone_type = by_type["zone_type"].first() if by_type.height else "heartrate"
+    seiler = zones.seiler_weekly(t).collect().filter(pl.col("zone_type") == zone_type)
+
+    progression = segments.segment_effort_progression(t).collect()
+    events = segments.segment_pr_events(t).collect()
+    summary = segments.segment_pr_summary(t).collect()
+    top = summary.sort(["attempts", "segment_id"], descending=[True, False]).head(TOP_SEGMENTS)
+
+    edd = volume.eddington(t).collect()
+    curve = volume.eddington_curve(t).collect()
+    ytd = volume.ytd_cumulative(t).collect()
+    coverage = load.load_coverage_weekly(t).collect()
+    return {
+        "athlete_id": athlete_id, "name": name, "week0": week0, "unit": unit, "as_of": as_of, "as_of_row": as_of_row,
+        "calendar": calendar, "recent": recent, "main_family": main_family, "pmc_all": pmc_all, "pmc": pmc,
+        "bands": t["analysis_form_bands"].collect(), "volume": vol,
+        "zone_type": zone_type, "zones": zone_weeks.filter(pl.col("zone_type") == zone_type),
+        "seiler": seiler, "seiler_recent": seiler.filter(pl.col("week_start") > week0 - dt.timedelta(weeks=ZONE_WEEKS)),
+        "pi_threshold": t.setting("pi_polarized_above"),
+        "progression": progression, "events": events, "segment_summary": summary,
+        "top_segments": top["segment_id"].to_list(), "eddington": edd, "curve": curve, "ytd": ytd,
+        "coverage": coverage, "activity_load": load.activity_load(t).collect(),
+    }
+
+
+def _figures(d: dict[str, Any]) -> dict[str, tuple[str, Any, str]]:
+    """name → (heading, chart, caption)."""
+    family, unit = d["main_family"], d["unit"]
+    edd = d["eddington"].filter((pl.col("sport_family") == family) & (pl.col("unit") == unit))
+    number = int(edd["eddington"][0]) if edd.height else 0
+    to_next = int(edd["days_to_next"][0]) if edd.height else 1
+    curve = d["curve"].filter((pl.col("sport_family") == family) & (pl.col("unit") == unit))
+    ytd = d["ytd"].filter(pl.col("sport_family") == family)
+    return {
+        "pmc": ("Fitness, fatigue and form",
+                charts.pmc(d["pmc"], d["bands"], f" — last {PMC_DAYS} days"),
+                "Daily training load (power TSS where the ride had device power and an FTP, otherwise the relative "
+                "effort score) with CTL and ATL by the exponential recurrence; form bands after intervals.icu."),
+        "weekly_volume": ("Weekly volume by sport",
+                          charts.weekly_volume(d["volume"], d["week0"] - dt.timedelta(weeks=VOLUME_WEEKS - 1),
+                                               d["week0"], f" — last {VOLUME_WEEKS} weeks"),
+                          "Moving time per ISO week, by the activities' local dates."),
+        "weekly_zones": ("Weekly time in zones",
+                         charts.weekly_zones(d["zones"], d["seiler_recent"], d["zone_type"], d["pi_threshold"],
+                                             d["week0"] - dt.timedelta(weeks=ZONE_WEEKS - 1), d["week0"],
+                                             f" — last {ZONE_WEEKS} weeks"),
+                         "Each activity's time in its own zones (as its zones were then), summed per week; the "
+                         "polarization index uses Seiler's three zones mapped from them."),
+        "segment_history": ("Segment history",
+                            charts.segment_history(d["progression"], d["events"], d["top_segments"]),
+                            "The segments with the most attempts. PRs are recomputed from the efforts in time "
+                            "order: an effort faster than every earlier one."),
+        "eddington": ("Eddington number", charts.eddington(curve, number, to_next, family, unit),
+                      "The largest E such that on E days the distance reached E."),
+        "ytd": ("Year to date", charts.ytd(ytd, family, unit, UNITS[unit], d["as_of"]),
+                "Cumulative distance from 1 January, per year, to compare seasons at the same date."),
+    }
+
+
+# --- the summary --------------------------------------------------------------------------------------------
+
+def _facts(d: dict[str, Any]) -> dict[str, Any]:
+    as_of, unit, family = d["as_of"], d["unit"], d["main_family"]
+    today = d["pmc_all"].tail(1).row(0, named=True) if d["pmc_all"].height else None
+    six_weeks = d["activity_load"].filter(pl.col("local_date") > as_of - dt.timedelta(days=42))
+    total_s = six_weeks["moving_time"].sum() or 0
+    loaded_s = six_weeks.filter(pl.col("load").is_not_null())["moving_time"].sum() or 0
+    ytd = d["ytd"].filter(pl.col("sport_family") == family)
+    this_year = ytd.filter(pl.col("date") == as_of)
+    try:
+        same_day_last_year = as_of.replace(year=as_of.year - 1)
+    except ValueError:  # 29 February
+        same_day_last_year = as_of.replace(year=as_of.year - 1, day=28)
+    last_year = ytd.filter(pl.col("date") == same_day_last_year)
+    edd = {r["unit"]: r for r in d["eddington"].filter(pl.col("sport_family") == family).iter_rows(named=True)}
+    recent_pi = d["seiler"].filter(pl.col("week_start") > as_of - dt.timedelta(weeks=4))
+    z = [int(recent_pi[c].sum()) for c in ("z1_seconds", "z2_seconds", "z3_seconds")]
+    pi = None
+    if all(v > 0 for v in z):
+        total = sum(z)
+        pi = math.log10((z[0] / total) / (z[1] / total) * (z[2] / total) * 100)
+    return {
+        "today": today, "coverage": loaded_s / total_s if total_s else None, "six_weeks": six_weeks,
+        "this_year": this_year["distance_m"][0] / UNITS[unit] if this_year.height else 0.0,
+        "last_year": last_year["distance_m"][0] / UNITS[unit] if last_year.height else None,
+        "this_year_hours": (d["ytd"].filter((pl.col("sport_family") == "All") & (pl.col("date") == as_of))
+                            ["moving_time_s"].sum() or 0) / 3600,
+        "eddington": edd, "pi": pi, "pi_zones": z,
+        "recent_prs": d["events"].filter(~pl.col("is_first_attempt")).sort(["local_date", "effort_id"],
+                                                                           descending=True).head(5),
+    }
+
+
+def _fmt_time(seconds: int | None) -> str:
+    return "—" if seconds is None else charts._mmss(int(seconds))
+
+
+def _summary_markdown(d: dict[str, Any]) -> str:
+    f = _facts(d)
+    unit, family, as_of = d["unit"], d["main_family"], d["as_of"]
+    row = d["as_of_row"]
+    lines = [f"### {d['name']} ({d['athlete_id']}) — as of {as_of.isoformat()}", "",
+             f"- **Activities**: {d['calendar'].height} from {row['first_activity_date']} to "
+             f"{row['last_activity_date']}; {d['recent'].height} in the last 365 days"]
+    if f["today"]:
+        t = f["today"]
+        lines.append(f"- **Form**: CTL {t['ctl']:.1f} · ATL {t['atl']:.1f} · TSB {t['tsb']:+.1f} "
+                     f"({t['form_band'] or 'no band'}) · ramp {t['ramp_rate']:+.1f} per week")
+    sources = f["six_weeks"]["load_source"].value_counts().sort("load_source")
+    counts = ", ".join(f"{s} {n}" for s, n in sources.iter_rows())
+    lines.append("- **Load coverage, last 42 days**: " +
+                 (f"{f['coverage']:.0%} of moving time has a load ({counts})" if f["coverage"] is not None
+                  else "no moving time"))
+    compare = (f" (last year by this date: {f['last_year']:,.0f} {unit})" if f["last_year"] is not None else "")
+    lines.append(f"- **This year**: {f['this_year']:,.0f} {unit} of {family}{compare}; "
+                 f"{f['this_year_hours']:,.0f} h all sports")
+    if f["eddington"]:
+        parts = [f"{r['eddington']} {u} ({r['days_to_next']} more day(s) for {r['eddington'] + 1})"
+                 for u, r in sorted(f["eddington"].items())]
+        lines.append(f"- **Eddington ({family})**: " + ", ".join(parts))
+    kind = charts.ZONE_TYPE_LABELS.get(d["zone_type"], d["zone_type"])
+    if f["pi"] is not None:
+        verdict = "polarized" if f["pi"] > d["pi_threshold"] else "not polarized"
+        lines.append(f"- **Polarization, last 4 weeks ({kind})**: PI {f['pi']:.2f} ({verdict})")
+    else:
+        lines.append(f"- **Polarization, last 4 weeks ({kind})**: undefined (a zone has no time)")
+    if f["recent_prs"].height:
+        lines += ["", "| date | segment | time | gain |", "|---|---|---|---|"]
+        for r in f["recent_prs"].iter_rows(named=True):
+            lines.append(f"| {r['local_date']} | {r['segment_name']} | {_fmt_time(r['elapsed_time'])} | "
+                         f"−{r['improvement_s']} s ({r['improvement_pct']:.1f}%) |")
+    return "\n".join(lines) + "\n"
+
+
+# --- the page -----------------------------------------------------------------------------------------------
+
+def _card(label: str, value: str, note: str = "") -> str:
+    return (f'    <div class="card"><div class="label">{html.escape(label)}</div>'
+            f'<div class="value">{html.escape(value)}</div><div class="note">{html.escape(note)}</div></div>')
+
+
+def _html(d: dict[str, Any], figures: dict[str, tuple[str, Any, str]], pngs: dict[str, bytes]) -> str:
+    f = _facts(d)
+    unit, family = d["unit"], d["main_family"]
+    cards = [_card("Activities", f"{d['calendar'].height}", f"{d['recent'].height} in the last 365 days")]
+    if f["today"]:
+        t = f["today"]
+        cards += [_card("Fitness (CTL)", f"{t['ctl']:.1f}", f"ramp {t['ramp_rate']:+.1f} per week"),
+                  _card("Fatigue (ATL)", f"{t['atl']:.1f}", "7-day load"),
+                  _card("Form (TSB)", f"{t['tsb']:+.1f}", t["form_band"] or "")]
+    cards.append(_card(f"{d['as_of'].year} {family}", f"{f['this_year']:,.0f} {unit}",
+                       f"last year by now: {f['last_year']:,.0f} {unit}" if f["last_year"] is not None else ""))
+    if unit in f["eddington"]:
+        r = f["eddington"][unit]
+        cards.append(_card(f"Eddington ({family})", f"{r['eddington']} {unit}",
+                           f"{r['days_to_next']} more day(s) for {r['eddington'] + 1}"))
+    cards.append(_card("Load coverage (42 d)", f"{f['coverage']:.0%}" if f["coverage"] is not None else "—",
+                       "share of moving time with a load"))
+    kind = charts.ZONE_TYPE_LABELS.get(d["zone_type"], d["zone_type"])
+    cards.append(_card(f"Polarization (4 wk, {kind})", f"{f['pi']:.2f}" if f["pi"] is not None else "—",
+                       "above 2 is polarized" if f["pi"] is not None else "undefined: a zone has no time"))
+
+    sections = []
+    for name, (heading, _, caption) in figures.items():
+        data = base64.b64encode(pngs[name]).decode("ascii")
+        sections.append(f'  <section id="{name}">\n'
+                        f'    <figure><img alt="{html.escape(heading)}" src="data:image/png;base64,{data}"></figure>\n'
+                        f'    <p class="caption">{html.escape(caption)}</p>\n'
+                        f"  </section>")
+    sections.append(_pr_tables(d, f))
+    template = Template(resources.files(__package__).joinpath("report_template.html").read_text(encoding="utf-8"))
+    return template.substitute(
+        title=html.escape(f"fitsync report — {d['name']}"),
+        heading=html.escape(d["name"]),
+        subheading=html.escape(f"Training report as of {d['as_of'].isoformat()} · athlete {d['athlete_id']} · "
+                               f"dates are the athlete's local dates"),
+        cards="\n".join(cards), sections="\n".join(sections),
+        footer=html.escape(f"Made by fitsync from the local warehouse on {dt.date.today().isoformat()}. "
+                           "Every number here is also a SQL view in the warehouse (see docs/analysis.md)."))
+
+
+def _pr_tables(d: dict[str, Any], f: dict[str, Any]) -> str:
+    rows = []
+    for r in f["recent_prs"].iter_rows(named=True):
+        rows.append(f"<tr><td>{r['local_date']}</td><td>{html.escape(r['segment_name'] or '')}</td>"
+                    f"<td class=num>{_fmt_time(r['elapsed_time'])}</td>"
+                    f"<td class=num>−{r['improvement_s']} s ({r['improvement_pct']:.1f}%)</td></tr>")
+    recent = ("<table><tr><th>date</th><th>segment</th><th>time</th><th>improvement</th></tr>"
+              + "".join(rows) + "</table>") if rows else "<p class=caption>No PRs yet.</p>"
+    seg_rows = []
+    for r in d["segment_summary"].sort(["attempts", "segment_id"], descending=[True, False]).iter_rows(named=True):
+        seg_rows.append(f"<tr><td>{html.escape(r['segment_name'] or str(r['segment_id']))}</td>"
+                        f"<td class=num>{r['attempts']}</td><td class=num>{_fmt_time(r['current_pr_s'])}</td>"
+                        f"<td>{r['current_pr_date']}</td><td class=num>{r['improvements']}</td>"
+                        f"<td class=num>{r['days_since_pr']}</td></tr>")
+    segments_table = ("<table><tr><th>segment</th><th>attempts</th><th>PR</th><th>PR date</th><th>PRs</th>"
+                      "<th>days since</th></tr>" + "".join(seg_rows) + "</table>") if seg_rows else ""
+    return ('  <section id="prs">\n    <h2>Personal records</h2>\n'
+            '    <p class="caption">The latest PRs (improvements on a segment already done) and every segment.</p>\n'
+            f'    <div class="grid2"><div>{recent}</div><div>{segments_table}</div></div>\n  </section>')
