@@ -66,10 +66,10 @@ class Config:
                 for name, raw in tomllib.load(fh).items():
                     if name not in FIELDS:
                         raise ConfigError(f"{file}: unknown setting {name!r}")
-                    values[name] = _parse(name, raw, str(file))
+                    values[name] = parse_field(name, raw, str(file))
         for name, (env_name, _) in FIELDS.items():
             if env.get(env_name) not in (None, ""):
-                values[name] = _parse(name, env[env_name], env_name)
+                values[name] = parse_field(name, env[env_name], env_name)
         values.update(overrides, home=home)
         return cls(**values)
 
@@ -99,7 +99,9 @@ FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
 }
 
 
-def _parse(name: str, raw: Any, source: str) -> Any:
+def parse_field(name: str, raw: Any, source: str) -> Any:
+    if name not in FIELDS:
+        raise ConfigError(f"{source}: unknown setting {name!r}")
     try:
         return FIELDS[name][1](raw)
     except (TypeError, ValueError):

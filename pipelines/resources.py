@@ -7,7 +7,7 @@ from pathlib import Path
 from dagster import ConfigurableResource
 from pydantic import Field, PrivateAttr
 
-from fitsync.client.config import Config
+from fitsync.client.config import Config, parse_field
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 
@@ -22,6 +22,8 @@ class FitsyncApi(ConfigurableResource):
     home: str = ""
     # How long an asset may wait for the rate budget before it stops and leaves the rest to the next run.
     max_wait_seconds: float = 900.0
+    # Any other Config field by name (rate windows, bulk reserve, retries…), as text: beats FITSYNC_* and config.toml.
+    settings: dict[str, str] = {}
 
     _client: FitsyncClient | None = PrivateAttr(default=None)
 
@@ -34,6 +36,8 @@ class FitsyncApi(ConfigurableResource):
             overrides["client_id"] = int(self.client_id)
         if self.client_secret:
             overrides["client_secret"] = Secret(self.client_secret)
+        for name, raw in self.settings.items():
+            overrides[name] = parse_field(name, raw, "the fitsync_api resource's settings")
         return Config.load(**overrides)
 
     def client(self) -> FitsyncClient:

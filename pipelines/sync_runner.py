@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import socket
 from dataclasses import dataclass
 from typing import Any
 
-from dagster import (AddDynamicPartitionsRequest, DagsterInstance, DeleteDynamicPartitionsRequest, RunRequest,
-                     RunsFilter, build_sensor_context)
+from dagster import (AddDynamicPartitionsRequest, DagsterInstance, DagsterRunStatus, DeleteDynamicPartitionsRequest,
+                     RunRequest, RunsFilter, build_sensor_context)
 from dagster_duckdb import DuckDBResource
 
 from fitsync.assets.common import athletes_partitions
-from fitsync.client.config import Config
+from fitsync.client.config import FIELDS, Config
 from fitsync.client.state_store import StateStore
 
 from .definitions import build_definitions
@@ -19,6 +21,7 @@ from .webhook_sensor import webhook_events
 
 
 RUN_KEY_TAG = "dagster/run_key"
+HOST_TAG, PID_TAG = "fitsync/host", "fitsync/pid"
 
 
 @dataclass(frozen=True)
@@ -32,23 +35,55 @@ class SyncOutcome:
         return sum(int(m.get("api_calls", 0)) for m in self.metadata.values())
 
 
+# Config fields the resource carries as its own fields (secrets stay out of `settings`).
+OWN_FIELDS = ("base_url", "auth_url", "client_id", "client_secret", "home", "secret_key")
+
+
 def resources_for(config: Config, max_wait_seconds: float = 900.0) -> dict[str, Any]:
+    """Resources that run with exactly this Config (not whatever FITSYNC_* says in the run's process)."""
+    settings = {name: str(getattr(config, name)) for name in FIELDS if name not in OWN_FIELDS}
     return {
         "fitsync_api": FitsyncApi(base_url=config.base_url, auth_url=config.auth_url,
                                   client_id=str(config.client_id or ""),
                                   client_secret=config.client_secret.reveal(), home=str(config.home),
-                                  max_wait_seconds=max_wait_seconds),
+                                  max_wait_seconds=max_wait_seconds, settings=settings),
         "duckdb_warehouse": DuckDBResource(database=str(config.home / "warehouse.duckdb")),
     }
+
+
+def release_dead_runs(instance: DagsterInstance) -> list[str]:
+    """Runs of this machine whose process died (killed mid-run) still hold pool slots; no daemon frees slots of
+    in-process runs, so the next run would wait for them forever. Fail those runs and free their slots."""
+    released = []
+    for run in instance.get_runs(RunsFilter(statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING],
+                                            tags={HOST_TAG: socket.gethostname()})):
+        pid = int(run.tags.get(PID_TAG, "0"))
+        if pid and not _alive(pid):
+            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+            instance.report_run_failed(run, f"the process running it ({pid}) is gone")
+            released.append(run.run_id)
+    return released
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def run_job(config: Config, instance: DagsterInstance, job_name: str, *, partition_key: str | None = None,
             run_config: dict[str, Any] | None = None, tags: dict[str, str] | None = None,
             max_wait_seconds: float = 900.0, log_level: str = "WARNING") -> SyncOutcome:
+    release_dead_runs(instance)
     job = build_definitions(resources_for(config, max_wait_seconds)).resolve_job_def(job_name)
     result = job.execute_in_process(
         run_config={**(run_config or {}), "loggers": {"console": {"config": {"log_level": log_level}}}},
-        instance=instance, partition_key=partition_key, tags=tags, raise_on_error=False,
+        instance=instance, partition_key=partition_key, raise_on_error=False,
+        tags={**(tags or {}), HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())},
     )
     metadata = {}
     for event in result.get_asset_materialization_events():
