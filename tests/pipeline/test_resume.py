@@ -10,12 +10,11 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Callable
 
 import pytest
-from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+from dagster import DagsterInstance
 from dagster._core.instance.ref import InstanceRef
 
 from fitsync.assets.common import DETAIL_CHUNK, DUCKDB_POOL
@@ -96,15 +95,6 @@ class Pools:
             return set()
         return {p.run_id for p in self.instance.event_log_storage.get_concurrency_info(pool).pending_steps}
 
-    def free_dead_runs(self) -> list[str]:
-        """Work around the slot leak (see test_a_sync_killed_while_loading_does_not_block_later_syncs): free what
-        runs of killed processes still hold, as a fix in fitsync would before the next run."""
-        assert self.instance is not None
-        dead = [r.run_id for r in self.instance.get_runs(RunsFilter(statuses=[DagsterRunStatus.STARTED]))]
-        for run_id in dead:
-            self.instance.event_log_storage.free_concurrency_slots_for_run(run_id)
-        return dead
-
 
 def detail_calls(lines: list[str]) -> list[str]:
     return [line for line in lines if re.fullmatch(r"GET /api/v3/activities/\d+", line)]
@@ -173,7 +163,6 @@ def sync_with_kills(home: Home, next_point: Callable[[int], KillPoint | None]) -
             else:
                 missed.append(point.name)
                 worker.finish()
-        pools.free_dead_runs()
     code, output = Worker(home).start().finish()
     assert code == 0, output
     return kills, missed
@@ -277,10 +266,9 @@ def _usage(recorder: Recorder) -> list[tuple[int, int]]:
     return out
 
 
-def test_tiny_rate_budget_spreads_a_backfill_over_windows_without_a_429(sb: Harness, connect: Connect,
-                                                                          recorder: Recorder) -> None:
+def _tiny_budget_backfill(sb: Harness, connect: Connect, recorder: Recorder, n: int) -> None:
     aid = add_athlete(sb)
-    ids = record_many(sb, aid, 20, oldest_days=30)
+    ids = record_many(sb, aid, n, oldest_days=30)
     with sb.settings(**TINY):
         home = connect(aid, short_window=WINDOW, boundary_guard=0.05)
         before = sb.counters()
@@ -299,6 +287,16 @@ def test_tiny_rate_budget_spreads_a_backfill_over_windows_without_a_429(sb: Harn
         == set(ids)
     assert sorted(recorder.zones()) == sorted(f"/activities/{i}/zones" for i in ids)  # each once, none refused
     assert home.needing("zones") == 0
+
+
+def test_tiny_rate_budget_spreads_a_backfill_over_windows_without_a_429(sb: Harness, connect: Connect,
+                                                                          recorder: Recorder) -> None:
+    _tiny_budget_backfill(sb, connect, recorder, 20)
+
+
+@pytest.mark.slow
+def test_tiny_rate_budget_backfill_of_forty(sb: Harness, connect: Connect, recorder: Recorder) -> None:
+    _tiny_budget_backfill(sb, connect, recorder, 40)
 
 
 def test_a_run_out_of_patience_stops_early_and_the_next_continues_without_repeats(sb: Harness, connect: Connect,

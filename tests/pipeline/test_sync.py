@@ -14,7 +14,7 @@ import pytest
 
 from fitsync.warehouse import db
 
-from ..sandbox_harness import ALL_SCOPES, Grant, Harness
+from ..sandbox_harness import Grant, Harness
 from .conftest import Connect, Home, Recorder, add_athlete, change, delete, duplicate_keys, record, record_many
 
 READ_ONLY_SCOPES = ("read", "profile:read_all", "activity:read")
