@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Iterator
 
 import pytest
+from dagster import DagsterInstance, instance_for_test
 
 from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread
 
 from .sandbox_harness import Harness
 
 SEED = SeedOptions(seed=7, athletes=4, activities_per_athlete=40)
+# One full sync spends more than the default 100 reads / 15 min: tests that sync raise the limits meanwhile.
+ROOMY_LIMITS = {"read_limit_short": 100_000, "read_limit_long": 1_000_000,
+                "overall_limit_short": 100_000, "overall_limit_long": 1_000_000}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -39,3 +44,17 @@ def sb(sandbox_server: ServerThread) -> Iterator[Harness]:
     yield harness
     harness.http.close()
     harness.console.close()
+
+
+@pytest.fixture
+def roomy_limits(sb: Harness) -> Iterator[None]:
+    with sb.settings(**ROOMY_LIMITS):
+        yield
+
+
+@pytest.fixture
+def dagster_instance(tmp_path: Path) -> Iterator[DagsterInstance]:
+    """A throw-away Dagster instance of the test's own."""
+    (tmp_path / "dagster").mkdir()
+    with instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+        yield instance

@@ -210,7 +210,6 @@ class Receiver:
         self.app = Starlette(routes=[Route("/hooks/{name}", self._validate, methods=["GET"]),
                                      Route("/hooks/{name}", self._event, methods=["POST"])])
         self._server: Any = None
-        self._thread: Any = None
 
     def hook(self, verify_token: str | None = None, **behaviour: Any) -> Hook:
         name = secrets.token_hex(6)
@@ -264,25 +263,15 @@ class Receiver:
         return Response(status_code=status)
 
     def start(self, timeout: float = 10.0) -> "Receiver":
-        import threading
-        import time
+        from fitsync.sandbox.server import UvicornThread
 
-        import uvicorn
-
-        config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
-                                access_log=False, timeout_graceful_shutdown=1)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="webhook-receiver", daemon=True)
-        self._thread.start()
-        wait_until(lambda: self._server.started or not self._thread.is_alive(), timeout, "the receiver to start")
-        assert self._server.started, "webhook receiver did not start"
-        self.base = f"http://127.0.0.1:{self._server.servers[0].sockets[0].getsockname()[1]}"
+        self._server = UvicornThread(self.app).start(timeout)
+        self.base = self._server.base_url
         return self
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=10)
+            self._server.stop()
 
     def __enter__(self) -> "Receiver":
         return self.start()

@@ -27,8 +27,7 @@ from fitsync.warehouse import analysis, db
 from ..sandbox_harness import Harness
 from .test_metrics import both, recurrence
 
-ROOMY_LIMITS = {"read_limit_short": 100_000, "read_limit_long": 1_000_000,
-                "overall_limit_short": 100_000, "overall_limit_long": 1_000_000}
+from ..conftest import ROOMY_LIMITS
 
 
 @dataclass

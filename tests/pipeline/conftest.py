@@ -15,11 +15,11 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import httpx
 import pytest
-from dagster import DagsterInstance, instance_for_test
+from dagster import DagsterInstance
 
 from fitsync.client import oauth
 from fitsync.client.config import Config
@@ -32,8 +32,6 @@ from fitsync.warehouse import db
 
 from ..sandbox_harness import ALL_SCOPES, App, Grant, Harness
 
-ROOMY_LIMITS = {"read_limit_short": 100_000, "read_limit_long": 1_000_000,
-                "overall_limit_short": 100_000, "overall_limit_long": 1_000_000}
 REPO = Path(__file__).resolve().parents[2]
 # Columns that record when fitsync fetched or loaded something: they differ between two equal syncs.
 WHEN_COLUMNS = {"synced_at", "listed_at", "detail_fetched_at", "deleted_at", "applied_at"}
@@ -167,19 +165,6 @@ def connect_home(sb: Harness, home: Path, athlete_id: int, instance: DagsterInst
         body = oauth.exchange_code(cfg, client.transport, sb.code(app, athlete_id, scopes))
         client.tokens.save_grant(body, body["scope"])
     return Home(sb, cfg, athlete_id, app, scopes, instance)
-
-
-@pytest.fixture
-def roomy_limits(sb: Harness) -> Iterator[None]:
-    with sb.settings(**ROOMY_LIMITS):
-        yield
-
-
-@pytest.fixture
-def dagster_instance(tmp_path: Path) -> Iterator[DagsterInstance]:
-    (tmp_path / "dagster").mkdir()
-    with instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
-        yield instance
 
 
 Connect = Callable[..., Home]

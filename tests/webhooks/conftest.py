@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator
 
 import httpx
 import pytest
-from dagster import DagsterInstance, RunRequest, RunsFilter, instance_for_test
+from dagster import DagsterInstance, RunRequest, RunsFilter
 
 from fitsync.assets.common import athletes_partitions
 from fitsync.client import oauth
@@ -44,8 +44,6 @@ from fitsync.warehouse import db
 
 from ..sandbox_harness import ALL_SCOPES, App, Harness, wait_until
 
-ROOMY_LIMITS = {"read_limit_short": 100_000, "read_limit_long": 1_000_000,
-                "overall_limit_short": 100_000, "overall_limit_long": 1_000_000}
 FAST_RETRIES = {"retry_delays": [0.2, 0.2]}
 READ_ONLY_SCOPES = ("read", "profile:read_all", "activity:read")
 REPO = Path(__file__).resolve().parents[2]
@@ -401,22 +399,9 @@ def make_config(sb: Harness, home: Path, app: App, **overrides: Any) -> Config:
 
 
 @pytest.fixture
-def roomy_limits(sb: Harness) -> Iterator[None]:
-    with sb.settings(**ROOMY_LIMITS):
-        yield
-
-
-@pytest.fixture
 def fast_retries(sb: Harness) -> Iterator[None]:
     with sb.settings(**FAST_RETRIES):
         yield
-
-
-@pytest.fixture
-def dagster_instance(tmp_path: Path) -> Iterator[DagsterInstance]:
-    (tmp_path / "dagster").mkdir()
-    with instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
-        yield instance
 
 
 MakeHome = Callable[..., WebhookHome]

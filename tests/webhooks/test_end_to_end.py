@@ -23,7 +23,6 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-import pytest
 from dagster import RunsFilter, build_schedule_context
 
 from fitsync.pipelines.jobs import nightly_sync

@@ -18,7 +18,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import pytest
 from dagster import AddDynamicPartitionsRequest, SensorResult, SkipReason, build_sensor_context
 
 from fitsync.pipelines import webhook_inbox
