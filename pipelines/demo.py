@@ -165,4 +165,6 @@ def demo(home: Path, athletes: int, activities_per_athlete: int) -> None:
     out.print("Look at it:")
     out.print(f"  FITSYNC_HOME={home} fitsync query \"SELECT sport_type, count(*), round(sum(distance)/1000) AS km "
               "FROM activities GROUP BY ALL ORDER BY 2 DESC\"")
-    out.print(f"  DAGSTER_HOME={home / 'dagster'} FITSYNC_HOME={home} dagster dev -w workspace.yaml")
+    out.print(f"  FITSYNC_HOME={home} fitsync report --out {home / 'report'}")
+    out.print(f"  DAGSTER_HOME={home / 'dagster'} FITSYNC_HOME={home} dagster dev -w workspace.yaml"
+              "   (the UI: pip install -e '.[dev]')")
