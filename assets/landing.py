@@ -34,15 +34,25 @@ def land(conn: sqlite3.Connection, athlete_id: int, bundle: str, payloads: list[
     )
 
 
+def _rows(store: StateStore, athlete_id: int, page: int = 200) -> Iterator[sqlite3.Row]:
+    """Landed rows in id order, a page at a time: memory stays flat however much a backfill landed."""
+    after = 0
+    while True:
+        with store.reading() as conn:
+            rows = conn.execute(
+                "SELECT id, bundle, payload, context FROM landing WHERE athlete_id = ? AND id > ? ORDER BY id LIMIT ?",
+                (athlete_id, after, page),
+            ).fetchall()
+        yield from rows
+        if len(rows) < page:
+            return
+        after = rows[-1]["id"]
+
+
 def pending(store: StateStore, athlete_id: int, max_rows: int = 500) -> Iterator[Landed]:
     """Landed batches in order, consecutive batches of the same kind and context merged."""
-    with store.reading() as conn:
-        rows = conn.execute(
-            "SELECT id, bundle, payload, context FROM landing WHERE athlete_id = ? ORDER BY id",
-            (athlete_id,),
-        ).fetchall()
     group: Landed | None = None
-    for row in rows:
+    for row in _rows(store, athlete_id):
         payloads, context = json.loads(row["payload"]), json.loads(row["context"])
         if group and group.bundle == row["bundle"] and group.context == context and len(group.payloads) < max_rows:
             group.ids.append(row["id"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import traceback
 from pathlib import Path
 from typing import Sequence
 
@@ -25,16 +26,24 @@ def available() -> list[str]:
     return [n for n in ORDER if n in found] + [n for n in found if n not in ORDER]
 
 
-def run(name: str, args: Sequence[str], *, standalone: bool = True) -> int:
+def run(name: str, args: Sequence[str], *, standalone: bool = True, prog: str = "python -m bench") -> int:
     """Run benchmark `name` with its own options; returns its exit code."""
     if name == "all":
-        codes = [run(n, args, standalone=False) for n in available()]
+        if args:
+            raise click.UsageError("`all` runs every benchmark with its defaults: it takes no options")
+        codes = []
+        for each in available():
+            try:
+                codes.append(run(each, [], standalone=False, prog=prog))
+            except Exception:  # noqa: BLE001 (one failing benchmark does not stop the others)
+                traceback.print_exc()
+                codes.append(1)
         return max(codes, default=0)
     if name not in available():
         raise click.UsageError(f"unknown benchmark {name!r}; one of: {', '.join(available())}, all")
     module = importlib.import_module(f"bench.{name.replace('-', '_')}")
     main = module.main
-    prog = f"python -m bench {name}"
+    prog = f"{prog} {name}"
     if isinstance(main, click.Command):
         try:
             main.main(args=list(args), prog_name=prog, standalone_mode=standalone)
@@ -52,12 +61,16 @@ def run(name: str, args: Sequence[str], *, standalone: bool = True) -> int:
     return 0
 
 
-def cli(argv: Sequence[str]) -> int:
+def cli(argv: Sequence[str], prog: str = "python -m bench") -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__.strip())
         print("\nbenchmarks: " + ", ".join(available()) + ", all")
         return 0
-    return run(argv[0], argv[1:])
+    try:
+        return run(argv[0], argv[1:], prog=prog)
+    except click.ClickException as error:
+        error.show()
+        return error.exit_code
 
 
 if __name__ == "__main__":

@@ -90,13 +90,13 @@ class RateGovernor:
                     continue
                 reserve = math.floor(limit * self.bulk_reserve) if bulk and window == "short" else 0
                 if used >= limit - reserve:
-                    waits.append((self._next_boundary(window, now) - now + self.boundary_guard, window, budget))
+                    waits.append((self._next_boundary(window, now) - now + self._guard(window), window, budget))
             if waits:
                 return max(waits)
             # A request sent this close to a boundary may be counted by the service in the next window, which
             # this ledger would start at zero: wait for the boundary instead.
-            edges = [(self._next_boundary(w, now) - now + self.boundary_guard, w, "boundary") for w in WINDOWS
-                     if self._next_boundary(w, now) - now < self.boundary_guard]
+            edges = [(self._next_boundary(w, now) - now + self._guard(w), w, "boundary") for w in WINDOWS
+                     if self._next_boundary(w, now) - now < self._guard(w)]
             if edges:
                 return max(edges)
             for window in WINDOWS:
@@ -151,6 +151,11 @@ class RateGovernor:
         return max(0, line.limit - line.used)
 
     # helpers --------------------------------------------------------------------------------------
+
+    def _guard(self, window: str) -> float:
+        """At most a tenth of the window: after waking at boundary + guard, the next boundary is never within
+        the guard (with a 1 s guard and a 2 s window that would wait forever)."""
+        return min(self.boundary_guard, self.lengths[window] / 10)
 
     def _window_start(self, window: str, now: float) -> int:
         length = self.lengths[window]

@@ -7,6 +7,7 @@ import click
 from fitsync.sandbox.cli import sandbox
 
 from .cli_client import athletes, connect, disconnect, webhooks
+from .cli_bench import bench
 from .cli_report import report
 from .cli_sync import query, sync
 from .demo import demo
@@ -20,7 +21,7 @@ def main() -> None:
 
 main.add_command(sandbox)
 main.add_command(demo)
-for command in (connect, disconnect, athletes, webhooks, sync, query, report):
+for command in (connect, disconnect, athletes, webhooks, sync, query, report, bench):
     main.add_command(command)
 
 

@@ -30,6 +30,6 @@ def bench(name: str | None, args: tuple[str, ...]) -> None:
         sys.path.insert(0, root)
     from bench.__main__ import cli
 
-    code = cli([*([name] if name else []), *args])
+    code = cli([*([name] if name else []), *args], prog="fitsync bench")
     if code:
         sys.exit(code)

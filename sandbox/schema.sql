@@ -53,6 +53,8 @@ CREATE TABLE IF NOT EXISTS activities (
     data TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS activities_by_athlete ON activities (athlete_id, start_ts);
+-- Covers gear distance (the sum of its activities' distances) without reading every activity's JSON.
+CREATE INDEX IF NOT EXISTS activities_gear_distance ON activities (gear_id, json_extract(data, '$.distance'));
 
 CREATE TABLE IF NOT EXISTS efforts (
     id INTEGER PRIMARY KEY,

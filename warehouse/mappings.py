@@ -26,8 +26,10 @@ class Mapping:
 
 def _unnest_select(path: str, src: str = "raw") -> str:
     """Rows of (batch columns…, item, idx) for each element of a JSON array, with its 1-based position."""
+    # The parent's id is read once per parent here, not once per child from the whole parent document.
     return (f"SELECT *, unnest(arr) AS item, generate_subscripts(arr, 1) AS idx FROM "
-            f"(SELECT *, CAST(json_extract({src}, '$.{path}') AS JSON[]) AS arr FROM batch) WHERE arr IS NOT NULL")
+            f"(SELECT *, CAST(json_extract({src}, '$.{path}') AS JSON[]) AS arr, "
+            f"TRY_CAST({src}->>'$.id' AS BIGINT) AS parent_id FROM batch) WHERE arr IS NOT NULL")
 
 
 def _unnest(path: str, src: str = "raw") -> str:
@@ -79,7 +81,7 @@ ACTIVITY_DETAILS = Mapping(
 
 SPLITS = Mapping(
     "splits_metric", ("activity_id", "split"),
-    {"activity_id": val("id", "BIGINT"), **columns("item", {
+    {"activity_id": "parent_id", **columns("item", {
         "split": "INTEGER", "distance": "DOUBLE", "elapsed_time": "INTEGER", "moving_time": "INTEGER",
         "elevation_difference": "DOUBLE", "average_speed": "DOUBLE", "pace_zone": "INTEGER"}), "raw": "item"},
     source=_unnest("splits_metric"), update_when="splits_metric.raw IS DISTINCT FROM excluded.raw",
@@ -87,7 +89,7 @@ SPLITS = Mapping(
 
 LAPS = Mapping(
     "laps", ("lap_id",),
-    {"lap_id": val("id", "BIGINT", "item"), "activity_id": val("id", "BIGINT"), **columns("item", {
+    {"lap_id": val("id", "BIGINT", "item"), "activity_id": "parent_id", **columns("item", {
         "lap_index": "INTEGER", "name": "VARCHAR", "elapsed_time": "INTEGER", "moving_time": "INTEGER",
         "distance": "DOUBLE", "total_elevation_gain": "DOUBLE", "average_speed": "DOUBLE", "max_speed": "DOUBLE",
         "average_cadence": "DOUBLE", "device_watts": "BOOLEAN", "average_watts": "DOUBLE", "start_index": "INTEGER",

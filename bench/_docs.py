@@ -1,0 +1,89 @@
+"""Write docs/performance.md from bench/results/*.json: `python -m bench._docs`.
+
+The tables, commands, machine and targets come from the last run of each benchmark; the notes below say what
+each figure means and, where a target is missed, why.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from .common import REPO, RESULTS, markdown
+
+ORDER = ["api-calls", "rate-budget", "webhook-ack", "load", "query", "demo", "freshness"]
+TITLES = {
+    "api-calls": "API calls: backfill and incremental vs the minimum",
+    "rate-budget": "Rate budget: share used, 429s, 1 and 4 processes",
+    "webhook-ack": "Webhook receiver: acknowledgement latency, nothing lost",
+    "load": "Warehouse load: upsert throughput vs row-by-row",
+    "query": "Trend queries at the 10-year scale",
+    "demo": "`fitsync demo` and backfill memory",
+    "freshness": "Freshness: athlete change → warehouse",
+}
+NOTES_FILE = Path(__file__).with_name("_notes.md")
+
+
+def notes() -> dict[str, str]:
+    """Per-benchmark notes from bench/_notes.md: sections headed `## name`."""
+    if not NOTES_FILE.exists():
+        return {}
+    out: dict[str, str] = {}
+    name = None
+    for line in NOTES_FILE.read_text().splitlines():
+        if line.startswith("## "):
+            name = line[3:].strip()
+            out[name] = ""
+        elif name:
+            out[name] += line + "\n"
+    return {k: v.strip() for k, v in out.items()}
+
+
+def main() -> None:
+    results = {p.stem: json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json"))}
+    names = [n for n in ORDER if n in results] + sorted(set(results) - set(ORDER))
+    text = notes()
+    machine = next(iter(results.values()))["machine"] if results else {}
+    lines = [
+        "# Performance",
+        "",
+        "Every claim fitsync makes about speed, API economy and reliability under load has a benchmark in `bench/`,",
+        "run with one command, `python -m bench NAME` from the repository root (or `fitsync bench NAME`), with a",
+        "baseline measured in the same run: machines are noisy, ratios hold better than absolute times. Each prints",
+        "its tables and writes `bench/results/NAME.json` (figures, parameters, machine, targets). Options override",
+        "the defaults (`python -m bench NAME --help`); `python -m bench all` runs them all in turn. This page is",
+        "rebuilt from the JSON files with `python -m bench._docs` (notes in `bench/_notes.md`).",
+        "",
+        f"Machine: {machine.get('cpus')} CPUs ({machine.get('cpu')}), {machine.get('memory_gib')} GiB, "
+        f"{machine.get('platform')}, Python {machine.get('python')}, DuckDB {machine.get('duckdb')}, "
+        f"Polars {machine.get('polars')}. Other work ran on the machine at the same time (the 1-minute load "
+        "average at the start of each run is given), so absolute times are pessimistic.",
+        "",
+        "## Targets",
+        "",
+        "| benchmark | target | measured | met |",
+        "|---|---|---|---|",
+    ]
+    for name in names:
+        for t in results[name]["targets"]:
+            lines.append(f"| [{name}](#{name}) | {t['target']} | {t['measured']} | {'yes' if t['met'] else '**no**'} |")
+    if "summary" in text:
+        lines += ["", text["summary"]]
+    for name in names:
+        r = results[name]
+        lines += ["", f"<a id=\"{name}\"></a>", f"## {TITLES.get(name, name)}", "",
+                  f"Command: `{r['command']}` — run {r['run_at']}, {r['seconds']} s, load average "
+                  f"{r['machine'].get('load_average_1m', (r['params'].get('load_average') or ['?'])[0])}.", ""]
+        if name in text:
+            lines += [text[name], ""]
+        lines.append(markdown(r["tables"]))
+        lines += ["", "Targets:", ""]
+        lines += [f"- {t['target']}: {t['measured']} — {'met' if t['met'] else '**not met**'}" for t in r["targets"]]
+    path = REPO / "docs" / "performance.md"
+    path.write_text("\n".join(lines) + "\n")
+    print(f"wrote {path.relative_to(REPO)}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
