@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import secrets
 import sqlite3
 from dataclasses import dataclass
@@ -290,3 +291,22 @@ def query(sb: Harness, sql: str, *args: Any) -> list[dict[str, Any]]:
         return [dict(r) for r in conn.execute(sql, args)]
     finally:
         conn.close()
+
+
+# --- the athlete's side, through the console (appended for the pipeline and webhook suites) ---
+
+def add_athlete(sb: Harness, premium: bool = True, **options: Any) -> int:
+    """A new athlete of the test's own, so the seeded world other modules rely on stays as it is."""
+    response = sb.console.post("/athletes", json={"firstname": "Test", "lastname": "Athlete", "premium": premium,
+                                                  **options})
+    assert response.status_code == 200, response.text
+    return int(response.json()["id"])
+
+
+def record(sb: Harness, athlete_id: int, *, days_ago: float | None = None, **fields: Any) -> int:
+    """A device upload (full detail) for the athlete; `days_ago` sets its start time."""
+    if days_ago is not None:
+        fields["start_date"] = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=days_ago)).isoformat()
+    response = sb.console.post(f"/athletes/{athlete_id}/activities", json=fields)
+    assert response.status_code == 200, response.text
+    return int(response.json()["id"])

@@ -8,7 +8,6 @@ seeded world other test modules rely on is never changed. Rate limits are raised
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import json
 import os
@@ -30,7 +29,8 @@ from fitsync.pipelines.sync_runner import SyncOutcome, sync_athlete
 from fitsync.sandbox.server import ServerThread
 from fitsync.warehouse import db
 
-from ..sandbox_harness import ALL_SCOPES, App, Grant, Harness
+# add_athlete and record are re-exported for this folder's tests.
+from ..sandbox_harness import add_athlete, record, ALL_SCOPES, App, Grant, Harness
 
 REPO = Path(__file__).resolve().parents[2]
 # Columns that record when fitsync fetched or loaded something: they differ between two equal syncs.
@@ -48,20 +48,6 @@ KEYS = {"activities": ("activity_id",), "laps": ("lap_id",), "segment_efforts": 
 
 # --- the world ------------------------------------------------------------------------------------------------
 
-def add_athlete(sb: Harness, premium: bool = True, **options: Any) -> int:
-    response = sb.console.post("/athletes", json={"firstname": "Pipeline", "lastname": "Test", "premium": premium,
-                                                  **options})
-    assert response.status_code == 200, response.text
-    return int(response.json()["id"])
-
-
-def record(sb: Harness, athlete_id: int, *, days_ago: float | None = None, **fields: Any) -> int:
-    """Record a device upload (full detail) for the athlete; `days_ago` sets its start time."""
-    if days_ago is not None:
-        fields["start_date"] = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=days_ago)).isoformat()
-    response = sb.console.post(f"/athletes/{athlete_id}/activities", json=fields)
-    assert response.status_code == 200, response.text
-    return int(response.json()["id"])
 
 
 def record_many(sb: Harness, athlete_id: int, n: int, *, oldest_days: float = 60.0,

@@ -15,7 +15,6 @@ at teardown so no event of it stays queued for a receiver that is gone.
 from __future__ import annotations
 
 import ast
-import datetime as dt
 import json
 import os
 import re
@@ -42,7 +41,8 @@ from fitsync.pipelines.webhook_receiver import DEFAULT_PATH, Receiver
 from fitsync.sandbox.server import UvicornThread
 from fitsync.warehouse import db
 
-from ..sandbox_harness import ALL_SCOPES, App, Harness, wait_until
+# add_athlete and record are re-exported for this folder's tests.
+from ..sandbox_harness import add_athlete, record, ALL_SCOPES, App, Harness, wait_until
 
 FAST_RETRIES = {"retry_delays": [0.2, 0.2]}
 READ_ONLY_SCOPES = ("read", "profile:read_all", "activity:read")
@@ -67,19 +67,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 # --- the athlete's side, through the sandbox console ---------------------------------------------------------
 
-def add_athlete(sb: Harness, premium: bool = True) -> int:
-    response = sb.console.post("/athletes", json={"firstname": "Webhook", "lastname": "Test", "premium": premium})
-    assert response.status_code == 200, response.text
-    return int(response.json()["id"])
-
-
-def record(sb: Harness, athlete_id: int, *, days_ago: float | None = None, **fields: Any) -> int:
-    """A device upload (full detail) for the athlete, as the athlete records it."""
-    if days_ago is not None:
-        fields["start_date"] = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=days_ago)).isoformat()
-    response = sb.console.post(f"/athletes/{athlete_id}/activities", json=fields)
-    assert response.status_code == 200, response.text
-    return int(response.json()["id"])
 
 
 def change(sb: Harness, activity_id: int, **fields: Any) -> dict[str, Any]:
