@@ -19,6 +19,12 @@ ROOMY_LIMITS = {"read_limit_short": 100_000, "read_limit_long": 1_000_000,
                 "overall_limit_short": 100_000, "overall_limit_long": 1_000_000}
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--soak-calls", type=int, default=3000, metavar="N",
+                     help="API calls per process in the token-rotation soak (pytest -m slow -k soak); 3000 ≈ 2 min, "
+                          "each process makes about 25 calls a second")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """`slow` tests run only on demand (`pytest -m slow`); each has a short version in the default run."""
     if "slow" in (config.getoption("markexpr") or ""):

@@ -136,7 +136,7 @@ ORDER BY athlete_id;
 -- Every visible effort per athlete and segment in time order (start instant, then effort id), with the running
 -- best. The PRs are recomputed from the efforts (the service's pr_rank, kept as service_pr_rank, is a snapshot
 -- from upload time). A PR is an effort strictly faster than every earlier one; the first attempt sets the first
--- best (is_first_attempt).
+-- best (is_first_attempt). (Replaced by 0003_progression_one_window.sql: same result, one window aggregate.)
 CREATE VIEW segment_effort_progression AS
 WITH s AS MATERIALIZED (
     SELECT segment_id, name FROM segments
