@@ -20,12 +20,16 @@ from .common import API_POOL, DETAIL_CHUNK, athlete_id, athletes_partitions, is_
 
 
 def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: str,
-           fetch: Callable[[object, int], object]) -> MaterializeResult:
+           fetch: Callable[[object, int], object], subscribers_only: bool = False) -> MaterializeResult:
     client = api.client()
     aid = athlete_id(context.partition_key)
     session = client.athlete(aid, bulk=not is_webhook_run(context), max_wait=api.max_wait_seconds)
     fetched = gone = 0
     with metered(client) as meter:
+        if subscribers_only and sync_state.known_non_subscriber(client.store, aid):
+            meter.notes.append(sync_state.NOT_SUBSCRIBED)  # the queue stays: it is fetched once the profile says premium
+            return MaterializeResult(metadata=meter.metadata(
+                fetched=0, not_found=0, remaining=sync_state.count_needing(client.store, aid, what)))
         try:
             while ids := sync_state.needing(client.store, aid, what, DETAIL_CHUNK):
                 payloads, done, missing, hidden = [], [], [], []
@@ -68,6 +72,9 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
             meter.notes.append(f"rate budget spent: the rest continues next run ({stop})")
         except (PaymentRequired, MissingScope) as error:
             meter.notes.append(_skip_note(error))
+            if isinstance(error, PaymentRequired):
+                with client.store.transaction() as conn:
+                    sync_state.note_subscriber(conn, aid, False)
         return MaterializeResult(metadata=meter.metadata(
             fetched=fetched, not_found=gone, remaining=sync_state.count_needing(client.store, aid, what)))
 
@@ -94,8 +101,10 @@ def activity_details(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
     return _drain(context, fitsync_api, "detail", "activity_details", _detail)
 
 
-@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"}, deps=["activities"])
+@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"},
+       deps=["activities", "athlete"])
 def activity_zones(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
-    """Time in heart-rate and power zones per activity (a subscriber feature: 402 is a skip, not a failure)."""
-    return _drain(context, fitsync_api, "zones", "activity_zones", _zones)
+    """Time in heart-rate and power zones per activity: a subscriber feature, so a 402 is a skip, not a failure,
+    and no call is spent while the profile (fetched first) says the athlete has no subscription."""
+    return _drain(context, fitsync_api, "zones", "activity_zones", _zones, subscribers_only=True)
 

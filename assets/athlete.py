@@ -7,7 +7,7 @@ from fitsync.client.errors import MissingScope
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.pipelines.resources import FitsyncApi
 
-from . import landing
+from . import landing, sync_state
 from .common import API_POOL, athlete_id, athletes_partitions, metered
 
 
@@ -27,6 +27,8 @@ def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, met
         payload = {"zones": [z.raw for z in body]} if isinstance(body, list) else body.raw
         with client.store.transaction() as conn:
             landing.land(conn, aid, bundle, [payload])
+            if bundle == "athlete" and isinstance(payload.get("premium"), bool):
+                sync_state.note_subscriber(conn, aid, payload["premium"])
         return MaterializeResult(metadata=meter.metadata(skipped=False))
 
 

@@ -62,12 +62,18 @@ def segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Materia
         return MaterializeResult(metadata=meter.metadata(fetched=fetched, queued=len(todo)))
 
 
-@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"}, deps=["starred_segments"])
+@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"},
+       deps=["starred_segments", "athlete"])
 def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
-    """The athlete's efforts on each starred segment, incrementally (a subscriber feature: 402 is a skip)."""
+    """The athlete's efforts on each starred segment, incrementally: a subscriber feature, so a 402 is a skip and
+    no call is spent while the profile (fetched first) says the athlete has no subscription."""
     client = fitsync_api.client()
     aid = athlete_id(context.partition_key)
     session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds)
+    if sync_state.known_non_subscriber(client.store, aid):
+        with metered(client) as meter:
+            meter.notes.append(sync_state.NOT_SUBSCRIBED)
+            return MaterializeResult(metadata=meter.metadata(skipped=True, efforts=0))
     with client.store.reading() as conn:
         starred = conn.execute("SELECT segment_id, efforts_after FROM known_segments WHERE athlete_id = ? AND starred = 1 "
                                "ORDER BY segment_id", (aid,)).fetchall()
@@ -86,6 +92,8 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
                 efforts += len(batch)
         except PaymentRequired:
             meter.notes.append("skipped: effort histories need a subscription the athlete does not have (402)")
+            with client.store.transaction() as conn:
+                sync_state.note_subscriber(conn, aid, False)
             return MaterializeResult(metadata=meter.metadata(skipped=True, efforts=efforts))
         except RateBudgetExhausted as stop:
             meter.notes.append(f"rate budget spent: the rest continues next run ({stop})")

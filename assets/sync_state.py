@@ -133,3 +133,18 @@ def set_cursor(conn: sqlite3.Connection, athlete_id: int, name: str, value: str)
            ON CONFLICT (athlete_id, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at""",
         (athlete_id, name, value, time.time()),
     )
+
+
+NOT_SUBSCRIBED = "skipped: the athlete's profile says no subscription (premium false), which this needs"
+
+
+def note_subscriber(conn: sqlite3.Connection, athlete_id: int, subscriber: bool) -> None:
+    """What the profile's `premium` (or a 402) says about the athlete's subscription."""
+    conn.execute("UPDATE athletes SET subscriber = ? WHERE athlete_id = ?", (int(subscriber), athlete_id))
+
+
+def known_non_subscriber(store: StateStore, athlete_id: int) -> bool:
+    """True only when the last profile (or a 402 since) said so: unknown means try, and learn from the answer."""
+    with store.reading() as conn:
+        row = conn.execute("SELECT subscriber FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
+    return row is not None and row["subscriber"] == 0

@@ -97,6 +97,11 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (athlete_id, activity_id)
     );
     """,
+    # 4: whether the athlete has the paid subscription that activity zones and effort histories need (NULL: not
+    # known yet), from the profile's `premium` or a 402, so a non-subscriber's runs do not spend calls on them.
+    """
+    ALTER TABLE athletes ADD COLUMN subscriber INTEGER;
+    """,
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from dataclasses import dataclass
 
@@ -32,9 +33,16 @@ class SubscriptionState:
         self._put("subscription_id", str(subscription_id).encode())
         self._put("callback_url", callback_url.encode())
 
-    def current(self) -> Subscription | None:
-        sub_id, url = self._get("subscription_id"), self._get("callback_url")
-        return None if sub_id is None or url is None else Subscription(int(sub_id), url.decode())
+    def current(self, conn: sqlite3.Connection | None = None) -> Subscription | None:
+        """The stored subscription; `conn` lets a hot caller (the receiver, per event) read it over its own open
+        connection instead of opening new ones."""
+        if conn is None:
+            with self.store.reading() as conn:
+                return self.current(conn)
+        values = dict(conn.execute("SELECT key, value FROM app_state WHERE key IN ('subscription_id', 'callback_url')"
+                                   ).fetchall())
+        sub_id, url = values.get("subscription_id"), values.get("callback_url")
+        return None if sub_id is None or url is None else Subscription(int(sub_id), bytes(url).decode())
 
     def forget(self) -> None:
         with self.store.transaction() as conn:

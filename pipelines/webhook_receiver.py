@@ -66,11 +66,11 @@ class Receiver:
         return self._accept(event)
 
     def _accept(self, event: dict) -> Response:  # type: ignore[type-arg]
-        subscription = self.client.subscription_state.current()
-        if subscription is None or event["subscription_id"] != subscription.id:
-            log.warning("refused an event for subscription %s", event["subscription_id"])
-            return _refuse(403, "unknown subscription")
         with self._lock:
+            subscription = self.client.subscription_state.current(self._conn)
+            if subscription is None or event["subscription_id"] != subscription.id:
+                log.warning("refused an event for subscription %s", event["subscription_id"])
+                return _refuse(403, "unknown subscription")
             row = self._conn.execute("SELECT status FROM athletes WHERE athlete_id = ?", (event["owner_id"],)).fetchone()
             if row is None or row["status"] == "disconnected":
                 log.warning("refused an event for unknown athlete %s", event["owner_id"])

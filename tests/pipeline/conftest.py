@@ -115,6 +115,22 @@ class Home:
             assert outcome.success, json.dumps(outcome.metadata, default=str, indent=1)
         return outcome
 
+    def materialize(self, selection: list[str]) -> dict[str, dict[str, Any]]:
+        """Run just these assets for the athlete (as a webhook re-pull or a partial job would); their metadata."""
+        from dagster import materialize
+
+        from fitsync.pipelines.definitions import build_definitions
+        from fitsync.pipelines.sync_runner import resources_for
+
+        resources = resources_for(self.config)
+        self.instance.add_dynamic_partitions("athletes", [str(self.athlete_id)])
+        result = materialize(list(build_definitions(resources).assets or []), selection=selection,
+                             partition_key=str(self.athlete_id), instance=self.instance, resources=resources)
+        assert result.success
+        return {e.step_materialization_data.materialization.asset_key.to_user_string():
+                {k: getattr(v, "value", v) for k, v in e.step_materialization_data.materialization.metadata.items()}
+                for e in result.get_asset_materialization_events()}
+
     def grant(self) -> Grant:
         """A separate grant with the same scopes (its own app), to read what the API shows this athlete."""
         return self.sb.connect(scopes=self.scopes, athlete_id=self.athlete_id)

@@ -312,17 +312,12 @@ def test_backfill_of_two_listing_pages(sb: Harness, connect: Connect, recorder: 
 
 def list_only(home: Home) -> None:
     """Run just the listing asset: the activities are known and queued for their detail, nothing more."""
-    from dagster import materialize
-
-    from fitsync.pipelines.definitions import build_definitions
-    from fitsync.pipelines.sync_runner import resources_for
-
-    resources = resources_for(home.config)
-    home.instance.add_dynamic_partitions("athletes", [str(home.athlete_id)])
-    result = materialize(list(build_definitions(resources).assets or []), selection=["activities"],
-                         partition_key=str(home.athlete_id), instance=home.instance, resources=resources)
-    assert result.success
+    home.materialize(["activities"])
     assert home.needing("detail") > 0
+
+
+def activity_zone_calls(recorder: Recorder) -> list[int]:
+    return [s.status for s in recorder.sent if s.path.endswith("/zones") and s.path != "/athlete/zones"]
 
 
 def test_non_subscriber_skips_zones_and_effort_histories_with_a_note(sb: Harness, connect: Connect,
@@ -330,15 +325,39 @@ def test_non_subscriber_skips_zones_and_effort_histories_with_a_note(sb: Harness
     aid = add_athlete(sb, premium=False)
     ids = record_many(sb, aid, 4, oldest_days=20)
     home = connect(aid)
-    outcome = home.sync()  # succeeds
+    outcome = home.sync()  # succeeds, without spending a call on what the profile says it may not have
     zones, history = outcome.metadata["activity_zones"], outcome.metadata["segment_effort_history"]
-    assert "402" in str(zones["notes"]) and zones["fetched"] == 0 and zones["api_calls"] == 1
-    assert "402" in str(history["notes"]) and history["skipped"] is True and history["api_calls"] == 1
-    assert [s.status for s in recorder.sent if s.path.endswith("/zones") and s.path != "/athlete/zones"] == [402]
+    assert "premium false" in str(zones["notes"]) and zones["fetched"] == 0 and zones["api_calls"] == 0
+    assert zones["remaining"] == 4  # still queued for when the athlete subscribes
+    assert "premium false" in str(history["notes"]) and history["skipped"] is True and history["api_calls"] == 0
+    assert activity_zone_calls(recorder) == [] and not [s for s in recorder.sent if s.path == "/segment_efforts"]
     assert warehouse_ids(home) == set(ids)
     assert home.query("SELECT count(*) FROM activities WHERE detail_fetched_at IS NULL") == [(0,)]
     assert home.query("SELECT count(*) FROM activity_zones") == [(0,)]
     assert outcome.metadata["warehouse"]["activities_total"] == 4
+
+    # the athlete subscribes: the next sync reads it from the profile and fetches the queued zones, once each
+    sb.console.put(f"/athletes/{aid}/premium", json={"premium": True}).raise_for_status()
+    recorder.clear()
+    outcome = home.sync()
+    assert outcome.metadata["activity_zones"]["fetched"] == 4 and outcome.metadata["activity_zones"]["remaining"] == 0
+    assert activity_zone_calls(recorder) == [200] * 4
+    assert home.query("SELECT count(DISTINCT activity_id) FROM activity_zones") == [(4,)]
+
+
+def test_a_402_despite_the_profile_is_a_skip_that_is_remembered(sb: Harness, connect: Connect,
+                                                                recorder: Recorder) -> None:
+    """Runs without the profile (webhook re-pulls) learn from one 402 and spend no more calls until the next
+    profile says the athlete subscribes."""
+    aid = add_athlete(sb, premium=False)
+    record_many(sb, aid, 3, oldest_days=5)
+    home = connect(aid)
+    list_only(home)  # no profile fetched yet: the subscription is unknown, so zones are tried
+    zones = home.materialize(["activity_zones"])
+    assert "402" in str(zones["activity_zones"]["notes"]) and zones["activity_zones"]["api_calls"] == 1
+    again = home.materialize(["activity_zones"])
+    assert "premium false" in str(again["activity_zones"]["notes"]) and again["activity_zones"]["api_calls"] == 0
+    assert activity_zone_calls(recorder) == [402]
 
 
 def test_activity_deleted_between_listing_and_detail_is_audited_and_the_run_succeeds(sb: Harness,
