@@ -1,5 +1,4 @@
-"""fitsync's analyses in Polars — the same results as the SQL views of migrations/0002_analysis_views.sql
-(and the later migrations that redefine one).
+"""fitsync's analyses in Polars — the same results as the SQL views of analysis_views.sql.
 
 Every function takes the warehouse (a path, opened read-only; a DuckDB connection; or `Tables` to share reads
 between calls) and optionally one athlete, reads the tables it needs over Arrow into lazy frames and returns a

@@ -1,7 +1,6 @@
 """What every Polars analysis shares: the warehouse tables as LazyFrames over Arrow from DuckDB, the local
 calendar and the as-of date. The functions here and in the analysis_* modules mirror the SQL views of
-migrations/0002_analysis_views.sql (as later migrations redefine them) column for column and row for row
-(tests assert it)."""
+analysis_views.sql column for column and row for row (tests assert it)."""
 
 from __future__ import annotations
 

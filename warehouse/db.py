@@ -1,4 +1,5 @@
-"""The DuckDB warehouse file: numbered migrations, short write connections, readers that wait out writers.
+"""The DuckDB warehouse file: numbered migrations for tables, the analysis views re-applied when they change,
+short write connections, readers that wait out writers.
 
 DuckDB allows one writing process, and while it writes, other processes cannot even open the file
 read-only. So writers keep their connection for one batch only, and readers retry briefly on the lock.
@@ -7,6 +8,7 @@ read-only. So writers keep their connection for one batch only, and readers retr
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import threading
 import time
@@ -19,6 +21,7 @@ import duckdb
 log = logging.getLogger(__name__)
 
 MIGRATIONS_PACKAGE = "migrations"
+VIEWS_SCRIPT = "analysis_views.sql"
 # "different configuration": a connection of this process not opened here (another library) holds the file.
 LOCK_MARKERS = ("lock", "Conflicting", "being used", "different configuration")
 
@@ -29,25 +32,47 @@ def migration_scripts() -> list[tuple[int, str, str]]:
     return [(int(p.name.split("_", 1)[0]), p.name, p.read_text()) for p in scripts]
 
 
+def views_script() -> tuple[str, str]:
+    """The analysis views' SQL and its checksum."""
+    sql = resources.files(__package__).joinpath(VIEWS_SCRIPT).read_text()
+    return sql, hashlib.sha256(sql.encode()).hexdigest()
+
+
 def migrate(path: Path | str) -> int:
-    """Create or upgrade the schema; returns the version now in force."""
+    """Create or upgrade the schema; returns the version now in force.
+
+    Tables change only through numbered migrations, applied once each. The views hold no data, so their one
+    script is re-applied whenever its checksum differs from the recorded one: every warehouse gets the views
+    of the fitsync that opens it, without a migration per changed view.
+    """
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with writing(path) as conn:
         conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
                      "applied_at TIMESTAMPTZ DEFAULT now())")
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_views (name VARCHAR PRIMARY KEY, checksum VARCHAR NOT NULL, "
+                     "applied_at TIMESTAMPTZ DEFAULT now())")
         done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations").fetchall()}
         for version, name, sql in migration_scripts():
-            if version in done:
-                continue
-            conn.execute("BEGIN")
-            try:
-                conn.execute(sql)
-                conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [version, name])
-                conn.execute("COMMIT")
-            except Exception:
-                conn.execute("ROLLBACK")
-                raise
+            if version not in done:
+                _in_transaction(conn, sql, "INSERT INTO schema_migrations (version, name) VALUES (?, ?)",
+                                [version, name])
+        sql, checksum = views_script()
+        if conn.execute("SELECT checksum FROM schema_views WHERE name = ?", [VIEWS_SCRIPT]).fetchall() != [(checksum,)]:
+            _in_transaction(conn, sql, "INSERT OR REPLACE INTO schema_views (name, checksum) VALUES (?, ?)",
+                            [VIEWS_SCRIPT, checksum])
         return conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0]
+
+
+def _in_transaction(conn: duckdb.DuckDBPyConnection, script: str, record: str, values: list[object]) -> None:
+    """The script and the row recording it, all or nothing."""
+    conn.execute("BEGIN")
+    try:
+        conn.execute(script)
+        conn.execute(record, values)
+        conn.execute("COMMIT")
+    except Exception:
+        conn.execute("ROLLBACK")
+        raise
 
 
 @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""Upgrading a warehouse: a file made by an older fitsync keeps its data and gets the newer views."""
+"""Upgrading a warehouse: a file made by an older fitsync keeps its data and gets the views of the newer one."""
 
 from __future__ import annotations
 
@@ -9,19 +9,36 @@ import duckdb
 
 from fitsync.warehouse import db
 
-
-def migrate_to(path: Path, version: int) -> None:
-    """The warehouse as an older fitsync left it: migrations up to `version` only."""
-    conn = duckdb.connect(str(path))
-    try:
-        conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
-                     "applied_at TIMESTAMPTZ DEFAULT now())")
-        for number, name, sql in db.migration_scripts():
-            if number <= version:
-                conn.execute(sql)
-                conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [number, name])
-    finally:
-        conn.close()
+# segment_effort_progression as the first fitsync release defined it: two window aggregates.
+OLDER_PROGRESSION = """
+CREATE OR REPLACE VIEW segment_effort_progression AS
+WITH s AS MATERIALIZED (
+    SELECT segment_id, name FROM segments
+), e AS (
+    SELECT e.athlete_id, e.segment_id, coalesce(s.name, e.name) AS segment_name, e.effort_id, e.activity_id,
+           e.start_date, e.start_date_local, CAST(e.start_date_local AS DATE) AS local_date,
+           e.elapsed_time, e.moving_time, e.pr_rank AS service_pr_rank
+    FROM segment_efforts e LEFT JOIN s ON s.segment_id = e.segment_id
+    WHERE NOT coalesce(e.hidden, false) AND e.elapsed_time > 0
+), ordered AS (
+    SELECT *,
+           row_number() OVER w AS attempt,
+           min(elapsed_time) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running_best,
+           min(elapsed_time) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS previous_best
+    FROM e
+    WINDOW w AS (PARTITION BY athlete_id, segment_id ORDER BY start_date, effort_id)
+)
+SELECT athlete_id, segment_id, segment_name, effort_id, activity_id, start_date, start_date_local, local_date,
+       elapsed_time, moving_time, CAST(attempt AS INTEGER) AS attempt, running_best, previous_best,
+       (previous_best IS NULL OR elapsed_time < previous_best) AS is_pr,
+       previous_best IS NULL AS is_first_attempt,
+       CASE WHEN elapsed_time < previous_best THEN previous_best - elapsed_time END AS improvement_s,
+       CASE WHEN elapsed_time < previous_best THEN 100.0 * (previous_best - elapsed_time) / previous_best END
+           AS improvement_pct,
+       service_pr_rank
+FROM ordered
+ORDER BY athlete_id, segment_id, attempt
+"""
 
 
 def efforts(conn: duckdb.DuckDBPyConnection) -> None:
@@ -40,22 +57,51 @@ def efforts(conn: duckdb.DuckDBPyConnection) -> None:
         FROM range(0, 720) r(i)""")
 
 
+def older_fitsync_warehouse(path: Path) -> None:
+    """The state the first release left: its tables and views, and no schema_views record."""
+    db.migrate(path)
+    with db.writing(path) as conn:
+        conn.execute(OLDER_PROGRESSION)
+        conn.execute("DROP TABLE schema_views")
+        efforts(conn)
+
+
 def progression(path: Path) -> list[tuple[Any, ...]]:
     with db.reading(path) as conn:
         return conn.execute("SELECT * FROM segment_effort_progression").fetchall()
 
 
-def test_upgrade_from_version_2_replaces_the_progression_view_with_the_same_rows(tmp_path: Path) -> None:
+def views_record(path: Path) -> list[tuple[Any, ...]]:
+    with db.reading(path) as conn:
+        return conn.execute("SELECT name, checksum, applied_at FROM schema_views").fetchall()
+
+
+def test_opening_an_older_warehouse_replaces_its_views_and_keeps_the_results(tmp_path: Path) -> None:
     path = tmp_path / "warehouse.duckdb"
-    migrate_to(path, 2)
-    with db.writing(path) as conn:
-        efforts(conn)
+    older_fitsync_warehouse(path)
     before = progression(path)
     assert len(before) > 500 and any(row[12] is None for row in before)  # previous_best NULL on first attempts
 
-    assert db.migrate(path) == max(v for v, _, _ in db.migration_scripts()) >= 3
+    assert db.migrate(path) == max(v for v, _, _ in db.migration_scripts())
     with db.reading(path) as conn:
         definition = conn.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'segment_effort_progression'"
                                   ).fetchall()[0][0]
-    assert "least(" in definition.lower()  # the new definition is in force ...
+    assert "least(" in definition.lower()  # the current definition is in force ...
     assert progression(path) == before  # ... with the same rows in the same order
+    [(name, checksum, _)] = recorded = views_record(path)
+    assert (name, checksum) == (db.VIEWS_SCRIPT, db.views_script()[1])
+
+    db.migrate(path)  # unchanged views: not applied again
+    assert views_record(path) == recorded
+
+
+def test_a_changed_views_script_is_applied_again(tmp_path: Path) -> None:
+    path = tmp_path / "warehouse.duckdb"
+    db.migrate(path)
+    with db.writing(path) as conn:
+        conn.execute("CREATE OR REPLACE VIEW eddington AS SELECT 1 AS stale")
+        conn.execute("UPDATE schema_views SET checksum = 'from another fitsync version'")
+    db.migrate(path)
+    with db.reading(path) as conn:
+        columns = [d[0] for d in conn.execute("SELECT * FROM eddington").description]
+    assert columns == ["athlete_id", "sport_family", "unit", "eddington", "days", "days_at_next", "days_to_next"]
