@@ -89,27 +89,6 @@ class Sandbox:
         self.server.stop()
 
 
-def memoize_gear_distance() -> None:
-    """Work around a sandbox cost that grows with history (not fitsync's): every detailed activity sums the
-    distance of all activities of its gear, a full scan of the activities table with JSON parsing, which makes a
-    10k-activity backfill quadratic on the sandbox's side. Within a benchmark whose world does not change while
-    it runs, the answer per gear is constant, so it is computed once per gear. Reported as a sandbox issue."""
-    from fitsync.sandbox import representations
-
-    original = representations._activity_gear
-    if getattr(original, "memoized", False):
-        return
-    cache: dict[Any, Any] = {}
-
-    def cached(conn: Any, gear_id: str | None) -> Any:
-        if gear_id not in cache:
-            cache[gear_id] = original(conn, gear_id)
-        return cache[gear_id]
-
-    cached.memoized = True  # type: ignore[attr-defined]
-    representations._activity_gear = cached
-
-
 def start_sandbox(athletes: int = 1, activities: int = 40, *, seed: int = 42, db: str = ":memory:",
                   settings: dict[str, Any] | None = None) -> Sandbox:
     options = ServerOptions(db=db, port=0, settings={**GENEROUS_LIMITS, **(settings or {})},

@@ -5,10 +5,6 @@ Each measured command runs as a child process; its peak memory is the kernel's r
 so its figure includes the sandbox. The backfills run `fitsync sync --athlete ID` (the headless CLI, the full
 Dagster job) against a sandbox in this process seeded with one athlete and N activities, so their figure is
 fitsync's alone. Memory must not grow with history: the 10k/1k ratio of peak memory should stay near 1.
-
-The sandbox's detailed-activity answer sums the distance of every activity of the gear (a scan of the whole
-activities table per call, quadratic over a backfill); the benchmark memoizes that per gear (the world does not
-change during a backfill) so that the wall time is fitsync's, not the sandbox's — see common.memoize_gear_distance.
 """
 
 from __future__ import annotations
@@ -35,7 +31,6 @@ def backfill(activities: int) -> dict[str, Any]:
     from fitsync.warehouse import db
 
     common.out.print(f"[dim]sandbox with {activities:,} activities…[/]")
-    common.memoize_gear_distance()
     work = Path(tempfile.mkdtemp(prefix=f"bench-backfill-{activities}-"))
     sb = common.start_sandbox(athletes=1, activities=activities, db=str(work / "sandbox.db"))
     samples: list[tuple[float, float, int]] = []  # (seconds, RSS MiB, API requests so far)
