@@ -57,8 +57,8 @@ def main() -> None:
         "",
         f"Machine: {machine.get('cpus')} CPUs ({machine.get('cpu')}), {machine.get('memory_gib')} GiB, "
         f"{machine.get('platform')}, Python {machine.get('python')}, DuckDB {machine.get('duckdb')}, "
-        f"Polars {machine.get('polars')}. Other work ran on the machine at the same time (the 1-minute load "
-        "average at the start of each run is given), so absolute times are pessimistic.",
+        f"Polars {machine.get('polars')}. The 1-minute load average at the start of each run is given with its "
+        "tables: other work on the machine slows absolute times, less so the ratios.",
         "",
         "## Targets",
         "",

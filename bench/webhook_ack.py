@@ -160,7 +160,7 @@ def step(job: dict[str, Any], state_path: Path, rate: int, seconds: float) -> di
 @click.option("--seconds", default=10.0, show_default=True, help="Duration of the 100/s and 500/s steps.")
 @click.option("--search-seconds", default=5.0, show_default=True, help="Duration of each step of the search.")
 @click.option("--rates", default="100,500", show_default=True, help="Fixed rates, events/s.")
-@click.option("--search", default="750,1000,1500,2000,3000,4000", show_default=True,
+@click.option("--search", default="750,1000,1500,2000,3000,4000,6000,8000", show_default=True,
               help="Rising rates tried after the fixed ones, until one misses the target (empty: no search).")
 def main(seconds: float, search_seconds: float, rates: str, search: str) -> None:
     """Receiver acknowledgement latency p50/p99/max at fixed rates and the highest sustainable rate."""
@@ -224,7 +224,8 @@ def main(seconds: float, search_seconds: float, rates: str, search: str) -> None
           f"{r['p99_ms']:.2f}", f"{r['max_ms']:.1f}", r["achieved_per_s"], f"{r['generator_lag_p99_ms']:.2f}",
           r["met"]] for r in rows],
         caption=f"target: p99 < {P99_TARGET_MS:g} ms with every event acknowledged and stored. Highest sustainable: "
-                f"{sustainable if sustainable else 'none'} events/s (the last rate meeting it).")
+                + (f"at least {sustainable} events/s (every rate tried met it)" if rows and rows[-1]["met"] else
+                   f"{sustainable if sustainable else 'none'} events/s (the last rate meeting it)") + ".")
     at_500 = next((r for r in rows if r["rate"] == 500), None)
     targets = []
     if at_500:

@@ -213,6 +213,20 @@ FROM activity_zone_seconds
 GROUP BY athlete_id, month_start, year, month, zone_type, zone
 ORDER BY athlete_id, month_start, zone_type, zone;
 
+-- Seiler's polarization index (Treff et al. 2019) from the seconds in zones 1, 2 and 3: log10(z1 / z2 * z3 * 100)
+-- over the shares; NULL when any zone has no time (polarization_note says which). Macros, so analysts can apply
+-- them to their own groupings: SELECT polarization_index(sum(z1_seconds), sum(z2_seconds), sum(z3_seconds)) ...
+CREATE OR REPLACE MACRO polarization_index(z1, z2, z3) AS
+    CASE WHEN z1 > 0 AND z2 > 0 AND z3 > 0
+         THEN log10((z1 / (z1 + z2 + z3)) / (z2 / (z1 + z2 + z3)) * (z3 / (z1 + z2 + z3)) * 100) END;
+
+CREATE OR REPLACE MACRO polarization_note(z1, z2, z3) AS
+    CASE WHEN z1 + z2 + z3 = 0 THEN 'undefined: no time in mapped zones'
+         WHEN z2 = 0 THEN 'undefined: no zone-2 time'
+         WHEN z3 = 0 THEN 'undefined: no zone-3 time'
+         WHEN z1 = 0 THEN 'undefined: no zone-1 time'
+         ELSE 'ok' END;
+
 -- Seiler's three zones per ISO week and zone type, their shares, and the polarization index
 -- PI = log10(z1 / z2 * z3 * 100) on the shares (Treff et al. 2019). PI is NULL when a zone has no time (it
 -- would be infinite or undefined) and pi_note says which; time in buckets without a mapping is unmapped_seconds.
@@ -233,14 +247,8 @@ SELECT athlete_id, week_start, iso_year, iso_week, zone_type, z1_seconds, z2_sec
        z1_seconds / nullif(total_seconds, 0) AS z1_share,
        z2_seconds / nullif(total_seconds, 0) AS z2_share,
        z3_seconds / nullif(total_seconds, 0) AS z3_share,
-       CASE WHEN z1_seconds > 0 AND z2_seconds > 0 AND z3_seconds > 0
-            THEN log10((z1_seconds / total_seconds) / (z2_seconds / total_seconds) * (z3_seconds / total_seconds) * 100)
-       END AS polarization_index,
-       CASE WHEN total_seconds = 0 THEN 'undefined: no time in mapped zones'
-            WHEN z2_seconds = 0 THEN 'undefined: no zone-2 time'
-            WHEN z3_seconds = 0 THEN 'undefined: no zone-3 time'
-            WHEN z1_seconds = 0 THEN 'undefined: no zone-1 time'
-            ELSE 'ok' END AS pi_note
+       polarization_index(z1_seconds, z2_seconds, z3_seconds) AS polarization_index,
+       polarization_note(z1_seconds, z2_seconds, z3_seconds) AS pi_note
 FROM t
 ORDER BY athlete_id, week_start, zone_type;
 
@@ -261,14 +269,8 @@ SELECT athlete_id, month_start, year, month, zone_type, z1_seconds, z2_seconds, 
        z1_seconds / nullif(total_seconds, 0) AS z1_share,
        z2_seconds / nullif(total_seconds, 0) AS z2_share,
        z3_seconds / nullif(total_seconds, 0) AS z3_share,
-       CASE WHEN z1_seconds > 0 AND z2_seconds > 0 AND z3_seconds > 0
-            THEN log10((z1_seconds / total_seconds) / (z2_seconds / total_seconds) * (z3_seconds / total_seconds) * 100)
-       END AS polarization_index,
-       CASE WHEN total_seconds = 0 THEN 'undefined: no time in mapped zones'
-            WHEN z2_seconds = 0 THEN 'undefined: no zone-2 time'
-            WHEN z3_seconds = 0 THEN 'undefined: no zone-3 time'
-            WHEN z1_seconds = 0 THEN 'undefined: no zone-1 time'
-            ELSE 'ok' END AS pi_note
+       polarization_index(z1_seconds, z2_seconds, z3_seconds) AS polarization_index,
+       polarization_note(z1_seconds, z2_seconds, z3_seconds) AS pi_note
 FROM t
 ORDER BY athlete_id, month_start, zone_type;
 
