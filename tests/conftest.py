@@ -20,8 +20,8 @@ ROOMY_LIMITS = {"read_limit_short": 100_000, "read_limit_long": 1_000_000,
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--soak-calls", type=int, default=3000, metavar="N",
-                     help="API calls per process in the token-rotation soak (pytest -m slow -k soak); 3000 ≈ 2 min, "
+    parser.addoption("--soak-calls", type=int, default=5000, metavar="N",
+                     help="API calls per process in the token-rotation soak (pytest -m slow -k soak); 5000 ≈ 3 min, "
                           "each process makes about 25 calls a second")
 
 
