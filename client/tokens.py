@@ -18,7 +18,7 @@ from .crypto import TokenCipher
 from .errors import NotConnected, OAuthError, ReauthorizationRequired, fault_summary
 from .secret import Secret
 from .state_store import StateStore
-from .transport import Transport
+from .transport import Transport, UncertainOutcome
 
 log = logging.getLogger(__name__)
 
@@ -132,12 +132,24 @@ class TokenManager:
     def _refresh_call(self, refresh_token: Secret) -> dict[str, Any] | str:
         """The token response, or the reason the service refused this refresh token."""
         client_id, client_secret = self.config.require_app()
-        response = self.transport.request(
-            "POST", self.config.token_url, budget=None,
-            data={"client_id": client_id, "client_secret": client_secret, "grant_type": "refresh_token",
-                  "refresh_token": refresh_token.reveal()},
-        )
+        form = {"client_id": client_id, "client_secret": client_secret, "grant_type": "refresh_token",
+                "refresh_token": refresh_token.reveal()}
+        lost = False
+        try:
+            response = self.transport.request("POST", self.config.token_url, budget=None, idempotent=False, data=form)
+        except UncertainOutcome:
+            # The connection failed after the request may have reached the service. Asking again with the same
+            # token tells: accepted if the first never took effect; refused if the service rotated it and only
+            # the answer was lost (the new token is then gone for good: spec §3.2, N is invalid at once).
+            lost = True
+            response = self.transport.request("POST", self.config.token_url, budget=None, data=form)
+        else:
+            if response.status_code >= 500:  # a failing service: the usual retries, with backoff
+                response = self.transport.request("POST", self.config.token_url, budget=None, data=form)
         reason = fault_summary(response)
+        if lost and response.status_code == 400 and "RefreshToken." in reason:
+            reason += ("; the answer to fitsync's previous refresh was lost in transit after the service had "
+                       "rotated the refresh token")
         if response.status_code == 200:
             body = response.json()
             if not all(isinstance(body.get(k), t) for k, t in (("access_token", str), ("refresh_token", str),

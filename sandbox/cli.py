@@ -34,7 +34,7 @@ def parse_settings(items: tuple[str, ...]) -> dict[str, Any]:
         try:
             parsed[name] = json.loads(value)
         except ValueError:
-            raise click.BadParameter(f"{item!r}: the value must be JSON (true, 2, [1, 5])") from None
+            raise click.BadParameter(f"{item!r}: the value must be JSON (true, 2, [1, 5], \"POST /oauth/token\")") from None
     return parsed
 
 

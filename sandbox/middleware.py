@@ -1,4 +1,5 @@
-"""ASGI middleware: request counters, body-size limit and fault injection (latency, 5xx, dropped connections)."""
+"""ASGI middleware: request counters, body-size limit and fault injection (latency, 5xx, dropped connections,
+answers lost after the request took effect)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,14 @@ async def send_fault(send: Send, error: ApiError, headers: dict[str, str] | None
     await send({"type": "http.response.body", "body": body})
 
 
+async def drop_connection(send: Send) -> None:
+    """Start a response and break it off: the client sees the connection fail mid-answer."""
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", b"4096")]})
+    await send({"type": "http.response.body", "body": b"{", "more_body": True})
+    raise DroppedConnection("injected dropped connection")
+
+
 class SandboxMiddleware:
     def __init__(self, app: ASGIApp, state: SandboxState, rng: random.Random | None = None) -> None:
         self.app = app
@@ -52,10 +61,7 @@ class SandboxMiddleware:
             roll = self.rng.random()
             if roll < settings.fault_drop_rate:
                 store.bump(self.state.conn, "injected_drops")
-                await send({"type": "http.response.start", "status": 200,
-                            "headers": [(b"content-type", b"application/json"), (b"content-length", b"4096")]})
-                await send({"type": "http.response.body", "body": b"{", "more_body": True})
-                raise DroppedConnection("injected dropped connection")
+                await drop_connection(send)
             if roll < settings.fault_drop_rate + settings.fault_error_rate:
                 store.bump(self.state.conn, "injected_errors")
                 status = self.rng.choice(INJECTED_STATUSES)
@@ -73,7 +79,22 @@ class SandboxMiddleware:
                 store.bump(self.state.conn, f"status_{message['status']}")
             await send(message)
 
+        if public and self._loses_answer(scope, settings):
+            async def discard(message: dict[str, Any]) -> None:
+                pass
+
+            await self.app(scope, receive, discard)  # handled and committed: only the answer goes missing
+            store.bump(self.state.conn, "injected_lost_responses")
+            await drop_connection(send)
         await self.app(scope, receive, counting_send)
+
+    def _loses_answer(self, scope: Scope, settings: Any) -> bool:
+        """Counts down fault_lost_responses (one event loop: no two requests take the same one)."""
+        left = settings.fault_lost_responses
+        if not left or not f"{scope['method']} {scope['path']}".startswith(settings.fault_lost_response_match):
+            return False
+        self.state.update_settings({"fault_lost_responses": left - 1})
+        return True
 
     async def _limited_body(self, scope: Scope, receive: Receive, limit: int) -> Receive:
         """Read the body up front (it is small by construction) and refuse anything over the limit."""

@@ -33,6 +33,10 @@ class Settings:
     fault_latency_jitter_ms: float = 0.0
     fault_error_rate: float = 0.0
     fault_drop_rate: float = 0.0
+    # The next N requests whose "METHOD /path" starts with fault_lost_response_match (empty: any) are handled, their
+    # effects committed, and then their answers lost: the connection drops mid-body. Counts down to 0.
+    fault_lost_responses: int = 0
+    fault_lost_response_match: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -53,11 +57,15 @@ class Settings:
         return cls().updated(json.loads(text)) if text else cls()
 
 
-_TYPES = {"int": int, "float": float, "bool": bool, "list[float]": list}
+_TYPES = {"int": int, "float": float, "bool": bool, "list[float]": list, "str": str}
 
 
 def _coerce(name: str, type_name: Any, value: Any) -> Any:
     kind = _TYPES[str(type_name)]
+    if kind is str:
+        if isinstance(value, str) and len(value) <= 200:
+            return value
+        raise ValueError(f"setting {name} must be a string of at most 200 characters")
     if kind is bool:
         if isinstance(value, bool):
             return value

@@ -9,7 +9,7 @@ a fixed sleep. Every test uses fresh apps, so each has its own rate budget.
 | 7 | 1 | any operation fails unexpectedly → the default response carries a Fault | `test_s7_r1_unexpected_failure_carries_fault` |
 | — | issue 5 | situations → status → Fault payload (400, 401, 402, 403, 404, 405, 413, 429) | `test_error_table`; docs/sandbox-errors.md kept true by `test_error_doc_lists_every_situation` |
 | — | issue 6 | rate-limit headers on every API response, defaults, per app, windows, 429 payloads | `test_rate_limit_*` |
-| — | issue 8 | fault injection (latency, 5xx share, dropped connections), never on /sandbox; counters | `test_fault_*`, `test_counters_*` |
+| — | issue 8 | fault injection (latency, 5xx share, dropped connections, answers lost after taking effect), never on /sandbox; counters | `test_fault_*`, `test_counters_*` |
 """
 
 from __future__ import annotations
@@ -403,6 +403,21 @@ def test_fault_drop_rate_drops_the_connection(sb: Harness, grant: Grant) -> None
             assert isinstance(raised.value, (httpx.RemoteProtocolError, httpx.ReadError)), repr(raised.value)
     assert sb.counters()["injected_drops"] - before == 3
     assert sb.get(grant, "/athlete").status_code == 200  # restored
+
+
+def test_fault_lost_responses_take_effect_and_lose_only_the_answer(sb: Harness) -> None:
+    grant = sb.connect()
+    before = sb.counters().get("injected_lost_responses", 0)
+    with sb.settings(fault_lost_responses=1, fault_lost_response_match="POST /oauth/token"):
+        assert sb.get(grant, "/athlete").status_code == 200  # not matched: answered
+        with pytest.raises(httpx.TransportError) as raised:
+            sb.refresh(grant.app, grant.refresh_token)
+        assert isinstance(raised.value, (httpx.RemoteProtocolError, httpx.ReadError)), repr(raised.value)
+        assert sb.console.get("/settings").json()["fault_lost_responses"] == 0  # counted down
+        # the refresh took effect: the token it presented is spent, so asking again is refused
+        again = sb.refresh(grant.app, grant.refresh_token)
+        assert_fault(again, 400, "refresh_token", "invalid")
+    assert sb.counters()["injected_lost_responses"] - before == 1
 
 
 def test_fault_latency_is_added(sb: Harness, grant: Grant) -> None:

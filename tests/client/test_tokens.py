@@ -8,6 +8,7 @@ token (8 processes racing), and an invalid refresh token reported as "run `fitsy
 | §4 Tokens | …that another process did not already fix | test_a_401_another_process_already_fixed_is_not_refreshed_again |
 | §4 Tokens | re-read under the lock, commit the new refresh token first; rotation race | test_rotation_race_8_processes_by_100_calls, test_rotation_race_soak (slow, `--soak-calls`) |
 | §4 Tokens | invalid refresh token → needs re-authorization, message says what to run | test_invalid_refresh_token_flags_the_athlete, test_cli_athletes_shows_needs_reauth |
+| §4 Tokens | a refresh whose answer was lost (the service rotated): told apart, needs re-authorization, says why | test_a_refresh_whose_answer_is_lost_is_told_apart_and_asks_for_a_new_consent |
 """
 
 from __future__ import annotations
@@ -137,6 +138,35 @@ def test_invalid_refresh_token_before_expiry(sb: Harness, connected: Connected) 
     with pytest.raises(ReauthorizationRequired, match="run `fitsync connect`"):
         connected.client.athlete(connected.athlete_id).athlete()
     assert connected.client.tokens.athletes()[0].status == "needs_reauth"
+
+
+def test_a_refresh_whose_answer_is_lost_is_told_apart_and_asks_for_a_new_consent(
+        sb: Harness, make_config: MakeConfig, app: App, own_athlete: int) -> None:
+    """Spec §3.2: refresh token N is invalid as soon as N+1 is issued, so a refresh whose answer is lost in transit
+    loses the grant; fitsync asks once more with N to tell that apart from a request that never took effect, and
+    says so. Another athlete is not affected."""
+    with sb.settings(access_token_lifetime=5, refresh_reuse_threshold=2), \
+            FitsyncClient(make_config(refresh_margin=2)) as client:
+        lost = connect_athlete(sb, client, app, own_athlete)
+        other = connect_athlete(sb, client, app, sb.athlete_id())
+        wait_until(lambda: lost.grant["expires_at"] - time.time() <= 2, 6, "the token to enter the refresh margin")
+        log = RequestLog(client.transport.http)
+        with sb.settings(fault_lost_responses=1, fault_lost_response_match="POST /oauth/token"):
+            with pytest.raises(ReauthorizationRequired) as caught:
+                client.athlete(lost.athlete_id).athlete()
+        assert [(s.method, s.path, s.status) for s in log.sent] == [("POST", "/oauth/token", None),
+                                                                     ("POST", "/oauth/token", 400)]
+        message = str(caught.value)
+        assert "lost in transit" in message and "run `fitsync connect`" in message
+        assert lost.grant["refresh_token"] not in message and app.client_secret not in message
+        record = client.tokens.athlete(lost.athlete_id)
+        assert record is not None and record.status == "needs_reauth" and "lost in transit" in (record.status_reason or "")
+        assert client.athlete(other.athlete_id).athlete().id == other.athlete_id  # the other grant is untouched
+
+    # a new consent recovers the athlete
+    with FitsyncClient(make_config()) as client:
+        connect_athlete(sb, client, app, own_athlete)
+        assert client.athlete(own_athlete).athlete().id == own_athlete
 
 
 def test_cli_athletes_shows_needs_reauth(sb: Harness, connected: Connected) -> None:

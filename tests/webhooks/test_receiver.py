@@ -16,7 +16,8 @@ subscription lifecycle of the CLI (§3.3) with the receiver running as its own p
 | 6.4 | 2 | answer 200 with JSON (application/json) `{"hub.challenge": …}` | `test_s6_4_r2_validation_get_echoes_the_challenge_as_json` |
 | 3.3 | 1, 2 | `webhooks subscribe`: the service's validation GET reaches `webhooks serve`, which echoes it → id | `test_s3_3_cli_subscription_lifecycle` |
 | 3.3 | 3 | callback not answering → creation fails, nothing saved | `test_s3_3_cli_subscription_lifecycle` |
-| 7 | 5 | creation when one exists fails: `subscribe` again reports the existing one | `test_s3_3_cli_subscription_lifecycle` |
+| 7 | 5 | creation when one exists fails: `subscribe` to another callback reports the existing one | `test_s3_3_cli_subscription_lifecycle` |
+| 3.3 | — | created but its answer lost: found and adopted, its events accepted; `subscribe` to the same callback adopts | `test_subscribe_adopts_a_subscription_whose_creation_answer_was_lost` |
 | 3.3 | 4 | `webhooks unsubscribe` deletes it; its events are refused afterwards | `test_s3_3_cli_subscription_lifecycle` |
 | 3.3 | — | a new subscription gets a new id | `test_s3_3_subscription_ids_are_not_reused` |
 | issue 5 | — | body size limit (413), content type (415), malformed JSON (400) | `test_oversized_body_is_413`, `test_wrong_content_type_is_415`, `test_s6_2_r1_to_r7_bad_events_are_refused_and_not_stored` |
@@ -300,6 +301,27 @@ def test_s3_3_cli_subscription_lifecycle(sb: Harness, make_home: MakeHome, tmp_p
     finally:
         receiver.terminate()
         receiver.wait(10)
+
+
+def test_subscribe_adopts_a_subscription_whose_creation_answer_was_lost(sb: Harness, make_home: MakeHome) -> None:
+    """The service created (and validated) the subscription, then its answer was lost: fitsync finds it, stores
+    its id, and its events are accepted; subscribing again to the same callback adopts it, creates nothing."""
+    home = make_home()
+    aid = add_athlete(sb)
+    home.connect(aid, partition=False)
+    home.serve()
+    before = sb.counters().get("injected_lost_responses", 0)
+    with sb.settings(fault_lost_responses=1, fault_lost_response_match="POST /api/v3/push_subscriptions"):
+        sub_id = home.subscribe()
+    assert sb.counters()["injected_lost_responses"] - before == 1
+    [sub] = service_subscriptions(sb, home)
+    assert sub_id == sub["id"] and home.client.subscription_state.current().id == sub_id  # type: ignore[union-attr]
+
+    activity = record(sb, aid)
+    home.settle(1)
+    assert [(e["payload"]["object_id"], e["payload"]["aspect_type"]) for e in home.inbox()] == [(activity, "create")]
+
+    assert home.subscribe() == sub_id and service_subscriptions(sb, home) == [sub]  # idempotent
 
 
 def test_s3_3_subscription_ids_are_not_reused(make_home: MakeHome) -> None:
