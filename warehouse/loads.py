@@ -14,6 +14,7 @@ import duckdb
 import polars as pl
 
 from . import mappings as m
+from .expressions import parse_once
 from .mappings import Mapping
 
 # What each kind of fetched object fills, in order (parents before children).
@@ -102,8 +103,9 @@ def _delete_children(conn: duckdb.DuckDBPyConnection, bundle: str, parents: Sequ
             continue
         # Rows of these parents that the new batch no longer has go; the rest are upserted in place, so
         # re-loading identical data writes nothing.
-        keys = ", ".join(f"{mapping.columns[k]} AS {k}" for k in mapping.key)
-        conn.execute(f"CREATE OR REPLACE TEMP TABLE kept_keys AS SELECT DISTINCT {keys} FROM {mapping.source}")
+        key_columns, source = parse_once({k: mapping.columns[k] for k in mapping.key}, mapping.source)
+        keys = ", ".join(f"{expr} AS {k}" for k, expr in key_columns.items())
+        conn.execute(f"CREATE OR REPLACE TEMP TABLE kept_keys AS SELECT DISTINCT {keys} FROM {source}")
         match = " AND ".join(f"kept_keys.{k} = {mapping.table}.{k}" for k in mapping.key)
         conn.execute(f"DELETE FROM {mapping.table} WHERE {column} IN (SELECT id FROM replaced_parents) "
                      f"AND NOT EXISTS (SELECT 1 FROM kept_keys WHERE {match})")
@@ -111,11 +113,12 @@ def _delete_children(conn: duckdb.DuckDBPyConnection, bundle: str, parents: Sequ
 
 def upsert_sql(mapping: Mapping) -> str:
     cols = list(mapping.columns)
-    exprs = ", ".join(f"{expr} AS {col}" for col, expr in mapping.columns.items())
+    columns, source = parse_once(mapping.columns, mapping.source)
+    exprs = ", ".join(f"{expr} AS {col}" for col, expr in columns.items())
     updates = [c for c in cols if c not in mapping.key and c not in mapping.keep_on_update]
     dedupe = ", ".join(mapping.key)
     sql = (f"INSERT INTO {mapping.table} ({', '.join(cols)}) "
-           f"SELECT DISTINCT ON ({dedupe}) * FROM (SELECT {exprs} FROM {mapping.source}) WHERE "
+           f"SELECT DISTINCT ON ({dedupe}) * FROM (SELECT {exprs} FROM {source}) WHERE "
            + " AND ".join(f"{k} IS NOT NULL" for k in mapping.key)
            + f" ON CONFLICT ({', '.join(mapping.key)}) DO UPDATE SET "
            + ", ".join(f"{c} = excluded.{c}" for c in updates))
