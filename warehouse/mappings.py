@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .expressions import coord, columns, instant, json_of, local, text, val, zone_name
+from .expressions import coord, columns, instant, json_of, local, text, val, without, zone_name
 
 
 @dataclass(frozen=True)
@@ -70,11 +70,17 @@ ACTIVITY_SUMMARIES = Mapping(
     update_when="activities.summary_raw IS DISTINCT FROM excluded.summary_raw",
 )
 
+# The arrays of a detailed activity that its child tables keep, each element whole in its row's `raw`. The
+# activity's own document (detail_raw) is the rest: not stored twice, and it keeps DuckDB's checkpoints of the
+# activities table small (with them, a backfill's peak memory grew with the history).
+CHILD_ARRAYS = ("splits_metric", "laps", "segment_efforts")
+DETAIL_OWN = without(CHILD_ARRAYS)
+
 # Detailed activity: everything, plus its children below.
 ACTIVITY_DETAILS = Mapping(
     "activities", ("activity_id",),
-    {**ACTIVITY_COLUMNS, **DETAIL_ONLY, "listed_at": "fetched_at", "summary_raw": "raw", "detail_raw": "raw",
-     "detail_fetched_at": "fetched_at"},
+    {**ACTIVITY_COLUMNS, **DETAIL_ONLY, "listed_at": "fetched_at", "summary_raw": DETAIL_OWN,
+     "detail_raw": DETAIL_OWN, "detail_fetched_at": "fetched_at"},
     keep_on_update=("listed_at", "summary_raw"),
     update_when="activities.detail_raw IS DISTINCT FROM excluded.detail_raw",
 )

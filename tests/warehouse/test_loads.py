@@ -106,8 +106,14 @@ def test_loaded_rows_match_the_payloads(warehouse: Path, payloads: dict[str, Any
         expected = sorted((z["type"], i + 1, b["min"], b["max"], b["time"]) for z in zones
                           for i, b in enumerate(z["distribution_buckets"]))
         assert buckets == expected
+        # the raw JSON is kept, once: the schema can be rebuilt without re-downloading
         raw = json.loads(conn.execute("SELECT detail_raw FROM activities WHERE activity_id = ?", [detail["id"]]).fetchone()[0])
-        assert raw == detail  # raw JSON kept whole: the schema can be rebuilt without re-downloading
+        assert raw == {k: v for k, v in detail.items() if k not in mappings.CHILD_ARRAYS}
+        for table, column, key in (("splits_metric", "split", "split"), ("laps", "lap_index", "lap_index"),
+                                   ("segment_efforts", "effort_id", "id")):  # the arrays, each element in its row
+            kept = [json.loads(r[0]) for r in conn.execute(
+                f"SELECT raw FROM {table} WHERE activity_id = ? ORDER BY {column}", [detail["id"]]).fetchall()]
+            assert kept == sorted(detail[table], key=lambda element: element[key]), table
 
 
 def test_reading_each_document_once_gives_the_same_columns(payloads: dict[str, Any]) -> None:
