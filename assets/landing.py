@@ -34,8 +34,12 @@ def land(conn: sqlite3.Connection, athlete_id: int, bundle: str, payloads: list[
     )
 
 
-def _rows(store: StateStore, athlete_id: int, page: int = 200) -> Iterator[sqlite3.Row]:
-    """Landed rows in id order, a page at a time: memory stays flat however much a backfill landed."""
+def _rows(store: StateStore, athlete_id: int, page: int = 20) -> Iterator[sqlite3.Row]:
+    """Landed rows in id order, a page at a time: memory stays flat however much a backfill landed.
+
+    A landed row holds up to 200 summaries or 25 details (≈ 0.3–0.4 MB of JSON), so a page is 20 rows: enough
+    for one merged batch of 500, where 200 rows held ≈ 70 MB and made a backfill's peak grow with its size.
+    """
     after = 0
     while True:
         with store.reading() as conn:
