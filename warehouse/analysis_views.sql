@@ -227,51 +227,41 @@ CREATE OR REPLACE MACRO polarization_note(z1, z2, z3) AS
          WHEN z1 = 0 THEN 'undefined: no zone-1 time'
          ELSE 'ok' END;
 
--- Seiler's three zones per ISO week and zone type, their shares, and the polarization index
+-- Seiler's three zones per period and zone type, their shares, and the polarization index
 -- PI = log10(z1 / z2 * z3 * 100) on the shares (Treff et al. 2019). PI is NULL when a zone has no time (it
 -- would be infinite or undefined) and pi_note says which; time in buckets without a mapping is unmapped_seconds.
-CREATE OR REPLACE VIEW seiler_weekly AS
+-- grain 'week': period_start is the ISO week's Monday; 'month': the first of the month. The two views below add
+-- their calendar columns.
+CREATE OR REPLACE MACRO seiler_split(grain) AS TABLE
 WITH s AS (
-    SELECT athlete_id, week_start, iso_year, iso_week, zone_type,
+    SELECT athlete_id, CASE WHEN grain = 'week' THEN week_start ELSE month_start END AS period_start, zone_type,
            CAST(coalesce(sum(seconds) FILTER (WHERE seiler_zone = 1), 0) AS BIGINT) AS z1_seconds,
            CAST(coalesce(sum(seconds) FILTER (WHERE seiler_zone = 2), 0) AS BIGINT) AS z2_seconds,
            CAST(coalesce(sum(seconds) FILTER (WHERE seiler_zone = 3), 0) AS BIGINT) AS z3_seconds,
            CAST(coalesce(sum(seconds) FILTER (WHERE seiler_zone IS NULL), 0) AS BIGINT) AS unmapped_seconds
     FROM activity_zone_seconds
-    GROUP BY athlete_id, week_start, iso_year, iso_week, zone_type
+    GROUP BY ALL
 ), t AS (
     SELECT *, z1_seconds + z2_seconds + z3_seconds AS total_seconds FROM s
 )
-SELECT athlete_id, week_start, iso_year, iso_week, zone_type, z1_seconds, z2_seconds, z3_seconds, total_seconds,
-       unmapped_seconds,
+SELECT athlete_id, period_start, zone_type, z1_seconds, z2_seconds, z3_seconds, total_seconds, unmapped_seconds,
        z1_seconds / nullif(total_seconds, 0) AS z1_share,
        z2_seconds / nullif(total_seconds, 0) AS z2_share,
        z3_seconds / nullif(total_seconds, 0) AS z3_share,
        polarization_index(z1_seconds, z2_seconds, z3_seconds) AS polarization_index,
        polarization_note(z1_seconds, z2_seconds, z3_seconds) AS pi_note
-FROM t
+FROM t;
+
+CREATE OR REPLACE VIEW seiler_weekly AS
+SELECT athlete_id, period_start AS week_start, CAST(isoyear(period_start) AS INTEGER) AS iso_year,
+       CAST(week(period_start) AS INTEGER) AS iso_week, * EXCLUDE (athlete_id, period_start)
+FROM seiler_split('week')
 ORDER BY athlete_id, week_start, zone_type;
 
 CREATE OR REPLACE VIEW seiler_monthly AS
-WITH s AS (
-    SELECT athlete_id, month_start, year, month, zone_type,
-           CAST(coalesce(sum(seconds) FILTER (WHERE seiler_zone = 1), 0) AS BIGINT) AS z1_seconds,
-           CAST(coalesce(sum(seconds) FILTER (WHERE seiler_zone = 2), 0) AS BIGINT) AS z2_seconds,
-           CAST(coalesce(sum(seconds) FILTER (WHERE seiler_zone = 3), 0) AS BIGINT) AS z3_seconds,
-           CAST(coalesce(sum(seconds) FILTER (WHERE seiler_zone IS NULL), 0) AS BIGINT) AS unmapped_seconds
-    FROM activity_zone_seconds
-    GROUP BY athlete_id, month_start, year, month, zone_type
-), t AS (
-    SELECT *, z1_seconds + z2_seconds + z3_seconds AS total_seconds FROM s
-)
-SELECT athlete_id, month_start, year, month, zone_type, z1_seconds, z2_seconds, z3_seconds, total_seconds,
-       unmapped_seconds,
-       z1_seconds / nullif(total_seconds, 0) AS z1_share,
-       z2_seconds / nullif(total_seconds, 0) AS z2_share,
-       z3_seconds / nullif(total_seconds, 0) AS z3_share,
-       polarization_index(z1_seconds, z2_seconds, z3_seconds) AS polarization_index,
-       polarization_note(z1_seconds, z2_seconds, z3_seconds) AS pi_note
-FROM t
+SELECT athlete_id, period_start AS month_start, CAST(year(period_start) AS INTEGER) AS year,
+       CAST(month(period_start) AS INTEGER) AS month, * EXCLUDE (athlete_id, period_start)
+FROM seiler_split('month')
 ORDER BY athlete_id, month_start, zone_type;
 
 -- The athlete's zone definitions over time, from the zone snapshots: one version per change of the bounds, valid
