@@ -14,9 +14,7 @@ activities (200 a page, the most the service allows), then fetch the detail and 
 
 from __future__ import annotations
 
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import click
@@ -97,9 +95,8 @@ def main(n: int, k: int) -> None:
     try:
         athlete = sb.athletes()[0]
         aid = athlete["id"]
-        home = Path(tempfile.mkdtemp(prefix="bench-api-calls-"))
-        config = sb.config(home, sb.new_app())
-        sb.connect(config, aid)
+        config = sb.connected_home(aid, "bench-api-calls-")
+        home = config.home
         instance = dagster_instance.instance(home)
         with FitsyncClient(config) as client:
             token = client.tokens.access_token(aid).reveal()

@@ -81,6 +81,12 @@ class Sandbox:
         return Config.load({}, home=home, base_url=self.api_url, auth_url=self.base_url,
                            client_id=app["client_id"], client_secret=Secret(app["client_secret"]), **overrides)
 
+    def connected_home(self, athlete_id: int, prefix: str) -> Config:
+        """A fresh FITSYNC_HOME (temporary folder) with its own app, the athlete connected to it."""
+        config = self.config(Path(tempfile.mkdtemp(prefix=prefix)), self.new_app())
+        self.connect(config, athlete_id)
+        return config
+
     def connect(self, config: Config, athlete_id: int) -> int:
         """The athlete consents on the sandbox's OAuth pages; fitsync exchanges the code and stores the tokens."""
         from fitsync.pipelines.demo import connect_athlete

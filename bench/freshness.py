@@ -16,10 +16,8 @@ import random
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import click
@@ -68,9 +66,8 @@ def main(changes: int, activities: int, seed: int) -> None:
     records: list[dict[str, Any]] = []
     try:
         athlete_id = sb.athletes()[0]["id"]
-        home = Path(tempfile.mkdtemp(prefix="bench-freshness-"))
-        config = sb.config(home, sb.new_app())
-        sb.connect(config, athlete_id)
+        config = sb.connected_home(athlete_id, "bench-freshness-")
+        home = config.home
         instance = dagster_instance.instance(home)
         common.out.print("[dim]full sync…[/]")
         if not sync_athlete(config, athlete_id, instance).success:

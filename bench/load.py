@@ -88,9 +88,8 @@ def fetch_templates(count: int) -> tuple[Templates, int]:
     sb = common.start_sandbox(athletes=1, activities=count)
     try:
         athlete_id = sb.athletes()[0]["id"]
-        home = Path(tempfile.mkdtemp(prefix="bench-load-"))
-        config = sb.config(home, sb.new_app())
-        sb.connect(config, athlete_id)
+        config = sb.connected_home(athlete_id, "bench-load-")
+        home = config.home
         with FitsyncClient(config) as client:
             token = client.tokens.access_token(athlete_id).reveal()
         with httpx.Client(base_url=sb.api_url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:

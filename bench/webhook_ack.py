@@ -20,7 +20,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -174,9 +173,7 @@ def main(seconds: float, search_seconds: float, rates: str, search: str) -> None
     rows: list[dict[str, Any]] = []
     try:
         athlete_id = sb.athletes()[0]["id"]
-        home = Path(tempfile.mkdtemp(prefix="bench-webhook-"))
-        config = sb.config(home, sb.new_app())
-        sb.connect(config, athlete_id)
+        config = sb.connected_home(athlete_id, "bench-webhook-")
         env = common.env_for(config)
         receiver = subprocess.Popen([sys.executable, "-m", "fitsync.pipelines.cli", "webhooks", "serve", "--host",
                                      "127.0.0.1", "--port", str(port)], env=env, cwd=common.REPO,

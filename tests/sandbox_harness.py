@@ -310,3 +310,15 @@ def record(sb: Harness, athlete_id: int, *, days_ago: float | None = None, **fie
     response = sb.console.post(f"/athletes/{athlete_id}/activities", json=fields)
     assert response.status_code == 200, response.text
     return int(response.json()["id"])
+
+
+def change(sb: Harness, activity_id: int, **fields: Any) -> dict[str, Any]:
+    """The athlete edits an activity (title, type, visibility…); returns it as the console shows it."""
+    response = sb.console.patch(f"/activities/{activity_id}", json=fields)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def delete(sb: Harness, activity_id: int) -> None:
+    response = sb.console.delete(f"/activities/{activity_id}")
+    assert response.status_code == 204, response.text

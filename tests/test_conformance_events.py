@@ -56,7 +56,7 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
-from .sandbox_harness import App, Grant, Harness, Hook, Receiver, assert_fault, wait_until
+from .sandbox_harness import App, Grant, Harness, Hook, Receiver, assert_fault, change, delete, wait_until
 
 SUBS = "/api/v3/push_subscriptions"
 READ = ("read", "activity:read", "activity:write")
@@ -139,17 +139,6 @@ def record(sb: Harness, athlete_id: int, visibility: str = "everyone", sport_typ
     return response.json()["id"]
 
 
-def patch(sb: Harness, activity_id: int, **changes: Any) -> dict[str, Any]:
-    response = sb.console.patch(f"/activities/{activity_id}", json=changes)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def delete(sb: Harness, activity_id: int) -> None:
-    response = sb.console.delete(f"/activities/{activity_id}")
-    assert response.status_code == 204, response.text
-
-
 def settled(sb: Harness, sub: Sub, count: int) -> list[dict[str, Any]]:
     """Wait until the subscription has `count` events, none pending; return them."""
     def done() -> list[dict[str, Any]] | None:
@@ -190,7 +179,7 @@ def pair(sb: Harness, receiver: Receiver) -> Pair:
 @pytest.mark.parametrize("start", ["everyone", "followers_only"])
 def test_s3_1_r1_to_only_you_is_delete_for_read_apps(sb: Harness, pair: Pair, start: str) -> None:
     activity = record(sb, pair.athlete_id, visibility=start)
-    patch(sb, activity, visibility="only_me")
+    change(sb, activity, visibility="only_me")
     assert [short(p) for p in payloads(sb, pair.read)] == [("activity", activity, "create", {}),
                                                           ("activity", activity, "delete", {})]
     assert [short(p) for p in payloads(sb, pair.read_all)] == [("activity", activity, "create", {}),
@@ -202,7 +191,7 @@ def test_s3_1_r1_to_only_you_is_delete_for_read_apps(sb: Harness, pair: Pair, st
 def test_s3_1_r2_from_only_you_is_create_for_read_apps(sb: Harness, pair: Pair, target: str) -> None:
     activity = record(sb, pair.athlete_id, visibility="only_me")
     assert payloads(sb, pair.read) == []  # invisible to activity:read: nothing yet
-    patch(sb, activity, visibility=target)
+    change(sb, activity, visibility=target)
     assert [short(p) for p in payloads(sb, pair.read)] == [("activity", activity, "create", {})]
     assert [short(p) for p in payloads(sb, pair.read_all)] == [("activity", activity, "create", {}),
                                                               ("activity", activity, "update", {"private": "false"})]
@@ -214,7 +203,7 @@ def test_s3_1_r3_any_visibility_change_is_private_update_for_read_all_apps(sb: H
     steps = [("followers_only", "false"), ("only_me", "true"), ("everyone", "false"), ("only_me", "true"),
              ("followers_only", "false")]
     for visibility, private in steps:
-        patch(sb, activity, visibility=visibility)
+        change(sb, activity, visibility=visibility)
     updates = [p["updates"] for p in payloads(sb, pair.read_all)[1:]]
     assert updates == [{"private": private} for _, private in steps]
     assert all(isinstance(u["private"], str) for u in updates)
@@ -402,7 +391,7 @@ def test_s6_1_r1_only_you_recording_is_create_for_read_all_only(sb: Harness, pai
 
 def test_s6_1_r2_rename_is_title_update(sb: Harness, pair: Pair) -> None:
     activity = record(sb, pair.athlete_id)
-    patch(sb, activity, name="Renamed by the athlete")
+    change(sb, activity, name="Renamed by the athlete")
     for sub in (pair.read, pair.read_all):
         assert [short(p) for p in payloads(sb, sub)][1:] == [
             ("activity", activity, "update", {"title": "Renamed by the athlete"})]
@@ -411,7 +400,7 @@ def test_s6_1_r2_rename_is_title_update(sb: Harness, pair: Pair) -> None:
 
 def test_s6_1_r2_changes_to_only_you_activity_reach_read_all_only(sb: Harness, pair: Pair) -> None:
     activity = record(sb, pair.athlete_id, visibility="only_me")
-    patch(sb, activity, name="Secret ride", sport_type="Run")
+    change(sb, activity, name="Secret ride", sport_type="Run")
     assert payloads(sb, pair.read) == []
     assert [short(p) for p in payloads(sb, pair.read_all)][1:] == [
         ("activity", activity, "update", {"title": "Secret ride", "type": "Run"})]
@@ -422,7 +411,7 @@ def test_activity_events_need_activity_read(sb: Harness, receiver: Receiver) -> 
     athlete = new_athlete(sb)
     sub = subscribe(sb, receiver, sb.connect(("read", "activity:write"), athlete_id=athlete))
     activity = record(sb, athlete)
-    patch(sb, activity, name="Unheard")
+    change(sb, activity, name="Unheard")
     created = sb.api(sub.grant, "POST", "/activities", data={
         "name": "Write only", "sport_type": "Run", "start_date_local": "2026-03-02T07:00:00Z", "elapsed_time": 900})
     assert created.status_code == 201, created.text
@@ -433,7 +422,7 @@ def test_activity_events_need_activity_read(sb: Harness, receiver: Receiver) -> 
 
 def test_s6_1_r2_retype_is_type_update(sb: Harness, pair: Pair) -> None:
     activity = record(sb, pair.athlete_id, sport_type="Ride")
-    changed = patch(sb, activity, sport_type="Run")
+    changed = change(sb, activity, sport_type="Run")
     assert changed["type"] == "Run"
     for sub in (pair.read, pair.read_all):
         assert [short(p) for p in payloads(sb, sub)][1:] == [("activity", activity, "update", {"type": "Run"})]
@@ -441,7 +430,7 @@ def test_s6_1_r2_retype_is_type_update(sb: Harness, pair: Pair) -> None:
 
 def test_s6_1_r2_one_save_one_event_with_title_and_type(sb: Harness, pair: Pair) -> None:
     activity = record(sb, pair.athlete_id, sport_type="Ride")
-    patch(sb, activity, name="Became a run", sport_type="Run")
+    change(sb, activity, name="Became a run", sport_type="Run")
     for sub in (pair.read, pair.read_all):
         events = payloads(sb, sub)[1:]
         assert [short(p) for p in events] == [
@@ -464,8 +453,8 @@ def test_s6_1_r2_api_update_is_title_update(sb: Harness, pair: Pair) -> None:
 
 def test_s6_1_r2_privacy_update_only_to_read_all_apps(sb: Harness, pair: Pair) -> None:
     activity = record(sb, pair.athlete_id, visibility="everyone")
-    patch(sb, activity, visibility="followers_only")  # stays visible to both levels
-    patch(sb, activity, name="Quiet ride", visibility="only_me")  # one save: title and privacy
+    change(sb, activity, visibility="followers_only")  # stays visible to both levels
+    change(sb, activity, name="Quiet ride", visibility="only_me")  # one save: title and privacy
     assert [short(p) for p in payloads(sb, pair.read_all)][1:] == [
         ("activity", activity, "update", {"private": "false"}),
         ("activity", activity, "update", {"title": "Quiet ride", "private": "true"}),
@@ -522,7 +511,7 @@ def test_s6_1_r4_api_deauthorize_is_authorized_false(sb: Harness, pair: Pair) ->
 def test_s6_2_payload_fields_and_types(sb: Harness, pair: Pair) -> None:
     started = int(time.time())
     activity = record(sb, pair.athlete_id)
-    patch(sb, activity, name="Typed")
+    change(sb, activity, name="Typed")
     sb.console.post(f"/athletes/{pair.athlete_id}/revoke", json={"client_id": pair.read_all.app.client_id})
     finished = int(time.time()) + 1
     events = received(pair.read_all, 3)
@@ -618,7 +607,7 @@ def test_s6_3_r3_changes_do_not_wait_for_delivery(sb: Harness, receiver: Receive
     sub = subscribe(sb, receiver, grant, post_delay=1.5)
     activity = record(sb, grant.athlete_id)
     started = time.monotonic()
-    patch(sb, activity, name="No waiting")
+    change(sb, activity, name="No waiting")
     response = sb.api(grant, "PUT", f"/activities/{activity}", json={"name": "Still no waiting"})
     elapsed = time.monotonic() - started
     assert response.status_code == 200

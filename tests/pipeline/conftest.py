@@ -30,7 +30,7 @@ from fitsync.sandbox.server import ServerThread
 from fitsync.warehouse import db
 
 # add_athlete and record are re-exported for this folder's tests.
-from ..sandbox_harness import add_athlete, record, ALL_SCOPES, App, Grant, Harness
+from ..sandbox_harness import add_athlete, change, delete, record, ALL_SCOPES, App, Grant, Harness
 
 REPO = Path(__file__).resolve().parents[2]
 # Columns that record when fitsync fetched or loaded something: they differ between two equal syncs.
@@ -60,17 +60,6 @@ def record_many(sb: Harness, athlete_id: int, n: int, *, oldest_days: float = 60
         ids.append(record(sb, athlete_id, days_ago=oldest_days * (n - i) / n + 0.1, sport_type=sports[i % len(sports)],
                           visibility=visibility))
     return ids
-
-
-def change(sb: Harness, activity_id: int, **fields: Any) -> dict[str, Any]:
-    response = sb.console.patch(f"/activities/{activity_id}", json=fields)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def delete(sb: Harness, activity_id: int) -> None:
-    response = sb.console.delete(f"/activities/{activity_id}")
-    assert response.status_code in (200, 204), response.text
 
 
 # --- a fitsync home connected to an athlete -------------------------------------------------------------------

@@ -42,7 +42,7 @@ from fitsync.sandbox.server import UvicornThread
 from fitsync.warehouse import db
 
 # add_athlete and record are re-exported for this folder's tests.
-from ..sandbox_harness import add_athlete, record, ALL_SCOPES, App, Harness, wait_until
+from ..sandbox_harness import add_athlete, change, delete, record, ALL_SCOPES, App, Harness, wait_until
 
 FAST_RETRIES = {"retry_delays": [0.2, 0.2]}
 READ_ONLY_SCOPES = ("read", "profile:read_all", "activity:read")
@@ -66,19 +66,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 # --- the athlete's side, through the sandbox console ---------------------------------------------------------
-
-
-
-def change(sb: Harness, activity_id: int, **fields: Any) -> dict[str, Any]:
-    response = sb.console.patch(f"/activities/{activity_id}", json=fields)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-def delete(sb: Harness, activity_id: int) -> None:
-    response = sb.console.delete(f"/activities/{activity_id}")
-    assert response.status_code in (200, 204), response.text
-
 
 def revoke(sb: Harness, app: App, athlete_id: int) -> None:
     """The athlete removes the application in the service's settings."""
