@@ -134,18 +134,22 @@ class TokenManager:
         client_id, client_secret = self.config.require_app()
         form = {"client_id": client_id, "client_secret": client_secret, "grant_type": "refresh_token",
                 "refresh_token": refresh_token.reveal()}
+
+        def post(idempotent: bool) -> Any:
+            return self.transport.request("POST", self.config.token_url, budget=None, idempotent=idempotent, data=form)
+
         lost = False
         try:
-            response = self.transport.request("POST", self.config.token_url, budget=None, idempotent=False, data=form)
+            response = post(idempotent=False)
         except UncertainOutcome:
             # The connection failed after the request may have reached the service. Asking again with the same
             # token tells: accepted if the first never took effect; refused if the service rotated it and only
             # the answer was lost (the new token is then gone for good: spec §3.2, N is invalid at once).
             lost = True
-            response = self.transport.request("POST", self.config.token_url, budget=None, data=form)
+            response = post(idempotent=True)
         else:
             if response.status_code >= 500:  # a failing service: the usual retries, with backoff
-                response = self.transport.request("POST", self.config.token_url, budget=None, data=form)
+                response = post(idempotent=True)
         reason = fault_summary(response)
         if lost and response.status_code == 400 and "RefreshToken." in reason:
             reason += ("; the answer to fitsync's previous refresh was lost in transit after the service had "
