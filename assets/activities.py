@@ -9,6 +9,7 @@ listing starts OVERLAP before the newest start seen.
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
 from fitsync.client.rate_governor import RateBudgetExhausted
+from fitsync.client.records import UnexpectedShape
 from fitsync.pipelines.resources import FitsyncApi
 
 from . import landing, sync_state
@@ -54,6 +55,11 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
         except RateBudgetExhausted as stop:
             complete = False
             meter.notes.append(f"rate budget spent: listing continues next run ({stop})")
+        except UnexpectedShape as odd:  # an incomplete listing: no cursor move, no deletion
+            complete = False
+            with store.transaction() as conn:
+                landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)
+            meter.notes.append(f"{odd}: kept raw, the listing continues next run")
         deleted: list[int] = []
         with store.transaction() as conn:
             if complete:

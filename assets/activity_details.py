@@ -12,7 +12,7 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from fitsync.client.errors import MissingScope, NotFound, PaymentRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
-from fitsync.client.records import Record
+from fitsync.client.records import Record, UnexpectedShape
 from fitsync.pipelines.resources import FitsyncApi
 
 from . import landing, sync_state
@@ -32,7 +32,7 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
                 fetched=0, not_found=0, remaining=sync_state.count_needing(client.store, aid, what)))
         try:
             while ids := sync_state.needing(client.store, aid, what, DETAIL_CHUNK):
-                payloads, done, missing, hidden = [], [], [], []
+                payloads, done, missing, hidden, odd = [], [], [], [], []
                 stopped: Exception | None = None
                 for activity_id in ids:
                     try:
@@ -40,6 +40,9 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
                         done.append(activity_id)
                     except NotFound:
                         missing.append(activity_id)
+                    except UnexpectedShape as error:  # kept raw and reported; the activity's rows stay as they are
+                        odd.append((activity_id, error))
+                        done.append(activity_id)
                     except MissingScope as error:
                         if error.scope != "activity:read_all":
                             stopped = error
@@ -52,6 +55,8 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
                     if payloads:
                         landing.land(conn, aid, bundle, payloads)
                     sync_state.mark(conn, aid, done, what)
+                    for activity_id, error in odd:
+                        landing.keep_unrecognized(conn, aid, error.endpoint, error.problem, error.body, activity_id)
                     if what == "detail":
                         sync_state.note_details(conn, aid, payloads)
                         sync_state.note_segments(conn, aid, sorted({

@@ -3,6 +3,7 @@
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
+from fitsync.client.athlete_zones import AthleteZones
 from fitsync.client.errors import MissingScope
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.pipelines.resources import FitsyncApi
@@ -24,12 +25,16 @@ def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, met
         except RateBudgetExhausted as stop:
             meter.notes.append(f"rate budget spent: fetched next run ({stop})")
             return MaterializeResult(metadata=meter.metadata(skipped=True))
-        payload = {"zones": [z.raw for z in body]} if isinstance(body, list) else body.raw
+        payload = body.payload() if isinstance(body, AthleteZones) else body.raw
         with client.store.transaction() as conn:
             landing.land(conn, aid, bundle, [payload])
+            if isinstance(body, AthleteZones) and body.problems:
+                landing.keep_unrecognized(conn, aid, "GET /athlete/zones", "; ".join(body.problems), body.raw)
+                meter.notes.append(f"zones of a shape fitsync does not know were kept raw: {'; '.join(body.problems)}")
             if bundle == "athlete" and isinstance(payload.get("premium"), bool):
                 sync_state.note_subscriber(conn, aid, payload["premium"])
-        return MaterializeResult(metadata=meter.metadata(skipped=False))
+        extra = {"shape": body.shape} if isinstance(body, AthleteZones) else {}
+        return MaterializeResult(metadata=meter.metadata(skipped=False, **extra))
 
 
 @asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"})

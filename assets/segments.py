@@ -7,6 +7,7 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from fitsync.client.errors import MissingScope, NotFound, PaymentRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
+from fitsync.client.records import UnexpectedShape
 from fitsync.pipelines.resources import FitsyncApi
 
 from . import landing, sync_state
@@ -24,6 +25,11 @@ def starred_segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
             starred = [s.raw for s in session.starred_segments()]
         except RateBudgetExhausted as stop:  # the whole list or nothing: an unstarring must not look like a removal
             meter.notes.append(f"rate budget spent: fetched next run ({stop})")
+            return MaterializeResult(metadata=meter.metadata(skipped=True))
+        except UnexpectedShape as odd:
+            with client.store.transaction() as conn:
+                landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)
+            meter.notes.append(f"{odd}: kept raw; the starred list stays as it was")
             return MaterializeResult(metadata=meter.metadata(skipped=True))
         with client.store.transaction() as conn:
             landing.land(conn, aid, "starred_segments", starred, {"replace_parents": [aid]})
@@ -97,6 +103,10 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
             return MaterializeResult(metadata=meter.metadata(skipped=True, efforts=efforts))
         except RateBudgetExhausted as stop:
             meter.notes.append(f"rate budget spent: the rest continues next run ({stop})")
+        except UnexpectedShape as odd:
+            with client.store.transaction() as conn:
+                landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)
+            meter.notes.append(f"{odd}: kept raw; the histories continue next run")
         return MaterializeResult(metadata=meter.metadata(skipped=False, efforts=efforts, segments=len(starred)))
 
 

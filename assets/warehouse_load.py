@@ -30,7 +30,7 @@ def apply_batch(conn: duckdb.DuckDBPyConnection, athlete: int, batch: landing.La
     extra: dict[str, Any] = {}
     if batch.bundle == "activity_zones":
         extra["activity_ids"] = [p["activity_id"] for p in batch.payloads]
-    if batch.bundle == "activity_summaries":
+    if batch.bundle in ("activity_summaries", "activity_details"):  # a detail is checked as its summary was
         extra["issues"] = [list(record("activity", p).issues) for p in batch.payloads]
     frame = loads.frame(batch.payloads, athlete_id=athlete, **extra)
     return loads.load(conn, batch.bundle, frame, parents=batch.context.get("replace_parents"))

@@ -7,17 +7,19 @@ access token is answered once by a refresh (unless another process already did i
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import httpx
 
-from . import errors
-from .records import Record, record, records
+from . import athlete_zones, errors
+from .records import Record, UnexpectedShape, record, records
 from .secret import Secret
 from .tokens import TokenManager
 from .transport import Budget, Transport
 
 PAGE_SIZE = 200
+# (endpoint, object id, problems) → None: what the client met and does not know, reported once (shape_reports.py).
+Reporter = Callable[[str, Any, tuple[str, ...]], object]
 
 
 def _epoch(value: dt.datetime | int | None) -> int | None:
@@ -26,8 +28,9 @@ def _epoch(value: dt.datetime | int | None) -> int | None:
 
 class AthleteApi:
     def __init__(self, base_url: str, transport: Transport, tokens: TokenManager, athlete_id: int, *,
-                 bulk: bool = False, max_wait: float | None = None) -> None:
+                 bulk: bool = False, max_wait: float | None = None, reporter: Reporter | None = None) -> None:
         self.base_url = base_url.rstrip("/")
+        self.reporter = reporter
         self.transport = transport
         self.tokens = tokens
         self.athlete_id = athlete_id
@@ -53,11 +56,25 @@ class AthleteApi:
                                       idempotent=idempotent, max_wait=self.max_wait,
                                       headers={"Authorization": f"Bearer {token.reveal()}"}, **kwargs)
 
-    def pages(self, kind: str, path: str, params: dict[str, Any], per_page: int = PAGE_SIZE) -> Iterator[Record]:
+    def one(self, kind: str, endpoint: str, body: Any) -> Record:
+        """The body as a record; what does not match expectations is reported under `endpoint` (kept raw)."""
+        checked = record(kind, body)
+        if checked.issues and self.reporter is not None:
+            self.reporter(endpoint, checked.id, checked.issues)
+        return checked
+
+    def many(self, kind: str, endpoint: str, body: Any) -> list[Record]:
+        """A list body as records; any other shape raises UnexpectedShape carrying the body."""
+        if not isinstance(body, list):
+            raise UnexpectedShape(endpoint, kind, body)
+        return [self.one(kind, endpoint, item) for item in body]
+
+    def pages(self, kind: str, path: str, params: dict[str, Any], per_page: int = PAGE_SIZE,
+              endpoint: str | None = None) -> Iterator[Record]:
         page = 1
         while True:
             body = self.call("GET", path, params={**params, "page": page, "per_page": per_page})
-            batch = records(kind, body)
+            batch = self.many(kind, endpoint or f"GET {path}", body)
             yield from batch
             if len(batch) < per_page:
                 return
@@ -66,16 +83,20 @@ class AthleteApi:
     # athlete --------------------------------------------------------------------------------------
 
     def athlete(self) -> Record:
-        return record("athlete", self.call("GET", "/athlete"))
+        return self.one("athlete", "GET /athlete", self.call("GET", "/athlete"))
 
     def update_weight(self, kilograms: float) -> Record:
         return record("athlete", self.call("PUT", "/athlete", data={"weight": kilograms}))
 
     def stats(self) -> Record:
-        return record("stats", self.call("GET", f"/athletes/{self.athlete_id}/stats"))
+        return self.one("stats", "GET /athletes/{id}/stats", self.call("GET", f"/athletes/{self.athlete_id}/stats"))
 
-    def zones(self) -> list[Record]:
-        return records("zone", self.call("GET", "/athlete/zones"))
+    def zones(self) -> athlete_zones.AthleteZones:
+        """Heart-rate and power zones, from the spec's array or the real service's object (athlete_zones.py)."""
+        zones = athlete_zones.read(self.call("GET", "/athlete/zones"))
+        if zones.problems and self.reporter is not None:
+            self.reporter("GET /athlete/zones", None, zones.problems)
+        return zones
 
     # activities -----------------------------------------------------------------------------------
 
@@ -86,14 +107,14 @@ class AthleteApi:
         return self.pages("activity", "/athlete/activities", params, per_page)
 
     def activity(self, activity_id: int, include_all_efforts: bool = True) -> Record:
-        return record("activity", self.call("GET", f"/activities/{activity_id}",
-                                            params={"include_all_efforts": str(include_all_efforts).lower()}))
+        return self.one("activity", "GET /activities/{id}", self.call(
+            "GET", f"/activities/{activity_id}", params={"include_all_efforts": str(include_all_efforts).lower()}))
 
     def laps(self, activity_id: int) -> list[Record]:
-        return records("lap", self.call("GET", f"/activities/{activity_id}/laps"))
+        return self.many("lap", "GET /activities/{id}/laps", self.call("GET", f"/activities/{activity_id}/laps"))
 
     def activity_zones(self, activity_id: int) -> list[Record]:
-        return records("zone", self.call("GET", f"/activities/{activity_id}/zones"))
+        return self.many("zone", "GET /activities/{id}/zones", self.call("GET", f"/activities/{activity_id}/zones"))
 
     def create_activity(self, *, name: str, sport_type: str, start_date_local: dt.datetime, elapsed_time: int,
                         description: str | None = None, distance: float | None = None, trainer: bool = False,
@@ -114,7 +135,7 @@ class AthleteApi:
     # segments -------------------------------------------------------------------------------------
 
     def segment(self, segment_id: int) -> Record:
-        return record("segment", self.call("GET", f"/segments/{segment_id}"))
+        return self.one("segment", "GET /segments/{id}", self.call("GET", f"/segments/{segment_id}"))
 
     def starred_segments(self, per_page: int = PAGE_SIZE) -> Iterator[Record]:
         return self.pages("segment", "/segments/starred", {}, per_page)
@@ -133,7 +154,7 @@ class AthleteApi:
         return self.pages("effort", "/segment_efforts", params, per_page)
 
     def segment_effort(self, effort_id: int) -> Record:
-        return record("effort", self.call("GET", f"/segment_efforts/{effort_id}"))
+        return self.one("effort", "GET /segment_efforts/{id}", self.call("GET", f"/segment_efforts/{effort_id}"))
 
     def explore_segments(self, bounds: tuple[float, float, float, float], *, activity_type: str | None = None,
                          min_cat: int | None = None, max_cat: int | None = None) -> list[Record]:

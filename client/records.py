@@ -88,7 +88,16 @@ def record(kind: str, raw: Any) -> Record:
     return Record(kind, raw, tuple(issues))
 
 
-def records(kind: str, body: Any) -> list[Record]:
+class UnexpectedShape(ValueError):
+    """A body that is not what the operation answers (an object where a list belongs): kept raw by the caller."""
+
+    def __init__(self, endpoint: str, kind: str, body: Any) -> None:
+        self.endpoint, self.kind, self.body = endpoint, kind, body
+        self.problem = f"expected a list of {kind} records, got {type(body).__name__}"
+        super().__init__(f"{endpoint}: {self.problem}")
+
+
+def records(kind: str, body: Any, endpoint: str = "") -> list[Record]:
     if not isinstance(body, list):
-        raise ValueError(f"expected a list of {kind} records, got {type(body).__name__}")
+        raise UnexpectedShape(endpoint or kind, kind, body)
     return [record(kind, item) for item in body]

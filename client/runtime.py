@@ -6,6 +6,7 @@ from .api import AthleteApi, PushSubscriptions
 from .config import Config
 from .crypto import TokenCipher
 from .rate_governor import RateGovernor
+from .shape_reports import ShapeReports
 from .state_store import StateStore
 from .subscription_state import SubscriptionState
 from .tokens import TokenManager
@@ -22,9 +23,11 @@ class FitsyncClient:
         self.transport = Transport(self.governor, timeout=config.timeout, max_retries=config.max_retries)
         self.tokens = TokenManager(config, self.store, self.cipher, self.transport)
         self.subscription_state = SubscriptionState(self.store, self.cipher)
+        self.shape_reports = ShapeReports(self.store)
 
     def athlete(self, athlete_id: int, *, bulk: bool = False, max_wait: float | None = None) -> AthleteApi:
-        return AthleteApi(self.config.base_url, self.transport, self.tokens, athlete_id, bulk=bulk, max_wait=max_wait)
+        return AthleteApi(self.config.base_url, self.transport, self.tokens, athlete_id, bulk=bulk, max_wait=max_wait,
+                          reporter=self.shape_reports.report)
 
     def subscriptions(self) -> PushSubscriptions:
         client_id, client_secret = self.config.require_app()

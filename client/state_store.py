@@ -102,6 +102,18 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE athletes ADD COLUMN subscriber INTEGER;
     """,
+    # 5: shapes and values of answers fitsync does not know (kept raw in the warehouse), each reported once.
+    """
+    CREATE TABLE shape_reports (
+        endpoint TEXT NOT NULL,           -- e.g. GET /activities/{id}
+        problem TEXT NOT NULL,            -- e.g. unexpected sport_type='Padel'
+        first_object TEXT,                -- the id of the first object it was seen on
+        first_seen REAL NOT NULL,
+        last_seen REAL NOT NULL,
+        seen INTEGER NOT NULL,
+        PRIMARY KEY (endpoint, problem)
+    );
+    """,
 )
 
 

@@ -52,12 +52,14 @@ def sandbox() -> None:
 @click.option("--activities-per-athlete", default=60, show_default=True, type=click.IntRange(0, 20000))
 @click.option("--api-prefix", default="/api/v3", show_default=True)
 @click.option("--auth-prefix", default="/oauth", show_default=True)
+@click.option("--flavor", type=click.Choice(["spec", "real"]), default="spec", show_default=True,
+              help="Answer as the spec says, or as the real service does where it differs (docs/real-service.md).")
 @click.option("--set", "overrides", multiple=True, metavar="NAME=JSON",
               help="Override a setting, e.g. --set short_window=2 --set rotate_refresh_tokens=false.")
 def serve(host: str, port: int, db: str, seed: int, athletes: int, activities_per_athlete: int, api_prefix: str,
-          auth_prefix: str, overrides: tuple[str, ...]) -> None:
+          auth_prefix: str, flavor: str, overrides: tuple[str, ...]) -> None:
     """Serve the API, the authorization pages and the console."""
-    settings = parse_settings(overrides)
+    settings = {"flavor": flavor, **parse_settings(overrides)}
     options = ServerOptions(db=db, host=host, port=port, api_prefix=api_prefix, auth_prefix=auth_prefix,
                             seed=SeedOptions(seed, athletes, activities_per_athlete), settings=settings, log_level="info")
     try:
@@ -65,7 +67,7 @@ def serve(host: str, port: int, db: str, seed: int, athletes: int, activities_pe
     except ValueError as error:
         raise click.ClickException(str(error)) from None
     key_note = f"written to {db}.console-key" if db != ":memory:" else "in memory only"
-    click.echo(f"Fitness Activity Service sandbox on http://{host}:{port}{state.api_prefix} "
+    click.echo(f"Fitness Activity Service sandbox ({flavor} flavour) on http://{host}:{port}{state.api_prefix} "
                f"(authorize at {state.auth_prefix}/authorize)")
     click.echo(f"Console key ({key_note}): {state.console_key}")
     server.run()

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from . import console, representations, scopes, store, tokens
+from . import console, flavors, representations, scopes, store, tokens
 from .api import bearer_token, read_sources
 from .apps import App, authenticate_client, get_app, parse_client_id
 from .faults import ApiError, bad_request
@@ -230,8 +230,7 @@ def token_endpoint(state: SandboxState) -> Callable[[Request], Awaitable[Respons
                     raise bad_request("AuthorizationCode", "code", "missing")
                 issued = tokens.exchange_code(state.conn, app, p["code"], p.get("redirect_uri"), state.server_secret,
                                               state.settings)
-                body = _token_body(issued)
-                body["scope"] = issued.scope
+                body = flavors.token_exchange_body(_token_body(issued), issued.scope, state.settings.flavor)
                 body["athlete"] = representations.athlete(state.conn, issued.athlete_id, detailed=False)
                 return JSONResponse(body, headers={"Cache-Control": "no-store"})
             if grant_type == "refresh_token":
@@ -284,5 +283,7 @@ def routes(state: SandboxState) -> list[Route]:
         Route(f"{state.api_prefix}/oauth/token", token_endpoint(state), methods=["POST"]),
         Route(f"{a}/deauthorize", deauthorize_endpoint(state), methods=["POST"]),
         Route(f"{a}/revoke", deauthorize_endpoint(state), methods=["POST"]),
+        # Where stravalib and other clients send it (with a bearer header), beside the spec's address.
+        Route(f"{state.api_prefix}/oauth/deauthorize", deauthorize_endpoint(state), methods=["POST"]),
     ]
 

@@ -10,7 +10,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from . import representations as rep
-from . import push, store, world
+from . import flavors, push, store, world
 from .api import Call
 from .world_common import raise_id_floor
 from .faults import ApiError, bad_request, forbidden, not_found
@@ -35,7 +35,7 @@ def update_athlete(call: Call) -> dict[str, Any]:
     return rep.athlete(call.conn, call.athlete_id, detailed=True)
 
 
-def get_zones(call: Call) -> list[dict[str, Any]]:
+def get_zones(call: Call) -> Any:
     """The athlete's current zones; each bucket's time is the last four weeks' time in that zone."""
     facts = _athlete_facts(call.conn, call.athlete_id)
     since = time.time() - RECENT_DAYS * 86400
@@ -57,13 +57,13 @@ def get_zones(call: Call) -> list[dict[str, Any]]:
         buckets = [{"min": b["min"], "max": b["max"], "time": times[i] if i < len(times) else 0} for i, b in enumerate(bounds)]
         out.append({"type": zone_type, "resource_state": 3, "sensor_based": True, "custom_zones": False,
                     "distribution_buckets": buckets})
-    return out
+    return flavors.athlete_zones(out, call.state.settings.flavor)
 
 
 def get_stats(call: Call) -> dict[str, Any]:
     """Totals of the athlete's Everyone activities: recent (4 weeks), year to date (local) and all time."""
     if call.params["id"] != call.athlete_id:
-        raise forbidden("Athlete")
+        raise flavors.stats_of_another_athlete(call.state.settings.flavor)
     facts = _athlete_facts(call.conn, call.athlete_id)
     tz = ZoneInfo(facts["home"]["timezone"])
     year = str(dt.datetime.now(tz).year)

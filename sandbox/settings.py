@@ -37,6 +37,8 @@ class Settings:
     # effects committed, and then their answers lost: the connection drops mid-body. Counts down to 0.
     fault_lost_responses: int = 0
     fault_lost_response_match: str = ""
+    # Answer shapes: "spec" (the spec) or "real" (the real service where it differs; sandbox/flavors.py)
+    flavor: str = "spec"
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -57,11 +59,17 @@ class Settings:
         return cls().updated(json.loads(text)) if text else cls()
 
 
+# String settings with a fixed set of values.
+CHOICES = {"flavor": ("spec", "real")}
 _TYPES = {"int": int, "float": float, "bool": bool, "list[float]": list, "str": str}
 
 
 def _coerce(name: str, type_name: Any, value: Any) -> Any:
     kind = _TYPES[str(type_name)]
+    if name in CHOICES:
+        if value in CHOICES[name]:
+            return value
+        raise ValueError(f"setting {name} must be one of {', '.join(CHOICES[name])}")
     if kind is str:
         if isinstance(value, str) and len(value) <= 200:
             return value

@@ -58,6 +58,13 @@ def roomy_limits(sb: Harness) -> Iterator[None]:
         yield
 
 
+@pytest.fixture(params=["spec", "real"])
+def flavor(request: pytest.FixtureRequest, sb: Harness) -> Iterator[str]:
+    """The session sandbox answering as the spec says, then as the real service does (sandbox/flavors.py)."""
+    with sb.settings(flavor=request.param):
+        yield request.param
+
+
 @pytest.fixture
 def dagster_instance(tmp_path: Path) -> Iterator[DagsterInstance]:
     """A throw-away Dagster instance of the test's own."""

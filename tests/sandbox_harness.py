@@ -98,10 +98,15 @@ class Harness:
         """A fresh 'browser' (its own cookie jar)."""
         return httpx.Client(base_url=self.server.base_url, timeout=15)
 
-    def code(self, app: App, athlete_id: int, scopes: tuple[str, ...] = ALL_SCOPES, untick: tuple[str, ...] = ()) -> str:
+    def consent(self, app: App, athlete_id: int, scopes: tuple[str, ...] = ALL_SCOPES,
+                untick: tuple[str, ...] = ()) -> tuple[str, str]:
+        """(code, granted scope) from the redirect back: the real service's token answer has no `scope`."""
         with self.browser() as b:
             redirect = browser.consent(b, self.authorize_url(app, ",".join(scopes)), athlete_id, untick=untick)
-        return redirect.params["code"]
+        return redirect.params["code"], redirect.params.get("scope", "")
+
+    def code(self, app: App, athlete_id: int, scopes: tuple[str, ...] = ALL_SCOPES, untick: tuple[str, ...] = ()) -> str:
+        return self.consent(app, athlete_id, scopes, untick)[0]
 
     def exchange(self, app: App, code: str) -> httpx.Response:
         return self.http.post("/oauth/token", data={**app.creds(), "code": code, "grant_type": "authorization_code"})
@@ -114,10 +119,12 @@ class Harness:
                 untick: tuple[str, ...] = ()) -> Grant:
         app = app or self.new_app()
         athlete_id = athlete_id or self.athlete_id()
-        response = self.exchange(app, self.code(app, athlete_id, scopes, untick))
+        code, granted = self.consent(app, athlete_id, scopes, untick)
+        response = self.exchange(app, code)
         assert response.status_code == 200, response.text
         body = response.json()
-        return Grant(app, athlete_id, body["access_token"], body["refresh_token"], body["expires_at"], body["scope"], body)
+        return Grant(app, athlete_id, body["access_token"], body["refresh_token"], body["expires_at"],
+                     body.get("scope", " ".join(granted.split(","))), body)
 
     # API
     def api(self, grant: Grant | str | None, method: str, path: str, **kwargs: Any) -> httpx.Response:

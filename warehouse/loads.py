@@ -28,6 +28,7 @@ BUNDLES: dict[str, tuple[Mapping, ...]] = {
     "starred_segments": (m.STARRED,),
     "segments": (m.SEGMENTS,),
     "segment_efforts": (m.EFFORTS, m.EFFORT_SEGMENTS),
+    "unrecognized": (m.UNRECOGNIZED,),
 }
 # The parent key of each bundle's batch rows: children of these parents are replaced.
 PARENT_KEY = {

@@ -228,8 +228,11 @@ ATHLETE_STATS_TOTALS = Mapping(
                 "excluded.moving_time, excluded.elapsed_time, excluded.elevation_gain, excluded.achievement_count)",
 )
 
+# Zones in one form (client/athlete_zones.py): each item has type, custom_zones, distribution_buckets and the zone
+# as received; batches landed before schema 4 hold the spec's zone objects themselves.
 ATHLETE_ZONES_SOURCE = (
-    "(SELECT batch_athlete_id, snapshot_date, fetched_at, item AS zone, unnest(buckets) AS bucket, "
+    "(SELECT batch_athlete_id, snapshot_date, fetched_at, coalesce(raw->>'$.shape', 'array') AS shape, item AS zone, "
+    "coalesce(json_extract(item, '$.received'), item) AS received, unnest(buckets) AS bucket, "
     "generate_subscripts(buckets, 1) AS bucket_index FROM (SELECT *, "
     "CAST(json_extract(item, '$.distribution_buckets') AS JSON[]) AS buckets FROM " + _unnest("zones") + "))"
 )
@@ -237,6 +240,14 @@ ATHLETE_ZONES = Mapping(
     "athlete_zones", ("athlete_id", "snapshot_date", "zone_type", "bucket_index"),
     {"athlete_id": "batch_athlete_id", "snapshot_date": "snapshot_date", "zone_type": text("type", "zone"),
      "bucket_index": "bucket_index", "min": val("min", "DOUBLE", "bucket"), "max": val("max", "DOUBLE", "bucket"),
-     "seconds": val("time", "INTEGER", "bucket"), "synced_at": "fetched_at", "raw": "zone"},
+     "seconds": val("time", "INTEGER", "bucket"), "shape": "shape",
+     "custom_zones": val("custom_zones", "BOOLEAN", "zone"), "synced_at": "fetched_at", "raw": "received"},
     source=ATHLETE_ZONES_SOURCE, update_when="athlete_zones.raw IS DISTINCT FROM excluded.raw",
+)
+
+UNRECOGNIZED = Mapping(
+    "unrecognized_payloads", ("athlete_id", "endpoint", "object_id", "problem"),
+    {"athlete_id": "batch_athlete_id", "endpoint": text("endpoint"), "object_id": f"coalesce({text('object_id')}, '')",
+     "problem": text("problem"), "received_at": "fetched_at", "raw": json_of("body")},
+    update_when="unrecognized_payloads.raw IS DISTINCT FROM excluded.raw",
 )

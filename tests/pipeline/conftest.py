@@ -153,8 +153,9 @@ def connect_home(sb: Harness, home: Path, athlete_id: int, instance: DagsterInst
     cfg = make_config(sb.server, home, app, **config)
     write_config(cfg)
     with FitsyncClient(cfg) as client:
-        body = oauth.exchange_code(cfg, client.transport, sb.code(app, athlete_id, scopes))
-        client.tokens.save_grant(body, body["scope"])
+        code, granted = sb.consent(app, athlete_id, scopes)
+        body = oauth.exchange_code(cfg, client.transport, code)
+        client.tokens.save_grant(body, body.get("scope") or granted)
     return Home(sb, cfg, athlete_id, app, scopes, instance)
 
 

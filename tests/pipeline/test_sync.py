@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from fitsync.client import athlete_zones
 from fitsync.warehouse import db
 
 from ..sandbox_harness import Grant, Harness
@@ -54,7 +55,7 @@ def api_calls(outcome: Any, asset: str) -> int:
 
 # --- 1. the warehouse equals the sandbox -------------------------------------------------------------------------
 
-def test_warehouse_equals_the_service_after_a_sync(sb: Harness, connect: Connect) -> None:
+def test_warehouse_equals_the_service_after_a_sync(sb: Harness, connect: Connect, flavor: str) -> None:
     aid = add_athlete(sb, premium=True)
     ids = record_many(sb, aid, 10, oldest_days=40, only_me_every=4)
     home = connect(aid)
@@ -123,11 +124,15 @@ def test_warehouse_equals_the_service_after_a_sync(sb: Harness, connect: Connect
     assert {(p, s): (c, pytest.approx(d), m) for p, s, c, d, m in rows} == {
         k: (t["count"], pytest.approx(t["distance"]), t["moving_time"]) for k, t in totals.items()}
 
-    athlete_zones = api_ok(sb, grant, "/athlete/zones")
-    assert home.query("SELECT zone_type, bucket_index, min, max, seconds FROM athlete_zones WHERE athlete_id = ? "
+    # the spec's array (bounds and time in zone) or the real object (bounds only): the same rows, the shape recorded
+    zones = athlete_zones.read(api_ok(sb, grant, "/athlete/zones"))
+    assert zones.shape == {"spec": "array", "real": "object"}[flavor] and not zones.problems
+    assert "heartrate" in {z["type"] for z in zones.zones}
+    assert home.query("SELECT zone_type, bucket_index, min, max, seconds, shape FROM athlete_zones WHERE athlete_id = ? "
                       "ORDER BY ALL", aid) == sorted(
-        (z["type"], i, float(b["min"]), float(b["max"]), b["time"])
-        for z in athlete_zones for i, b in enumerate(z["distribution_buckets"], start=1))
+        (z["type"], i, float(b["min"]), float(b["max"]), b.get("time"), zones.shape)
+        for z in zones.zones for i, b in enumerate(z["distribution_buckets"], start=1))
+    assert home.query("SELECT count(*) FROM unrecognized_payloads") == [(0,)]
 
     starred = api_ok(sb, grant, "/segments/starred", per_page=200)
     assert starred, "a new athlete stars some segments"
@@ -147,7 +152,7 @@ def test_warehouse_equals_the_service_after_a_sync(sb: Harness, connect: Connect
 
 # --- 2. incremental syncs follow the athlete's changes -----------------------------------------------------------
 
-def test_incremental_follows_adds_renames_retypes_visibility_and_late_uploads(sb: Harness, connect: Connect,
+def test_incremental_follows_adds_renames_retypes_visibility_and_late_uploads(sb: Harness, connect: Connect, flavor: str,
                                                                              recorder: Recorder) -> None:
     aid = add_athlete(sb)
     old = record_many(sb, aid, 4, oldest_days=60)  # > 14 days before the newest: outside the overlap
@@ -205,7 +210,7 @@ def test_incremental_follows_adds_renames_retypes_visibility_and_late_uploads(sb
     assert not any(duplicate_keys(home.warehouse).values())
 
 
-def test_full_reconciliation_finds_old_renames_and_deletions_no_webhook_announced(sb: Harness, connect: Connect,
+def test_full_reconciliation_finds_old_renames_and_deletions_no_webhook_announced(sb: Harness, connect: Connect, flavor: str,
                                                                                 recorder: Recorder) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 6, oldest_days=90)
@@ -402,6 +407,7 @@ def test_activity_made_only_you_before_its_detail_leaves_a_read_only_grant(sb: H
 
 READER = """
 import sys, time
+from fitsync.client import athlete_zones
 from fitsync.warehouse import db
 path, stop = sys.argv[1], sys.argv[2]
 import os

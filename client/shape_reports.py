@@ -1,0 +1,53 @@
+"""What fitsync met and does not know (a new sport type, a field of the wrong type, a body of another shape):
+kept raw, never a failed run, and reported once — a warning the first time, a count afterwards.
+
+The reports live in the state store (`shape_reports`) so "once" holds across runs and processes; `fitsync`
+shows them and the warehouse keeps the raw JSON they were found in.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .state_store import StateStore
+
+log = logging.getLogger("fitsync.shapes")
+
+
+@dataclass(frozen=True)
+class ShapeReport:
+    endpoint: str
+    problem: str
+    first_object: str | None
+    seen: int
+
+
+class ShapeReports:
+    def __init__(self, store: StateStore) -> None:
+        self.store = store
+
+    def report(self, endpoint: str, object_id: Any, problems: tuple[str, ...] | list[str]) -> list[str]:
+        """Count each problem; warn about (and return) those never reported before."""
+        if not problems:
+            return []
+        now, new = time.time(), []
+        with self.store.transaction() as conn:
+            for problem in dict.fromkeys(problems):
+                cursor = conn.execute(
+                    "INSERT INTO shape_reports VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (endpoint, problem) DO UPDATE "
+                    "SET seen = seen + 1, last_seen = excluded.last_seen RETURNING seen",
+                    (endpoint, problem, None if object_id is None else str(object_id), now, now))
+                if cursor.fetchone()[0] == 1:
+                    new.append(problem)
+        for problem in new:
+            where = "" if object_id is None else f" (first seen on {object_id})"
+            log.warning("%s: %s%s — kept raw in the warehouse; reported once", endpoint, problem, where)
+        return new
+
+    def all(self) -> list[ShapeReport]:
+        with self.store.reading() as conn:
+            return [ShapeReport(r["endpoint"], r["problem"], r["first_object"], r["seen"]) for r in conn.execute(
+                "SELECT endpoint, problem, first_object, seen FROM shape_reports ORDER BY first_seen")]

@@ -1,0 +1,38 @@
+"""The `real` flavour: answers shaped as the real service gives them where it differs from the spec.
+
+The default (`spec`) follows the spec. `real` follows what recorded answers of the real service and its
+public clients show (docs/real-service.md lists each difference, its source and the test that covers it),
+so fitsync — and any third-party client — can be tried against both from one world.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .faults import ApiError, forbidden, invalid_token
+
+# The real service names the zone kinds as object keys; the spec's zone objects carry them as `type`.
+REAL_ZONE_KEYS = {"heartrate": "heart_rate", "power": "power"}
+
+
+def athlete_zones(zones: list[dict[str, Any]], flavor: str) -> Any:
+    """GET /athlete/zones: the spec's array of zone objects, or the real object of bounds (no time in zone)."""
+    if flavor != "real":
+        return zones
+    out: dict[str, Any] = {}
+    for zone in zones:
+        bounds = [{"min": b["min"], "max": b["max"]} for b in zone["distribution_buckets"]]
+        key = REAL_ZONE_KEYS[zone["type"]]
+        out[key] = {"custom_zones": zone.get("custom_zones", False), "zones": bounds} if key == "heart_rate" \
+            else {"zones": bounds}
+    return out
+
+
+def stats_of_another_athlete(flavor: str) -> ApiError:
+    """The spec's 403, or the real service's 401 (stravalib maps it to AccessUnauthorized and says why)."""
+    return invalid_token() if flavor == "real" else forbidden("Athlete")
+
+
+def token_exchange_body(body: dict[str, Any], scope: str, flavor: str) -> dict[str, Any]:
+    """The spec's exchange answer carries the granted `scope`; the real one does not (the redirect has it)."""
+    return body if flavor == "real" else {**body, "scope": scope}
