@@ -329,3 +329,16 @@ def change(sb: Harness, activity_id: int, **fields: Any) -> dict[str, Any]:
 def delete(sb: Harness, activity_id: int) -> None:
     response = sb.console.delete(f"/activities/{activity_id}")
     assert response.status_code == 204, response.text
+
+
+def save_grant(sb: Harness, client: Any, app: App, athlete_id: int, scopes: tuple[str, ...] = ALL_SCOPES,
+               **consent: Any) -> dict[str, Any]:
+    """Consent as the athlete in the sandbox's pages, exchange the code through fitsync's client (a FitsyncClient)
+    and store the grant, as `fitsync connect` does: the granted scope from the answer, else from the redirect (the
+    real service's answer has none). Returns the token answer."""
+    from fitsync.client import oauth
+
+    code, granted = sb.consent(app, athlete_id, scopes, **consent)
+    body = oauth.exchange_code(client.config, client.transport, code)
+    client.tokens.save_grant(body, body.get("scope") or " ".join(granted.split(",")))
+    return body

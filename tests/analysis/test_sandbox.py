@@ -17,14 +17,13 @@ from polars.testing import assert_frame_equal
 
 from fitsync.assets import analysis as analysis_assets
 from fitsync.assets.common import athletes_partitions
-from fitsync.client import oauth
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 from fitsync.pipelines.sync_runner import sync_athlete
 from fitsync.warehouse import analysis, db
 
-from ..sandbox_harness import Harness
+from ..sandbox_harness import Harness, save_grant
 from .test_metrics import both, recurrence
 
 from ..conftest import ROOMY_LIMITS
@@ -48,8 +47,7 @@ def synced(sb: Harness, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sy
     with instance_for_test(temp_dir=str(home / "dagster")) as instance:
         with sb.settings(**ROOMY_LIMITS):
             with FitsyncClient(config) as client:
-                body = oauth.exchange_code(config, client.transport, sb.code(app, athlete))
-                client.tokens.save_grant(body, body["scope"])
+                save_grant(sb, client, app, athlete)
             outcome = sync_athlete(config, athlete, instance)
         assert outcome.success, outcome.metadata
         yield Synced(home / "warehouse.duckdb", athlete, instance)

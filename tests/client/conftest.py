@@ -9,13 +9,12 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from fitsync.client import oauth
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 from fitsync.sandbox.server import ServerThread
 
-from ..sandbox_harness import ALL_SCOPES, App, Harness
+from ..sandbox_harness import ALL_SCOPES, App, Harness, save_grant
 
 
 @pytest.fixture
@@ -74,8 +73,7 @@ class Connected:
 def connect_athlete(sb: Harness, client: FitsyncClient, app: App, athlete_id: int,
                     scopes: tuple[str, ...] = ALL_SCOPES) -> Connected:
     """Consent as the athlete (sandbox browser), then exchange and store through the client."""
-    body = oauth.exchange_code(client.config, client.transport, sb.code(app, athlete_id, scopes))
-    client.tokens.save_grant(body, body["scope"])
+    body = save_grant(sb, client, app, athlete_id, scopes)
     return Connected(client, athlete_id, app, body)
 
 

@@ -22,7 +22,7 @@ from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 from fitsync.pipelines.cli import main
 
-from ..sandbox_harness import App, Harness
+from ..sandbox_harness import App, Harness, save_grant
 from .conftest import MakeConfig
 from .support import CallbackReceiver, RequestLog, cli_env
 
@@ -40,8 +40,7 @@ def test_secrets_absent_from_logs_errors_and_reprs(sb: Harness, make_config: Mak
 
     with FitsyncClient(config) as client:
         log = RequestLog(client.transport.http, keep_token_bodies=True)
-        body = oauth.exchange_code(config, client.transport, sb.code(app, athlete_id))
-        client.tokens.save_grant(body, body["scope"])
+        save_grant(sb, client, app, athlete_id)
         api = client.athlete(athlete_id)
         api.athlete()
         list(api.activities())

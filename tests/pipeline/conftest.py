@@ -20,7 +20,6 @@ import httpx
 import pytest
 from dagster import DagsterInstance
 
-from fitsync.client import oauth
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
@@ -30,7 +29,7 @@ from fitsync.sandbox.server import ServerThread
 from fitsync.warehouse import db
 
 # add_athlete and record are re-exported for this folder's tests.
-from ..sandbox_harness import add_athlete, change, delete, record, ALL_SCOPES, App, Grant, Harness
+from ..sandbox_harness import add_athlete, change, delete, record, save_grant, ALL_SCOPES, App, Grant, Harness
 
 REPO = Path(__file__).resolve().parents[2]
 # Columns that record when fitsync fetched or loaded something: they differ between two equal syncs.
@@ -153,9 +152,7 @@ def connect_home(sb: Harness, home: Path, athlete_id: int, instance: DagsterInst
     cfg = make_config(sb.server, home, app, **config)
     write_config(cfg)
     with FitsyncClient(cfg) as client:
-        code, granted = sb.consent(app, athlete_id, scopes)
-        body = oauth.exchange_code(cfg, client.transport, code)
-        client.tokens.save_grant(body, body.get("scope") or granted)
+        save_grant(sb, client, app, athlete_id, scopes)
     return Home(sb, cfg, athlete_id, app, scopes, instance)
 
 

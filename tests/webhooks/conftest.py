@@ -31,7 +31,6 @@ import pytest
 from dagster import DagsterInstance, RunRequest, RunsFilter
 
 from fitsync.assets.common import athletes_partitions
-from fitsync.client import oauth
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
@@ -42,7 +41,7 @@ from fitsync.sandbox.server import UvicornThread
 from fitsync.warehouse import db
 
 # add_athlete and record are re-exported for this folder's tests.
-from ..sandbox_harness import add_athlete, change, delete, record, ALL_SCOPES, App, Harness, wait_until
+from ..sandbox_harness import add_athlete, change, delete, record, save_grant, ALL_SCOPES, App, Harness, wait_until
 
 FAST_RETRIES = {"retry_delays": [0.2, 0.2]}
 READ_ONLY_SCOPES = ("read", "profile:read_all", "activity:read")
@@ -161,8 +160,7 @@ class WebhookHome:
     def connect(self, athlete_id: int, scopes: tuple[str, ...] = ALL_SCOPES, *, partition: bool = True) -> None:
         """Consent as the athlete in the sandbox's pages; store the grant (and add the partition, as
         `fitsync connect` does, unless `partition=False`)."""
-        body = oauth.exchange_code(self.config, self.client.transport, self.sb.code(self.app, athlete_id, scopes))
-        self.client.tokens.save_grant(body, body["scope"])
+        save_grant(self.sb, self.client, self.app, athlete_id, scopes)
         if partition:
             self.instance.add_dynamic_partitions(athletes_partitions.name, [str(athlete_id)])
 
