@@ -1,0 +1,249 @@
+"""Recorded shapes of the real service (tests/fixtures/real/) read by fitsync's client over loopback HTTP and
+loaded into a warehouse: nothing fails, everything lands, and what fitsync does not know is kept raw and
+reported once."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any, Iterator
+
+import duckdb
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from fitsync.assets import landing
+from fitsync.assets.warehouse_load import apply_batch
+from fitsync.client import athlete_zones, errors
+from fitsync.client.api import AthleteApi
+from fitsync.client.records import UnexpectedShape
+from fitsync.client.secret import Secret
+from fitsync.client.shape_reports import ShapeReports
+from fitsync.client.state_store import StateStore
+from fitsync.client.transport import Transport
+from fitsync.sandbox.server import UvicornThread
+from fitsync.warehouse import db
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+ATHLETE = 134815  # the owner in the swagger's activity examples
+PROFILE = 1234567890987654321  # the swagger's athlete example (an id beyond int64's half, kept exact)
+ACTIVITY = 12345678987654321  # the swagger's detailed activity (beyond 2^53, as real ids are)
+LISTED = [154504250376823, 1234567809]  # the swagger's listing example
+
+
+def fixture(name: str) -> Any:
+    return json.loads((FIXTURES / name).read_text())
+
+
+# Paths of the recorded service → the fixture it answers (the zones answer is switched per test).
+ANSWERS = {
+    "/athlete": "swagger_athlete.json",
+    f"/athletes/{ATHLETE}/stats": "real_athlete_stats.json",
+    "/athlete/zones": "real_athlete_zones.json",
+    "/athlete/activities": "swagger_athlete_activities.json",
+    f"/activities/{ACTIVITY}": "swagger_activity.json",
+    f"/activities/{ACTIVITY}/laps": "swagger_laps.json",
+    f"/activities/{ACTIVITY}/zones": "real_activity_zones.json",
+    "/segments/229781": "swagger_segment.json",
+    "/segments/starred": "swagger_segments_starred.json",
+    "/segment_efforts": "swagger_segment_efforts.json",
+    "/segment_efforts/123456789": "swagger_segment_effort.json",
+}
+
+
+class Recorded:
+    def __init__(self) -> None:
+        self.answers = dict(ANSWERS)
+        self.app = Starlette(routes=[Route("/api/v3/{path:path}", self.answer)])
+
+    async def answer(self, request: Request) -> JSONResponse:
+        name = self.answers.get("/" + request.path_params["path"])
+        if name is None:
+            return JSONResponse({"message": "Resource Not Found", "errors": []}, status_code=404)
+        if request.url.path.endswith("/athlete/activities") and request.query_params.get("page") not in (None, "1"):
+            return JSONResponse([])
+        return JSONResponse(fixture(name))
+
+
+class OneToken:
+    """The token source AthleteApi asks; the recorded service accepts any."""
+
+    def access_token(self, athlete_id: int) -> Secret:
+        return Secret("recorded")
+
+
+@pytest.fixture(scope="module")
+def recorded() -> Iterator[tuple[Recorded, str]]:
+    service = Recorded()
+    with UvicornThread(service.app) as server:
+        yield service, server.base_url + "/api/v3"
+
+
+@pytest.fixture
+def reports(tmp_path: Path) -> ShapeReports:
+    return ShapeReports(StateStore(tmp_path / "state.db"))
+
+
+@pytest.fixture
+def api(recorded: tuple[Recorded, str], reports: ShapeReports) -> Iterator[AthleteApi]:
+    transport = Transport(None, timeout=5, max_retries=1)
+    yield AthleteApi(recorded[1], transport, OneToken(), ATHLETE, reporter=reports.report)  # type: ignore[arg-type]
+    transport.close()
+
+
+def test_every_recorded_answer_is_read(api: AthleteApi, reports: ShapeReports) -> None:
+    assert api.athlete().id == PROFILE and not api.athlete().issues
+    assert api.stats()["all_ride_totals"]["count"] == 1204
+    listed = list(api.activities())
+    assert [a.id for a in listed] == LISTED and not any(a.issues for a in listed)
+    detail = api.activity(ACTIVITY)
+    assert detail.id == ACTIVITY and detail["start_date_local"] == "2018-02-16T06:52:54Z" and not detail.issues
+    assert [lap["lap_index"] for lap in api.laps(ACTIVITY)] == [1]
+    assert [z["type"] for z in api.activity_zones(ACTIVITY)] == ["heartrate", "pace"]
+    assert api.segment(229781)["name"] == "Hawk Hill"
+    assert {e.id for e in api.segment_efforts(229781)} == {123456789}
+    assert api.segment_effort(123456789)["elapsed_time"] > 0
+
+    zones = api.zones()
+    assert zones.shape == "object" and not zones.problems
+    assert {z["type"]: len(z["distribution_buckets"]) for z in zones.zones} == {"heartrate": 5, "power": 7}
+
+    # the swagger's starred example is one object, not a list: kept raw by the caller, never taken for a list
+    with pytest.raises(UnexpectedShape) as odd:
+        list(api.starred_segments())
+    assert odd.value.endpoint == "GET /segments/starred" and odd.value.body["id"] == 229781
+    assert reports.all() == []  # nothing else was unexpected
+
+
+def test_the_swaggers_zones_array_is_read_too(api: AthleteApi, recorded: tuple[Recorded, str]) -> None:
+    recorded[0].answers["/athlete/zones"] = "swagger_athlete_zones.json"
+    try:
+        zones = api.zones()
+    finally:
+        recorded[0].answers["/athlete/zones"] = ANSWERS["/athlete/zones"]
+    assert zones.shape == "array" and [z["type"] for z in zones.zones] == ["power"]
+    assert zones.zones[0]["distribution_buckets"][-1] == {"max": -1, "min": 450, "time": 343}
+
+
+def test_a_zones_answer_of_another_shape_is_reported_once_and_kept(api: AthleteApi, reports: ShapeReports,
+                                                                     recorded: tuple[Recorded, str],
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    recorded[0].answers["/athlete/zones"] = "swagger_athlete.json"  # an object with no zones in it
+    try:
+        with caplog.at_level(logging.WARNING, logger="fitsync.shapes"):
+            first, second = api.zones(), api.zones()
+    finally:
+        recorded[0].answers["/athlete/zones"] = ANSWERS["/athlete/zones"]
+    assert first.shape == second.shape == "unknown" and first.zones == [] and first.raw["id"] == PROFILE
+    warned = [r for r in caplog.records if "GET /athlete/zones" in r.getMessage()]
+    assert len(warned) == len(set(first.problems)) >= 1, "each problem is a warning once, not per call"
+    assert {r.problem: r.seen for r in reports.all()} == {p: 2 for p in first.problems}
+
+
+def test_an_unknown_sport_type_is_reported_once_per_type(reports: ShapeReports,
+                                                         caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="fitsync.shapes"):
+        for activity_id in (1, 2, 3):
+            reports.report("GET /athlete/activities", activity_id, ("unexpected sport_type='Padel'",))
+        reports.report("GET /athlete/activities", 4, ("unexpected sport_type='Hurling'",))
+    assert [r.getMessage().split(": ", 1)[1].split(" (")[0] for r in caplog.records] == [
+        "unexpected sport_type='Padel'", "unexpected sport_type='Hurling'"]
+    assert [(r.problem, r.first_object, r.seen) for r in reports.all()] == [
+        ("unexpected sport_type='Padel'", "1", 3), ("unexpected sport_type='Hurling'", "4", 1)]
+
+
+def batch(bundle: str, payloads: list[Any], **context: Any) -> landing.Landed:
+    return landing.Landed([0], bundle, payloads, context)
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Path:
+    path = tmp_path / "warehouse.duckdb"
+    db.migrate(path)
+    return path
+
+
+def load(path: Path, *batches: landing.Landed) -> None:
+    with db.writing(path) as conn:
+        for one in batches:
+            apply_batch(conn, ATHLETE, one)
+
+
+def rows(path: Path, sql: str) -> list[tuple[Any, ...]]:
+    with db.reading(path) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def test_recorded_answers_load_into_the_warehouse(warehouse: Path) -> None:
+    zones = athlete_zones.read(fixture("real_athlete_zones.json"))
+    load(warehouse,
+         batch("athlete", [fixture("swagger_athlete.json")]),
+         batch("athlete_stats", [fixture("real_athlete_stats.json")]),
+         batch("athlete_zones", [zones.payload()]),
+         batch("activity_summaries", fixture("swagger_athlete_activities.json")),
+         batch("activity_details", [fixture("swagger_activity.json")]),
+         batch("activity_zones", [{"activity_id": ACTIVITY, "zones": fixture("real_activity_zones.json")}]),
+         batch("segments", [fixture("swagger_segment.json")]),
+         batch("segment_efforts", [{"segment_efforts": fixture("swagger_segment_efforts.json")}]))
+    assert rows(warehouse, "SELECT athlete_id, firstname FROM athletes") == [(PROFILE, "Marianne")]
+    assert rows(warehouse, "SELECT count(*), sum(count) FILTER (WHERE period = 'all') FROM athlete_stats_totals") \
+        == [(9, 1204 + 1530 + 40)]
+    # the real object: bounds with no time, the open-ended last zone, custom_zones, the shape recorded
+    assert rows(warehouse, "SELECT zone_type, count(*), max(bucket_index), count(seconds), any_value(shape), "
+                           "bool_or(custom_zones) FROM athlete_zones GROUP BY ALL ORDER BY ALL") == [
+        ("heartrate", 5, 5, 0, "object", False), ("power", 7, 7, 0, "object", None)]
+    assert rows(warehouse, "SELECT min, max FROM athlete_zones WHERE zone_type = 'heartrate' AND bucket_index = 5") \
+        == [(184.0, -1.0)]
+    # the wall clock as written (its Z is not UTC), the zone's name, ids beyond 2^53 exact
+    activities = rows(warehouse, "SELECT activity_id, sport_type, strftime(start_date_local, '%H:%M:%S'), timezone, "
+                                 "utc_offset, detail_fetched_at IS NOT NULL FROM activities ORDER BY activity_id")
+    assert activities == [(LISTED[1], "MountainBikeRide", "05:35:51", "America/Los_Angeles", -25200, False),
+                          (LISTED[0], "MountainBikeRide", "05:15:09", "America/Los_Angeles", -25200, False),
+                          (ACTIVITY, "MountainBikeRide", "06:52:54", "America/Los_Angeles", -28800, True)]
+    assert rows(warehouse, "SELECT zone_type, count(*) FROM activity_zone_buckets GROUP BY ALL ORDER BY ALL") == [
+        ("heartrate", 5), ("pace", 3)]
+    assert rows(warehouse, "SELECT count(*) FROM laps WHERE activity_id = 12345678987654321") == [(1,)]
+    assert rows(warehouse, "SELECT count(*) > 0 FROM segment_efforts") == [(True,)]
+
+
+def test_an_unknown_shape_lands_raw(warehouse: Path) -> None:
+    body = fixture("swagger_segments_starred.json")
+    load(warehouse, batch("unrecognized", [{"endpoint": "GET /segments/starred", "object_id": None,
+                                            "problem": "expected a list of segment records, got dict", "body": body}]))
+    assert rows(warehouse, "SELECT endpoint, object_id, raw->>'$.name' FROM unrecognized_payloads") == [
+        ("GET /segments/starred", "", "Hawk Hill")]
+
+
+def test_the_issues_flag_survives_the_detail_load(warehouse: Path) -> None:
+    summary = {**fixture("swagger_athlete_activities.json")[0], "sport_type": "Padel"}
+    detail = {**fixture("swagger_activity.json"), "id": summary["id"], "sport_type": "Padel"}
+    load(warehouse, batch("activity_summaries", [summary]))
+    flagged = [("unexpected sport_type='Padel'",)]
+    assert rows(warehouse, "SELECT unnest(issues) FROM activities") == flagged
+    load(warehouse, batch("activity_details", [detail]))
+    assert rows(warehouse, "SELECT unnest(issues) FROM activities") == flagged
+    assert rows(warehouse, "SELECT sport_type, detail_fetched_at IS NOT NULL FROM activities") == [("Padel", True)]
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("missing_scope", errors.MissingScope), ("invalid_token", errors.ApiError), ("not_found", errors.NotFound),
+    ("application_inactive", errors.ApplicationInactive), ("rate_limited", errors.ApiError)])
+def test_recorded_error_bodies_map_to_fitsyncs_errors(name: str, expected: type) -> None:
+    recorded = fixture("real_errors.json")[name]
+    error = errors.for_status(recorded["status"], recorded["body"])(recorded["status"], "GET", "/athlete",
+                                                                      recorded["body"])
+    assert type(error) is expected
+    if name == "application_inactive":
+        assert "inactive" in str(error) and "subscription" in str(error)
+    if name == "missing_scope":
+        assert error.scope == "activity:read"  # type: ignore[attr-defined]
+
+
+def test_the_real_token_answer_has_no_scope_and_fitsync_does_not_need_it() -> None:
+    body = fixture("real_token_exchange.json")
+    assert "scope" not in body and body["athlete"]["id"] == ATHLETE
+    assert duckdb is not None  # the warehouse tests above use the real engine
