@@ -95,7 +95,9 @@ def inbox_size(client: FitsyncClient) -> int:
               show_default=True, help="Folder for the demo's state and warehouse (emptied first).")
 @click.option("--athletes", default=2, show_default=True, type=click.IntRange(1, 20))
 @click.option("--activities-per-athlete", default=150, show_default=True, type=click.IntRange(1, 5000))
-def demo(home: Path, athletes: int, activities_per_athlete: int) -> None:
+@click.option("--flavor", type=click.Choice(["spec", "real"]), default="spec", show_default=True,
+              help="The sandbox answers as the spec says, or as the real service does where they differ.")
+def demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str) -> None:
     """Sandbox → OAuth → full sync → webhooks → athlete changes → sensor-driven run → a look at the warehouse."""
     from . import instance as dagster_instance
     from .sync_runner import sync_athlete
@@ -105,11 +107,12 @@ def demo(home: Path, athletes: int, activities_per_athlete: int) -> None:
     logging.getLogger("dagster").setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", module="dagster")
     home = fresh_home(home.resolve())
-    options = ServerOptions(port=0, settings=DEMO_LIMITS,
+    options = ServerOptions(port=0, settings={**DEMO_LIMITS, "flavor": flavor},
                             seed=SeedOptions(athletes=athletes, activities_per_athlete=activities_per_athlete))
     with ServerThread(options) as sandbox, httpx.Client(base_url=sandbox.base_url, timeout=15) as http:
         console = {"X-Sandbox-Console-Key": sandbox.console_key}
-        out.print(f"[bold]1.[/] Sandbox with {athletes} athletes × {activities_per_athlete} activities at {sandbox.api_url}")
+        out.print(f"[bold]1.[/] Sandbox ({flavor} flavour) with {athletes} athletes × {activities_per_athlete} "
+                  f"activities at {sandbox.api_url}")
         app = http.post("/sandbox/apps", json={"name": "fitsync demo", "callback_domain": "localhost"},
                         headers=console).json()
         config = Config.load({}, home=home, base_url=sandbox.api_url, auth_url=sandbox.base_url,

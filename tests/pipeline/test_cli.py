@@ -24,7 +24,7 @@ def fitsync(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
     return subprocess.run([*FITSYNC, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
 
 
-def test_sync_and_query_from_the_command_line(sb: Harness, connect: Connect, tmp_path: Path) -> None:
+def test_sync_and_query_from_the_command_line(sb: Harness, connect: Connect, tmp_path: Path, flavor: str) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 5, oldest_days=10)
     home = connect(aid)
