@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator
 import httpx
 
 from . import athlete_zones, errors
+from .known_fields import unknown_fields
 from .records import Record, UnexpectedShape, record, records
 from .secret import Secret
 from .tokens import TokenManager
@@ -59,8 +60,10 @@ class AthleteApi:
     def one(self, kind: str, endpoint: str, body: Any) -> Record:
         """The body as a record; what does not match expectations is reported under `endpoint` (kept raw)."""
         checked = record(kind, body)
-        if checked.issues and self.reporter is not None:
-            self.reporter(endpoint, checked.id, checked.issues)
+        if self.reporter is not None:
+            problems = checked.issues + unknown_fields(kind, checked.raw)
+            if problems:
+                self.reporter(endpoint, checked.id, problems)
         return checked
 
     def many(self, kind: str, endpoint: str, body: Any) -> list[Record]:

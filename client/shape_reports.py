@@ -1,8 +1,9 @@
 """What fitsync met and does not know (a new sport type, a field of the wrong type, a body of another shape):
 kept raw, never a failed run, and reported once — a warning the first time, a count afterwards.
 
-The reports live in the state store (`shape_reports`) so "once" holds across runs and processes; `fitsync`
-shows them and the warehouse keeps the raw JSON they were found in.
+The reports live in the state store (`shape_reports`) so "once" holds across runs and processes, and the warehouse
+keeps the raw JSON they were found in. A process writes each problem once (a field the service added appears on
+every record: no write per record), so `seen` counts the runs that met it.
 """
 
 from __future__ import annotations
@@ -28,14 +29,17 @@ class ShapeReport:
 class ShapeReports:
     def __init__(self, store: StateStore) -> None:
         self.store = store
+        self._met: set[tuple[str, str]] = set()  # met by this process already
 
     def report(self, endpoint: str, object_id: Any, problems: tuple[str, ...] | list[str]) -> list[str]:
-        """Count each problem; warn about (and return) those never reported before."""
-        if not problems:
+        """Count each problem once per process; warn about (and return) those never reported before."""
+        fresh = [p for p in dict.fromkeys(problems) if (endpoint, p) not in self._met]
+        if not fresh:
             return []
+        self._met.update((endpoint, p) for p in fresh)
         now, new = time.time(), []
         with self.store.transaction() as conn:
-            for problem in dict.fromkeys(problems):
+            for problem in fresh:
                 cursor = conn.execute(
                     "INSERT INTO shape_reports VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (endpoint, problem) DO UPDATE "
                     "SET seen = seen + 1, last_seen = excluded.last_seen RETURNING seen",

@@ -36,7 +36,7 @@ LISTED = [154504250376823, 1234567809]  # the swagger's listing example
 
 
 def fixture(name: str) -> Any:
-    return json.loads((FIXTURES / name).read_text())
+    return json.loads((FIXTURES / name).read_text())  # a name, or a path of the test's own
 
 
 # Paths of the recorded service → the fixture it answers (the zones answer is switched per test).
@@ -141,19 +141,38 @@ def test_a_zones_answer_of_another_shape_is_reported_once_and_kept(api: AthleteA
     assert first.shape == second.shape == "unknown" and first.zones == [] and first.raw["id"] == PROFILE
     warned = [r for r in caplog.records if "GET /athlete/zones" in r.getMessage()]
     assert len(warned) == len(set(first.problems)) >= 1, "each problem is a warning once, not per call"
-    assert {r.problem: r.seen for r in reports.all()} == {p: 2 for p in first.problems}
+    assert {r.problem: r.seen for r in reports.all()} == {p: 1 for p in first.problems}
 
 
-def test_an_unknown_sport_type_is_reported_once_per_type(reports: ShapeReports,
-                                                         caplog: pytest.LogCaptureFixture) -> None:
+def test_an_unknown_sport_type_is_reported_once_per_type_across_processes(
+        reports: ShapeReports, caplog: pytest.LogCaptureFixture) -> None:
+    later_run = ShapeReports(reports.store)  # another process on the same home
     with caplog.at_level(logging.WARNING, logger="fitsync.shapes"):
         for activity_id in (1, 2, 3):
             reports.report("GET /athlete/activities", activity_id, ("unexpected sport_type='Padel'",))
         reports.report("GET /athlete/activities", 4, ("unexpected sport_type='Hurling'",))
+        later_run.report("GET /athlete/activities", 5, ("unexpected sport_type='Padel'",))
     assert [r.getMessage().split(": ", 1)[1].split(" (")[0] for r in caplog.records] == [
         "unexpected sport_type='Padel'", "unexpected sport_type='Hurling'"]
     assert [(r.problem, r.first_object, r.seen) for r in reports.all()] == [
-        ("unexpected sport_type='Padel'", "1", 3), ("unexpected sport_type='Hurling'", "4", 1)]
+        ("unexpected sport_type='Padel'", "1", 2), ("unexpected sport_type='Hurling'", "4", 1)]
+
+
+def test_a_field_fitsync_does_not_know_is_kept_and_reported_once(api: AthleteApi, reports: ShapeReports,
+                                                                   recorded: tuple[Recorded, str], tmp_path: Path,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    (tmp_path / "new.json").write_text(json.dumps([{**a, "gravel_score": 7} for a in
+                                                   fixture("swagger_athlete_activities.json")]))
+    recorded[0].answers["/athlete/activities"] = str(tmp_path / "new.json")
+    try:
+        with caplog.at_level(logging.WARNING, logger="fitsync.shapes"):
+            listed = list(api.activities())
+    finally:
+        recorded[0].answers["/athlete/activities"] = ANSWERS["/athlete/activities"]
+    assert [a["gravel_score"] for a in listed] == [7, 7] and not any(a.issues for a in listed)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"GET /athlete/activities: unknown field gravel_score (first seen on {LISTED[0]}) — kept raw in the warehouse; "
+        "reported once"]
 
 
 def batch(bundle: str, payloads: list[Any], **context: Any) -> landing.Landed:

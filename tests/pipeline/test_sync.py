@@ -133,6 +133,7 @@ def test_warehouse_equals_the_service_after_a_sync(sb: Harness, connect: Connect
         (z["type"], i, float(b["min"]), float(b["max"]), b.get("time"), zones.shape)
         for z in zones.zones for i, b in enumerate(z["distribution_buckets"], start=1))
     assert home.query("SELECT count(*) FROM unrecognized_payloads") == [(0,)]
+    assert home.state("SELECT endpoint, problem FROM shape_reports") == []  # every field of the answers is known
 
     starred = api_ok(sb, grant, "/segments/starred", per_page=200)
     assert starred, "a new athlete stars some segments"
