@@ -78,7 +78,7 @@ def build(path: Path) -> dict[str, int]:
                    (activity_id * 17 + k * 613) % 1800
             FROM activities, range(1, 8) r(k) WHERE device_watts""")
         conn.execute(f"""
-            INSERT INTO athlete_zones
+            INSERT INTO athlete_zones (athlete_id, snapshot_date, zone_type, bucket_index, min, max, seconds, synced_at, raw)
             SELECT {ATHLETE}, DATE '2012-01-01' + CAST(y * 365 AS INTEGER), 'heartrate', k,
                    [0, 120, 145, 160, 175][k] + y // 3, [120, 145, 160, 175, -1][k], 0, now(), '{{}}'
             FROM range(0, {YEARS}) r(y), range(1, 6) s(k)""")

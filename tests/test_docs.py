@@ -35,3 +35,12 @@ def test_conformance_doc_is_current_and_names_real_tests() -> None:
     assert named - defined - wildcard == set(), "the table names tests that do not exist"
     spec_rows = {n for n in defined if re.match(r"test_s\d+_\d+_r\d+_", n)}
     assert spec_rows - named == set(), "conformance tests missing from the table"
+
+
+def test_real_service_doc_names_real_tests() -> None:
+    """Each row of docs/real-service.md names the tests that show it: they must exist."""
+    text = (DOCS / "real-service.md").read_text()
+    named = set(re.findall(r"::(test_[a-z0-9_]+)", text))
+    defined = {m for path in DOCS.parent.joinpath("tests").rglob("test_*.py")
+               for m in re.findall(r"^def (test_[a-z0-9_]+)", path.read_text(), re.M)}
+    assert len(named) > 25 and named - defined == set(), "the table names tests that do not exist"

@@ -79,7 +79,8 @@ class Builder:
     def athlete_zones(self, athlete_id: int, snapshot: str, bounds: list[tuple[float, float]],
                       zone_type: str = "heartrate") -> None:
         for index, (low, high) in enumerate(bounds, start=1):
-            self.conn.execute("INSERT INTO athlete_zones VALUES (?, ?, ?, ?, ?, ?, 0, now(), '{}')",
+            self.conn.execute("INSERT INTO athlete_zones (athlete_id, snapshot_date, zone_type, bucket_index, min, max, "
+                              "seconds, synced_at, raw) VALUES (?, ?, ?, ?, ?, ?, 0, now(), '{}')",
                               [athlete_id, snapshot, zone_type, index, low, high])
 
     def ftp(self, athlete_id: int, valid_from: str, ftp: float) -> None:
