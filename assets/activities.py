@@ -12,7 +12,10 @@ from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import UnexpectedShape
 from fitsync.pipelines.resources import FitsyncApi
 
+from fitsync.pipelines import webhook_inbox
+
 from . import landing, sync_state
+from .deletion_proof import Proof, prove_deletions
 from .common import API_POOL, SyncConfig, athlete_id, athletes_partitions, metered
 
 OVERLAP_SECONDS = 14 * 86400
@@ -25,13 +28,7 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
     aid = athlete_id(context.partition_key)
     store = client.store
     if config.activity_ids or config.deleted_ids:
-        with client.store.transaction() as conn:
-            sync_state.request_refresh(conn, aid, list(config.activity_ids))
-            if config.deleted_ids:
-                landing.land(conn, aid, "delete_activities", [{"ids": list(config.deleted_ids), "reason": "webhook delete"}])
-                sync_state.forget(conn, aid, list(config.deleted_ids))
-        return MaterializeResult(metadata={"mode": "webhook", "queued": len(config.activity_ids),
-                                           "deleted": len(config.deleted_ids), "api_calls": 0})
+        return _webhook_work(context, client, aid, config, fitsync_api.max_wait_seconds)
     cursor = sync_state.get_cursor(store, aid, sync_state.LISTED_AFTER)
     full = config.full or cursor is None
     after = None if full else max(0, int(cursor) - OVERLAP_SECONDS)  # type: ignore[arg-type]
@@ -82,3 +79,25 @@ def _record_page(store, aid: int, page: list, totals: sync_state.ListingOutcome)
         outcome = sync_state.record_listing(conn, aid, page)
     return sync_state.ListingOutcome(totals.seen + outcome.seen, totals.new + outcome.new,
                                      totals.changed + outcome.changed)
+
+
+def _webhook_work(context: AssetExecutionContext, client, aid: int, config: SyncConfig,  # type: ignore[no-untyped-def]
+                  max_wait: float) -> MaterializeResult:
+    """Queue the re-pulls; delete only what the service confirms is gone (deletion_proof.py)."""
+    with metered(client) as meter:
+        proof = prove_deletions(client.athlete(aid, max_wait=min(max_wait, 60.0)), list(config.deleted_ids)) \
+            if config.deleted_ids else Proof()
+        with client.store.transaction() as conn:
+            sync_state.request_refresh(conn, aid, sorted(set(config.activity_ids) | set(proof.still_there)))
+            for reason in sorted(set(proof.deleted.values())):
+                ids = sorted(a for a, r in proof.deleted.items() if r == reason)
+                landing.land(conn, aid, "delete_activities", [{"ids": ids, "reason": reason}])
+                sync_state.forget(conn, aid, ids)
+            for activity_id, verdict, reason in proof.verdicts():
+                webhook_inbox.set_delete_verdict(conn, aid, activity_id, verdict, reason)
+        for activity_id, reason in {**proof.still_there, **proof.unproven}.items():
+            context.log.warning(f"athlete {aid}: a delete event for activity {activity_id} was not acted on: {reason}")
+            meter.notes.append(f"delete event for {activity_id} not acted on: {reason}")
+        return MaterializeResult(metadata=meter.metadata(
+            mode="webhook", queued=len(set(config.activity_ids) | set(proof.still_there)), deleted=len(proof.deleted),
+            delete_events_rejected=len(proof.still_there) + len(proof.unproven)))

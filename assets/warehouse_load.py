@@ -25,7 +25,7 @@ def apply_batch(conn: duckdb.DuckDBPyConnection, athlete: int, batch: landing.La
     if batch.bundle == "delete_activities":
         removed = 0
         for item in batch.payloads:
-            removed += loads.delete_activities(conn, item["ids"], item["reason"])
+            removed += loads.delete_activities(conn, item["ids"], item["reason"], athlete_id=athlete)
         return {"deleted_activities": removed}
     extra: dict[str, Any] = {}
     if batch.bundle == "activity_zones":

@@ -114,6 +114,12 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (endpoint, problem)
     );
     """,
+    # 6: what checking an event with the service found: events are hints, anyone can POST one. A delete or a
+    # deauthorization acts only on the service's answer; `verdict` says which way it went and why.
+    """
+    ALTER TABLE webhook_inbox ADD COLUMN verdict TEXT CHECK (verdict IN ('confirmed', 'rejected', 'deferred'));
+    ALTER TABLE webhook_inbox ADD COLUMN verdict_reason TEXT;
+    """,
 )
 
 

@@ -86,6 +86,32 @@ def events_after(store: StateStore, inbox_id: int, limit: int = 1000) -> list[Ev
     with store.reading() as conn:
         rows = conn.execute("SELECT id, payload FROM webhook_inbox WHERE id > ? ORDER BY id LIMIT ?",
                             (inbox_id, limit)).fetchall()
+    return _events(rows)
+
+
+def deferred(store: StateStore, limit: int = 100) -> list[Event]:
+    """Events whose check with the service could not be made yet (service down, rate budget spent)."""
+    with store.reading() as conn:
+        rows = conn.execute("SELECT id, payload FROM webhook_inbox WHERE verdict = 'deferred' ORDER BY id LIMIT ?",
+                            (limit,)).fetchall()
+    return _events(rows)
+
+
+def set_verdict(conn: sqlite3.Connection, inbox_ids: list[int], verdict: str, reason: str) -> None:
+    conn.executemany("UPDATE webhook_inbox SET verdict = ?, verdict_reason = ? WHERE id = ?",
+                     [(verdict, reason, i) for i in inbox_ids])
+
+
+def set_delete_verdict(conn: sqlite3.Connection, athlete_id: int, activity_id: int, verdict: str, reason: str) -> None:
+    """The verdict on every undecided delete event of this activity (a run knows activities, not inbox rows)."""
+    conn.execute(
+        "UPDATE webhook_inbox SET verdict = ?, verdict_reason = ? WHERE verdict IS NULL "
+        "AND json_extract(payload, '$.aspect_type') = 'delete' AND json_extract(payload, '$.object_type') = 'activity' "
+        "AND json_extract(payload, '$.owner_id') = ? AND json_extract(payload, '$.object_id') = ?",
+        (verdict, reason, athlete_id, activity_id))
+
+
+def _events(rows: list[sqlite3.Row]) -> list[Event]:
     out = []
     for row in rows:
         p = json.loads(row["payload"])

@@ -2,10 +2,13 @@
 
 import time
 
+import httpx
 from dagster import (AddDynamicPartitionsRequest, DefaultSensorStatus, DeleteDynamicPartitionsRequest, RunRequest,
                      SensorEvaluationContext, SensorResult, SkipReason, define_asset_job, sensor)
 
 from fitsync.assets.common import WEBHOOK_TAG, athletes_partitions
+from fitsync.client.errors import FitsyncError, NotConnected, ReauthorizationRequired
+from fitsync.client.rate_governor import RateBudgetExhausted
 
 from . import webhook_inbox
 from .purge import purge_athlete_job
@@ -23,22 +26,28 @@ webhook_refresh_job = define_asset_job(
 @sensor(jobs=[webhook_refresh_job, purge_athlete_job], minimum_interval_seconds=5,
         default_status=DefaultSensorStatus.RUNNING)
 def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi):  # type: ignore[no-untyped-def]
-    """Reads the inbox after its cursor and launches one run per athlete with work, keyed by the events."""
+    """Reads the inbox after its cursor and launches one run per athlete with work, keyed by the events. A
+    deauthorization purges only once the service refuses the athlete's token (events are not signed)."""
     client = fitsync_api.client()
     events = webhook_inbox.events_after(client.store, int(context.cursor or 0))
-    if not events:
+    retried = [e for e in webhook_inbox.deferred(client.store) if e.deauthorization]
+    if not events and not retried:
         return SkipReason("no new webhook events")
     with client.store.transaction() as conn:
         before = load_lifecycle(conn)
         after = dict(before)
         work = plan(events, after)
         save_lifecycle(conn, before, after)
-        for athlete_id, event in list(work.deauthorized.items()):
-            granted = conn.execute("SELECT granted_at FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
-            # event_time is in whole seconds: a grant counts as newer only from the next second on (a revocation in
-            # the same second as the grant still purges — the safe side).
-            if granted is not None and int(granted[0]) > event.event_time:
-                del work.deauthorized[athlete_id]  # they connected again after revoking: the new grant stands
+    for event in retried:
+        work.deauthorized.setdefault(event.owner_id, event)
+    verdicts = {athlete_id: _check_deauthorization(client, event) for athlete_id, event in work.deauthorized.items()}
+    with client.store.transaction() as conn:
+        for athlete_id, (verdict, reason) in verdicts.items():
+            event = work.deauthorized[athlete_id]
+            webhook_inbox.set_verdict(conn, [event.inbox_id], verdict, reason)
+            if verdict != "confirmed":
+                context.log.warning(f"deauthorization event for athlete {athlete_id} not acted on: {reason}")
+                del work.deauthorized[athlete_id]
                 work.ignored.append(event.inbox_id)
                 continue
             # Stop every sync at once: no tokens, no partition; the purge run removes the data.
@@ -65,5 +74,28 @@ def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi):  
     requests = ([AddDynamicPartitionsRequest(athletes_partitions.name, new)] if new else []) + \
                ([DeleteDynamicPartitionsRequest(athletes_partitions.name, gone)] if gone else [])
     webhook_inbox.mark_processed(client.store, [e.inbox_id for e in events])
-    context.log.info(f"{len(events)} events → {len(runs)} runs ({len(work.ignored)} superseded or for departed athletes)")
-    return SensorResult(run_requests=runs, cursor=str(events[-1].inbox_id), dynamic_partitions_requests=requests)
+    context.log.info(f"{len(events)} events → {len(runs)} runs ({len(work.ignored)} superseded, unproven or for "
+                     "departed athletes)")
+    return SensorResult(run_requests=runs, cursor=str(events[-1].inbox_id) if events else context.cursor,
+                        dynamic_partitions_requests=requests)
+
+
+def _check_deauthorization(client, event: webhook_inbox.Event) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """(verdict, reason): confirmed only when the service refuses the athlete's token; a newer grant stands."""
+    with client.store.reading() as conn:
+        row = conn.execute("SELECT granted_at, status FROM athletes WHERE athlete_id = ?", (event.owner_id,)).fetchone()
+    # event_time is in whole seconds: a grant counts as newer only from the next second on (a revocation in the
+    # same second as the grant is checked with the service).
+    if row is not None and int(row["granted_at"]) > event.event_time:
+        return "rejected", "the athlete connected again after this event"
+    if row is None or row["status"] == "disconnected":
+        return "confirmed", "the athlete is not connected"
+    try:
+        client.athlete(event.owner_id, max_wait=5.0).athlete()
+    except (ReauthorizationRequired, NotConnected) as refused:
+        return "confirmed", f"the service refuses the athlete's token ({refused})"
+    except RateBudgetExhausted as error:
+        return "deferred", f"unanswered: {error}; checked again at the next evaluation"
+    except (FitsyncError, httpx.HTTPError) as error:
+        return "deferred", f"the check failed ({type(error).__name__}: {error}); checked again at the next evaluation"
+    return "rejected", "the service still accepts the athlete's token: not a revocation"

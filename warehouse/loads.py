@@ -134,12 +134,18 @@ def _upsert(conn: duckdb.DuckDBPyConnection, mapping: Mapping) -> int:
 
 
 def delete_activities(conn: duckdb.DuckDBPyConnection, activity_ids: Sequence[int], reason: str,
-                      when: dt.datetime | None = None) -> int:
-    """Remove activities and their children, recording each in deleted_activities."""
+                      when: dt.datetime | None = None, athlete_id: int | None = None) -> int:
+    """Remove activities and their children, recording each in deleted_activities (with its last JSON, so it can be
+    restored). With `athlete_id`, only that athlete's: an event about one athlete never removes another's rows."""
     if not activity_ids:
         return 0
     when = when or dt.datetime.now(dt.timezone.utc)
     ids = list(activity_ids)
+    if athlete_id is not None:
+        ids = [r[0] for r in conn.execute("SELECT activity_id FROM activities WHERE athlete_id = ? AND activity_id IN "
+                                          "(SELECT unnest(?::BIGINT[]))", [athlete_id, ids]).fetchall()]
+        if not ids:
+            return 0
     conn.execute("BEGIN")
     try:
         conn.execute(

@@ -35,7 +35,7 @@ def read_everything(api: AthleteApi) -> dict[str, Any]:
     """A small sync: the athlete, stats, zones, the activity list, and detail, laps and zones of a few."""
     activities = list(api.activities())
     result: dict[str, Any] = {"athlete": api.athlete().raw, "stats": api.stats().raw,
-                              "zones": [z.raw for z in api.zones()], "activities": [a.raw for a in activities]}
+                              "zones": api.zones().raw, "activities": [a.raw for a in activities]}
     for activity in activities[:3]:
         result[f"activity {activity.id}"] = api.activity(activity.id).raw
         result[f"laps {activity.id}"] = [lap.raw for lap in api.laps(activity.id)]

@@ -139,6 +139,7 @@ def test_no_run_for_an_athlete_disconnected_meanwhile(sb: Harness, home: Webhook
     deauthorization. An event stored in between (or a batch boundary between the deauthorization and a later
     event) must not bring back the partition nor launch a sync of the athlete who left."""
     aid = ready(sb, home)
+    revoke(sb, home.app, aid)  # a real revocation: the service refuses the athlete's token
     post(home, home.event(aid, aid, "update", object_type="athlete", updates={"authorized": "false"}))
     requests = home.tick()
     assert [r.job_name for r in requests] == ["purge_athlete_job"] and home.partitions() == set()

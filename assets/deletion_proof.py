@@ -1,0 +1,49 @@
+"""Deleting needs proof: a webhook `delete` is a hint anyone can POST, so the service is asked first.
+
+An activity is deleted from the warehouse only when the athlete's own token is told it is gone (404) or hidden
+from this grant (the spec's Only You for a grant without `activity:read_all`: 401 `activity:read_all_permission`).
+If the service still shows it, the event was wrong and the activity is re-pulled instead; any other answer
+(another athlete's activity, the service down, the budget spent) deletes nothing. One call per event, at most.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from fitsync.client.errors import FitsyncError, MissingScope, NotFound
+from fitsync.client.rate_governor import RateBudgetExhausted
+
+
+@dataclass
+class Proof:
+    deleted: dict[int, str] = field(default_factory=dict)  # activity → the reason it was deleted (also the audit)
+    still_there: dict[int, str] = field(default_factory=dict)  # the service shows it: re-pull, do not delete
+    unproven: dict[int, str] = field(default_factory=dict)  # no answer that proves anything: nothing happens
+
+    def verdicts(self) -> list[tuple[int, str, str]]:
+        """(activity, verdict, reason) for the inbox."""
+        return ([(a, "confirmed", r) for a, r in self.deleted.items()]
+                + [(a, "rejected", r) for a, r in self.still_there.items()]
+                + [(a, "deferred" if r.startswith("unanswered") else "rejected", r) for a, r in self.unproven.items()])
+
+
+def prove_deletions(session: Any, activity_ids: list[int]) -> Proof:
+    proof = Proof()
+    for activity_id in activity_ids:
+        try:
+            session.activity(activity_id, include_all_efforts=False)
+        except NotFound:
+            proof.deleted[activity_id] = "webhook delete, confirmed: the service answers 404"
+        except MissingScope as error:
+            if error.scope == "activity:read_all":
+                proof.deleted[activity_id] = "webhook delete, confirmed: made Only You (this grant may not see it)"
+            else:
+                proof.unproven[activity_id] = f"the service refused the check ({error})"
+        except RateBudgetExhausted as error:
+            proof.unproven[activity_id] = f"unanswered: {error}"
+        except FitsyncError as error:  # 403 (not this athlete's), 5xx after retries, a refused token
+            proof.unproven[activity_id] = f"the service's answer proves no deletion ({error})"
+        else:
+            proof.still_there[activity_id] = "the service still has this activity: re-pulled instead of deleted"
+    return proof

@@ -1,0 +1,68 @@
+"""Events are hints: anyone who can reach the callback can POST a well-formed event with the right subscription id
+and a public athlete id. A forged delete or deauthorization costs at most a call or two, changes nothing, and is
+recorded as rejected with the reason; the real ones still act (test_end_to_end.py)."""
+
+from __future__ import annotations
+
+from ..sandbox_harness import Harness
+from .conftest import WebhookHome, add_athlete, delete, record
+from .test_end_to_end import synced_athlete
+
+
+def verdicts(home: WebhookHome) -> list[tuple[str, str, str]]:
+    return [(r[0], r[1], r[2]) for r in home.state(
+        "SELECT json_extract(payload, '$.aspect_type'), verdict, verdict_reason FROM webhook_inbox ORDER BY id")]
+
+
+def test_forged_delete_of_an_existing_activity_deletes_nothing(sb: Harness, home: WebhookHome) -> None:
+    aid, ids = synced_athlete(home, sb, n=2)
+    victim = ids[0]
+    before = home.athlete_rows(aid)
+    assert home.post(home.event(aid, victim, "delete")).status_code == 200  # well-formed: the receiver stores it
+    requests, outcomes = home.process()
+    assert [r.job_name for r in requests] == ["webhook_refresh"]
+    assert home.activity(victim) is not None and home.deleted(victim) == []
+    assert home.athlete_rows(aid) == before
+    [(aspect, verdict, reason)] = verdicts(home)
+    assert (aspect, verdict) == ("delete", "rejected") and "still has this activity" in reason
+    # one check, then the re-pull the service's answer calls for: the event bought nothing else
+    meta = outcomes[0].metadata  # type: ignore[union-attr]
+    assert meta["activities"]["api_calls"] == 1 and meta["activities"]["deleted"] == 0
+    assert meta["activity_details"]["api_calls"] == 1
+
+
+def test_forged_delete_naming_another_athletes_activity_deletes_nothing(sb: Harness, home: WebhookHome) -> None:
+    aid, _ = synced_athlete(home, sb, n=1)
+    other = add_athlete(sb)
+    theirs = record(sb, other, days_ago=2)
+    home.connect(other)
+    home.sync(other)
+    assert home.post(home.event(aid, theirs, "delete")).status_code == 200  # owner aid, activity of `other`
+    home.process()
+    assert home.activity(theirs) is not None and home.deleted(theirs) == []
+    [(_, verdict, reason)] = verdicts(home)
+    assert verdict == "rejected" and "proves no deletion" in reason
+
+
+def test_a_real_delete_is_confirmed_by_the_service(sb: Harness, home: WebhookHome) -> None:
+    aid, ids = synced_athlete(home, sb, n=2)
+    delete(sb, ids[1])
+    home.settle(1)
+    home.process()
+    assert home.activity(ids[1]) is None and home.deleted(ids[1])[0][1].startswith("webhook delete, confirmed")
+    assert verdicts(home) == [("delete", "confirmed", "webhook delete, confirmed: the service answers 404")]
+
+
+def test_forged_deauthorization_purges_nothing(sb: Harness, home: WebhookHome) -> None:
+    aid, ids = synced_athlete(home, sb, n=2)
+    before = home.athlete_rows(aid)
+    forged = home.event(aid, aid, "update", object_type="athlete", updates={"authorized": "false"})
+    assert home.post(forged).status_code == 200
+    requests, _ = home.process()
+    assert requests == []  # no purge run
+    assert home.state("SELECT status FROM athletes WHERE athlete_id = ?", aid) == [("connected",)]
+    assert home.partitions() == {str(aid)} and home.athlete_rows(aid) == before
+    [(_, verdict, reason)] = verdicts(home)
+    assert verdict == "rejected" and "still accepts the athlete's token" in reason
+    home.sync(aid)  # the athlete keeps syncing
+    assert home.activity_ids(aid) == set(ids)
