@@ -6,7 +6,9 @@ listing starts OVERLAP before the newest start seen.
 """
 
 
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+import time
+
+from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import UnexpectedShape
@@ -19,6 +21,12 @@ from .deletion_proof import Proof, prove_deletions
 from .common import API_POOL, SyncConfig, athlete_id, athletes_partitions, metered
 
 OVERLAP_SECONDS = 14 * 86400
+# The cursor never moves past now plus this: a clock error or a hand-typed date next year must not hide every later
+# upload from incremental listings (such activities are loaded all the same).
+CLOCK_SKEW_SECONDS = 3600
+# A full listing that would delete more than this share of the known activities (and more than SHRINK_MIN of
+# them), or that is empty while activities are known, is not believed: nothing is deleted without --allow-shrink.
+SHRINK_SHARE, SHRINK_MIN = 0.2, 50
 
 
 @asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"})
@@ -46,7 +54,8 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
                     totals = _record_page(store, aid, page, totals)
                     page = []
                 seen.add(summary.id)
-                newest = max(newest, sync_state.start_ts(summary.raw)) if "start_date" in summary.raw else newest
+                if "start_date" in summary.raw and sync_state.start_ts(summary.raw) <= time.time() + CLOCK_SKEW_SECONDS:
+                    newest = max(newest, sync_state.start_ts(summary.raw))
             if page:
                 totals = _record_page(store, aid, page, totals)
         except RateBudgetExhausted as stop:
@@ -58,15 +67,28 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
                 landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)
             meter.notes.append(f"{odd}: kept raw, the listing continues next run")
         deleted: list[int] = []
+        refusal = None
+        if full and complete:
+            # Known but no longer listed: deleted, or made Only You for a grant without read_all.
+            known = sync_state.known_ids(store, aid)
+            deleted = sorted(known - seen)
+            refusal = None if config.allow_shrink else shrink_refusal(len(known), len(seen), len(deleted))
+            if refusal:
+                deleted = []
         with store.transaction() as conn:
             if complete:
                 sync_state.set_cursor(conn, aid, sync_state.LISTED_AFTER, str(newest))
-            if full and complete:
-                # Known but no longer listed: deleted, or made Only You for a grant without read_all.
-                deleted = sorted(sync_state.known_ids(store, aid) - seen)
-                if deleted:
-                    landing.land(conn, aid, "delete_activities", [{"ids": deleted, "reason": "missing in reconciliation"}])
-                    sync_state.forget(conn, aid, deleted)
+            if deleted:
+                landing.land(conn, aid, "delete_activities", [{"ids": deleted, "reason": "missing in reconciliation"}])
+                sync_state.forget(conn, aid, deleted)
+        if deleted:
+            context.log.warning(f"athlete {aid}: {len(deleted)} activities no longer listed are deleted (kept with "
+                                f"their last JSON in deleted_activities): {', '.join(map(str, deleted[:20]))}"
+                                + (" …" if len(deleted) > 20 else ""))
+        if refusal:
+            raise Failure(description=f"athlete {aid}: {refusal}. Nothing was deleted. If the athlete really removed "
+                                      f"them, run `fitsync sync --full --allow-shrink --athlete {aid}`.",
+                          metadata={"listed": len(seen), "would_delete": len(sync_state.known_ids(store, aid) - seen)})
         return MaterializeResult(metadata=meter.metadata(
             mode="full reconciliation" if full else "incremental",
             listed=totals.seen, new=totals.new, changed=totals.changed, reconciled_deletions=len(deleted),
@@ -101,3 +123,14 @@ def _webhook_work(context: AssetExecutionContext, client, aid: int, config: Sync
         return MaterializeResult(metadata=meter.metadata(
             mode="webhook", queued=len(set(config.activity_ids) | set(proof.still_there)), deleted=len(proof.deleted),
             delete_events_rejected=len(proof.still_there) + len(proof.unproven)))
+
+
+def shrink_refusal(known: int, listed: int, missing: int) -> str | None:
+    """Why a complete full listing is not believed, or None: empty while activities are known, or missing more than
+    SHRINK_SHARE of them (and more than SHRINK_MIN)."""
+    if known and not listed:
+        return f"the service listed no activities while fitsync knows {known}"
+    if missing > SHRINK_MIN and missing > SHRINK_SHARE * known:
+        return (f"the listing lacks {missing} of the {known} activities fitsync knows (more than "
+                f"{SHRINK_SHARE:.0%} and more than {SHRINK_MIN})")
+    return None

@@ -24,6 +24,7 @@ class SyncConfig(Config):
     full: bool = False  # list every activity and reconcile (finds deletions that no webhook announced)
     activity_ids: list[int] = []  # webhook-driven: re-pull only these activities
     deleted_ids: list[int] = []  # webhook-driven: these were deleted (or made Only You for a read-only grant)
+    allow_shrink: bool = False  # --full may delete more than the reconciliation guard allows (activities.py)
 
 
 @dataclass

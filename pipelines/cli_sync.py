@@ -46,9 +46,12 @@ def _progress(client: FitsyncClient, athlete_id: int, stop: threading.Event, out
 @click.command()
 @click.option("--athlete", "athlete_ids", type=int, multiple=True, help="Only this athlete (repeatable).")
 @click.option("--full", is_flag=True, help="List every activity and reconcile deletions.")
+@click.option("--allow-shrink", is_flag=True,
+              help="With --full: delete what the listing lacks even when that is more than a fifth of the activities "
+                   "(or the listing is empty).")
 @click.option("--max-wait", default=900.0, show_default=True,
               help="Seconds to wait for the rate budget before leaving the rest to the next run.")
-def sync(athlete_ids: tuple[int, ...], full: bool, max_wait: float) -> None:
+def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait: float) -> None:
     """Sync connected athletes into the warehouse (exits non-zero if a run fails)."""
     from . import instance as dagster_instance  # Dagster loads in a second or two: only when needed
     from .sync_runner import sync_athlete
@@ -67,7 +70,8 @@ def sync(athlete_ids: tuple[int, ...], full: bool, max_wait: float) -> None:
             painter = threading.Thread(target=_progress, args=(client, athlete_id, stop, out), daemon=True)
             painter.start()
             try:
-                outcome = sync_athlete(config, athlete_id, instance, full=full, max_wait_seconds=max_wait)
+                outcome = sync_athlete(config, athlete_id, instance, full=full, allow_shrink=allow_shrink,
+                                       max_wait_seconds=max_wait)
             finally:
                 stop.set()
                 painter.join()

@@ -96,7 +96,7 @@ def run_job(config: Config, instance: DagsterInstance, job_name: str, *, partiti
 
 
 def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, full: bool = False,
-                 max_wait_seconds: float = 900.0, log_level: str = "WARNING") -> SyncOutcome:
+                 allow_shrink: bool = False, max_wait_seconds: float = 900.0, log_level: str = "WARNING") -> SyncOutcome:
     """One run of the sync job; an athlete who is not connected gets no run (and no partition)."""
     with StateStore(config.state_path).reading() as conn:
         row = conn.execute("SELECT status FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
@@ -105,7 +105,7 @@ def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, 
         return SyncOutcome(athlete_id, False, {}, f"athlete {athlete_id} is {status}: run `fitsync connect`")
     instance.add_dynamic_partitions(athletes_partitions.name, [str(athlete_id)])
     return run_job(config, instance, "sync_athlete", partition_key=str(athlete_id),
-                   run_config={"ops": {"activities": {"config": {"full": full}}}},
+                   run_config={"ops": {"activities": {"config": {"full": full, "allow_shrink": allow_shrink}}}},
                    tags={"fitsync/trigger": "cli"}, max_wait_seconds=max_wait_seconds, log_level=log_level)
 
 

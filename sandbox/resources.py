@@ -235,6 +235,8 @@ def get_activity(call: Call) -> dict[str, Any]:
 
 def list_activities(call: Call) -> list[dict[str, Any]]:
     """Newest first; with only `after`, oldest first. `before` is exclusive, `after` inclusive."""
+    if call.state.settings.fault_empty_listing:
+        return []
     before, after = call.params["before"], call.params["after"]
     page, per_page = call.params["page"], call.params["per_page"]
     ascending = after is not None and before is None

@@ -37,6 +37,8 @@ class Settings:
     # effects committed, and then their answers lost: the connection drops mid-body. Counts down to 0.
     fault_lost_responses: int = 0
     fault_lost_response_match: str = ""
+    # The activity listing answers `[]` while true: an outage page, a proxy, a token silently scoped down
+    fault_empty_listing: bool = False
     # Answer shapes: "spec" (the spec) or "real" (the real service where it differs; sandbox/flavors.py)
     flavor: str = "spec"
 

@@ -1,0 +1,63 @@
+"""A listing can be empty or short by mistake, and a date can be in the future: `--full` deletes only what a
+complete, plausible listing lacks, and the incremental cursor never moves past now."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from ..sandbox_harness import Harness
+from fitsync.pipelines.sync_runner import sync_athlete
+
+from .conftest import Connect, add_athlete, change, delete, record, record_many, subprocess_env
+from .test_sync import warehouse_ids
+
+
+def test_an_empty_full_listing_deletes_nothing_and_says_how_to_override(sb: Harness, connect: Connect) -> None:
+    aid = add_athlete(sb)
+    ids = record_many(sb, aid, 5, oldest_days=30)
+    home = connect(aid)
+    home.sync()
+    with sb.settings(fault_empty_listing=True):  # an outage page, a proxy, a token silently scoped down
+        outcome = home.sync(full=True, check=False)
+        cli = subprocess.run([sys.executable, "-m", "fitsync.pipelines.cli", "sync", "--full"],
+                             env=subprocess_env(home.config.home), capture_output=True, text=True, timeout=120)
+    assert not outcome.success and "the service listed no activities while fitsync knows 5" in (outcome.error or "")
+    assert warehouse_ids(home) == set(ids) and home.query("SELECT count(*) FROM deleted_activities") == [(0,)]
+    assert home.needing("detail") == 0 and len(home.state("SELECT * FROM known_activities")) == 5
+    assert cli.returncode == 1, cli.stderr
+    assert "Nothing was deleted" in cli.stderr and f"fitsync sync --full --allow-shrink --athlete {aid}" in cli.stderr
+
+    home.sync(full=True)  # the service answers again: nothing was lost, nothing to do
+    assert warehouse_ids(home) == set(ids)
+
+
+def test_a_listing_that_shrinks_too_much_needs_allow_shrink(sb: Harness, connect: Connect) -> None:
+    aid = add_athlete(sb)
+    ids = record_many(sb, aid, 60, oldest_days=60)
+    home = connect(aid)
+    home.sync()
+    for activity_id in ids[:52]:  # 52 of 60: more than a fifth, more than 50
+        delete(sb, activity_id)
+    outcome = home.sync(full=True, check=False)
+    assert not outcome.success and "lacks 52 of the 60 activities" in (outcome.error or "")
+    assert warehouse_ids(home) == set(ids)
+    allowed = sync_athlete(home.config, aid, home.instance, full=True, allow_shrink=True)
+    assert allowed.success and allowed.metadata["activities"]["reconciled_deletions"] == 52
+    assert warehouse_ids(home) == set(ids[52:])
+    assert home.query("SELECT count(*) FROM deleted_activities WHERE reason = 'missing in reconciliation'") == [(52,)]
+
+
+def test_a_future_dated_activity_does_not_move_the_cursor_past_now(sb: Harness, connect: Connect) -> None:
+    aid = add_athlete(sb)
+    record_many(sb, aid, 3, oldest_days=10)
+    future = record(sb, aid, days_ago=-365)  # next year: a clock error or a hand-typed date
+    home = connect(aid)
+    home.sync()
+    assert future in warehouse_ids(home)  # loaded all the same
+    later = record(sb, aid, days_ago=0.1)  # uploaded after the first sync, dated now
+    home.sync()
+    assert later in warehouse_ids(home), "an upload after a future-dated activity is found incrementally"
+    change(sb, future, name="Still next year")
+    home.sync()
+    assert home.query("SELECT name FROM activities WHERE activity_id = ?", future) == [("Still next year",)]
