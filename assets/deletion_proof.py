@@ -22,10 +22,10 @@ class Proof:
     unproven: dict[int, str] = field(default_factory=dict)  # no answer that proves anything: nothing happens
 
     def verdicts(self) -> list[tuple[int, str, str]]:
-        """(activity, verdict, reason) for the inbox."""
+        """(activity, verdict, reason) for the inbox. An unproven delete is not retried: the activity stays, and a
+        real deletion is found by the next full reconciliation (`fitsync sync --full`), which lists everything."""
         return ([(a, "confirmed", r) for a, r in self.deleted.items()]
-                + [(a, "rejected", r) for a, r in self.still_there.items()]
-                + [(a, "deferred" if r.startswith("unanswered") else "rejected", r) for a, r in self.unproven.items()])
+                + [(a, "rejected", r) for a, r in {**self.still_there, **self.unproven}.items()])
 
 
 def prove_deletions(session: Any, activity_ids: list[int]) -> Proof:
@@ -41,7 +41,7 @@ def prove_deletions(session: Any, activity_ids: list[int]) -> Proof:
             else:
                 proof.unproven[activity_id] = f"the service refused the check ({error})"
         except RateBudgetExhausted as error:
-            proof.unproven[activity_id] = f"unanswered: {error}"
+            proof.unproven[activity_id] = f"not checked: {error}"
         except FitsyncError as error:  # 403 (not this athlete's), 5xx after retries, a refused token
             proof.unproven[activity_id] = f"the service's answer proves no deletion ({error})"
         else:

@@ -5,7 +5,7 @@ recorded as rejected with the reason; the real ones still act (test_end_to_end.p
 from __future__ import annotations
 
 from ..sandbox_harness import Harness
-from .conftest import WebhookHome, add_athlete, delete, record
+from .conftest import WebhookHome, add_athlete, delete, record, revoke
 from .test_end_to_end import synced_athlete
 
 
@@ -66,3 +66,19 @@ def test_forged_deauthorization_purges_nothing(sb: Harness, home: WebhookHome) -
     assert verdict == "rejected" and "still accepts the athlete's token" in reason
     home.sync(aid)  # the athlete keeps syncing
     assert home.activity_ids(aid) == set(ids)
+
+
+def test_a_deauthorization_that_cannot_be_checked_waits_and_is_checked_again(sb: Harness, home: WebhookHome) -> None:
+    aid, _ = synced_athlete(home, sb, n=1)
+    revoke(sb, home.app, aid)
+    home.settle(1)
+    with sb.settings(fault_error_rate=1.0):  # the service answers only 5xx: nothing proves the revocation yet
+        assert home.tick() == []
+    [(_, verdict, reason)] = verdicts(home)
+    assert verdict == "deferred" and "checked again" in reason
+    assert home.state("SELECT status FROM athletes WHERE athlete_id = ?", aid) == [("connected",)]
+    requests = home.tick()  # the service answers again: the token is refused, the purge goes ahead
+    assert [r.job_name for r in requests] == ["purge_athlete_job"]
+    home.execute(requests)
+    assert set(home.athlete_rows(aid).values()) == {0}
+    assert verdicts(home)[0][1] == "confirmed"
