@@ -34,6 +34,10 @@ class Config:
     bulk_reserve: float = 0.1
     refresh_margin: int = 600
     max_retries: int = 5
+    # Bounds on one answer: its size once decoded (the largest real detail is a few MB) and the time to read it
+    # whole (a server dripping a byte at a time never trips the per-read timeout).
+    max_response_bytes: int = 64 * 1024 * 1024
+    response_deadline: float = 120.0
 
     @property
     def state_path(self) -> Path:
@@ -96,6 +100,8 @@ FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "bulk_reserve": ("FITSYNC_BULK_RESERVE", float),
     "refresh_margin": ("FITSYNC_REFRESH_MARGIN", int),
     "max_retries": ("FITSYNC_MAX_RETRIES", int),
+    "max_response_bytes": ("FITSYNC_MAX_RESPONSE_BYTES", int),
+    "response_deadline": ("FITSYNC_RESPONSE_DEADLINE", float),
 }
 
 

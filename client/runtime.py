@@ -20,7 +20,8 @@ class FitsyncClient:
         self.cipher = TokenCipher.for_home(config.home, config.secret_key)
         self.governor = RateGovernor(self.store, short_window=config.short_window, long_window=config.long_window,
                                      bulk_reserve=config.bulk_reserve, boundary_guard=config.boundary_guard)
-        self.transport = Transport(self.governor, timeout=config.timeout, max_retries=config.max_retries)
+        self.transport = Transport(self.governor, timeout=config.timeout, max_retries=config.max_retries,
+                                   max_response_bytes=config.max_response_bytes, deadline=config.response_deadline)
         self.tokens = TokenManager(config, self.store, self.cipher, self.transport)
         self.subscription_state = SubscriptionState(self.store, self.cipher)
         self.shape_reports = ShapeReports(self.store)

@@ -31,6 +31,14 @@ class UncertainOutcome(FitsyncError):
     """A non-idempotent request (a create) failed in a way that leaves unknown whether it took effect."""
 
 
+class ResponseTooLarge(FitsyncError):
+    """An answer larger than `max_response_bytes`: a broken or hostile server; not retried."""
+
+
+class DeadlineExceeded(FitsyncError):
+    """An answer not read whole within the deadline (a server dripping its body); not retried."""
+
+
 class ServerError(Exception):
     """A 5xx answer, raised so the retry policy sees it; the last one is returned to the caller."""
 
@@ -50,8 +58,12 @@ class Transport:
         backoff_max: float = 10.0,
         http: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        max_response_bytes: int = 64 * 1024 * 1024,
+        deadline: float = 120.0,
     ) -> None:
         self.governor = governor
+        self.max_response_bytes = max_response_bytes
+        self.deadline = deadline
         self.http = http or httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
                                          headers={"User-Agent": "fitsync"})
         self.max_retries = max_retries
@@ -119,7 +131,7 @@ class Transport:
             self.governor.reserve(budget == "read", bulk=bulk, max_wait=max_wait)
         sent_at = time.time()
         self.calls += 1
-        response = self.http.request(method, url, **kwargs)
+        response = self._bounded(self.http.send(self.http.build_request(method, url, **kwargs), stream=True))
         if self.governor is not None and budget is not None:
             # After a 429 the refused budget is spent for the window the request was sent in (not a later one).
             refused = _refused_budget(response) if response.status_code == 429 else None
@@ -127,6 +139,32 @@ class Transport:
         if response.status_code >= 500:
             raise ServerError(response)
         return response
+
+
+    def _bounded(self, streamed: httpx.Response) -> httpx.Response:
+        """The answer read whole, within `max_response_bytes` (decoded) and `deadline` seconds of reading."""
+        where = f"{streamed.request.method} {streamed.request.url.path}"
+        try:
+            declared = streamed.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > self.max_response_bytes:
+                raise ResponseTooLarge(f"{where}: the answer announces {int(declared):,} bytes, more than the "
+                                       f"{self.max_response_bytes:,} fitsync accepts (max_response_bytes)")
+            body, ends = bytearray(), time.monotonic() + self.deadline
+            for chunk in streamed.iter_bytes():
+                body += chunk
+                if len(body) > self.max_response_bytes:
+                    raise ResponseTooLarge(f"{where}: the answer grew past {self.max_response_bytes:,} bytes "
+                                           "(max_response_bytes); stopped reading it")
+                if time.monotonic() > ends:
+                    raise DeadlineExceeded(f"{where}: the answer was not read whole within {self.deadline:.0f} s "
+                                           "(response_deadline); stopped reading it")
+        finally:
+            streamed.close()
+        # Decoded already: the copy must not claim an encoding or a length it no longer has.
+        headers = [(k, v) for k, v in streamed.headers.multi_items()
+                   if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+        return httpx.Response(streamed.status_code, headers=headers, content=bytes(body), request=streamed.request,
+                              extensions=streamed.extensions)
 
 
 def url_path(url: str) -> str:

@@ -1,0 +1,72 @@
+"""A broken or hostile server cannot make fitsync read without end: an endless body stops at the size cap, a body
+dripped a byte at a time stops at the deadline, both with an error naming the endpoint (real HTTP, loopback)."""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+import time
+from typing import AsyncIterator, Iterator
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from fitsync.client.transport import DeadlineExceeded, ResponseTooLarge, Transport
+from fitsync.sandbox.server import UvicornThread
+
+MiB = 1024 * 1024
+
+
+async def endless(request: Request) -> StreamingResponse:
+    async def chunks() -> AsyncIterator[bytes]:
+        while not await request.is_disconnected():  # endless for the client; the server stops when it hangs up
+            yield b"[" + b"0," * (MiB // 2)
+            await asyncio.sleep(0)
+    return StreamingResponse(chunks(), media_type="application/json")
+
+
+async def dripping(request: Request) -> StreamingResponse:
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b"["
+        while not await request.is_disconnected():
+            await asyncio.sleep(0.05)  # well inside the per-read timeout, for ever
+            yield b"1,"
+    return StreamingResponse(chunks(), media_type="application/json")
+
+
+async def announced(request: Request) -> Response:
+    return Response(b"[]", media_type="application/json", headers={"Content-Length": str(10 * 1024 * MiB)})
+
+
+@pytest.fixture(scope="module")
+def hostile() -> Iterator[str]:
+    app = Starlette(routes=[Route("/endless", endless), Route("/dripping", dripping), Route("/announced", announced)])
+    with UvicornThread(app) as server:
+        yield server.base_url
+
+
+def test_an_endless_body_stops_at_the_cap(hostile: str) -> None:
+    transport = Transport(None, timeout=5, max_retries=1, max_response_bytes=8 * MiB)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(ResponseTooLarge, match=r"GET /endless: the answer grew past 8,388,608 bytes"):
+        transport.request("GET", hostile + "/endless", budget=None)
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mib < 64, f"reading the endless body grew the process by {grown_mib:.0f} MiB"
+    assert transport.calls == 1  # not retried
+
+
+def test_an_announced_huge_body_is_refused_before_reading(hostile: str) -> None:
+    transport = Transport(None, timeout=5, max_retries=3, max_response_bytes=8 * MiB)
+    with pytest.raises(ResponseTooLarge, match="announces 10,737,418,240 bytes"):
+        transport.request("GET", hostile + "/announced", budget=None)
+
+
+def test_a_dripping_body_stops_at_the_deadline(hostile: str) -> None:
+    transport = Transport(None, timeout=5, max_retries=3, deadline=1.0)
+    started = time.monotonic()
+    with pytest.raises(DeadlineExceeded, match=r"GET /dripping: the answer was not read whole within 1 s"):
+        transport.request("GET", hostile + "/dripping", budget=None)
+    assert time.monotonic() - started < 5 and transport.calls == 1
