@@ -54,8 +54,9 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
                     totals = _record_page(store, aid, page, totals)
                     page = []
                 seen.add(summary.id)
-                if "start_date" in summary.raw and sync_state.start_ts(summary.raw) <= time.time() + CLOCK_SKEW_SECONDS:
-                    newest = max(newest, sync_state.start_ts(summary.raw))
+                started = sync_state.start_ts(summary.raw)
+                if started is not None and started <= time.time() + CLOCK_SKEW_SECONDS:
+                    newest = max(newest, started)
             if page:
                 totals = _record_page(store, aid, page, totals)
         except RateBudgetExhausted as stop:
@@ -66,15 +67,14 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
             with store.transaction() as conn:
                 landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)
             meter.notes.append(f"{odd}: kept raw, the listing continues next run")
-        deleted: list[int] = []
+        missing: list[int] = []
         refusal = None
         if full and complete:
             # Known but no longer listed: deleted, or made Only You for a grant without read_all.
             known = sync_state.known_ids(store, aid)
-            deleted = sorted(known - seen)
-            refusal = None if config.allow_shrink else shrink_refusal(len(known), len(seen), len(deleted))
-            if refusal:
-                deleted = []
+            missing = sorted(known - seen)
+            refusal = None if config.allow_shrink else shrink_refusal(len(known), len(seen), len(missing))
+        deleted = [] if refusal else missing
         with store.transaction() as conn:
             if complete:
                 sync_state.set_cursor(conn, aid, sync_state.LISTED_AFTER, str(newest))
@@ -88,7 +88,7 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
         if refusal:
             raise Failure(description=f"athlete {aid}: {refusal}. Nothing was deleted. If the athlete really removed "
                                       f"them, run `fitsync sync --full --allow-shrink --athlete {aid}`.",
-                          metadata={"listed": len(seen), "would_delete": len(sync_state.known_ids(store, aid) - seen)})
+                          metadata={"listed": len(seen), "would_delete": len(missing)})
         return MaterializeResult(metadata=meter.metadata(
             mode="full reconciliation" if full else "incremental",
             listed=totals.seen, new=totals.new, changed=totals.changed, reconciled_deletions=len(deleted),

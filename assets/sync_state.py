@@ -36,15 +36,20 @@ def fingerprint(summary: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(picked, sort_keys=True).encode()).hexdigest()[:20]
 
 
-def start_ts(summary: dict[str, Any]) -> int:
-    return int(datetime.fromisoformat(str(summary["start_date"]).replace("Z", "+00:00")).timestamp())
+def start_ts(summary: dict[str, Any]) -> int | None:
+    """The start instant in epoch seconds; None when absent or not a date (the record is flagged, never a failure)."""
+    try:
+        return int(datetime.fromisoformat(str(summary["start_date"]).replace("Z", "+00:00")).timestamp())
+    except (KeyError, ValueError, OverflowError):
+        return None
 
 
 def record_listing(conn: sqlite3.Connection, athlete_id: int, summaries: list[Record]) -> ListingOutcome:
     """Mark new activities for detail and zones, changed ones for detail (inside the caller's transaction)."""
     new = changed = 0
     for summary in summaries:
-        if not isinstance(summary.id, int) or "start_date" not in summary.raw:
+        started = start_ts(summary.raw)
+        if not isinstance(summary.id, int) or started is None:
             continue
         print_ = fingerprint(summary.raw)
         row = conn.execute("SELECT fingerprint FROM known_activities WHERE athlete_id = ? AND activity_id = ?",
@@ -52,12 +57,12 @@ def record_listing(conn: sqlite3.Connection, athlete_id: int, summaries: list[Re
         if row is None:
             new += 1
             conn.execute("INSERT INTO known_activities VALUES (?, ?, ?, ?, 1, 1)",
-                         (athlete_id, summary.id, start_ts(summary.raw), print_))
+                         (athlete_id, summary.id, started, print_))
         elif row["fingerprint"] != print_:
             changed += 1
             conn.execute("UPDATE known_activities SET fingerprint = ?, start_ts = ?, needs_detail = 1 "
                          "WHERE athlete_id = ? AND activity_id = ?",
-                         (print_, start_ts(summary.raw), athlete_id, summary.id))
+                         (print_, started, athlete_id, summary.id))
     return ListingOutcome(len(summaries), new, changed)
 
 
@@ -96,7 +101,7 @@ def note_details(conn: sqlite3.Connection, athlete_id: int, details: list[dict[s
     """A detail carries every summary field: remember its fingerprint so the next listing sees no change."""
     conn.executemany(
         "UPDATE known_activities SET fingerprint = ?, start_ts = ? WHERE athlete_id = ? AND activity_id = ?",
-        [(fingerprint(d), start_ts(d), athlete_id, d["id"]) for d in details if "start_date" in d],
+        [(fingerprint(d), start_ts(d), athlete_id, d["id"]) for d in details if start_ts(d) is not None],
     )
 
 

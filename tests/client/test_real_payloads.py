@@ -266,3 +266,17 @@ def test_the_real_token_answer_has_no_scope_and_fitsync_does_not_need_it() -> No
     body = fixture("real_token_exchange.json")
     assert "scope" not in body and body["athlete"]["id"] == ATHLETE
     assert duckdb is not None  # the warehouse tests above use the real engine
+
+
+def test_a_summary_with_a_date_that_is_not_one_is_flagged_not_fatal(tmp_path: Path) -> None:
+    from fitsync.assets import sync_state
+    from fitsync.client.records import record
+
+    store = StateStore(tmp_path / "state.db")
+    good, odd = fixture("swagger_athlete_activities.json")
+    odd = {**odd, "start_date": "yesterday-ish"}
+    summaries = [record("activity", good), record("activity", odd)]
+    assert summaries[1].issues == ("unexpected start_date='yesterday-ish'",)
+    with store.transaction() as conn:
+        outcome = sync_state.record_listing(conn, ATHLETE, summaries)
+    assert outcome.new == 1 and sync_state.known_ids(store, ATHLETE) == {good["id"]}
