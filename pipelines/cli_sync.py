@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from fitsync.assets import sync_state
 from fitsync.client.config import Config, ConfigError
@@ -17,6 +18,11 @@ from fitsync.warehouse import db
 
 if TYPE_CHECKING:
     from .sync_runner import SyncOutcome
+
+
+# The command prints each failed step's message itself (below): Dagster's own ERROR events would repeat it with
+# a stack trace. The run's full log stays in the Dagster instance under FITSYNC_HOME.
+DAGSTER_LOG_LEVEL = "CRITICAL"
 
 
 def _config() -> Config:
@@ -71,12 +77,12 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
             painter.start()
             try:
                 outcome = sync_athlete(config, athlete_id, instance, full=full, allow_shrink=allow_shrink,
-                                       max_wait_seconds=max_wait)
+                                       max_wait_seconds=max_wait, log_level=DAGSTER_LOG_LEVEL)
             finally:
                 stop.set()
                 painter.join()
-            if outcome.error:
-                out.print(f"[red]{outcome.error}[/]")
+            if outcome.error:  # not wrapped: the command it names must stay whole for copy and paste
+                out.print(Text(outcome.error, style="red"), soft_wrap=True)
             _report(out, outcome)
             if not outcome.success:
                 failed.append(athlete_id)

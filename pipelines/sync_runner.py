@@ -89,10 +89,16 @@ def run_job(config: Config, instance: DagsterInstance, job_name: str, *, partiti
     for event in result.get_asset_materialization_events():
         mat = event.step_materialization_data.materialization
         metadata[mat.asset_key.to_user_string()] = {k: getattr(v, "value", v) for k, v in mat.metadata.items()}
-    failures = [f"{e.step_key}: {e.step_failure_data.error.message.strip()}" for e in result.all_events
+    failures = [f"{e.step_key}: {_failure_text(e.step_failure_data.error)}" for e in result.all_events
                 if e.is_step_failure and e.step_failure_data.error]
     return SyncOutcome(int(partition_key) if partition_key else None, result.success, metadata,
                        "; ".join(failures) or None)
+
+
+def _failure_text(error: Any) -> str:
+    """A step's error as one message: a deliberate `Failure` without Dagster's class path in front."""
+    message = str(error.message).strip()
+    return message.split(": ", 1)[-1] if error.cls_name == "Failure" else message
 
 
 def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, full: bool = False,
