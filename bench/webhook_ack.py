@@ -31,7 +31,7 @@ from . import common
 from .common import percentile, table, target
 
 P99_TARGET_MS = 20.0
-PATH = "/webhooks/fitsync"
+PREFIX = "/webhooks"
 
 
 # ----------------------------------------------------------------------------------------------- generator
@@ -73,7 +73,7 @@ async def _generate(job: dict[str, Any]) -> dict[str, Any]:
                  "owner_id": job["owner_id"], "subscription_id": job["subscription_id"],
                  "event_time": int(time.time())}
         body = json.dumps(event, separators=(",", ":")).encode()
-        request = (f"POST {PATH} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+        request = (f"POST {job['path']} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
                    f"Content-Length: {len(body)}\r\nUser-Agent: bench\r\n\r\n").encode() + body
         conn = idle.pop() if idle else await connect()
         sent = time.perf_counter()
@@ -178,11 +178,11 @@ def main(seconds: float, search_seconds: float, rates: str, search: str) -> None
         receiver = subprocess.Popen([sys.executable, "-m", "fitsync.pipelines.cli", "webhooks", "serve", "--host",
                                      "127.0.0.1", "--port", str(port)], env=env, cwd=common.REPO,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        callback = f"http://127.0.0.1:{port}{PATH}"
+        callback = f"http://127.0.0.1:{port}{PREFIX}"
         deadline = time.monotonic() + 30
         while True:
             try:
-                if httpx.get(callback, timeout=1).status_code == 400:  # up: a GET without hub.* is refused
+                if httpx.get(callback + "/probe", timeout=1).status_code == 404:  # up: not the secret path
                     break
             except httpx.TransportError:
                 pass
@@ -191,8 +191,9 @@ def main(seconds: float, search_seconds: float, rates: str, search: str) -> None
             time.sleep(0.1)
         with FitsyncClient(config) as client:
             subscription_id = subscribe(client, callback)  # the sandbox validates the callback (GET) first
+            path = httpx.URL(client.subscription_state.current().callback_url).path  # type: ignore[union-attr]
         job = {"host": "127.0.0.1", "port": port, "owner_id": athlete_id, "subscription_id": subscription_id,
-               "env": env}
+               "env": env, "path": path}
         first_id = 10**12
         steps = [(int(r), seconds) for r in rates.split(",") if r.strip()]
         search_rates = [int(r) for r in search.split(",") if r.strip()]

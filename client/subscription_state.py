@@ -1,4 +1,8 @@
-"""What fitsync remembers of the app's push subscription: its id, callback and the verify token."""
+"""What fitsync remembers of the app's push subscription: its id, callback, verify token and callback path secret.
+
+The callback path secret is the last segment of the callback address (`…/webhooks/<secret>`). Anyone can POST to a
+public address, but only the service (and fitsync) know this one, so the receiver answers 404 everywhere else.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +33,18 @@ class SubscriptionState:
         blob = self._get("verify_token")
         return None if blob is None else self.cipher.decrypt(blob)
 
+    def set_callback_token(self, token: str) -> None:
+        self._put("callback_token", self.cipher.encrypt(token))
+
+    def callback_token(self, conn: sqlite3.Connection | None = None) -> Secret | None:
+        """The path secret events must arrive under. A subscription made before fitsync added one is served at
+        its own address's last segment (the receiver warns that it is guessable)."""
+        blob = self._get("callback_token", conn)
+        if blob is not None:
+            return self.cipher.decrypt(blob)
+        current = self.current(conn)
+        return None if current is None else Secret(current.callback_url.rstrip("/").rsplit("/", 1)[-1])
+
     def save(self, subscription_id: int, callback_url: str) -> None:
         self._put("subscription_id", str(subscription_id).encode())
         self._put("callback_url", callback_url.encode())
@@ -46,7 +62,7 @@ class SubscriptionState:
 
     def forget(self) -> None:
         with self.store.transaction() as conn:
-            conn.execute("DELETE FROM app_state WHERE key IN ('subscription_id', 'callback_url', 'verify_token')")
+            conn.execute("DELETE FROM app_state WHERE key IN ('subscription_id', 'callback_url', 'verify_token', 'callback_token')")
 
     def _put(self, key: str, value: bytes) -> None:
         with self.store.transaction() as conn:
@@ -56,7 +72,9 @@ class SubscriptionState:
                 (key, value, time.time()),
             )
 
-    def _get(self, key: str) -> bytes | None:
-        with self.store.reading() as conn:
-            row = conn.execute("SELECT value FROM app_state WHERE key = ?", (key,)).fetchone()
+    def _get(self, key: str, conn: sqlite3.Connection | None = None) -> bytes | None:
+        if conn is None:
+            with self.store.reading() as conn:
+                return self._get(key, conn)
+        row = conn.execute("SELECT value FROM app_state WHERE key = ?", (key,)).fetchone()
         return None if row is None else bytes(row["value"])

@@ -105,28 +105,34 @@ def webhooks() -> None:
 
 
 @webhooks.command()
-@click.option("--callback-url", required=True, help="Public address of `fitsync webhooks serve`.")
+@click.option("--callback-url", required=True,
+              help="Public address of `fitsync webhooks serve` up to its prefix, e.g. https://host/webhooks; "
+                   "fitsync appends a random path secret.")
 def subscribe(callback_url: str) -> None:
-    """Create the subscription (the service validates the callback first)."""
-    from .subscriptions import subscribe as create_subscription
+    """Create the subscription (the service validates the callback first); again after unsubscribe rotates the
+    path secret."""
+    from .subscriptions import masked, subscribe as create_subscription
 
     with open_client() as client:
         try:
             sub_id = create_subscription(client, callback_url)
         except FitsyncError as error:
             raise click.ClickException(str(error)) from None
-    click.echo(f"Subscribed: id {sub_id} → {callback_url}")
+        current = client.subscription_state.current()
+    click.echo(f"Subscribed: id {sub_id} → {masked(current.callback_url) if current else callback_url}")
 
 
 @webhooks.command()
 def status() -> None:
     """Show the application's subscription."""
+    from .subscriptions import masked
+
     with open_client() as client:
         subs = client.subscriptions().view()
     if not subs:
         click.echo("No subscription.")
     for sub in subs:
-        click.echo(f"{sub.id}\t{sub.get('callback_url')}\tcreated {sub.get('created_at')}")
+        click.echo(f"{sub.id}\t{masked(str(sub.get('callback_url')))}\tcreated {sub.get('created_at')}")
 
 
 @webhooks.command()
@@ -145,13 +151,20 @@ def unsubscribe() -> None:
 @webhooks.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8710, show_default=True, type=int)
-@click.option("--path", default="/webhooks/fitsync", show_default=True)
-def serve(host: str, port: int, path: str) -> None:
+@click.option("--prefix", "--path", "prefix", default="/webhooks", show_default=True,
+              help="Path the events arrive under; the subscription's secret follows it.")
+def serve(host: str, port: int, prefix: str) -> None:
     """Receive the service's events into the inbox (the `webhook_events` sensor acts on them)."""
     import uvicorn
 
     from .webhook_receiver import Receiver
 
     client = open_client()
-    click.echo(f"Receiving events at http://{host}:{port}{path} (put it behind HTTPS for the real service)")
-    uvicorn.run(Receiver(client, path).app, host=host, port=port, log_level="warning", access_log=False)
+    receiver = Receiver(client, prefix)
+    click.echo(f"Receiving events at http://{host}:{port}{receiver.prefix}/<secret> "
+               "(put it behind HTTPS for the real service)")
+    if receiver.weak_secret():
+        click.echo("Warning: the subscription's callback path is guessable (made before fitsync added a path "
+                   "secret): run `fitsync webhooks unsubscribe` and `fitsync webhooks subscribe "
+                   "--callback-url <public address up to the prefix>` to get one.", err=True)
+    uvicorn.run(receiver.app, host=host, port=port, log_level="warning", access_log=False)

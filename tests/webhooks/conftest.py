@@ -36,7 +36,7 @@ from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 from fitsync.pipelines.subscriptions import subscribe
 from fitsync.pipelines.sync_runner import SyncOutcome, execute_run_request, sync_athlete, tick_webhook_sensor
-from fitsync.pipelines.webhook_receiver import DEFAULT_PATH, Receiver
+from fitsync.pipelines.webhook_receiver import DEFAULT_PREFIX, Receiver
 from fitsync.sandbox.server import UvicornThread
 from fitsync.warehouse import db
 
@@ -181,14 +181,24 @@ class WebhookHome:
         return front
 
     @property
-    def callback_url(self) -> str:
+    def callback_prefix(self) -> str:
         assert self.receiver is not None
-        return self.receiver.base_url + DEFAULT_PATH
+        return self.receiver.base_url + DEFAULT_PREFIX
+
+    @property
+    def callback_url(self) -> str:
+        """The full address events go to, path secret included (the stored subscription's, or a fresh secret's
+        when the home has none yet)."""
+        current = self.client.subscription_state.current()
+        if current is not None:
+            return current.callback_url
+        secret = self.client.subscription_state.callback_token()
+        return f"{self.callback_prefix}/{secret.reveal() if secret else 'no-secret-yet'}"
 
     def subscribe(self) -> int:
         """Through the service: it sends the validation GET to the receiver, which must answer it."""
         self.mark_events()
-        self.subscription_id = subscribe(self.client, self.callback_url)
+        self.subscription_id = subscribe(self.client, self.callback_prefix)
         return self.subscription_id
 
     def mark_events(self) -> None:
@@ -199,7 +209,8 @@ class WebhookHome:
         """Only fitsync's side of a subscription (verify token, id): for tests that POST events themselves
         and want nothing from the sandbox's delivery worker."""
         self.client.subscription_state.set_verify_token("verify-" + str(subscription_id))
-        self.client.subscription_state.save(subscription_id, self.callback_url)
+        self.client.subscription_state.set_callback_token(f"path-secret-{subscription_id}-0123456789")
+        self.client.subscription_state.save(subscription_id, f"{self.callback_prefix}/path-secret-{subscription_id}-0123456789")
         self.subscription_id = subscription_id
         return subscription_id
 
@@ -349,12 +360,12 @@ def serve_process(home: WebhookHome, port: int, log: Path) -> subprocess.Popen[b
     out = log.open("ab")
     process = subprocess.Popen([*FITSYNC, "webhooks", "serve", "--port", str(port)], env=env_for(home.config),
                                stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/webhooks/fitsync"
+    url = f"http://127.0.0.1:{port}/webhooks/readiness-probe"
 
     def answering() -> bool:
         assert process.poll() is None, log.read_text()
         try:
-            return httpx.get(url, timeout=1).status_code == 400  # a GET without hub.* is refused: it is up
+            return httpx.get(url, timeout=1).status_code == 404  # not the secret path: refused, so it is up
         except httpx.TransportError:
             return False
 

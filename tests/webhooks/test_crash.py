@@ -86,8 +86,9 @@ def run_burst(sb: Harness, home: WebhookHome, tmp_path: Path, n: int, kills: int
     for owner in owners:
         home.connect(owner)
     port = free_port()
-    url = f"http://127.0.0.1:{port}/webhooks/fitsync"
+    url = f"http://127.0.0.1:{port}/webhooks/crash-test-path-secret"
     home.client.subscription_state.set_verify_token("crash-test")
+    home.client.subscription_state.set_callback_token("crash-test-path-secret")
     home.client.subscription_state.save(SUBSCRIPTION_ID, url)
     home.subscription_id = SUBSCRIPTION_ID
     base = int(time.time())

@@ -82,3 +82,50 @@ def test_a_deauthorization_that_cannot_be_checked_waits_and_is_checked_again(sb:
     home.execute(requests)
     assert set(home.athlete_rows(aid).values()) == {0}
     assert verdicts(home)[0][1] == "confirmed"
+
+
+def test_events_reach_the_inbox_only_at_the_subscriptions_secret_path(sb: Harness, home: WebhookHome) -> None:
+    """The callback address ends in a random secret only the service knows: a forger who knows the host, the
+    subscription id and the athlete still gets 404 and stores nothing, on any other path."""
+    aid, ids = synced_athlete(home, sb, n=1)
+    secret_url = home.callback_url
+    prefix, _, secret = secret_url.rpartition("/")
+    assert prefix == home.callback_prefix and len(secret) >= 24
+    event = home.event(aid, ids[0], "delete")
+    for guess in (prefix, f"{prefix}/fitsync", f"{prefix}/{secret[:-1]}", f"{prefix}/{secret}x",
+                  home.receiver.base_url + "/" + secret):  # type: ignore[union-attr]
+        response = home.http.post(guess, json=event)
+        assert response.status_code == 404, (guess.replace(secret, "<secret>"), response.text)
+        challenge = home.http.get(guess, params={"hub.mode": "subscribe", "hub.challenge": "c",
+                                                 "hub.verify_token": "anything"})
+        assert challenge.status_code == 404
+    assert home.inbox() == []
+    assert home.http.post(secret_url, json=home.event(aid, ids[0], "update", updates={"title": "x"})
+                          ).status_code == 200
+    assert len(home.inbox()) == 1
+
+
+def test_subscribing_again_rotates_the_path_secret(sb: Harness, home: WebhookHome) -> None:
+    aid, ids = synced_athlete(home, sb, n=1)
+    old_url = home.callback_url
+    home.client.subscriptions().delete(home.subscription_id)  # type: ignore[arg-type]
+    home.client.subscription_state.forget()
+    home.subscribe()
+    assert home.callback_url != old_url and home.callback_url.startswith(home.callback_prefix + "/")
+    assert home.http.post(old_url, json=home.event(aid, ids[0], "delete")).status_code == 404
+    assert home.inbox() == []
+    record(sb, aid)  # the service's own event arrives at the new address
+    home.settle(1)
+    assert [e["payload"]["aspect_type"] for e in home.inbox()] == ["create"]
+
+
+def test_adopting_a_subscription_recovers_its_path_secret(sb: Harness, home: WebhookHome) -> None:
+    """fitsync's state lost the secret (a restored backup), the service still calls the old address: subscribing
+    again under the same prefix adopts it and its events keep arriving."""
+    aid, _ = synced_athlete(home, sb, n=1)
+    url = home.callback_url
+    home.client.subscription_state.forget()
+    assert home.subscribe() == home.subscription_id and home.callback_url == url
+    record(sb, aid)
+    home.settle(1)
+    assert len(home.inbox()) == 1

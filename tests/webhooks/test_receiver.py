@@ -33,6 +33,7 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
+from fitsync.pipelines.subscriptions import masked
 from fitsync.pipelines.webhook_receiver import MAX_BODY_BYTES
 
 from ..sandbox_harness import Harness
@@ -91,11 +92,11 @@ def test_s6_4_r1_wrong_mode_or_token_is_refused(receiving: tuple[WebhookHome, in
         assert response.status_code == status, (params, response.text)
         assert "c" not in response.json().get("hub.challenge", ""), params
 
-    fresh = make_home("no-subscription")  # no verify token stored yet: nothing validates
+    fresh = make_home("no-subscription")  # no path secret or verify token stored yet: no address answers
     fresh.serve()
     response = fresh.http.get(fresh.callback_url, params={"hub.mode": "subscribe", "hub.challenge": "c",
                                                           "hub.verify_token": ""})
-    assert response.status_code == 403
+    assert response.status_code == 404
 
 
 # --- §6.2 strict validation of event POSTs --------------------------------------------------------------------------
@@ -176,8 +177,9 @@ def test_s6_2_r6_forged_subscription_id_is_403(receiving: tuple[WebhookHome, int
     home, aid = receiving
     for forged in (home.subscription_id + 1, 1):  # type: ignore[operator]
         assert_refused(home.post(valid(home, aid, subscription_id=forged)), 403, home)
-    home.client.subscription_state.forget()  # after `unsubscribe` no subscription id is accepted
-    assert_refused(home.post(valid(home, aid)), 403, home)
+    url = home.callback_url
+    home.client.subscription_state.forget()  # after `unsubscribe` the old address answers nothing
+    assert_refused(home.http.post(url, json=valid(home, aid)), 404, home)
 
 
 def test_s6_2_r5_unknown_or_disconnected_owner_is_403(sb: Harness, receiving: tuple[WebhookHome, int]) -> None:
@@ -250,7 +252,7 @@ def test_s3_3_cli_subscription_lifecycle(sb: Harness, make_home: MakeHome, tmp_p
     aid = add_athlete(sb)
     home.connect(aid, partition=False)
     port = free_port()
-    callback = f"http://127.0.0.1:{port}/webhooks/fitsync"
+    callback = f"http://127.0.0.1:{port}/webhooks"  # the prefix: fitsync appends the path secret
     dead = fitsync(home, "webhooks", "subscribe", "--callback-url", callback)  # the receiver is not running yet
     assert dead.returncode != 0 and "Traceback" not in dead.stderr and dead.stderr.strip(), dead
     assert service_subscriptions(sb, home) == [] and home.client.subscription_state.current() is None
@@ -263,18 +265,22 @@ def test_s3_3_cli_subscription_lifecycle(sb: Harness, make_home: MakeHome, tmp_p
         created = fitsync(home, "webhooks", "subscribe", "--callback-url", callback)
         assert created.returncode == 0, created.stderr
         [sub] = service_subscriptions(sb, home)
-        assert sub["callback_url"] == callback
-        assert created.stdout.strip() == f"Subscribed: id {sub['id']} → {callback}"
+        secret = sub["callback_url"].removeprefix(callback + "/")
+        assert len(secret) >= 24 and "/" not in secret, sub
+        assert created.stdout.strip() == f"Subscribed: id {sub['id']} → {masked(sub['callback_url'])}"
+        assert secret not in created.stdout
         home.subscription_id = sub["id"]
         assert home.client.subscription_state.current().id == sub["id"]  # type: ignore[union-attr]
         token = home.client.subscription_state.verify_token().reveal()  # type: ignore[union-attr]
 
         status = fitsync(home, "webhooks", "status")
-        assert status.returncode == 0 and status.stdout.split("\t")[:2] == [str(sub["id"]), callback], status
+        assert status.returncode == 0 and status.stdout.split("\t")[:2] == [str(sub["id"]), masked(sub["callback_url"])]
+        assert secret not in status.stdout
 
         again = fitsync(home, "webhooks", "subscribe", "--callback-url", callback + "/other")
         assert again.returncode != 0
         assert f"subscription {sub['id']}" in again.stderr and callback in again.stderr, again.stderr
+        assert secret not in again.stderr
         assert "unsubscribe" in again.stderr and "Traceback" not in again.stderr
         assert service_subscriptions(sb, home) == [sub]  # still the one, unchanged
         assert home.client.subscription_state.verify_token().reveal() == token  # type: ignore[union-attr]
@@ -292,8 +298,8 @@ def test_s3_3_cli_subscription_lifecycle(sb: Harness, make_home: MakeHome, tmp_p
         assert fitsync(home, "webhooks", "status").stdout.strip() == "No subscription."
         # Events of the old subscription are refused now.
         old = home.event(aid, activity, "update", updates={"title": "late"})
-        response = httpx.post(callback, json=old)
-        assert response.status_code == 403 and len(home.inbox()) == 1
+        response = httpx.post(sub["callback_url"], json=old)
+        assert response.status_code == 404 and len(home.inbox()) == 1
         home.subscription_id = None
 
         again = fitsync(home, "webhooks", "unsubscribe")
