@@ -32,6 +32,8 @@ class Config:
     boundary_guard: float = 1.0
     # Share of each 15-minute window that bulk work (backfills) leaves for interactive and webhook work.
     bulk_reserve: float = 0.1
+    # Share of each 15-minute read window that webhook re-pulls may take (events are unsigned hints).
+    webhook_share: float = 0.25
     refresh_margin: int = 600
     max_retries: int = 5
     # Bounds on one answer: its size once decoded (the largest real detail is a few MB) and the time to read it
@@ -98,6 +100,7 @@ FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "long_window": ("FITSYNC_RATE_LONG_WINDOW", int),
     "boundary_guard": ("FITSYNC_RATE_BOUNDARY_GUARD", float),
     "bulk_reserve": ("FITSYNC_BULK_RESERVE", float),
+    "webhook_share": ("FITSYNC_WEBHOOK_SHARE", float),
     "refresh_margin": ("FITSYNC_REFRESH_MARGIN", int),
     "max_retries": ("FITSYNC_MAX_RETRIES", int),
     "max_response_bytes": ("FITSYNC_MAX_RESPONSE_BYTES", int),

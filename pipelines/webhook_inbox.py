@@ -35,6 +35,7 @@ class Event:
     owner_id: int
     subscription_id: int
     event_time: int
+    received_at: float = 0.0
 
     @property
     def deauthorization(self) -> bool:
@@ -84,16 +85,17 @@ def store_event(conn: sqlite3.Connection, event: dict[str, Any]) -> bool:
 
 def events_after(store: StateStore, inbox_id: int, limit: int = 1000) -> list[Event]:
     with store.reading() as conn:
-        rows = conn.execute("SELECT id, payload FROM webhook_inbox WHERE id > ? ORDER BY id LIMIT ?",
+        rows = conn.execute("SELECT id, payload, received_at FROM webhook_inbox WHERE id > ? ORDER BY id LIMIT ?",
                             (inbox_id, limit)).fetchall()
     return _events(rows)
 
 
-def deferred(store: StateStore, limit: int = 100) -> list[Event]:
-    """Events whose check with the service could not be made yet (service down, rate budget spent)."""
+def deferred(store: StateStore, limit: int = 1000) -> list[Event]:
+    """Events that wait: a check with the service that could not be made yet (service down, rate budget spent),
+    or work held back by the webhook admission rules."""
     with store.reading() as conn:
-        rows = conn.execute("SELECT id, payload FROM webhook_inbox WHERE verdict = 'deferred' ORDER BY id LIMIT ?",
-                            (limit,)).fetchall()
+        rows = conn.execute("SELECT id, payload, received_at FROM webhook_inbox WHERE verdict = 'deferred' "
+                            "ORDER BY id LIMIT ?", (limit,)).fetchall()
     return _events(rows)
 
 
@@ -116,7 +118,7 @@ def _events(rows: list[sqlite3.Row]) -> list[Event]:
     for row in rows:
         p = json.loads(row["payload"])
         out.append(Event(row["id"], p["object_type"], p["object_id"], p["aspect_type"], p.get("updates") or {},
-                         p["owner_id"], p["subscription_id"], p["event_time"]))
+                         p["owner_id"], p["subscription_id"], p["event_time"], row["received_at"]))
     return out
 
 

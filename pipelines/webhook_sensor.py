@@ -3,14 +3,16 @@
 import time
 
 import httpx
-from dagster import (AddDynamicPartitionsRequest, DefaultSensorStatus, DeleteDynamicPartitionsRequest, RunRequest,
-                     SensorEvaluationContext, SensorResult, SkipReason, define_asset_job, sensor)
+from dagster import (AddDynamicPartitionsRequest, DagsterInstance, DagsterRunStatus, DefaultSensorStatus,
+                     DeleteDynamicPartitionsRequest, RunRequest, RunsFilter, SensorEvaluationContext, SensorResult,
+                     SkipReason, define_asset_job, sensor)
 
 from fitsync.assets.common import WEBHOOK_TAG, athletes_partitions
+from fitsync.assets.sync_state import known_ids
 from fitsync.client.errors import FitsyncError, NotConnected, ReauthorizationRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
 
-from . import webhook_inbox
+from . import webhook_admission, webhook_inbox
 from .purge import purge_athlete_job
 from .resources import FitsyncApi
 from .webhook_plan import load_lifecycle, plan, save_lifecycle
@@ -30,16 +32,31 @@ def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi):  
     deauthorization purges only once the service refuses the athlete's token (events are not signed)."""
     client = fitsync_api.client()
     events = webhook_inbox.events_after(client.store, int(context.cursor or 0))
-    retried = [e for e in webhook_inbox.deferred(client.store) if e.deauthorization]
-    if not events and not retried:
+    new_ids = {e.inbox_id for e in events}
+    candidates = events + [e for e in webhook_inbox.deferred(client.store) if e.inbox_id not in new_ids]
+    if not candidates:
         return SkipReason("no new webhook events")
+    short_read = next(line for line in client.governor.snapshot() if (line.window, line.budget) == ("short", "read"))
+    cap = webhook_admission.allowance_cap(client.config.webhook_share, short_read.limit)
+    window_start = int(short_read.resets_at) - client.config.short_window
     with client.store.transaction() as conn:
+        admission = webhook_admission.admit(
+            candidates, busy=_refreshing(context.instance, {e.owner_id for e in candidates}),
+            known=lambda athlete: known_ids(client.store, athlete),
+            remaining=webhook_admission.remaining(conn, cap, window_start), cap=cap)
+        webhook_admission.spend(conn, cap, window_start, admission.spent)
+        for reason in set(admission.held.values()):
+            webhook_inbox.set_verdict(conn, [i for i, r in admission.held.items() if r == reason], "deferred", reason)
+        webhook_inbox.set_verdict(conn, admission.expired, "postponed", "waited a day: left to the nightly sync")
+        # Admitted events that waited before are undecided again (a run records a delete's verdict).
+        conn.executemany("UPDATE webhook_inbox SET verdict = NULL, verdict_reason = NULL "
+                         "WHERE id = ? AND verdict = 'deferred'", [(e.inbox_id,) for e in admission.admitted])
         before = load_lifecycle(conn)
         after = dict(before)
-        work = plan(events, after)
+        work = plan(admission.admitted, after)
         save_lifecycle(conn, before, after)
-    for event in retried:
-        work.deauthorized.setdefault(event.owner_id, event)
+    if admission.held:
+        context.log.info(f"{len(admission.held)} webhook events wait: {sorted(set(admission.held.values()))}")
     verdicts = {athlete_id: _check_deauthorization(client, event) for athlete_id, event in work.deauthorized.items()}
     with client.store.transaction() as conn:
         for athlete_id, (verdict, reason) in verdicts.items():
@@ -78,6 +95,16 @@ def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi):  
                      "departed athletes)")
     return SensorResult(run_requests=runs, cursor=str(events[-1].inbox_id) if events else context.cursor,
                         dynamic_partitions_requests=requests)
+
+
+IN_FLIGHT = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING,
+             DagsterRunStatus.STARTED]
+
+
+def _refreshing(instance: DagsterInstance, athletes: set[int]) -> set[int]:
+    """Athletes with a webhook refresh run queued or running: their new events wait for it (coalescing)."""
+    runs = instance.get_runs(RunsFilter(job_name=webhook_refresh_job.name, statuses=IN_FLIGHT))
+    return {int(r.tags["dagster/partition"]) for r in runs if r.tags.get("dagster/partition", "").isdigit()} & athletes
 
 
 def _check_deauthorization(client, event: webhook_inbox.Event) -> tuple[str, str]:  # type: ignore[no-untyped-def]

@@ -4,6 +4,8 @@ recorded as rejected with the reason; the real ones still act (test_end_to_end.p
 
 from __future__ import annotations
 
+from fitsync.pipelines.webhook_admission import CALLS_PER_ACTIVITY, allowance_cap
+
 from ..sandbox_harness import Harness
 from .conftest import WebhookHome, add_athlete, delete, record, revoke
 from .test_end_to_end import synced_athlete
@@ -129,3 +131,56 @@ def test_adopting_a_subscription_recovers_its_path_secret(sb: Harness, home: Web
     record(sb, aid)
     home.settle(1)
     assert len(home.inbox()) == 1
+
+
+def calls(outcomes: list) -> int:  # type: ignore[type-arg]
+    return sum(int(meta.get("api_calls", 0)) for o in outcomes if o is not None
+               for meta in o.metadata.values() if isinstance(meta, dict))
+
+
+def small_share(home: WebhookHome, activities: int) -> int:
+    """Give webhook re-pulls room for `activities` per window on this home; returns the cap."""
+    [limit] = [line.limit for line in home.client.governor.snapshot() if (line.window, line.budget) == ("short", "read")]
+    home.config = home.config.replace(webhook_share=activities * CALLS_PER_ACTIVITY / limit)
+    return allowance_cap(home.config.webhook_share, limit)
+
+
+def test_a_flood_of_forged_creates_spends_only_the_webhook_share(sb: Harness, home: WebhookHome) -> None:
+    """300 forged `create` events for ids fitsync never saw, then updates of real activities: the real ones go
+    first, the share bounds the calls, the rest wait (deferred, with the reason) and spend nothing more."""
+    aid, ids = synced_athlete(home, sb, n=3)
+    cap = small_share(home, 5)
+    assert cap == 5
+    for i in range(300):
+        assert home.post(home.event(aid, 9_700_000_000 + i, "create")).status_code == 200
+    for known in ids:
+        assert home.post(home.event(aid, known, "update", updates={"title": "renamed"})).status_code == 200
+    requests, outcomes = home.process()
+    [run] = requests
+    refreshed = run.run_config["ops"]["activities"]["config"]["activity_ids"]
+    assert set(ids) <= set(refreshed) and len(refreshed) == cap  # the athlete's own activities first
+    assert calls(outcomes) <= cap * CALLS_PER_ACTIVITY + 2
+    waiting = home.state("SELECT count(*), min(verdict_reason) FROM webhook_inbox WHERE verdict = 'deferred'")
+    assert waiting[0][0] == 300 - (cap - len(ids)) and "webhook share" in waiting[0][1]
+    assert home.process() == ([], [])  # same window: the waiting events spend nothing
+    assert home.activity_ids(aid) == set(ids)  # and nothing forged landed
+
+
+def test_events_wait_while_the_athletes_refresh_runs_then_fold_into_one(sb: Harness, home: WebhookHome) -> None:
+    from dagster import DagsterRun, DagsterRunStatus
+    from dagster._core.utils import make_new_run_id
+
+    aid, ids = synced_athlete(home, sb, n=2)
+    running = DagsterRun(job_name="webhook_refresh", run_id=make_new_run_id(), status=DagsterRunStatus.STARTED,
+                         tags={"dagster/partition": str(aid)})
+    home.instance.add_run(running)
+    for title in ("a", "b", "c"):
+        for known in ids:
+            home.post(home.event(aid, known, "update", updates={"title": title}))
+    assert home.tick() == []
+    [(count, reason)] = home.state("SELECT count(*), min(verdict_reason) FROM webhook_inbox WHERE verdict = 'deferred'")
+    assert count == 6 and "coalesced" in reason
+    home.instance.report_run_canceled(running)
+    [run] = home.tick()  # the run ended: six events, one run, each activity once
+    assert sorted(run.run_config["ops"]["activities"]["config"]["activity_ids"]) == sorted(ids)
+    assert home.state("SELECT count(*) FROM webhook_inbox WHERE verdict = 'deferred'") == [(0,)]
