@@ -61,7 +61,7 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
                 totals = _record_page(store, aid, page, totals)
         except RateBudgetExhausted as stop:
             complete = False
-            meter.notes.append(f"rate budget spent: listing continues next run ({stop})")
+            meter.budget_spent(f"rate budget spent: listing continues next run ({stop})")
         except UnexpectedShape as odd:  # an incomplete listing: no cursor move, no deletion
             complete = False
             with store.transaction() as conn:

@@ -74,7 +74,7 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
                 if stopped is not None:
                     raise stopped
         except RateBudgetExhausted as stop:
-            meter.notes.append(f"rate budget spent: the rest continues next run ({stop})")
+            meter.budget_spent(f"rate budget spent: the rest continues next run ({stop})")
         except (PaymentRequired, MissingScope) as error:
             meter.notes.append(_skip_note(error))
             if isinstance(error, PaymentRequired):

@@ -23,7 +23,7 @@ def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, met
             meter.notes.append(f"skipped: the athlete did not grant {error.scope}")
             return MaterializeResult(metadata=meter.metadata(skipped=True))
         except RateBudgetExhausted as stop:
-            meter.notes.append(f"rate budget spent: fetched next run ({stop})")
+            meter.budget_spent(f"rate budget spent: fetched next run ({stop})")
             return MaterializeResult(metadata=meter.metadata(skipped=True))
         payload = body.payload() if isinstance(body, AthleteZones) else body.raw
         with client.store.transaction() as conn:

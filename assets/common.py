@@ -35,6 +35,12 @@ class Meter:
     start_calls: int = 0
     notes: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
+    stopped_early: str | None = None
+
+    def budget_spent(self, note: str) -> None:
+        """The rate budget ran out before the work did: noted, and flagged so a command can exit "partial"."""
+        self.notes.append(note)
+        self.stopped_early = note
 
     @property
     def calls(self) -> int:
@@ -46,6 +52,8 @@ class Meter:
                                "seconds": round(time.monotonic() - self.started, 2)}
         if self.notes:
             out["notes"] = MetadataValue.md("\n".join(f"- {n}" for n in self.notes))
+        if self.stopped_early:
+            out["stopped_early"] = self.stopped_early
         out.update(extra)
         return out
 

@@ -24,7 +24,7 @@ def starred_segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
         try:
             starred = [s.raw for s in session.starred_segments()]
         except RateBudgetExhausted as stop:  # the whole list or nothing: an unstarring must not look like a removal
-            meter.notes.append(f"rate budget spent: fetched next run ({stop})")
+            meter.budget_spent(f"rate budget spent: fetched next run ({stop})")
             return MaterializeResult(metadata=meter.metadata(skipped=True))
         except UnexpectedShape as odd:
             with client.store.transaction() as conn:
@@ -64,7 +64,7 @@ def segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Materia
                                  (aid, segment_id))
                 fetched += len(payload)
         except RateBudgetExhausted as stop:
-            meter.notes.append(f"rate budget spent: the rest continues next run ({stop})")
+            meter.budget_spent(f"rate budget spent: the rest continues next run ({stop})")
         return MaterializeResult(metadata=meter.metadata(fetched=fetched, queued=len(todo)))
 
 
@@ -102,7 +102,7 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
                 sync_state.note_subscriber(conn, aid, False)
             return MaterializeResult(metadata=meter.metadata(skipped=True, efforts=efforts))
         except RateBudgetExhausted as stop:
-            meter.notes.append(f"rate budget spent: the rest continues next run ({stop})")
+            meter.budget_spent(f"rate budget spent: the rest continues next run ({stop})")
         except UnexpectedShape as odd:
             with client.store.transaction() as conn:
                 landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)

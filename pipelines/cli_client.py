@@ -148,6 +148,33 @@ def unsubscribe() -> None:
     click.echo("Unsubscribed.")
 
 
+def _receiver_server_class():  # type: ignore[no-untyped-def]
+    import contextlib
+    import signal
+
+    import uvicorn
+
+    class ReceiverServer(uvicorn.Server):
+        """uvicorn's graceful stop, then fitsync's own last line and exit code instead of re-raising the signal."""
+
+        stop_signal: int | None = None
+
+        def handle_exit(self, sig: int, frame: object) -> None:
+            self.stop_signal = self.stop_signal or sig
+            super().handle_exit(sig, frame)  # type: ignore[arg-type]
+
+        @contextlib.contextmanager
+        def capture_signals(self):  # type: ignore[no-untyped-def]
+            original = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
+
+    return ReceiverServer
+
+
 @webhooks.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8710, show_default=True, type=int)
@@ -167,4 +194,11 @@ def serve(host: str, port: int, prefix: str) -> None:
         click.echo("Warning: the subscription's callback path is guessable (made before fitsync added a path "
                    "secret): run `fitsync webhooks unsubscribe` and `fitsync webhooks subscribe "
                    "--callback-url <public address up to the prefix>` to get one.", err=True)
-    uvicorn.run(receiver.app, host=host, port=port, log_level="warning", access_log=False)
+    from .stop_signals import StopSignals
+
+    server = _receiver_server_class()(uvicorn.Config(receiver.app, host=host, port=port, log_level="warning", access_log=False))
+    server.run()  # on SIGINT / SIGTERM uvicorn stops accepting, finishes the requests in flight, then returns
+    if server.stop_signal:
+        click.echo(f"Stopped by {StopSignals.name(server.stop_signal)}: {receiver.stored} events stored since start; "
+                   "the service retries what was not acknowledged.", err=True)
+        raise SystemExit(StopSignals.exit_code(server.stop_signal))

@@ -16,6 +16,8 @@ from fitsync.client.config import Config, ConfigError
 from fitsync.client.runtime import FitsyncClient
 from fitsync.warehouse import db
 
+from .stop_signals import StopSignals
+
 if TYPE_CHECKING:
     from .sync_runner import SyncOutcome
 
@@ -58,20 +60,26 @@ def _progress(client: FitsyncClient, athlete_id: int, stop: threading.Event, out
 @click.option("--max-wait", default=900.0, show_default=True,
               help="Seconds to wait for the rate budget before leaving the rest to the next run.")
 def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait: float) -> None:
-    """Sync connected athletes into the warehouse (exits non-zero if a run fails)."""
+    """Sync connected athletes into the warehouse.
+
+    Exit codes: 0 done; 1 a sync failed; 3 partial (the rate budget ran out first, or another process is
+    syncing an athlete); 130 / 143 stopped by Ctrl-C / SIGTERM (the next `fitsync sync` continues).
+    """
     from . import instance as dagster_instance  # Dagster loads in a second or two: only when needed
     from .sync_runner import sync_athlete
 
     config = _config()
     out = Console(stderr=True)
-    with FitsyncClient(config) as client:
+    with FitsyncClient(config) as client, StopSignals() as signals:
         connected = [a.athlete_id for a in client.tokens.athletes() if a.status == "connected"]
         targets = list(athlete_ids) or connected
         if not targets:
             raise click.ClickException("no connected athletes: run `fitsync connect` first")
         instance = dagster_instance.instance(config.home)
-        failed = []
-        for athlete_id in targets:
+        failed, partial = [], []
+        for index, athlete_id in enumerate(targets):
+            if signals.received:
+                _stopped(out, client, signals.received, None, targets[index:])
             stop = threading.Event()
             painter = threading.Thread(target=_progress, args=(client, athlete_id, stop, out), daemon=True)
             painter.start()
@@ -81,14 +89,44 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
             finally:
                 stop.set()
                 painter.join()
+            if signals.received:
+                _stopped(out, client, signals.received, athlete_id, targets[index + 1:])
+            if outcome.skipped:
+                out.print(Text(outcome.skipped, style="yellow"), soft_wrap=True)
+                partial.append(athlete_id)
+                continue
             if outcome.error:  # not wrapped: the command it names must stay whole for copy and paste
                 out.print(Text(outcome.error, style="red"), soft_wrap=True)
             _report(out, outcome)
             if not outcome.success:
                 failed.append(athlete_id)
+            elif early := outcome.stopped_early():
+                out.print(Text(f"athlete {athlete_id}: stopped early, {early[0]}; `fitsync sync` continues "
+                               "where this stopped", style="yellow"), soft_wrap=True)
+                partial.append(athlete_id)
     if failed:
         raise click.ClickException(f"sync failed for athlete(s) {', '.join(map(str, failed))}: see the log above")
     click.echo(f"warehouse: {config.home / 'warehouse.duckdb'}")
+    if partial:
+        out.print(f"partial: athlete(s) {', '.join(map(str, partial))} not finished (see above)")
+        raise SystemExit(PARTIAL)
+
+
+PARTIAL = 3
+
+
+def _stopped(out: Console, client: FitsyncClient, signum: int, athlete_id: int | None, rest: list[int]) -> None:
+    """One line of what was done and what remains, then the signal's exit code."""
+    parts = []
+    if athlete_id is not None:
+        known = len(sync_state.known_ids(client.store, athlete_id))
+        todo = sync_state.count_needing(client.store, athlete_id, "detail")
+        parts.append(f"athlete {athlete_id} interrupted with {known - todo} of {known} activities detailed")
+    if rest:
+        parts.append(f"not started: athlete(s) {', '.join(map(str, rest))}")
+    out.print(Text(f"Stopped by {StopSignals.name(signum)}: {'; '.join(parts) or 'nothing started'}. "
+                   "Run `fitsync sync` to continue where this stopped.", style="yellow"), soft_wrap=True)
+    raise SystemExit(StopSignals.exit_code(signum))
 
 
 def _report(out: Console, outcome: "SyncOutcome") -> None:

@@ -29,6 +29,7 @@ from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread, Uvi
 from fitsync.warehouse import db
 
 from .subscriptions import subscribe
+from .stop_signals import StopSignals
 from .subscriptions import masked
 from .webhook_receiver import DEFAULT_PREFIX, Receiver
 
@@ -100,6 +101,21 @@ def inbox_size(client: FitsyncClient) -> int:
               help="The sandbox answers as the spec says, or as the real service does where they differ.")
 def demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str) -> None:
     """Sandbox → OAuth → full sync → webhooks → athlete changes → sensor-driven run → a look at the warehouse."""
+    with StopSignals() as signals:
+        try:
+            _demo(home, athletes, activities_per_athlete, flavor, signals)
+        except (KeyboardInterrupt, click.ClickException):
+            if not signals.received:
+                raise
+    if signals.received:
+        click.echo(f"Stopped by {StopSignals.name(signals.received)}: the demo's sandbox is shut down; what it "
+                   f"synced so far is in {home}. `fitsync demo` starts it over.", err=True)
+        raise SystemExit(StopSignals.exit_code(signals.received))
+
+
+def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, signals: StopSignals) -> None:
+    """Each numbered step ends at a safe point: a stop signal received during it ends the demo there (a sync
+    step is stopped by Dagster itself)."""
     from . import instance as dagster_instance
     from .sync_runner import sync_athlete
 
@@ -114,6 +130,7 @@ def demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str) ->
         console = {"X-Sandbox-Console-Key": sandbox.console_key}
         out.print(f"[bold]1.[/] Sandbox ({flavor} flavour) with {athletes} athletes × {activities_per_athlete} "
                   f"activities at {sandbox.api_url}")
+        signals.checkpoint()
         app = http.post("/sandbox/apps", json={"name": "fitsync demo", "callback_domain": "localhost"},
                         headers=console).json()
         config = Config.load({}, home=home, base_url=sandbox.api_url, auth_url=sandbox.base_url,
@@ -123,16 +140,19 @@ def demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str) ->
             world = http.get("/sandbox/athletes", headers=console).json()
             ids = [connect_athlete(config, client, sandbox.base_url, a["id"]) for a in world]
             out.print(f"[bold]2.[/] Connected athletes {', '.join(map(str, ids))} through the OAuth pages")
+            signals.checkpoint()
             for athlete_id in ids:
-                outcome = sync_athlete(config, athlete_id, instance)
+                outcome = sync_athlete(config, athlete_id, instance, log_level="CRITICAL")  # its error is shown below
                 if not outcome.success:
-                    raise click.ClickException(f"the sync of athlete {athlete_id} failed")
+                    raise click.ClickException(f"the sync of athlete {athlete_id} failed: {outcome.error}")
                 out.print(f"[bold]3.[/] Full sync of athlete {athlete_id}: {outcome.api_calls()} API calls")
+                signals.checkpoint()
 
             with UvicornThread(Receiver(client).app) as receiver:
                 subscription_id = subscribe(client, receiver.base_url + DEFAULT_PREFIX)
                 callback = masked(client.subscription_state.current().callback_url)  # type: ignore[union-attr]
                 out.print(f"[bold]4.[/] Webhook receiver at {callback}, subscription {subscription_id}")
+                signals.checkpoint()
 
                 first = ids[0]
                 token = client.tokens.access_token(first).reveal()
@@ -146,9 +166,11 @@ def demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str) ->
                 created = http.post(f"/sandbox/athletes/{first}/activities", json={"sport_type": "Run"},
                                     headers=console).json()["id"]
                 out.print(f"[bold]5.[/] As athlete {first}: renamed {renamed}, deleted {deleted}, recorded {created}")
+                signals.checkpoint()
                 calls = process_events(config, client, instance, expected=3)
                 out.print(f"[bold]6.[/] The webhook_events sensor turned the events into a run "
                           f"({calls} API calls); in the warehouse {time.monotonic() - changed_at:.1f} s after the change")
+                signals.checkpoint()
 
     with db.reading(home / "warehouse.duckdb") as conn:
         table = Table(title="In the warehouse")

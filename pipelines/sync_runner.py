@@ -15,6 +15,7 @@ from fitsync.assets.common import athletes_partitions
 from fitsync.client.config import FIELDS, Config
 from fitsync.client.state_store import StateStore
 
+from .athlete_lock import AthleteBusy, athlete_lock
 from .definitions import build_definitions
 from .resources import FitsyncApi
 from .webhook_sensor import webhook_events
@@ -30,9 +31,15 @@ class SyncOutcome:
     success: bool
     metadata: dict[str, dict[str, Any]]
     error: str | None = None
+    skipped: str | None = None  # not run: another process is syncing this athlete
 
     def api_calls(self) -> int:
         return sum(int(m.get("api_calls", 0)) for m in self.metadata.values())
+
+    def stopped_early(self) -> list[str]:
+        """Why steps left work for the next run (the rate budget ran out), one line per step."""
+        return [f"{asset}: {meta['stopped_early']}" for asset, meta in sorted(self.metadata.items())
+                if meta.get("stopped_early")]
 
 
 # Config fields the resource carries as its own fields (secrets stay out of `settings`).
@@ -110,9 +117,13 @@ def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, 
         status = row["status"] if row else "not connected"
         return SyncOutcome(athlete_id, False, {}, f"athlete {athlete_id} is {status}: run `fitsync connect`")
     instance.add_dynamic_partitions(athletes_partitions.name, [str(athlete_id)])
-    return run_job(config, instance, "sync_athlete", partition_key=str(athlete_id),
-                   run_config={"ops": {"activities": {"config": {"full": full, "allow_shrink": allow_shrink}}}},
-                   tags={"fitsync/trigger": "cli"}, max_wait_seconds=max_wait_seconds, log_level=log_level)
+    try:
+        with athlete_lock(config.home, athlete_id):
+            return run_job(config, instance, "sync_athlete", partition_key=str(athlete_id),
+                           run_config={"ops": {"activities": {"config": {"full": full, "allow_shrink": allow_shrink}}}},
+                           tags={"fitsync/trigger": "cli"}, max_wait_seconds=max_wait_seconds, log_level=log_level)
+    except AthleteBusy as busy:
+        return SyncOutcome(athlete_id, False, {}, skipped=str(busy))
 
 
 def tick_webhook_sensor(config: Config, instance: DagsterInstance, cursor: str | None) -> tuple[list[RunRequest], str | None]:

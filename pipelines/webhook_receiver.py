@@ -36,6 +36,7 @@ class Receiver:
         self.prefix = "/" + prefix.strip("/")
         self._conn: sqlite3.Connection = client.store.connect()
         self._lock = threading.Lock()
+        self.stored = 0
         path = self.prefix + "/{secret}"
         self.app = Starlette(routes=[Route(path, self.validate, methods=["GET"]),
                                      Route(path, self.event, methods=["POST"])])
@@ -102,6 +103,7 @@ class Receiver:
             try:
                 stored = webhook_inbox.store_event(self._conn, event)
                 self._conn.execute("COMMIT")
+                self.stored += stored
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise

@@ -26,6 +26,7 @@ subscription lifecycle of the CLI (§3.3) with the receiver running as its own p
 from __future__ import annotations
 
 import json
+import signal
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -339,3 +340,18 @@ def test_s3_3_subscription_ids_are_not_reused(make_home: MakeHome) -> None:
     second = make_home("second")
     second.serve()
     assert second.subscribe() != old
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_the_receiver_process_stops_cleanly_on_a_signal(receiving: tuple[WebhookHome, int], tmp_path: Path,
+                                                        signum: int, code: int) -> None:
+    home, aid = receiving
+    port = free_port()
+    log = tmp_path / "serve.log"
+    process = serve_process(home, port, log)
+    url = home.callback_url.replace(home.callback_prefix, f"http://127.0.0.1:{port}/webhooks")
+    assert httpx.post(url, json=valid(home, aid)).status_code == 200
+    process.send_signal(signum)
+    assert process.wait(20) == code
+    text = log.read_text()
+    assert "Stopped by" in text and "1 events stored since start" in text and "Traceback" not in text, text

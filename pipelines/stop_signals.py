@@ -1,0 +1,75 @@
+"""SIGINT and SIGTERM end `fitsync sync` at the next safe point, with the conventional exit code (130 / 143).
+
+Dagster swaps in its own handlers while a run executes (a signal then fails the running step at once; every
+write fitsync makes is one transaction, so nothing half-written stays), and maps SIGTERM onto SIGINT. Which
+signal arrived is still known: the interpreter writes every signal's number to the wakeup fd, whatever
+handler runs. Outside a run, the first signal only asks to stop: the caller stops at its next safe point
+(`checkpoint()`); a second one stops at once.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+from types import FrameType, TracebackType
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+NAMES = {signal.SIGINT: "Ctrl-C (SIGINT)", signal.SIGTERM: "SIGTERM"}
+
+
+class StopSignals:
+    def __init__(self) -> None:
+        self._seen: list[int] = []
+        self._closed = False
+
+    def __enter__(self) -> "StopSignals":
+        self._reader, self._writer = socket.socketpair()
+        for end in (self._reader, self._writer):
+            end.setblocking(False)
+        self._old_fd = signal.set_wakeup_fd(self._writer.fileno(), warn_on_full_buffer=False)
+        self._old = {s: signal.getsignal(s) for s in SIGNALS}
+        for s in SIGNALS:
+            signal.signal(s, self._handle)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        for s, handler in self._old.items():
+            signal.signal(s, handler)
+        signal.set_wakeup_fd(self._old_fd)
+        self._drain()  # `received` stays readable after the block
+        self._closed = True
+        self._reader.close()
+        self._writer.close()
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self._drain()
+        if len(self._seen) > 1:  # asked twice: stop now
+            raise KeyboardInterrupt
+
+    def _drain(self) -> None:
+        if self._closed:
+            return
+        try:
+            while chunk := self._reader.recv(64):
+                self._seen.extend(b for b in chunk if b in SIGNALS)
+        except BlockingIOError:
+            pass
+
+    @property
+    def received(self) -> int | None:
+        """The first stop signal received so far, if any."""
+        self._drain()
+        return self._seen[0] if self._seen else None
+
+    def checkpoint(self) -> None:
+        """A safe point: stop here if a signal came."""
+        if self.received:
+            raise KeyboardInterrupt
+
+    @staticmethod
+    def exit_code(signum: int) -> int:
+        return 128 + signum
+
+    @staticmethod
+    def name(signum: int) -> str:
+        return NAMES.get(signal.Signals(signum), signal.Signals(signum).name)
