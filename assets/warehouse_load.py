@@ -46,7 +46,8 @@ def warehouse(context: AssetExecutionContext, fitsync_api: FitsyncApi, duckdb_wa
     written: dict[str, int] = {}
     batches = 0
     for batch in landing.pending(store, aid):
-        with db.writing(duckdb_warehouse.database) as conn:  # short: one batch per connection, waits out readers
+        # short: one batch per connection; waits out readers (an analyst's session), saying so in the run's log
+        with db.writing(duckdb_warehouse.database, notice=lambda m: (context.log.warning(m), db.log.warning(m))) as conn:
             for table, rows in apply_batch(conn, aid, batch).items():
                 written[table] = written.get(table, 0) + rows
         landing.remove(store, batch.ids)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from .secret import Secret
 REAL_BASE_URL = "https://www.strava.com/api/v3"
 REAL_AUTH_URL = "https://www.strava.com"
 CONFIG_FILE = "config.toml"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ class Config:
         values: dict[str, Any] = {"home": home}
         file = home / CONFIG_FILE
         if file.exists():
+            _warn_if_readable(file)
             with file.open("rb") as fh:
                 for name, raw in tomllib.load(fh).items():
                     if name not in FIELDS:
@@ -78,6 +81,18 @@ class Config:
                 values[name] = parse_field(name, env[env_name], env_name)
         values.update(overrides, home=home)
         return cls(**values)
+
+
+_WARNED: set[Path] = set()
+
+
+def _warn_if_readable(file: Path) -> None:
+    """The file may hold the client secret: say so (once per process) when other users can read it."""
+    if file in _WARNED or not file.stat().st_mode & 0o077:
+        return
+    _WARNED.add(file)
+    log.warning("%s can be read by other users of this machine and may hold the client secret: run `chmod 600 %s`",
+                file, file)
 
 
 class ConfigError(Exception):

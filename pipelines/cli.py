@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from fitsync.sandbox.cli import sandbox
@@ -17,6 +19,7 @@ from .demo import demo
 @click.version_option(package_name="fitsync")
 def main() -> None:
     """fitsync: keep an athlete's training data in a local warehouse."""
+    os.umask(0o077)  # tokens, training data, GPS tracks, reports: everything fitsync writes is the owner's only
 
 
 main.add_command(sandbox)

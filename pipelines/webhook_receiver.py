@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_PREFIX = "/webhooks"
 MAX_BODY_BYTES = 8192
+STORE_WAIT = 1.0  # seconds
 GUESSABLE_BELOW = 16  # characters: a path secret shorter than this (a subscription from before secrets) is weak
 
 
@@ -35,6 +36,9 @@ class Receiver:
         self.client = client
         self.prefix = "/" + prefix.strip("/")
         self._conn: sqlite3.Connection = client.store.connect()
+        # The service wants an answer within 2 s (§6.3): a state DB locked longer than this gets a 503, so the
+        # service retries, instead of an answer it gives up on.
+        self._conn.execute(f"PRAGMA busy_timeout = {int(STORE_WAIT * 1000)}")
         self._lock = threading.Lock()
         self.stored = 0
         path = self.prefix + "/{secret}"
@@ -99,14 +103,20 @@ class Receiver:
             if row is None or row["status"] == "disconnected":
                 log.warning("refused an event for unknown athlete %s", event["owner_id"])
                 return _refuse(403, "unknown owner")
-            self._conn.execute("BEGIN IMMEDIATE")
             try:
-                stored = webhook_inbox.store_event(self._conn, event)
-                self._conn.execute("COMMIT")
-                self.stored += stored
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    stored = webhook_inbox.store_event(self._conn, event)
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as error:  # disk full, database locked, read-only file: the service retries
+                log.error("could not store an event for athlete %s (%s %s %s): %s; answered 503 so the service "
+                          "retries it", event["owner_id"], event["object_type"], event["object_id"],
+                          event["aspect_type"], error)
+                return _refuse(503, "the event could not be stored: retry later")
+            self.stored += stored
         return JSONResponse({"stored": stored})
 
 

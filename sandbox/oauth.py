@@ -36,17 +36,17 @@ def _page(title: str, content: str, mobile: bool, status: int = 200) -> HTMLResp
 
 
 def redirect_allowed(redirect_uri: str, callback_domain: str) -> bool:
-    """Inside the registered callback domain (or a subdomain); localhost and 127.0.0.1 always pass."""
+    """http(s) inside the registered callback domain (or a subdomain); localhost and 127.0.0.1 always pass."""
     try:
         parts = urlsplit(redirect_uri)
         host = (parts.hostname or "").lower()
         _ = parts.port
     except ValueError:
         return False
-    if not parts.scheme or not host or parts.username or parts.password:
-        return False
+    if parts.scheme not in ("http", "https") or not host or parts.username or parts.password:
+        return False  # javascript:, data:, ftp: and app schemes are refused even for the registered domain
     if host in LOOPBACK_HOSTS:
-        return parts.scheme in ("http", "https")
+        return True
     return host == callback_domain or host.endswith("." + callback_domain)
 
 

@@ -543,7 +543,10 @@ def test_s5_3_r2_redirect_uri_must_be_in_callback_domain(sb: Harness) -> None:
                 "http://127.0.0.1/cb", "http://127.0.0.1:9/cb")
     refused = ("https://evil.com/cb", "https://example.com.evil.com/cb", "https://notexample.com/cb",
                "https://example.co/cb", "https://user@evil.com/cb", "https://example.com@evil.com/cb",
-               "http://localhost.evil.com/cb", "/relative/cb", "javascript:alert(1)", "", None)
+               "http://localhost.evil.com/cb", "/relative/cb", "javascript:alert(1)", "", None,
+               # a registered host under a scheme that is not http(s) (the trust issue's redirect case)
+               "javascript://example.com/%0Aalert(1)", "data://example.com/text/html,x", "ftp://example.com/cb",
+               "ftp://localhost/cb")
     with sb.browser() as b:
         for uri in accepted:
             assert _authorize(b, _base_params(app, redirect_uri=uri)).status_code == 200, uri

@@ -14,7 +14,7 @@ import threading
 import time
 from importlib import resources
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import duckdb
 
@@ -24,6 +24,13 @@ MIGRATIONS_PACKAGE = "migrations"
 VIEWS_SCRIPT = "analysis_views.sql"
 # "different configuration": a connection of this process not opened here (another library) holds the file.
 LOCK_MARKERS = ("lock", "Conflicting", "being used", "different configuration")
+# A writer waits this long for another process (an analyst's open session, the Dagster UI) to let go of the
+# file, saying so after NOTICE_AFTER seconds and every NOTICE_EVERY seconds after that.
+WRITE_WAIT = 1800.0
+NOTICE_AFTER, NOTICE_EVERY = 2.0, 60.0
+# DuckDB 2.0's compressed-materialization optimizer raises a false "Conversion Error" on some LEFT JOIN + filter
+# + GROUP BY + ORDER BY queries: every connection fitsync opens runs without it until a fixed release.
+WORKAROUNDS = ("SET disabled_optimizers = 'compressed_materialization'",)
 
 
 def migration_scripts() -> list[tuple[int, str, str]]:
@@ -47,6 +54,9 @@ def migrate(path: Path | str) -> int:
     """
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with writing(path) as conn:
+        for name in (Path(path), Path(f"{path}.wal")):  # training data and GPS tracks: the owner's only
+            with contextlib.suppress(OSError):
+                name.chmod(0o600)
         conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
                      "applied_at TIMESTAMPTZ DEFAULT now())")
         conn.execute("CREATE TABLE IF NOT EXISTS schema_views (name VARCHAR PRIMARY KEY, checksum VARCHAR NOT NULL, "
@@ -76,10 +86,12 @@ def _in_transaction(conn: duckdb.DuckDBPyConnection, script: str, record: str, v
 
 
 @contextlib.contextmanager
-def writing(path: Path | str, timeout: float = 60.0) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A write connection for one unit of work; waits while another process holds the file."""
+def writing(path: Path | str, timeout: float = WRITE_WAIT,
+            notice: Callable[[str], None] | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A write connection for one unit of work; waits while another process holds the file, telling `notice`
+    (default: the log) why and for how long."""
     with _turns(path).write(timeout):
-        conn = _open(path, read_only=False, timeout=timeout)
+        conn = _open(path, read_only=False, timeout=timeout, notice=notice)
         try:
             yield conn
         finally:
@@ -152,15 +164,29 @@ def _turns(path: Path | str) -> _Turns:
         return _TURNS.setdefault(key, _Turns())
 
 
-def _open(path: Path | str, read_only: bool, timeout: float) -> duckdb.DuckDBPyConnection:
-    deadline = time.monotonic() + timeout
-    delay = 0.01
+def _open(path: Path | str, read_only: bool, timeout: float,
+          notice: Callable[[str], None] | None = None) -> duckdb.DuckDBPyConnection:
+    started = time.monotonic()
+    delay, next_notice = 0.01, NOTICE_AFTER
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only)
+            conn = duckdb.connect(str(path), read_only=read_only)
+            break
         except (duckdb.IOException, duckdb.ConnectionException) as error:
-            if not any(marker in str(error) for marker in LOCK_MARKERS) or time.monotonic() > deadline:
+            waited = time.monotonic() - started
+            if not any(marker in str(error) for marker in LOCK_MARKERS) or waited > timeout:
                 raise
+            if not read_only and waited >= next_notice:
+                next_notice += NOTICE_EVERY
+                holder = str(error).rsplit("Conflicting lock is held in", 1)[-1].strip() if "Conflicting" in str(
+                    error) else "another process"
+                (notice or log.warning)(
+                    f"the warehouse {path} is open in another process ({holder}): waiting for it to close "
+                    f"(waited {waited:.0f} s, giving up after {timeout / 60:.0f} min); close that session or its "
+                    "`fitsync query` to let the sync load")
         log.debug("warehouse %s is locked by a writer; retrying in %.2f s", path, delay)
         time.sleep(delay)  # the writer's batch is short: back off briefly and try again
         delay = min(delay * 2, 0.25)
+    for statement in WORKAROUNDS:
+        conn.execute(statement)
+    return conn

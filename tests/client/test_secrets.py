@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import pickle
 import threading
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -103,3 +104,23 @@ def test_secret_wrapper() -> None:
     assert "hunter2" not in repr(config) and "s3cret-key" not in repr(config)
 
 
+
+
+def test_a_config_file_others_can_read_is_warned_about_with_the_chmod(tmp_path: Path,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    from fitsync.client import config as config_module
+
+    file = tmp_path / "config.toml"
+    file.write_text('client_id = 1\nclient_secret = "s3cr3t-value"\n')
+    file.chmod(0o644)
+    with caplog.at_level("WARNING"):
+        loaded = config_module.Config.load({}, home=tmp_path)
+    assert loaded.client_id == 1
+    [message] = [r.getMessage() for r in caplog.records if "config.toml" in r.getMessage()]
+    assert "other users" in message and f"chmod 600 {file}" in message and "s3cr3t-value" not in message
+    caplog.clear()
+    config_module._WARNED.clear()
+    file.chmod(0o600)
+    with caplog.at_level("WARNING"):
+        config_module.Config.load({}, home=tmp_path)
+    assert not [r for r in caplog.records if "config.toml" in r.getMessage()]

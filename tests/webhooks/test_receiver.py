@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -355,3 +356,26 @@ def test_the_receiver_process_stops_cleanly_on_a_signal(receiving: tuple[Webhook
     assert process.wait(20) == code
     text = log.read_text()
     assert "Stopped by" in text and "1 events stored since start" in text and "Traceback" not in text, text
+
+
+def test_an_event_that_cannot_be_stored_is_503_with_the_reason_logged(receiving: tuple[WebhookHome, int],
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """The state DB locked by another writer (or a full disk): the receiver answers 503 within the service's
+    2 seconds so the event is retried, and logs why; once the DB is free the retry is stored."""
+    home, aid = receiving
+    blocker = sqlite3.connect(home.config.state_path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        with caplog.at_level("ERROR"):
+            started = time.monotonic()
+            response = home.post(valid(home, aid))
+            answered_in = time.monotonic() - started
+        assert response.status_code == 503 and "retry" in response.json()["error"]
+        assert answered_in < 2.0
+        [message] = [r.getMessage() for r in caplog.records if "could not store" in r.getMessage()]
+        assert f"athlete {aid}" in message and "database is locked" in message and "503" in message
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert home.inbox() == []
+    assert home.post(valid(home, aid)).status_code == 200 and len(home.inbox()) == 1
