@@ -10,7 +10,7 @@ events need. Two rules, applied before an event is planned into a run:
   (a forger's random ids, or real new uploads); the rest wait for the next window.
 
 Waiting events are `deferred` in the inbox with the reason and reconsidered at each evaluation; after
-`DEFER_SECONDS` they are `postponed`: the nightly sync's listing finds whatever was real.
+`DEFER_SECONDS` they are `rejected` ("left to the nightly sync"): its listing finds whatever was real.
 """
 
 from __future__ import annotations

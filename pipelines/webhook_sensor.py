@@ -47,7 +47,7 @@ def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi):  
         webhook_admission.spend(conn, cap, window_start, admission.spent)
         for reason in set(admission.held.values()):
             webhook_inbox.set_verdict(conn, [i for i, r in admission.held.items() if r == reason], "deferred", reason)
-        webhook_inbox.set_verdict(conn, admission.expired, "postponed", "waited a day: left to the nightly sync")
+        webhook_inbox.set_verdict(conn, admission.expired, "rejected", "not acted on: waited a day; left to the nightly sync")
         # Admitted events that waited before are undecided again (a run records a delete's verdict).
         conn.executemany("UPDATE webhook_inbox SET verdict = NULL, verdict_reason = NULL "
                          "WHERE id = ? AND verdict = 'deferred'", [(e.inbox_id,) for e in admission.admitted])

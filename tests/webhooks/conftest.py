@@ -332,6 +332,10 @@ class WebhookHome:
         with self.client.store.reading() as conn:
             return [tuple(r) for r in conn.execute(sql, args).fetchall()]
 
+    def state_write(self, sql: str, *args: Any) -> None:
+        with self.client.store.transaction() as conn:
+            conn.execute(sql, args)
+
     # teardown --------------------------------------------------------------------------------------------------
 
     def close(self) -> None:

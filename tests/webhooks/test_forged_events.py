@@ -184,3 +184,17 @@ def test_events_wait_while_the_athletes_refresh_runs_then_fold_into_one(sb: Harn
     [run] = home.tick()  # the run ended: six events, one run, each activity once
     assert sorted(run.run_config["ops"]["activities"]["config"]["activity_ids"]) == sorted(ids)
     assert home.state("SELECT count(*) FROM webhook_inbox WHERE verdict = 'deferred'") == [(0,)]
+
+
+def test_events_that_waited_a_day_are_left_to_the_nightly_sync(sb: Harness, home: WebhookHome) -> None:
+    aid, _ = synced_athlete(home, sb, n=1)
+    small_share(home, 1)
+    for i in range(3):
+        home.post(home.event(aid, 9_800_000_000 + i, "create"))
+    [run] = home.tick()
+    assert len(run.run_config["ops"]["activities"]["config"]["activity_ids"]) == 1
+    home.state_write("UPDATE webhook_inbox SET received_at = received_at - 2 * 86400 WHERE verdict = 'deferred'")
+    assert home.tick() == []
+    rows = home.state("SELECT verdict, verdict_reason FROM webhook_inbox WHERE verdict IS NOT NULL")
+    assert [(v, "nightly sync" in r) for v, r in rows] == [("rejected", True)] * 2
+    assert home.state("SELECT count(*) FROM webhook_inbox WHERE verdict = 'deferred'") == [(0,)]
