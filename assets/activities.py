@@ -2,11 +2,15 @@
 
 Listing with only `after` returns activities oldest first, and `after` compares start times: an activity
 uploaded late with an older start time would be missed by `after=<last sync>`, so each incremental
-listing starts OVERLAP before the newest start seen.
+listing starts OVERLAP before the newest start seen. Uploads backdated further (an import of old files) are
+caught by the athlete's stats: when the service counts more activities than fitsync knows — more than it did
+right after the last full listing — the listing goes all the way back. A full listing also runs when the last
+one is older than FULL_EVERY, so deletions no webhook announced are found whoever schedules the syncs.
 """
 
 
 import time
+from dataclasses import dataclass
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
@@ -17,8 +21,9 @@ from fitsync.pipelines.resources import FitsyncApi
 from fitsync.pipelines import webhook_inbox
 
 from . import landing, sync_state
+from .athlete import athlete_stats
 from .deletion_proof import Proof, prove_deletions
-from .common import API_POOL, SyncConfig, athlete_id, athletes_partitions, metered
+from .common import API_POOL, Meter, SyncConfig, athlete_id, athletes_partitions, metered
 
 OVERLAP_SECONDS = 14 * 86400
 # The cursor never moves past now plus this: a clock error or a hand-typed date next year must not hide every later
@@ -27,9 +32,10 @@ CLOCK_SKEW_SECONDS = 3600
 # A full listing that would delete more than this share of the known activities (and more than SHRINK_MIN of
 # them), or that is empty while activities are known, is not believed: nothing is deleted without --allow-shrink.
 SHRINK_SHARE, SHRINK_MIN = 0.2, 50
+FULL_EVERY = 7 * 86400
 
 
-@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"})
+@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"}, deps=[athlete_stats])
 def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: FitsyncApi) -> MaterializeResult:
     """Activity summaries; new or changed activities are queued for their detail (and zones)."""
     client = fitsync_api.client()
@@ -38,46 +44,35 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
     if config.activity_ids or config.deleted_ids:
         return _webhook_work(context, client, aid, config, fitsync_api.max_wait_seconds)
     cursor = sync_state.get_cursor(store, aid, sync_state.LISTED_AFTER)
-    full = config.full or cursor is None
+    why_full = _why_full(store, aid, config.full, cursor)
+    full = why_full is not None
+    if why_full and not config.full and cursor is not None:
+        context.log.info(f"athlete {aid}: full listing because {why_full}")
     after = None if full else max(0, int(cursor) - OVERLAP_SECONDS)  # type: ignore[arg-type]
     session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds)
-    seen: set[int] = set()
-    totals = sync_state.ListingOutcome(0, 0, 0)
-    newest = int(cursor) if cursor else 0
-    complete = True
     with metered(client) as meter:
-        try:
-            page: list = []
-            for summary in session.activities(after=after):
-                page.append(summary)
-                if len(page) == 200:
-                    totals = _record_page(store, aid, page, totals)
-                    page = []
-                seen.add(summary.id)
-                started = sync_state.start_ts(summary.raw)
-                if started is not None and started <= time.time() + CLOCK_SKEW_SECONDS:
-                    newest = max(newest, started)
-            if page:
-                totals = _record_page(store, aid, page, totals)
-        except RateBudgetExhausted as stop:
-            complete = False
-            meter.budget_spent(f"rate budget spent: listing continues next run ({stop})")
-        except UnexpectedShape as odd:  # an incomplete listing: no cursor move, no deletion
-            complete = False
-            with store.transaction() as conn:
-                landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)
-            meter.notes.append(f"{odd}: kept raw, the listing continues next run")
+        listing = _list(store, session, aid, after, int(cursor) if cursor else 0, meter)
+        if listing.complete and not full and (why_full := _stats_gap(store, aid)):
+            # The stats count activities no listing showed: list all the way back, in this run.
+            context.log.info(f"athlete {aid}: full listing because {why_full}")
+            full, after = True, None
+            deep = _list(store, session, aid, None, listing.newest, meter)
+            listing = Listing(listing.seen | deep.seen, deep.totals + listing.totals, deep.newest, deep.complete)
+        seen, totals, newest, complete = listing.seen, listing.totals, listing.newest, listing.complete
         missing: list[int] = []
         refusal = None
         if full and complete:
             # Known but no longer listed: deleted, or made Only You for a grant without read_all.
             known = sync_state.known_ids(store, aid)
             missing = sorted(known - seen)
-            refusal = None if config.allow_shrink else shrink_refusal(len(known), len(seen), len(missing))
+            refusal = None if config.allow_shrink else (
+                shrink_refusal(len(known), len(seen), len(missing)) or stats_refusal(store, aid, missing))
         deleted = [] if refusal else missing
         with store.transaction() as conn:
             if complete:
                 sync_state.set_cursor(conn, aid, sync_state.LISTED_AFTER, str(newest))
+            if complete and full:
+                sync_state.set_cursor(conn, aid, sync_state.FULL_LISTED_AT, str(int(time.time())))
             if deleted:
                 landing.land(conn, aid, "delete_activities", [{"ids": deleted, "reason": "missing in reconciliation"}])
                 sync_state.forget(conn, aid, deleted)
@@ -89,18 +84,58 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
             raise Failure(description=f"athlete {aid}: {refusal}. Nothing was deleted. If the athlete really removed "
                                       f"them, run `fitsync sync --full --allow-shrink --athlete {aid}`.",
                           metadata={"listed": len(seen), "would_delete": len(missing)})
+        if complete and full:
+            gap = sync_state.stats_gap(store, aid)  # what the stats count and no listing shows: not ours to find
+            with store.transaction() as conn:
+                sync_state.set_cursor(conn, aid, sync_state.STATS_GAP, str(max(gap or 0, 0)))
         return MaterializeResult(metadata=meter.metadata(
             mode="full reconciliation" if full else "incremental",
+            full_because=MetadataValue.text(why_full or ""),
             listed=totals.seen, new=totals.new, changed=totals.changed, reconciled_deletions=len(deleted),
             listing_after=MetadataValue.text(str(after)), complete=complete))
+
+
+@dataclass(frozen=True)
+class Listing:
+    seen: set[int]
+    totals: sync_state.ListingOutcome
+    newest: int  # the newest start time seen, never past now + CLOCK_SKEW_SECONDS
+    complete: bool
+
+
+def _list(store, session, aid: int, after: int | None, newest: int, meter: Meter) -> Listing:  # type: ignore[no-untyped-def]
+    """List (from `after`, or all), recording each page as it comes; an incomplete listing says so."""
+    seen: set[int] = set()
+    totals = sync_state.ListingOutcome(0, 0, 0)
+    complete = True
+    try:
+        page: list = []
+        for summary in session.activities(after=after):
+            page.append(summary)
+            if len(page) == 200:
+                totals = _record_page(store, aid, page, totals)
+                page = []
+            seen.add(summary.id)
+            started = sync_state.start_ts(summary.raw)
+            if started is not None and started <= time.time() + CLOCK_SKEW_SECONDS:
+                newest = max(newest, started)
+        if page:
+            totals = _record_page(store, aid, page, totals)
+    except RateBudgetExhausted as stop:
+        complete = False
+        meter.budget_spent(f"rate budget spent: listing continues next run ({stop})")
+    except UnexpectedShape as odd:  # an incomplete listing: no cursor move, no deletion
+        complete = False
+        with store.transaction() as conn:
+            landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)
+        meter.notes.append(f"{odd}: kept raw, the listing continues next run")
+    return Listing(seen, totals, newest, complete)
 
 
 def _record_page(store, aid: int, page: list, totals: sync_state.ListingOutcome) -> sync_state.ListingOutcome:  # type: ignore[no-untyped-def]
     with store.transaction() as conn:
         landing.land(conn, aid, "activity_summaries", [s.raw for s in page])
-        outcome = sync_state.record_listing(conn, aid, page)
-    return sync_state.ListingOutcome(totals.seen + outcome.seen, totals.new + outcome.new,
-                                     totals.changed + outcome.changed)
+        return totals + sync_state.record_listing(conn, aid, page)
 
 
 def _webhook_work(context: AssetExecutionContext, client, aid: int, config: SyncConfig,  # type: ignore[no-untyped-def]
@@ -123,6 +158,51 @@ def _webhook_work(context: AssetExecutionContext, client, aid: int, config: Sync
         return MaterializeResult(metadata=meter.metadata(
             mode="webhook", queued=len(set(config.activity_ids) | set(proof.still_there)), deleted=len(proof.deleted),
             delete_events_rejected=len(proof.still_there) + len(proof.unproven)))
+
+
+def _why_full(store, aid: int, asked: bool, cursor: str | None) -> str | None:  # type: ignore[no-untyped-def]
+    """Why this listing goes all the way back, or None for an incremental one."""
+    if asked:
+        return "asked for (--full or the weekly schedule)"
+    if cursor is None:
+        return "first sync"
+    last_full = sync_state.get_cursor(store, aid, sync_state.FULL_LISTED_AT)
+    if last_full is None or time.time() - int(last_full) > FULL_EVERY:
+        return f"the last full listing is more than {FULL_EVERY // 86400} days old"
+    return None
+
+
+def _stats_gap(store, aid: int) -> str | None:  # type: ignore[no-untyped-def]
+    """After an incremental listing: do the athlete's stats count activities fitsync has not seen (beyond the
+    gap left after the last full listing, which no listing explains)?"""
+    gap, known_gap = sync_state.stats_gap(store, aid), sync_state.get_cursor(store, aid, sync_state.STATS_GAP)
+    if gap is not None and gap > int(known_gap or 0):
+        return (f"the athlete's stats count {gap - int(known_gap or 0)} more activities than fitsync has "
+                "(an upload backdated beyond the overlap window?)")
+    return None
+
+
+STATS_TOLERANCE_SHARE, STATS_TOLERANCE_MIN = 0.05, 10
+
+
+def stats_refusal(store, aid: int, missing: list[int]) -> str | None:  # type: ignore[no-untyped-def]
+    """Why deleting `missing` contradicts the athlete's stats, or None: the stats (fetched this run) still count
+    clearly more activities than fitsync would keep. A few deletions pass even if the stats lag behind."""
+    if not missing:
+        return None
+    total = sync_state.get_cursor(store, aid, sync_state.STATS_TOTAL)
+    gap_before = int(sync_state.get_cursor(store, aid, sync_state.STATS_GAP) or 0)
+    if total is None:
+        return None
+    with store.reading() as conn:
+        marks = ",".join("?" * len(missing))
+        counted = conn.execute(f"SELECT count(*) FILTER (WHERE activity_id NOT IN ({marks})) FROM known_activities "
+                               "WHERE athlete_id = ? AND stats_group IS NOT NULL", (*missing, aid)).fetchone()[0]
+    excess = int(total) - counted - gap_before
+    if excess > max(STATS_TOLERANCE_MIN, STATS_TOLERANCE_SHARE * int(total)):
+        return (f"the athlete's stats still count {excess} more activities than would be left after deleting the "
+                f"{len(missing)} the listing lacks")
+    return None
 
 
 def shrink_refusal(known: int, listed: int, missing: int) -> str | None:

@@ -33,8 +33,15 @@ def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, met
                 meter.notes.append(f"zones of a shape fitsync does not know were kept raw: {'; '.join(body.problems)}")
             if bundle == "athlete" and isinstance(payload.get("premium"), bool):
                 sync_state.note_subscriber(conn, aid, payload["premium"])
+            if bundle == "athlete_stats" and (total := _all_time_count(payload)) is not None:
+                sync_state.set_cursor(conn, aid, sync_state.STATS_TOTAL, str(total))
         extra = {"shape": body.shape} if isinstance(body, AthleteZones) else {}
         return MaterializeResult(metadata=meter.metadata(skipped=False, **extra))
+
+
+def _all_time_count(stats: dict) -> int | None:  # type: ignore[type-arg]
+    counts = [(stats.get(f"all_{group}_totals") or {}).get("count") for group in ("ride", "run", "swim")]
+    return sum(counts) if all(isinstance(c, int) for c in counts) else None  # type: ignore[arg-type]
 
 
 @asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"})

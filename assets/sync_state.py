@@ -22,6 +22,13 @@ FINGERPRINT_FIELDS = ("name", "type", "sport_type", "start_date", "distance", "m
                       "total_elevation_gain", "private", "visibility", "gear_id", "trainer", "commute",
                       "workout_type", "device_watts", "has_heartrate", "manual", "achievement_count", "pr_count")
 LISTED_AFTER = "activities_listed_after"
+FULL_LISTED_AT = "activities_full_listing_at"  # when the last complete full listing ended
+STATS_TOTAL = "stats_all_time_count"  # the service's all-time ride + run + swim count, at the last stats fetch
+STATS_GAP = "stats_gap_after_full_listing"  # stats count minus fitsync's, right after the last full listing
+
+# The activity `type`s the service's stats totals count (Everyone activities only).
+STATS_GROUPS = {"Ride": "ride", "VirtualRide": "ride", "EBikeRide": "ride", "Run": "run", "VirtualRun": "run",
+                "Swim": "swim"}
 
 
 @dataclass(frozen=True)
@@ -29,6 +36,9 @@ class ListingOutcome:
     seen: int
     new: int
     changed: int
+
+    def __add__(self, other: "ListingOutcome") -> "ListingOutcome":
+        return ListingOutcome(self.seen + other.seen, self.new + other.new, self.changed + other.changed)
 
 
 def fingerprint(summary: dict[str, Any]) -> str:
@@ -56,14 +66,35 @@ def record_listing(conn: sqlite3.Connection, athlete_id: int, summaries: list[Re
                            (athlete_id, summary.id)).fetchone()
         if row is None:
             new += 1
-            conn.execute("INSERT INTO known_activities VALUES (?, ?, ?, ?, 1, 1)",
+            conn.execute("INSERT INTO known_activities (athlete_id, activity_id, start_ts, fingerprint, needs_detail, "
+                         "needs_zones) VALUES (?, ?, ?, ?, 1, 1)",
                          (athlete_id, summary.id, started, print_))
         elif row["fingerprint"] != print_:
             changed += 1
             conn.execute("UPDATE known_activities SET fingerprint = ?, start_ts = ?, needs_detail = 1 "
                          "WHERE athlete_id = ? AND activity_id = ?",
                          (print_, started, athlete_id, summary.id))
+        conn.execute("UPDATE known_activities SET stats_group = ? WHERE athlete_id = ? AND activity_id = ?",
+                     (stats_group(summary.raw), athlete_id, summary.id))
     return ListingOutcome(len(summaries), new, changed)
+
+
+def stats_group(summary: dict) -> str | None:  # type: ignore[type-arg]
+    """The stats total that counts this activity, if any: only activities visible to Everyone are counted."""
+    visibility = summary.get("visibility")
+    public = visibility == "everyone" if visibility is not None else summary.get("private") is False
+    return STATS_GROUPS.get(str(summary.get("type"))) if public else None
+
+
+def stats_gap(store: StateStore, athlete_id: int) -> int | None:
+    """How many more activities the service's stats count than fitsync knows (None: no stats yet)."""
+    total = get_cursor(store, athlete_id, STATS_TOTAL)
+    if total is None:
+        return None
+    with store.reading() as conn:
+        known = conn.execute("SELECT count(*) FROM known_activities WHERE athlete_id = ? AND stats_group IS NOT NULL",
+                             (athlete_id,)).fetchone()[0]
+    return int(total) - known
 
 
 def needing(store: StateStore, athlete_id: int, what: str, limit: int) -> list[int]:
@@ -91,7 +122,8 @@ def mark(conn: sqlite3.Connection, athlete_id: int, activity_ids: list[int], wha
 def request_refresh(conn: sqlite3.Connection, athlete_id: int, activity_ids: list[int]) -> None:
     """Webhook-driven: these activities need a fresh detail (and zones, when fitsync has never seen them)."""
     conn.executemany(
-        """INSERT INTO known_activities VALUES (?, ?, 0, '', 1, 1)
+        """INSERT INTO known_activities (athlete_id, activity_id, start_ts, fingerprint, needs_detail, needs_zones)
+           VALUES (?, ?, 0, '', 1, 1)
            ON CONFLICT (athlete_id, activity_id) DO UPDATE SET needs_detail = 1""",
         [(athlete_id, activity_id) for activity_id in activity_ids],
     )

@@ -120,6 +120,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE webhook_inbox ADD COLUMN verdict TEXT CHECK (verdict IN ('confirmed', 'rejected', 'deferred'));
     ALTER TABLE webhook_inbox ADD COLUMN verdict_reason TEXT;
     """,
+    # 7: which of the service's stats totals (ride/run/swim, Everyone activities only) counts each activity, so a
+    # sync can tell from the stats that the service has activities its listings never showed (backdated uploads).
+    """
+    ALTER TABLE known_activities ADD COLUMN stats_group TEXT;
+    """,
 )
 
 

@@ -15,6 +15,7 @@ from typing import Any, Callable, Literal
 import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
+from . import deadline_backend
 from .errors import FitsyncError
 from .rate_governor import RateGovernor
 
@@ -65,7 +66,7 @@ class Transport:
         self.max_response_bytes = max_response_bytes
         self.deadline = deadline
         self.http = http or httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-                                         headers={"User-Agent": "fitsync"})
+                                         headers={"User-Agent": "fitsync"}, transport=deadline_backend.transport())
         self.max_retries = max_retries
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
@@ -131,7 +132,15 @@ class Transport:
             self.governor.reserve(budget == "read", bulk=bulk, max_wait=max_wait)
         sent_at = time.time()
         self.calls += 1
-        response = self._bounded(self.http.send(self.http.build_request(method, url, **kwargs), stream=True))
+        where, started = f"{method} {url_path(url)}", time.monotonic()
+        try:
+            with deadline_backend.within(self.deadline):  # status line, headers and body
+                response = self._bounded(self.http.send(self.http.build_request(method, url, **kwargs), stream=True))
+        except httpx.ReadTimeout:
+            if time.monotonic() - started < self.deadline:
+                raise  # an ordinary read timeout: retried
+            raise DeadlineExceeded(f"{where}: the answer was not read whole within {self.deadline:.0f} s "
+                                   "(response_deadline); stopped reading it") from None
         if self.governor is not None and budget is not None:
             # After a 429 the refused budget is spent for the window the request was sent in (not a later one).
             refused = _refused_budget(response) if response.status_code == 429 else None

@@ -248,7 +248,9 @@ def list_activities(call: Call) -> list[dict[str, Any]]:
         (call.athlete_id, call.has("activity:read_all"), before, before, after, after, per_page, (page - 1) * per_page),
     ).fetchall()
     home = _home(call)
-    return [rep.activity(call.conn, r, detailed=False, read_all=call.has("activity:read_all"), home=home) for r in rows]
+    drop = call.state.settings.fault_listing_drop_every
+    return [rep.activity(call.conn, r, detailed=False, read_all=call.has("activity:read_all"), home=home) for r in rows
+            if not (drop and r["id"] % drop == 0)]
 
 
 def get_laps(call: Call) -> list[dict[str, Any]]:

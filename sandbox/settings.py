@@ -39,6 +39,9 @@ class Settings:
     fault_lost_response_match: str = ""
     # The activity listing answers `[]` while true: an outage page, a proxy, a token silently scoped down
     fault_empty_listing: bool = False
+    # The activity listing leaves out every activity whose id is divisible by this (0: none): a listing cut short
+    # by a cache or a proxy while the athlete's stats still count them
+    fault_listing_drop_every: int = 0
     # Answer shapes: "spec" (the spec) or "real" (the real service where it differs; sandbox/flavors.py)
     flavor: str = "spec"
 

@@ -70,3 +70,46 @@ def test_a_dripping_body_stops_at_the_deadline(hostile: str) -> None:
     with pytest.raises(DeadlineExceeded, match=r"GET /dripping: the answer was not read whole within 1 s"):
         transport.request("GET", hostile + "/dripping", budget=None)
     assert time.monotonic() - started < 5 and transport.calls == 1
+
+
+@pytest.fixture(scope="module")
+def header_drip() -> Iterator[str]:
+    """A raw server that sends its status line and then headers one byte every 50 ms, for ever."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    stop = threading.Event()
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            conn.recv(65536)
+            try:
+                conn.sendall(b"HTTP/1.1 200 OK\r\n")
+                while not stop.wait(0.05):
+                    conn.sendall(b"X")  # a header name that never ends
+            except OSError:
+                pass  # the client hung up: done
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    stop.set()
+    listener.close()
+
+
+def test_headers_dripped_a_byte_at_a_time_stop_at_the_deadline(header_drip: str) -> None:
+    transport = Transport(None, timeout=5, max_retries=3, deadline=1.0)
+    started = time.monotonic()
+    with pytest.raises(DeadlineExceeded, match=r"GET /activities: the answer was not read whole within 1 s"):
+        transport.request("GET", header_drip + "/activities", budget=None)
+    assert time.monotonic() - started < 5 and transport.calls == 1  # not retried

@@ -61,3 +61,44 @@ def test_a_future_dated_activity_does_not_move_the_cursor_past_now(sb: Harness, 
     change(sb, future, name="Still next year")
     home.sync()
     assert home.query("SELECT name FROM activities WHERE activity_id = ?", future) == [("Still next year",)]
+
+
+def test_an_import_backdated_beyond_the_overlap_is_found_without_full(sb: Harness, connect: Connect) -> None:
+    """750 activities uploaded today with start dates a year back: no incremental listing shows them, the athlete's
+    stats count them, so the sync lists all the way back by itself. Ordinary new uploads stay incremental."""
+    aid = add_athlete(sb)
+    recent = [record(sb, aid, days_ago=10 - i, sport_type="Run", visibility="everyone") for i in range(5)]
+    home = connect(aid)
+    home.sync()
+    recent.append(record(sb, aid, days_ago=0.5, sport_type="Ride", visibility="everyone"))
+    recent.append(record(sb, aid, days_ago=0.4, sport_type="Walk", visibility="everyone"))  # not in the stats
+    ordinary = home.sync()
+    assert ordinary.metadata["activities"]["mode"] == "incremental" and ordinary.metadata["activities"]["new"] == 2
+
+    imported = [record(sb, aid, days_ago=365 + i / 10, sport_type="Run", visibility="everyone") for i in range(750)]
+    found = home.sync()
+    meta = found.metadata["activities"]
+    assert meta["mode"] == "full reconciliation" and "stats count 750 more activities" in meta["full_because"], meta
+    assert meta["new"] == 750 and meta["reconciled_deletions"] == 0
+    assert warehouse_ids(home) == set(recent) | set(imported)
+
+    quiet = home.sync()  # the gap is closed: back to incremental listings
+    assert quiet.metadata["activities"]["mode"] == "incremental"
+
+
+def test_a_full_listing_the_stats_contradict_deletes_nothing(sb: Harness, connect: Connect) -> None:
+    """A listing short by about half (fewer than the shrink guard's 50) while the athlete's stats still count every
+    activity: the stats are believed, nothing is deleted, the message says why and how to override."""
+    aid = add_athlete(sb)
+    ids = [record(sb, aid, days_ago=30 - i, sport_type="Run", visibility="everyone") for i in range(30)]
+    home = connect(aid)
+    home.sync()
+    with sb.settings(fault_listing_drop_every=2):
+        outcome = home.sync(full=True, check=False)
+    assert not outcome.success
+    assert "the athlete's stats still count" in (outcome.error or "") and "--allow-shrink" in (outcome.error or "")
+    assert warehouse_ids(home) == set(ids) and home.query("SELECT count(*) FROM deleted_activities") == [(0,)]
+
+    delete(sb, ids[0])  # a real deletion: the stats drop with it, so it goes through
+    assert home.sync(full=True).metadata["activities"]["reconciled_deletions"] == 1
+    assert warehouse_ids(home) == set(ids[1:])
