@@ -1,7 +1,8 @@
 """`python -m bench NAME [OPTIONS]` (or `fitsync bench NAME [OPTIONS]`): run one benchmark, `all` for each in turn.
 
 Each benchmark is `bench/<name>.py` (dashes become underscores) with a `main()`; it prints a table and
-writes bench/results/<name>.json.
+writes .bench-out/<name>.json (bench/results/, whose figures docs/performance.md shows, with
+FITSYNC_BENCH_RECORD=1).
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ def main() -> None:
         "Every claim fitsync makes about speed, API economy and reliability under load has a benchmark in `bench/`,",
         "run with one command, `python -m bench NAME` from the repository root (or `fitsync bench NAME`), with a",
         "baseline measured in the same run: machines are noisy, ratios hold better than absolute times. Each prints",
-        "its tables and writes `bench/results/NAME.json` (figures, parameters, machine, targets). Options override",
+        "its tables and writes `.bench-out/NAME.json` (figures, parameters, machine, targets; `bench/results/`, which this page is made from, with `FITSYNC_BENCH_RECORD=1`). Options override",
         "the defaults (`python -m bench NAME --help`); `python -m bench all` runs them all in turn. This page is",
         "rebuilt from the JSON files with `python -m bench._docs` (notes in `bench/_notes.md`).",
         "",

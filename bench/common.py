@@ -31,7 +31,13 @@ from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent / "results"  # tracked: the figures docs/performance.md shows
+SCRATCH = Path(__file__).resolve().parents[1] / ".bench-out"  # untracked: where an ordinary run writes
+
+
+def results_dir() -> Path:
+    """A run rewrites the tracked figures only when asked (FITSYNC_BENCH_RECORD=1, when refreshing the docs)."""
+    return RESULTS if os.environ.get("FITSYNC_BENCH_RECORD") == "1" else SCRATCH
 REPO = Path(__file__).resolve().parent.parent
 # A budget no benchmark reaches unless it means to (the defaults are 100 reads per 15 minutes).
 GENEROUS_LIMITS = {"read_limit_short": 1_000_000, "read_limit_long": 10_000_000,
@@ -295,8 +301,9 @@ def markdown(tables: Sequence[dict[str, Any]]) -> str:
 
 def save(name: str, *, params: dict[str, Any], tables: Sequence[dict[str, Any]], targets: Sequence[dict[str, Any]],
          data: dict[str, Any], started: float) -> Path:
-    """bench/results/<name>.json: what was run, on what, the figures, the targets and whether each is met."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    """<results>/<name>.json: what was run, on what, the figures, the targets and whether each is met."""
+    folder = results_dir()
+    folder.mkdir(parents=True, exist_ok=True)
     for target in targets:
         mark = "[green]met[/]" if target["met"] else "[red]NOT met[/]"
         out.print(f"target: {target['target']} → {target['measured']}: {mark}")
@@ -306,7 +313,7 @@ def save(name: str, *, params: dict[str, Any], tables: Sequence[dict[str, Any]],
         "seconds": round(time.monotonic() - started, 1), "machine": machine(), "params": params,
         "targets": list(targets), "tables": list(tables), "data": data,
     }
-    path = RESULTS / f"{name}.json"
+    path = folder / f"{name}.json"
     path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
     out.print(f"[dim]{path.relative_to(REPO)} · {payload['seconds']} s[/]")
     return path

@@ -23,7 +23,7 @@ def _bench_package_root() -> Path:
 def bench(name: str | None, args: tuple[str, ...]) -> None:
     """Run a benchmark (api-calls, rate-budget, webhook-ack, load, query, demo, freshness, all).
 
-    Prints a table and writes bench/results/NAME.json; `fitsync bench NAME --help` lists its options.
+    Prints a table and writes .bench-out/NAME.json (bench/results/ with FITSYNC_BENCH_RECORD=1); `fitsync bench NAME --help` lists its options.
     """
     root = str(_bench_package_root())
     if root not in sys.path:

@@ -94,9 +94,14 @@ def disconnect(athlete_id: int) -> None:
 def athletes() -> None:
     """Connected athletes, their granted scopes and status."""
     with open_client() as client:
-        for a in client.tokens.athletes():
-            note = f" — {a.status_reason}" if a.status_reason else ""
-            click.echo(f"{a.athlete_id}\t{a.name}\t{a.status}\t{a.scopes}{note}")
+        rows = client.tokens.athletes()
+    if not rows:
+        click.echo("No athletes connected: run `fitsync connect`.")
+        return
+    click.echo("athlete\tname\tstatus\tscopes")
+    for a in rows:
+        note = f" — {a.status_reason}" if a.status_reason else ""
+        click.echo(f"{a.athlete_id}\t{a.name}\t{a.status}\t{a.scopes}{note}")
 
 
 @click.group()
@@ -186,6 +191,10 @@ def serve(host: str, port: int, prefix: str) -> None:
 
     from .webhook_receiver import Receiver
 
+    import logging
+
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", datefmt="%Y-%m-%dT%H:%M:%S")
+    logging.getLogger("fitsync.pipelines.webhook_receiver").setLevel(logging.INFO)  # one line per event
     client = open_client()
     receiver = Receiver(client, prefix)
     click.echo(f"Receiving events at http://{host}:{port}{receiver.prefix}/<secret> "

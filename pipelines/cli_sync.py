@@ -1,4 +1,4 @@
-"""`fitsync sync` (the assets, headless, with progress) and `fitsync query` (SQL on the warehouse)."""
+"""`fitsync sync`: the assets, headless, with progress, a clean stop and exit codes that say how it went."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from rich.text import Text
 from fitsync.assets import sync_state
 from fitsync.client.config import Config, ConfigError
 from fitsync.client.runtime import FitsyncClient
-from fitsync.warehouse import db
 
 from .stop_signals import StopSignals
 
@@ -138,26 +137,3 @@ def _report(out: Console, outcome: "SyncOutcome") -> None:
                           if k in ("new", "changed", "fetched", "remaining", "reconciled_deletions", "skipped", "mode"))
         table.add_row(asset, str(meta.get("api_calls", "")), notes + (" " + str(meta["notes"]) if "notes" in meta else ""))
     out.print(table)
-
-
-@click.command()
-@click.argument("sql")
-@click.option("--limit", default=200, show_default=True, help="Rows to show at most.")
-def query(sql: str, limit: int) -> None:
-    """Run SQL on the warehouse (read-only) and print a table."""
-    path = _config().home / "warehouse.duckdb"
-    if not path.exists():
-        raise click.ClickException(f"no warehouse at {path}: run `fitsync sync` first")
-    with db.reading(path) as conn:
-        try:
-            cursor = conn.execute(sql)
-            rows = cursor.fetchmany(limit)
-            columns = [d[0] for d in cursor.description or []]
-        except Exception as error:  # DuckDB's own message says what is wrong with the SQL
-            raise click.ClickException(str(error).splitlines()[0]) from None
-    table = Table(show_lines=False)
-    for column in columns:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*("" if v is None else str(v) for v in row))
-    Console().print(table)

@@ -1,6 +1,7 @@
 """The fitsync Dagster code location (`dagster dev -w workspace.yaml`)."""
 
 import os
+import warnings
 from typing import Any
 
 from dagster import Definitions, EnvVar, load_asset_checks_from_modules, load_assets_from_modules
@@ -12,6 +13,10 @@ from .jobs import nightly_sync, sync_job
 from .purge import purge_athlete_job
 from .resources import FitsyncApi, warehouse_path
 from .webhook_sensor import webhook_events, webhook_refresh_job
+
+# Dagster 1.13 re-creates a sensor with its jobs bound to the resources and passes `owners` along itself, which
+# warns that the parameter is beta although fitsync never sets it. Only that warning is silenced.
+warnings.filterwarnings("ignore", message=r"Parameter `owners` of initializer `SensorDefinition.__init__`")
 
 ASSET_MODULES = [athlete, activities, activity_details, segments, warehouse_load, analysis]
 

@@ -8,8 +8,10 @@ the `webhook_events` sensor turn the events into a run, and says what is in the 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import shutil
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -113,6 +115,19 @@ def demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str) ->
         raise SystemExit(StopSignals.exit_code(signals.received))
 
 
+def _installed_command(name: str) -> str:
+    """How to call this installation's `name` from here: bare when it is on PATH (an activated venv), else the
+    venv's bin path (relative when under the current folder). `name=""` gives the prefix for other tools."""
+    bin_dir = Path(sys.executable).parent
+    if name and shutil.which(name) == str(bin_dir / name):
+        return name
+    if not name and shutil.which("dagster") == str(bin_dir / "dagster"):
+        return ""
+    with contextlib.suppress(ValueError):
+        return f"{bin_dir.relative_to(Path.cwd())}/{name}"
+    return f"{bin_dir}/{name}"
+
+
 def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, signals: StopSignals) -> None:
     """Each numbered step ends at a safe point: a stop signal received during it ends the demo there (a sync
     step is stopped by Dagster itself)."""
@@ -188,9 +203,14 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
     out.print(f"Renamed: {check[0]!r} · deleted one gone: {check[1] == 0} (audited: {check[3] == 1}) · "
               f"new one present: {check[2] == 1}")
     out.print(f"\nWarehouse: {home / 'warehouse.duckdb'}  ({time.monotonic() - started:.0f} s)")
-    out.print("Look at it:")
-    out.print(f"  FITSYNC_HOME={home} fitsync query \"SELECT sport_type, count(*), round(sum(distance)/1000) AS km "
-              "FROM activities GROUP BY ALL ORDER BY 2 DESC\"")
-    out.print(f"  FITSYNC_HOME={home} fitsync report --out {home / 'report'}")
-    out.print(f"  DAGSTER_HOME={home / 'dagster'} FITSYNC_HOME={home} dagster dev -w workspace.yaml"
-              "   (the UI: pip install -e '.[dev]')")
+    out.print("Look at it (copy a line; each is one command):")
+    fitsync, bin_dir = _installed_command("fitsync"), _installed_command("")
+    hints = [
+        f"FITSYNC_HOME={home} {fitsync} query \"SELECT sport_type, count(*), round(sum(distance)/1000) AS km "
+        "FROM activities GROUP BY ALL ORDER BY 2 DESC\"",
+        f"FITSYNC_HOME={home} {fitsync} report --out {home / 'report'}",
+        f"{bin_dir}pip install -q -e '.[dev]' && DAGSTER_HOME={home / 'dagster'} FITSYNC_HOME={home} "
+        f"{bin_dir}dagster dev -w workspace.yaml",
+    ]
+    for hint in hints:  # no markup (rich would eat `[dev]`), no wrapping (a split command does not paste)
+        out.print("  " + hint, markup=False, highlight=False, soft_wrap=True)

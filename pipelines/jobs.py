@@ -10,7 +10,6 @@ FULL_RECONCILIATION_WEEKDAY = 6  # Sunday
 sync_job = define_asset_job(
     "sync_athlete",
     selection=AssetSelection.groups("fetch", "warehouse"),
-    partitions_def=athletes_partitions,
     description="Fetch an athlete's new and changed data and load it into the warehouse.",
 )
 

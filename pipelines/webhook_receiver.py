@@ -97,11 +97,13 @@ class Receiver:
         with self._lock:
             subscription = self.client.subscription_state.current(self._conn)
             if subscription is None or event["subscription_id"] != subscription.id:
-                log.warning("refused an event for subscription %s", event["subscription_id"])
+                log.warning("refused %s %s %s of athlete %s: unknown subscription %s", event["object_type"],
+                            event["object_id"], event["aspect_type"], event["owner_id"], event["subscription_id"])
                 return _refuse(403, "unknown subscription")
             row = self._conn.execute("SELECT status FROM athletes WHERE athlete_id = ?", (event["owner_id"],)).fetchone()
             if row is None or row["status"] == "disconnected":
-                log.warning("refused an event for unknown athlete %s", event["owner_id"])
+                log.warning("refused %s %s %s: athlete %s is not connected", event["object_type"], event["object_id"],
+                            event["aspect_type"], event["owner_id"])
                 return _refuse(403, "unknown owner")
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
@@ -117,6 +119,8 @@ class Receiver:
                           event["aspect_type"], error)
                 return _refuse(503, "the event could not be stored: retry later")
             self.stored += stored
+        log.info("%s %s %s of athlete %s: %s", event["object_type"], event["object_id"], event["aspect_type"],
+                 event["owner_id"], "stored" if stored else "already stored (a retried delivery)")
         return JSONResponse({"stored": stored})
 
 

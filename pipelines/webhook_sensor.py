@@ -20,7 +20,6 @@ from .webhook_plan import load_lifecycle, plan, save_lifecycle
 webhook_refresh_job = define_asset_job(
     "webhook_refresh",
     selection=["activities", "activity_details", "activity_zones", "segments", "warehouse"],
-    partitions_def=athletes_partitions,
     description="Re-pull or delete the activities named by webhook events, and load them.",
 )
 

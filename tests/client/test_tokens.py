@@ -173,6 +173,8 @@ def test_cli_athletes_shows_needs_reauth(sb: Harness, connected: Connected) -> N
     runner = CliRunner()
     listed = runner.invoke(main, ["athletes"], env=cli_env(connected.config))
     assert listed.exit_code == 0 and f"{connected.athlete_id}\t" in listed.output and "\tconnected\t" in listed.output
+    assert listed.output.splitlines()[0] == "athlete\tname\tstatus\tscopes"  # a header names the columns
+    assert runner.invoke(main, ["athletes", "-h"]).output.startswith("Usage: ")  # -h everywhere
 
     sb.console.post(f"/athletes/{connected.athlete_id}/revoke", json={"client_id": connected.app.client_id})
     with pytest.raises(ReauthorizationRequired):

@@ -23,7 +23,7 @@ from .test_resume import TINY, WINDOW
 def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(sb: Harness, connect: Connect, tmp_path: Path,
                                                                      signum: int, code: int, name: str) -> None:
     aid = add_athlete(sb)
-    ids = record_many(sb, aid, 40, oldest_days=30)
+    ids = record_many(sb, aid, 24, oldest_days=30)
     home = connect(aid)
     env = env_for(home)
     with sb.settings(fault_latency_ms=60):  # slow enough to be caught mid-way through the details

@@ -117,3 +117,24 @@ def test_the_cli_instance_limits_the_pools(tmp_path: Path, pool: str) -> None:
     root, slots = result.stdout.split()
     assert Path(root) == tmp_path / "dagster" and (tmp_path / "dagster" / "dagster.yaml").exists()
     assert int(slots) == (1 if pool == DUCKDB_POOL else 4)
+
+
+def test_dagster_definitions_validate_without_warnings(tmp_path: Path) -> None:
+    """What `dagster dev` loads: the workspace and the shipped dagster.yaml (run tag limits included) validate, and
+    loading the definitions with every warning shown prints no deprecation or beta warning."""
+    dagster_home = tmp_path / "dagster"
+    dagster_home.mkdir()
+    (dagster_home / "dagster.yaml").write_text((REPO / "pipelines" / "dagster.yaml").read_text())
+    env = {**subprocess_env(tmp_path / "home"), "DAGSTER_HOME": str(dagster_home)}
+    dagster = Path(sys.executable).with_name("dagster")
+    done = subprocess.run([str(dagster), "definitions", "validate", "-w", "workspace.yaml"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "All code locations passed validation" in done.stdout + done.stderr, done
+
+    load = ("from fitsync.pipelines.definitions import defs\n"
+            "repository = defs.get_repository_def()\n"
+            "repository.get_all_jobs(); repository.sensor_defs; repository.schedule_defs")
+    loaded = subprocess.run([sys.executable, "-W", "always", "-c", load], cwd=REPO, env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert loaded.returncode == 0, loaded.stderr
+    assert [line for line in loaded.stderr.splitlines() if "Warning" in line] == [], loaded.stderr

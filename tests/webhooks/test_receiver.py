@@ -356,6 +356,7 @@ def test_the_receiver_process_stops_cleanly_on_a_signal(receiving: tuple[Webhook
     assert process.wait(20) == code
     text = log.read_text()
     assert "Stopped by" in text and "1 events stored since start" in text and "Traceback" not in text, text
+    assert f"activity 9100000001 update of athlete {aid}: stored" in text  # one line per event
 
 
 def test_an_event_that_cannot_be_stored_is_503_with_the_reason_logged(receiving: tuple[WebhookHome, int],

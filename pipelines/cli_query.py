@@ -1,0 +1,113 @@
+"""`fitsync query`: SQL on the warehouse for analysts, as a table on screen or as CSV, JSON or Parquet.
+
+The connection is read-only (a sync can keep loading). A script may hold several statements (and comments):
+each result is shown in turn; CSV/JSON/Parquet take the last one. Nothing is cut silently: a table shows at
+most --limit rows and says how many more there are.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+import duckdb
+import polars as pl
+from rich.console import Console
+from rich.table import Table
+
+from fitsync.client.config import Config, ConfigError
+from fitsync.warehouse import db
+
+FORMATS = ("table", "csv", "json", "parquet")
+COUNT_CHUNK = 10_000
+
+
+def _warehouse() -> Path:
+    try:
+        path = Config.load().home / "warehouse.duckdb"
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    if not path.exists():
+        raise click.ClickException(f"no warehouse at {path}: run `fitsync sync` first")
+    return path
+
+
+# SQL may begin with a `--` comment: unknown "options" are taken as the SQL's words.
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("sql_words", nargs=-1)
+@click.option("-f", "--file", "script", type=click.File("r"), help="Read the SQL from this file (`-` for stdin).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="table on screen, or the last result as CSV, JSON (an array of objects) or Parquet.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the result to this file instead of stdout (required for parquet).")
+@click.option("--limit", default=200, show_default=True, help="Rows shown per table at most (the rest is counted).")
+@click.option("--list", "list_relations", is_flag=True, help="List the warehouse's tables and views.")
+def query(sql_words: tuple[str, ...], script: "click.utils.LazyFile | None", fmt: str, output: Path | None, limit: int,
+          list_relations: bool) -> None:
+    """Run SQL on the warehouse (read-only): `fitsync query "SELECT …"`, `-f report.sql`, `--format csv -o out.csv`."""
+    sql: str | None = " ".join(sql_words)
+    if list_relations:
+        sql = ("SELECT table_name AS name, 'table' AS kind, comment FROM duckdb_tables() WHERE NOT internal "
+               "UNION ALL SELECT view_name, 'view', comment FROM duckdb_views() WHERE NOT internal "
+               "AND schema_name = 'main' ORDER BY kind, name")
+    elif script is not None:
+        sql = script.read()
+    if not sql or not sql.strip():
+        raise click.UsageError("give the SQL as an argument, with -f FILE, or use --list")
+    if fmt == "parquet" and output is None:
+        raise click.UsageError("--format parquet needs --output FILE")
+    with db.reading(_warehouse()) as conn:
+        try:
+            statements = duckdb.extract_statements(sql)
+        except duckdb.Error as error:
+            raise click.ClickException(str(error).splitlines()[0]) from None
+        if not statements:
+            raise click.UsageError("the SQL holds no statement (only comments?)")
+        for index, statement in enumerate(statements):
+            last = index == len(statements) - 1
+            try:
+                result = conn.execute(statement.query)
+                if fmt == "table":
+                    _show(result, limit, len(statements) > 1)
+                elif last:
+                    _export(pl.from_arrow(result.to_arrow_table()), fmt, output)  # type: ignore[arg-type]
+            except duckdb.Error as error:  # DuckDB's own message says what is wrong with the SQL
+                where = f"statement {index + 1}: " if len(statements) > 1 else ""
+                raise click.ClickException(where + str(error).splitlines()[0]) from None
+
+
+def _show(result: duckdb.DuckDBPyConnection, limit: int, several: bool) -> None:
+    """A table of at most `limit` rows, wide columns folded, and the count of the rows not shown."""
+    if result.description is None:  # a statement without rows (SET, PRAGMA …)
+        return
+    columns = [d[0] for d in result.description]
+    rows = result.fetchmany(limit)
+    more = 0
+    while chunk := result.fetchmany(COUNT_CHUNK):
+        more += len(chunk)
+    table = Table(show_lines=False)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*("" if v is None else str(v) for v in row))
+    out = Console()
+    out.print(table)
+    if more:
+        out.print(f"… {more:,} more rows not shown: raise --limit, or write them all with --format csv -o FILE",
+                  style="yellow", soft_wrap=True)
+    elif several:
+        out.print(f"{len(rows):,} rows", style="dim")
+
+
+def _export(frame: pl.DataFrame, fmt: str, output: Path | None) -> None:
+    if fmt == "parquet":
+        frame.write_parquet(output)  # type: ignore[arg-type]
+    elif fmt == "csv":
+        text = frame.write_csv()
+        output.write_text(text) if output else sys.stdout.write(text)
+    else:
+        text = frame.write_json()
+        output.write_text(text + "\n") if output else sys.stdout.write(text + "\n")
+    if output:
+        click.echo(f"{frame.height:,} rows → {output}", err=True)

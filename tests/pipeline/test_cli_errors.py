@@ -1,0 +1,60 @@
+"""Expected failures of `fitsync`, as a process: one short message that names the fix, the documented exit code,
+no traceback (unless --debug asks for it)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO, subprocess_env
+
+
+def fitsync(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fitsync.pipelines.cli", *args], cwd=REPO,
+                          env={**subprocess_env(Path(env.pop("FITSYNC_HOME"))), **env}, capture_output=True,
+                          text=True, timeout=120)
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("args, env, code, says", [
+    (["connect"], {}, 1, "set FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET"),
+    (["sync"], {}, 1, "run `fitsync connect` first"),
+    (["webhooks", "status"], {"FITSYNC_CLIENT_ID": "1", "FITSYNC_CLIENT_SECRET": "s", "FITSYNC_MAX_RETRIES": "1",
+                              "FITSYNC_BASE_URL": "http://127.0.0.1:{port}/api/v3"}, 1,
+     "the service does not answer at http://127.0.0.1:{port}"),
+    (["athletes"], {"FITSYNC_HOME": "/proc/no-such-home"}, 1, "FITSYNC_HOME must be a folder fitsync can create"),
+    (["sync", "--max-wait", "soon"], {}, 2, "Invalid value for '--max-wait'"),
+    (["query"], {}, 2, "give the SQL as an argument"),
+    (["no-such-command"], {}, 2, "No such command"),
+], ids=["no-credentials", "no-athletes", "service-unreachable", "home-unwritable", "bad-option", "no-sql",
+        "unknown-command"])
+def test_an_expected_failure_is_one_message_and_its_exit_code(tmp_path: Path, args: list[str], env: dict[str, str],
+                                                              code: int, says: str) -> None:
+    port = str(closed_port())
+    env = {"FITSYNC_HOME": str(tmp_path / "home"), **{k: v.format(port=port) for k, v in env.items()}}
+    done = fitsync(*args, **env)
+    assert done.returncode == code, done.stderr
+    assert says.format(port=port) in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert len([line for line in done.stderr.splitlines() if line.startswith("Error")]) == 1
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    quiet = fitsync("athletes", FITSYNC_HOME="/proc/no-such-home")
+    loud = fitsync("--debug", "athletes", FITSYNC_HOME="/proc/no-such-home")
+    assert "Traceback" not in quiet.stderr and "Traceback" in loud.stderr and loud.returncode == 1
+    assert "Traceback" in fitsync("athletes", FITSYNC_HOME="/proc/no-such-home", FITSYNC_DEBUG="1").stderr
+
+
+def test_h_is_help_everywhere(tmp_path: Path) -> None:
+    for args in (["-h"], ["sync", "-h"], ["webhooks", "serve", "-h"], ["query", "-h"], ["sandbox", "-h"]):
+        done = fitsync(*args, FITSYNC_HOME=str(tmp_path))
+        assert done.returncode == 0 and done.stdout.startswith("Usage: "), (args, done.stderr)

@@ -1,0 +1,81 @@
+"""`fitsync query` as an analyst uses it, as a process on a real warehouse file: formats that round-trip, no silent
+truncation, scripts with comments and several statements, the list of tables and views."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from fitsync.warehouse import db
+
+from .conftest import REPO, subprocess_env
+
+ROWS_SQL = ("SELECT i, i / 2 AS half, 'row ' || i AS label, DATE '2026-01-01' + CAST(i % 365 AS INTEGER) AS day "
+            "FROM range(10000) t(i) ORDER BY i")
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("query-home")
+    db.migrate(folder / "warehouse.duckdb")
+    return folder
+
+
+def query(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fitsync.pipelines.cli", "query", *args], cwd=REPO, input=stdin,
+                          env=subprocess_env(home, COLUMNS="120"), capture_output=True, text=True, timeout=120)
+
+
+def expected() -> pl.DataFrame:
+    return pl.from_arrow(duckdb.connect().execute(ROWS_SQL).to_arrow_table())  # type: ignore[return-value]
+
+
+def test_a_10000_row_result_round_trips_as_csv_json_and_parquet(home: Path, tmp_path: Path) -> None:
+    frame = expected()
+    as_csv = query(home, ROWS_SQL, "--format", "csv", "-o", str(tmp_path / "out.csv"))
+    assert as_csv.returncode == 0 and "10,000 rows →" in as_csv.stderr, as_csv.stderr
+    assert pl.read_csv(tmp_path / "out.csv", try_parse_dates=True).equals(frame)
+
+    as_json = query(home, ROWS_SQL, "--format", "json")
+    records = json.loads(as_json.stdout)
+    assert len(records) == 10000 and records[1] == {"i": 1, "half": 0.5, "label": "row 1", "day": "2026-01-02"}
+
+    as_parquet = query(home, ROWS_SQL, "--format", "parquet", "-o", str(tmp_path / "out.parquet"))
+    assert as_parquet.returncode == 0, as_parquet.stderr
+    assert pl.read_parquet(tmp_path / "out.parquet").equals(frame)
+
+    refused = query(home, ROWS_SQL, "--format", "parquet")
+    assert refused.returncode == 2 and "--output" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_a_table_says_how_many_rows_it_does_not_show(home: Path) -> None:
+    shown = query(home, ROWS_SQL)
+    assert shown.returncode == 0, shown.stderr
+    assert "row 199" in shown.stdout and "row 200 " not in shown.stdout
+    assert "9,800 more rows not shown" in shown.stdout and "--format csv" in shown.stdout
+    assert "more rows" not in query(home, ROWS_SQL, "--limit", "10000").stdout
+
+
+def test_a_script_with_comments_and_several_statements_shows_each_result(home: Path, tmp_path: Path) -> None:
+    script = tmp_path / "report.sql"
+    script.write_text("-- volume by sport\nSELECT 1 AS first_result;\n/* and then */ SELECT 2 AS second_result;\n")
+    ran = query(home, "-f", str(script))
+    assert ran.returncode == 0, ran.stderr
+    assert "first_result" in ran.stdout and "second_result" in ran.stdout
+    assert "second_result" in query(home, "-f", "-", stdin=script.read_text()).stdout
+    commented = query(home, "-- a leading comment\nSELECT 42 AS answer")
+    assert commented.returncode == 0 and "42" in commented.stdout, commented.stderr
+    broken = query(home, "SELECT 1; SELEKT 2")
+    assert broken.returncode == 1 and "Parser Error" in broken.stderr and "Traceback" not in broken.stderr
+
+
+def test_list_names_the_tables_and_views(home: Path) -> None:
+    listed = query(home, "--list")
+    assert listed.returncode == 0, listed.stderr
+    assert "activities" in listed.stdout and "table" in listed.stdout and "view" in listed.stdout
