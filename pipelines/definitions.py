@@ -4,7 +4,8 @@ import os
 import warnings
 from typing import Any
 
-from dagster import Definitions, EnvVar, load_asset_checks_from_modules, load_assets_from_modules
+from dagster import (AssetSelection, AutomationConditionSensorDefinition, DefaultSensorStatus, Definitions, EnvVar,
+                     load_asset_checks_from_modules, load_assets_from_modules)
 from dagster_duckdb import DuckDBResource
 
 from fitsync.assets import activities, activity_details, analysis, athlete, segments, warehouse_load
@@ -36,13 +37,20 @@ def default_resources() -> dict[str, Any]:
     }
 
 
+# The analysis assets follow each warehouse load (their automation conditions); this sensor evaluates them and is
+# on by default, where Dagster's own default automation sensor would start switched off.
+analysis_automation = AutomationConditionSensorDefinition(
+    "analysis_automation", target=AssetSelection.groups(analysis.GROUP), default_status=DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=30, description="Materializes the analysis assets after each warehouse load.")
+
+
 def build_definitions(resources: dict[str, Any] | None = None) -> Definitions:
     return Definitions(
         assets=load_assets_from_modules(ASSET_MODULES),
         asset_checks=load_asset_checks_from_modules(ASSET_MODULES),
         jobs=[sync_job, webhook_refresh_job, purge_athlete_job, analysis.analysis_job],
         schedules=[nightly_sync],
-        sensors=[webhook_events],
+        sensors=[webhook_events, analysis_automation],
         resources=resources or default_resources(),
     )
 

@@ -1,7 +1,8 @@
 """Jobs and the nightly schedule: one run per connected athlete (partition)."""
 
 
-from dagster import AssetSelection, RunRequest, ScheduleEvaluationContext, SkipReason, define_asset_job, schedule
+from dagster import (AssetSelection, DefaultScheduleStatus, RunRequest, ScheduleEvaluationContext, SkipReason,
+                     define_asset_job, schedule)
 
 from fitsync.assets.common import athletes_partitions
 
@@ -14,7 +15,9 @@ sync_job = define_asset_job(
 )
 
 
-@schedule(job=sync_job, cron_schedule="30 3 * * *", execution_timezone="UTC")
+# Running as soon as `dagster dev` (with its daemon) starts: a nightly sync nobody switched on is no sync at all.
+@schedule(job=sync_job, cron_schedule="30 3 * * *", execution_timezone="UTC",
+          default_status=DefaultScheduleStatus.RUNNING)
 def nightly_sync(context: ScheduleEvaluationContext):  # type: ignore[no-untyped-def]
     """Fan out over the athlete partitions: a plain ScheduleDefinition would launch without a partition key."""
     athletes = context.instance.get_dynamic_partitions(athletes_partitions.name)

@@ -138,3 +138,25 @@ def test_dagster_definitions_validate_without_warnings(tmp_path: Path) -> None:
                             text=True, timeout=120)
     assert loaded.returncode == 0, loaded.stderr
     assert [line for line in loaded.stderr.splitlines() if "Warning" in line] == [], loaded.stderr
+
+
+def test_schedules_and_sensors_run_by_default_and_analysis_follows_each_load() -> None:
+    """`dagster dev` needs no switch flipped: the nightly schedule and both sensors start running; after a warehouse
+    load of an athlete, the automation sensor's evaluation asks for that athlete's analysis assets."""
+    from dagster import (AssetMaterialization, DefaultScheduleStatus, DefaultSensorStatus,
+                         evaluate_automation_conditions, instance_for_test)
+
+    repository = defs.get_repository_def()
+    assert {s.name: s.default_status for s in repository.schedule_defs} == {"nightly_sync": DefaultScheduleStatus.RUNNING}
+    assert {s.name: s.default_status for s in repository.sensor_defs} == {
+        "webhook_events": DefaultSensorStatus.RUNNING, "analysis_automation": DefaultSensorStatus.RUNNING}
+
+    analysis = {AssetKey(n) for n in ("pr_progression", "zone_trends", "training_load", "volume")}
+    with instance_for_test() as instance:
+        instance.add_dynamic_partitions(athletes_partitions.name, ["7", "8"])
+        first = evaluate_automation_conditions(defs=defs, instance=instance)
+        assert first.total_requested == 0  # nothing loaded yet: nothing to analyse
+        instance.report_runless_asset_event(AssetMaterialization(asset_key="warehouse", partition="7"))
+        after_load = evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
+        for key in analysis:  # only the athlete that was loaded
+            assert after_load.get_requested_partitions(key) == {"7"}, key
