@@ -13,6 +13,7 @@ from .cli_client import athletes, connect, disconnect, webhooks
 from .cli_errors import FitsyncGroup
 from .cli_query import query
 from .cli_report import report
+from .cli_status import status
 from .cli_sync import sync
 from .demo import demo
 
@@ -29,7 +30,7 @@ def main(debug: bool) -> None:
 
 main.add_command(sandbox)
 main.add_command(demo)
-for command in (connect, disconnect, athletes, webhooks, sync, query, report, bench):
+for command in (connect, disconnect, athletes, status, webhooks, sync, query, report, bench):
     main.add_command(command)
 
 

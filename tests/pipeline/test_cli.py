@@ -74,3 +74,28 @@ def test_sync_of_an_athlete_that_is_not_connected_exits_non_zero(sb: Harness, co
     assert synced.returncode != 0
     assert f"athlete {stranger}: FAILED" in synced.stdout + synced.stderr
     assert "sync failed" in synced.stderr
+
+
+def test_status_says_how_each_athlete_stands(sb: Harness, connect: Connect) -> None:
+    import json
+
+    aid = add_athlete(sb)
+    record_many(sb, aid, 4, oldest_days=10)
+    home = connect(aid)
+    env = env_for(home)
+    assert fitsync(env, "sync").returncode == 0
+    shown = fitsync(env, "status", "--json")
+    assert shown.returncode == 0, shown.stderr
+    report = json.loads(shown.stdout)
+    [athlete] = report["athletes"]
+    assert (athlete["athlete_id"], athlete["status"], athlete["known_activities"]) == (aid, "connected", 4)
+    assert athlete["pending"] == {"details": 0, "zones": 0} and athlete["last_listing_at"]
+    assert athlete["last_run"]["status"] == "SUCCESS" and athlete["last_run"]["job"] == "sync_athlete"
+    assert "activity:read_all" in athlete["scopes"]
+    assert report["warehouse"]["rows"]["activities"] == 4
+    assert {(b["window"], b["budget"]) for b in report["rate_budget"]} == {
+        ("short", "overall"), ("long", "overall"), ("short", "read"), ("long", "read")}
+    assert home.config.client_secret.reveal() not in shown.stdout
+    table = fitsync(env, "status")
+    assert table.returncode == 0 and str(aid) in table.stdout and "Rate budget" in table.stdout, table.stderr
+    assert "Traceback" not in table.stderr

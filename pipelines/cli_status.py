@@ -1,0 +1,76 @@
+"""`fitsync status`: how each athlete's sync stands, the webhook inbox, the rate budget and the warehouse."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from fitsync.client.config import Config, ConfigError
+from fitsync.client.runtime import FitsyncClient
+
+
+def _last_runs(config: Config, athlete_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """The newest Dagster run of each athlete's partition on fitsync's instance."""
+    from dagster import RunsFilter
+
+    from . import instance as dagster_instance
+    from .status import iso
+
+    instance = dagster_instance.instance(config.home)
+    out = {}
+    for athlete_id in athlete_ids:
+        records = instance.get_run_records(RunsFilter(tags={"dagster/partition": str(athlete_id)}), limit=1)
+        if records:
+            record = records[0]
+            out[athlete_id] = {"job": record.dagster_run.job_name, "status": record.dagster_run.status.value,
+                               "started_at": iso(record.start_time), "ended_at": iso(record.end_time),
+                               "run_id": record.dagster_run.run_id}
+    return out
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (for scripts and monitoring).")
+def status(as_json: bool) -> None:
+    """Per athlete: token, last sync and what is still pending; the webhook inbox, the rate budget, the warehouse."""
+    from .status import collect
+
+    try:
+        config = Config.load()
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    with FitsyncClient(config) as client:
+        report = collect(client, _last_runs(config, [a.athlete_id for a in client.tokens.athletes()]))
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    out = Console()
+    if not report["athletes"]:
+        out.print("No athletes connected: run `fitsync connect`.")
+    table = Table(title="Athletes")
+    for column in ("athlete", "status", "known", "pending details / zones", "last listing", "last run"):
+        table.add_column(column)
+    for a in report["athletes"]:
+        run = a["last_run"] or {}
+        table.add_row(f"{a['athlete_id']} {a['name']}", a["status"] + (f" ({a['status_reason']})" if a["status_reason"]
+                                                                      else ""),
+                      str(a["known_activities"]), f"{a['pending']['details']} / {a['pending']['zones']}",
+                      a["last_listing_at"] or "never", f"{run.get('status', '—')} {run.get('ended_at') or ''}".strip())
+    out.print(table)
+    budget = Table(title="Rate budget (this app)")
+    for column in ("window", "budget", "used", "limit", "resets at"):
+        budget.add_column(column)
+    for line in report["rate_budget"]:
+        budget.add_row(line["window"], line["budget"], str(line["used"]), str(line["limit"]), line["resets_at"])
+    out.print(budget)
+    hooks, house = report["webhooks"], report["warehouse"]
+    out.print(f"Webhooks: subscription {hooks['subscription_id'] or 'none'} {hooks['callback'] or ''} · last event "
+              f"{hooks['last_event_at'] or 'never'} · {hooks['unprocessed']} unprocessed, {hooks['deferred']} waiting",
+              soft_wrap=True, markup=False)
+    rows = ", ".join(f"{t} {n:,}" for t, n in (house.get("rows") or {}).items())
+    out.print(f"Warehouse: {house['path']}" + (f" · {house['bytes'] / 1e6:.1f} MB · {rows}" if house["exists"]
+                                              else " (not created yet: run `fitsync sync`)")
+              + (f" · {house['note']}" if house.get("note") else ""), soft_wrap=True, markup=False)

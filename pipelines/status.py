@@ -1,0 +1,75 @@
+"""What `fitsync status` reports: one dictionary, read from the state store, the warehouse and Dagster's runs.
+
+Reading only: no API call, no write, and the warehouse is opened read-only (a running sync is not disturbed;
+while it writes, the row counts are left out rather than waited for).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from fitsync.assets import sync_state
+from fitsync.client.runtime import FitsyncClient
+from fitsync.warehouse import db
+
+from .subscriptions import masked
+
+WAREHOUSE_TABLES = ("activities", "segment_efforts", "activity_zones", "starred_segments", "deleted_activities")
+
+
+def iso(epoch: float | int | str | None) -> str | None:
+    if epoch in (None, ""):
+        return None
+    return dt.datetime.fromtimestamp(float(epoch), dt.timezone.utc).isoformat(timespec="seconds")  # type: ignore[arg-type]
+
+
+def collect(client: FitsyncClient, last_runs: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
+    store = client.store
+    athletes = []
+    for a in client.tokens.athletes():
+        with store.reading() as conn:
+            cursors = {r["name"]: (r["value"], r["updated_at"]) for r in conn.execute(
+                "SELECT name, value, updated_at FROM sync_cursors WHERE athlete_id = ?", (a.athlete_id,))}
+        listed = cursors.get(sync_state.LISTED_AFTER)
+        full = cursors.get(sync_state.FULL_LISTED_AT)
+        athletes.append({
+            "athlete_id": a.athlete_id, "name": a.name, "status": a.status, "status_reason": a.status_reason,
+            "scopes": a.scopes.replace(",", " ").split(), "access_token_expires_at": iso(a.access_expires_at),
+            "known_activities": len(sync_state.known_ids(store, a.athlete_id)),
+            "pending": {"details": sync_state.count_needing(store, a.athlete_id, "detail"),
+                        "zones": sync_state.count_needing(store, a.athlete_id, "zones")},
+            "last_listing_at": iso(listed[1]) if listed else None,
+            "newest_start_listed": iso(listed[0]) if listed else None,
+            "last_full_listing_at": iso(full[0]) if full else None,
+            "last_run": (last_runs or {}).get(a.athlete_id),
+        })
+    with store.reading() as conn:
+        inbox = conn.execute("SELECT max(received_at) AS last, count(*) FILTER (WHERE processed_at IS NULL) AS waiting, "
+                             "count(*) FILTER (WHERE verdict = 'deferred') AS deferred FROM webhook_inbox").fetchone()
+    subscription = client.subscription_state.current()
+    return {
+        "home": str(client.config.home),
+        "athletes": athletes,
+        "webhooks": {"subscription_id": subscription.id if subscription else None,
+                     "callback": masked(subscription.callback_url) if subscription else None,
+                     "last_event_at": iso(inbox["last"]), "unprocessed": inbox["waiting"],
+                     "deferred": inbox["deferred"]},
+        "rate_budget": [{"window": b.window, "budget": b.budget, "used": b.used, "limit": b.limit,
+                         "resets_at": iso(b.resets_at)} for b in client.governor.snapshot()],
+        "warehouse": _warehouse(client.config.home / "warehouse.duckdb"),
+    }
+
+
+def _warehouse(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {"path": str(path), "exists": False}
+    out: dict[str, Any] = {"path": str(path), "exists": True, "bytes": path.stat().st_size}
+    try:
+        with db.reading(path, timeout=2.0) as conn:
+            out["rows"] = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in WAREHOUSE_TABLES}
+    except Exception as error:  # noqa: BLE001 (busy or damaged: say so, the rest of the status still helps)
+        out["rows"] = None
+        out["note"] = f"row counts unavailable: {str(error).splitlines()[0]}"
+    return out
