@@ -10,14 +10,17 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import click
-import duckdb
-import polars as pl
 from rich.console import Console
 from rich.table import Table
 
 from fitsync.client.config import Config, ConfigError
-from fitsync.warehouse import db
+
+if TYPE_CHECKING:  # DuckDB and Polars load in half a second: only when a query runs
+    import duckdb
+    import polars as pl
 
 FORMATS = ("table", "csv", "json", "parquet")
 COUNT_CHUNK = 10_000
@@ -57,6 +60,11 @@ def query(sql_words: tuple[str, ...], script: "click.utils.LazyFile | None", fmt
         raise click.UsageError("give the SQL as an argument, with -f FILE, or use --list")
     if fmt == "parquet" and output is None:
         raise click.UsageError("--format parquet needs --output FILE")
+    import duckdb
+    import polars as pl
+
+    from fitsync.warehouse import db
+
     with db.reading(_warehouse()) as conn:
         try:
             statements = duckdb.extract_statements(sql)

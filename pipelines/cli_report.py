@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from fitsync.client.config import Config, ConfigError
-from fitsync.warehouse import report as reports
 
 
 @click.command()
@@ -17,6 +16,8 @@ from fitsync.warehouse import report as reports
               help="Folder for the report (default: FITSYNC_HOME/reports); one subfolder per athlete.")
 def report(athlete_id: int | None, out_dir: Path | None) -> None:
     """Write a self-contained HTML training report with charts (PMC, volume, zones, segments, Eddington, YTD)."""
+    from fitsync.warehouse import report as reports  # charting libraries load in a second: only when needed
+
     try:
         home = Config.load().home
     except ConfigError as error:

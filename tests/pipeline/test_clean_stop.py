@@ -23,10 +23,11 @@ from .test_resume import TINY, WINDOW
 def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(sb: Harness, connect: Connect, tmp_path: Path,
                                                                      signum: int, code: int, name: str) -> None:
     aid = add_athlete(sb)
-    ids = record_many(sb, aid, 24, oldest_days=30)
+    ids = record_many(sb, aid, 30, oldest_days=30)
     home = connect(aid)
     env = env_for(home)
-    with sb.settings(fault_latency_ms=60):  # slow enough to be caught mid-way through the details
+    # Slow enough (a few seconds of details left when the signal goes) to be caught mid-way even on a busy machine.
+    with sb.settings(fault_latency_ms=150):
         process = subprocess.Popen([*FITSYNC, "sync"], cwd=REPO, env=env, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
         try:
