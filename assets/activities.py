@@ -71,7 +71,7 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
         with store.transaction() as conn:
             if complete:
                 sync_state.set_cursor(conn, aid, sync_state.LISTED_AFTER, str(newest))
-            if complete and full:
+            if complete and full and not refusal:  # a listing not believed is tried again next run
                 sync_state.set_cursor(conn, aid, sync_state.FULL_LISTED_AT, str(int(time.time())))
             if deleted:
                 landing.land(conn, aid, "delete_activities", [{"ids": deleted, "reason": "missing in reconciliation"}])

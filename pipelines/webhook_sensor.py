@@ -38,15 +38,16 @@ def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi):  
     short_read = next(line for line in client.governor.snapshot() if (line.window, line.budget) == ("short", "read"))
     cap = webhook_admission.allowance_cap(client.config.webhook_share, short_read.limit)
     window_start = int(short_read.resets_at) - client.config.short_window
-    with client.store.transaction() as conn:
-        admission = webhook_admission.admit(
-            candidates, busy=_refreshing(context.instance, {e.owner_id for e in candidates}),
-            known=lambda athlete: known_ids(client.store, athlete),
-            remaining=webhook_admission.remaining(conn, cap, window_start), cap=cap)
+    owners = {e.owner_id for e in candidates}
+    busy, known = _refreshing(context.instance, owners), {a: known_ids(client.store, a) for a in owners}
+    with client.store.transaction() as conn:  # read before it: the write lock is held only for the bookkeeping
+        admission = webhook_admission.admit(candidates, busy=busy, known=known.__getitem__,
+                                            remaining=webhook_admission.remaining(conn, cap, window_start), cap=cap)
         webhook_admission.spend(conn, cap, window_start, admission.spent)
         for reason in set(admission.held.values()):
             webhook_inbox.set_verdict(conn, [i for i, r in admission.held.items() if r == reason], "deferred", reason)
-        webhook_inbox.set_verdict(conn, admission.expired, "rejected", "not acted on: waited a day; left to the nightly sync")
+        webhook_inbox.set_verdict(conn, admission.expired, "rejected",
+                                  "not acted on: waited a day; left to the nightly sync")
         # Admitted events that waited before are undecided again (a run records a delete's verdict).
         conn.executemany("UPDATE webhook_inbox SET verdict = NULL, verdict_reason = NULL "
                          "WHERE id = ? AND verdict = 'deferred'", [(e.inbox_id,) for e in admission.admitted])

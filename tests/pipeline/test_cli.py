@@ -24,6 +24,17 @@ def fitsync(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
     return subprocess.run([*FITSYNC, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
 
 
+def synced_by_cli(sb: Harness, connect: Connect, activities: int) -> tuple[int, Home, dict[str, str]]:
+    """A new athlete with `activities` recent activities, connected and synced by `fitsync sync` as a process."""
+    aid = add_athlete(sb)
+    record_many(sb, aid, activities, oldest_days=10)
+    home = connect(aid)
+    env = env_for(home)
+    synced = fitsync(env, "sync")
+    assert synced.returncode == 0, synced.stdout + synced.stderr
+    return aid, home, env
+
+
 def test_sync_and_query_from_the_command_line(sb: Harness, connect: Connect, tmp_path: Path, flavor: str) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 5, oldest_days=10)
@@ -79,11 +90,7 @@ def test_sync_of_an_athlete_that_is_not_connected_exits_non_zero(sb: Harness, co
 def test_status_says_how_each_athlete_stands(sb: Harness, connect: Connect) -> None:
     import json
 
-    aid = add_athlete(sb)
-    record_many(sb, aid, 4, oldest_days=10)
-    home = connect(aid)
-    env = env_for(home)
-    assert fitsync(env, "sync").returncode == 0
+    aid, home, env = synced_by_cli(sb, connect, 4)
     shown = fitsync(env, "status", "--json")
     assert shown.returncode == 0, shown.stderr
     report = json.loads(shown.stdout)
@@ -99,3 +106,26 @@ def test_status_says_how_each_athlete_stands(sb: Harness, connect: Connect) -> N
     table = fitsync(env, "status")
     assert table.returncode == 0 and str(aid) in table.stdout and "Rate budget" in table.stdout, table.stderr
     assert "Traceback" not in table.stderr
+
+
+def test_doctor_checks_everything_and_names_each_fix(sb: Harness, connect: Connect, tmp_path: Path) -> None:
+    aid, home, env = synced_by_cli(sb, connect, 2)
+    (home.config.home / "config.toml").chmod(0o600)
+    healthy = fitsync(env, "doctor")
+    assert healthy.returncode == 0, healthy.stdout + healthy.stderr
+    lines = healthy.stdout.splitlines()
+    assert all(line.startswith("✓ ") for line in lines), lines
+    names = {line[2:].split(":")[0] for line in lines}
+    assert {"configuration", "service", "authorization page", "state database", f"athlete {aid}",
+            "warehouse"} <= names, names
+
+    # A user who typed the auth URL with /oauth, a loose config file, a wrong API root: each ✗ names its fix.
+    (home.config.home / "config.toml").chmod(0o644)
+    broken = fitsync({**env, "FITSYNC_AUTH_URL": home.config.auth_url + "/oauth",
+                      "FITSYNC_BASE_URL": home.config.base_url.removesuffix("/api/v3")}, "doctor")
+    assert broken.returncode == 1 and "Traceback" not in broken.stderr
+    failed = {line.split(":")[0][2:]: line for line in broken.stdout.splitlines() if line.startswith("✗ ")}
+    assert set(failed) == {"authorization page", "service", "mode of config.toml"}, broken.stdout
+    assert "fitsync adds /oauth/authorize" in failed["authorization page"]
+    assert "chmod 600" in failed["mode of config.toml"] and "…/api/v3" in failed["service"]
+    assert "3 of" in broken.stderr

@@ -13,7 +13,7 @@ from fitsync.warehouse import db
 
 from ..sandbox_harness import Harness, wait_until
 from .conftest import REPO, Connect, add_athlete, record_many
-from .test_cli import FITSYNC, env_for, fitsync
+from .test_cli import FITSYNC, env_for, fitsync, synced_by_cli
 
 HOLDER = """
 import sys, duckdb
@@ -25,11 +25,7 @@ conn.close()
 
 
 def test_a_sync_waits_for_an_analysts_open_session_and_says_so(sb: Harness, connect: Connect) -> None:
-    aid = add_athlete(sb)
-    record_many(sb, aid, 3, oldest_days=10)
-    home = connect(aid)
-    env = env_for(home)
-    assert fitsync(env, "sync").returncode == 0
+    aid, home, env = synced_by_cli(sb, connect, 3)
     assert stat.S_IMODE(home.warehouse.stat().st_mode) == 0o600  # training data: the owner's only
     newer = record_many(sb, aid, 2, oldest_days=1)
 

@@ -1,0 +1,144 @@
+"""`fitsync doctor`: each thing a sync depends on, checked, with the fix when it fails.
+
+No check changes anything and none spends the app's rate budget: the service is asked without a token (it
+answers 401, which proves it is there), the authorization page is fetched as a browser would, tokens are
+judged from what the state store knows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+import httpx
+
+from fitsync.client.config import CONFIG_FILE, Config, ConfigError
+from fitsync.client.runtime import FitsyncClient
+from fitsync.client.state_store import MIGRATIONS
+from fitsync.warehouse import db
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def run(load: Callable[[], Config] = Config.load) -> list[Check]:
+    try:
+        config = load()
+    except ConfigError as error:
+        return [Check("configuration", False, str(error), "correct the setting it names")]
+    return list(_checks(config))
+
+
+def _checks(config: Config) -> Iterator[Check]:
+    home = config.home
+    yield Check("configuration", bool(config.client_id and config.client_secret),
+                f"home {home}, service {config.base_url}, app {config.client_id or 'not set'}",
+                "set FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET (or client_id / client_secret in config.toml)")
+    yield from _modes(home)
+    yield _reachable(config)
+    yield _authorize_page(config)
+    state = home / "state.db"
+    if state.exists():
+        yield from _state(config, state)
+        yield from _callback(config)
+    warehouse = home / "warehouse.duckdb"
+    if warehouse.exists():
+        yield _warehouse(warehouse)
+
+
+def _modes(home: Path) -> Iterator[Check]:
+    for path, wanted in ((home, 0o700), (home / CONFIG_FILE, 0o600), (home / "state.db", 0o600),
+                         (home / "warehouse.duckdb", 0o600)):
+        if path.exists():
+            mode = stat.S_IMODE(path.stat().st_mode)
+            yield Check(f"mode of {path.name or path}", not mode & 0o077, f"{mode:o}",
+                        f"chmod {wanted:o} {path}")
+
+
+def _reachable(config: Config) -> Check:
+    url = f"{config.base_url}/athlete"
+    try:
+        answer = httpx.get(url, timeout=10)
+    except httpx.HTTPError as error:
+        return Check("service", False, f"{url}: {type(error).__name__} {error}",
+                     "check the network, or base_url / FITSYNC_BASE_URL (the API root, e.g. https://host/api/v3)")
+    ok = answer.status_code == 401  # no token sent: the API's own refusal proves the address
+    return Check("service", ok, f"{url} answers {answer.status_code} without a token",
+                 "" if ok else "base_url must be the API root (…/api/v3): this address is not the service's API")
+
+
+def _authorize_page(config: Config) -> Check:
+    url = f"{config.auth_url}/oauth/authorize"
+    try:
+        answer = httpx.get(url, params={"client_id": config.client_id or 0, "response_type": "code",
+                                        "redirect_uri": "http://localhost/", "scope": "read"}, timeout=10)
+    except httpx.HTTPError as error:
+        return Check("authorization page", False, f"{url}: {type(error).__name__}",
+                     "check auth_url / FITSYNC_AUTH_URL: the site root, e.g. https://www.strava.com")
+    ok = answer.status_code != 404
+    return Check("authorization page", ok, f"{url} answers {answer.status_code}",
+                 "" if ok else "auth_url must be the site root without /oauth (fitsync adds /oauth/authorize)")
+
+
+def _state(config: Config, path: Path) -> Iterator[Check]:
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            athletes = conn.execute("SELECT athlete_id, status, access_expires_at FROM athletes").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as error:
+        yield Check("state database", False, f"{path}: {error}", "restore state.db from a backup")
+        return
+    yield Check("state database", integrity == "ok" and version <= len(MIGRATIONS),
+                f"integrity {integrity}, schema {version} of {len(MIGRATIONS)}",
+                "restore state.db from a backup" if integrity != "ok" else "upgrade fitsync: the state is newer")
+    for athlete_id, status, expires in athletes:
+        ok = status == "connected"
+        left = f", access token valid {max(0, (expires or 0) - time.time()) / 60:.0f} more min" if expires else ""
+        yield Check(f"athlete {athlete_id}", ok, f"{status}{left} (refreshed automatically when it expires)",
+                    "" if ok else f"run `fitsync connect` as athlete {athlete_id}")
+
+
+def _callback(config: Config) -> Iterator[Check]:
+    """The subscription's callback, asked as the service would (without a challenge: the receiver says 400)."""
+    from .subscriptions import masked
+
+    with FitsyncClient(config) as client:
+        subscription = client.subscription_state.current()
+    if subscription is None:
+        return
+    shown = masked(subscription.callback_url)
+    try:
+        answer = httpx.get(subscription.callback_url, timeout=10)
+    except httpx.HTTPError as error:
+        yield Check("webhook callback", False, f"{shown}: {type(error).__name__}",
+                    "start `fitsync webhooks serve` and make the address reachable from the service")
+        return
+    ok = answer.status_code == 400  # the receiver at the secret path, refusing a GET without hub.* parameters
+    yield Check("webhook callback", ok, f"{shown} answers {answer.status_code}",
+                "" if ok else "the address does not reach `fitsync webhooks serve` (wrong proxy route or prefix?)")
+
+
+def _warehouse(path: Path) -> Check:
+    try:
+        with db.reading(path, timeout=5) as conn:
+            version = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0]
+            duckdb_version = conn.execute("SELECT version()").fetchone()[0]
+    except Exception as error:  # noqa: BLE001 (busy or damaged: either way the line says which)
+        return Check("warehouse", False, f"{path}: {str(error).splitlines()[0]}",
+                     "close other sessions on it, or move it aside and run `fitsync sync --full` to rebuild it")
+    latest = max(v for v, _, _ in db.migration_scripts())
+    return Check("warehouse", version is not None and version <= latest,
+                 f"schema {version} of {latest}, DuckDB {duckdb_version}", "upgrade fitsync: the warehouse is newer")
