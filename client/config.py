@@ -123,6 +123,34 @@ FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
 }
 
 
+# What each setting is for: rendered into the commented config.toml `fitsync init` writes and into
+# docs/configuration.md (a test keeps both in step with this table).
+FIELD_DOCS: dict[str, str] = {
+    "base_url": "The API root. The real service's is the default (moving to https://api-v3.strava.com during "
+                "2027); the sandbox's is http://127.0.0.1:PORT/api/v3.",
+    "auth_url": "The site that serves the authorization pages, without /oauth: fitsync adds /oauth/authorize, "
+                "/oauth/token and deauthorize_path.",
+    "client_id": "Your application's id at the service (its API settings page).",
+    "client_secret": "Your application's secret. Keep this file mode 600, or set FITSYNC_CLIENT_SECRET instead.",
+    "secret_key": "Key that encrypts the stored tokens. Empty: a key file is created in the home (mode 600).",
+    "deauthorize_path": "Where a token is revoked: set /oauth/revoke once the service retires the old address.",
+    "timeout": "Seconds to wait for each read from the service before retrying.",
+    "short_window": "Length in seconds of the service's short rate window. Change only for a sandbox started "
+                    "with a shorter one.",
+    "long_window": "Length in seconds of the service's daily rate window (sandbox testing only).",
+    "boundary_guard": "Seconds around a window boundary when no request is sent: the service may count it in "
+                      "either window.",
+    "bulk_reserve": "Share of each 15-minute window that backfills leave for webhook refreshes and interactive "
+                    "commands.",
+    "webhook_share": "Share of each 15-minute read window that webhook-triggered re-pulls may take (events are "
+                     "unsigned hints); the rest waits for the nightly sync.",
+    "refresh_margin": "Seconds before an access token expires when it is refreshed.",
+    "max_retries": "Attempts for an answer that failed for a passing reason (5xx, network, 429 with a short wait).",
+    "max_response_bytes": "Largest answer accepted, once decoded; a larger one fails that request.",
+    "response_deadline": "Seconds within which a whole answer must arrive, however slowly it drips.",
+}
+
+
 def parse_field(name: str, raw: Any, source: str) -> Any:
     if name not in FIELDS:
         raise ConfigError(f"{source}: unknown setting {name!r}")

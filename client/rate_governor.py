@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable, Mapping
@@ -41,6 +42,56 @@ class BudgetLine:
     used: int
     limit: int
     resets_at: float
+
+
+@dataclass(frozen=True)
+class Wait:
+    """A wait in progress: a progress display says why the sync is quiet, and until when."""
+
+    until: float
+    window: str
+    budget: str
+    used: int
+    limit: int
+    window_seconds: int
+
+
+_waits: dict[int, Wait] = {}
+_waits_lock = threading.Lock()
+
+
+def current_waits() -> list[Wait]:
+    """The waits of this process's threads now (a CLI sync runs its Dagster steps in-process)."""
+    with _waits_lock:
+        return list(_waits.values())
+
+
+def seconds_for(calls: int, lines: list[BudgetLine], now: float, lengths: dict[str, int],
+                seconds_per_call: float, reserve: float = 0.0) -> float:
+    """How long `calls` read requests take against what is left of both windows: the windows refill at their
+    boundaries, each at most its limit (less the reserve bulk work leaves), and the daily one caps them all."""
+    ledger = {(x.window, x.budget): x for x in lines}
+    usable = {key: max(0, line.limit - (math.floor(line.limit * reserve) if key[0] == "short" else 0))
+              for key, line in ledger.items()}
+    left = {key: max(0, usable[key] - line.used) for key, line in ledger.items()}
+    boundary = {w: next((x.resets_at for x in lines if x.window == w), now + lengths[w]) for w in WINDOWS}
+    clock, todo = now, calls
+    for _ in range(100_000):  # a bound, not a limit anyone meets: a year of 15-minute windows
+        take = min([todo, *left.values()])
+        clock += take * seconds_per_call
+        todo -= take
+        for key in left:
+            left[key] -= take
+        if todo <= 0:
+            return clock - now
+        clock = max(clock, min(boundary.values()))  # wait for the next window to refill
+        for key in left:
+            if boundary[key[0]] <= clock:
+                left[key] = usable[key]
+        for w in WINDOWS:
+            while boundary[w] <= clock:
+                boundary[w] += lengths[w]
+    return math.inf
 
 
 class RateGovernor:
@@ -77,7 +128,15 @@ class RateGovernor:
             if max_wait is not None and seconds > max_wait:
                 raise RateBudgetExhausted(self.clock() + seconds, window, budget)
             log.info("rate budget: %s %s window spent, waiting %.1f s for the next window", budget, window, seconds)
-            self.sleep(seconds)
+            used, limit = self._used_and_limit(window, budget)
+            key = threading.get_ident()
+            with _waits_lock:
+                _waits[key] = Wait(self.clock() + seconds, window, budget, used, limit, self.lengths[window])
+            try:
+                self.sleep(seconds)
+            finally:
+                with _waits_lock:
+                    _waits.pop(key, None)
 
     def _try_reserve(self, counts_as_read: bool, bulk: bool) -> tuple[float, str, str] | None:
         now = self.clock()
@@ -145,6 +204,10 @@ class RateGovernor:
         with self.store.reading() as conn:
             ledger = self._ledger(conn, now)
         return [BudgetLine(w, b, used, limit, self._next_boundary(w, now)) for (w, b), (used, limit) in ledger.items()]
+
+    def _used_and_limit(self, window: str, budget: str) -> tuple[int, int]:
+        line = next(x for x in self.snapshot() if x.window == window and x.budget == budget)
+        return line.used, line.limit
 
     def remaining(self, window: str = "short", budget: str = "read") -> int:
         line = next(x for x in self.snapshot() if x.window == window and x.budget == budget)

@@ -12,6 +12,7 @@ from .cli_bench import bench
 from .cli_client import athletes, connect, disconnect, webhooks
 from .cli_doctor import doctor
 from .cli_errors import FitsyncGroup
+from .cli_init import init
 from .cli_query import query
 from .cli_report import report
 from .cli_status import status
@@ -31,7 +32,7 @@ def main(debug: bool) -> None:
 
 main.add_command(sandbox)
 main.add_command(demo)
-for command in (connect, disconnect, athletes, status, doctor, webhooks, sync, query, report, bench):
+for command in (init, connect, disconnect, athletes, status, doctor, webhooks, sync, query, report, bench):
     main.add_command(command)
 
 

@@ -181,8 +181,9 @@ def _receiver_server_class():  # type: ignore[no-untyped-def]
 
 
 @webhooks.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8710, show_default=True, type=int)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (behind a reverse proxy or tunnel that terminates TLS).")
+@click.option("--port", default=8710, show_default=True, type=int, help="Port to listen on.")
 @click.option("--prefix", "--path", "prefix", default="/webhooks", show_default=True,
               help="Path the events arrive under; the subscription's secret follows it.")
 def serve(host: str, port: int, prefix: str) -> None:

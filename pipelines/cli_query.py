@@ -45,19 +45,26 @@ def _warehouse() -> Path:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the result to this file instead of stdout (required for parquet).")
 @click.option("--limit", default=200, show_default=True, help="Rows shown per table at most (the rest is counted).")
-@click.option("--list", "list_relations", is_flag=True, help="List the warehouse's tables and views.")
+@click.option("--list", "list_relations", is_flag=True, help="List the warehouse's tables and views, with what each holds.")
+@click.option("--describe", metavar="NAME", help="The columns of one table or view: type and what each means.")
 def query(sql_words: tuple[str, ...], script: "click.utils.LazyFile | None", fmt: str, output: Path | None, limit: int,
-          list_relations: bool) -> None:
+          list_relations: bool, describe: str | None) -> None:
     """Run SQL on the warehouse (read-only): `fitsync query "SELECT …"`, `-f report.sql`, `--format csv -o out.csv`."""
     sql: str | None = " ".join(sql_words)
     if list_relations:
         sql = ("SELECT table_name AS name, 'table' AS kind, comment FROM duckdb_tables() WHERE NOT internal "
                "UNION ALL SELECT view_name, 'view', comment FROM duckdb_views() WHERE NOT internal "
                "AND schema_name = 'main' ORDER BY kind, name")
+        limit = max(limit, 1000)
+    elif describe is not None:
+        sql = (f"SELECT column_name AS name, data_type AS type, comment FROM duckdb_columns() "
+               f"WHERE schema_name = 'main' AND table_name = '{describe.replace(chr(39), chr(39) * 2)}' "
+               "ORDER BY column_index")
+        limit = max(limit, 1000)
     elif script is not None:
         sql = script.read()
     if not sql or not sql.strip():
-        raise click.UsageError("give the SQL as an argument, with -f FILE, or use --list")
+        raise click.UsageError("give the SQL as an argument, with -f FILE, or use --list / --describe NAME")
     if fmt == "parquet" and output is None:
         raise click.UsageError("--format parquet needs --output FILE")
     import duckdb
@@ -72,6 +79,8 @@ def query(sql_words: tuple[str, ...], script: "click.utils.LazyFile | None", fmt
             raise click.ClickException(str(error).splitlines()[0]) from None
         if not statements:
             raise click.UsageError("the SQL holds no statement (only comments?)")
+        if describe is not None and not conn.execute(sql).fetchone():
+            raise click.ClickException(f"no table or view named {describe!r}: `fitsync query --list` shows them")
         for index, statement in enumerate(statements):
             last = index == len(statements) - 1
             try:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import threading
-import time
+import uuid
 from typing import TYPE_CHECKING
 
 import click
@@ -33,23 +32,6 @@ def _config() -> Config:
         raise click.ClickException(str(error)) from None
 
 
-def _progress(client: FitsyncClient, athlete_id: int, stop: threading.Event, out: Console) -> None:
-    """Activities done / total, calls, budget and ETA, redrawn while the run works."""
-    started, start_calls = time.monotonic(), None
-    with out.status("starting…") as status:
-        while not stop.wait(0.5):
-            known = len(sync_state.known_ids(client.store, athlete_id))
-            todo = sync_state.count_needing(client.store, athlete_id, "detail")
-            budget = next((b for b in client.governor.snapshot() if b.window == "short" and b.budget == "read"), None)
-            calls = sum(b.used for b in client.governor.snapshot() if b.window == "long" and b.budget == "overall")
-            start_calls = calls if start_calls is None else start_calls
-            done = known - todo
-            rate = done / max(time.monotonic() - started, 1e-6)
-            eta = f"{todo / rate:.0f} s" if rate > 0 and todo else "—"
-            status.update(f"athlete {athlete_id}: {done}/{known} activities detailed · {calls - start_calls} calls · "
-                          f"budget {budget.used}/{budget.limit} this window · ETA {eta}" if budget else "working…")
-
-
 @click.command()
 @click.option("--athlete", "athlete_ids", type=int, multiple=True, help="Only this athlete (repeatable).")
 @click.option("--full", is_flag=True, help="List every activity and reconcile deletions.")
@@ -65,6 +47,7 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
     syncing an athlete); 130 / 143 stopped by Ctrl-C / SIGTERM (the next `fitsync sync` continues).
     """
     from . import instance as dagster_instance  # Dagster loads in a second or two: only when needed
+    from .sync_progress import SyncProgress
     from .sync_runner import sync_athlete
 
     config = _config()
@@ -79,15 +62,10 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
         for index, athlete_id in enumerate(targets):
             if signals.received:
                 _stopped(out, client, signals.received, None, targets[index:])
-            stop = threading.Event()
-            painter = threading.Thread(target=_progress, args=(client, athlete_id, stop, out), daemon=True)
-            painter.start()
-            try:
+            run_id = str(uuid.uuid4())  # known before the run starts: the progress display follows its steps
+            with SyncProgress(client, instance, athlete_id, run_id, out, plain=not out.is_terminal):
                 outcome = sync_athlete(config, athlete_id, instance, full=full, allow_shrink=allow_shrink,
-                                       max_wait_seconds=max_wait, log_level=DAGSTER_LOG_LEVEL)
-            finally:
-                stop.set()
-                painter.join()
+                                       max_wait_seconds=max_wait, log_level=DAGSTER_LOG_LEVEL, run_id=run_id)
             if signals.received:
                 _stopped(out, client, signals.received, athlete_id, targets[index + 1:])
             if outcome.skipped:

@@ -1,8 +1,8 @@
 """`fitsync doctor`: each thing a sync depends on, checked, with the fix when it fails.
 
-No check changes anything and none spends the app's rate budget: the service is asked without a token (it
+No check spends the app's rate budget or changes data: the service is asked without a token (it
 answers 401, which proves it is there), the authorization page is fetched as a browser would, tokens are
-judged from what the state store knows.
+refreshed (as every sync does; a refresh costs no rate budget).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Callable, Iterator
 import httpx
 
 from fitsync.client.config import CONFIG_FILE, Config, ConfigError
+from fitsync.client.errors import FitsyncError, ReauthorizationRequired
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.state_store import MIGRATIONS
 from fitsync.warehouse import db
@@ -104,11 +105,30 @@ def _state(config: Config, path: Path) -> Iterator[Check]:
     yield Check("state database", integrity == "ok" and version <= len(MIGRATIONS),
                 f"integrity {integrity}, schema {version} of {len(MIGRATIONS)}",
                 "restore state.db from a backup" if integrity != "ok" else "upgrade fitsync: the state is newer")
-    for athlete_id, status, expires in athletes:
-        ok = status == "connected"
-        left = f", access token valid {max(0, (expires or 0) - time.time()) / 60:.0f} more min" if expires else ""
-        yield Check(f"athlete {athlete_id}", ok, f"{status}{left} (refreshed automatically when it expires)",
-                    "" if ok else f"run `fitsync connect` as athlete {athlete_id}")
+    for athlete_id, status, _ in athletes:
+        if status != "connected":
+            yield Check(f"athlete {athlete_id}", False, status, f"run `fitsync connect` as athlete {athlete_id}")
+        else:
+            yield _refresh(config, athlete_id)
+
+
+def _refresh(config: Config, athlete_id: int) -> Check:
+    """The refresh every sync depends on, done now: a refused token shows here instead of in tonight's run.
+    It costs no rate budget, and the rotated token is saved like any refresh."""
+    name = f"athlete {athlete_id}"
+    try:
+        with FitsyncClient(config) as client:
+            current = client.tokens.access_token(athlete_id)
+            client.tokens.refresh(athlete_id, rejected=current)
+            record = client.tokens.athlete(athlete_id)
+    except ReauthorizationRequired:
+        return Check(name, False, "the service refused the refresh token: access was revoked or replaced",
+                     f"run `fitsync connect` as athlete {athlete_id}")
+    except (FitsyncError, httpx.HTTPError) as error:
+        return Check(name, False, f"token refresh failed: {error}", "see the other failed checks (auth_url, app credentials)")
+    left = (record.access_expires_at - time.time()) / 60 if record else 0
+    return Check(name, True, f"token refresh accepted, access token valid {left:.0f} more min, scopes "
+                             f"{record.scopes if record else '?'}")
 
 
 def _callback(config: Config) -> Iterator[Check]:

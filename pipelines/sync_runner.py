@@ -84,12 +84,12 @@ def _alive(pid: int) -> bool:
 
 def run_job(config: Config, instance: DagsterInstance, job_name: str, *, partition_key: str | None = None,
             run_config: dict[str, Any] | None = None, tags: dict[str, str] | None = None,
-            max_wait_seconds: float = 900.0, log_level: str = "WARNING") -> SyncOutcome:
+            max_wait_seconds: float = 900.0, log_level: str = "WARNING", run_id: str | None = None) -> SyncOutcome:
     release_dead_runs(instance)
     job = build_definitions(resources_for(config, max_wait_seconds)).resolve_job_def(job_name)
     result = job.execute_in_process(
         run_config={**(run_config or {}), "loggers": {"console": {"config": {"log_level": log_level}}}},
-        instance=instance, partition_key=partition_key, raise_on_error=False,
+        instance=instance, partition_key=partition_key, raise_on_error=False, run_id=run_id,
         tags={**(tags or {}), HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())},
     )
     metadata = {}
@@ -109,7 +109,8 @@ def _failure_text(error: Any) -> str:
 
 
 def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, full: bool = False,
-                 allow_shrink: bool = False, max_wait_seconds: float = 900.0, log_level: str = "WARNING") -> SyncOutcome:
+                 allow_shrink: bool = False, max_wait_seconds: float = 900.0, log_level: str = "WARNING",
+                 run_id: str | None = None) -> SyncOutcome:
     """One run of the sync job; an athlete who is not connected gets no run (and no partition)."""
     with StateStore(config.state_path).reading() as conn:
         row = conn.execute("SELECT status FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
@@ -121,7 +122,8 @@ def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, 
         with athlete_lock(config.home, athlete_id):
             return run_job(config, instance, "sync_athlete", partition_key=str(athlete_id),
                            run_config={"ops": {"activities": {"config": {"full": full, "allow_shrink": allow_shrink}}}},
-                           tags={"fitsync/trigger": "cli"}, max_wait_seconds=max_wait_seconds, log_level=log_level)
+                           tags={"fitsync/trigger": "cli"}, max_wait_seconds=max_wait_seconds, log_level=log_level,
+                           run_id=run_id)
     except AthleteBusy as busy:
         return SyncOutcome(athlete_id, False, {}, skipped=str(busy))
 

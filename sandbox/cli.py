@@ -44,14 +44,16 @@ def sandbox() -> None:
 
 
 @sandbox.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8700, show_default=True, type=int)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface).")
+@click.option("--port", default=8700, show_default=True, type=int, help="Port to listen on.")
 @click.option("--db", default=":memory:", show_default=True, help="SQLite file (or :memory:).")
 @click.option("--seed", default=42, show_default=True, type=int, help="World seed (first start only).")
-@click.option("--athletes", default=3, show_default=True, type=click.IntRange(1, 500))
-@click.option("--activities-per-athlete", default=60, show_default=True, type=click.IntRange(0, 20000))
-@click.option("--api-prefix", default="/api/v3", show_default=True)
-@click.option("--auth-prefix", default="/oauth", show_default=True)
+@click.option("--athletes", default=3, show_default=True, type=click.IntRange(1, 500),
+              help="Athletes in a new world (first start only).")
+@click.option("--activities-per-athlete", default=60, show_default=True, type=click.IntRange(0, 20000),
+              help="Activities each athlete has recorded in a new world (first start only).")
+@click.option("--api-prefix", default="/api/v3", show_default=True, help="Path the API is served under.")
+@click.option("--auth-prefix", default="/oauth", show_default=True, help="Path the authorization pages are served under.")
 @click.option("--flavor", type=click.Choice(["spec", "real"]), default="spec", show_default=True,
               help="Answer as the spec says, or as the real service does where it differs (docs/real-service.md).")
 @click.option("--set", "overrides", multiple=True, metavar="NAME=JSON",
@@ -80,7 +82,7 @@ def app() -> None:
 
 @app.command("create")
 @db_option
-@click.option("--name", required=True)
+@click.option("--name", required=True, help="The app's name, shown on the consent page.")
 @click.option("--callback-domain", required=True, help="Host name redirects must lie within, e.g. localhost.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on the last line.")
 def app_create(db: str, name: str, callback_domain: str, as_json: bool) -> None:
@@ -104,16 +106,18 @@ def athlete() -> None:
 @athlete.command("list")
 @db_option
 def athlete_list(db: str) -> None:
+    """Every athlete with id, name and subscription."""
     _run(lambda: console.list_athletes(store.connect(db)))
 
 
 @athlete.command("add")
 @db_option
-@click.option("--firstname")
-@click.option("--lastname")
-@click.option("--premium/--no-premium", default=True)
-@click.option("--region")
+@click.option("--firstname", help="First name (default: generated).")
+@click.option("--lastname", help="Last name (default: generated).")
+@click.option("--premium/--no-premium", default=True, help="A subscriber (zones and effort histories answer) or not (402).")
+@click.option("--region", help="Home region, where the athlete's activities and segments lie (default: generated).")
 def athlete_add(db: str, firstname: str | None, lastname: str | None, premium: bool, region: str | None) -> None:
+    """A new athlete with gear, zones and starred segments, and no activities yet."""
     options = {k: v for k, v in {"firstname": firstname, "lastname": lastname, "region": region}.items() if v}
     _run(lambda: {"id": console.add_athlete(store.connect(db), premium=premium, **options)})
 
@@ -130,7 +134,7 @@ def athlete_premium(db: str, athlete_id: int, premium: bool) -> None:
 @athlete.command("revoke")
 @db_option
 @click.argument("athlete_id", type=int)
-@click.option("--client-id", required=True, type=int)
+@click.option("--client-id", required=True, type=int, help="The app the athlete removes.")
 def athlete_revoke(db: str, athlete_id: int, client_id: int) -> None:
     """The athlete removes the app from their settings (deauthorization event)."""
     _run(lambda: {"revoked_token_families": console.revoke_app(store.connect(db), client_id, athlete_id)})
@@ -144,13 +148,15 @@ def activity() -> None:
 @activity.command("record")
 @db_option
 @click.argument("athlete_id", type=int)
-@click.option("--sport-type", default="Ride", show_default=True)
+@click.option("--sport-type", default="Ride", show_default=True, help="Ride, Run, Swim, Hike, Walk, …")
 @click.option("--start-date", help="UTC ISO time; default an hour ago.")
 @click.option("--distance", type=float, help="Meters.")
-@click.option("--name")
-@click.option("--visibility", type=click.Choice(console.VISIBILITIES), default="everyone", show_default=True)
+@click.option("--name", help="Title (default: generated).")
+@click.option("--visibility", type=click.Choice(console.VISIBILITIES), default="everyone", show_default=True,
+              help="Who may see it: only_me activities need the activity:read_all scope.")
 def activity_record(db: str, athlete_id: int, sport_type: str, start_date: str | None, distance: float | None,
                     name: str | None, visibility: str) -> None:
+    """Record an activity with full detail, as a device upload (subscribers hear a create event)."""
     options: dict[str, Any] = {"sport_type": sport_type, "visibility": visibility}
     if start_date:
         options["start_date"] = console.parse_when(start_date)
@@ -164,10 +170,11 @@ def activity_record(db: str, athlete_id: int, sport_type: str, start_date: str |
 @activity.command("update")
 @db_option
 @click.argument("activity_id", type=int)
-@click.option("--name")
-@click.option("--sport-type")
-@click.option("--visibility", type=click.Choice(console.VISIBILITIES))
+@click.option("--name", help="New title.")
+@click.option("--sport-type", help="New sport type.")
+@click.option("--visibility", type=click.Choice(console.VISIBILITIES), help="New visibility.")
 def activity_update(db: str, activity_id: int, name: str | None, sport_type: str | None, visibility: str | None) -> None:
+    """Rename, retype or change who sees an activity (an update event follows)."""
     _run(lambda: console.update_activity(store.connect(db), activity_id, name=name, sport_type=sport_type,
                                          visibility=visibility))
 
@@ -176,6 +183,7 @@ def activity_update(db: str, activity_id: int, name: str | None, sport_type: str
 @db_option
 @click.argument("activity_id", type=int)
 def activity_delete(db: str, activity_id: int) -> None:
+    """Delete an activity, as the athlete does in the service's app (a delete event follows)."""
     _run(lambda: console.delete_activity(store.connect(db), activity_id))
 
 

@@ -65,9 +65,13 @@ def flavor(request: pytest.FixtureRequest, sb: Harness) -> Iterator[str]:
         yield request.param
 
 
+NO_COMPUTE_LOGS = {"compute_logs": {"module": "dagster._core.storage.noop_compute_log_manager",
+                                     "class": "NoOpComputeLogManager"}}
+
+
 @pytest.fixture
 def dagster_instance(tmp_path: Path) -> Iterator[DagsterInstance]:
     """A throw-away Dagster instance of the test's own."""
     (tmp_path / "dagster").mkdir()
-    with instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+    with instance_for_test(temp_dir=str(tmp_path / "dagster"), overrides=NO_COMPUTE_LOGS) as instance:
         yield instance

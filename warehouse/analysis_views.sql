@@ -542,3 +542,289 @@ FROM grid g JOIN hist h ON h.athlete_id = g.athlete_id AND h.sport_family = g.sp
                        AND h.whole >= g.n
 GROUP BY g.athlete_id, g.sport_family, g.unit, g.n
 ORDER BY g.athlete_id, g.sport_family, g.unit, g.n;
+
+-- --- descriptions -------------------------------------------------------------------------------------------
+
+-- What each view and view column holds, for duckdb_views(), duckdb_columns(), `fitsync query --list` and
+-- docs/warehouse.md. CREATE OR REPLACE VIEW drops a view's comments, so they live here, after the views, and are
+-- re-applied with them. Dates are the athlete's local dates (from start_date_local); distances in metres, times in
+-- seconds unless a column says otherwise.
+
+COMMENT ON VIEW activity_calendar IS 'One row per activity (with a local start time) and its local calendar: date, ISO year and week, month, year';
+COMMENT ON COLUMN activity_calendar.activity_id IS 'The activity (activities.activity_id)';
+COMMENT ON COLUMN activity_calendar.athlete_id IS 'The athlete who owns the activity';
+COMMENT ON COLUMN activity_calendar.sport_type IS 'The activity''s sport type, as activities.sport_type';
+COMMENT ON COLUMN activity_calendar.sport_family IS 'Family of the sport type from analysis_sport_families; Other when the type is not listed';
+COMMENT ON COLUMN activity_calendar.start_date_local IS 'Start in the athlete''s local wall-clock time';
+COMMENT ON COLUMN activity_calendar.local_date IS 'Local calendar date of the start';
+COMMENT ON COLUMN activity_calendar.iso_year IS 'ISO 8601 week-numbering year of local_date (2024-12-30 is in ISO year 2025)';
+COMMENT ON COLUMN activity_calendar.iso_week IS 'ISO 8601 week number of local_date, 1-53 (weeks start on Monday)';
+COMMENT ON COLUMN activity_calendar.iso_week_label IS 'ISO year and week as text, e.g. 2025-W01';
+COMMENT ON COLUMN activity_calendar.week_start IS 'Monday of local_date''s ISO week';
+COMMENT ON COLUMN activity_calendar.month_start IS 'First day of local_date''s month';
+COMMENT ON COLUMN activity_calendar.year IS 'Calendar year of local_date';
+COMMENT ON COLUMN activity_calendar.month IS 'Month of local_date, 1-12';
+COMMENT ON COLUMN activity_calendar.iso_weekday IS 'Day of the week of local_date, 1 Monday to 7 Sunday';
+COMMENT ON COLUMN activity_calendar.day_of_year IS 'Day of the year of local_date, 1-366';
+
+COMMENT ON VIEW athlete_as_of IS 'Per athlete: first and last local activity dates and the as-of date the dense series run to';
+COMMENT ON COLUMN athlete_as_of.athlete_id IS 'The athlete';
+COMMENT ON COLUMN athlete_as_of.first_activity_date IS 'Local date of the athlete''s first activity';
+COMMENT ON COLUMN athlete_as_of.last_activity_date IS 'Local date of the athlete''s latest activity';
+COMMENT ON COLUMN athlete_as_of.synced_local_date IS 'Local date of athletes.synced_at, by the latest activity''s UTC offset; NULL without a profile row';
+COMMENT ON COLUMN athlete_as_of.as_of_date IS 'Date the data is taken as complete to: the later of last_activity_date and synced_local_date';
+
+COMMENT ON VIEW segment_effort_progression IS 'Every visible effort per athlete and segment in time order, with the running best and PRs recomputed from the efforts';
+COMMENT ON COLUMN segment_effort_progression.athlete_id IS 'The athlete who made the effort';
+COMMENT ON COLUMN segment_effort_progression.segment_id IS 'The segment';
+COMMENT ON COLUMN segment_effort_progression.segment_name IS 'Segment name from segments, else as the effort carries it';
+COMMENT ON COLUMN segment_effort_progression.effort_id IS 'The effort (segment_efforts.effort_id)';
+COMMENT ON COLUMN segment_effort_progression.activity_id IS 'The activity the effort is part of';
+COMMENT ON COLUMN segment_effort_progression.start_date IS 'Start instant of the effort (UTC); efforts are ordered by it, then by effort_id';
+COMMENT ON COLUMN segment_effort_progression.start_date_local IS 'Start of the effort in local wall-clock time';
+COMMENT ON COLUMN segment_effort_progression.local_date IS 'Local date of the effort';
+COMMENT ON COLUMN segment_effort_progression.elapsed_time IS 'Elapsed time of the effort, in seconds (the time PRs are judged on)';
+COMMENT ON COLUMN segment_effort_progression.moving_time IS 'Moving time of the effort, in seconds';
+COMMENT ON COLUMN segment_effort_progression.attempt IS 'Position of the effort among the athlete''s visible efforts on the segment, 1 = first attempt';
+COMMENT ON COLUMN segment_effort_progression.running_best IS 'Best elapsed time so far, this effort included, in seconds';
+COMMENT ON COLUMN segment_effort_progression.previous_best IS 'Best elapsed time before this effort, in seconds; NULL on the first attempt';
+COMMENT ON COLUMN segment_effort_progression.is_pr IS 'Whether the effort is strictly faster than every earlier one (true on the first attempt; a tie is not a PR)';
+COMMENT ON COLUMN segment_effort_progression.is_first_attempt IS 'Whether this is the athlete''s first visible effort on the segment';
+COMMENT ON COLUMN segment_effort_progression.improvement_s IS 'Seconds faster than previous_best; NULL unless the effort beat an earlier best';
+COMMENT ON COLUMN segment_effort_progression.improvement_pct IS 'improvement_s as a percentage of previous_best; NULL unless the effort beat an earlier best';
+COMMENT ON COLUMN segment_effort_progression.service_pr_rank IS 'The service''s pr_rank (1-3) from upload time, kept for comparison; not used for is_pr';
+
+COMMENT ON VIEW segment_pr_events IS 'The PR events of segment_effort_progression: each athlete''s first attempt on a segment and every effort that beat the best';
+COMMENT ON COLUMN segment_pr_events.athlete_id IS 'The athlete who set the PR';
+COMMENT ON COLUMN segment_pr_events.segment_id IS 'The segment';
+COMMENT ON COLUMN segment_pr_events.segment_name IS 'Segment name from segments, else as the effort carries it';
+COMMENT ON COLUMN segment_pr_events.effort_id IS 'The effort that set the PR';
+COMMENT ON COLUMN segment_pr_events.activity_id IS 'The activity the effort is part of';
+COMMENT ON COLUMN segment_pr_events.start_date_local IS 'Start of the effort in local wall-clock time';
+COMMENT ON COLUMN segment_pr_events.local_date IS 'Local date of the effort';
+COMMENT ON COLUMN segment_pr_events.elapsed_time IS 'The new best elapsed time, in seconds';
+COMMENT ON COLUMN segment_pr_events.previous_best IS 'The best it beat, in seconds; NULL on the first attempt';
+COMMENT ON COLUMN segment_pr_events.improvement_s IS 'Seconds faster than previous_best; NULL on the first attempt';
+COMMENT ON COLUMN segment_pr_events.improvement_pct IS 'improvement_s as a percentage of previous_best; NULL on the first attempt';
+COMMENT ON COLUMN segment_pr_events.is_first_attempt IS 'Whether this is the first attempt (which sets the first best) rather than an improvement';
+COMMENT ON COLUMN segment_pr_events.attempt IS 'Position of the effort among the athlete''s visible efforts on the segment, 1 = first attempt';
+COMMENT ON COLUMN segment_pr_events.pr_number IS 'Order of this PR on the segment: 1 is the first attempt, 2 the first improvement, and so on';
+
+COMMENT ON VIEW segment_pr_summary IS 'Per athlete and segment: attempts, the current PR (time, date, effort), improvements and days since the PR';
+COMMENT ON COLUMN segment_pr_summary.athlete_id IS 'The athlete';
+COMMENT ON COLUMN segment_pr_summary.segment_id IS 'The segment';
+COMMENT ON COLUMN segment_pr_summary.segment_name IS 'Segment name from segments, else as the efforts carry it';
+COMMENT ON COLUMN segment_pr_summary.attempts IS 'Number of visible efforts by the athlete on the segment';
+COMMENT ON COLUMN segment_pr_summary.first_attempt_date IS 'Local date of the first effort';
+COMMENT ON COLUMN segment_pr_summary.last_attempt_date IS 'Local date of the latest effort';
+COMMENT ON COLUMN segment_pr_summary.current_pr_s IS 'Best elapsed time on the segment, in seconds';
+COMMENT ON COLUMN segment_pr_summary.current_pr_effort_id IS 'The effort that set the current PR (the first to reach that time)';
+COMMENT ON COLUMN segment_pr_summary.current_pr_date IS 'Local date of the current PR';
+COMMENT ON COLUMN segment_pr_summary.improvements IS 'Number of PRs after the first attempt';
+COMMENT ON COLUMN segment_pr_summary.days_since_pr IS 'Days from current_pr_date to the athlete''s as_of_date (to last_attempt_date without one)';
+
+COMMENT ON VIEW pr_monthly IS 'Per athlete and month, dense from the first effort''s month to the as-of month: PRs, first attempts and efforts';
+COMMENT ON COLUMN pr_monthly.athlete_id IS 'The athlete';
+COMMENT ON COLUMN pr_monthly.month_start IS 'First day of the local month';
+COMMENT ON COLUMN pr_monthly.year IS 'Calendar year of the month';
+COMMENT ON COLUMN pr_monthly.month IS 'Month, 1-12';
+COMMENT ON COLUMN pr_monthly.prs IS 'PRs set in the month on segments attempted before (first attempts not counted)';
+COMMENT ON COLUMN pr_monthly.first_attempts IS 'Segments attempted for the first time in the month';
+COMMENT ON COLUMN pr_monthly.efforts IS 'Visible segment efforts in the month';
+
+COMMENT ON VIEW activity_zone_seconds IS 'Every zone bucket of every activity with its local calendar, the activity''s own bounds and the Seiler zone it maps to';
+COMMENT ON COLUMN activity_zone_seconds.athlete_id IS 'The athlete who owns the activity';
+COMMENT ON COLUMN activity_zone_seconds.activity_id IS 'The activity';
+COMMENT ON COLUMN activity_zone_seconds.sport_type IS 'The activity''s sport type';
+COMMENT ON COLUMN activity_zone_seconds.start_date_local IS 'Start of the activity in local wall-clock time';
+COMMENT ON COLUMN activity_zone_seconds.local_date IS 'Local date of the activity';
+COMMENT ON COLUMN activity_zone_seconds.week_start IS 'Monday of the activity''s ISO week';
+COMMENT ON COLUMN activity_zone_seconds.iso_year IS 'ISO week-numbering year of the activity';
+COMMENT ON COLUMN activity_zone_seconds.iso_week IS 'ISO week number of the activity, 1-53';
+COMMENT ON COLUMN activity_zone_seconds.month_start IS 'First day of the activity''s local month';
+COMMENT ON COLUMN activity_zone_seconds.year IS 'Calendar year of the activity';
+COMMENT ON COLUMN activity_zone_seconds.month IS 'Month of the activity, 1-12';
+COMMENT ON COLUMN activity_zone_seconds.zone_type IS 'heartrate or power (pace from the real service)';
+COMMENT ON COLUMN activity_zone_seconds.zone IS 'Zone number, 1-based from the lowest (activity_zone_buckets.bucket_index)';
+COMMENT ON COLUMN activity_zone_seconds.zone_count IS 'Number of zones the activity''s distribution of this type has';
+COMMENT ON COLUMN activity_zone_seconds.zone_min IS 'Lower bound of the zone in this activity: bpm for heartrate, watts for power';
+COMMENT ON COLUMN activity_zone_seconds.zone_max IS 'Upper bound of the zone in this activity (bpm or watts); -1 means no upper bound';
+COMMENT ON COLUMN activity_zone_seconds.seconds IS 'Time in the zone during the activity, in seconds (0 when the service sent none)';
+COMMENT ON COLUMN activity_zone_seconds.seiler_zone IS 'Seiler zone 1-3 from analysis_seiler_zones; NULL when no mapping exists for this zone count';
+
+COMMENT ON VIEW zone_time_weekly IS 'Time per zone per athlete, ISO week and zone type, its share of the week, and the zone''s bounds in the week''s latest activity';
+COMMENT ON COLUMN zone_time_weekly.athlete_id IS 'The athlete';
+COMMENT ON COLUMN zone_time_weekly.week_start IS 'Monday of the ISO week';
+COMMENT ON COLUMN zone_time_weekly.iso_year IS 'ISO week-numbering year';
+COMMENT ON COLUMN zone_time_weekly.iso_week IS 'ISO week number, 1-53';
+COMMENT ON COLUMN zone_time_weekly.zone_type IS 'heartrate or power (pace from the real service)';
+COMMENT ON COLUMN zone_time_weekly.zone IS 'Zone number, 1-based from the lowest';
+COMMENT ON COLUMN zone_time_weekly.seconds IS 'Time in the zone over the week''s activities, in seconds';
+COMMENT ON COLUMN zone_time_weekly.share IS 'Fraction (0-1) of the week''s time in this zone type spent in this zone; NULL when the week has none';
+COMMENT ON COLUMN zone_time_weekly.zone_min IS 'Lower bound of the zone (bpm or watts) in the week''s latest activity';
+COMMENT ON COLUMN zone_time_weekly.zone_max IS 'Upper bound of the zone (bpm or watts) in the week''s latest activity; -1 means no upper bound';
+COMMENT ON COLUMN zone_time_weekly.activities IS 'Number of activities in the week with a distribution of this zone type that has this zone';
+
+COMMENT ON VIEW zone_time_monthly IS 'Time per zone per athlete, month and zone type, its share of the month, and the zone''s bounds in the month''s latest activity';
+COMMENT ON COLUMN zone_time_monthly.athlete_id IS 'The athlete';
+COMMENT ON COLUMN zone_time_monthly.month_start IS 'First day of the local month';
+COMMENT ON COLUMN zone_time_monthly.year IS 'Calendar year of the month';
+COMMENT ON COLUMN zone_time_monthly.month IS 'Month, 1-12';
+COMMENT ON COLUMN zone_time_monthly.zone_type IS 'heartrate or power (pace from the real service)';
+COMMENT ON COLUMN zone_time_monthly.zone IS 'Zone number, 1-based from the lowest';
+COMMENT ON COLUMN zone_time_monthly.seconds IS 'Time in the zone over the month''s activities, in seconds';
+COMMENT ON COLUMN zone_time_monthly.share IS 'Fraction (0-1) of the month''s time in this zone type spent in this zone; NULL when the month has none';
+COMMENT ON COLUMN zone_time_monthly.zone_min IS 'Lower bound of the zone (bpm or watts) in the month''s latest activity';
+COMMENT ON COLUMN zone_time_monthly.zone_max IS 'Upper bound of the zone (bpm or watts) in the month''s latest activity; -1 means no upper bound';
+COMMENT ON COLUMN zone_time_monthly.activities IS 'Number of activities in the month with a distribution of this zone type that has this zone';
+
+COMMENT ON VIEW seiler_weekly IS 'Per athlete, ISO week and zone type: time in Seiler''s three zones, their shares and the polarization index';
+COMMENT ON COLUMN seiler_weekly.athlete_id IS 'The athlete';
+COMMENT ON COLUMN seiler_weekly.week_start IS 'Monday of the ISO week';
+COMMENT ON COLUMN seiler_weekly.iso_year IS 'ISO week-numbering year';
+COMMENT ON COLUMN seiler_weekly.iso_week IS 'ISO week number, 1-53';
+COMMENT ON COLUMN seiler_weekly.zone_type IS 'heartrate or power: which zones the time is measured in';
+COMMENT ON COLUMN seiler_weekly.z1_seconds IS 'Time in Seiler zone 1 (below the first threshold), in seconds';
+COMMENT ON COLUMN seiler_weekly.z2_seconds IS 'Time in Seiler zone 2 (between the thresholds), in seconds';
+COMMENT ON COLUMN seiler_weekly.z3_seconds IS 'Time in Seiler zone 3 (above the second threshold), in seconds';
+COMMENT ON COLUMN seiler_weekly.total_seconds IS 'z1_seconds + z2_seconds + z3_seconds (unmapped time excluded)';
+COMMENT ON COLUMN seiler_weekly.unmapped_seconds IS 'Time in buckets analysis_seiler_zones does not map (no row for that zone count), in seconds';
+COMMENT ON COLUMN seiler_weekly.z1_share IS 'z1_seconds / total_seconds (0-1); NULL when total_seconds is 0';
+COMMENT ON COLUMN seiler_weekly.z2_share IS 'z2_seconds / total_seconds (0-1); NULL when total_seconds is 0';
+COMMENT ON COLUMN seiler_weekly.z3_share IS 'z3_seconds / total_seconds (0-1); NULL when total_seconds is 0';
+COMMENT ON COLUMN seiler_weekly.polarization_index IS 'log10(z1_share / z2_share * z3_share * 100) (Treff et al. 2019); above 2 is polarized; NULL when a zone has no time';
+COMMENT ON COLUMN seiler_weekly.pi_note IS 'ok, or why polarization_index is NULL, e.g. undefined: no zone-2 time';
+
+COMMENT ON VIEW seiler_monthly IS 'Per athlete, month and zone type: time in Seiler''s three zones, their shares and the polarization index';
+COMMENT ON COLUMN seiler_monthly.athlete_id IS 'The athlete';
+COMMENT ON COLUMN seiler_monthly.month_start IS 'First day of the local month';
+COMMENT ON COLUMN seiler_monthly.year IS 'Calendar year of the month';
+COMMENT ON COLUMN seiler_monthly.month IS 'Month, 1-12';
+COMMENT ON COLUMN seiler_monthly.zone_type IS 'heartrate or power: which zones the time is measured in';
+COMMENT ON COLUMN seiler_monthly.z1_seconds IS 'Time in Seiler zone 1 (below the first threshold), in seconds';
+COMMENT ON COLUMN seiler_monthly.z2_seconds IS 'Time in Seiler zone 2 (between the thresholds), in seconds';
+COMMENT ON COLUMN seiler_monthly.z3_seconds IS 'Time in Seiler zone 3 (above the second threshold), in seconds';
+COMMENT ON COLUMN seiler_monthly.total_seconds IS 'z1_seconds + z2_seconds + z3_seconds (unmapped time excluded)';
+COMMENT ON COLUMN seiler_monthly.unmapped_seconds IS 'Time in buckets analysis_seiler_zones does not map (no row for that zone count), in seconds';
+COMMENT ON COLUMN seiler_monthly.z1_share IS 'z1_seconds / total_seconds (0-1); NULL when total_seconds is 0';
+COMMENT ON COLUMN seiler_monthly.z2_share IS 'z2_seconds / total_seconds (0-1); NULL when total_seconds is 0';
+COMMENT ON COLUMN seiler_monthly.z3_share IS 'z3_seconds / total_seconds (0-1); NULL when total_seconds is 0';
+COMMENT ON COLUMN seiler_monthly.polarization_index IS 'log10(z1_share / z2_share * z3_share * 100) (Treff et al. 2019); above 2 is polarized; NULL when a zone has no time';
+COMMENT ON COLUMN seiler_monthly.pi_note IS 'ok, or why polarization_index is NULL, e.g. undefined: no zone-2 time';
+
+COMMENT ON VIEW athlete_zone_history IS 'The athlete''s zone definitions over time from the zone snapshots: one version per change of bounds, one row per zone';
+COMMENT ON COLUMN athlete_zone_history.athlete_id IS 'The athlete';
+COMMENT ON COLUMN athlete_zone_history.zone_type IS 'heartrate or power';
+COMMENT ON COLUMN athlete_zone_history.version IS 'Version of the zone definition, 1 for the first snapshot, +1 at each change of bounds';
+COMMENT ON COLUMN athlete_zone_history.valid_from IS 'Date of the first snapshot with this version';
+COMMENT ON COLUMN athlete_zone_history.valid_to IS 'Date of the next version''s first snapshot (exclusive); NULL for the current version';
+COMMENT ON COLUMN athlete_zone_history.last_seen IS 'Date of the last snapshot with this version';
+COMMENT ON COLUMN athlete_zone_history.zone IS 'Zone number, 1-based from the lowest';
+COMMENT ON COLUMN athlete_zone_history.zone_min IS 'Lower bound of the zone: bpm for heartrate, watts for power';
+COMMENT ON COLUMN athlete_zone_history.zone_max IS 'Upper bound of the zone (bpm or watts); -1 means no upper bound';
+
+COMMENT ON VIEW activity_load IS 'Per activity: the training load (power TSS, else suffer score, else none), where it came from, and the FTP used';
+COMMENT ON COLUMN activity_load.activity_id IS 'The activity';
+COMMENT ON COLUMN activity_load.athlete_id IS 'The athlete who owns the activity';
+COMMENT ON COLUMN activity_load.sport_type IS 'The activity''s sport type';
+COMMENT ON COLUMN activity_load.local_date IS 'Local date of the activity';
+COMMENT ON COLUMN activity_load.week_start IS 'Monday of the activity''s ISO week';
+COMMENT ON COLUMN activity_load.iso_year IS 'ISO week-numbering year of the activity';
+COMMENT ON COLUMN activity_load.iso_week IS 'ISO week number of the activity, 1-53';
+COMMENT ON COLUMN activity_load.moving_time IS 'Moving time of the activity, in seconds';
+COMMENT ON COLUMN activity_load.np_watts IS 'Normalized power, approximated by activities.weighted_average_watts, in watts';
+COMMENT ON COLUMN activity_load.ftp IS 'FTP in force on local_date, in watts: from analysis_ftp_history, else the profile FTP; NULL without either';
+COMMENT ON COLUMN activity_load.ftp_source IS 'Where ftp came from: history (analysis_ftp_history) or profile (athletes.ftp); NULL without an FTP';
+COMMENT ON COLUMN activity_load.intensity_factor IS 'np_watts / ftp when the load is power TSS; NULL otherwise';
+COMMENT ON COLUMN activity_load.load IS 'Training load: TSS = moving_time * NP^2 / (FTP^2 * 3600) * 100 when power applies, else suffer_score, else NULL';
+COMMENT ON COLUMN activity_load.load_source IS 'power (TSS from device power and FTP), suffer_score (the service''s relative effort) or none';
+
+COMMENT ON VIEW daily_load IS 'Per athlete, every local day from the first activity to as_of_date: the day''s summed load (0 on rest days)';
+COMMENT ON COLUMN daily_load.athlete_id IS 'The athlete';
+COMMENT ON COLUMN daily_load.date IS 'Local date';
+COMMENT ON COLUMN daily_load.load IS 'Sum of the day''s activity loads (activity_load.load); 0 on a rest day or when no activity had a load';
+COMMENT ON COLUMN daily_load.activities IS 'Number of activities on the day';
+
+COMMENT ON VIEW pmc IS 'Performance management chart per athlete and local day (dense): load, fitness (CTL), fatigue (ATL), form (TSB)';
+COMMENT ON COLUMN pmc.athlete_id IS 'The athlete';
+COMMENT ON COLUMN pmc.date IS 'Local date';
+COMMENT ON COLUMN pmc.load IS 'The day''s training load, as daily_load.load';
+COMMENT ON COLUMN pmc.ctl IS 'Chronic training load (fitness): exponentially weighted average of daily load, time constant ctl_days (42)';
+COMMENT ON COLUMN pmc.atl IS 'Acute training load (fatigue): exponentially weighted average of daily load, time constant atl_days (7)';
+COMMENT ON COLUMN pmc.tsb IS 'Training stress balance (form): yesterday''s CTL minus yesterday''s ATL';
+COMMENT ON COLUMN pmc.ramp_rate IS 'CTL minus CTL ramp_days (7) days earlier, taking CTL as 0 before the series starts';
+COMMENT ON COLUMN pmc.form_band IS 'Band of analysis_form_bands that tsb falls in: high risk, optimal, grey zone, fresh or transition';
+
+COMMENT ON VIEW load_coverage_weekly IS 'Per athlete and ISO week: how much of the moving time has a training load, and which sources the loads came from';
+COMMENT ON COLUMN load_coverage_weekly.athlete_id IS 'The athlete';
+COMMENT ON COLUMN load_coverage_weekly.week_start IS 'Monday of the ISO week';
+COMMENT ON COLUMN load_coverage_weekly.iso_year IS 'ISO week-numbering year';
+COMMENT ON COLUMN load_coverage_weekly.iso_week IS 'ISO week number, 1-53';
+COMMENT ON COLUMN load_coverage_weekly.activities IS 'Number of activities in the week';
+COMMENT ON COLUMN load_coverage_weekly.moving_time_s IS 'Total moving time of the week''s activities, in seconds';
+COMMENT ON COLUMN load_coverage_weekly.loaded_moving_time_s IS 'Moving time of the week''s activities that have a load, in seconds';
+COMMENT ON COLUMN load_coverage_weekly.coverage IS 'loaded_moving_time_s / moving_time_s (0-1); NULL when the week has no moving time';
+COMMENT ON COLUMN load_coverage_weekly.power_activities IS 'Activities whose load is power TSS';
+COMMENT ON COLUMN load_coverage_weekly.suffer_score_activities IS 'Activities whose load is the service''s suffer score';
+COMMENT ON COLUMN load_coverage_weekly.unloaded_activities IS 'Activities without a load (load_source none)';
+
+COMMENT ON VIEW volume_weekly IS 'Per athlete, ISO week and sport type: number of activities, distance, moving time and elevation gain';
+COMMENT ON COLUMN volume_weekly.athlete_id IS 'The athlete';
+COMMENT ON COLUMN volume_weekly.week_start IS 'Monday of the ISO week';
+COMMENT ON COLUMN volume_weekly.iso_year IS 'ISO week-numbering year';
+COMMENT ON COLUMN volume_weekly.iso_week IS 'ISO week number, 1-53';
+COMMENT ON COLUMN volume_weekly.sport_type IS 'Sport type, as activities.sport_type';
+COMMENT ON COLUMN volume_weekly.sport_family IS 'Family of the sport type (analysis_sport_families; Other when not listed)';
+COMMENT ON COLUMN volume_weekly.activities IS 'Number of activities';
+COMMENT ON COLUMN volume_weekly.distance_m IS 'Total distance, in metres';
+COMMENT ON COLUMN volume_weekly.moving_time_s IS 'Total moving time, in seconds';
+COMMENT ON COLUMN volume_weekly.elevation_gain_m IS 'Total elevation gain, in metres';
+
+COMMENT ON VIEW volume_monthly IS 'Per athlete, month and sport type: number of activities, distance, moving time and elevation gain';
+COMMENT ON COLUMN volume_monthly.athlete_id IS 'The athlete';
+COMMENT ON COLUMN volume_monthly.month_start IS 'First day of the local month';
+COMMENT ON COLUMN volume_monthly.year IS 'Calendar year of the month';
+COMMENT ON COLUMN volume_monthly.month IS 'Month, 1-12';
+COMMENT ON COLUMN volume_monthly.sport_type IS 'Sport type, as activities.sport_type';
+COMMENT ON COLUMN volume_monthly.sport_family IS 'Family of the sport type (analysis_sport_families; Other when not listed)';
+COMMENT ON COLUMN volume_monthly.activities IS 'Number of activities';
+COMMENT ON COLUMN volume_monthly.distance_m IS 'Total distance, in metres';
+COMMENT ON COLUMN volume_monthly.moving_time_s IS 'Total moving time, in seconds';
+COMMENT ON COLUMN volume_monthly.elevation_gain_m IS 'Total elevation gain, in metres';
+
+COMMENT ON VIEW volume_yearly IS 'Per athlete, calendar year and sport type: number of activities, distance, moving time and elevation gain';
+COMMENT ON COLUMN volume_yearly.athlete_id IS 'The athlete';
+COMMENT ON COLUMN volume_yearly.year IS 'Calendar year of the activities'' local dates';
+COMMENT ON COLUMN volume_yearly.sport_type IS 'Sport type, as activities.sport_type';
+COMMENT ON COLUMN volume_yearly.sport_family IS 'Family of the sport type (analysis_sport_families; Other when not listed)';
+COMMENT ON COLUMN volume_yearly.activities IS 'Number of activities';
+COMMENT ON COLUMN volume_yearly.distance_m IS 'Total distance, in metres';
+COMMENT ON COLUMN volume_yearly.moving_time_s IS 'Total moving time, in seconds';
+COMMENT ON COLUMN volume_yearly.elevation_gain_m IS 'Total elevation gain, in metres';
+
+COMMENT ON VIEW ytd_cumulative IS 'Year-to-date running totals per athlete, sport family (All = every sport) and day, from 1 January to 31 December or as_of_date';
+COMMENT ON COLUMN ytd_cumulative.athlete_id IS 'The athlete';
+COMMENT ON COLUMN ytd_cumulative.sport_family IS 'Sport family (analysis_sport_families; Other when not listed), or All for every sport';
+COMMENT ON COLUMN ytd_cumulative.year IS 'Calendar year the totals run in';
+COMMENT ON COLUMN ytd_cumulative.date IS 'Local date; the totals include this day';
+COMMENT ON COLUMN ytd_cumulative.day_of_year IS 'Day of the year of date, 1-366';
+COMMENT ON COLUMN ytd_cumulative.activities IS 'Activities from 1 January up to and including date';
+COMMENT ON COLUMN ytd_cumulative.distance_m IS 'Distance from 1 January up to and including date, in metres';
+COMMENT ON COLUMN ytd_cumulative.moving_time_s IS 'Moving time from 1 January up to and including date, in seconds';
+COMMENT ON COLUMN ytd_cumulative.elevation_gain_m IS 'Elevation gain from 1 January up to and including date, in metres';
+
+COMMENT ON VIEW eddington IS 'Eddington number per athlete, sport family and unit: the largest E with E local days of at least E km (or miles)';
+COMMENT ON COLUMN eddington.athlete_id IS 'The athlete';
+COMMENT ON COLUMN eddington.sport_family IS 'Sport family whose activities are summed per day (analysis_sport_families; Other when not listed)';
+COMMENT ON COLUMN eddington.unit IS 'Distance unit: km or mi';
+COMMENT ON COLUMN eddington.eddington IS 'The Eddington number E: E days with a daily distance of at least E units';
+COMMENT ON COLUMN eddington.days IS 'Number of local days with at least one activity of the family';
+COMMENT ON COLUMN eddington.days_at_next IS 'Days with at least E + 1 units';
+COMMENT ON COLUMN eddington.days_to_next IS 'More days of at least E + 1 units needed to reach E + 1';
+
+COMMENT ON VIEW eddington_curve IS 'For the Eddington chart: per athlete, sport family and unit, how many local days reached n units, for n = 1 to the longest day';
+COMMENT ON COLUMN eddington_curve.athlete_id IS 'The athlete';
+COMMENT ON COLUMN eddington_curve.sport_family IS 'Sport family whose activities are summed per day (analysis_sport_families; Other when not listed)';
+COMMENT ON COLUMN eddington_curve.unit IS 'Distance unit: km or mi';
+COMMENT ON COLUMN eddington_curve.n IS 'Whole number of units, from 1 to the longest day''s distance';
+COMMENT ON COLUMN eddington_curve.days_at_least IS 'Number of local days whose summed distance reached at least n units';

@@ -165,3 +165,21 @@ def test_a_429_spends_only_the_window_it_was_for(tmp_path: Path) -> None:
     governor.observe({}, sent_at=sent_at, refused_budget="read")  # a 429 without usage headers
     governor.reserve()
     assert t.slept == []
+
+
+def test_time_for_the_calls_left_counts_both_windows() -> None:
+    """Hand figures: 98 of 100 read calls used in this 15-minute window, 98 of 1,000 today, boundaries at
+    t=1800 (short) and t=86400 (daily), now t=1000."""
+    from fitsync.client.rate_governor import BudgetLine, seconds_for
+
+    lines = [BudgetLine("short", "read", 98, 100, 1800.0), BudgetLine("short", "overall", 98, 200, 1800.0),
+             BudgetLine("long", "read", 98, 1000, 86400.0), BudgetLine("long", "overall", 98, 2000, 86400.0)]
+    lengths = {"short": 900, "long": 86400}
+    assert seconds_for(2, lines, 1000.0, lengths, 0.5) == 1.0  # fits now: only the pace counts
+    # 2 now, 100 at 1800, 100 at 2700, the last 48 at 3600
+    assert seconds_for(250, lines, 1000.0, lengths, 0.0) == 2600.0
+    # 902 left today (2 now + 9 windows of 100, the last from t=9000); the other 598 from midnight, 100 a window:
+    # the last 98 at 86400 + 5 × 900
+    assert seconds_for(1500, lines, 1000.0, lengths, 0.0) == 86400 + 4500 - 1000
+    # bulk work leaves 10 % of each 15-minute window: 90 a window
+    assert seconds_for(100, lines, 1000.0, lengths, 0.0, reserve=0.1) == 2700 - 1000

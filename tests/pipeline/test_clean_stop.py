@@ -4,6 +4,7 @@ short exits 3 (partial) and says why."""
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -45,6 +46,8 @@ def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(sb: Harness,
     left = sync_state.count_needing(home.store, aid, "detail")
     assert 0 < left < len(ids) and f"with {len(ids) - left} of {len(ids)} activities detailed" in err
     assert "`fitsync sync` to continue" in err
+    if signum == signal.SIGINT:
+        return  # the same safe point as SIGTERM: continuing from it is shown once
 
     again = fitsync(env, "sync")  # continues: only what was left is fetched
     assert again.returncode == 0, again.stdout + again.stderr
@@ -67,7 +70,7 @@ def test_a_second_sync_of_an_athlete_being_synced_is_skipped_and_says_so(sb: Har
 
 def test_a_sync_the_rate_budget_cuts_short_exits_partial_and_says_why(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb)
-    record_many(sb, aid, 20, oldest_days=30)
+    record_many(sb, aid, 10, oldest_days=30)
     with sb.settings(**TINY):
         home = connect(aid, short_window=WINDOW, boundary_guard=0.05)
         env = {**env_for(home), "FITSYNC_RATE_SHORT_WINDOW": str(WINDOW)}
@@ -75,6 +78,17 @@ def test_a_sync_the_rate_budget_cuts_short_exits_partial_and_says_why(sb: Harnes
     assert cut.returncode == 3, cut.stdout + cut.stderr
     assert f"athlete {aid}: stopped early" in cut.stderr and "rate budget" in cut.stderr, cut.stderr
     assert "continues where this stopped" in cut.stderr and "Traceback" not in cut.stderr
+
+    # Allowed to wait, the next sync finishes; off a terminal it says each phase and each wait in one plain line.
+    with sb.settings(**TINY):
+        waited = fitsync(env, "sync")
+    assert waited.returncode == 0, waited.stdout + waited.stderr
+    lines = waited.stderr.splitlines()
+    queues = [line for line in lines if re.match(rf"athlete {aid}: (details|activity zones) \d+/10", line)]
+    assert queues, lines  # the phase, with how far its queue got
+    waits = [line for line in queues if "waiting" in line]  # how long, for which window, and why
+    assert waits and all(re.search(rf"waiting \d+ s for the {WINDOW}-second read window \(used 1[45]/15\)", line)
+                         for line in waits), lines
 
 
 def test_the_demo_stops_cleanly_on_sigterm(tmp_path: Path) -> None:

@@ -35,14 +35,16 @@ def synced_by_cli(sb: Harness, connect: Connect, activities: int) -> tuple[int, 
     return aid, home, env
 
 
-def test_sync_and_query_from_the_command_line(sb: Harness, connect: Connect, tmp_path: Path, flavor: str) -> None:
+def test_sync_and_query_from_the_command_line(sb: Harness, connect: Connect, tmp_path: Path) -> None:
+    """As a user runs it against the real service (test_sync covers each shape in both flavours)."""
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 5, oldest_days=10)
     home = connect(aid)
     (home.config.home / "config.toml").unlink()
     env = env_for(home)
 
-    synced = fitsync(env, "sync")
+    with sb.settings(flavor="real"):
+        synced = fitsync(env, "sync")
     assert synced.returncode == 0, synced.stdout + synced.stderr
     output = synced.stdout + synced.stderr
     assert f"athlete {aid}: ok" in output and "activity_details" in output
@@ -109,13 +111,18 @@ def test_status_says_how_each_athlete_stands(sb: Harness, connect: Connect) -> N
 
 
 def test_doctor_checks_everything_and_names_each_fix(sb: Harness, connect: Connect, tmp_path: Path) -> None:
-    aid, home, env = synced_by_cli(sb, connect, 2)
+    aid = add_athlete(sb)
+    record_many(sb, aid, 2, oldest_days=10)
+    home = connect(aid)
+    home.sync()
+    env = env_for(home)
     (home.config.home / "config.toml").chmod(0o600)
     healthy = fitsync(env, "doctor")
     assert healthy.returncode == 0, healthy.stdout + healthy.stderr
     lines = healthy.stdout.splitlines()
     assert all(line.startswith("✓ ") for line in lines), lines
     names = {line[2:].split(":")[0] for line in lines}
+    assert "token refresh accepted" in healthy.stdout
     assert {"configuration", "service", "authorization page", "state database", f"athlete {aid}",
             "warehouse"} <= names, names
 
@@ -125,7 +132,14 @@ def test_doctor_checks_everything_and_names_each_fix(sb: Harness, connect: Conne
                       "FITSYNC_BASE_URL": home.config.base_url.removesuffix("/api/v3")}, "doctor")
     assert broken.returncode == 1 and "Traceback" not in broken.stderr
     failed = {line.split(":")[0][2:]: line for line in broken.stdout.splitlines() if line.startswith("✗ ")}
-    assert set(failed) == {"authorization page", "service", "mode of config.toml"}, broken.stdout
+    # (the token refresh goes to the wrong address too)
+    assert set(failed) == {"authorization page", "service", "mode of config.toml", f"athlete {aid}"}, broken.stdout
     assert "fitsync adds /oauth/authorize" in failed["authorization page"]
     assert "chmod 600" in failed["mode of config.toml"] and "…/api/v3" in failed["service"]
-    assert "3 of" in broken.stderr
+    assert "4 of" in broken.stderr
+
+    # An athlete who removed the app: the refresh is refused, and the fix is to connect again.
+    sb.console.post(f"/athletes/{aid}/revoke", json={"client_id": home.app.client_id})
+    revoked = fitsync(env, "doctor")
+    assert revoked.returncode == 1 and f"✗ athlete {aid}: the service refused" in revoked.stdout, revoked.stdout
+    assert "fitsync connect" in revoked.stdout

@@ -79,3 +79,11 @@ def test_list_names_the_tables_and_views(home: Path) -> None:
     listed = query(home, "--list")
     assert listed.returncode == 0, listed.stderr
     assert "activities" in listed.stdout and "table" in listed.stdout and "view" in listed.stdout
+    assert "One row per activity" in listed.stdout  # each with what it holds
+
+    described = query(home, "--describe", "pmc", "--format", "csv")
+    assert described.returncode == 0, described.stderr
+    rows = {line.split(",")[0]: line for line in described.stdout.splitlines()[1:]}
+    assert {"ctl", "atl", "tsb"} <= set(rows) and all(line.split(",", 2)[2] for line in rows.values()), rows
+    unknown = query(home, "--describe", "no_such'view")
+    assert unknown.returncode == 1 and "fitsync query --list" in unknown.stderr and "Traceback" not in unknown.stderr

@@ -31,7 +31,7 @@ def sync_through_faults(sb: Harness, connect: Connect, activities: int) -> None:
 
 
 def test_flaky_service_same_warehouse(sb: Harness, connect: Connect) -> None:
-    sync_through_faults(sb, connect, activities=40)
+    sync_through_faults(sb, connect, activities=24)
 
 
 @pytest.mark.slow

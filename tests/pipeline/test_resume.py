@@ -191,8 +191,8 @@ def _killed_sync_equals_uninterrupted(sb: Harness, connect: Connect, n: int,
 
 def test_killed_syncs_restart_to_the_same_warehouse_with_few_repeated_calls(sb: Harness, connect: Connect) -> None:
     rng = random.Random()
-    points = [after_details(rng.randint(3, 35)), after_zones(rng.randint(3, 35)), while_loading(rng.randint(1, 3))]
-    _killed_sync_equals_uninterrupted(sb, connect, 40, lambda home, k: points.pop(0) if points else None, min_kills=3)
+    points = [after_details(rng.randint(3, 21)), after_zones(rng.randint(3, 21)), while_loading(rng.randint(1, 3))]
+    _killed_sync_equals_uninterrupted(sb, connect, 24, lambda home, k: points.pop(0) if points else None, min_kills=3)
 
 
 @pytest.mark.slow

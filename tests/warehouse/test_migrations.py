@@ -105,3 +105,13 @@ def test_a_changed_views_script_is_applied_again(tmp_path: Path) -> None:
     with db.reading(path) as conn:
         columns = [d[0] for d in conn.execute("SELECT * FROM eddington").description]
     assert columns == ["athlete_id", "sport_family", "unit", "eddington", "days", "days_at_next", "days_to_next"]
+
+
+def test_every_table_view_and_column_is_described_and_the_doc_is_current() -> None:
+    from fitsync.warehouse.schema_doc import described, render
+
+    relations, columns = described()
+    assert [name for name, _, comment in relations if not comment] == []
+    assert [f"{t}.{c}" for t, cols in columns.items() for c, _, comment in cols if not comment] == []
+    doc = Path(__file__).resolve().parents[2] / "docs" / "warehouse.md"
+    assert doc.read_text() == render(), "regenerate: python -m fitsync.warehouse.schema_doc > docs/warehouse.md"

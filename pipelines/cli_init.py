@@ -1,0 +1,53 @@
+"""`fitsync init`: a commented config.toml (mode 600) with the app's credentials, asked for or given as flags."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from fitsync.client.config import REAL_AUTH_URL, REAL_BASE_URL, Config, ConfigError
+from fitsync.client.config_file import write
+
+
+@click.command()
+@click.option("--client-id", type=int, help="Your app's id at the service (asked for when not given).")
+@click.option("--client-secret", help="Your app's secret (asked for, hidden, when not given; or set "
+                                      "FITSYNC_CLIENT_SECRET and leave it out of the file).")
+@click.option("--base-url", default=REAL_BASE_URL, show_default=True, help="The API root.")
+@click.option("--auth-url", default=REAL_AUTH_URL, show_default=True,
+              help="The site of the authorization pages, without /oauth.")
+@click.option("--secret-in-env", is_flag=True, help="Keep the secret out of the file (FITSYNC_CLIENT_SECRET).")
+def init(client_id: int | None, client_secret: str | None, base_url: str, auth_url: str, secret_in_env: bool) -> None:
+    """Write FITSYNC_HOME/config.toml with every setting explained; an existing one is kept as a .bak copy."""
+    home = Path(os.environ.get("FITSYNC_HOME") or Path.home() / ".fitsync").expanduser()
+    interactive = sys.stdin.isatty()
+    if client_id is None:
+        if not interactive:
+            raise click.UsageError("give --client-id (and --client-secret, or --secret-in-env)")
+        client_id = click.prompt("Client id of your app at the service", type=int)
+    if client_secret is None and not secret_in_env:
+        if not interactive:
+            raise click.UsageError("give --client-secret, or --secret-in-env and set FITSYNC_CLIENT_SECRET")
+        client_secret = click.prompt("Client secret (not shown)", hide_input=True)
+    if auth_url.rstrip("/").endswith("/oauth"):
+        raise click.UsageError(f"--auth-url is the site without /oauth (fitsync adds /oauth/authorize): "
+                               f"try {auth_url.rstrip('/').removesuffix('/oauth')}")
+    values: dict[str, object] = {"client_id": client_id}
+    if client_secret:
+        values["client_secret"] = client_secret
+    if base_url.rstrip("/") != REAL_BASE_URL:
+        values["base_url"] = base_url.rstrip("/")
+    if auth_url.rstrip("/") != REAL_AUTH_URL:
+        values["auth_url"] = auth_url.rstrip("/")
+    kept = write(home, values)
+    try:
+        Config.load(env={}, home=home)  # what was written reads back
+    except ConfigError as error:
+        raise click.ClickException(f"the written file does not load: {error}") from None
+    if kept:
+        click.echo(f"kept the previous file as {kept}")
+    click.echo(f"wrote {home / 'config.toml'} (mode 600)")
+    click.echo("next: `fitsync doctor` checks it, `fitsync connect` connects an athlete")

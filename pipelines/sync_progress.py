@@ -1,0 +1,152 @@
+"""What a running `fitsync sync` shows: the phase of the athlete's run, how far it got, the rate budget's waits
+with their reason and length, and an ETA that counts the calls left against what is left of both windows.
+
+On a terminal one rich status line is redrawn twice a second. Elsewhere (cron, CI, a Dagster log) a plain line
+is printed when a phase starts and when a wait starts, nothing in between.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from dagster import DagsterEventType, DagsterInstance
+from rich.console import Console
+from rich.text import Text
+
+from fitsync.assets import sync_state
+from fitsync.client.rate_governor import Wait, current_waits, seconds_for
+from fitsync.client.runtime import FitsyncClient
+
+# Dagster step (asset) → the phase a user recognises; steps not named here show under their own name.
+PHASES: dict[str, str] = {
+    "athlete": "profile", "athlete_stats": "stats", "athlete_zones": "heart-rate and power zones",
+    "activities": "listing", "activity_details": "details", "activity_zones": "activity zones",
+    "starred_segments": "starred segments", "segments": "segments", "segment_effort_history": "segment efforts",
+    "warehouse": "loading the warehouse",
+}
+# Phases whose work is a queue of activities in the state store: shown as done/total.
+QUEUES: dict[str, str] = {"details": "detail", "activity zones": "zones"}
+SECONDS_PER_CALL = 0.25  # until the run has made enough calls to measure its own pace
+WINDOW_NAMES = {900: "15-minute", 86400: "daily"}
+
+
+def duration(seconds: float) -> str:
+    """7 m 12 s, 2 h 05 m, 40 s: the way a person reads a wait."""
+    seconds = max(0, round(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600} h {seconds % 3600 // 60:02d} m"
+    if seconds >= 60:
+        return f"{seconds // 60} m {seconds % 60:02d} s"
+    return f"{seconds} s"
+
+
+def describe_wait(wait: Wait, now: float) -> str:
+    window = WINDOW_NAMES.get(wait.window_seconds, f"{wait.window_seconds}-second")
+    return (f"waiting {duration(wait.until - now)} for the {window} {wait.budget} window "
+            f"(used {wait.used}/{wait.limit})")
+
+
+@dataclass
+class Reading:
+    phase: str | None
+    done: int | None = None
+    total: int | None = None
+    wait: Wait | None = None
+    eta: float | None = None
+
+
+@dataclass
+class SyncProgress:
+    client: FitsyncClient
+    instance: DagsterInstance
+    athlete_id: int
+    run_id: str
+    out: Console
+    plain: bool
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _started: float = field(default_factory=time.monotonic)
+    _waited: float = 0.0
+    _calls_at_start: int | None = None
+    _said: tuple[str | None, float | None] = (None, None)
+
+    def __enter__(self) -> "SyncProgress":
+        self._thread = threading.Thread(target=self._paint, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def read(self) -> Reading:
+        phase = self._phase()
+        reading = Reading(phase, wait=max(current_waits(), key=lambda w: w.until, default=None))
+        if phase in QUEUES:
+            todo = sync_state.count_needing(self.client.store, self.athlete_id, QUEUES[phase])
+            known = len(sync_state.known_ids(self.client.store, self.athlete_id))
+            reading.done, reading.total = known - todo, known
+        reading.eta = self._eta()
+        return reading
+
+    def line(self, reading: Reading) -> str:
+        parts = [f"athlete {self.athlete_id}: {reading.phase or 'starting'}"]
+        if reading.total is not None:
+            parts[0] += f" {reading.done}/{reading.total}"
+        if reading.wait is not None:
+            parts.append(describe_wait(reading.wait, time.time()))
+        if reading.eta is not None and reading.eta > 1:
+            parts.append(f"about {duration(reading.eta)} left")
+        return " · ".join(parts)
+
+    # internals ----------------------------------------------------------------------------------
+
+    def _phase(self) -> str | None:
+        records = self.instance.get_records_for_run(self.run_id, of_type=DagsterEventType.STEP_START, limit=1,
+                                                     ascending=False).records
+        if not records:
+            return None
+        step = records[0].event_log_entry.step_key or ""
+        return PHASES.get(step, step.replace("_", " "))
+
+    def _eta(self) -> float | None:
+        """Calls still queued (details, then zones unless the athlete has no subscription) at the pace measured so
+        far, fitted into what is left of the 15-minute and daily windows."""
+        store, aid = self.client.store, self.athlete_id
+        calls = sync_state.count_needing(store, aid, "detail")
+        if not sync_state.known_non_subscriber(store, aid):
+            calls += sync_state.count_needing(store, aid, "zones")
+        if not calls:
+            return None
+        lines = self.client.governor.snapshot()
+        used = sum(x.used for x in lines if (x.window, x.budget) == ("long", "overall"))
+        self._calls_at_start = used if self._calls_at_start is None else self._calls_at_start
+        working = time.monotonic() - self._started - self._waited
+        made = used - self._calls_at_start
+        pace = working / made if made >= 10 else SECONDS_PER_CALL
+        return seconds_for(calls, lines, time.time(), self.client.governor.lengths, pace, self.client.governor.bulk_reserve)
+
+    def _paint(self) -> None:
+        if self.plain:
+            self._paint_lines()
+            return
+        with self.out.status(f"athlete {self.athlete_id}: starting…") as status:
+            while not self._stop.wait(0.5):
+                reading = self._tick()
+                status.update(Text(self.line(reading)))
+
+    def _paint_lines(self) -> None:
+        while not self._stop.wait(0.5):
+            reading = self._tick()
+            key = (reading.phase, reading.wait.until if reading.wait else None)
+            if key != self._said and (reading.phase or reading.wait):
+                self._said = key
+                self.out.print(self.line(reading), soft_wrap=True, highlight=False, markup=False)
+
+    def _tick(self) -> Reading:
+        before = time.monotonic()
+        reading = self.read()
+        if reading.wait is not None:
+            self._waited += 0.5 + time.monotonic() - before  # waiting is not the pace of the calls
+        return reading
