@@ -98,12 +98,13 @@ def stats_gap(store: StateStore, athlete_id: int) -> int | None:
 
 
 def needing(store: StateStore, athlete_id: int, what: str, limit: int) -> list[int]:
-    """Activity ids still needing a detail (`what`="detail") or zones ("zones"), oldest first."""
+    """Activity ids still needing a detail (`what`="detail") or zones ("zones"), newest first: under the real
+    service's limits a backfill takes days, and this month's rides are the ones the athlete asks about."""
     column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
     with store.reading() as conn:
         return [r[0] for r in conn.execute(
             f"SELECT activity_id FROM known_activities WHERE athlete_id = ? AND {column} = 1 "
-            "ORDER BY start_ts, activity_id LIMIT ?", (athlete_id, limit))]
+            "ORDER BY start_ts DESC, activity_id DESC LIMIT ?", (athlete_id, limit))]
 
 
 def count_needing(store: StateStore, athlete_id: int, what: str) -> int:

@@ -24,7 +24,8 @@ PHASES: dict[str, str] = {
     "athlete": "profile", "athlete_stats": "stats", "athlete_zones": "heart-rate and power zones",
     "activities": "listing", "activity_details": "details", "activity_zones": "activity zones",
     "starred_segments": "starred segments", "segments": "segments", "segment_effort_history": "segment efforts",
-    "warehouse": "loading the warehouse",
+    "warehouse": "loading the warehouse", "warehouse_unique_keys": "checking the warehouse",
+    "warehouse_children_have_parents": "checking the warehouse", "warehouse_details_present": "checking the warehouse",
 }
 # Phases whose work is a queue of activities in the state store: shown as done/total.
 QUEUES: dict[str, str] = {"details": "detail", "activity zones": "zones"}
@@ -55,6 +56,7 @@ class Reading:
     total: int | None = None
     wait: Wait | None = None
     eta: float | None = None
+    started: list[str] = field(default_factory=list)  # phases begun since the last reading, in order
 
 
 @dataclass
@@ -69,7 +71,9 @@ class SyncProgress:
     _started: float = field(default_factory=time.monotonic)
     _waited: float = 0.0
     _calls_at_start: int | None = None
-    _said: tuple[str | None, float | None] = (None, None)
+    _said: float | None = None
+    _cursor: str | None = None
+    _phase_now: str | None = None
 
     def __enter__(self) -> "SyncProgress":
         self._thread = threading.Thread(target=self._paint, daemon=True)
@@ -81,8 +85,9 @@ class SyncProgress:
         self._thread.join()
 
     def read(self) -> Reading:
-        phase = self._phase()
-        reading = Reading(phase, wait=max(current_waits(), key=lambda w: w.until, default=None))
+        started = self._phases_started()
+        phase = self._phase_now = started[-1] if started else self._phase_now
+        reading = Reading(phase, wait=max(current_waits(), key=lambda w: w.until, default=None), started=started)
         if phase in QUEUES:
             todo = sync_state.count_needing(self.client.store, self.athlete_id, QUEUES[phase])
             known = len(sync_state.known_ids(self.client.store, self.athlete_id))
@@ -102,13 +107,18 @@ class SyncProgress:
 
     # internals ----------------------------------------------------------------------------------
 
-    def _phase(self) -> str | None:
-        records = self.instance.get_records_for_run(self.run_id, of_type=DagsterEventType.STEP_START, limit=1,
-                                                     ascending=False).records
-        if not records:
-            return None
-        step = records[0].event_log_entry.step_key or ""
-        return PHASES.get(step, step.replace("_", " "))
+    def _phases_started(self) -> list[str]:
+        """The run's steps begun since the last look (Dagster's own STEP_START events), as phase names."""
+        page = self.instance.get_records_for_run(self.run_id, cursor=self._cursor, of_type=DagsterEventType.STEP_START)
+        if page.records:
+            self._cursor = page.cursor
+        phases: list[str] = []
+        for record in page.records:
+            step = record.event_log_entry.step_key or ""
+            phase = PHASES.get(step, step.replace("_", " "))
+            if phase != (phases[-1] if phases else self._phase_now):  # the three warehouse checks are one phase
+                phases.append(phase)
+        return phases
 
     def _eta(self) -> float | None:
         """Calls still queued (details, then zones unless the athlete has no subscription) at the pace measured so
@@ -137,12 +147,20 @@ class SyncProgress:
                 status.update(Text(self.line(reading)))
 
     def _paint_lines(self) -> None:
+        """Every phase once, when it starts (those already over by the time of the look too), and every wait."""
         while not self._stop.wait(0.5):
             reading = self._tick()
-            key = (reading.phase, reading.wait.until if reading.wait else None)
-            if key != self._said and (reading.phase or reading.wait):
-                self._said = key
-                self.out.print(self.line(reading), soft_wrap=True, highlight=False, markup=False)
+            for phase in reading.started[:-1]:
+                self._say(f"athlete {self.athlete_id}: {phase}")
+            wait = reading.wait.until if reading.wait else None
+            if reading.started or (wait is not None and wait != self._said):
+                self._said = wait
+                self._say(self.line(reading))
+        for phase in self.read().started:  # begun after the last look, before the run ended
+            self._say(f"athlete {self.athlete_id}: {phase}")
+
+    def _say(self, text: str) -> None:
+        self.out.print(text, soft_wrap=True, highlight=False, markup=False)
 
     def _tick(self) -> Reading:
         before = time.monotonic()

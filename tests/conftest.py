@@ -65,6 +65,14 @@ def flavor(request: pytest.FixtureRequest, sb: Harness) -> Iterator[str]:
         yield request.param
 
 
+@pytest.fixture(params=["real", pytest.param("spec", marks=pytest.mark.slow)])
+def e2e_flavor(request: pytest.FixtureRequest, sb: Harness) -> Iterator[str]:
+    """For heavy end-to-end tests: the real service's answers. The spec's answers are what every other sync test
+    gets; the spec variant of these runs with `-m slow`."""
+    with sb.settings(flavor=request.param):
+        yield request.param
+
+
 NO_COMPUTE_LOGS = {"compute_logs": {"module": "dagster._core.storage.noop_compute_log_manager",
                                      "class": "NoOpComputeLogManager"}}
 

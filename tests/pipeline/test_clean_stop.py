@@ -84,9 +84,10 @@ def test_a_sync_the_rate_budget_cuts_short_exits_partial_and_says_why(sb: Harnes
         waited = fitsync(env, "sync")
     assert waited.returncode == 0, waited.stdout + waited.stderr
     lines = waited.stderr.splitlines()
-    queues = [line for line in lines if re.match(rf"athlete {aid}: (details|activity zones) \d+/10", line)]
-    assert queues, lines  # the phase, with how far its queue got
-    waits = [line for line in queues if "waiting" in line]  # how long, for which window, and why
+    phases = [m[1] for line in lines if (m := re.match(rf"athlete {aid}: ([a-z -]+?)( \d+/10)?( ·|$)", line))]
+    assert phases[:1] == ["profile"] and phases[-2:] == ["loading the warehouse", "checking the warehouse"], lines  # each phase, in order
+    assert {"listing", "details", "activity zones"} <= set(phases), lines
+    waits = [line for line in lines if "waiting" in line]  # how long, for which window, and why
     assert waits and all(re.search(rf"waiting \d+ s for the {WINDOW}-second read window \(used 1[45]/15\)", line)
                          for line in waits), lines
 

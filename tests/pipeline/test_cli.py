@@ -92,7 +92,7 @@ def test_sync_of_an_athlete_that_is_not_connected_exits_non_zero(sb: Harness, co
 def test_status_says_how_each_athlete_stands(sb: Harness, connect: Connect) -> None:
     import json
 
-    aid, home, env = synced_by_cli(sb, connect, 4)
+    aid, home, env = synced_by_cli(sb, connect, 4)  # the CLI's own Dagster instance records the run
     shown = fitsync(env, "status", "--json")
     assert shown.returncode == 0, shown.stderr
     report = json.loads(shown.stdout)

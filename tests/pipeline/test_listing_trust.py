@@ -69,9 +69,9 @@ def test_a_future_dated_activity_does_not_move_the_cursor_past_now(sb: Harness, 
 
 
 def test_an_import_backdated_beyond_the_overlap_is_found_without_full(sb: Harness, connect: Connect) -> None:
-    """750 activities uploaded today with start dates a year back: no incremental listing shows them, the athlete's
+    """250 activities uploaded today with start dates a year back: no incremental listing shows them, the athlete's
     stats count them, so the listing goes all the way back by itself. Ordinary new uploads stay incremental.
-    (The listing step and the stats it runs after are materialized alone: the 1,500 detail and zone calls that
+    (The listing step and the stats it runs after are materialized alone: the 500 detail and zone calls that
     follow are what every other sync test covers.)"""
     aid = add_athlete(sb)
     recent = [record(sb, aid, days_ago=10 - i, sport_type="Run", visibility="everyone") for i in range(5)]
@@ -89,13 +89,13 @@ def test_an_import_backdated_beyond_the_overlap_is_found_without_full(sb: Harnes
         [mat] = [m for m in result.asset_materializations_for_node("activities")]
         return {k: getattr(v, "value", v) for k, v in mat.metadata.items()}
 
-    imported = [record(sb, aid, days_ago=365 + i / 10, sport_type="Run", visibility="everyone") for i in range(750)]
+    imported = [record(sb, aid, days_ago=365 + i / 10, sport_type="Run", visibility="everyone") for i in range(250)]
     meta = list_activities()
-    assert meta["mode"] == "full reconciliation" and "stats count 750 more activities" in meta["full_because"], meta
-    assert meta["new"] == 750 and meta["reconciled_deletions"] == 0
+    assert meta["mode"] == "full reconciliation" and "stats count 250 more activities" in meta["full_because"], meta
+    assert meta["new"] == 250 and meta["reconciled_deletions"] == 0
     known = {r[0] for r in home.state("SELECT activity_id FROM known_activities")}
     assert known == set(recent) | set(imported)
-    assert home.needing("detail") == 750  # queued for their details, like any new activity
+    assert home.needing("detail") == 250  # queued for their details, like any new activity
 
     assert list_activities()["mode"] == "incremental"  # the gap is closed
 

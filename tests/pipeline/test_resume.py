@@ -308,6 +308,9 @@ def test_a_run_out_of_patience_stops_early_and_the_next_continues_without_repeat
         first = home.sync(max_wait_seconds=0.5)
         assert first.metadata["activity_details"]["remaining"] + first.metadata["activity_zones"]["remaining"] > 0
         assert "rate budget spent" in str(first.metadata["activity_zones"].get("notes", ""))
+        # Newest first: what the first run detailed are the most recent activities (record_many: oldest first).
+        detailed = [f"/activities/{i}" for i in reversed(ids)][:len(recorder.details())]
+        assert detailed and recorder.details() == detailed
         runs = 1
         while home.needing("detail") or home.needing("zones"):
             runs += 1

@@ -153,7 +153,7 @@ def test_warehouse_equals_the_service_after_a_sync(sb: Harness, connect: Connect
 
 # --- 2. incremental syncs follow the athlete's changes -----------------------------------------------------------
 
-def test_incremental_follows_adds_renames_retypes_visibility_and_late_uploads(sb: Harness, connect: Connect, flavor: str,
+def test_incremental_follows_adds_renames_retypes_visibility_and_late_uploads(sb: Harness, connect: Connect, e2e_flavor: str,
                                                                              recorder: Recorder) -> None:
     aid = add_athlete(sb)
     old = record_many(sb, aid, 4, oldest_days=60)  # > 14 days before the newest: outside the overlap
@@ -211,7 +211,7 @@ def test_incremental_follows_adds_renames_retypes_visibility_and_late_uploads(sb
     assert not any(duplicate_keys(home.warehouse).values())
 
 
-def test_full_reconciliation_finds_old_renames_and_deletions_no_webhook_announced(sb: Harness, connect: Connect, flavor: str,
+def test_full_reconciliation_finds_old_renames_and_deletions_no_webhook_announced(sb: Harness, connect: Connect, e2e_flavor: str,
                                                                                 recorder: Recorder) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 6, oldest_days=90)

@@ -54,7 +54,7 @@ def synced_athlete(home: WebhookHome, sb: Harness, n: int = 2, **connect: object
     return aid, ids
 
 
-def test_s6_1_r1_recorded_activity_reaches_the_warehouse(sb: Harness, home: WebhookHome, flavor: str) -> None:
+def test_s6_1_r1_recorded_activity_reaches_the_warehouse(sb: Harness, home: WebhookHome, e2e_flavor: str) -> None:
     aid, ids = synced_athlete(home, sb)
     new = record(sb, aid, sport_type="Run", name="Fresh run")
     [event] = home.settle(1)
@@ -102,7 +102,7 @@ def test_s6_1_r2_type_update_changes_sport_type(sb: Harness, home: WebhookHome) 
     assert row is not None and (row["sport_type"], row["type"]) == ("Run", "Run")
 
 
-def test_s6_1_r3_deleted_activity_leaves_the_warehouse(sb: Harness, home: WebhookHome, flavor: str) -> None:
+def test_s6_1_r3_deleted_activity_leaves_the_warehouse(sb: Harness, home: WebhookHome, e2e_flavor: str) -> None:
     aid, (first, second) = synced_athlete(home, sb)
     assert home.children(first)["laps"] > 0
     delete(sb, first)
@@ -167,7 +167,7 @@ def test_s3_1_r1_r2_only_you_and_back_for_a_read_grant(sb: Harness, home: Webhoo
 
 # --- deauthorization ------------------------------------------------------------------------------------------------
 
-def test_s6_1_r4_deauthorization_purges_the_athlete(sb: Harness, home: WebhookHome, flavor: str) -> None:
+def test_s6_1_r4_deauthorization_purges_the_athlete(sb: Harness, home: WebhookHome, e2e_flavor: str) -> None:
     leaving, _ = synced_athlete(home, sb, n=3)
     staying = add_athlete(sb)
     theirs = record(sb, staying, days_ago=3)
