@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
+from . import stop_request
 from .state_store import StateStore
 
 log = logging.getLogger(__name__)
@@ -104,7 +105,7 @@ class RateGovernor:
         bulk_reserve: float = 0.1,
         boundary_guard: float = 1.0,
         clock: Callable[[], float] = time.time,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] = stop_request.sleep,
     ) -> None:
         self.store = store
         self.lengths = {"short": short_window, "long": long_window}

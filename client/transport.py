@@ -15,7 +15,7 @@ from typing import Any, Callable, Literal
 import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-from . import deadline_backend
+from . import deadline_backend, stop_request
 from .errors import FitsyncError
 from .rate_governor import RateGovernor
 
@@ -58,7 +58,7 @@ class Transport:
         backoff_initial: float = 0.2,
         backoff_max: float = 10.0,
         http: httpx.Client | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] = stop_request.sleep,
         max_response_bytes: int = 64 * 1024 * 1024,
         deadline: float = 120.0,
     ) -> None:
@@ -128,6 +128,7 @@ class Transport:
     def _send_once(
         self, method: str, url: str, budget: Budget | None, bulk: bool, max_wait: float | None, kwargs: dict[str, Any]
     ) -> httpx.Response:
+        stop_request.checkpoint()
         if self.governor is not None and budget is not None:
             self.governor.reserve(budget == "read", bulk=bulk, max_wait=max_wait)
         sent_at = time.time()

@@ -1,10 +1,10 @@
 """SIGINT and SIGTERM end `fitsync sync` at the next safe point, with the conventional exit code (130 / 143).
 
-Dagster swaps in its own handlers while a run executes (a signal then fails the running step at once; every
-write fitsync makes is one transaction, so nothing half-written stays), and maps SIGTERM onto SIGINT. Which
-signal arrived is still known: the interpreter writes every signal's number to the wakeup fd, whatever
-handler runs. Outside a run, the first signal only asks to stop: the caller stops at its next safe point
-(`checkpoint()`); a second one stops at once.
+The first signal only asks to stop: runs execute off the main thread (sync_runner.off_the_main_thread), so
+Dagster does not raise its interrupt at a random point, and the client stops at its next request or wait
+(client/stop_request.py); between athletes the caller stops at `checkpoint()`. A second signal stops at once
+(every write fitsync makes is one transaction, so nothing half-written stays). Which signal arrived is read
+from the wakeup fd, where the interpreter writes every signal's number whatever handler runs.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import signal
 import socket
 from types import FrameType, TracebackType
+
+from fitsync.client import stop_request
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 NAMES = {signal.SIGINT: "Ctrl-C (SIGINT)", signal.SIGTERM: "SIGTERM"}
@@ -23,6 +25,7 @@ class StopSignals:
         self._closed = False
 
     def __enter__(self) -> "StopSignals":
+        stop_request.clear()
         self._reader, self._writer = socket.socketpair()
         for end in (self._reader, self._writer):
             end.setblocking(False)
@@ -38,11 +41,13 @@ class StopSignals:
         signal.set_wakeup_fd(self._old_fd)
         self._drain()  # `received` stays readable after the block
         self._closed = True
+        stop_request.clear()
         self._reader.close()
         self._writer.close()
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self._drain()
+        stop_request.request()  # the client stops at its next request or wait
         if len(self._seen) > 1:  # asked twice: stop now
             raise KeyboardInterrupt
 

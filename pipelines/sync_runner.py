@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from dagster import (AddDynamicPartitionsRequest, DagsterInstance, DagsterRunStatus, DeleteDynamicPartitionsRequest,
                      RunRequest, RunsFilter, build_sensor_context)
@@ -23,6 +24,7 @@ from .webhook_sensor import webhook_events
 
 RUN_KEY_TAG = "dagster/run_key"
 HOST_TAG, PID_TAG = "fitsync/host", "fitsync/pid"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -87,11 +89,11 @@ def run_job(config: Config, instance: DagsterInstance, job_name: str, *, partiti
             max_wait_seconds: float = 900.0, log_level: str = "WARNING", run_id: str | None = None) -> SyncOutcome:
     release_dead_runs(instance)
     job = build_definitions(resources_for(config, max_wait_seconds)).resolve_job_def(job_name)
-    result = job.execute_in_process(
+    result = off_the_main_thread(lambda: job.execute_in_process(
         run_config={**(run_config or {}), "loggers": {"console": {"config": {"log_level": log_level}}}},
         instance=instance, partition_key=partition_key, raise_on_error=False, run_id=run_id,
         tags={**(tags or {}), HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())},
-    )
+    ))
     metadata = {}
     for event in result.get_asset_materialization_events():
         mat = event.step_materialization_data.materialization
@@ -100,6 +102,33 @@ def run_job(config: Config, instance: DagsterInstance, job_name: str, *, partiti
                 if e.is_step_failure and e.step_failure_data.error]
     return SyncOutcome(int(partition_key) if partition_key else None, result.success, metadata,
                        "; ".join(failures) or None)
+
+
+def off_the_main_thread(work: Callable[[], T]) -> T:
+    """Run `work` in a worker thread and wait for it.
+
+    On the main thread Dagster swaps in a handler that raises its interrupt wherever Python is when a signal
+    lands; inside a garbage collector's callback the interpreter swallows that exception (printing a traceback)
+    and the run goes on. Off the main thread Dagster leaves signals alone: the command's own handler asks for a
+    stop and the client honours it at its next request or wait (client/stop_request.py). Daemonic, so a second
+    Ctrl-C, which raises here at once, ends the process without waiting for it.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return work()
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = work()
+        except BaseException as error:  # handed to the caller's thread, where it means something
+            box["error"] = error
+
+    worker = threading.Thread(target=target, name="fitsync-run", daemon=True)
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
 
 
 def _failure_text(error: Any) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from fitsync.client import rate_governor
 from fitsync.client.rate_governor import RateBudgetExhausted, RateGovernor
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.state_store import StateStore
@@ -183,3 +184,41 @@ def test_time_for_the_calls_left_counts_both_windows() -> None:
     assert seconds_for(1500, lines, 1000.0, lengths, 0.0) == 86400 + 4500 - 1000
     # bulk work leaves 10 % of each 15-minute window: 90 a window
     assert seconds_for(100, lines, 1000.0, lengths, 0.0, reserve=0.1) == 2700 - 1000
+
+
+def test_a_stop_asked_for_ends_a_budget_wait_at_once_and_sends_nothing_more(sb: Harness, make_config: MakeConfig,
+                                                                            app: App) -> None:
+    """Ctrl-C during a wait of the whole window: the client stops within moments, not when the window ends, and
+    a stop asked before a request keeps it from being sent (client/stop_request.py)."""
+    import threading
+
+    from fitsync.client import stop_request
+
+    with FitsyncClient(make_config(short_window=900)) as client:
+        c = connect_athlete(sb, client, app, sb.athlete_id())
+        api = client.athlete(c.athlete_id)
+        client.governor.observe({"X-ReadRateLimit-Limit": "5,1000", "X-ReadRateLimit-Usage": "5,5",
+                                 "X-RateLimit-Limit": "200,2000", "X-RateLimit-Usage": "5,5"})
+        sent_before = client.transport.calls
+        outcome: dict[str, BaseException] = {}
+
+        def fetch() -> None:
+            try:
+                api.athlete()
+            except BaseException as error:
+                outcome["error"] = error
+
+        worker = threading.Thread(target=fetch)
+        try:
+            worker.start()
+            wait_until(lambda: rate_governor.current_waits(), 10, "the request to wait for the window")
+            asked = time.monotonic()
+            stop_request.request()
+            worker.join(10)
+            assert not worker.is_alive() and time.monotonic() - asked < 2
+            assert isinstance(outcome.get("error"), stop_request.StopRequested)
+            with pytest.raises(stop_request.StopRequested):  # asked before sending: nothing goes out
+                client.transport.request("GET", f"{client.config.base_url}/athlete", budget=None)
+        finally:
+            stop_request.clear()
+        assert client.transport.calls == sent_before
