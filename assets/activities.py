@@ -5,7 +5,7 @@ uploaded late with an older start time would be missed by `after=<last sync>`, s
 listing starts OVERLAP before the newest start seen. Uploads backdated further (an import of old files) are
 caught by the athlete's stats: when the service counts more activities than fitsync knows — more than it did
 right after the last full listing — the listing goes all the way back. A full listing also runs when the last
-one is older than FULL_EVERY, so deletions no webhook announced are found whoever schedules the syncs.
+one is older than sync_state.FULL_EVERY, so deletions no webhook announced are found whoever schedules the syncs.
 """
 
 
@@ -23,7 +23,7 @@ from fitsync.pipelines import webhook_inbox
 from . import landing, sync_state
 from .athlete import athlete_stats
 from .deletion_proof import Proof, prove_deletions
-from .common import API_POOL, Meter, SyncConfig, athlete_id, athletes_partitions, metered
+from .common import API_POOL, FIRST, Meter, SyncConfig, athlete_id, athletes_partitions, metered
 
 OVERLAP_SECONDS = 14 * 86400
 # The cursor never moves past now plus this: a clock error or a hand-typed date next year must not hide every later
@@ -32,10 +32,10 @@ CLOCK_SKEW_SECONDS = 3600
 # A full listing that would delete more than this share of the known activities (and more than SHRINK_MIN of
 # them), or that is empty while activities are known, is not believed: nothing is deleted without --allow-shrink.
 SHRINK_SHARE, SHRINK_MIN = 0.2, 50
-FULL_EVERY = 7 * 86400
 
 
-@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"}, deps=[athlete_stats])
+@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"}, deps=[athlete_stats],
+       op_tags=FIRST)
 def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: FitsyncApi) -> MaterializeResult:
     """Activity summaries; new or changed activities are queued for their detail (and zones)."""
     client = fitsync_api.client()
@@ -164,12 +164,7 @@ def _why_full(store, aid: int, asked: bool, cursor: str | None) -> str | None:  
     """Why this listing goes all the way back, or None for an incremental one."""
     if asked:
         return "asked for (--full or the weekly schedule)"
-    if cursor is None:
-        return "first sync"
-    last_full = sync_state.get_cursor(store, aid, sync_state.FULL_LISTED_AT)
-    if last_full is None or time.time() - int(last_full) > FULL_EVERY:
-        return f"the last full listing is more than {FULL_EVERY // 86400} days old"
-    return None
+    return sync_state.full_listing_due(store, aid, cursor)
 
 
 def _stats_gap(store, aid: int) -> str | None:  # type: ignore[no-untyped-def]

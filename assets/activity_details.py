@@ -1,8 +1,9 @@
 """Details (with all efforts → splits, laps, efforts) and zone distributions of new or changed activities.
 
-One detail call and one zones call per activity, nothing else: the queue in the state store says which
-activities still need which, and each chunk is landed and ticked off in one transaction — a killed or
-budget-stopped run is continued by the next one without repeating a call.
+One detail call per activity and one zones call per activity that can have zones (heart rate or a power
+meter), nothing else: the queue in the state store says which activities still need which, newest first, and
+each chunk is landed and ticked off in one transaction — a killed or budget-stopped run is continued by the
+next one without repeating a call.
 """
 
 
@@ -107,7 +108,7 @@ def activity_details(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
 
 
 @asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"},
-       deps=["activities", "athlete"])
+       deps=["activities", "athlete", activity_details])  # after the details: they say which activities can have zones
 def activity_zones(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
     """Time in heart-rate and power zones per activity: a subscriber feature, so a 402 is a skip, not a failure,
     and no call is spent while the profile (fetched first) says the athlete has no subscription."""

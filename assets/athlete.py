@@ -8,15 +8,23 @@ from fitsync.client.errors import MissingScope
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.pipelines.resources import FitsyncApi
 
-from . import landing, sync_state
+from . import cadence, landing, sync_state
 from .common import API_POOL, athlete_id, athletes_partitions, metered
 
 
-def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, method: str) -> MaterializeResult:
+def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, method: str,
+               slow: bool = False) -> MaterializeResult:
+    """One call; `slow`: only when its cadence says it is due (cadence.py)."""
     client = api.client()
     aid = athlete_id(context.partition_key)
     session = client.athlete(aid, max_wait=api.max_wait_seconds)
     with metered(client) as meter:
+        # a full listing checks its deletions against the stats: they are fetched for it whatever the cadence
+        due = bundle == "athlete_stats" and sync_state.full_listing_due(
+            client.store, aid, sync_state.get_cursor(client.store, aid, sync_state.LISTED_AFTER))
+        if slow and not due and (why := cadence.skip_reason(context, client, aid, bundle)):
+            meter.notes.append(why)
+            return MaterializeResult(metadata=meter.metadata(skipped=True))
         try:
             body = getattr(session, method)()
         except MissingScope as error:
@@ -35,6 +43,8 @@ def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, met
                 sync_state.note_subscriber(conn, aid, payload["premium"])
             if bundle == "athlete_stats" and (total := _all_time_count(payload)) is not None:
                 sync_state.set_cursor(conn, aid, sync_state.STATS_TOTAL, str(total))
+            if slow:
+                cadence.refreshed(conn, aid, bundle)
         extra = {"shape": body.shape} if isinstance(body, AthleteZones) else {}
         return MaterializeResult(metadata=meter.metadata(skipped=False, **extra))
 
@@ -53,10 +63,10 @@ def athlete(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Material
 @asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"})
 def athlete_stats(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
     """Recent, year-to-date and all-time totals, as a snapshot per sync date."""
-    return _fetch_one(context, fitsync_api, "athlete_stats", "stats")
+    return _fetch_one(context, fitsync_api, "athlete_stats", "stats", slow=True)
 
 
 @asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"})
 def athlete_zones(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
     """Heart-rate and power zone definitions with recent time in zone, as a snapshot per sync date."""
-    return _fetch_one(context, fitsync_api, "athlete_zones", "zones")
+    return _fetch_one(context, fitsync_api, "athlete_zones", "zones", slow=True)

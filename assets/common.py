@@ -16,6 +16,9 @@ athletes_partitions = DynamicPartitionsDefinition(name="athletes")
 API_POOL = "fitsync_api"
 DUCKDB_POOL = "fitsync_duckdb"
 DETAIL_CHUNK = 25
+# Before any other step ready at the same time: the listing, then loading its summaries, so the warehouse
+# answers from summaries before the details start to wait for the rate budget.
+FIRST = {"dagster/priority": "10"}
 
 
 class SyncConfig(Config):

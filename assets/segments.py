@@ -10,7 +10,7 @@ from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import UnexpectedShape
 from fitsync.pipelines.resources import FitsyncApi
 
-from . import landing, sync_state
+from . import cadence, landing, sync_state
 from .common import API_POOL, athlete_id, athletes_partitions, is_webhook_run, metered
 
 
@@ -21,6 +21,9 @@ def starred_segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
     aid = athlete_id(context.partition_key)
     session = client.athlete(aid, max_wait=fitsync_api.max_wait_seconds)
     with metered(client) as meter:
+        if why := cadence.skip_reason(context, client, aid, "starred_segments"):
+            meter.notes.append(why)
+            return MaterializeResult(metadata=meter.metadata(skipped=True))
         try:
             starred = [s.raw for s in session.starred_segments()]
         except RateBudgetExhausted as stop:  # the whole list or nothing: an unstarring must not look like a removal
@@ -35,6 +38,7 @@ def starred_segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
             landing.land(conn, aid, "starred_segments", starred, {"replace_parents": [aid]})
             conn.execute("UPDATE known_segments SET starred = 0 WHERE athlete_id = ?", (aid,))
             sync_state.note_segments(conn, aid, [s["id"] for s in starred], starred=True)
+            cadence.refreshed(conn, aid, "starred_segments")
         return MaterializeResult(metadata=meter.metadata(starred=len(starred)))
 
 
@@ -76,9 +80,11 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
     client = fitsync_api.client()
     aid = athlete_id(context.partition_key)
     session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds)
-    if sync_state.known_non_subscriber(client.store, aid):
+    skip = (sync_state.NOT_SUBSCRIBED if sync_state.known_non_subscriber(client.store, aid)
+            else cadence.skip_reason(context, client, aid, "segment_effort_history"))
+    if skip:
         with metered(client) as meter:
-            meter.notes.append(sync_state.NOT_SUBSCRIBED)
+            meter.notes.append(skip)
             return MaterializeResult(metadata=meter.metadata(skipped=True, efforts=0))
     with client.store.reading() as conn:
         starred = conn.execute("SELECT segment_id, efforts_after FROM known_segments WHERE athlete_id = ? AND starred = 1 "
@@ -96,6 +102,8 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
                     conn.execute("UPDATE known_segments SET efforts_after = ? WHERE athlete_id = ? AND segment_id = ?",
                                  (newest, aid, row["segment_id"]))
                 efforts += len(batch)
+            with client.store.transaction() as conn:
+                cadence.refreshed(conn, aid, "segment_effort_history")
         except PaymentRequired:
             meter.notes.append("skipped: effort histories need a subscription the athlete does not have (402)")
             with client.store.transaction() as conn:

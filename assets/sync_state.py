@@ -54,29 +54,51 @@ def start_ts(summary: dict[str, Any]) -> int | None:
         return None
 
 
+def may_have_zones(summary: dict[str, Any]) -> bool:
+    """Whether a zones call can answer with anything: zone distributions come from heart rate or a power meter.
+    A summary that does not say (`has_heartrate` absent: a shape fitsync does not know) is asked."""
+    return summary.get("has_heartrate") is not False or summary.get("device_watts") is True
+
+
 def record_listing(conn: sqlite3.Connection, athlete_id: int, summaries: list[Record]) -> ListingOutcome:
-    """Mark new activities for detail and zones, changed ones for detail (inside the caller's transaction)."""
+    """Mark new activities for detail, and for zones when they may have any; changed ones for detail (inside the
+    caller's transaction). A listed activity that cannot have zones leaves the zones queue, whatever queued it."""
     new = changed = 0
     for summary in summaries:
         started = start_ts(summary.raw)
         if not isinstance(summary.id, int) or started is None:
             continue
-        print_ = fingerprint(summary.raw)
+        print_, zones = fingerprint(summary.raw), may_have_zones(summary.raw)
         row = conn.execute("SELECT fingerprint FROM known_activities WHERE athlete_id = ? AND activity_id = ?",
                            (athlete_id, summary.id)).fetchone()
         if row is None:
             new += 1
             conn.execute("INSERT INTO known_activities (athlete_id, activity_id, start_ts, fingerprint, needs_detail, "
-                         "needs_zones) VALUES (?, ?, ?, ?, 1, 1)",
-                         (athlete_id, summary.id, started, print_))
+                         "needs_zones) VALUES (?, ?, ?, ?, 1, ?)",
+                         (athlete_id, summary.id, started, print_, int(zones)))
         elif row["fingerprint"] != print_:
             changed += 1
             conn.execute("UPDATE known_activities SET fingerprint = ?, start_ts = ?, needs_detail = 1 "
                          "WHERE athlete_id = ? AND activity_id = ?",
                          (print_, started, athlete_id, summary.id))
+        if not zones and row is not None:
+            mark(conn, athlete_id, [summary.id], "zones")
         conn.execute("UPDATE known_activities SET stats_group = ? WHERE athlete_id = ? AND activity_id = ?",
                      (stats_group(summary.raw), athlete_id, summary.id))
     return ListingOutcome(len(summaries), new, changed)
+
+
+FULL_EVERY = 7 * 86400  # a full listing at least this often, whoever schedules the syncs
+
+
+def full_listing_due(store: StateStore, athlete_id: int, cursor: str | None) -> str | None:
+    """Why the next listing must go all the way back even unasked, or None."""
+    if cursor is None:
+        return "first sync"
+    last_full = get_cursor(store, athlete_id, FULL_LISTED_AT)
+    if last_full is None or time.time() - int(last_full) > FULL_EVERY:
+        return f"the last full listing is more than {FULL_EVERY // 86400} days old"
+    return None
 
 
 def stats_group(summary: dict) -> str | None:  # type: ignore[type-arg]
@@ -131,11 +153,13 @@ def request_refresh(conn: sqlite3.Connection, athlete_id: int, activity_ids: lis
 
 
 def note_details(conn: sqlite3.Connection, athlete_id: int, details: list[dict[str, Any]]) -> None:
-    """A detail carries every summary field: remember its fingerprint so the next listing sees no change."""
+    """A detail carries every summary field: remember its fingerprint so the next listing sees no change, and
+    drop the zones call of an activity that cannot have zones (a webhook queued it before anything was known)."""
     conn.executemany(
         "UPDATE known_activities SET fingerprint = ?, start_ts = ? WHERE athlete_id = ? AND activity_id = ?",
         [(fingerprint(d), start_ts(d), athlete_id, d["id"]) for d in details if start_ts(d) is not None],
     )
+    mark(conn, athlete_id, [d["id"] for d in details if not may_have_zones(d)], "zones")
 
 
 def note_segments(conn: sqlite3.Connection, athlete_id: int, segment_ids: list[int], starred: bool) -> None:

@@ -10,11 +10,12 @@ from dagster import (AssetCheckResult, AssetCheckSeverity, AssetExecutionContext
 from dagster_duckdb import DuckDBResource
 
 from fitsync.client.records import record
+from fitsync.client.state_store import StateStore
 from fitsync.pipelines.resources import FitsyncApi
 from fitsync.warehouse import db, loads
 
 from . import landing
-from .common import DUCKDB_POOL, athlete_id, athletes_partitions
+from .common import DUCKDB_POOL, FIRST, athlete_id, athletes_partitions
 
 FETCH_ASSETS = ["athlete", "athlete_stats", "athlete_zones", "activities", "activity_details", "activity_zones",
                 "starred_segments", "segments", "segment_effort_history"]
@@ -36,22 +37,44 @@ def apply_batch(conn: duckdb.DuckDBPyConnection, athlete: int, batch: landing.La
     return loads.load(conn, batch.bundle, frame, parents=batch.context.get("replace_parents"))
 
 
-@asset(partitions_def=athletes_partitions, pool=DUCKDB_POOL, group_name="warehouse", kinds={"duckdb"},
-       deps=FETCH_ASSETS)
-def warehouse(context: AssetExecutionContext, fitsync_api: FitsyncApi, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
-    """Everything fetched for the athlete, upserted into the warehouse tables."""
-    store = fitsync_api.client().store
-    aid = athlete_id(context.partition_key)
-    db.migrate(duckdb_warehouse.database)
+def load_landed(context: AssetExecutionContext, store: StateStore, aid: int, database: str) -> tuple[int, dict[str, int]]:
+    """Apply every batch landed for the athlete, in order: (batches applied, rows written per table)."""
     written: dict[str, int] = {}
     batches = 0
     for batch in landing.pending(store, aid):
+        if not batches:
+            db.migrate(database)
         # short: one batch per connection; waits out readers (an analyst's session), saying so in the run's log
-        with db.writing(duckdb_warehouse.database, notice=lambda m: (context.log.warning(m), db.log.warning(m))) as conn:
+        with db.writing(database, notice=lambda m: (context.log.warning(m), db.log.warning(m))) as conn:
             for table, rows in apply_batch(conn, aid, batch).items():
                 written[table] = written.get(table, 0) + rows
         landing.remove(store, batch.ids)
         batches += 1
+    return batches, written
+
+
+@asset(partitions_def=athletes_partitions, pool=DUCKDB_POOL, group_name="warehouse", kinds={"duckdb"},
+       deps=["activities"], op_tags=FIRST)
+def activity_summaries(context: AssetExecutionContext, fitsync_api: FitsyncApi,
+                       duckdb_warehouse: DuckDBResource) -> MaterializeResult:
+    """What the listing brought (and the profile and stats before it), in the warehouse before any detail.
+
+    Under the real service's limits the details of a backfill take days; the summaries alone already answer
+    volume, YTD, Eddington, the calendar and a first PMC. Rows whose detail has not arrived have
+    `detail_fetched_at` NULL (`detail_loaded` false in activities_status).
+    """
+    aid = athlete_id(context.partition_key)
+    batches, written = load_landed(context, fitsync_api.client().store, aid, duckdb_warehouse.database)
+    return MaterializeResult(metadata={"batches": batches, "rows_written": MetadataValue.json(written)})
+
+
+@asset(partitions_def=athletes_partitions, pool=DUCKDB_POOL, group_name="warehouse", kinds={"duckdb"},
+       deps=[*FETCH_ASSETS, activity_summaries])
+def warehouse(context: AssetExecutionContext, fitsync_api: FitsyncApi, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
+    """Everything fetched for the athlete, upserted into the warehouse tables."""
+    aid = athlete_id(context.partition_key)
+    db.migrate(duckdb_warehouse.database)
+    batches, written = load_landed(context, fitsync_api.client().store, aid, duckdb_warehouse.database)
     with db.reading(duckdb_warehouse.database) as conn:
         counts = {t: conn.execute(f"SELECT count(*) FROM {t} WHERE athlete_id = ?", [aid]).fetchone()[0]
                   for t in ("activities", "segment_efforts", "starred_segments")}

@@ -2,8 +2,8 @@
 minimum the data allows, for fitsync and for the common approach of re-listing everything each run.
 
 Minimum for the activity data (issue 4): a listing that ends at a short page (N // 200 + 1 pages of 200), plus
-one detail and one zones call per activity to fetch; an incremental sync with k new activities: one listing
-page plus 2k. fitsync's other assets (profile, stats, zones, starred segments, segment details, effort
+one detail per activity to fetch and one zones call per activity that can have zones (heart rate or a power
+meter, issue 15); an incremental sync with k new activities: one listing page plus k details plus their zones. fitsync's other assets (profile, stats, zones, starred segments, segment details, effort
 histories) are shown apart, against their own minimum (one call each, one page per starred segment, one
 detail per segment not seen before). Calls are counted twice: the per-asset `api_calls` run metadata and
 the sandbox's own request counter.
@@ -45,15 +45,18 @@ class Relister:
         response.raise_for_status()
         return response.json()
 
-    def run(self) -> dict[int, dict[str, Any]]:
+    def listing(self) -> list[dict[str, Any]]:
         listed: list[dict[str, Any]] = []
         page = 1
         while True:
             batch = self.get("/athlete/activities", page=page, per_page=PAGE)
             listed += batch
             if len(batch) < PAGE:
-                break
+                return listed
             page += 1
+
+    def run(self) -> dict[int, dict[str, Any]]:
+        listed = self.listing()
         details = {}
         for summary in listed:
             details[summary["id"]] = self.get(f"/activities/{summary['id']}", include_all_efforts="true")
@@ -82,6 +85,7 @@ def fitsync_row(label: str, outcome: Any, counted: int, minimum: int, seconds: f
 @click.option("--new", "k", default=10, show_default=True, help="New activities before the incremental sync (k).")
 def main(n: int, k: int) -> None:
     """Calls of a backfill and an incremental sync vs the minimum, fitsync and re-list-everything."""
+    from fitsync.assets.sync_state import may_have_zones
     from fitsync.client.runtime import FitsyncClient
     from fitsync.pipelines import instance as dagster_instance
     from fitsync.pipelines.sync_runner import sync_athlete
@@ -133,8 +137,12 @@ def main(n: int, k: int) -> None:
             for asset, minimum in expected.items():
                 other.append({"run": label, "asset": asset, "calls": asset_calls.get(asset, 0), "minimum": minimum})
 
+        def zoned(summaries: list[dict[str, Any]]) -> int:
+            return sum(1 for s in summaries if may_have_zones(s))
+
         # 1. backfill of N
-        backfill_min = pages(n) + 2 * n
+        before = inspect.listing()
+        backfill_min = pages(n) + n + zoned(before)
         f1 = measure_fitsync(f"backfill of {n}", backfill_min)
         d1 = measure_baseline(f"backfill of {n}", backfill_min)
         starred_ids = {s["id"] for s in inspect.get("/segments/starred", per_page=PAGE)}
@@ -145,7 +153,8 @@ def main(n: int, k: int) -> None:
         for i in range(k):
             response = sb.console.post(f"/athletes/{aid}/activities", json={"sport_type": "Ride" if i % 2 else "Run"})
             response.raise_for_status()
-        incremental_min = 1 + 2 * k
+        added = [s for s in inspect.listing() if s["id"] not in {b["id"] for b in before}]
+        incremental_min = 1 + k + zoned(added)
         f2 = measure_fitsync(f"incremental, {k} new", incremental_min)
         d2 = measure_baseline(f"incremental, {k} new", incremental_min)
         new_ids = set(d2) - set(d1)
@@ -165,8 +174,9 @@ def main(n: int, k: int) -> None:
         [[r["run"], r["approach"], r["listing"], r["detail"], r["zones"], r["activity_calls"], r["sandbox_requests"],
           r["minimum"], f"{r['ratio']:.2f}", r["other_calls"] if r["approach"] == "fitsync" else "—", r["seconds"]]
          for r in rows],
-        caption="activity calls = listing + detail + zones; minimum = N//200+1 listing pages + 2 per activity to fetch "
-                "(incremental: 1 page + 2k). sandbox requests = the sandbox's own count (fitsync: every asset).")
+        caption="activity calls = listing + detail + zones; minimum = N//200+1 listing pages + 1 detail per activity "
+                "+ 1 zones call per activity with heart rate or a power meter (incremental: 1 page + the same for "
+                "the k new). sandbox requests = the sandbox's own count (fitsync: every asset).")
     other_table = table(
         "fitsync's other assets (not in the activity figures above) vs their minimum",
         ["run", "asset", "calls", "minimum"], [[o["run"], o["asset"], o["calls"], o["minimum"]] for o in other])

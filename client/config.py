@@ -42,6 +42,8 @@ class Config:
     # whole (a server dripping a byte at a time never trips the per-read timeout).
     max_response_bytes: int = 64 * 1024 * 1024
     response_deadline: float = 120.0
+    # Hours between re-fetches of what changes slowly (stats, athlete zones, starred segments, effort histories).
+    slow_refresh_hours: float = 20.0
 
     @property
     def state_path(self) -> Path:
@@ -120,6 +122,7 @@ FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "max_retries": ("FITSYNC_MAX_RETRIES", int),
     "max_response_bytes": ("FITSYNC_MAX_RESPONSE_BYTES", int),
     "response_deadline": ("FITSYNC_RESPONSE_DEADLINE", float),
+    "slow_refresh_hours": ("FITSYNC_SLOW_REFRESH_HOURS", float),
 }
 
 
@@ -148,6 +151,10 @@ FIELD_DOCS: dict[str, str] = {
     "max_retries": "Attempts for an answer that failed for a passing reason (5xx, network, 429 with a short wait).",
     "max_response_bytes": "Largest answer accepted, once decoded; a larger one fails that request.",
     "response_deadline": "Seconds within which a whole answer must arrive, however slowly it drips.",
+    "slow_refresh_hours": "Hours between re-fetches of stats, heart-rate and power zones, starred segments and their "
+                          "effort histories; a sync in between reads the profile and the activity listing only. "
+                          "The nightly sync (24 h apart) and `fitsync sync --full` always refresh them; 0: every "
+                          "sync.",
 }
 
 

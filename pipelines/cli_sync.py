@@ -34,7 +34,8 @@ def _config() -> Config:
 
 @click.command()
 @click.option("--athlete", "athlete_ids", type=int, multiple=True, help="Only this athlete (repeatable).")
-@click.option("--full", is_flag=True, help="List every activity and reconcile deletions.")
+@click.option("--full", is_flag=True, help="List every activity and reconcile deletions; refresh stats, zones and starred "
+              "segments whenever they were last fetched.")
 @click.option("--allow-shrink", is_flag=True,
               help="With --full: delete what the listing lacks even when that is more than a fifth of the activities "
                    "(or the listing is empty).")

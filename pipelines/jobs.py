@@ -4,6 +4,7 @@
 from dagster import (AssetSelection, DefaultScheduleStatus, RunRequest, ScheduleEvaluationContext, SkipReason,
                      define_asset_job, schedule)
 
+from fitsync.assets.cadence import REFRESH_TAG
 from fitsync.assets.common import athletes_partitions
 
 FULL_RECONCILIATION_WEEKDAY = 6  # Sunday
@@ -25,7 +26,8 @@ def nightly_sync(context: ScheduleEvaluationContext):  # type: ignore[no-untyped
         return SkipReason("no connected athletes: run `fitsync connect`")
     when = context.scheduled_execution_time
     day = when.strftime("%Y-%m-%d")
-    # Once a week the listing is complete, to find deletions and privacy changes no webhook announced.
+    # Once a week the listing is complete, to find deletions and privacy changes no webhook announced. Every night
+    # refreshes what changes slowly (stats, zones, starred segments), whenever a manual sync last did.
     full = when.weekday() == FULL_RECONCILIATION_WEEKDAY
-    return [RunRequest(run_key=f"nightly-{day}-{a}", partition_key=a,
+    return [RunRequest(run_key=f"nightly-{day}-{a}", partition_key=a, tags={REFRESH_TAG: "all"},
                        run_config={"ops": {"activities": {"config": {"full": full}}}}) for a in athletes]

@@ -24,7 +24,7 @@ PHASES: dict[str, str] = {
     "athlete": "profile", "athlete_stats": "stats", "athlete_zones": "heart-rate and power zones",
     "activities": "listing", "activity_details": "details", "activity_zones": "activity zones",
     "starred_segments": "starred segments", "segments": "segments", "segment_effort_history": "segment efforts",
-    "warehouse": "loading the warehouse", "warehouse_unique_keys": "checking the warehouse",
+    "activity_summaries": "loading the summaries", "warehouse": "loading the warehouse", "warehouse_unique_keys": "checking the warehouse",
     "warehouse_children_have_parents": "checking the warehouse", "warehouse_details_present": "checking the warehouse",
 }
 # Phases whose work is a queue of activities in the state store: shown as done/total.

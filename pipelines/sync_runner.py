@@ -12,6 +12,7 @@ from dagster import (AddDynamicPartitionsRequest, DagsterInstance, DagsterRunSta
                      RunRequest, RunsFilter, build_sensor_context)
 from dagster_duckdb import DuckDBResource
 
+from fitsync.assets.cadence import REFRESH_TAG
 from fitsync.assets.common import athletes_partitions
 from fitsync.client.config import FIELDS, Config
 from fitsync.client.state_store import StateStore
@@ -151,7 +152,8 @@ def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, 
         with athlete_lock(config.home, athlete_id):
             return run_job(config, instance, "sync_athlete", partition_key=str(athlete_id),
                            run_config={"ops": {"activities": {"config": {"full": full, "allow_shrink": allow_shrink}}}},
-                           tags={"fitsync/trigger": "cli"}, max_wait_seconds=max_wait_seconds, log_level=log_level,
+                           tags={"fitsync/trigger": "cli", **({REFRESH_TAG: "all"} if full else {})},
+                           max_wait_seconds=max_wait_seconds, log_level=log_level,
                            run_id=run_id)
     except AthleteBusy as busy:
         return SyncOutcome(athlete_id, False, {}, skipped=str(busy))

@@ -154,10 +154,11 @@ def activity() -> None:
 @click.option("--name", help="Title (default: generated).")
 @click.option("--visibility", type=click.Choice(console.VISIBILITIES), default="everyone", show_default=True,
               help="Who may see it: only_me activities need the activity:read_all scope.")
+@click.option("--phone", is_flag=True, help="Recorded on a phone: GPS only, no heart rate or power (and no zones).")
 def activity_record(db: str, athlete_id: int, sport_type: str, start_date: str | None, distance: float | None,
-                    name: str | None, visibility: str) -> None:
+                    name: str | None, visibility: str, phone: bool) -> None:
     """Record an activity with full detail, as a device upload (subscribers hear a create event)."""
-    options: dict[str, Any] = {"sport_type": sport_type, "visibility": visibility}
+    options: dict[str, Any] = {"sport_type": sport_type, "visibility": visibility, "device": not phone}
     if start_date:
         options["start_date"] = console.parse_when(start_date)
     if distance:

@@ -86,6 +86,10 @@ def record_activity(state: SandboxState, request: Request, body: dict[str, Any])
             if isinstance(body[key], bool) or not isinstance(body[key], (int, float)) or body[key] <= 0:
                 raise bad_request("Activity", key)
             options[key] = body[key]
+    if body.get("device") is not None:  # false: a phone recording, without heart rate or power
+        if not isinstance(body["device"], bool):
+            raise bad_request("Activity", "device")
+        options["device"] = body["device"]
     return {"id": console.record_activity(state.conn, _int(request, "id"), **options)}
 
 

@@ -66,7 +66,8 @@ DETAIL_ONLY = {"description": text("description"), "calories": val("calories", "
 # Listing pages: summary fields; detail fields and the detail JSON are kept.
 ACTIVITY_SUMMARIES = Mapping(
     "activities", ("activity_id",),
-    {**ACTIVITY_COLUMNS, "listed_at": "fetched_at", "summary_raw": "raw"},
+    {**ACTIVITY_COLUMNS, "listed_at": "fetched_at", "summary_raw": "raw", "detail_loaded": "false"},
+    keep_on_update=("detail_loaded",),
     update_when="activities.summary_raw IS DISTINCT FROM excluded.summary_raw",
 )
 
@@ -80,7 +81,7 @@ DETAIL_OWN = without(CHILD_ARRAYS)
 ACTIVITY_DETAILS = Mapping(
     "activities", ("activity_id",),
     {**ACTIVITY_COLUMNS, **DETAIL_ONLY, "listed_at": "fetched_at", "summary_raw": DETAIL_OWN,
-     "detail_raw": DETAIL_OWN, "detail_fetched_at": "fetched_at"},
+     "detail_raw": DETAIL_OWN, "detail_fetched_at": "fetched_at", "detail_loaded": "true"},
     keep_on_update=("listed_at", "summary_raw"),
     update_when="activities.detail_raw IS DISTINCT FROM excluded.detail_raw",
 )

@@ -131,6 +131,12 @@ class Home:
         with self.store.reading() as conn:
             return [tuple(r) for r in conn.execute(sql, args).fetchall()]
 
+    def with_zones(self, ids: Any = None) -> set[int]:
+        """Activities (of `ids`, or all) a zones call is spent on: heart rate or a power meter, or not said."""
+        rows = self.query("SELECT activity_id FROM activities WHERE has_heartrate IS DISTINCT FROM false "
+                          "OR device_watts")
+        return {r[0] for r in rows if ids is None or r[0] in set(ids)}
+
     def needing(self, what: str) -> int:
         column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
         return self.state(f"SELECT count(*) FROM known_activities WHERE athlete_id = ? AND {column} = 1",
@@ -140,7 +146,8 @@ class Home:
 def make_config(server: ServerThread, home: Path, app: App, **overrides: Any) -> Config:
     values: dict[str, Any] = dict(home=home, base_url=server.api_url, auth_url=server.base_url,
                                   client_id=app.client_id, client_secret=Secret(app.client_secret),
-                                  boundary_guard=0.05, timeout=15.0)
+                                  boundary_guard=0.05, timeout=15.0,
+                                  slow_refresh_hours=0)  # every sync fetches everything, unless a test asks
     values.update(overrides)
     return Config.load({}, **values)
 

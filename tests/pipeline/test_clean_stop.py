@@ -15,7 +15,7 @@ from fitsync.assets import sync_state
 from fitsync.pipelines.athlete_lock import athlete_lock
 
 from ..sandbox_harness import Harness, wait_until
-from .conftest import REPO, Connect, add_athlete, record_many, subprocess_env
+from .conftest import REPO, Connect, Home, add_athlete, record, record_many, subprocess_env
 from .test_cli import FITSYNC, env_for, fitsync
 from .test_resume import TINY, WINDOW
 
@@ -68,28 +68,62 @@ def test_a_second_sync_of_an_athlete_being_synced_is_skipped_and_says_so(sb: Har
     assert fitsync(env_for(home), "sync", "--athlete", str(aid)).returncode == 0  # the lock went with its holder
 
 
-def test_a_sync_the_rate_budget_cuts_short_exits_partial_and_says_why(sb: Harness, connect: Connect) -> None:
+# Views computed from summary fields alone: right as soon as the listing is loaded, whatever is still to fetch.
+SUMMARY_VIEWS = ("activity_calendar", "athlete_as_of", "activity_load", "daily_load", "pmc", "load_coverage_weekly",
+                 "volume_weekly", "volume_monthly", "volume_yearly", "ytd_cumulative", "eddington", "eddington_curve")
+
+
+def summary_answers(home: Home, aid: int) -> dict[str, list[tuple[object, ...]]]:
+    return {view: home.query(f"SELECT * FROM {view} WHERE athlete_id = ? ORDER BY ALL", aid) for view in SUMMARY_VIEWS}
+
+
+def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_partial(sb: Harness,
+                                                                                    connect: Connect) -> None:
+    """Under a small rate budget the listing's summaries are in the warehouse before the details wait for the next
+    window, and every view computed from summaries then already equals its value after the whole backfill. Off a
+    terminal the sync says each phase and each wait in one plain line; one the budget cuts short exits 3."""
     aid = add_athlete(sb)
-    record_many(sb, aid, 10, oldest_days=30)
+    ids = record_many(sb, aid, 24, oldest_days=200)  # details and zones: three windows or more
     with sb.settings(**TINY):
         home = connect(aid, short_window=WINDOW, boundary_guard=0.05)
         env = {**env_for(home), "FITSYNC_RATE_SHORT_WINDOW": str(WINDOW)}
+        process = subprocess.Popen([*FITSYNC, "sync"], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        try:
+            def summaries_loaded() -> bool:
+                assert process.poll() is None, process.communicate()
+                return home.warehouse.exists() and home.query(
+                    "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'activities'") == [(1,)] and home.query(
+                    "SELECT count(*) FROM activities WHERE athlete_id = ?", aid) == [(len(ids),)]
+            wait_until(summaries_loaded, 60, "the listed summaries in the warehouse", interval=0.05)
+            early = summary_answers(home, aid)
+            details_then = home.query("SELECT count(*) FILTER (WHERE detail_loaded), count(*) FILTER "
+                                      "(WHERE detail_fetched_at IS NULL) FROM activities WHERE athlete_id = ?", aid)
+            pending_then = home.needing("detail")
+            out, err = process.communicate(timeout=120)
+        finally:
+            process.kill()
+    assert process.returncode == 0, out + err
+    assert details_then == [(0, len(ids))] and pending_then > 0  # summaries only, details still to come
+    assert home.query("SELECT count(*) FILTER (WHERE NOT detail_loaded) FROM activities") == [(0,)]
+    assert summary_answers(home, aid) == early and early["volume_yearly"] and early["pmc"]
+
+    lines = err.splitlines()
+    phases = [m[1] for line in lines if (m := re.match(rf"athlete {aid}: ([a-z -]+?)( \d+/\d+)?( ·|$)", line))]
+    assert phases[:1] == ["profile"] and phases[-2:] == ["loading the warehouse", "checking the warehouse"], lines
+    assert phases.index("listing") < phases.index("loading the summaries") < phases.index("details"), lines
+    assert {"activity zones"} <= set(phases), lines
+    waits = [line for line in lines if "waiting" in line]  # how long, for which window, and why
+    assert waits and all(re.search(rf"waiting \d+ s for the {WINDOW}-second read window \(used 1[45]/15\)", line)
+                         for line in waits), lines
+
+    for _ in range(12):  # more calls than two windows hold: at least one wait of a whole window
+        record(sb, aid, days_ago=1)
+    with sb.settings(**TINY):
         cut = fitsync(env, "sync", "--max-wait", "0.2")
     assert cut.returncode == 3, cut.stdout + cut.stderr
     assert f"athlete {aid}: stopped early" in cut.stderr and "rate budget" in cut.stderr, cut.stderr
     assert "continues where this stopped" in cut.stderr and "Traceback" not in cut.stderr
-
-    # Allowed to wait, the next sync finishes; off a terminal it says each phase and each wait in one plain line.
-    with sb.settings(**TINY):
-        waited = fitsync(env, "sync")
-    assert waited.returncode == 0, waited.stdout + waited.stderr
-    lines = waited.stderr.splitlines()
-    phases = [m[1] for line in lines if (m := re.match(rf"athlete {aid}: ([a-z -]+?)( \d+/10)?( ·|$)", line))]
-    assert phases[:1] == ["profile"] and phases[-2:] == ["loading the warehouse", "checking the warehouse"], lines  # each phase, in order
-    assert {"listing", "details", "activity zones"} <= set(phases), lines
-    waits = [line for line in lines if "waiting" in line]  # how long, for which window, and why
-    assert waits and all(re.search(rf"waiting \d+ s for the {WINDOW}-second read window \(used 1[45]/15\)", line)
-                         for line in waits), lines
 
 
 def test_the_demo_stops_cleanly_on_sigterm(tmp_path: Path) -> None:

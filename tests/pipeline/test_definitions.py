@@ -13,6 +13,7 @@ import pytest
 from dagster import (AssetKey, DagsterEventType, DagsterInstance, Definitions, DynamicPartitionsDefinition, RunRequest,
                      SkipReason, build_schedule_context)
 
+from fitsync.assets.cadence import REFRESH_TAG
 from fitsync.assets.common import API_POOL, DUCKDB_POOL, athletes_partitions
 from fitsync.pipelines.definitions import defs
 from fitsync.pipelines.jobs import nightly_sync
@@ -23,6 +24,7 @@ from .conftest import REPO, Connect, add_athlete, record_many, subprocess_env
 
 FETCH = {"athlete", "athlete_stats", "athlete_zones", "activities", "activity_details", "activity_zones",
          "starred_segments", "segments", "segment_effort_history"}
+LOADS = {"activity_summaries", "warehouse"}  # the DuckDB writers
 
 
 def test_definitions_load_with_every_asset_partitioned_by_athlete_and_pooled() -> None:
@@ -33,16 +35,16 @@ def test_definitions_load_with_every_asset_partitioned_by_athlete_and_pooled() -
     for name in analysis:  # they only read the warehouse: no pool, one partition per athlete too
         assert every[name].op.pool is None and every[name].partitions_def == athletes_partitions, name
     assets = {n: a for n, a in every.items() if n not in analysis}
-    assert set(assets) == FETCH | {"warehouse"}
+    assert set(assets) == FETCH | LOADS
     for name, asset in assets.items():
         partitions = asset.partitions_def
         assert isinstance(partitions, DynamicPartitionsDefinition) and partitions.name == athletes_partitions.name, name
-        assert asset.op.pool == (DUCKDB_POOL if name == "warehouse" else API_POOL), name
-        assert asset.group_names_by_key[AssetKey(name)] == ("warehouse" if name == "warehouse" else "fetch")
+        assert asset.op.pool == (DUCKDB_POOL if name in LOADS else API_POOL), name
+        assert asset.group_names_by_key[AssetKey(name)] == ("warehouse" if name in LOADS else "fetch")
     checks = {key.name for c in defs.asset_checks or [] for key in c.check_keys}  # type: ignore[union-attr]
     assert checks == {"unique_keys", "children_have_parents", "details_present"}
     job = defs.resolve_job_def("sync_athlete")
-    assert {k.to_user_string() for k in job.asset_layer.executable_asset_keys} == FETCH | {"warehouse"}
+    assert {k.to_user_string() for k in job.asset_layer.executable_asset_keys} == FETCH | LOADS
     assert defs.resolve_schedule_def("nightly_sync").job_name == "sync_athlete"
 
 
@@ -76,6 +78,7 @@ def test_nightly_schedule_fans_out_one_run_per_athlete_with_daily_run_keys(dagst
     wednesday = _evaluate(dagster_instance, tuesday + dt.timedelta(days=1))
     assert isinstance(wednesday, list) and not {r.run_key for r in wednesday} & set(keys)
     assert all(r.run_config["ops"]["activities"]["config"]["full"] is False for r in requests)
+    assert all(r.tags[REFRESH_TAG] == "all" for r in requests)  # stats, zones, starred: every night
     sunday = _evaluate(dagster_instance, dt.datetime(2026, 3, 8, 3, 30, tzinfo=dt.timezone.utc))
     assert isinstance(sunday, list) and all(r.run_config["ops"]["activities"]["config"]["full"] for r in sunday)
 

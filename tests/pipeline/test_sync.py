@@ -183,7 +183,7 @@ def test_incremental_follows_adds_renames_retypes_visibility_and_late_uploads(sb
     [listing_call] = recorder.listings()
     assert int(listing_call.params["after"]) <= int(newest_start.timestamp()) - 14 * 86400
     assert sorted(recorder.details()) == sorted(f"/activities/{i}" for i in [renamed, retyped, hidden, *added, late])
-    assert sorted(recorder.zones()) == sorted(f"/activities/{i}/zones" for i in [*added, late])
+    assert sorted(recorder.zones()) == sorted(f"/activities/{i}/zones" for i in home.with_zones([*added, late]))
 
     assert warehouse_ids(home) == {a["id"] for a in listing(sb, grant)} == {*old, *recent, *added, late}
     rows = {r[0]: r[1:] for r in home.query(
@@ -276,8 +276,9 @@ def _assert_minimal_backfill(sb: Harness, home: Home, recorder: Recorder, ids: l
     assert api_calls(outcome, "activities") == math.ceil(n / 200) == len(recorder.listings())
     assert api_calls(outcome, "activity_details") == n and sorted(recorder.details()) == sorted(
         f"/activities/{i}" for i in ids)
-    assert api_calls(outcome, "activity_zones") == n and sorted(recorder.zones()) == sorted(
-        f"/activities/{i}/zones" for i in ids)
+    zoned = home.with_zones(ids)  # heart rate or a power meter: a zones call for nothing else
+    assert api_calls(outcome, "activity_zones") == len(zoned) and sorted(recorder.zones()) == sorted(
+        f"/activities/{i}/zones" for i in zoned)
     assert all(s.params.get("include_all_efforts") == "true" for s in recorder.sent if s.path in recorder.details())
     # nothing else per activity (no laps or per-effort calls), and every other call once per object
     allowed = re.compile(r"^/(athlete|athlete/zones|athlete/activities|athletes/\d+/stats|activities/\d+(/zones)?|"
@@ -292,20 +293,55 @@ def test_backfill_costs_listing_pages_plus_one_detail_and_one_zones_call_each(sb
                                                                              recorder: Recorder) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 12, oldest_days=30)
+    phone = record(sb, aid, days_ago=3, sport_type="Run", device=False)  # no heart rate, no power: no zones
     home = connect(aid)
-    _assert_minimal_backfill(sb, home, recorder, ids)
+    _assert_minimal_backfill(sb, home, recorder, [*ids, phone])
+    assert phone not in home.with_zones() and f"/activities/{phone}/zones" not in recorder.zones()
+    assert home.needing("zones") == 0
 
-    added = [record(sb, aid, sport_type="Run") for _ in range(3)]
+    added = [record(sb, aid, sport_type="Run"), record(sb, aid, sport_type="Run", device=False),
+             record(sb, aid, sport_type="Run")]
     recorder.clear()
     outcome = home.sync()
-    assert [api_calls(outcome, a) for a in ("activities", "activity_details", "activity_zones")] == [1, 3, 3]
+    assert [api_calls(outcome, a) for a in ("activities", "activity_details", "activity_zones")] == [
+        1, 3, len(home.with_zones(added))]
     assert sorted(recorder.details()) == sorted(f"/activities/{i}" for i in added)
+    assert f"/activities/{added[1]}/zones" not in recorder.zones()
 
     recorder.clear()
     outcome = home.sync()
     assert [api_calls(outcome, a) for a in ("activities", "activity_details", "activity_zones")] == [1, 0, 0]
     assert recorder.details() == recorder.zones() == [] and len(recorder.listings()) == 1
     assert api_calls(outcome, "segments") == 0  # every segment already fetched once
+
+
+def test_a_sync_with_nothing_new_costs_the_profile_and_one_listing_page(sb: Harness, connect: Connect,
+                                                                       recorder: Recorder) -> None:
+    """Stats, athlete zones, starred segments and effort histories are refreshed on their own cadence
+    (slow_refresh_hours), not by every sync; `--full` and a lapsed cadence refresh them."""
+    aid = add_athlete(sb)
+    record_many(sb, aid, 4, oldest_days=20)
+    home = connect(aid, slow_refresh_hours=20)
+    home.sync()
+    slow = {f"/athletes/{aid}/stats", "/athlete/zones", "/segments/starred"}
+    assert slow <= set(recorder.paths())
+
+    recorder.clear()
+    outcome = home.sync()
+    assert sorted(recorder.paths()) == ["/athlete", "/athlete/activities"] and outcome.api_calls() == 2
+    for asset in ("athlete_stats", "athlete_zones", "starred_segments", "segment_effort_history"):
+        assert "not due: refreshed 0.0 h ago, every 20 h" in str(outcome.metadata[asset]["notes"]), asset
+
+    recorder.clear()
+    home.sync(full=True)  # asked for: everything, whatever the cadence
+    assert slow <= set(recorder.paths())
+
+    with home.store.transaction() as conn:  # 21 hours later
+        conn.execute("UPDATE sync_cursors SET value = CAST(value AS REAL) - 21 * 3600 "
+                     "WHERE name LIKE 'refreshed_at:%'")
+    recorder.clear()
+    home.sync()
+    assert slow <= set(recorder.paths())
 
 
 def test_backfill_of_two_listing_pages(sb: Harness, connect: Connect, recorder: Recorder) -> None:
@@ -334,7 +370,8 @@ def test_non_subscriber_skips_zones_and_effort_histories_with_a_note(sb: Harness
     outcome = home.sync()  # succeeds, without spending a call on what the profile says it may not have
     zones, history = outcome.metadata["activity_zones"], outcome.metadata["segment_effort_history"]
     assert "premium false" in str(zones["notes"]) and zones["fetched"] == 0 and zones["api_calls"] == 0
-    assert zones["remaining"] == 4  # still queued for when the athlete subscribes
+    zoned = home.with_zones()
+    assert zones["remaining"] == len(zoned) > 0  # still queued for when the athlete subscribes
     assert "premium false" in str(history["notes"]) and history["skipped"] is True and history["api_calls"] == 0
     assert activity_zone_calls(recorder) == [] and not [s for s in recorder.sent if s.path == "/segment_efforts"]
     assert warehouse_ids(home) == set(ids)
@@ -346,8 +383,9 @@ def test_non_subscriber_skips_zones_and_effort_histories_with_a_note(sb: Harness
     sb.console.put(f"/athletes/{aid}/premium", json={"premium": True}).raise_for_status()
     recorder.clear()
     outcome = home.sync()
-    assert outcome.metadata["activity_zones"]["fetched"] == 4 and outcome.metadata["activity_zones"]["remaining"] == 0
-    assert activity_zone_calls(recorder) == [200] * 4
+    assert outcome.metadata["activity_zones"]["fetched"] == len(zoned)
+    assert outcome.metadata["activity_zones"]["remaining"] == 0
+    assert activity_zone_calls(recorder) == [200] * len(zoned)
     grant = home.grant()  # what the service has: an activity without heart rate or power has no zones
     with_zones = {i for i in ids if api_ok(sb, grant, f"/activities/{i}/zones")}
     assert {r[0] for r in home.query("SELECT DISTINCT activity_id FROM activity_zones")} == with_zones
@@ -380,7 +418,7 @@ def test_activity_deleted_between_listing_and_detail_is_audited_and_the_run_succ
     outcome = home.sync()
     details = outcome.metadata["activity_details"]
     assert (details["fetched"], details["not_found"], details["remaining"]) == (4, 1, 0)
-    assert outcome.metadata["activity_zones"]["fetched"] == 4
+    assert outcome.metadata["activity_zones"]["fetched"] == len(home.with_zones())
     assert warehouse_ids(home) == set(ids) - {gone}
     assert home.query("SELECT reason FROM deleted_activities WHERE activity_id = ?", gone) == [("not found",)]
     assert home.needing("detail") == home.needing("zones") == 0
@@ -393,7 +431,7 @@ def test_activity_made_only_you_before_its_detail_leaves_a_read_only_grant(sb: H
     ids = record_many(sb, aid, 5, oldest_days=20)
     home = connect(aid, scopes=READ_ONLY_SCOPES)
     list_only(home)
-    hidden = ids[0]  # the oldest: first in the detail queue
+    hidden = ids[0]  # the oldest: last in the detail queue
     change(sb, hidden, visibility="only_me")
 
     outcome = home.sync()

@@ -1,0 +1,41 @@
+"""What changes slowly is fetched on its own cadence, not on every sync.
+
+Stats, athlete zones, starred segments and their effort histories cost a call or more each; under the real
+service's limits a sync with nothing new should cost the profile and one listing page. New activities bring
+their segment efforts with their details, so nothing of theirs waits for the cadence. The nightly sync (24 h
+apart) always refreshes; `fitsync sync --full` (tag REFRESH_TAG) too.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from typing import Any
+
+from fitsync.client.runtime import FitsyncClient
+
+from . import sync_state
+
+REFRESH_TAG = "fitsync/refresh"  # "all": refresh everything whatever the cadence says
+
+
+def _cursor(name: str) -> str:
+    return f"refreshed_at:{name}"
+
+
+def skip_reason(context: Any, client: FitsyncClient, aid: int, name: str) -> str | None:
+    """Why this run does not fetch `name` (refreshed recently), or None: fetch it."""
+    hours = client.config.slow_refresh_hours
+    if hours <= 0 or context.run.tags.get(REFRESH_TAG) == "all":
+        return None
+    last = sync_state.get_cursor(client.store, aid, _cursor(name))
+    age = time.time() - float(last) if last is not None else None
+    if age is None or not 0 <= age < hours * 3600:  # never, long ago, or a clock that went back
+        return None
+    return (f"not due: refreshed {age / 3600:.1f} h ago, every {hours:g} h (slow_refresh_hours); "
+            "`fitsync sync --full` refreshes it now")
+
+
+def refreshed(conn: sqlite3.Connection, aid: int, name: str) -> None:
+    """Record a complete refresh (inside the caller's transaction)."""
+    sync_state.set_cursor(conn, aid, _cursor(name), repr(time.time()))
