@@ -1,9 +1,10 @@
 """Details (with all efforts → splits, laps, efforts) and zone distributions of new or changed activities.
 
 One detail call per activity and one zones call per activity that can have zones (heart rate or a power
-meter), nothing else: the queue in the state store says which activities still need which, newest first, and
-each chunk is landed and ticked off in one transaction — a killed or budget-stopped run is continued by the
-next one without repeating a call.
+meter), nothing else: the queue in the state store says which activities still need which, newest first. The
+details asset fetches each activity's zones right after its detail; the zones asset takes what is left (a
+webhook's re-pull, a subscription that started later). Each chunk is landed and ticked off in one transaction:
+a killed or budget-stopped run is continued by the next one without repeating a call.
 """
 
 
@@ -25,7 +26,10 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
     client = api.client()
     aid = athlete_id(context.partition_key)
     session = client.athlete(aid, bulk=not is_webhook_run(context), max_wait=api.max_wait_seconds)
-    fetched = gone = 0
+    fetched = gone = zones_fetched = 0
+    # Details bring their zones along, activity by activity: under the real limits a backfill takes days, and
+    # the newest activities are then complete (detail and zones) on the first day, not after every detail.
+    zones_too = what == "detail" and not sync_state.known_non_subscriber(client.store, aid)
     with metered(client) as meter:
         if subscribers_only and sync_state.known_non_subscriber(client.store, aid):
             meter.notes.append(sync_state.NOT_SUBSCRIBED)  # the queue stays: it is fetched once the profile says premium
@@ -34,11 +38,23 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
         try:
             while ids := sync_state.needing(client.store, aid, what, DETAIL_CHUNK):
                 payloads, done, missing, hidden, odd = [], [], [], [], []
+                zones, zones_done = [], []
+                want_zones = sync_state.needing_among(client.store, aid, ids, "zones") if zones_too else set()
                 stopped: Exception | None = None
                 for activity_id in ids:
                     try:
                         payloads.append(fetch(session, activity_id))
                         done.append(activity_id)
+                        if zones_too and activity_id in want_zones and sync_state.may_have_zones(payloads[-1]):
+                            try:
+                                zones.append(_zones(session, activity_id))
+                                zones_done.append(activity_id)
+                            except PaymentRequired:  # learnt here: the zones asset says so and spends nothing
+                                zones_too = False
+                                with client.store.transaction() as conn:
+                                    sync_state.note_subscriber(conn, aid, False)
+                            except (NotFound, UnexpectedShape, MissingScope):  # left queued for the zones asset
+                                pass
                     except NotFound:
                         missing.append(activity_id)
                     except UnexpectedShape as error:  # kept raw and reported; the activity's rows stay as they are
@@ -56,6 +72,9 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
                     if payloads:
                         landing.land(conn, aid, bundle, payloads)
                     sync_state.mark(conn, aid, done, what)
+                    if zones:
+                        landing.land(conn, aid, "activity_zones", zones)
+                        sync_state.mark(conn, aid, zones_done, "zones")
                     for activity_id, error in odd:
                         landing.keep_unrecognized(conn, aid, error.endpoint, error.problem, error.body, activity_id)
                     if what == "detail":
@@ -71,6 +90,7 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
                         landing.land(conn, aid, "delete_activities", [{"ids": hidden, "reason": "made private"}])
                         sync_state.forget(conn, aid, hidden)
                 fetched, gone = fetched + len(done), gone + len(missing) + len(hidden)
+                zones_fetched += len(zones_done)
                 context.log.info(f"{what}: {fetched} fetched, {sync_state.count_needing(client.store, aid, what)} to go")
                 if stopped is not None:
                     raise stopped
@@ -81,8 +101,9 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
             if isinstance(error, PaymentRequired):
                 with client.store.transaction() as conn:
                     sync_state.note_subscriber(conn, aid, False)
+        extra = {"zones_fetched": zones_fetched} if what == "detail" else {}
         return MaterializeResult(metadata=meter.metadata(
-            fetched=fetched, not_found=gone, remaining=sync_state.count_needing(client.store, aid, what)))
+            fetched=fetched, not_found=gone, remaining=sync_state.count_needing(client.store, aid, what), **extra))
 
 
 def _skip_note(error: Exception) -> str:

@@ -129,6 +129,16 @@ def needing(store: StateStore, athlete_id: int, what: str, limit: int) -> list[i
             "ORDER BY start_ts DESC, activity_id DESC LIMIT ?", (athlete_id, limit))]
 
 
+def needing_among(store: StateStore, athlete_id: int, activity_ids: list[int], what: str) -> set[int]:
+    """Which of these activities still need a detail or zones."""
+    column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
+    marks = ",".join("?" * len(activity_ids))
+    with store.reading() as conn:
+        return {r[0] for r in conn.execute(
+            f"SELECT activity_id FROM known_activities WHERE athlete_id = ? AND {column} = 1 "
+            f"AND activity_id IN ({marks})", (athlete_id, *activity_ids))}
+
+
 def count_needing(store: StateStore, athlete_id: int, what: str) -> int:
     column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
     with store.reading() as conn:

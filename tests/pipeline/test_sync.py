@@ -274,11 +274,16 @@ def _assert_minimal_backfill(sb: Harness, home: Home, recorder: Recorder, ids: l
     n = len(ids)
     outcome = home.sync()
     assert api_calls(outcome, "activities") == math.ceil(n / 200) == len(recorder.listings())
-    assert api_calls(outcome, "activity_details") == n and sorted(recorder.details()) == sorted(
-        f"/activities/{i}" for i in ids)
     zoned = home.with_zones(ids)  # heart rate or a power meter: a zones call for nothing else
-    assert api_calls(outcome, "activity_zones") == len(zoned) and sorted(recorder.zones()) == sorted(
-        f"/activities/{i}/zones" for i in zoned)
+    assert api_calls(outcome, "activity_details") + api_calls(outcome, "activity_zones") == n + len(zoned)
+    assert sorted(recorder.details()) == sorted(f"/activities/{i}" for i in ids)
+    assert sorted(recorder.zones()) == sorted(f"/activities/{i}/zones" for i in zoned)
+    # newest first, each activity's zones right after its detail: the newest are complete first
+    order = [s.path for s in recorder.sent if s.path.startswith("/activities/")]
+    starts = dict(home.query("SELECT activity_id, start_date FROM activities"))
+    assert [p for p in order if not p.endswith("/zones")] == [f"/activities/{i}" for i in
+                                                             sorted(ids, key=lambda i: (starts[i], i), reverse=True)]
+    assert all(order[order.index(f"/activities/{i}") + 1] == f"/activities/{i}/zones" for i in zoned)
     assert all(s.params.get("include_all_efforts") == "true" for s in recorder.sent if s.path in recorder.details())
     # nothing else per activity (no laps or per-effort calls), and every other call once per object
     allowed = re.compile(r"^/(athlete|athlete/zones|athlete/activities|athletes/\d+/stats|activities/\d+(/zones)?|"
@@ -304,7 +309,7 @@ def test_backfill_costs_listing_pages_plus_one_detail_and_one_zones_call_each(sb
     recorder.clear()
     outcome = home.sync()
     assert [api_calls(outcome, a) for a in ("activities", "activity_details", "activity_zones")] == [
-        1, 3, len(home.with_zones(added))]
+        1, 3 + len(home.with_zones(added)), 0]
     assert sorted(recorder.details()) == sorted(f"/activities/{i}" for i in added)
     assert f"/activities/{added[1]}/zones" not in recorder.zones()
 
@@ -418,7 +423,8 @@ def test_activity_deleted_between_listing_and_detail_is_audited_and_the_run_succ
     outcome = home.sync()
     details = outcome.metadata["activity_details"]
     assert (details["fetched"], details["not_found"], details["remaining"]) == (4, 1, 0)
-    assert outcome.metadata["activity_zones"]["fetched"] == len(home.with_zones())
+    zones = outcome.metadata["activity_details"]["zones_fetched"] + outcome.metadata["activity_zones"]["fetched"]
+    assert zones == len(home.with_zones())
     assert warehouse_ids(home) == set(ids) - {gone}
     assert home.query("SELECT reason FROM deleted_activities WHERE activity_id = ?", gone) == [("not found",)]
     assert home.needing("detail") == home.needing("zones") == 0
