@@ -23,7 +23,7 @@ from fitsync.pipelines import webhook_inbox
 from . import landing, sync_state
 from .athlete import athlete_stats
 from .deletion_proof import Proof, prove_deletions
-from .common import API_POOL, FIRST, Meter, SyncConfig, athlete_id, athletes_partitions, metered
+from .common import API_POOL, FIRST, Meter, SyncConfig, athlete_id, athletes_partitions, metered, priority
 
 OVERLAP_SECONDS = 14 * 86400
 # The cursor never moves past now plus this: a clock error or a hand-typed date next year must not hide every later
@@ -49,7 +49,8 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
     if why_full and not config.full and cursor is not None:
         context.log.info(f"athlete {aid}: full listing because {why_full}")
     after = None if full else max(0, int(cursor) - OVERLAP_SECONDS)  # type: ignore[arg-type]
-    session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds)
+    session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds,
+                             priority=priority(context, store, aid))
     with metered(client) as meter:
         listing = _list(store, session, aid, after, int(cursor) if cursor else 0, meter)
         if listing.complete and not full and (why_full := _stats_gap(store, aid)):
@@ -142,8 +143,8 @@ def _webhook_work(context: AssetExecutionContext, client, aid: int, config: Sync
                   max_wait: float) -> MaterializeResult:
     """Queue the re-pulls; delete only what the service confirms is gone (deletion_proof.py)."""
     with metered(client) as meter:
-        proof = prove_deletions(client.athlete(aid, max_wait=min(max_wait, 60.0)), list(config.deleted_ids)) \
-            if config.deleted_ids else Proof()
+        session = client.athlete(aid, max_wait=min(max_wait, 60.0), priority="webhook")
+        proof = prove_deletions(session, list(config.deleted_ids)) if config.deleted_ids else Proof()
         with client.store.transaction() as conn:
             sync_state.request_refresh(conn, aid, sorted(set(config.activity_ids) | set(proof.still_there)))
             for reason in sorted(set(proof.deleted.values())):

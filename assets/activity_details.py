@@ -18,14 +18,15 @@ from fitsync.client.records import Record, UnexpectedShape
 from fitsync.pipelines.resources import FitsyncApi
 
 from . import landing, sync_state
-from .common import API_POOL, DETAIL_CHUNK, athlete_id, athletes_partitions, is_webhook_run, metered
+from .common import API_POOL, DETAIL_CHUNK, athlete_id, athletes_partitions, is_webhook_run, metered, priority
 
 
 def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: str,
            fetch: Callable[[object, int], object], subscribers_only: bool = False) -> MaterializeResult:
     client = api.client()
     aid = athlete_id(context.partition_key)
-    session = client.athlete(aid, bulk=not is_webhook_run(context), max_wait=api.max_wait_seconds)
+    session = client.athlete(aid, bulk=not is_webhook_run(context), max_wait=api.max_wait_seconds,
+                             priority=priority(context, client.store, aid))
     fetched = gone = zones_fetched = 0
     # Details bring their zones along, activity by activity: under the real limits a backfill takes days, and
     # the newest activities are then complete (detail and zones) on the first day, not after every detail.

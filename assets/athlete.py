@@ -9,7 +9,7 @@ from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.pipelines.resources import FitsyncApi
 
 from . import cadence, landing, sync_state
-from .common import API_POOL, athlete_id, athletes_partitions, metered
+from .common import API_POOL, athlete_id, athletes_partitions, metered, priority
 
 
 def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, method: str,
@@ -17,7 +17,7 @@ def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, met
     """One call; `slow`: only when its cadence says it is due (cadence.py)."""
     client = api.client()
     aid = athlete_id(context.partition_key)
-    session = client.athlete(aid, max_wait=api.max_wait_seconds)
+    session = client.athlete(aid, max_wait=api.max_wait_seconds, priority=priority(context, client.store, aid))
     with metered(client) as meter:
         # a full listing checks its deletions against the stats: they are fetched for it whatever the cadence
         due = bundle == "athlete_stats" and sync_state.full_listing_due(

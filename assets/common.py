@@ -9,7 +9,11 @@ from typing import Any, Iterator
 
 from dagster import Config, DynamicPartitionsDefinition, MetadataValue
 
+from fitsync.client.rate_governor import CLASSES
 from fitsync.client.runtime import FitsyncClient
+from fitsync.client.state_store import StateStore
+
+from . import sync_state
 
 athletes_partitions = DynamicPartitionsDefinition(name="athletes")
 
@@ -72,6 +76,24 @@ WEBHOOK_TAG = "fitsync/trigger"
 def is_webhook_run(context: Any) -> bool:
     """Webhook-driven re-pulls may use the reserve of the rate budget that backfills leave free."""
     return context.run.tags.get(WEBHOOK_TAG) == "webhook"
+
+
+PRIORITY_TAG = "fitsync/priority"  # a run's class for the rate governor, when it is not the usual one
+BACKFILL_BACKLOG = 2 * DETAIL_CHUNK  # details still to fetch above which an athlete's sync is a backfill
+
+
+def priority(context: Any, store: StateStore, aid: int) -> str:
+    """The rate governor's class for this run's calls: asked for (`fitsync sync --athlete`: interactive), a
+    webhook's re-pull, an athlete with history still to fetch (backfill), else an incremental sync."""
+    asked = context.run.tags.get(PRIORITY_TAG)
+    if asked in CLASSES:
+        return str(asked)
+    if is_webhook_run(context):
+        return "webhook"
+    if (sync_state.get_cursor(store, aid, sync_state.LISTED_AFTER) is None
+            or sync_state.count_needing(store, aid, "detail") > BACKFILL_BACKLOG):
+        return "backfill"
+    return "incremental"
 
 
 def athlete_id(partition_key: str) -> int:

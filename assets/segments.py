@@ -11,7 +11,7 @@ from fitsync.client.records import UnexpectedShape
 from fitsync.pipelines.resources import FitsyncApi
 
 from . import cadence, landing, sync_state
-from .common import API_POOL, athlete_id, athletes_partitions, is_webhook_run, metered
+from .common import API_POOL, athlete_id, athletes_partitions, is_webhook_run, metered, priority
 
 
 @asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"})
@@ -19,7 +19,8 @@ def starred_segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
     """The athlete's starred segments (the whole list each time: unstarring shows up as a removal)."""
     client = fitsync_api.client()
     aid = athlete_id(context.partition_key)
-    session = client.athlete(aid, max_wait=fitsync_api.max_wait_seconds)
+    session = client.athlete(aid, max_wait=fitsync_api.max_wait_seconds,
+                             priority=priority(context, client.store, aid))
     with metered(client) as meter:
         if why := cadence.skip_reason(context, client, aid, "starred_segments"):
             meter.notes.append(why)
@@ -48,7 +49,8 @@ def segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Materia
     """Segment details, once per segment: starred ones and every segment seen in an effort."""
     client = fitsync_api.client()
     aid = athlete_id(context.partition_key)
-    session = client.athlete(aid, bulk=not is_webhook_run(context), max_wait=fitsync_api.max_wait_seconds)
+    session = client.athlete(aid, bulk=not is_webhook_run(context), max_wait=fitsync_api.max_wait_seconds,
+                             priority=priority(context, client.store, aid))
     with client.store.reading() as conn:
         todo = [r[0] for r in conn.execute(
             "SELECT segment_id FROM known_segments WHERE athlete_id = ? AND needs_detail = 1 ORDER BY segment_id",
@@ -79,7 +81,8 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
     no call is spent while the profile (fetched first) says the athlete has no subscription."""
     client = fitsync_api.client()
     aid = athlete_id(context.partition_key)
-    session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds)
+    session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds,
+                             priority=priority(context, client.store, aid))
     skip = (sync_state.NOT_SUBSCRIBED if sync_state.known_non_subscriber(client.store, aid)
             else cadence.skip_reason(context, client, aid, "segment_effort_history"))
     if skip:

@@ -10,7 +10,9 @@ it, then the next night's run continues. Meanwhile the warehouse is read from th
 - last 30 days: every activity of the last 30 days has its detail and, when it can have zones, its zones;
 - backfill: every detail and zone distribution fetched.
 
-Each as real-service time (bench seconds × scale) and the app's calls spent (the sandbox's request counter).
+Each as real-service time and the app's calls spent (the sandbox's request counter). Real-service time counts
+the rate waits (which the sync prints, off a terminal, one line each) × scale and the rest of the run (start-up,
+fetching, loading: the machine's own speed) as it is; nights are a day apart.
 "Before" is fitsync before issue 15 (details oldest first, zones for every activity after every detail, the
 warehouse written when the run ends), modelled from the same nightly budget: which night's run makes the call
 that completes the milestone. Minimum: listing pages + one detail per activity + one zones call per activity
@@ -21,8 +23,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -48,6 +52,18 @@ def real_time(seconds: float | None) -> str:
     if seconds < 2 * 86400:
         return f"{seconds / 3600:.1f} h"
     return f"{seconds / 86400:.1f} days"
+
+
+WAIT_LINE = re.compile(r"waiting (?:(\d+) h )?(?:(\d+) m )?(?:(\d+) s )?for the")
+
+
+def wait_seconds(line: str) -> float | None:
+    """The length of a rate wait from the line `fitsync sync` prints for it (sync_progress.duration)."""
+    m = WAIT_LINE.search(line)
+    if not m or not any(m.groups()):
+        return None
+    h, mins, secs = (int(x or 0) for x in m.groups())
+    return h * 3600 + mins * 60 + secs
 
 
 def _listing(api_url: str, token: str) -> list[dict[str, Any]]:
@@ -101,12 +117,20 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
         env = common.env_for(config, FITSYNC_SLOW_REFRESH_HOURS="0")  # as the nightly schedule: refresh everything
         seen: dict[str, tuple[float, int]] = {}  # milestone → (real-service seconds since the first start, calls)
         nights: list[dict[str, Any]] = []
-        first_start: float | None = None
+        waits: list[tuple[float, float]] = []  # (bench start, bench seconds) of each rate wait the sync printed
+        night_starts: list[float] = []
+
+        def real(now: float) -> float:
+            """Real-service seconds since the first night started: whole days for the nights before this one,
+            then this night's time with its rate waits scaled up."""
+            start = night_starts[-1]
+            waited = sum(max(0.0, min(now, s + d) - max(start, s)) for s, d in waits)
+            return (len(night_starts) - 1) * 86400 + (now - start - waited) + waited * scale
 
         def calls() -> int:
             return sb.counters().get("requests", 0)
 
-        def look(t0: float) -> None:
+        def look() -> None:
             try:
                 with db.reading(home / "warehouse.duckdb", timeout=0.5) as conn:
                     if not conn.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'activities'"
@@ -119,7 +143,7 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
                         "WHERE z.activity_id = a.activity_id))").fetchall()}
             except Exception:  # the loader holds the file: look again in a moment
                 return
-            at = (time.monotonic() - t0) * scale
+            at = real(time.monotonic())
             if have >= len(listed):
                 seen.setdefault("summaries", (at, calls()))
             if recent <= done:
@@ -134,20 +158,32 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
             common.out.print(f"[dim]night {night}: waiting {wait:.0f} s for 03:30 (scaled)…[/]")
             time.sleep(wait)
             t_start = time.monotonic()
-            first_start = first_start or t_start
+            night_starts.append(t_start)
             before = calls()
             proc = subprocess.Popen([sys.executable, "-m", "fitsync.pipelines.cli", "sync", "--max-wait", str(short)],
                                     env=env, cwd=common.REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                     text=True)
+            lines: list[str] = []
+
+            def read_waits(stream: Any = proc.stderr, into: list[str] = lines) -> None:
+                for line in stream:
+                    into.append(line)
+                    if (seconds := wait_seconds(line)) is not None:
+                        waits.append((time.monotonic(), float(seconds)))
+
+            reader = threading.Thread(target=read_waits, daemon=True)
+            reader.start()
             while proc.poll() is None:
-                look(first_start)
+                look()
                 time.sleep(0.2)
-            look(first_start)
-            err = proc.stderr.read() if proc.stderr else ""
+            reader.join(timeout=10)
+            look()
+            err = "".join(lines)
             if proc.returncode not in (0, 3):
                 raise RuntimeError(f"fitsync sync failed ({proc.returncode}): {err[-2000:]}")
             nights.append({"night": night, "calls": calls() - before, "exit": proc.returncode,
-                           "run_real_hours": round((time.monotonic() - t_start) * scale / 3600, 2)})
+                           "run_real_hours": round(real(time.monotonic()) % 86400 / 3600, 2),
+                           "bench_seconds": round(time.monotonic() - t_start, 1)})
             if "backfill" in seen:
                 break
     finally:
@@ -184,8 +220,8 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
         caption=f"{hr} activities with heart rate, {power} with device power, {len(zoned)} that can have zones. "
                 "Nights start at 03:30 UTC; a night's run waits through 15-minute windows until the daily ceiling. "
                 "Calls include the profile, stats, zones and starred segments.")
-    night_table = table("Nights", ["night", "calls", "exit code", "run length (real hours)"],
-                        [[x["night"], x["calls"], x["exit"], x["run_real_hours"]] for x in nights])
+    night_table = table("Nights", ["night", "calls", "exit code", "run length (real hours)", "bench seconds"],
+                        [[x["night"], x["calls"], x["exit"], x["run_real_hours"], x["bench_seconds"]] for x in nights])
     summaries_at = seen.get("summaries", (math.inf, 0))[0]
     recent_at = seen.get("recent", (math.inf, 0))[0]
     targets = [

@@ -16,6 +16,7 @@ from .known_fields import unknown_fields
 from .records import Record, UnexpectedShape, record, records
 from .secret import Secret
 from .tokens import TokenManager
+from .rate_governor import Lane
 from .transport import Budget, Transport
 
 PAGE_SIZE = 200
@@ -29,7 +30,8 @@ def _epoch(value: dt.datetime | int | None) -> int | None:
 
 class AthleteApi:
     def __init__(self, base_url: str, transport: Transport, tokens: TokenManager, athlete_id: int, *,
-                 bulk: bool = False, max_wait: float | None = None, reporter: Reporter | None = None) -> None:
+                 bulk: bool = False, max_wait: float | None = None, reporter: Reporter | None = None,
+                 priority: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.reporter = reporter
         self.transport = transport
@@ -37,6 +39,8 @@ class AthleteApi:
         self.athlete_id = athlete_id
         self.bulk = bulk
         self.max_wait = max_wait
+        # the governor's priority class (rate_governor.CLASSES); athletes of one class take turns
+        self.lane = Lane(priority or ("incremental" if bulk else "interactive"), athlete_id)
 
     # plumbing -------------------------------------------------------------------------------------
 
@@ -54,7 +58,7 @@ class AthleteApi:
     def _send(self, method: str, path: str, token: Secret, budget: Budget, idempotent: bool,
               kwargs: dict[str, Any]) -> httpx.Response:
         return self.transport.request(method, self.base_url + path, budget=budget, bulk=self.bulk,
-                                      idempotent=idempotent, max_wait=self.max_wait,
+                                      idempotent=idempotent, max_wait=self.max_wait, lane=self.lane,
                                       headers={"Authorization": f"Bearer {token.reveal()}"}, **kwargs)
 
     def one(self, kind: str, endpoint: str, body: Any) -> Record:

@@ -5,12 +5,18 @@ read budget. Every process reserves its request in the state store inside an IMM
 processes together never send more than the budget allows, and nobody sends a request it knows will be
 refused. Responses' `X-RateLimit-*` / `X-ReadRateLimit-*` headers correct the ledger (another machine may
 share the app).
+
+One app serves many athletes (a coach, a club): requests that wait for a turn go by priority class
+(interactive > webhook refresh > incremental sync > backfill), athletes of one class take turns, and a class
+still under its floor (a share of the 15-minute window) goes before any class over it, so nothing starves.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import os
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -25,6 +31,36 @@ WINDOWS = ("short", "long")
 BUDGETS = ("overall", "read")
 DEFAULT_LIMITS = {("short", "overall"): 200, ("long", "overall"): 2000, ("short", "read"): 100, ("long", "read"): 1000}
 HEADERS = {"overall": ("X-RateLimit-Limit", "X-RateLimit-Usage"), "read": ("X-ReadRateLimit-Limit", "X-ReadRateLimit-Usage")}
+
+
+@dataclass(frozen=True)
+class PriorityClass:
+    rank: int  # lower goes first
+    floor: float  # share of each 15-minute read window the class gets while it waits, whoever else waits
+
+
+CLASSES: dict[str, PriorityClass] = {
+    "interactive": PriorityClass(0, 0.10),  # a person waiting at the terminal (connect, sync --athlete)
+    "webhook": PriorityClass(1, 0.10),  # the athlete just changed something
+    "incremental": PriorityClass(2, 0.10),  # the nightly sync of an athlete who is caught up
+    "backfill": PriorityClass(3, 0.10),  # days of history
+}
+
+
+@dataclass(frozen=True)
+class Lane:
+    """Whose request this is: its priority class, and its athlete (athletes of one class take turns)."""
+
+    klass: str = "interactive"
+    athlete_id: int | None = None
+
+
+TURN_PAUSE = 0.05  # a request whose turn it is not polls again this soon
+TURN_ALIVE = 2.0  # a waiter that stops polling (crashed) no longer counts after this long
+# A caller just served is back within its request's time: it keeps its place that long (at most TURN_ALIVE, a
+# twentieth of the window), so a sync with one worker is not outrun by one with several.
+HOLD_SHARE = 1 / 20
+_HOST_PID = f"{socket.gethostname()}:{os.getpid()}"
 
 
 class RateBudgetExhausted(Exception):
@@ -116,14 +152,18 @@ class RateGovernor:
 
     # reservations -------------------------------------------------------------------------------
 
-    def reserve(self, counts_as_read: bool = True, *, bulk: bool = False, max_wait: float | None = None) -> None:
-        """Block until a request may be sent, and count it. Raises RateBudgetExhausted past `max_wait`."""
+    def reserve(self, counts_as_read: bool = True, *, bulk: bool = False, max_wait: float | None = None,
+                lane: Lane | None = None) -> None:
+        """Block until a request may be sent and it is its turn, and count it. Raises RateBudgetExhausted past
+        `max_wait`."""
+        lane = lane or Lane("incremental" if bulk else "interactive")
+        me = f"{_HOST_PID}:{threading.get_ident()}"
         while True:
-            wait = self._try_reserve(counts_as_read, bulk)
+            wait = self._try_reserve(counts_as_read, bulk, lane, me)
             if wait is None:
                 return
             seconds, window, budget = wait
-            if budget == "boundary":  # not a spent budget: a pause of at most twice the guard
+            if budget in ("boundary", "turn"):  # not a spent budget: a short pause
                 self.sleep(seconds)
                 continue
             if max_wait is not None and seconds > max_wait:
@@ -139,7 +179,7 @@ class RateGovernor:
                 with _waits_lock:
                     _waits.pop(key, None)
 
-    def _try_reserve(self, counts_as_read: bool, bulk: bool) -> tuple[float, str, str] | None:
+    def _try_reserve(self, counts_as_read: bool, bulk: bool, lane: Lane, me: str) -> tuple[float, str, str] | None:
         now = self.clock()
         budgets = BUDGETS if counts_as_read else ("overall",)
         with self.store.transaction() as conn:
@@ -151,19 +191,77 @@ class RateGovernor:
                 reserve = math.floor(limit * self.bulk_reserve) if bulk and window == "short" else 0
                 if used >= limit - reserve:
                     waits.append((self._next_boundary(window, now) - now + self._guard(window), window, budget))
-            if waits:
-                return max(waits)
             # A request sent this close to a boundary may be counted by the service in the next window, which
             # this ledger would start at zero: wait for the boundary instead.
-            edges = [(self._next_boundary(w, now) - now + self._guard(w), w, "boundary") for w in WINDOWS
-                     if self._next_boundary(w, now) - now < self._guard(w)]
-            if edges:
-                return max(edges)
+            waits = waits or [(self._next_boundary(w, now) - now + self._guard(w), w, "boundary") for w in WINDOWS
+                              if self._next_boundary(w, now) - now < self._guard(w)]
+            if waits:  # asleep until then: no rival of requests that can go now
+                self._waiting(conn, me, lane, alive_until=now + max(waits)[0] + TURN_ALIVE, blocked_until=now + max(waits)[0])
+                return max(waits)
+            self._waiting(conn, me, lane, alive_until=now + TURN_ALIVE, blocked_until=0.0)
+            if self._someone_before(conn, me, lane, now, ledger[("short", "read")][1]):
+                return TURN_PAUSE, "short", "turn"
             for window in WINDOWS:
                 for budget in budgets:
                     used, limit = ledger[(window, budget)]
                     self._write(conn, window, budget, self._window_start(window, now), used + 1, limit)
+            self._served(conn, me, lane, now)
         return None
+
+    # turns ----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _waiting(conn, me: str, lane: Lane, *, alive_until: float, blocked_until: float) -> None:  # type: ignore[no-untyped-def]
+        conn.execute(
+            """INSERT INTO rate_waiters (waiter, class, athlete_id, alive_until, blocked_until) VALUES (?, ?, ?, ?, ?)
+               ON CONFLICT (waiter) DO UPDATE SET class = excluded.class, athlete_id = excluded.athlete_id,
+                 alive_until = excluded.alive_until, blocked_until = excluded.blocked_until""",
+            (me, lane.klass, lane.athlete_id, alive_until, blocked_until))
+
+    def _someone_before(self, conn, me: str, lane: Lane, now: float, short_limit: int) -> bool:  # type: ignore[no-untyped-def]
+        """Whether a rival that could go now goes first: classes under their floor before those over it, then by
+        rank, then the athlete of the class with the fewest calls this window, then the one served least recently.
+        A rival just served counts for a moment (HOLD_SHARE): it is about to ask again."""
+        rivals = conn.execute("SELECT class, athlete_id FROM rate_waiters WHERE waiter != ? AND alive_until >= ? "
+                              "AND blocked_until <= ?", (me, now, now)).fetchall()
+        if not rivals:
+            return False
+        start = self._window_start("short", now)
+        used = {r["class"]: r["used"] for r in conn.execute(
+            "SELECT class, used FROM rate_class_usage WHERE window_start = ?", (start,))}
+        served = {(r["class"], r["athlete_id"]): (r["used"] if r["window_start"] == start else 0, r["last_granted"])
+                  for r in conn.execute("SELECT class, athlete_id, window_start, used, last_granted FROM rate_turns")}
+
+        def key(klass: str, athlete_id: int | None) -> tuple[bool, int, int, float]:
+            kind = CLASSES.get(klass, CLASSES["backfill"])
+            return (used.get(klass, 0) >= math.floor(kind.floor * short_limit), kind.rank,
+                    *served.get((klass, athlete_id), (0, 0.0)))
+
+        mine = key(lane.klass, lane.athlete_id)
+        return any(key(r["class"], r["athlete_id"]) < mine for r in rivals)
+
+    def _served(self, conn, me: str, lane: Lane, now: float) -> None:  # type: ignore[no-untyped-def]
+        start = self._window_start("short", now)
+        conn.execute("DELETE FROM rate_waiters WHERE alive_until < ?", (now,))
+        hold = min(TURN_ALIVE, self.lengths["short"] * HOLD_SHARE)
+        self._waiting(conn, me, lane, alive_until=now + hold, blocked_until=0.0)
+        conn.execute(
+            """INSERT INTO rate_class_usage (class, window_start, used) VALUES (?, ?, 1)
+               ON CONFLICT (class) DO UPDATE SET used = CASE WHEN window_start = excluded.window_start
+                 THEN used + 1 ELSE 1 END, window_start = excluded.window_start""", (lane.klass, start))
+        if lane.athlete_id is not None:
+            conn.execute(
+                """INSERT INTO rate_turns (class, athlete_id, window_start, used, last_granted) VALUES (?, ?, ?, 1, ?)
+                   ON CONFLICT (class, athlete_id) DO UPDATE SET used = CASE WHEN window_start = excluded.window_start
+                     THEN used + 1 ELSE 1 END, window_start = excluded.window_start,
+                     last_granted = excluded.last_granted""", (lane.klass, lane.athlete_id, start, now))
+
+    def class_usage(self) -> dict[str, int]:
+        """Calls granted per class in the current 15-minute window (fairness figures, tests)."""
+        start = self._window_start("short", self.clock())
+        with self.store.reading() as conn:
+            return {r["class"]: r["used"] for r in conn.execute(
+                "SELECT class, used FROM rate_class_usage WHERE window_start = ?", (start,))}
 
     # learning from the service ------------------------------------------------------------------
 

@@ -26,9 +26,10 @@ class FitsyncClient:
         self.subscription_state = SubscriptionState(self.store, self.cipher)
         self.shape_reports = ShapeReports(self.store)
 
-    def athlete(self, athlete_id: int, *, bulk: bool = False, max_wait: float | None = None) -> AthleteApi:
+    def athlete(self, athlete_id: int, *, bulk: bool = False, max_wait: float | None = None,
+                priority: str | None = None) -> AthleteApi:
         return AthleteApi(self.config.base_url, self.transport, self.tokens, athlete_id, bulk=bulk, max_wait=max_wait,
-                          reporter=self.shape_reports.report)
+                          reporter=self.shape_reports.report, priority=priority)
 
     def subscriptions(self) -> PushSubscriptions:
         client_id, client_secret = self.config.require_app()

@@ -125,6 +125,30 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE known_activities ADD COLUMN stats_group TEXT;
     """,
+    # 8: one app budget, many athletes, by priority (rate_governor.CLASSES): who is waiting for a turn (or was
+    # just served and will be back), what each class and each athlete of a class got in the current window.
+    """
+    CREATE TABLE rate_waiters (
+        waiter TEXT PRIMARY KEY,      -- host:pid:thread of a request waiting for its turn
+        class TEXT NOT NULL,
+        athlete_id INTEGER,
+        alive_until REAL NOT NULL,    -- a waiter that crashed stops counting after this
+        blocked_until REAL NOT NULL   -- asleep until the budget refills: no rival of requests that can go now
+    );
+    CREATE TABLE rate_class_usage (
+        class TEXT PRIMARY KEY,
+        window_start INTEGER NOT NULL,
+        used INTEGER NOT NULL
+    );
+    CREATE TABLE rate_turns (
+        class TEXT NOT NULL,
+        athlete_id INTEGER NOT NULL,
+        window_start INTEGER NOT NULL,
+        used INTEGER NOT NULL,        -- calls granted to the athlete's class work in that 15-minute window
+        last_granted REAL NOT NULL,
+        PRIMARY KEY (class, athlete_id)
+    );
+    """,
 )
 
 

@@ -17,7 +17,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from . import deadline_backend, stop_request
 from .errors import FitsyncError
-from .rate_governor import RateGovernor
+from .rate_governor import Lane, RateGovernor
 
 log = logging.getLogger(__name__)
 
@@ -85,11 +85,12 @@ class Transport:
         bulk: bool = False,
         idempotent: bool = True,
         max_wait: float | None = None,
+        lane: Lane | None = None,
         **kwargs: Any,
     ) -> httpx.Response:
         """Send with retries; returns the final response (any status but 429 and exhausted 5xx raise)."""
         for attempt in range(MAX_RATE_LIMITED):
-            response = self._with_retries(method, url, budget, bulk, idempotent, max_wait, kwargs)
+            response = self._with_retries(method, url, budget, bulk, idempotent, max_wait, kwargs, lane)
             if response.status_code != 429:
                 return response
             log.warning("429 on %s %s (%s budget): waiting for the next window", method, url_path(url),
@@ -100,7 +101,7 @@ class Transport:
 
     def _with_retries(
         self, method: str, url: str, budget: Budget | None, bulk: bool, idempotent: bool, max_wait: float | None,
-        kwargs: dict[str, Any],
+        kwargs: dict[str, Any], lane: Lane | None = None,
     ) -> httpx.Response:
         retryable = NOT_SENT + (MAYBE_SENT + (ServerError,) if idempotent else ())
         retrying = Retrying(
@@ -114,7 +115,7 @@ class Transport:
         try:
             for attempt in retrying:
                 with attempt:
-                    return self._send_once(method, url, budget, bulk, max_wait, kwargs)
+                    return self._send_once(method, url, budget, bulk, max_wait, kwargs, lane)
         except ServerError as error:
             return error.response
         except MAYBE_SENT as error:
@@ -126,11 +127,12 @@ class Transport:
         raise AssertionError("unreachable")
 
     def _send_once(
-        self, method: str, url: str, budget: Budget | None, bulk: bool, max_wait: float | None, kwargs: dict[str, Any]
+        self, method: str, url: str, budget: Budget | None, bulk: bool, max_wait: float | None, kwargs: dict[str, Any],
+        lane: Lane | None = None,
     ) -> httpx.Response:
         stop_request.checkpoint()
         if self.governor is not None and budget is not None:
-            self.governor.reserve(budget == "read", bulk=bulk, max_wait=max_wait)
+            self.governor.reserve(budget == "read", bulk=bulk, max_wait=max_wait, lane=lane)
         sent_at = time.time()
         self.calls += 1
         where, started = f"{method} {url_path(url)}", time.monotonic()

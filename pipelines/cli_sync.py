@@ -33,7 +33,8 @@ def _config() -> Config:
 
 
 @click.command()
-@click.option("--athlete", "athlete_ids", type=int, multiple=True, help="Only this athlete (repeatable).")
+@click.option("--athlete", "athlete_ids", type=int, multiple=True,
+              help="Only this athlete (repeatable); its calls go before other syncs' on a shared budget.")
 @click.option("--full", is_flag=True, help="List every activity and reconcile deletions; refresh stats, zones and starred "
               "segments whenever they were last fetched.")
 @click.option("--allow-shrink", is_flag=True,
@@ -66,7 +67,8 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
             run_id = str(uuid.uuid4())  # known before the run starts: the progress display follows its steps
             with SyncProgress(client, instance, athlete_id, run_id, out, plain=not out.is_terminal):
                 outcome = sync_athlete(config, athlete_id, instance, full=full, allow_shrink=allow_shrink,
-                                       max_wait_seconds=max_wait, log_level=DAGSTER_LOG_LEVEL, run_id=run_id)
+                                       max_wait_seconds=max_wait, log_level=DAGSTER_LOG_LEVEL, run_id=run_id,
+                                       priority="interactive" if athlete_ids else None)
             if signals.received:
                 _stopped(out, client, signals.received, athlete_id, targets[index + 1:])
             if outcome.skipped:

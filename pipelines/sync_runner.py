@@ -13,7 +13,7 @@ from dagster import (AddDynamicPartitionsRequest, DagsterInstance, DagsterRunSta
 from dagster_duckdb import DuckDBResource
 
 from fitsync.assets.cadence import REFRESH_TAG
-from fitsync.assets.common import athletes_partitions
+from fitsync.assets.common import PRIORITY_TAG, athletes_partitions
 from fitsync.client.config import FIELDS, Config
 from fitsync.client.state_store import StateStore
 
@@ -140,8 +140,9 @@ def _failure_text(error: Any) -> str:
 
 def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, full: bool = False,
                  allow_shrink: bool = False, max_wait_seconds: float = 900.0, log_level: str = "WARNING",
-                 run_id: str | None = None) -> SyncOutcome:
-    """One run of the sync job; an athlete who is not connected gets no run (and no partition)."""
+                 run_id: str | None = None, priority: str | None = None) -> SyncOutcome:
+    """One run of the sync job; an athlete who is not connected gets no run (and no partition). `priority`: the
+    rate governor's class for all its calls (rate_governor.CLASSES), instead of what the run's work implies."""
     with StateStore(config.state_path).reading() as conn:
         row = conn.execute("SELECT status FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
     if row is None or row["status"] != "connected":
@@ -152,7 +153,8 @@ def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, 
         with athlete_lock(config.home, athlete_id):
             return run_job(config, instance, "sync_athlete", partition_key=str(athlete_id),
                            run_config={"ops": {"activities": {"config": {"full": full, "allow_shrink": allow_shrink}}}},
-                           tags={"fitsync/trigger": "cli", **({REFRESH_TAG: "all"} if full else {})},
+                           tags={"fitsync/trigger": "cli", **({REFRESH_TAG: "all"} if full else {}),
+                                 **({PRIORITY_TAG: priority} if priority else {})},
                            max_wait_seconds=max_wait_seconds, log_level=log_level,
                            run_id=run_id)
     except AthleteBusy as busy:
