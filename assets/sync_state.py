@@ -139,6 +139,14 @@ def needing_among(store: StateStore, athlete_id: int, activity_ids: list[int], w
             f"AND activity_id IN ({marks})", (athlete_id, *activity_ids))}
 
 
+def queue_span(store: StateStore, athlete_id: int) -> tuple[int | None, int | None]:
+    """Start times (epoch) of the first and last activity the detail queue will fetch: newest first."""
+    with store.reading() as conn:
+        row = conn.execute("SELECT max(start_ts), min(start_ts) FROM known_activities WHERE athlete_id = ? "
+                           "AND needs_detail = 1 AND start_ts > 0", (athlete_id,)).fetchone()
+    return row[0], row[1]
+
+
 def count_needing(store: StateStore, athlete_id: int, what: str) -> int:
     column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
     with store.reading() as conn:

@@ -32,6 +32,13 @@ def _last_runs(config: Config, athlete_ids: list[int]) -> dict[int, dict[str, An
     return out
 
 
+def _span(pending: dict[str, Any]) -> str:
+    """Which activities the pending details are, in the order they come: 2026-11-20 → 2019-03-02."""
+    if not pending["details_from"]:
+        return "—"
+    return f"{pending['details_from'][:10]} → {pending['details_to'][:10]}"
+
+
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (for scripts and monitoring).")
 def status(as_json: bool) -> None:
@@ -51,14 +58,16 @@ def status(as_json: bool) -> None:
     if not report["athletes"]:
         out.print("No athletes connected: run `fitsync connect`.")
     table = Table(title="Athletes")
-    for column in ("athlete", "status", "known", "pending details / zones", "last listing", "last run"):
+    for column in ("athlete", "status", "known", "pending details / zones", "next (newest first)", "last listing",
+                   "last run"):
         table.add_column(column)
     for a in report["athletes"]:
         run = a["last_run"] or {}
         table.add_row(f"{a['athlete_id']} {a['name']}", a["status"] + (f" ({a['status_reason']})" if a["status_reason"]
                                                                       else ""),
                       str(a["known_activities"]), f"{a['pending']['details']} / {a['pending']['zones']}",
-                      a["last_listing_at"] or "never", f"{run.get('status', '—')} {run.get('ended_at') or ''}".strip())
+                      _span(a["pending"]), a["last_listing_at"] or "never",
+                      f"{run.get('status', '—')} {run.get('ended_at') or ''}".strip())
     out.print(table)
     budget = Table(title="Rate budget (this app)")
     for column in ("window", "budget", "used", "limit", "resets at"):

@@ -34,12 +34,15 @@ def collect(client: FitsyncClient, last_runs: dict[int, dict[str, Any]] | None =
                 "SELECT name, value, updated_at FROM sync_cursors WHERE athlete_id = ?", (a.athlete_id,))}
         listed = cursors.get(sync_state.LISTED_AFTER)
         full = cursors.get(sync_state.FULL_LISTED_AT)
+        first, last = sync_state.queue_span(store, a.athlete_id)
         athletes.append({
             "athlete_id": a.athlete_id, "name": a.name, "status": a.status, "status_reason": a.status_reason,
             "scopes": a.scopes.replace(",", " ").split(), "access_token_expires_at": iso(a.access_expires_at),
             "known_activities": len(sync_state.known_ids(store, a.athlete_id)),
             "pending": {"details": sync_state.count_needing(store, a.athlete_id, "detail"),
-                        "zones": sync_state.count_needing(store, a.athlete_id, "zones")},
+                        "zones": sync_state.count_needing(store, a.athlete_id, "zones"),
+                        # the order they come in: newest first, each detail with its zones
+                        "details_from": iso(first), "details_to": iso(last)},
             "last_listing_at": iso(listed[1]) if listed else None,
             "newest_start_listed": iso(listed[0]) if listed else None,
             "last_full_listing_at": iso(full[0]) if full else None,

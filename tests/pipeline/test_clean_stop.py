@@ -4,6 +4,7 @@ short exits 3 (partial) and says why."""
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import subprocess
@@ -13,6 +14,7 @@ import pytest
 
 from fitsync.assets import sync_state
 from fitsync.pipelines.athlete_lock import athlete_lock
+from fitsync.pipelines.status import iso
 
 from ..sandbox_harness import Harness, wait_until
 from .conftest import REPO, Connect, Home, add_athlete, record, record_many, subprocess_env
@@ -117,13 +119,19 @@ def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_part
     assert waits and all(re.search(rf"waiting \d+ s for the {WINDOW}-second read window \(used 1[45]/15\)", line)
                          for line in waits), lines
 
-    for _ in range(12):  # more calls than two windows hold: at least one wait of a whole window
+    for _ in range(16):  # more calls than two windows hold: at least one wait of a whole window
         record(sb, aid, days_ago=1)
     with sb.settings(**TINY):
         cut = fitsync(env, "sync", "--max-wait", "0.2")
     assert cut.returncode == 3, cut.stdout + cut.stderr
     assert f"athlete {aid}: stopped early" in cut.stderr and "rate budget" in cut.stderr, cut.stderr
     assert "continues where this stopped" in cut.stderr and "Traceback" not in cut.stderr
+    # what is pending, and in what order: newest first
+    pending = json.loads(fitsync(env, "status", "--json").stdout)["athletes"][0]["pending"]
+    [(count, newest, oldest)] = home.state("SELECT count(*), max(start_ts), min(start_ts) FROM known_activities "
+                                           "WHERE athlete_id = ? AND needs_detail = 1", aid)
+    assert pending["details"] == count > 0
+    assert (pending["details_from"], pending["details_to"]) == (iso(newest), iso(oldest))
 
 
 def test_the_demo_stops_cleanly_on_sigterm(tmp_path: Path) -> None:

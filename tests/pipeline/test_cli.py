@@ -98,7 +98,8 @@ def test_status_says_how_each_athlete_stands(sb: Harness, connect: Connect) -> N
     report = json.loads(shown.stdout)
     [athlete] = report["athletes"]
     assert (athlete["athlete_id"], athlete["status"], athlete["known_activities"]) == (aid, "connected", 4)
-    assert athlete["pending"] == {"details": 0, "zones": 0} and athlete["last_listing_at"]
+    assert athlete["pending"] == {"details": 0, "zones": 0, "details_from": None, "details_to": None}
+    assert athlete["last_listing_at"]
     assert athlete["last_run"]["status"] == "SUCCESS" and athlete["last_run"]["job"] == "sync_athlete"
     assert "activity:read_all" in athlete["scopes"]
     assert report["warehouse"]["rows"]["activities"] == 4
