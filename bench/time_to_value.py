@@ -39,6 +39,8 @@ from .common import table, target
 REAL_LIMITS = {"read_limit_short": 100, "read_limit_long": 1000, "overall_limit_short": 200, "overall_limit_long": 2000}
 PAGE = 200
 RECENT_DAYS = 30
+# The line `fitsync sync` prints when the step after the listing starts (sync_progress.PHASES).
+SUMMARIES_STEP = "loading the summaries"
 
 
 def real_time(seconds: float | None) -> str:
@@ -102,7 +104,10 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
         # What the data is, read with an app of its own (rate limits are per app): never counted below.
         inspect = sb.connected_home(aid, "bench-ttv-inspect-")
         with FitsyncClient(inspect) as client:
-            listed = _listing(sb.api_url, client.tokens.access_token(aid).reveal())
+            token = client.tokens.access_token(aid).reveal()
+        listed = _listing(sb.api_url, token)
+        starred_count = len(httpx.get(f"{sb.api_url}/segments/starred", params={"per_page": PAGE},
+                                      headers={"Authorization": f"Bearer {token}"}, timeout=60).json())
         config = sb.connected_home(aid, "bench-ttv-").replace(short_window=short, long_window=long)
         home = config.home
         now = time.time()
@@ -119,6 +124,8 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
         nights: list[dict[str, Any]] = []
         waits: list[tuple[float, float]] = []  # (bench start, bench seconds) of each rate wait the sync printed
         night_starts: list[float] = []
+        listing_done: dict[str, float] = {}  # when the sync said it was loading the summaries
+        summaries_after_listing: list[float] = []
 
         def real(now: float) -> float:
             """Real-service seconds since the first night started: whole days for the nights before this one,
@@ -144,8 +151,10 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
             except Exception:  # the loader holds the file: look again in a moment
                 return
             at = real(time.monotonic())
-            if have >= len(listed):
-                seen.setdefault("summaries", (at, calls()))
+            if have >= len(listed) and "summaries" not in seen:
+                seen["summaries"] = (at, calls())
+                if "at" in listing_done:
+                    summaries_after_listing.append(time.monotonic() - listing_done["at"])
             if recent <= done:
                 seen.setdefault("recent", (at, calls()))
             if done >= {s["id"] for s in listed}:
@@ -170,12 +179,15 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
                     into.append(line)
                     if (seconds := wait_seconds(line)) is not None:
                         waits.append((time.monotonic(), float(seconds)))
+                    if SUMMARIES_STEP in line:  # the listing is done: its last page has arrived
+                        listing_done.setdefault("at", time.monotonic())
 
             reader = threading.Thread(target=read_waits, daemon=True)
             reader.start()
             while proc.poll() is None:
                 look()
-                time.sleep(0.2)
+                # often until the summaries are in (their delay after the listing is measured to ~0.05 s)
+                time.sleep(0.2 if "summaries" in seen else 0.05)
             reader.join(timeout=10)
             look()
             err = "".join(lines)
@@ -186,6 +198,16 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
                            "bench_seconds": round(time.monotonic() - t_start, 1)})
             if "backfill" in seen:
                 break
+        # The next sync with nothing new, as a user or cron would start it (stats, zones, starred segments and
+        # efforts on their daily cadence: refreshed by the night that just ran).
+        before = calls()
+        t0 = time.monotonic()
+        quiet = subprocess.run([sys.executable, "-m", "fitsync.pipelines.cli", "sync"], check=False,
+                               env=common.env_for(config),
+                               cwd=common.REPO, capture_output=True, text=True)
+        if quiet.returncode:
+            raise RuntimeError(f"fitsync sync with nothing new failed ({quiet.returncode}): {quiet.stderr[-2000:]}")
+        no_change = {"seconds": time.monotonic() - t0, "calls": calls() - before}
     finally:
         sb.close()
 
@@ -213,6 +235,15 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
     for key, label in labels.items():
         at, spent = seen.get(key, (None, None))
         rows.append([label, real_time(at), spent, real_time(old[key]), old_calls[key], minimum[key]])
+    after_listing = summaries_after_listing[0] if summaries_after_listing else None
+    rows.append(["summaries queryable after the last listing page",
+                 "—" if after_listing is None else f"{after_listing:.2f} s", 0,
+                 real_time(old["summaries"]), "—", 0])  # before: when the night's run ended
+    # before issue 15 a sync re-pulled the profile, stats, zones, starred segments and every starred segment's
+    # efforts (one page each), then listed one page
+    old_no_change = 4 + starred_count + 1
+    rows.append(["sync with nothing new (start-up included)", f"{no_change['seconds']:.1f} s", no_change["calls"],
+                 "—", old_no_change, 2])
     main_table = table(
         f"Time to value under the real limits (time-scaled ×{scale}): one athlete, {len(listed)} activities",
         ["milestone", "fitsync: real-service time", "calls", "before issue 15 (modelled)", "calls", "minimum calls"],
@@ -226,12 +257,19 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
     recent_at = seen.get("recent", (math.inf, 0))[0]
     targets = [
         target("first answers within the first 15-minute window", real_time(summaries_at), summaries_at <= 900),
+        target("summaries queryable within 2 s after the last listing page",
+               "—" if after_listing is None else f"{after_listing:.2f} s",
+               after_listing is not None and after_listing <= 2.0),
         target("last 30 days complete in the first day", real_time(recent_at), recent_at <= day),
+        target("a sync with nothing new costs ≤ 2 calls", str(no_change["calls"]), no_change["calls"] <= 2),
+        target("a sync with nothing new takes ≤ 2 s, start-up included", f"{no_change['seconds']:.1f} s",
+               no_change["seconds"] <= 2.0),
     ]
     common.save("time-to-value", params={"activities": n, "scale": scale, "start_hour": start_hour,
                                           "limits": REAL_LIMITS},
                 tables=[main_table, night_table], targets=targets,
-                data={"seen": seen, "nights": nights, "minimum": minimum, "old": old,
+                data={"seen": seen, "nights": nights, "minimum": minimum, "old": old, "no_change": no_change,
+                      "summaries_after_listing": after_listing,
                       "run_at": dt.datetime.now(dt.timezone.utc).isoformat()},
                 started=started)
 
