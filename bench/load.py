@@ -37,6 +37,11 @@ BATCH = 500
 ACTIVITY_BASE = 20_000_000_000
 LAP_BASE, EFFORT_BASE, PER_ACTIVITY = 70_000_000_000_000, 80_000_000_000_000, 1000
 TARGET_RATIO = 50.0
+# Issue 15: 5× the load before it, which measured 150× row-by-row (96k rows/s) on the machine of the time; the ratio
+# to row-by-row, measured in the same run, carries over between machines where rows/s does not.
+BEFORE_RATIO = 150.0
+TARGET_SPEEDUP = 5.0
+MEMORY_GROWTH = 1.1
 
 
 class Templates:
@@ -266,6 +271,15 @@ def main(scales: str, template_count: int, sample: int, reload_sample: int, work
             targets.append(target(f"≥ {TARGET_RATIO:g}× row-by-row at {r['activities']:,} activities",
                                   f"{ratio:.0f}× ({r['rows_per_s']:,.0f} vs {baseline['rows_per_s']:,.0f} rows/s)",
                                   ratio >= TARGET_RATIO))
+        largest = results[-1]
+        speedup = largest["rows_per_s"] / baseline["rows_per_s"] / BEFORE_RATIO
+        targets.append(target(f"≥ {TARGET_SPEEDUP:g}× the load before issue 15 ({BEFORE_RATIO:g}× row-by-row then) at "
+                              f"{largest['activities']:,} activities", f"{speedup:.1f}×", speedup >= TARGET_SPEEDUP))
+    if len(results) > 1:
+        growth = results[-1]["peak_rss_mib"] / results[0]["peak_rss_mib"]
+        targets.append(target(f"peak memory flat in history length (≤ {MEMORY_GROWTH:g}× from "
+                              f"{results[0]['activities']:,} to {results[-1]['activities']:,} activities)",
+                              f"{growth:.2f}×", growth <= MEMORY_GROWTH))
     targets.append(target("re-load of the same data changes nothing", "0 rows written, hashes equal",
                           all(r["rows_written"] == 0 and r["unchanged"] for r in reloads)))
     common.save("load", params={"scales": sizes, "templates": template_count, "sample": sample, "batch": BATCH,

@@ -32,7 +32,7 @@ BUNDLES: dict[str, tuple[Mapping, ...]] = {
 }
 # The parent key of each bundle's batch rows: children of these parents are replaced.
 PARENT_KEY = {
-    "activity_details": "TRY_CAST(raw->>'$.id' AS BIGINT)",
+    "activity_details": "parent_id",
     "activity_zones": "batch_activity_id",
     "starred_segments": "batch_athlete_id",
 }
@@ -75,22 +75,43 @@ def load(conn: duckdb.DuckDBPyConnection, bundle: str, batch: pl.DataFrame,
 
     `parents` names the parents whose children are replaced even when the batch has none for them
     (an athlete who unstarred every segment).
+
+    Every JSON document is parsed as few times as it can be: the batch is staged with its arrays read out in one
+    parse (stage_batch), each mapping's rows are staged once (the children's replacement and the upsert share
+    them), and rows are then written set-wise: new keys inserted, existing keys updated only where they differ.
     """
-    conn.register("batch", batch.to_arrow())
+    conn.register("batch_input", batch.to_arrow())
     written: dict[str, int] = {}
     try:
         conn.execute("BEGIN")
+        stage_batch(conn)
+        mappings = BUNDLES[bundle]
+        for i, mapping in enumerate(mappings):
+            _stage_rows(conn, mapping, _stage(i))
         if bundle in PARENT_KEY:
             _delete_children(conn, bundle, parents)
-        for mapping in BUNDLES[bundle]:
-            written[mapping.table] = written.get(mapping.table, 0) + _upsert(conn, mapping)
+        for i, mapping in enumerate(mappings):
+            written[mapping.table] = written.get(mapping.table, 0) + _merge(conn, mapping, _stage(i))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     finally:
-        conn.unregister("batch")
+        conn.unregister("batch_input")
     return written
+
+
+def _stage(index: int) -> str:
+    return f"staged_rows_{index}"
+
+
+def stage_batch(conn: duckdb.DuckDBPyConnection) -> None:
+    """`batch`: the registered frame plus each document's id and arrays (m.ARRAY_PATHS), read in one parse."""
+    paths = ", ".join(f"'$.{p}'" for p in ("id", *m.ARRAY_PATHS))
+    arrays = ", ".join(f"CAST(parts[{k + 2}] AS JSON[]) AS {m.array_column(p)}" for k, p in enumerate(m.ARRAY_PATHS))
+    conn.execute(f"CREATE OR REPLACE TEMP TABLE batch AS SELECT * EXCLUDE (parts), TRY_CAST(parts[1] AS BIGINT) "
+                 f"AS parent_id, {arrays} FROM (SELECT *, json_extract_string(raw, [{paths}]) AS parts "
+                 f"FROM batch_input)")
 
 
 def _delete_children(conn: duckdb.DuckDBPyConnection, bundle: str, parents: Sequence[int] | None) -> None:
@@ -98,39 +119,54 @@ def _delete_children(conn: duckdb.DuckDBPyConnection, bundle: str, parents: Sequ
                  f"SELECT DISTINCT {PARENT_KEY[bundle]} AS id FROM batch")
     if parents:
         conn.execute("INSERT INTO replaced_parents SELECT unnest(?::BIGINT[])", [list(parents)])
-    for mapping in BUNDLES[bundle]:
+    for i, mapping in enumerate(BUNDLES[bundle]):
         column = REPLACE_COLUMN.get(mapping.table)
         if not column:
             continue
         # Rows of these parents that the new batch no longer has go; the rest are upserted in place, so
         # re-loading identical data writes nothing.
-        key_columns, source = parse_once({k: mapping.columns[k] for k in mapping.key}, mapping.source)
-        keys = ", ".join(f"{expr} AS {k}" for k, expr in key_columns.items())
-        conn.execute(f"CREATE OR REPLACE TEMP TABLE kept_keys AS SELECT DISTINCT {keys} FROM {source}")
-        match = " AND ".join(f"kept_keys.{k} = {mapping.table}.{k}" for k in mapping.key)
+        match = " AND ".join(f"kept.{k} = {mapping.table}.{k}" for k in mapping.key)
         conn.execute(f"DELETE FROM {mapping.table} WHERE {column} IN (SELECT id FROM replaced_parents) "
-                     f"AND NOT EXISTS (SELECT 1 FROM kept_keys WHERE {match})")
+                     f"AND NOT EXISTS (SELECT 1 FROM {_stage(i)} AS kept WHERE {match})")
 
 
-def upsert_sql(mapping: Mapping) -> str:
-    cols = list(mapping.columns)
+def select_sql(mapping: Mapping) -> str:
+    """The mapping's rows for this batch (keys never NULL), every field of a document read in one parse."""
     columns, source = parse_once(mapping.columns, mapping.source)
     exprs = ", ".join(f"{expr} AS {col}" for col, expr in columns.items())
+    return f"SELECT {exprs} FROM {source} WHERE " + " AND ".join(f"{k} IS NOT NULL" for k in mapping.key)
+
+
+def _stage_rows(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str) -> None:
+    """The mapping's rows, one per key. A key twice in one batch (the same object landed twice) is rare, and
+    DISTINCT ON over wide rows doubles the staging time: it runs only when a key repeats."""
+    conn.execute(f"CREATE OR REPLACE TEMP TABLE {staged} AS {select_sql(mapping)}")
+    keys = ", ".join(mapping.key)
+    if conn.execute(f"SELECT count(*) > count(DISTINCT ({keys})) FROM {staged}").fetchone()[0]:
+        conn.execute(f"CREATE OR REPLACE TEMP TABLE {staged} AS SELECT DISTINCT ON ({keys}) * FROM {staged}")
+
+
+def merge_sql(mapping: Mapping, staged: str) -> tuple[str, str]:
+    """(update, insert) statements writing staged rows: keys already stored are updated where `update_when` says
+    they differ (never their `keep_on_update` columns), new keys inserted. An anti-join and a plain insert cost a
+    fraction of INSERT … ON CONFLICT, which probes and locks every row of the batch."""
+    cols = list(mapping.columns)
     updates = [c for c in cols if c not in mapping.key and c not in mapping.keep_on_update]
-    dedupe = ", ".join(mapping.key)
-    sql = (f"INSERT INTO {mapping.table} ({', '.join(cols)}) "
-           f"SELECT DISTINCT ON ({dedupe}) * FROM (SELECT {exprs} FROM {source}) WHERE "
-           + " AND ".join(f"{k} IS NOT NULL" for k in mapping.key)
-           + f" ON CONFLICT ({', '.join(mapping.key)}) DO UPDATE SET "
-           + ", ".join(f"{c} = excluded.{c}" for c in updates))
-    if mapping.update_when:
-        sql += f" WHERE {mapping.update_when}"
-    return sql
+    match = " AND ".join(f"{mapping.table}.{k} = excluded.{k}" for k in mapping.key)
+    update = (f"UPDATE {mapping.table} SET " + ", ".join(f"{c} = excluded.{c}" for c in updates)
+              + f" FROM {staged} AS excluded WHERE {match}"
+              + (f" AND ({mapping.update_when})" if mapping.update_when else ""))
+    insert = (f"INSERT INTO {mapping.table} ({', '.join(cols)}) SELECT {', '.join(cols)} FROM {staged} "
+              f"ANTI JOIN {mapping.table} USING ({', '.join(mapping.key)})")
+    return update, insert
 
 
-def _upsert(conn: duckdb.DuckDBPyConnection, mapping: Mapping) -> int:
-    row = conn.execute(upsert_sql(mapping)).fetchone()
-    return int(row[0]) if row else 0
+def _merge(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str) -> int:
+    total = 0
+    for sql in merge_sql(mapping, staged):
+        row = conn.execute(sql).fetchone()
+        total += int(row[0]) if row else 0
+    return total
 
 
 def delete_activities(conn: duckdb.DuckDBPyConnection, activity_ids: Sequence[int], reason: str,
