@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Iterator
 
@@ -23,6 +26,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--soak-calls", type=int, default=5000, metavar="N",
                      help="API calls per process in the token-rotation soak (pytest -m slow -k soak); 5000 ≈ 3 min, "
                           "each process makes about 25 calls a second")
+
+
+# Where a test's files go when nobody chose (--basetemp): a memory-backed folder if the machine has one. The
+# suite writes real SQLite and DuckDB files and Dagster commits an event log row per step event; on a disk each
+# commit waits for fsync, which cost about a fifth of the suite's time. FITSYNC_TEST_TMP=disk keeps the default.
+MEMORY_TMP = Path("/dev/shm")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.option.basetemp or hasattr(config, "workerinput") or os.environ.get("FITSYNC_TEST_TMP") == "disk":
+        return  # chosen already, or an xdist worker (it gets a folder under the controller's)
+    if MEMORY_TMP.is_dir() and os.access(MEMORY_TMP, os.W_OK):
+        config.option.basetemp = tempfile.mkdtemp(prefix="fitsync-tests-", dir=MEMORY_TMP)
+        config.stash[_MADE_BASETEMP] = config.option.basetemp
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Memory is not a disk: the folder goes when the run ends (failed tests' files too; re-run with
+    FITSYNC_TEST_TMP=disk to keep them)."""
+    made = config.stash.get(_MADE_BASETEMP, None)
+    if made:
+        shutil.rmtree(made, ignore_errors=True)
+
+
+_MADE_BASETEMP = pytest.StashKey[str]()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
