@@ -198,8 +198,18 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
                            "bench_seconds": round(time.monotonic() - t_start, 1)})
             if "backfill" in seen:
                 break
-        # The next sync with nothing new, as a user or cron would start it (stats, zones, starred segments and
-        # efforts on their daily cadence: refreshed by the night that just ran).
+        # The next night's sync finishes what the budget left (effort histories, segments), then a sync with
+        # nothing new runs as a user or cron would start it: stats, zones, starred segments and efforts on their
+        # daily cadence. The last night may have spent its day's budget: both run the next day.
+        wait = (start_hour * 3600 / scale % long - time.time() % long) % long
+        common.out.print(f"[dim]the next night: waiting {wait:.0f} s for 03:30 (scaled)…[/]")
+        time.sleep(wait)
+        before = calls()
+        rest = subprocess.run([sys.executable, "-m", "fitsync.pipelines.cli", "sync"], check=False, env=env,
+                              cwd=common.REPO, capture_output=True, text=True)
+        if rest.returncode:
+            raise RuntimeError(f"the next night's sync did not finish ({rest.returncode}): {rest.stderr[-2000:]}")
+        next_night_calls = calls() - before
         before = calls()
         t0 = time.monotonic()
         quiet = subprocess.run([sys.executable, "-m", "fitsync.pipelines.cli", "sync"], check=False,
@@ -207,7 +217,8 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
                                cwd=common.REPO, capture_output=True, text=True)
         if quiet.returncode:
             raise RuntimeError(f"fitsync sync with nothing new failed ({quiet.returncode}): {quiet.stderr[-2000:]}")
-        no_change = {"seconds": time.monotonic() - t0, "calls": calls() - before}
+        no_change = {"seconds": time.monotonic() - t0, "calls": calls() - before,
+                     "next_night_calls": next_night_calls}
     finally:
         sb.close()
 
@@ -252,7 +263,9 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
                 "Nights start at 03:30 UTC; a night's run waits through 15-minute windows until the daily ceiling. "
                 "Calls include the profile, stats, zones and starred segments.")
     night_table = table("Nights", ["night", "calls", "exit code", "run length (real hours)", "bench seconds"],
-                        [[x["night"], x["calls"], x["exit"], x["run_real_hours"], x["bench_seconds"]] for x in nights])
+                        [[x["night"], x["calls"], x["exit"], x["run_real_hours"], x["bench_seconds"]] for x in nights]
+                        + [[f"{len(nights) + 1} (the next night: daily refreshes, what the budget left)",
+                            no_change["next_night_calls"], 0, "—", "—"]])
     summaries_at = seen.get("summaries", (math.inf, 0))[0]
     recent_at = seen.get("recent", (math.inf, 0))[0]
     targets = [
