@@ -51,10 +51,7 @@ def segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Materia
     aid = athlete_id(context.partition_key)
     session = client.athlete(aid, bulk=not is_webhook_run(context), max_wait=fitsync_api.max_wait_seconds,
                              priority=priority(context, client.store, aid))
-    with client.store.reading() as conn:
-        todo = [r[0] for r in conn.execute(
-            "SELECT segment_id FROM known_segments WHERE athlete_id = ? AND needs_detail = 1 ORDER BY segment_id",
-            (aid,))]
+    todo = sync_state.segments_to_detail(client.store, aid)
     fetched = 0
     with metered(client) as meter:
         try:

@@ -189,6 +189,15 @@ def note_segments(conn: sqlite3.Connection, athlete_id: int, segment_ids: list[i
     )
 
 
+def segments_to_detail(store: StateStore, athlete_id: int) -> list[int]:
+    """Segments whose detail is still to fetch, by value: starred ones first (the athlete chose them), then in the
+    order their efforts were seen, which is newest activity first since details are fetched newest first."""
+    with store.reading() as conn:
+        return [r[0] for r in conn.execute(
+            "SELECT segment_id FROM known_segments WHERE athlete_id = ? AND needs_detail = 1 "
+            "ORDER BY starred DESC, rowid", (athlete_id,))]
+
+
 def forget(conn: sqlite3.Connection, athlete_id: int, activity_ids: list[int]) -> None:
     conn.executemany("DELETE FROM known_activities WHERE athlete_id = ? AND activity_id = ?",
                      [(athlete_id, i) for i in activity_ids])
