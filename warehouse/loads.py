@@ -106,9 +106,14 @@ def _stage(index: int) -> str:
 
 
 def stage_batch(conn: duckdb.DuckDBPyConnection) -> None:
-    """`batch`: the registered frame plus each document's id and arrays (m.ARRAY_PATHS), read in one parse."""
+    """`batch`: the registered frame plus each document's id and arrays (m.ARRAY_PATHS), read in one parse.
+
+    Every bundle is staged the same way, so a member of one of those names that is not an array (in a kind of
+    document that has no such array, or an answer of an unknown shape) stages as NULL instead of failing the load;
+    the document itself is kept whole."""
     paths = ", ".join(f"'$.{p}'" for p in ("id", *m.ARRAY_PATHS))
-    arrays = ", ".join(f"CAST(parts[{k + 2}] AS JSON[]) AS {m.array_column(p)}" for k, p in enumerate(m.ARRAY_PATHS))
+    arrays = ", ".join(f"TRY_CAST(parts[{k + 2}] AS JSON[]) AS {m.array_column(p)}"
+                       for k, p in enumerate(m.ARRAY_PATHS))
     conn.execute(f"CREATE OR REPLACE TEMP TABLE batch AS SELECT * EXCLUDE (parts), TRY_CAST(parts[1] AS BIGINT) "
                  f"AS parent_id, {arrays} FROM (SELECT *, json_extract_string(raw, [{paths}]) AS parts "
                  f"FROM batch_input)")

@@ -208,14 +208,36 @@ def test_deleting_an_activity_removes_children_and_records_the_audit(warehouse: 
     assert audit == [(payloads["athlete_id"], "webhook delete", victim)]
 
 
+class FailingAt:
+    """A real connection whose statements starting with `prefix` fail, as a full disk or a lost file would."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection, prefix: str) -> None:
+        self.conn, self.prefix, self.failed = conn, prefix, False
+
+    def execute(self, sql: str, *args: Any) -> duckdb.DuckDBPyConnection:
+        if sql.startswith(self.prefix):
+            self.failed = True
+            raise duckdb.IOException(f"injected failure: {sql[:40]}")
+        return self.conn.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.conn, name)
+
+
 def test_a_failed_batch_leaves_nothing_behind(warehouse: Path, payloads: dict[str, Any]) -> None:
-    """Laps that are not a list fail the batch after the activity and its splits were written: all rolled back."""
+    """The laps failing to write, after the activity and its splits were written: the whole batch rolls back."""
     load_all(warehouse, payloads)
     before = dump(warehouse)
-    broken = {**payloads["details"][1], "name": "half-written", "laps": 5}
+    changed = {**payloads["details"][1], "name": "half-written",
+               "splits_metric": payloads["details"][1]["splits_metric"][:1]}
     with db.writing(warehouse) as conn:
+        failing = FailingAt(conn, "INSERT INTO laps")
         with pytest.raises(duckdb.Error):
-            loads.load(conn, "activity_details", loads.frame([broken], athlete_id=payloads["athlete_id"]))
+            loads.load(failing, "activity_details",  # type: ignore[arg-type]
+                       loads.frame([{**changed, "laps": [{**lap, "id": lap["id"] + 10**12}
+                                                         for lap in changed["laps"]]}],
+                                   athlete_id=payloads["athlete_id"]))
+        assert failing.failed
     assert dump(warehouse) == before
 
 
@@ -249,3 +271,19 @@ def test_readers_wait_for_a_writer_instead_of_failing(warehouse: Path, caplog: p
     holder.wait(timeout=30)
     reader.join(timeout=30)
     assert result == [0]
+
+
+def test_a_member_named_like_an_array_but_not_one_loads_and_is_kept(warehouse: Path, payloads: dict[str, Any]) -> None:
+    """Every bundle's documents are staged with their arrays read out: a summary of an unknown shape whose `laps`
+    is an object, or a detail whose `splits_metric` is a number, loads its own row and keeps the member raw."""
+    aid = payloads["athlete_id"]
+    summary = {**payloads["summaries"][0], "laps": {"count": 3}}
+    detail = {**payloads["details"][1], "splits_metric": 7}
+    with db.writing(warehouse) as conn:
+        loads.load(conn, "activity_summaries", loads.frame([summary], athlete_id=aid))
+        loads.load(conn, "activity_details", loads.frame([detail], athlete_id=aid))
+    with db.reading(warehouse) as conn:
+        assert conn.execute("SELECT summary_raw->>'$.laps.count' FROM activities WHERE activity_id = ?",
+                            [summary["id"]]).fetchone() == ("3",)
+        assert conn.execute("SELECT count(*) FROM splits_metric WHERE activity_id = ?", [detail["id"]]).fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM laps WHERE activity_id = ?", [detail["id"]]).fetchone()[0] > 0
