@@ -16,7 +16,6 @@ from dagster import (AssetExecutionContext, AssetSelection, AutomationCondition,
 from dagster_duckdb import DuckDBResource
 
 from fitsync.warehouse import analysis, db
-from fitsync.warehouse import report as reports
 
 from .common import athlete_id, athletes_partitions
 
@@ -46,7 +45,7 @@ def _materialize(context: AssetExecutionContext, duckdb_warehouse: DuckDBResourc
     athlete = athlete_id(context.partition_key)
     folder = output_dir(duckdb_warehouse.database, "analysis", athlete)
     folder.mkdir(parents=True, exist_ok=True)
-    reports.ensure_schema(duckdb_warehouse.database)
+    db.ensure_schema(duckdb_warehouse.database)
     frames: dict[str, pl.DataFrame] = {}
     with db.reading(duckdb_warehouse.database) as conn:
         tables = analysis.Tables(conn, athlete)
@@ -119,6 +118,8 @@ def volume(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> 
        group_name=GROUP, kinds={"html"}, automation_condition=EAGER)
 def report(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
     """The athlete's HTML report (self-contained, opens offline) and a PNG per chart."""
+    from fitsync.warehouse import report as reports  # charting libraries: loaded only to draw (≈ 0.4 s)
+
     athlete = athlete_id(context.partition_key)
     result = reports.build_report(duckdb_warehouse.database,
                                   output_dir(duckdb_warehouse.database, "reports", athlete), athlete)

@@ -16,6 +16,7 @@ from fitsync.client.config import Config, ConfigError
               help="Folder for the report (default: FITSYNC_HOME/reports); one subfolder per athlete.")
 def report(athlete_id: int | None, out_dir: Path | None) -> None:
     """Write a self-contained HTML training report with charts (PMC, volume, zones, segments, Eddington, YTD)."""
+    from fitsync.warehouse import db
     from fitsync.warehouse import report as reports  # charting libraries load in a second: only when needed
 
     try:
@@ -27,7 +28,7 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
         raise click.ClickException(f"no warehouse at {warehouse}: run `fitsync sync` first")
     out_dir = out_dir or home / "reports"
     try:
-        reports.ensure_schema(warehouse)
+        db.ensure_schema(warehouse)
         athletes = [athlete_id] if athlete_id is not None else reports.athletes_in(warehouse)
         if not athletes:
             raise click.ClickException("the warehouse has no activities yet: run `fitsync sync` first")

@@ -73,6 +73,17 @@ def migrate(path: Path | str) -> int:
         return conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0]
 
 
+def ensure_schema(warehouse_path: Path | str) -> None:
+    """Migrate a warehouse older than this fitsync (read first: a current one takes no write lock)."""
+    latest = max(v for v, _, _ in migration_scripts())
+    with reading(warehouse_path) as conn:
+        has_table = conn.execute("SELECT count(*) FROM information_schema.tables "
+                                 "WHERE table_name = 'schema_migrations'").fetchall()[0][0]
+        current = conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0] if has_table else 0
+    if (current or 0) < latest:
+        migrate(warehouse_path)
+
+
 def _in_transaction(conn: duckdb.DuckDBPyConnection, script: str, record: str, values: list[object]) -> None:
     """The script and the row recording it, all or nothing."""
     conn.execute("BEGIN")

@@ -52,23 +52,12 @@ def athletes_in(warehouse_path: Path | str) -> list[int]:
         return [r[0] for r in conn.execute("SELECT DISTINCT athlete_id FROM activities ORDER BY 1").fetchall()]
 
 
-def ensure_schema(warehouse_path: Path | str) -> None:
-    """Apply the analysis migration if this warehouse predates it (a short write; reads need no lock)."""
-    latest = max(v for v, _, _ in db.migration_scripts())
-    with db.reading(warehouse_path) as conn:
-        has_table = conn.execute("SELECT count(*) FROM information_schema.tables "
-                                 "WHERE table_name = 'schema_migrations'").fetchall()[0][0]
-        current = conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0] if has_table else 0
-    if (current or 0) < latest:
-        db.migrate(warehouse_path)
-
-
 def build_report(warehouse_path: Path | str, out_dir: Path | str, athlete_id: int | None = None) -> ReportResult:
     """Write out_dir/report.html and one PNG per chart for the athlete (the only one, when None)."""
     warehouse_path, out_dir = Path(warehouse_path), Path(out_dir)
     if not warehouse_path.exists():
         raise ReportError(f"no warehouse at {warehouse_path}: run `fitsync sync` first")
-    ensure_schema(warehouse_path)
+    db.ensure_schema(warehouse_path)
     known = athletes_in(warehouse_path)
     if athlete_id is None:
         if len(known) != 1:
