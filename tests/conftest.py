@@ -30,14 +30,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 # Where a test's files go when nobody chose (--basetemp): a memory-backed folder if the machine has one. The
 # suite writes real SQLite and DuckDB files and Dagster commits an event log row per step event; on a disk each
-# commit waits for fsync, which cost about a fifth of the suite's time. FITSYNC_TEST_TMP=disk keeps the default.
+# commit waits for fsync, which cost about a fifth of the suite's time. FITSYNC_TEST_TMP=disk keeps the default,
+# and so does a small /dev/shm (containers often have 64 MiB): the suite's files reach about 1 GiB.
 MEMORY_TMP = Path("/dev/shm")
+MEMORY_TMP_NEEDS = 4 * 2**30
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.option.basetemp or hasattr(config, "workerinput") or os.environ.get("FITSYNC_TEST_TMP") == "disk":
         return  # chosen already, or an xdist worker (it gets a folder under the controller's)
-    if MEMORY_TMP.is_dir() and os.access(MEMORY_TMP, os.W_OK):
+    if (MEMORY_TMP.is_dir() and os.access(MEMORY_TMP, os.W_OK)
+            and shutil.disk_usage(MEMORY_TMP).free >= MEMORY_TMP_NEEDS):
         config.option.basetemp = tempfile.mkdtemp(prefix="fitsync-tests-", dir=MEMORY_TMP)
         config.stash[_MADE_BASETEMP] = config.option.basetemp
 
