@@ -204,21 +204,18 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
         wait = (start_hour * 3600 / scale % long - time.time() % long) % long
         common.out.print(f"[dim]the next night: waiting {wait:.0f} s for 03:30 (scaled)…[/]")
         time.sleep(wait)
-        before = calls()
-        rest = subprocess.run([sys.executable, "-m", "fitsync.pipelines.cli", "sync"], check=False, env=env,
-                              cwd=common.REPO, capture_output=True, text=True)
-        if rest.returncode:
-            raise RuntimeError(f"the next night's sync did not finish ({rest.returncode}): {rest.stderr[-2000:]}")
-        next_night_calls = calls() - before
-        before = calls()
-        t0 = time.monotonic()
-        quiet = subprocess.run([sys.executable, "-m", "fitsync.pipelines.cli", "sync"], check=False,
-                               env=common.env_for(config),
-                               cwd=common.REPO, capture_output=True, text=True)
-        if quiet.returncode:
-            raise RuntimeError(f"fitsync sync with nothing new failed ({quiet.returncode}): {quiet.stderr[-2000:]}")
-        no_change = {"seconds": time.monotonic() - t0, "calls": calls() - before,
-                     "next_night_calls": next_night_calls}
+        def sync_to_the_end(sync_env: dict[str, str], what: str) -> tuple[float, int]:
+            """`fitsync sync` run whole: (wall seconds, calls)."""
+            before, t0 = calls(), time.monotonic()
+            done = subprocess.run([sys.executable, "-m", "fitsync.pipelines.cli", "sync"], check=False, env=sync_env,
+                                  cwd=common.REPO, capture_output=True, text=True)
+            if done.returncode:
+                raise RuntimeError(f"{what} did not finish ({done.returncode}): {done.stderr[-2000:]}")
+            return time.monotonic() - t0, calls() - before
+
+        _, next_night_calls = sync_to_the_end(env, "the next night's sync")
+        seconds, spent = sync_to_the_end(common.env_for(config), "the sync with nothing new")
+        no_change = {"seconds": seconds, "calls": spent, "next_night_calls": next_night_calls}
     finally:
         sb.close()
 
