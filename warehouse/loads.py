@@ -109,19 +109,22 @@ def stage_batch(conn: duckdb.DuckDBPyConnection) -> None:
     """`batch`: the registered frame plus each document's id and arrays (m.ARRAY_PATHS), read in one parse.
 
     Every bundle is staged the same way, so a member of one of those names that is not an array (in a kind of
-    document that has no such array, or an answer of an unknown shape) stages as NULL instead of failing the load;
-    the document itself is kept whole."""
+    document that has no such array, or an answer of an unknown shape) stages as NULL instead of failing the load,
+    and the children stored for that document are left as they are."""
     paths = ", ".join(f"'$.{p}'" for p in ("id", *m.ARRAY_PATHS))
     arrays = ", ".join(f"TRY_CAST(parts[{k + 2}] AS JSON[]) AS {m.array_column(p)}"
                        for k, p in enumerate(m.ARRAY_PATHS))
+    # such a document's children are not replaced (its stored ones stay): an odd answer is no proof they are gone
+    odd = " OR ".join(f"(parts[{k + 2}] IS NOT NULL AND TRY_CAST(parts[{k + 2}] AS JSON[]) IS NULL)"
+                      for k in range(len(m.ARRAY_PATHS)))
     conn.execute(f"CREATE OR REPLACE TEMP TABLE batch AS SELECT * EXCLUDE (parts), TRY_CAST(parts[1] AS BIGINT) "
-                 f"AS parent_id, {arrays} FROM (SELECT *, json_extract_string(raw, [{paths}]) AS parts "
-                 f"FROM batch_input)")
+                 f"AS parent_id, {arrays}, {odd} AS odd_arrays FROM (SELECT *, json_extract_string(raw, [{paths}]) "
+                 f"AS parts FROM batch_input)")
 
 
 def _delete_children(conn: duckdb.DuckDBPyConnection, bundle: str, parents: Sequence[int] | None) -> None:
     conn.execute("CREATE OR REPLACE TEMP TABLE replaced_parents AS "
-                 f"SELECT DISTINCT {PARENT_KEY[bundle]} AS id FROM batch")
+                 f"SELECT DISTINCT {PARENT_KEY[bundle]} AS id FROM batch WHERE NOT odd_arrays")
     if parents:
         conn.execute("INSERT INTO replaced_parents SELECT unnest(?::BIGINT[])", [list(parents)])
     for i, mapping in enumerate(BUNDLES[bundle]):

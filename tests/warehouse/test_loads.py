@@ -275,15 +275,22 @@ def test_readers_wait_for_a_writer_instead_of_failing(warehouse: Path, caplog: p
 
 def test_a_member_named_like_an_array_but_not_one_loads_and_is_kept(warehouse: Path, payloads: dict[str, Any]) -> None:
     """Every bundle's documents are staged with their arrays read out: a summary of an unknown shape whose `laps`
-    is an object, or a detail whose `splits_metric` is a number, loads its own row and keeps the member raw."""
+    is an object loads its row and keeps the member raw; a re-pulled detail whose `splits_metric` is a number
+    loads, and the splits stored before stay (an odd answer is no proof they are gone)."""
     aid = payloads["athlete_id"]
+    before = payloads["details"][1]
+    with db.writing(warehouse) as conn:
+        loads.load(conn, "activity_details", loads.frame([before], athlete_id=aid))
     summary = {**payloads["summaries"][0], "laps": {"count": 3}}
-    detail = {**payloads["details"][1], "splits_metric": 7}
+    detail = {**before, "name": "renamed", "splits_metric": 7}
     with db.writing(warehouse) as conn:
         loads.load(conn, "activity_summaries", loads.frame([summary], athlete_id=aid))
         loads.load(conn, "activity_details", loads.frame([detail], athlete_id=aid))
     with db.reading(warehouse) as conn:
         assert conn.execute("SELECT summary_raw->>'$.laps.count' FROM activities WHERE activity_id = ?",
                             [summary["id"]]).fetchone() == ("3",)
-        assert conn.execute("SELECT count(*) FROM splits_metric WHERE activity_id = ?", [detail["id"]]).fetchone() == (0,)
-        assert conn.execute("SELECT count(*) FROM laps WHERE activity_id = ?", [detail["id"]]).fetchone()[0] > 0
+        assert conn.execute("SELECT name FROM activities WHERE activity_id = ?", [detail["id"]]).fetchone() == ("renamed",)
+        assert conn.execute("SELECT count(*) FROM splits_metric WHERE activity_id = ?",
+                            [detail["id"]]).fetchone() == (len(before["splits_metric"]),) != (0,)
+        assert conn.execute("SELECT count(*) FROM laps WHERE activity_id = ?", [detail["id"]]).fetchone() == (
+            len(before["laps"]),)
