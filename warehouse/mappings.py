@@ -25,8 +25,8 @@ class Mapping:
 
 
 # The arrays of a batch document that mappings unnest. A load reads them, and the document's id, out of each
-# document once (loads.stage_batch: one parse for all of them) into columns `arr__<path>` (JSON[]) and
-# `parent_id`; a mapping then unnests its column instead of parsing the whole document again.
+# document in the one parse of the batch (staging.py) into columns `arr__<path>` and `parent_id`; a mapping then
+# unnests its column instead of parsing the whole document again.
 ARRAY_PATHS = ("splits_metric", "laps", "segment_efforts", "zones")
 
 
@@ -35,13 +35,13 @@ def array_column(path: str) -> str:
 
 
 def _unnest_select(path: str) -> str:
-    """Rows of (batch columns…, item, idx) for each element of a JSON array, with its 1-based position."""
+    """Rows of (batch columns…, item, idx) for each element of an array, with its 1-based position."""
     assert path in ARRAY_PATHS, path
     arr = array_column(path)
     return f"SELECT *, unnest({arr}) AS item, generate_subscripts({arr}, 1) AS idx FROM batch WHERE {arr} IS NOT NULL"
 
 
-def _unnest(path: str) -> str:
+def unnest_source(path: str) -> str:
     return f"({_unnest_select(path)})"
 
 
@@ -101,7 +101,7 @@ SPLITS = Mapping(
     {"activity_id": "parent_id", **columns("item", {
         "split": "INTEGER", "distance": "DOUBLE", "elapsed_time": "INTEGER", "moving_time": "INTEGER",
         "elevation_difference": "DOUBLE", "average_speed": "DOUBLE", "pace_zone": "INTEGER"}), "raw": "item"},
-    source=_unnest("splits_metric"), update_when="splits_metric.raw IS DISTINCT FROM excluded.raw",
+    source=unnest_source("splits_metric"), update_when="splits_metric.raw IS DISTINCT FROM excluded.raw",
 )
 
 LAPS = Mapping(
@@ -112,7 +112,7 @@ LAPS = Mapping(
         "average_cadence": "DOUBLE", "device_watts": "BOOLEAN", "average_watts": "DOUBLE", "start_index": "INTEGER",
         "end_index": "INTEGER", "split": "INTEGER"}),
      "start_date": instant("start_date", "item"), "start_date_local": local("start_date_local", "item"), "raw": "item"},
-    source=_unnest("laps"), update_when="laps.raw IS DISTINCT FROM excluded.raw",
+    source=unnest_source("laps"), update_when="laps.raw IS DISTINCT FROM excluded.raw",
 )
 
 EFFORT_COLUMNS = {
@@ -130,7 +130,7 @@ EFFORT_COLUMNS = {
     "achievements": json_of("achievements", "item"),
     "raw": "item",
 }
-EFFORTS = Mapping("segment_efforts", ("effort_id",), EFFORT_COLUMNS, source=_unnest("segment_efforts"),
+EFFORTS = Mapping("segment_efforts", ("effort_id",), EFFORT_COLUMNS, source=unnest_source("segment_efforts"),
                   update_when="segment_efforts.raw IS DISTINCT FROM excluded.raw")
 
 def segment_columns(src: str) -> dict[str, str]:
@@ -174,13 +174,13 @@ ACTIVITY_ZONES = Mapping(
     {"activity_id": "batch_activity_id", "zone_type": text("type", "item"), "score": val("score", "DOUBLE", "item"),
      "sensor_based": val("sensor_based", "BOOLEAN", "item"), "points": val("points", "INTEGER", "item"),
      "custom_zones": val("custom_zones", "BOOLEAN", "item"), "raw": "item"},
-    source=_unnest("zones"), update_when="activity_zones.raw IS DISTINCT FROM excluded.raw",
+    source=unnest_source("zones"), update_when="activity_zones.raw IS DISTINCT FROM excluded.raw",
 )
 
 ZONE_BUCKETS_SOURCE = (
     "(SELECT batch_activity_id, zone->>'$.type' AS zone_type, unnest(buckets) AS bucket, "
     "generate_subscripts(buckets, 1) AS bucket_index FROM (SELECT batch_activity_id, item AS zone, "
-    "CAST(json_extract(item, '$.distribution_buckets') AS JSON[]) AS buckets FROM " + _unnest("zones") + "))"
+    "CAST(json_extract(item, '$.distribution_buckets') AS JSON[]) AS buckets FROM " + unnest_source("zones") + "))"
 )
 ACTIVITY_ZONE_BUCKETS = Mapping(
     "activity_zone_buckets", ("activity_id", "zone_type", "bucket_index"),
@@ -245,7 +245,7 @@ ATHLETE_ZONES_SOURCE = (
     "(SELECT batch_athlete_id, snapshot_date, fetched_at, coalesce(raw->>'$.shape', 'array') AS shape, item AS zone, "
     "coalesce(json_extract(item, '$.received'), item) AS received, unnest(buckets) AS bucket, "
     "generate_subscripts(buckets, 1) AS bucket_index FROM (SELECT *, "
-    "CAST(json_extract(item, '$.distribution_buckets') AS JSON[]) AS buckets FROM " + _unnest("zones") + "))"
+    "CAST(json_extract(item, '$.distribution_buckets') AS JSON[]) AS buckets FROM " + unnest_source("zones") + "))"
 )
 ATHLETE_ZONES = Mapping(
     "athlete_zones", ("athlete_id", "snapshot_date", "zone_type", "bucket_index"),

@@ -1,0 +1,112 @@
+"""How a batch's documents are read: each parsed once, into one struct holding every field and array its bundle uses.
+
+A load stages the batch as `batch`: the frame's columns, `doc = json_transform(raw, structure)` (a VARCHAR leaf for
+every field the bundle's mappings read from the document, a list for every array they unnest), the document's
+`parent_id` and one column `arr__<path>` per array. An array whose elements are only read field by field (splits,
+laps) is transformed into a list of structs in that same parse; one whose elements are also kept whole (efforts,
+zones) into a list of JSON texts, each read again by its own mapping. The mappings' `src->>'$.path'` reads are then
+rewritten into members of these structs (expressions.parse_once): same values (json_transform gives a VARCHAR the
+text `->>` gives, NULL where the document has another shape), one parse per document.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from .expressions import FIELD_READ, graft, parse_once
+from .mappings import ARRAY_PATHS, Mapping, array_column, unnest_source
+
+ITEM = "item"
+BARE_ITEM = re.compile(r"\bitem\b")
+
+
+@dataclass
+class Plan:
+    """How a bundle's documents are parsed: one typed transform (`doc`), and the arrays also kept as JSON texts."""
+
+    structure: dict[str, object] = field(default_factory=dict)
+    arrays: tuple[str, ...] = ()
+    typed: frozenset[str] = frozenset()
+    texts: tuple[str, ...] = ()
+
+    def source(self, mapping: Mapping) -> str:
+        """The mapping's source; a plain unnest of a typed array unnests its structs beside its texts."""
+        for path in self.typed:
+            if mapping.source == unnest_source(path):
+                texts = f"unnest({array_column(path)}) AS item, " if path in self.texts else ""
+                return (f"(SELECT *, {texts}unnest(doc['{path}']) AS item__fields, generate_subscripts(doc['{path}'], "
+                        f"1) AS idx FROM batch WHERE doc['{path}'] IS NOT NULL)")
+        return mapping.source
+
+    def staged(self, mapping: Mapping) -> dict[str, tuple[str, dict[str, object]]]:
+        """The sources of this mapping already parsed: `raw` as `doc`, a typed array's `item` as `item__fields`."""
+        known: dict[str, tuple[str, dict[str, object]]] = {"raw": ("doc", self.structure)}
+        for path in self.typed:
+            if mapping.source == unnest_source(path):
+                element = self.structure[path]
+                assert isinstance(element, list)
+                known[ITEM] = ("item__fields", element[0])
+        return known
+
+
+def plan(mappings: tuple[Mapping, ...]) -> Plan:
+    """The parse of a bundle's documents: every field its mappings read (and the id), every array they unnest.
+
+    An array a mapping unnests plainly is typed in the document's transform, each element a struct of the fields
+    read; it is also staged as JSON texts when a mapping keeps its elements whole or reads them another way."""
+    structure: dict[str, object] = {}
+    graft(structure, "$.id")
+    arrays = tuple(p for p in ARRAY_PATHS if any(array_column(p) in m.source for m in mappings))
+    typed, texts = [], []
+    for path in arrays:
+        users = [m for m in mappings if array_column(path) in m.source]
+        plain = [m for m in users if m.source == unnest_source(path)]
+        element: dict[str, object] = {}
+        for m in plain:
+            for expr in m.columns.values():
+                for src, read in FIELD_READ.findall(expr):
+                    if src == ITEM:
+                        graft(element, read)
+        if element:
+            structure[path] = [element]
+            typed.append(path)
+        if len(plain) < len(users) or any(BARE_ITEM.search(FIELD_READ.sub("", e)) for m in plain
+                                          for e in m.columns.values()):
+            texts.append(path)
+    for m in mappings:
+        for expr in m.columns.values():
+            for src, read in FIELD_READ.findall(expr):
+                if src == "raw":
+                    graft(structure, read)
+    return Plan(structure, arrays, frozenset(typed), tuple(texts))
+
+
+def stage_sql(p: Plan) -> str:
+    """`batch`: the registered frame, each document parsed once (`doc`; arrays kept as JSON texts once more in the
+    same statement), its id and its arrays.
+
+    A document whose member of an array's name is something else (an answer of an unknown shape) stages that array
+    as NULL and is flagged `odd_arrays`: the children stored for it are left as they are, since an odd answer is no
+    proof they are gone. The check parses the document again only for the rare document without that array."""
+    structure = json.dumps(p.structure, separators=(",", ":"))
+    texts = json.dumps({a: ["JSON"] for a in p.texts}, separators=(",", ":"))
+    arrays = "".join(f", texts['{a}'] AS {array_column(a)}" for a in p.texts)
+    present = {a: f"doc['{a}']" if a in p.typed else array_column(a) for a in p.arrays}
+    odd = " OR ".join(f"(CASE WHEN {present[a]} IS NULL THEN coalesce(json_type(raw, '$.{a}') <> 'NULL', false) "
+                      f"ELSE false END)" for a in p.arrays) or "false"
+    parsed = f"json_transform(raw, '{structure}') AS doc" + (f", json_transform(raw, '{texts}') AS texts"
+                                                              if p.texts else "")
+    return (f"CREATE OR REPLACE TEMP TABLE batch AS SELECT *, {odd} AS odd_arrays FROM (SELECT * EXCLUDE (texts), "
+            f"TRY_CAST(doc['id'] AS BIGINT) AS parent_id{arrays} FROM (SELECT *, {parsed} FROM batch_input))"
+            if p.texts else
+            f"CREATE OR REPLACE TEMP TABLE batch AS SELECT *, TRY_CAST(doc['id'] AS BIGINT) AS parent_id, {odd} "
+            f"AS odd_arrays FROM (SELECT *, {parsed} FROM batch_input)")
+
+
+def select_sql(mapping: Mapping, p: Plan) -> str:
+    """The mapping's rows for this batch (keys never NULL), every field of a document read in one parse."""
+    columns, source = parse_once(mapping.columns, p.source(mapping), p.staged(mapping))
+    exprs = ", ".join(f"{expr} AS {col}" for col, expr in columns.items())
+    return f"SELECT {exprs} FROM {source} WHERE " + " AND ".join(f"{k} IS NOT NULL" for k in mapping.key)
