@@ -213,23 +213,33 @@ FROM activity_zone_seconds
 GROUP BY athlete_id, month_start, year, month, zone_type, zone
 ORDER BY athlete_id, month_start, zone_type, zone;
 
--- Seiler's polarization index (Treff et al. 2019) from the seconds in zones 1, 2 and 3: log10(z1 / z2 * z3 * 100)
--- over the shares; NULL when any zone has no time (polarization_note says which). Macros, so analysts can apply
--- them to their own groupings: SELECT polarization_index(sum(z1_seconds), sum(z2_seconds), sum(z3_seconds)) ...
+-- Seiler's polarization index (Treff et al. 2019, Front. Physiol. 10:707) from the seconds in zones 1, 2 and 3, with
+-- the paper's own rules. On the shares f1, f2, f3 (fractions, not percent):
+--   PI = log10(f1 / f2 * f3 * 100)                        (eq. 1)
+--   f2 = 0: PI = log10(f1 / 0.01 * (f3 - 0.01) * 100)     (eq. 2: 1 % moved from zone 3 to zone 2)
+--   f3 = 0: PI = 0 by definition (no high-intensity time: not polarized)
+--   f3 > f1: no PI (not a valid distribution for the index)
+-- Eq. 2 reproduces the paper's Table 1 (80/0/20 -> 3.18, 72/0/28 -> 3.29); with f2 = 0 and f3 <= 1 % it has no
+-- value and PI is 0, as for f3 = 0. polarization_note says which rule gave the value. Macros, so analysts can
+-- apply them to their own groupings: SELECT polarization_index(sum(z1_seconds), sum(z2_seconds), sum(z3_seconds))
 CREATE OR REPLACE MACRO polarization_index(z1, z2, z3) AS
-    CASE WHEN z1 > 0 AND z2 > 0 AND z3 > 0
-         THEN log10((z1 / (z1 + z2 + z3)) / (z2 / (z1 + z2 + z3)) * (z3 / (z1 + z2 + z3)) * 100) END;
+    CASE WHEN z1 + z2 + z3 <= 0 OR z3 > z1 THEN NULL
+         WHEN z3 = 0 THEN 0.0
+         WHEN z2 = 0 THEN CASE WHEN z3 / (z1 + z2 + z3) > 0.01
+                               THEN log10((z1 / (z1 + z2 + z3)) / 0.01 * (z3 / (z1 + z2 + z3) - 0.01) * 100)
+                               ELSE 0.0 END
+         ELSE log10((z1 / (z1 + z2 + z3)) / (z2 / (z1 + z2 + z3)) * (z3 / (z1 + z2 + z3)) * 100) END;
 
 CREATE OR REPLACE MACRO polarization_note(z1, z2, z3) AS
-    CASE WHEN z1 + z2 + z3 = 0 THEN 'undefined: no time in mapped zones'
-         WHEN z2 = 0 THEN 'undefined: no zone-2 time'
-         WHEN z3 = 0 THEN 'undefined: no zone-3 time'
-         WHEN z1 = 0 THEN 'undefined: no zone-1 time'
+    CASE WHEN z1 + z2 + z3 <= 0 THEN 'undefined: no time in mapped zones'
+         WHEN z3 > z1 THEN 'not valid: more zone-3 than zone-1 time'
+         WHEN z3 = 0 THEN 'zone 3 is 0: PI 0 by definition'
+         WHEN z2 = 0 AND z3 / (z1 + z2 + z3) > 0.01 THEN 'zone 2 is 0: eq. 2 (1 % of zone 3 moved to zone 2)'
+         WHEN z2 = 0 THEN 'zone 2 is 0 and zone 3 at most 1 %: PI 0, as for zone 3 = 0'
          ELSE 'ok' END;
 
--- Seiler's three zones per period and zone type, their shares, and the polarization index
--- PI = log10(z1 / z2 * z3 * 100) on the shares (Treff et al. 2019). PI is NULL when a zone has no time (it
--- would be infinite or undefined) and pi_note says which; time in buckets without a mapping is unmapped_seconds.
+-- Seiler's three zones per period and zone type, their shares, and the polarization index with Treff's rules
+-- (above; pi_note says which rule applied); time in buckets without a mapping is unmapped_seconds.
 -- grain 'week': period_start is the ISO week's Monday; 'month': the first of the month. The two views below add
 -- their calendar columns.
 CREATE OR REPLACE MACRO seiler_split(grain) AS TABLE
@@ -692,8 +702,8 @@ COMMENT ON COLUMN seiler_weekly.unmapped_seconds IS 'Time in buckets analysis_se
 COMMENT ON COLUMN seiler_weekly.z1_share IS 'z1_seconds / total_seconds (0-1); NULL when total_seconds is 0';
 COMMENT ON COLUMN seiler_weekly.z2_share IS 'z2_seconds / total_seconds (0-1); NULL when total_seconds is 0';
 COMMENT ON COLUMN seiler_weekly.z3_share IS 'z3_seconds / total_seconds (0-1); NULL when total_seconds is 0';
-COMMENT ON COLUMN seiler_weekly.polarization_index IS 'log10(z1_share / z2_share * z3_share * 100) (Treff et al. 2019); above 2 is polarized; NULL when a zone has no time';
-COMMENT ON COLUMN seiler_weekly.pi_note IS 'ok, or why polarization_index is NULL, e.g. undefined: no zone-2 time';
+COMMENT ON COLUMN seiler_weekly.polarization_index IS 'log10(z1_share / z2_share * z3_share * 100) (Treff et al. 2019) with the paper''s rules for a zone without time (pi_note, docs/analysis.md); above 2 is polarized';
+COMMENT ON COLUMN seiler_weekly.pi_note IS 'Which of Treff''s rules gave polarization_index: ok (eq. 1), zone 2 is 0 (eq. 2), zone 3 is 0 (PI 0), not valid (more zone-3 than zone-1 time: NULL), undefined (no time: NULL)';
 
 COMMENT ON VIEW seiler_monthly IS 'Per athlete, month and zone type: time in Seiler''s three zones, their shares and the polarization index';
 COMMENT ON COLUMN seiler_monthly.athlete_id IS 'The athlete';
@@ -709,8 +719,8 @@ COMMENT ON COLUMN seiler_monthly.unmapped_seconds IS 'Time in buckets analysis_s
 COMMENT ON COLUMN seiler_monthly.z1_share IS 'z1_seconds / total_seconds (0-1); NULL when total_seconds is 0';
 COMMENT ON COLUMN seiler_monthly.z2_share IS 'z2_seconds / total_seconds (0-1); NULL when total_seconds is 0';
 COMMENT ON COLUMN seiler_monthly.z3_share IS 'z3_seconds / total_seconds (0-1); NULL when total_seconds is 0';
-COMMENT ON COLUMN seiler_monthly.polarization_index IS 'log10(z1_share / z2_share * z3_share * 100) (Treff et al. 2019); above 2 is polarized; NULL when a zone has no time';
-COMMENT ON COLUMN seiler_monthly.pi_note IS 'ok, or why polarization_index is NULL, e.g. undefined: no zone-2 time';
+COMMENT ON COLUMN seiler_monthly.polarization_index IS 'log10(z1_share / z2_share * z3_share * 100) (Treff et al. 2019) with the paper''s rules for a zone without time (pi_note, docs/analysis.md); above 2 is polarized';
+COMMENT ON COLUMN seiler_monthly.pi_note IS 'Which of Treff''s rules gave polarization_index: ok (eq. 1), zone 2 is 0 (eq. 2), zone 3 is 0 (PI 0), not valid (more zone-3 than zone-1 time: NULL), undefined (no time: NULL)';
 
 COMMENT ON VIEW athlete_zone_history IS 'The athlete''s zone definitions over time from the zone snapshots: one version per change of bounds, one row per zone';
 COMMENT ON COLUMN athlete_zone_history.athlete_id IS 'The athlete';

@@ -68,11 +68,29 @@ def zone_time_monthly(t: Tables) -> pl.LazyFrame:
     return zone_time(t, "month")
 
 
+# Treff et al. 2019's eq. 2 for a distribution without zone-2 time: 1 % moved from zone 3 to zone 2.
+PI_Z2_ZERO = 0.01
+
+
 def polarization_index(z1: pl.Expr, z2: pl.Expr, z3: pl.Expr) -> pl.Expr:
-    """log10(z1/z2 × z3 × 100) on the shares of the three zones; NULL (never ±inf) when a zone has no time."""
+    """Treff et al. 2019 on the shares of the three zones, with the paper's rules (analysis_views.sql)."""
     total = z1 + z2 + z3
-    return (pl.when((z1 > 0) & (z2 > 0) & (z3 > 0))
-            .then(((z1 / total) / (z2 / total) * (z3 / total) * 100).log10()))
+    f1, f2, f3 = z1 / total, z2 / total, z3 / total
+    return (pl.when((total <= 0) | (z3 > z1)).then(None)
+            .when(z3 == 0).then(0.0)
+            .when((z2 == 0) & (f3 > PI_Z2_ZERO)).then((f1 / PI_Z2_ZERO * (f3 - PI_Z2_ZERO) * 100).log10())
+            .when(z2 == 0).then(0.0)
+            .otherwise((f1 / f2 * f3 * 100).log10()))
+
+
+def polarization_note(z1: pl.Expr, z2: pl.Expr, z3: pl.Expr) -> pl.Expr:
+    total = z1 + z2 + z3
+    return (pl.when(total <= 0).then(pl.lit("undefined: no time in mapped zones"))
+            .when(z3 > z1).then(pl.lit("not valid: more zone-3 than zone-1 time"))
+            .when(z3 == 0).then(pl.lit("zone 3 is 0: PI 0 by definition"))
+            .when((z2 == 0) & (z3 / total > PI_Z2_ZERO)).then(pl.lit("zone 2 is 0: eq. 2 (1 % of zone 3 moved to zone 2)"))
+            .when(z2 == 0).then(pl.lit("zone 2 is 0 and zone 3 at most 1 %: PI 0, as for zone 3 = 0"))
+            .otherwise(pl.lit("ok")))
 
 
 def seiler(t: Tables, period: str) -> pl.LazyFrame:
@@ -93,11 +111,7 @@ def seiler(t: Tables, period: str) -> pl.LazyFrame:
         .select("athlete_id", *keys, "zone_type", "z1_seconds", "z2_seconds", "z3_seconds", "total_seconds",
                 "unmapped_seconds", **share,
                 polarization_index=polarization_index(z1, z2, z3),
-                pi_note=pl.when(total == 0).then(pl.lit("undefined: no time in mapped zones"))
-                .when(z2 == 0).then(pl.lit("undefined: no zone-2 time"))
-                .when(z3 == 0).then(pl.lit("undefined: no zone-3 time"))
-                .when(z1 == 0).then(pl.lit("undefined: no zone-1 time"))
-                .otherwise(pl.lit("ok")))
+                pi_note=polarization_note(z1, z2, z3))
         .sort("athlete_id", keys[0], "zone_type")
     )
 

@@ -221,10 +221,11 @@ def test_polarization_index_examples(world: World) -> None:
     classic = seiler[(D("2025-01-13"), "heartrate")]  # 80 / 5 / 15
     assert (classic["z1_share"], classic["z2_share"], classic["z3_share"]) == pytest.approx((0.80, 0.05, 0.15))
     assert round(classic["polarization_index"], 2) == 2.38 and classic["pi_note"] == "ok"
-    no_z2 = seiler[(D("2025-01-20"), "heartrate")]
-    assert no_z2["polarization_index"] is None and no_z2["pi_note"] == "undefined: no zone-2 time"
-    no_z3 = seiler[(D("2025-01-27"), "heartrate")]
-    assert no_z3["polarization_index"] is None and no_z3["pi_note"] == "undefined: no zone-3 time"
+    no_z2 = seiler[(D("2025-01-20"), "heartrate")]  # 800 / 0 / 100: Treff's eq. 2
+    assert no_z2["polarization_index"] == pytest.approx(math.log10((800 / 900) / 0.01 * (100 / 900 - 0.01) * 100))
+    assert no_z2["pi_note"] == "zone 2 is 0: eq. 2 (1 % of zone 3 moved to zone 2)"
+    no_z3 = seiler[(D("2025-01-27"), "heartrate")]  # 800 / 100 / 0
+    assert no_z3["polarization_index"] == 0 and no_z3["pi_note"] == "zone 3 is 0: PI 0 by definition"
     power = seiler[(D("2025-02-03"), "power")]  # 7 zones: 1+2 | 3+4 | 5+6+7
     assert (power["z1_seconds"], power["z2_seconds"], power["z3_seconds"]) == (300, 350, 100)
     assert power["polarization_index"] == pytest.approx(math.log10((300 / 750) / (350 / 750) * (100 / 750) * 100))
@@ -234,6 +235,33 @@ def test_polarization_index_examples(world: World) -> None:
     every = both(world, "seiler_weekly") .vstack(both(world, "seiler_monthly").rename(
         {"month_start": "week_start", "year": "iso_year", "month": "iso_week"}))
     assert not every["polarization_index"].is_infinite().any() and not every["polarization_index"].is_nan().any()
+
+
+# Treff et al. 2019, Table 1: distributions (percent of time in zones 1/2/3) and their PI, to two decimals.
+TREFF_TABLE_1 = [((80, 0, 20), 3.18), ((72, 0, 28), 3.29), ((68, 6, 26), 2.47), ((67.3, 30.2, 2.5), 0.75),
+                 ((80.4, 17.9, 1.8), 0.91), ((74, 11, 15), 2.00)]
+PI_EDGES = [((30, 30, 40), None, "not valid: more zone-3 than zone-1 time"), ((80, 20, 0), 0.0, "zone 3 is 0: PI 0 by definition"),
+            ((99.5, 0, 0.5), 0.0, "zone 2 is 0 and zone 3 at most 1 %: PI 0, as for zone 3 = 0"),
+            ((0, 100, 0), 0.0, "zone 3 is 0: PI 0 by definition"), ((0, 0, 0), None, "undefined: no time in mapped zones")]
+
+
+def test_polarization_index_follows_treff_table_1_and_rules(tmp_path: Path) -> None:
+    """The SQL macros and their Polars twins against the paper's Table 1 and its rules for the edges."""
+    from fitsync.warehouse.analysis_zones import polarization_index, polarization_note
+
+    path = tmp_path / "w.duckdb"
+    db.migrate(path)
+    cases = [(z, pi, "ok" if all(z) else "zone 2 is 0: eq. 2 (1 % of zone 3 moved to zone 2)") for z, pi in TREFF_TABLE_1]
+    cases += PI_EDGES
+    frame = pl.DataFrame({"z1": [float(c[0][0]) for c in cases], "z2": [float(c[0][1]) for c in cases],
+                          "z3": [float(c[0][2]) for c in cases]})
+    with db.reading(path) as conn:
+        sql = conn.execute("SELECT polarization_index(z1, z2, z3), polarization_note(z1, z2, z3) FROM frame").fetchall()
+    z1, z2, z3 = pl.col("z1"), pl.col("z2"), pl.col("z3")
+    polars = frame.select(pi=polarization_index(z1, z2, z3), note=polarization_note(z1, z2, z3)).rows()
+    for (zones, pi, note), got_sql, got_polars in zip(cases, sql, polars):
+        for got in (got_sql, got_polars):
+            assert (None if got[0] is None else round(got[0], 2), got[1]) == (pi, note), zones
 
 
 def test_seiler_mapping_is_configurable_per_athlete(tmp_path: Path) -> None:
