@@ -1,5 +1,5 @@
 """Segment PR progression in Polars (views segment_effort_progression, segment_pr_events, segment_pr_summary,
-pr_monthly): recomputed from the efforts themselves, hidden efforts excluded."""
+pr_monthly): recomputed from the efforts themselves; hidden and untimed efforts left out, and counted."""
 
 from __future__ import annotations
 
@@ -67,12 +67,33 @@ def segment_pr_summary(t: Tables) -> pl.LazyFrame:
              pl.col("local_date").filter(prs).last().alias("current_pr_date"),
              (prs & ~pl.col("is_first_attempt")).sum().cast(pl.Int32).alias("improvements"))
     )
+    hidden = pl.col("hidden").fill_null(False)
+    left_out = (
+        t["segment_efforts"]
+        .group_by(GROUP)
+        .agg(pl.col("name").max().alias("effort_name"),
+             hidden.sum().cast(pl.Int32).alias("hidden_efforts"),
+             (~hidden & (pl.col("elapsed_time").fill_null(0) <= 0)).sum().cast(pl.Int32).alias("untimed_efforts"))
+    )
+    names = t["segments"].select("segment_id", pl.col("name").alias("segment_name_s"))
     as_of = athlete_as_of(t).select("athlete_id", "as_of_date")
+    untimed, hid = pl.col("untimed_efforts"), pl.col("hidden_efforts")
+    note = pl.concat_str(
+        pl.when(untimed > 0).then(untimed.cast(pl.String) + " without a time (elapsed_time 0 or missing)"),
+        pl.when(hid > 0).then(hid.cast(pl.String) + " hidden"), separator="; ", ignore_nulls=True)
     return (
-        summary.join(as_of, on="athlete_id", how="left")
-        .with_columns((pl.coalesce("as_of_date", "last_attempt_date") - pl.col("current_pr_date")).dt.total_days()
-                      .cast(pl.Int32).alias("days_since_pr"))
-        .drop("as_of_date")
+        left_out.join(summary, on=GROUP, how="left")
+        .join(names, on="segment_id", how="left")
+        .join(as_of, on="athlete_id", how="left")
+        .with_columns(pl.coalesce("segment_name", "segment_name_s", "effort_name").alias("segment_name"),
+                      pl.col("attempts").fill_null(0), pl.col("improvements").fill_null(0),
+                      (pl.coalesce("as_of_date", "last_attempt_date") - pl.col("current_pr_date")).dt.total_days()
+                      .cast(pl.Int32).alias("days_since_pr"),
+                      pl.when(untimed + hid == 0).then(pl.lit("ok")).otherwise(note + ": left out")
+                      .alias("exclusion_note"))
+        .select("athlete_id", "segment_id", "segment_name", "attempts", "first_attempt_date", "last_attempt_date",
+                "current_pr_s", "current_pr_effort_id", "current_pr_date", "improvements", "days_since_pr",
+                "hidden_efforts", "untimed_efforts", "exclusion_note")
         .sort(GROUP)
     )
 

@@ -109,7 +109,9 @@ WHERE is_pr
 ORDER BY athlete_id, segment_id, attempt;
 
 -- Per athlete and segment: attempts, the current PR (time, date, effort), PRs after the first attempt, and days
--- from the current PR to the athlete's as_of_date.
+-- from the current PR to the athlete's as_of_date. Efforts left out of the progression are counted, not dropped
+-- silently: hidden ones (the athlete hid them) and untimed ones (elapsed_time 0 or missing: no time to compare);
+-- a segment with no timed, visible effort has a row with 0 attempts. exclusion_note says what was left out.
 CREATE OR REPLACE VIEW segment_pr_summary AS
 WITH s AS (
     SELECT athlete_id, segment_id, max(segment_name) AS segment_name,
@@ -122,14 +124,32 @@ WITH s AS (
            CAST(count(*) FILTER (WHERE is_pr AND NOT is_first_attempt) AS INTEGER) AS improvements
     FROM segment_effort_progression
     GROUP BY athlete_id, segment_id
+), x AS (
+    SELECT athlete_id, segment_id, max(name) AS effort_name,
+           CAST(count(*) FILTER (WHERE coalesce(hidden, false)) AS INTEGER) AS hidden_efforts,
+           CAST(count(*) FILTER (WHERE NOT coalesce(hidden, false) AND coalesce(elapsed_time, 0) <= 0) AS INTEGER)
+               AS untimed_efforts
+    FROM segment_efforts
+    GROUP BY athlete_id, segment_id
+), n AS MATERIALIZED (
+    SELECT segment_id, name FROM segments
 ), o AS MATERIALIZED (
     SELECT athlete_id, as_of_date FROM athlete_as_of
 )
-SELECT s.athlete_id, s.segment_id, s.segment_name, s.attempts, s.first_attempt_date, s.last_attempt_date,
-       s.current_pr_s, s.current_pr_effort_id, s.current_pr_date, s.improvements,
-       CAST(coalesce(o.as_of_date, s.last_attempt_date) - s.current_pr_date AS INTEGER) AS days_since_pr
-FROM s LEFT JOIN o ON o.athlete_id = s.athlete_id
-ORDER BY s.athlete_id, s.segment_id;
+SELECT x.athlete_id, x.segment_id, coalesce(s.segment_name, n.name, x.effort_name) AS segment_name,
+       coalesce(s.attempts, 0) AS attempts, s.first_attempt_date, s.last_attempt_date,
+       s.current_pr_s, s.current_pr_effort_id, s.current_pr_date, coalesce(s.improvements, 0) AS improvements,
+       CAST(coalesce(o.as_of_date, s.last_attempt_date) - s.current_pr_date AS INTEGER) AS days_since_pr,
+       x.hidden_efforts, x.untimed_efforts,
+       CASE WHEN x.hidden_efforts + x.untimed_efforts = 0 THEN 'ok'
+            ELSE concat_ws('; ',
+                CASE WHEN x.untimed_efforts > 0 THEN x.untimed_efforts || ' without a time (elapsed_time 0 or missing)' END,
+                CASE WHEN x.hidden_efforts > 0 THEN x.hidden_efforts || ' hidden' END) || ': left out' END
+           AS exclusion_note
+FROM x LEFT JOIN s ON s.athlete_id = x.athlete_id AND s.segment_id = x.segment_id
+LEFT JOIN n ON n.segment_id = x.segment_id
+LEFT JOIN o ON o.athlete_id = x.athlete_id
+ORDER BY x.athlete_id, x.segment_id;
 
 -- The PR trend: per athlete and month (dense, from the first effort's month to the as-of month), the PRs set
 -- (improvements on a segment already ridden or run), first attempts on new segments, and efforts.
@@ -620,11 +640,11 @@ COMMENT ON COLUMN segment_pr_events.is_first_attempt IS 'Whether this is the fir
 COMMENT ON COLUMN segment_pr_events.attempt IS 'Position of the effort among the athlete''s visible efforts on the segment, 1 = first attempt';
 COMMENT ON COLUMN segment_pr_events.pr_number IS 'Order of this PR on the segment: 1 is the first attempt, 2 the first improvement, and so on';
 
-COMMENT ON VIEW segment_pr_summary IS 'Per athlete and segment: attempts, the current PR (time, date, effort), improvements and days since the PR';
+COMMENT ON VIEW segment_pr_summary IS 'Per athlete and segment: attempts, the current PR (time, date, effort), improvements, days since the PR, and the efforts left out (hidden, untimed)';
 COMMENT ON COLUMN segment_pr_summary.athlete_id IS 'The athlete';
 COMMENT ON COLUMN segment_pr_summary.segment_id IS 'The segment';
 COMMENT ON COLUMN segment_pr_summary.segment_name IS 'Segment name from segments, else as the efforts carry it';
-COMMENT ON COLUMN segment_pr_summary.attempts IS 'Number of visible efforts by the athlete on the segment';
+COMMENT ON COLUMN segment_pr_summary.attempts IS 'Number of visible, timed efforts by the athlete on the segment (0: only hidden or untimed ones)';
 COMMENT ON COLUMN segment_pr_summary.first_attempt_date IS 'Local date of the first effort';
 COMMENT ON COLUMN segment_pr_summary.last_attempt_date IS 'Local date of the latest effort';
 COMMENT ON COLUMN segment_pr_summary.current_pr_s IS 'Best elapsed time on the segment, in seconds';
@@ -632,6 +652,9 @@ COMMENT ON COLUMN segment_pr_summary.current_pr_effort_id IS 'The effort that se
 COMMENT ON COLUMN segment_pr_summary.current_pr_date IS 'Local date of the current PR';
 COMMENT ON COLUMN segment_pr_summary.improvements IS 'Number of PRs after the first attempt';
 COMMENT ON COLUMN segment_pr_summary.days_since_pr IS 'Days from current_pr_date to the athlete''s as_of_date (to last_attempt_date without one)';
+COMMENT ON COLUMN segment_pr_summary.hidden_efforts IS 'Efforts the athlete hid: left out of the progression';
+COMMENT ON COLUMN segment_pr_summary.untimed_efforts IS 'Visible efforts with elapsed_time 0 or missing: left out of the progression (no time to compare)';
+COMMENT ON COLUMN segment_pr_summary.exclusion_note IS 'ok, or what was left out of the progression and why';
 
 COMMENT ON VIEW pr_monthly IS 'Per athlete and month, dense from the first effort''s month to the as-of month: PRs, first attempts and efforts';
 COMMENT ON COLUMN pr_monthly.athlete_id IS 'The athlete';

@@ -124,7 +124,7 @@ def _gather(t: base.Tables, conn: Any, athlete_id: int) -> dict[str, Any]:
     progression = segments.segment_effort_progression(t).collect()
     events = segments.segment_pr_events(t).collect()
     summary = segments.segment_pr_summary(t).collect()
-    top = summary.sort(["attempts", "segment_id"], descending=[True, False]).head(TOP_SEGMENTS)
+    top = summary.filter(pl.col("attempts") > 0).sort(["attempts", "segment_id"], descending=[True, False]).head(TOP_SEGMENTS)
 
     edd = volume.eddington(t).collect()
     curve = volume.eddington_curve(t).collect()
@@ -309,12 +309,15 @@ def _pr_tables(d: dict[str, Any], f: dict[str, Any]) -> str:
               + "".join(rows) + "</table>") if rows else "<p class=caption>No PRs yet.</p>"
     seg_rows = []
     for r in d["segment_summary"].sort(["attempts", "segment_id"], descending=[True, False]).iter_rows(named=True):
+        left_out = r["hidden_efforts"] + r["untimed_efforts"]
         seg_rows.append(f"<tr><td>{html.escape(r['segment_name'] or str(r['segment_id']))}</td>"
                         f"<td class=num>{r['attempts']}</td><td class=num>{_fmt_time(r['current_pr_s'])}</td>"
-                        f"<td>{r['current_pr_date']}</td><td class=num>{r['improvements']}</td>"
-                        f"<td class=num>{r['days_since_pr']}</td></tr>")
+                        f"<td>{r['current_pr_date'] or '—'}</td><td class=num>{r['improvements']}</td>"
+                        f"<td class=num>{'—' if r['days_since_pr'] is None else r['days_since_pr']}</td>"
+                        f"<td class=num title=\"{html.escape(r['exclusion_note'])}\">{left_out or ''}</td></tr>")
     segments_table = ("<table><tr><th>segment</th><th>attempts</th><th>PR</th><th>PR date</th><th>PRs</th>"
-                      "<th>days since</th></tr>" + "".join(seg_rows) + "</table>") if seg_rows else ""
+                      "<th>days since</th><th title=\"efforts hidden or without a time\">left out</th></tr>"
+                      + "".join(seg_rows) + "</table>") if seg_rows else ""
     return ('  <section id="prs">\n    <h2>Personal records</h2>\n'
             '    <p class="caption">The latest PRs (improvements on a segment already done) and every segment.</p>\n'
             f'    <div class="grid2"><div>{recent}</div><div>{segments_table}</div></div>\n  </section>')

@@ -52,7 +52,7 @@ class Builder:
              moving_time, elevation, device_watts, np, suffer])
         return activity_id
 
-    def effort(self, athlete_id: int, activity_id: int, segment_id: int, local: str, elapsed: int, *,
+    def effort(self, athlete_id: int, activity_id: int, segment_id: int, local: str, elapsed: int | None, *,
                hidden: bool = False, pr_rank: int | None = None, effort_id: int | None = None,
                offset_h: float = 0.0) -> int:
         effort_id = effort_id or next(self._ids)

@@ -57,9 +57,14 @@ def build_world(path: Path) -> World:
                ("2024-04-02 10:00:00", 290, False, 2, None), ("2024-04-10 10:00:00", 290, False, None, None),
                ("2024-05-01 10:00:00", 280, False, 1, 10), ("2024-05-20 10:00:00", 295, False, 1, None),
                ("2024-06-01 10:00:00", 250, True, 1, None), ("2024-06-15 10:00:00", 270, False, 1, None)]
+    rides = []
     for n, (local, elapsed, hidden, rank, effort_id) in enumerate(efforts, start=1):
-        activity = b.activity(2, local, distance=10000)
-        ids[f"e{n}"] = b.effort(2, activity, 501, local, elapsed, hidden=hidden, pr_rank=rank, effort_id=effort_id)
+        rides.append(b.activity(2, local, distance=10000))
+        ids[f"e{n}"] = b.effort(2, rides[-1], 501, local, elapsed, hidden=hidden, pr_rank=rank, effort_id=effort_id)
+    # untimed efforts: left out of the progression, counted in segment_pr_summary (504 has nothing else)
+    ids["e_zero"] = b.effort(2, rides[0], 501, "2024-03-01 10:20:00", 0)
+    ids["e_null"] = b.effort(2, rides[1], 501, "2024-03-05 10:20:00", None)
+    ids["e_only_zero"] = b.effort(2, rides[2], 504, "2024-04-02 10:30:00", 0)
     other = b.activity(2, "2024-01-20 09:00:00", distance=5000)
     ids["e_other"] = b.effort(2, other, 502, "2024-01-20 09:10:00", 600)  # no segments row: the effort's name
     # 3: a long load series

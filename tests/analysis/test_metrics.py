@@ -121,6 +121,13 @@ def test_pr_summary_and_monthly_trend(world: World) -> None:
             hill["days_since_pr"]) == \
         ("Test Hill", 7, D("2024-03-01"), D("2024-06-15"), 270, world.ids["e8"], D("2024-06-15"), 3, 5)
     assert summary[502]["segment_name"] == "effort name" and summary[502]["improvements"] == 0  # no segments row
+    # left out of the progression, counted: one hidden effort, one of 0 s and one without a time
+    assert (hill["hidden_efforts"], hill["untimed_efforts"], hill["exclusion_note"]) == \
+        (1, 2, "2 without a time (elapsed_time 0 or missing); 1 hidden: left out")
+    assert (summary[502]["hidden_efforts"], summary[502]["untimed_efforts"], summary[502]["exclusion_note"]) == (0, 0, "ok")
+    only = summary[504]  # no timed effort at all: listed, with nothing to compare
+    assert (only["attempts"], only["current_pr_s"], only["days_since_pr"], only["untimed_efforts"], only["exclusion_note"]) == \
+        (0, None, None, 1, "1 without a time (elapsed_time 0 or missing): left out")
     monthly = both(world, "pr_monthly", 2)
     assert [(r["month_start"], r["efforts"], r["prs"], r["first_attempts"]) for r in monthly.iter_rows(named=True)] == [
         (D("2024-01-01"), 1, 0, 1), (D("2024-02-01"), 0, 0, 0), (D("2024-03-01"), 2, 0, 1),
