@@ -44,6 +44,7 @@ ANALYSES: dict[str, Callable[[Tables], pl.LazyFrame]] = {
     "seiler_weekly": zones.seiler_weekly,
     "seiler_monthly": zones.seiler_monthly,
     "athlete_zone_history": zones.athlete_zone_history,
+    "ftp_timeline": load.ftp_timeline,
     "activity_load": load.activity_load,
     "daily_load": load.daily_load,
     "pmc": load.pmc,
@@ -69,6 +70,7 @@ ORDER: dict[str, tuple[str, ...]] = {
     "seiler_weekly": ("athlete_id", "week_start", "zone_type"),
     "seiler_monthly": ("athlete_id", "month_start", "zone_type"),
     "athlete_zone_history": ("athlete_id", "zone_type", "version", "zone"),
+    "ftp_timeline": ("athlete_id", "valid_from"),
     "activity_load": ("athlete_id", "local_date", "activity_id"),
     "daily_load": ("athlete_id", "date"),
     "pmc": ("athlete_id", "date"),
@@ -207,6 +209,11 @@ def athlete_zone_history(source: Source, athlete_id: int | None = None,
                          zone_type: str | None = None) -> pl.DataFrame:
     """The athlete's zone definitions over time (valid_from / valid_to per version of the bounds)."""
     return run("athlete_zone_history", source, athlete_id, zone_type=zone_type)
+
+
+def ftp_timeline(source: Source, athlete_id: int | None = None) -> pl.DataFrame:
+    """FTP by date: analysis_ftp_history rows and the profile FTP as fitsync saw it, merged."""
+    return run("ftp_timeline", source, athlete_id)
 
 
 def activity_load(source: Source, athlete_id: int | None = None) -> pl.DataFrame:

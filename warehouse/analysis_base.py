@@ -19,6 +19,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
                    "moving_time", "total_elevation_gain", "device_watts", "weighted_average_watts",
                    "suffer_score"),
     "athletes": ("athlete_id", "ftp", "synced_at"),
+    "athlete_snapshots": ("athlete_id", "snapshot_date", "ftp"),
     "segment_efforts": ("athlete_id", "segment_id", "name", "effort_id", "activity_id", "start_date",
                         "start_date_local", "elapsed_time", "moving_time", "pr_rank", "hidden"),
     "segments": ("segment_id", "name"),
@@ -33,6 +34,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 ATHLETE_FILTER: dict[str, str] = {
     "activities": "athlete_id = $athlete",
     "athletes": "athlete_id = $athlete",
+    "athlete_snapshots": "athlete_id = $athlete",
     "segment_efforts": "athlete_id = $athlete",
     "athlete_zones": "athlete_id = $athlete",
     "analysis_ftp_history": "athlete_id = $athlete",

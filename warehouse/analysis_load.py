@@ -1,4 +1,4 @@
-"""Training load in Polars (views activity_load, daily_load, pmc, load_coverage_weekly): a load per activity with
+"""Training load in Polars (views ftp_timeline, activity_load, daily_load, pmc, load_coverage_weekly): a load per activity with
 its source, a dense daily series, CTL/ATL/TSB and ramp rate by the exponential recurrence, and load coverage."""
 
 from __future__ import annotations
@@ -10,6 +10,26 @@ import polars as pl
 from .analysis_base import Tables, activity_calendar, athlete_as_of, day_ranges
 
 
+def ftp_timeline(t: Tables) -> pl.LazyFrame:
+    return t.cached("ftp_timeline", lambda: _ftp_timeline(t))
+
+
+def _ftp_timeline(t: Tables) -> pl.LazyFrame:
+    seen = (t["athlete_snapshots"].filter(pl.col("ftp") > 0).sort("athlete_id", "snapshot_date")
+            .filter(pl.col("ftp").ne_missing(pl.col("ftp").shift(1).over("athlete_id")))
+            .select("athlete_id", pl.col("snapshot_date").alias("valid_from"), "ftp",
+                    pl.lit("profile").alias("source"), pl.lit(1).alias("preference")))
+    explicit = t["analysis_ftp_history"].select("athlete_id", "valid_from", pl.col("ftp").cast(pl.Float64),
+                                                pl.lit("history").alias("source"), pl.lit(0).alias("preference"))
+    return (
+        pl.concat([explicit, seen])
+        .sort("athlete_id", "valid_from", "preference")
+        .unique(["athlete_id", "valid_from"], keep="first", maintain_order=True)
+        .select("athlete_id", "valid_from",
+                pl.col("valid_from").shift(-1).over("athlete_id").alias("valid_to"), "ftp", "source")
+    )
+
+
 def activity_load(t: Tables) -> pl.LazyFrame:
     return t.cached("activity_load", lambda: _activity_load(t))
 
@@ -18,9 +38,10 @@ def _activity_load(t: Tables) -> pl.LazyFrame:
     power = t["activities"].select("activity_id", "moving_time", "device_watts", "weighted_average_watts",
                                    "suffer_score")
     families = t["analysis_sport_families"].select("sport_type", "power_tss")
-    history = (t["analysis_ftp_history"].select("athlete_id", "valid_from", pl.col("ftp").alias("history_ftp"))
-               .sort("valid_from"))
-    profile = t["athletes"].select("athlete_id", pl.when(pl.col("ftp") != 0).then(pl.col("ftp")).alias("profile_ftp"))
+    timeline = ftp_timeline(t)
+    dated = timeline.select("athlete_id", "valid_from", pl.col("ftp").alias("dated_ftp"),
+                            pl.col("source").alias("dated_source")).sort("valid_from")
+    first = timeline.group_by("athlete_id").agg(pl.col("ftp").sort_by("valid_from").first().alias("first_ftp"))
     base = (
         activity_calendar(t)
         .select("activity_id", "athlete_id", "sport_type", "sport_family", "local_date", "week_start", "iso_year",
@@ -29,19 +50,19 @@ def _activity_load(t: Tables) -> pl.LazyFrame:
         .join(families, on="sport_type", how="left")
         .with_columns(pl.col("power_tss").fill_null(False))
         .sort("local_date")  # both sides sorted by the date, as the as-of join needs (within each athlete too)
-        .join_asof(history, left_on="local_date", right_on="valid_from", by="athlete_id", strategy="backward",
+        .join_asof(dated, left_on="local_date", right_on="valid_from", by="athlete_id", strategy="backward",
                    check_sortedness=False)
-        .join(profile, on="athlete_id", how="left")
+        .join(first, on="athlete_id", how="left")
     )
-    ftp = pl.coalesce("history_ftp", "profile_ftp")
+    ftp = pl.coalesce("dated_ftp", "first_ftp")
     watts, seconds = pl.col("weighted_average_watts"), pl.col("moving_time")
     power_ok = (pl.col("power_tss") & pl.col("device_watts").fill_null(False) & (watts > 0) & (ftp > 0)
                 & (seconds > 0)).fill_null(False)
     has_suffer = pl.col("suffer_score").is_not_null()
     return (
         base.with_columns(ftp.alias("ftp"), power_ok.alias("power_ok"),
-                          pl.when(pl.col("history_ftp").is_not_null()).then(pl.lit("history"))
-                          .when(pl.col("profile_ftp").is_not_null()).then(pl.lit("profile")).alias("ftp_source"))
+                          pl.when(pl.col("dated_ftp").is_not_null()).then(pl.col("dated_source"))
+                          .when(pl.col("first_ftp").is_not_null()).then(pl.lit("earliest_known")).alias("ftp_source"))
         .select("activity_id", "athlete_id", "sport_type", "local_date", "week_start", "iso_year", "iso_week",
                 "moving_time", watts.alias("np_watts"), "ftp", "ftp_source",
                 pl.when("power_ok").then(watts / pl.col("ftp")).alias("intensity_factor"),

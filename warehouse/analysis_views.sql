@@ -327,16 +327,42 @@ ORDER BY r.athlete_id, r.zone_type, r.version, z.bucket_index;
 
 -- --- training load ------------------------------------------------------------------------------------------
 
+-- FTP by date per athlete, from two sources merged into one timeline: the explicit analysis_ftp_history rows
+-- ('history') and the profile FTP as fitsync saw it (athlete_snapshots: 'profile', from the first day each value
+-- was seen). From each valid_from the row applies until the next one (valid_to, NULL: still in force); an explicit
+-- row wins over a profile value first seen the same day. Before the first row no FTP was known: activity_load
+-- uses the earliest known one there and says so.
+CREATE OR REPLACE VIEW ftp_timeline AS
+WITH seen AS (
+    SELECT athlete_id, snapshot_date, ftp,
+           lag(ftp) OVER (PARTITION BY athlete_id ORDER BY snapshot_date) AS seen_before
+    FROM athlete_snapshots
+    WHERE ftp > 0
+), points AS (
+    SELECT athlete_id, valid_from, ftp, 'history' AS source, 0 AS preference FROM analysis_ftp_history
+    UNION ALL
+    SELECT athlete_id, snapshot_date, ftp, 'profile', 1 FROM seen WHERE seen_before IS DISTINCT FROM ftp
+), one AS (
+    SELECT DISTINCT ON (athlete_id, valid_from) athlete_id, valid_from, ftp, source
+    FROM points
+    ORDER BY athlete_id, valid_from, preference
+)
+SELECT athlete_id, valid_from, lead(valid_from) OVER (PARTITION BY athlete_id ORDER BY valid_from) AS valid_to,
+       ftp, source
+FROM one
+ORDER BY athlete_id, valid_from;
+
 -- Per activity: the load and where it came from. 'power': TSS = moving_time * NP^2 / (FTP^2 * 3600) * 100 with
--- NP approximated by weighted_average_watts, for device power on a sport type with power_tss and an FTP in force
--- on the local date (analysis_ftp_history, else the profile FTP); else 'suffer_score'; else 'none' (NULL load).
+-- NP approximated by weighted_average_watts, for device power on a sport type with power_tss and an FTP for the
+-- local date from ftp_timeline (ftp_source: 'history' or 'profile' as the timeline row says; 'earliest_known' for
+-- an activity before the athlete's first row, which uses that first row's FTP); else 'suffer_score'; else 'none'.
 CREATE OR REPLACE VIEW activity_load AS
 WITH f AS MATERIALIZED (
     SELECT sport_type, power_tss FROM analysis_sport_families
-), h AS MATERIALIZED (
-    SELECT athlete_id, valid_from, ftp FROM analysis_ftp_history
-), ath AS MATERIALIZED (
-    SELECT athlete_id, ftp FROM athletes
+), tl AS MATERIALIZED (
+    SELECT athlete_id, valid_from, ftp, source FROM ftp_timeline
+), first_known AS MATERIALIZED (
+    SELECT athlete_id, arg_min(ftp, valid_from) AS ftp FROM ftp_timeline GROUP BY athlete_id
 ), base AS (
     SELECT c.activity_id, c.athlete_id, c.sport_type, c.sport_family, c.local_date, c.week_start, c.iso_year,
            c.iso_week, a.moving_time, a.device_watts, a.weighted_average_watts, a.suffer_score,
@@ -345,16 +371,16 @@ WITH f AS MATERIALIZED (
     JOIN activities a ON a.activity_id = c.activity_id
     LEFT JOIN f ON f.sport_type = c.sport_type
 ), with_ftp AS (
-    SELECT base.*, h.ftp AS history_ftp, nullif(ath.ftp, 0) AS profile_ftp
+    SELECT base.*, tl.ftp AS dated_ftp, tl.source AS dated_source, first_known.ftp AS first_ftp
     FROM base
-    ASOF LEFT JOIN h ON h.athlete_id = base.athlete_id AND base.local_date >= h.valid_from
-    LEFT JOIN ath ON ath.athlete_id = base.athlete_id
+    ASOF LEFT JOIN tl ON tl.athlete_id = base.athlete_id AND base.local_date >= tl.valid_from
+    LEFT JOIN first_known ON first_known.athlete_id = base.athlete_id
 ), sourced AS (
-    SELECT *, coalesce(history_ftp, profile_ftp) AS ftp,
-           CASE WHEN history_ftp IS NOT NULL THEN 'history' WHEN profile_ftp IS NOT NULL THEN 'profile' END
+    SELECT *, coalesce(dated_ftp, first_ftp) AS ftp,
+           CASE WHEN dated_ftp IS NOT NULL THEN dated_source WHEN first_ftp IS NOT NULL THEN 'earliest_known' END
                AS ftp_source,
            (power_tss AND coalesce(device_watts, false) AND weighted_average_watts > 0
-            AND coalesce(history_ftp, profile_ftp) > 0 AND moving_time > 0) AS power_ok
+            AND coalesce(dated_ftp, first_ftp) > 0 AND moving_time > 0) AS power_ok
     FROM with_ftp
 )
 SELECT activity_id, athlete_id, sport_type, local_date, week_start, iso_year, iso_week, moving_time,
@@ -756,6 +782,13 @@ COMMENT ON COLUMN athlete_zone_history.zone IS 'Zone number, 1-based from the lo
 COMMENT ON COLUMN athlete_zone_history.zone_min IS 'Lower bound of the zone: bpm for heartrate, watts for power';
 COMMENT ON COLUMN athlete_zone_history.zone_max IS 'Upper bound of the zone (bpm or watts); -1 means no upper bound';
 
+COMMENT ON VIEW ftp_timeline IS 'FTP by date per athlete: analysis_ftp_history rows and the profile FTP as fitsync saw it (athlete_snapshots), merged; each row applies from valid_from until valid_to';
+COMMENT ON COLUMN ftp_timeline.athlete_id IS 'The athlete';
+COMMENT ON COLUMN ftp_timeline.valid_from IS 'First local date this FTP applies';
+COMMENT ON COLUMN ftp_timeline.valid_to IS 'First date of the next row (exclusive); NULL: still in force';
+COMMENT ON COLUMN ftp_timeline.ftp IS 'Functional threshold power, watts';
+COMMENT ON COLUMN ftp_timeline.source IS 'history (an analysis_ftp_history row) or profile (first day fitsync saw this value in the profile)';
+
 COMMENT ON VIEW activity_load IS 'Per activity: the training load (power TSS, else suffer score, else none), where it came from, and the FTP used';
 COMMENT ON COLUMN activity_load.activity_id IS 'The activity';
 COMMENT ON COLUMN activity_load.athlete_id IS 'The athlete who owns the activity';
@@ -766,8 +799,8 @@ COMMENT ON COLUMN activity_load.iso_year IS 'ISO week-numbering year of the acti
 COMMENT ON COLUMN activity_load.iso_week IS 'ISO week number of the activity, 1-53';
 COMMENT ON COLUMN activity_load.moving_time IS 'Moving time of the activity, in seconds';
 COMMENT ON COLUMN activity_load.np_watts IS 'Normalized power, approximated by activities.weighted_average_watts, in watts';
-COMMENT ON COLUMN activity_load.ftp IS 'FTP in force on local_date, in watts: from analysis_ftp_history, else the profile FTP; NULL without either';
-COMMENT ON COLUMN activity_load.ftp_source IS 'Where ftp came from: history (analysis_ftp_history) or profile (athletes.ftp); NULL without an FTP';
+COMMENT ON COLUMN activity_load.ftp IS 'FTP in force on local_date, in watts (ftp_timeline); before the athlete''s first known FTP, that first one; NULL without any';
+COMMENT ON COLUMN activity_load.ftp_source IS 'Where ftp came from: history (an analysis_ftp_history row), profile (the profile FTP as fitsync saw it on or before that date), earliest_known (the activity predates every known FTP); NULL without an FTP';
 COMMENT ON COLUMN activity_load.intensity_factor IS 'np_watts / ftp when the load is power TSS; NULL otherwise';
 COMMENT ON COLUMN activity_load.load IS 'Training load: TSS = moving_time * NP^2 / (FTP^2 * 3600) * 100 when power applies, else suffer_score, else NULL';
 COMMENT ON COLUMN activity_load.load_source IS 'power (TSS from device power and FTP), suffer_score (the service''s relative effort) or none';

@@ -22,7 +22,7 @@ BUNDLES: dict[str, tuple[Mapping, ...]] = {
     "activity_summaries": (m.ACTIVITY_SUMMARIES,),
     "activity_details": (m.ACTIVITY_DETAILS, m.SPLITS, m.LAPS, m.EFFORTS, m.EFFORT_SEGMENTS),
     "activity_zones": (m.ACTIVITY_ZONES, m.ACTIVITY_ZONE_BUCKETS),
-    "athlete": (m.ATHLETES, m.GEAR),
+    "athlete": (m.ATHLETES, m.ATHLETE_SNAPSHOTS, m.GEAR),
     "athlete_stats": (m.ATHLETE_STATS, m.ATHLETE_STATS_TOTALS),
     "athlete_zones": (m.ATHLETE_ZONES,),
     "starred_segments": (m.STARRED,),

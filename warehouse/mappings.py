@@ -202,6 +202,14 @@ ATHLETES = Mapping(
     update_when="athletes.raw IS DISTINCT FROM excluded.raw",
 )
 
+# The profile's FTP and weight per day fetched: the history behind the ftp_timeline view.
+ATHLETE_SNAPSHOTS = Mapping(
+    "athlete_snapshots", ("athlete_id", "snapshot_date"),
+    {"athlete_id": val("id", "BIGINT"), "snapshot_date": "snapshot_date", "ftp": val("ftp", "DOUBLE"),
+     "weight": val("weight", "DOUBLE"), "synced_at": "fetched_at"},
+    update_when="(athlete_snapshots.ftp, athlete_snapshots.weight) IS DISTINCT FROM (excluded.ftp, excluded.weight)",
+)
+
 GEAR_SOURCE = ("(SELECT *, 'bike' AS kind, unnest(CAST(json_extract(raw, '$.bikes') AS JSON[])) AS item FROM batch "
                "UNION ALL SELECT *, 'shoe' AS kind, unnest(CAST(json_extract(raw, '$.shoes') AS JSON[])) AS item "
                "FROM batch)")

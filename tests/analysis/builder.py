@@ -33,7 +33,13 @@ class Builder:
             "INSERT INTO athletes (athlete_id, firstname, lastname, measurement_preference, ftp, synced_at, raw) "
             "VALUES (?, ?, 'Athlete', ?, ?, ?::TIMESTAMPTZ, '{}')",
             [athlete_id, firstname, preference, ftp, synced_at])
+        self.snapshot(athlete_id, synced_at[:10], ftp)
         return athlete_id
+
+    def snapshot(self, athlete_id: int, day: str, ftp: float | None) -> None:
+        """The profile as fitsync saw it that day (what the athlete bundle loads)."""
+        self.conn.execute("INSERT OR REPLACE INTO athlete_snapshots (athlete_id, snapshot_date, ftp, synced_at) "
+                          "VALUES (?, ?, ?, ?::TIMESTAMPTZ)", [athlete_id, day, ftp, f"{day} 12:00:00+00"])
 
     def activity(self, athlete_id: int, local: str, *, offset_h: float = 0.0, sport: str = "Ride",
                  distance: float = 0.0, moving_time: int = 3600, elevation: float = 0.0,

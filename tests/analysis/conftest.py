@@ -81,8 +81,12 @@ def build_world(path: Path) -> World:
               FROM range(0, {PMC_DAYS}) r(i), (VALUES (0), (1)) s(second)
               WHERE (second = 0 AND (i % 3 = 0 OR i % 7 = 0)) OR (second = 1 AND i % 11 = 0)""")
     # 4: power and the fallbacks
+    # FTP timeline: profile 240 seen from 05-10, an explicit 200 from 06-01, profile 250 seen from 06-14
     b.athlete(4, ftp=250.0, synced_at="2024-06-14 12:00:00+00")
+    b.snapshot(4, "2024-05-10", 240.0)
+    b.snapshot(4, "2024-05-11", 240.0)  # the same value seen again: no new row in the timeline
     b.ftp(4, "2024-06-01", 200.0)
+    ids["p_earliest"] = b.activity(4, "2024-05-01 09:00:00", device_watts=True, np=240, moving_time=3600)
     ids["p_profile"] = b.activity(4, "2024-05-15 09:00:00", device_watts=True, np=250, moving_time=3600, suffer=99)
     ids["p_history"] = b.activity(4, "2024-06-10 09:00:00", device_watts=True, np=250, moving_time=3600)
     ids["p_estimated"] = b.activity(4, "2024-06-11 09:00:00", device_watts=False, np=180, moving_time=3600, suffer=42)
@@ -90,6 +94,7 @@ def build_world(path: Path) -> World:
                               suffer=55)
     ids["p_yoga"] = b.activity(4, "2024-06-12 19:00:00", sport="Yoga", moving_time=1800)
     ids["p_long"] = b.activity(4, "2024-06-13 09:00:00", device_watts=True, np=200, moving_time=5400, suffer=80)
+    ids["p_after"] = b.activity(4, "2024-06-20 09:00:00", device_watts=True, np=250, moving_time=1800)
     # 5: zones
     # no athletes row for 5: the as-of date is the last activity's local date
     shifted = [(0, 125), (125, 150), (150, 165), (165, 180), (180, -1)]

@@ -185,9 +185,18 @@ def test_ctl_atl_tsb_equal_the_recurrence(world: World) -> None:
 def test_load_per_activity_with_its_source_and_ftp_by_date(world: World) -> None:
     ids = world.ids
     load = rows(both(world, "activity_load", 4), "activity_id")
-    profile = load[ids["p_profile"]]  # before the FTP history starts: the profile FTP 250, NP 250 for 1 h
-    assert (profile["load_source"], profile["ftp"], profile["ftp_source"]) == ("power", 250, "profile")
-    assert profile["load"] == pytest.approx(100.0) and profile["intensity_factor"] == pytest.approx(1.0)
+    timeline = both(world, "ftp_timeline", 4)
+    assert [(r["valid_from"], r["valid_to"], r["ftp"], r["source"]) for r in timeline.iter_rows(named=True)] == [
+        (D("2024-05-10"), D("2024-06-01"), 240, "profile"), (D("2024-06-01"), D("2024-06-14"), 200, "history"),
+        (D("2024-06-14"), None, 250, "profile")]
+    earliest = load[ids["p_earliest"]]  # before any known FTP: the first one (240), and it says so
+    assert (earliest["ftp"], earliest["ftp_source"], earliest["load"]) == (240, "earliest_known", pytest.approx(100.0))
+    profile = load[ids["p_profile"]]  # the profile FTP seen on 05-10 (240), not today's 250: NP 250 for 1 h
+    assert (profile["load_source"], profile["ftp"], profile["ftp_source"]) == ("power", 240, "profile")
+    assert profile["load"] == pytest.approx(100 * (250 / 240) ** 2)
+    assert profile["intensity_factor"] == pytest.approx(250 / 240)
+    after = load[ids["p_after"]]  # the profile's 250, seen 06-14, ends the explicit 200: NP 250 for 30 min
+    assert (after["ftp"], after["ftp_source"], after["load"]) == (250, "profile", pytest.approx(50.0))
     history = load[ids["p_history"]]  # FTP 200 from 2024-06-01: 3600 × 250² / (200² × 3600) × 100
     assert (history["load_source"], history["ftp"], history["ftp_source"]) == ("power", 200, "history")
     assert history["load"] == pytest.approx(156.25) and history["intensity_factor"] == pytest.approx(1.25)

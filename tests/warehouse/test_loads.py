@@ -19,8 +19,8 @@ from ..sandbox_harness import Harness
 
 LATEST = max(v for v, _, _ in db.migration_scripts())
 TABLES = ("activities", "splits_metric", "laps", "segment_efforts", "segments", "activity_zones",
-          "activity_zone_buckets", "athletes", "gear", "athlete_stats", "athlete_stats_totals", "athlete_zones",
-          "starred_segments")
+          "activity_zone_buckets", "athletes", "athlete_snapshots", "gear", "athlete_stats", "athlete_stats_totals",
+          "athlete_zones", "starred_segments")
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +106,11 @@ def test_loaded_rows_match_the_payloads(warehouse: Path, payloads: dict[str, Any
         expected = sorted((z["type"], i + 1, b["min"], b["max"], b["time"]) for z in zones
                           for i, b in enumerate(z["distribution_buckets"]))
         assert buckets == expected
+        # the profile's FTP of the day, for the FTP timeline
+        athlete = payloads["athlete"]
+        assert conn.execute("SELECT athlete_id, snapshot_date = CAST(timezone('UTC', synced_at) AS DATE), ftp "
+                            "FROM athlete_snapshots").fetchall() == [
+            (athlete["id"], True, athlete.get("ftp"))]
         # the raw JSON is kept, once: the schema can be rebuilt without re-downloading
         raw = json.loads(conn.execute("SELECT detail_raw FROM activities WHERE activity_id = ?", [detail["id"]]).fetchone()[0])
         assert raw == {k: v for k, v in detail.items() if k not in mappings.CHILD_ARRAYS}
