@@ -550,14 +550,20 @@ FROM grid
 WINDOW w AS (PARTITION BY athlete_id, sport_family, year ORDER BY date ROWS UNBOUNDED PRECEDING)
 ORDER BY athlete_id, sport_family, year, date;
 
--- Eddington number per athlete and sport family, in km and miles: the largest E with E days (local days, all of
--- the family's activities that day summed) of at least E. days_to_next: more such days needed for E + 1.
+-- Eddington number per athlete and sport family (and 'All': every activity of the day, whatever its sport), in km
+-- and miles: the largest E with E days (local days, all of the family's activities that day summed) of at least E.
+-- days: the local days with an activity of the family (of any distance, 0 included): the days E is drawn from.
+-- days_at_next: days of at least E + 1; days_to_next: more such days needed for E + 1.
 CREATE OR REPLACE VIEW eddington AS
 WITH units(unit, unit_m) AS (VALUES ('km', 1000.0), ('mi', 1609.344)),
 daily AS (
     SELECT c.athlete_id, c.sport_family, c.local_date, sum(coalesce(a.distance, 0)) AS meters
     FROM activity_calendar c JOIN activities a ON a.activity_id = c.activity_id
     GROUP BY c.athlete_id, c.sport_family, c.local_date
+    UNION ALL
+    SELECT c.athlete_id, 'All', c.local_date, sum(coalesce(a.distance, 0))
+    FROM activity_calendar c JOIN activities a ON a.activity_id = c.activity_id
+    GROUP BY c.athlete_id, c.local_date
 ), ranked AS (
     SELECT d.athlete_id, d.sport_family, u.unit, d.meters / u.unit_m AS dist,
            row_number() OVER (PARTITION BY d.athlete_id, d.sport_family, u.unit ORDER BY d.meters DESC) AS r
@@ -583,6 +589,10 @@ daily AS (
     SELECT c.athlete_id, c.sport_family, c.local_date, sum(coalesce(a.distance, 0)) AS meters
     FROM activity_calendar c JOIN activities a ON a.activity_id = c.activity_id
     GROUP BY c.athlete_id, c.sport_family, c.local_date
+    UNION ALL
+    SELECT c.athlete_id, 'All', c.local_date, sum(coalesce(a.distance, 0))
+    FROM activity_calendar c JOIN activities a ON a.activity_id = c.activity_id
+    GROUP BY c.athlete_id, c.local_date
 ), floors AS (
     SELECT d.athlete_id, d.sport_family, u.unit, CAST(floor(d.meters / u.unit_m) AS BIGINT) AS whole
     FROM daily d CROSS JOIN units u
@@ -881,10 +891,10 @@ COMMENT ON COLUMN ytd_cumulative.elevation_gain_m IS 'Elevation gain from 1 Janu
 
 COMMENT ON VIEW eddington IS 'Eddington number per athlete, sport family and unit: the largest E with E local days of at least E km (or miles)';
 COMMENT ON COLUMN eddington.athlete_id IS 'The athlete';
-COMMENT ON COLUMN eddington.sport_family IS 'Sport family whose activities are summed per day (analysis_sport_families; Other when not listed)';
+COMMENT ON COLUMN eddington.sport_family IS 'Sport family whose activities are summed per day (analysis_sport_families; Other when not listed; All: every activity)';
 COMMENT ON COLUMN eddington.unit IS 'Distance unit: km or mi';
 COMMENT ON COLUMN eddington.eddington IS 'The Eddington number E: E days with a daily distance of at least E units';
-COMMENT ON COLUMN eddington.days IS 'Number of local days with at least one activity of the family';
+COMMENT ON COLUMN eddington.days IS 'Local days with at least one activity of the family, of any distance (0 included): the days E is drawn from';
 COMMENT ON COLUMN eddington.days_at_next IS 'Days with at least E + 1 units';
 COMMENT ON COLUMN eddington.days_to_next IS 'More days of at least E + 1 units needed to reach E + 1';
 

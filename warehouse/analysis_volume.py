@@ -78,7 +78,10 @@ def ytd_cumulative(t: Tables) -> pl.LazyFrame:
 
 
 def _daily_distance(t: Tables) -> pl.LazyFrame:
-    return (_activities(t).group_by("athlete_id", "sport_family", "local_date")
+    """Meters per athlete, family (and 'All') and local day, in each unit."""
+    acts = _activities(t)
+    every = acts.with_columns(pl.lit("All").alias("sport_family"))
+    return (pl.concat([acts, every]).group_by("athlete_id", "sport_family", "local_date")
             .agg(pl.col("distance").fill_null(0).sum().alias("meters"))
             .join(UNITS, how="cross"))
 

@@ -313,7 +313,11 @@ def test_eddington_in_km_and_miles(world: World) -> None:
     # ride days (km): 12, 11 (6 + 5 on one day), 5, 4, 4, 3, 1 → E = 4; 3 days reach 5, so 2 more are needed
     assert {k: (v["eddington"], v["days"], v["days_at_next"], v["days_to_next"]) for k, v in edd.items()} == {
         ("Ride", "km"): (4, 7, 3, 2), ("Ride", "mi"): (3, 7, 2, 2), ("Run", "km"): (1, 1, 1, 1),
-        ("Run", "mi"): (1, 1, 1, 1)}
+        ("Run", "mi"): (1, 1, 1, 1),
+        # every sport: the 20 km run joins 07-01's 12 km ride → 32, 11, 5, 4, 4, 3, 1 km (19.9, 6.8, 3.1, 2.5 … mi)
+        ("All", "km"): (4, 7, 3, 2), ("All", "mi"): (3, 7, 2, 2)}
+    every = both(world, "eddington_curve", 6, sport_family="All", unit="km")
+    assert (every["n"].max(), every.filter(pl.col("n") == 12)["days_at_least"].item()) == (32, 1)  # 32 km: ride + run
     curve = both(world, "eddington_curve", 6, sport_family="Ride", unit="km")
     assert curve["n"].to_list() == list(range(1, 13))
     assert curve["days_at_least"].to_list() == [7, 6, 6, 5, 3, 2, 2, 2, 2, 2, 2, 1]
