@@ -16,8 +16,8 @@ from . import db
 # The columns each analysis reads (never the raw JSON), and how a table is narrowed to one athlete.
 COLUMNS: dict[str, tuple[str, ...]] = {
     "activities": ("activity_id", "athlete_id", "sport_type", "start_date_local", "utc_offset", "distance",
-                   "moving_time", "total_elevation_gain", "device_watts", "weighted_average_watts",
-                   "suffer_score"),
+                   "moving_time", "elapsed_time", "total_elevation_gain", "device_watts", "weighted_average_watts",
+                   "average_heartrate", "suffer_score"),
     "athletes": ("athlete_id", "ftp", "synced_at"),
     "athlete_snapshots": ("athlete_id", "snapshot_date", "ftp"),
     "segment_efforts": ("athlete_id", "segment_id", "name", "effort_id", "activity_id", "start_date",
@@ -28,7 +28,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "analysis_settings": ("name", "value"),
     "analysis_seiler_zones": ("athlete_id", "zone_type", "zone_count", "bucket_index", "seiler_zone"),
     "analysis_ftp_history": ("athlete_id", "valid_from", "ftp"),
-    "analysis_sport_families": ("sport_type", "family", "power_tss"),
+    "analysis_thresholds": ("athlete_id", "valid_from", "lthr", "threshold_pace_s_per_km"),
+    "analysis_sport_families": ("sport_type", "family", "power_tss", "estimate_if"),
     "analysis_form_bands": ("band", "tsb_from", "tsb_to", "sort_order"),
 }
 ATHLETE_FILTER: dict[str, str] = {
@@ -38,6 +39,7 @@ ATHLETE_FILTER: dict[str, str] = {
     "segment_efforts": "athlete_id = $athlete",
     "athlete_zones": "athlete_id = $athlete",
     "analysis_ftp_history": "athlete_id = $athlete",
+    "analysis_thresholds": "athlete_id = $athlete",
     "analysis_seiler_zones": "athlete_id IN (0, $athlete)",
     "activity_zone_buckets": "activity_id IN (SELECT activity_id FROM activities WHERE athlete_id = $athlete)",
     "segments": "segment_id IN (SELECT segment_id FROM segment_efforts WHERE athlete_id = $athlete)",

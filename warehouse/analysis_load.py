@@ -8,6 +8,7 @@ import math
 import polars as pl
 
 from .analysis_base import Tables, activity_calendar, athlete_as_of, day_ranges
+from .analysis_zones import athlete_zone_history as zones_history
 
 
 def ftp_timeline(t: Tables) -> pl.LazyFrame:
@@ -34,42 +35,85 @@ def activity_load(t: Tables) -> pl.LazyFrame:
     return t.cached("activity_load", lambda: _activity_load(t))
 
 
+def _dated(frame: pl.LazyFrame, value: str) -> pl.LazyFrame:
+    """(athlete_id, valid_from, value) rows where the value is set, sorted for an as-of join."""
+    return frame.filter(pl.col(value).is_not_null()).select("athlete_id", "valid_from", value).sort("valid_from")
+
+
+def _first(frame: pl.LazyFrame, value: str, name: str) -> pl.LazyFrame:
+    return frame.group_by("athlete_id").agg(pl.col(value).sort_by("valid_from").first().alias(name))
+
+
 def _activity_load(t: Tables) -> pl.LazyFrame:
-    power = t["activities"].select("activity_id", "moving_time", "device_watts", "weighted_average_watts",
-                                   "suffer_score")
-    families = t["analysis_sport_families"].select("sport_type", "power_tss")
+    columns = t["activities"].select("activity_id", "moving_time", "elapsed_time", "distance", "device_watts",
+                                     "weighted_average_watts", "average_heartrate", "suffer_score")
+    families = t["analysis_sport_families"].select("sport_type", "power_tss", "estimate_if")
     timeline = ftp_timeline(t)
-    dated = timeline.select("athlete_id", "valid_from", pl.col("ftp").alias("dated_ftp"),
-                            pl.col("source").alias("dated_source")).sort("valid_from")
-    first = timeline.group_by("athlete_id").agg(pl.col("ftp").sort_by("valid_from").first().alias("first_ftp"))
+    dated_ftp = timeline.select("athlete_id", "valid_from", pl.col("ftp").alias("dated_ftp"),
+                                pl.col("source").alias("dated_source")).sort("valid_from")
+    thresholds = t["analysis_thresholds"]
+    zones = (zones_history(t).filter(pl.col("zone_type") == "heartrate")
+             .with_columns(pl.len().over("athlete_id", "zone_type", "version").alias("zones"))
+             .filter((pl.col("zones") == 5) & (pl.col("zone") == int(t.setting("lthr_zone")))
+                     & (pl.col("zone_min") > 0))
+             .select("athlete_id", "valid_from", pl.col("zone_min").cast(pl.Float64).alias("zone_lthr")))
+
+    def asof(frame: pl.LazyFrame, right: pl.LazyFrame) -> pl.LazyFrame:
+        return frame.join_asof(right, left_on="local_date", right_on="valid_from", by="athlete_id",
+                               strategy="backward", check_sortedness=False).drop("valid_from")
+
     base = (
         activity_calendar(t)
         .select("activity_id", "athlete_id", "sport_type", "sport_family", "local_date", "week_start", "iso_year",
                 "iso_week")
-        .join(power, on="activity_id", how="inner")
+        .join(columns, on="activity_id", how="inner")
         .join(families, on="sport_type", how="left")
-        .with_columns(pl.col("power_tss").fill_null(False))
-        .sort("local_date")  # both sides sorted by the date, as the as-of join needs (within each athlete too)
-        .join_asof(dated, left_on="local_date", right_on="valid_from", by="athlete_id", strategy="backward",
-                   check_sortedness=False)
-        .join(first, on="athlete_id", how="left")
+        .with_columns(pl.col("power_tss").fill_null(False),
+                      pl.col("estimate_if").fill_null(t.setting("estimate_if_default")),
+                      pl.when(pl.col("moving_time") != 0).then(pl.col("moving_time"))
+                      .otherwise(pl.col("elapsed_time")).alias("duration_s"))
+        .sort("local_date")  # both sides sorted by the date, as the as-of joins need (within each athlete too)
     )
-    ftp = pl.coalesce("dated_ftp", "first_ftp")
-    watts, seconds = pl.col("weighted_average_watts"), pl.col("moving_time")
-    power_ok = (pl.col("power_tss") & pl.col("device_watts").fill_null(False) & (watts > 0) & (ftp > 0)
-                & (seconds > 0)).fill_null(False)
-    has_suffer = pl.col("suffer_score").is_not_null()
+    base = asof(base, dated_ftp).join(_first(timeline, "ftp", "first_ftp"), on="athlete_id", how="left")
+    base = asof(base, _dated(thresholds, "lthr").rename({"lthr": "set_lthr"}))
+    base = (asof(base, zones).join(_first(zones, "zone_lthr", "first_zone_lthr"), on="athlete_id", how="left")
+            .with_columns(pl.coalesce("zone_lthr", "first_zone_lthr").alias("zone_lthr")))
+    base = asof(base, _dated(thresholds, "threshold_pace_s_per_km").rename(
+        {"threshold_pace_s_per_km": "threshold_pace"}))
+
+    ftp, lthr = pl.coalesce("dated_ftp", "first_ftp"), pl.coalesce("set_lthr", "zone_lthr")
+    seconds, watts, hr = pl.col("duration_s"), pl.col("weighted_average_watts"), pl.col("average_heartrate")
+    timed = seconds > 0
+    source = (
+        pl.when(timed & pl.col("power_tss") & pl.col("device_watts").fill_null(False) & (watts > 0) & (ftp > 0))
+        .then(pl.lit("power"))
+        .when(timed & (hr > 0) & (lthr > 0)).then(pl.lit("heart_rate"))
+        .when(timed & (pl.col("sport_family") == "Run") & (pl.col("threshold_pace") > 0) & (pl.col("distance") > 0))
+        .then(pl.lit("pace"))
+        .when(pl.col("suffer_score").is_not_null()).then(pl.lit("suffer_score"))
+        .when(timed & (pl.col("estimate_if") > 0)).then(pl.lit("estimate"))
+        .otherwise(pl.lit("none"))
+    )
+    chosen = pl.col("load_source")
+    intensity = (pl.when(chosen == "power").then(watts / pl.col("ftp"))
+                 .when(chosen == "heart_rate").then(hr / pl.col("lthr"))
+                 .when(chosen == "pace").then(pl.col("distance") / seconds * pl.col("threshold_pace") / 1000)
+                 .when(chosen == "estimate").then(pl.col("estimate_if")))
+    factor = pl.col("intensity_factor")
     return (
-        base.with_columns(ftp.alias("ftp"), power_ok.alias("power_ok"),
+        base.with_columns(ftp.alias("ftp"), lthr.alias("lthr"),
                           pl.when(pl.col("dated_ftp").is_not_null()).then(pl.col("dated_source"))
-                          .when(pl.col("first_ftp").is_not_null()).then(pl.lit("earliest_known")).alias("ftp_source"))
-        .select("activity_id", "athlete_id", "sport_type", "local_date", "week_start", "iso_year", "iso_week",
-                "moving_time", watts.alias("np_watts"), "ftp", "ftp_source",
-                pl.when("power_ok").then(watts / pl.col("ftp")).alias("intensity_factor"),
-                pl.when("power_ok").then(seconds * watts * watts / (pl.col("ftp") * pl.col("ftp") * 3600) * 100)
-                .when(has_suffer).then(pl.col("suffer_score")).alias("load"),
-                pl.when("power_ok").then(pl.lit("power")).when(has_suffer).then(pl.lit("suffer_score"))
-                .otherwise(pl.lit("none")).alias("load_source"))
+                          .when(pl.col("first_ftp").is_not_null()).then(pl.lit("earliest_known")).alias("ftp_source"),
+                          pl.when(pl.col("set_lthr").is_not_null()).then(pl.lit("setting"))
+                          .when(pl.col("zone_lthr").is_not_null()).then(pl.lit("zones")).alias("lthr_source"),
+                          source.alias("load_source"))
+        .with_columns(intensity.alias("intensity_factor"))
+        .select("activity_id", "athlete_id", "sport_type", "sport_family", "local_date", "week_start", "iso_year",
+                "iso_week", "moving_time", "duration_s", watts.alias("np_watts"), "ftp", "ftp_source",
+                hr.alias("average_hr"), "lthr", "lthr_source", "intensity_factor",
+                pl.when(chosen == "suffer_score").then(pl.col("suffer_score"))
+                .when(factor.is_not_null()).then(seconds * factor * factor / 3600 * 100).alias("load"),
+                "load_source")
         .sort("athlete_id", "local_date", "activity_id")
     )
 
@@ -127,21 +171,22 @@ def pmc(t: Tables) -> pl.LazyFrame:
 
 
 def load_coverage_weekly(t: Tables) -> pl.LazyFrame:
-    loaded = pl.col("load").is_not_null()
-    seconds = pl.col("moving_time")
+    seconds, source = pl.col("duration_s"), pl.col("load_source")
+    counts = (("power", "power_activities"), ("heart_rate", "heart_rate_activities"), ("pace", "pace_activities"),
+              ("suffer_score", "suffer_score_activities"), ("estimate", "estimated_activities"),
+              ("none", "unloaded_activities"))
+    total = pl.col("moving_time_s")
     return (
         activity_load(t)
         .group_by("athlete_id", "week_start", "iso_year", "iso_week")
         .agg(pl.len().cast(pl.Int64).alias("activities"),
              seconds.sum().cast(pl.Int64).alias("moving_time_s"),
-             seconds.filter(loaded).sum().cast(pl.Int64).alias("loaded_moving_time_s"),
-             *((pl.col("load_source") == source).sum().cast(pl.Int64).alias(name)
-               for source, name in (("power", "power_activities"), ("suffer_score", "suffer_score_activities"),
-                                    ("none", "unloaded_activities"))))
-        .with_columns(pl.when(pl.col("moving_time_s") != 0)
-                      .then(pl.col("loaded_moving_time_s") / pl.col("moving_time_s")).alias("coverage"))
+             seconds.filter(pl.col("load").is_not_null()).sum().cast(pl.Int64).alias("loaded_moving_time_s"),
+             seconds.filter(~source.is_in(["estimate", "none"])).sum().alias("measured_s"),
+             *((source == name).sum().cast(pl.Int64).alias(column) for name, column in counts))
+        .with_columns(pl.when(total != 0).then(pl.col("loaded_moving_time_s") / total).alias("coverage"),
+                      pl.when(total != 0).then(pl.col("measured_s") / total).alias("measured_coverage"))
         .select("athlete_id", "week_start", "iso_year", "iso_week", "activities", "moving_time_s",
-                "loaded_moving_time_s", "coverage", "power_activities", "suffer_score_activities",
-                "unloaded_activities")
+                "loaded_moving_time_s", "coverage", "measured_coverage", *(column for _, column in counts))
         .sort("athlete_id", "week_start")
     )

@@ -352,45 +352,98 @@ SELECT athlete_id, valid_from, lead(valid_from) OVER (PARTITION BY athlete_id OR
 FROM one
 ORDER BY athlete_id, valid_from;
 
--- Per activity: the load and where it came from. 'power': TSS = moving_time * NP^2 / (FTP^2 * 3600) * 100 with
--- NP approximated by weighted_average_watts, for device power on a sport type with power_tss and an FTP for the
--- local date from ftp_timeline (ftp_source: 'history' or 'profile' as the timeline row says; 'earliest_known' for
--- an activity before the athlete's first row, which uses that first row's FTP); else 'suffer_score'; else 'none'.
+-- Per activity: a load on the TSS scale (an hour at threshold = 100) and where it came from, the best source the
+-- activity has, in this order (load_source):
+--   'power'       TSS = duration * (NP / FTP)^2 / 3600 * 100, NP approximated by weighted_average_watts: device power
+--                 on a sport type with power_tss, FTP for the local date from ftp_timeline (ftp_source: history,
+--                 profile, or earliest_known before the athlete's first known FTP);
+--   'heart_rate'  hrTSS = duration * (average HR / LTHR)^2 / 3600 * 100, LTHR from analysis_thresholds by date
+--                 ('setting'), else the lower bound of zone lthr_zone of the athlete's 5 heart-rate zones in force
+--                 (athlete_zone_history; the first version before it: 'zones');
+--   'pace'        runs with a threshold pace set: rTSS = duration * (speed / threshold speed)^2 / 3600 * 100 on the
+--                 average speed (no grade adjustment: the service gives no streams);
+--   'suffer_score' the service's relative effort;
+--   'estimate'    duration * estimate_if^2 / 3600 * 100, the sport type's usual intensity (analysis_sport_families;
+--                 estimate_if_default for others);
+--   'none'        nothing to go on (no duration).
+-- duration is moving_time, else elapsed_time. intensity_factor is the source's: NP / FTP, HR / LTHR, speed /
+-- threshold speed or estimate_if (NULL for the suffer score).
 CREATE OR REPLACE VIEW activity_load AS
-WITH f AS MATERIALIZED (
-    SELECT sport_type, power_tss FROM analysis_sport_families
+WITH settings AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'lthr_zone') AS lthr_zone,
+           max(value) FILTER (WHERE name = 'estimate_if_default') AS estimate_if_default
+    FROM analysis_settings
+), f AS MATERIALIZED (
+    SELECT sport_type, power_tss, estimate_if FROM analysis_sport_families
 ), tl AS MATERIALIZED (
     SELECT athlete_id, valid_from, ftp, source FROM ftp_timeline
-), first_known AS MATERIALIZED (
+), first_ftp AS MATERIALIZED (
     SELECT athlete_id, arg_min(ftp, valid_from) AS ftp FROM ftp_timeline GROUP BY athlete_id
+), lthr_set AS MATERIALIZED (
+    SELECT athlete_id, valid_from, lthr FROM analysis_thresholds WHERE lthr IS NOT NULL
+), pace_set AS MATERIALIZED (
+    SELECT athlete_id, valid_from, threshold_pace_s_per_km AS pace FROM analysis_thresholds
+    WHERE threshold_pace_s_per_km IS NOT NULL
+), lthr_zones AS MATERIALIZED (
+    SELECT athlete_id, valid_from, zone_min AS lthr
+    FROM (SELECT *, count(*) OVER (PARTITION BY athlete_id, zone_type, version) AS zones
+          FROM athlete_zone_history WHERE zone_type = 'heartrate')
+    WHERE zones = 5 AND zone = (SELECT lthr_zone FROM settings) AND zone_min > 0
+), first_zone AS MATERIALIZED (
+    SELECT athlete_id, arg_min(lthr, valid_from) AS lthr FROM lthr_zones GROUP BY athlete_id
 ), base AS (
     SELECT c.activity_id, c.athlete_id, c.sport_type, c.sport_family, c.local_date, c.week_start, c.iso_year,
-           c.iso_week, a.moving_time, a.device_watts, a.weighted_average_watts, a.suffer_score,
-           coalesce(f.power_tss, false) AS power_tss
+           c.iso_week, a.moving_time, coalesce(nullif(a.moving_time, 0), a.elapsed_time) AS duration_s, a.distance,
+           a.device_watts, a.weighted_average_watts, a.average_heartrate, a.suffer_score,
+           coalesce(f.power_tss, false) AS power_tss, coalesce(f.estimate_if, s.estimate_if_default) AS estimate_if
     FROM activity_calendar c
     JOIN activities a ON a.activity_id = c.activity_id
     LEFT JOIN f ON f.sport_type = c.sport_type
-), with_ftp AS (
-    SELECT base.*, tl.ftp AS dated_ftp, tl.source AS dated_source, first_known.ftp AS first_ftp
+    CROSS JOIN settings s
+), dated AS (
+    SELECT base.*, tl.ftp AS dated_ftp, tl.source AS dated_source, first_ftp.ftp AS first_ftp,
+           lthr_set.lthr AS set_lthr, coalesce(lthr_zones.lthr, first_zone.lthr) AS zone_lthr,
+           pace_set.pace AS threshold_pace
     FROM base
     ASOF LEFT JOIN tl ON tl.athlete_id = base.athlete_id AND base.local_date >= tl.valid_from
-    LEFT JOIN first_known ON first_known.athlete_id = base.athlete_id
+    LEFT JOIN first_ftp ON first_ftp.athlete_id = base.athlete_id
+    ASOF LEFT JOIN lthr_set ON lthr_set.athlete_id = base.athlete_id AND base.local_date >= lthr_set.valid_from
+    ASOF LEFT JOIN lthr_zones ON lthr_zones.athlete_id = base.athlete_id AND base.local_date >= lthr_zones.valid_from
+    LEFT JOIN first_zone ON first_zone.athlete_id = base.athlete_id
+    ASOF LEFT JOIN pace_set ON pace_set.athlete_id = base.athlete_id AND base.local_date >= pace_set.valid_from
 ), sourced AS (
     SELECT *, coalesce(dated_ftp, first_ftp) AS ftp,
            CASE WHEN dated_ftp IS NOT NULL THEN dated_source WHEN first_ftp IS NOT NULL THEN 'earliest_known' END
                AS ftp_source,
-           (power_tss AND coalesce(device_watts, false) AND weighted_average_watts > 0
-            AND coalesce(dated_ftp, first_ftp) > 0 AND moving_time > 0) AS power_ok
-    FROM with_ftp
+           coalesce(set_lthr, zone_lthr) AS lthr,
+           CASE WHEN set_lthr IS NOT NULL THEN 'setting' WHEN zone_lthr IS NOT NULL THEN 'zones' END AS lthr_source
+    FROM dated
+), chosen AS (
+    SELECT *,
+           CASE WHEN duration_s > 0 AND power_tss AND coalesce(device_watts, false) AND weighted_average_watts > 0
+                     AND ftp > 0 THEN 'power'
+                WHEN duration_s > 0 AND average_heartrate > 0 AND lthr > 0 THEN 'heart_rate'
+                WHEN duration_s > 0 AND sport_family = 'Run' AND threshold_pace > 0 AND distance > 0 THEN 'pace'
+                WHEN suffer_score IS NOT NULL THEN 'suffer_score'
+                WHEN duration_s > 0 AND estimate_if > 0 THEN 'estimate'
+                ELSE 'none' END AS load_source
+    FROM sourced
+), rated AS (
+    SELECT *,
+           CASE load_source WHEN 'power' THEN weighted_average_watts / ftp
+                            WHEN 'heart_rate' THEN average_heartrate / lthr
+                            WHEN 'pace' THEN distance / duration_s * threshold_pace / 1000
+                            WHEN 'estimate' THEN estimate_if END AS intensity_factor
+    FROM chosen
 )
-SELECT activity_id, athlete_id, sport_type, local_date, week_start, iso_year, iso_week, moving_time,
-       weighted_average_watts AS np_watts, ftp, ftp_source,
-       CASE WHEN power_ok THEN weighted_average_watts / ftp END AS intensity_factor,
-       CASE WHEN power_ok THEN moving_time * weighted_average_watts * weighted_average_watts / (ftp * ftp * 3600) * 100
-            WHEN suffer_score IS NOT NULL THEN suffer_score END AS load,
-       CASE WHEN power_ok THEN 'power' WHEN suffer_score IS NOT NULL THEN 'suffer_score' ELSE 'none' END
-           AS load_source
-FROM sourced
+SELECT activity_id, athlete_id, sport_type, sport_family, local_date, week_start, iso_year, iso_week, moving_time,
+       duration_s, weighted_average_watts AS np_watts, ftp, ftp_source, average_heartrate AS average_hr, lthr,
+       lthr_source, intensity_factor,
+       CASE WHEN load_source = 'suffer_score' THEN suffer_score
+            WHEN intensity_factor IS NOT NULL THEN duration_s * intensity_factor * intensity_factor / 3600 * 100 END
+           AS load,
+       load_source
+FROM rated
 ORDER BY athlete_id, local_date, activity_id;
 
 -- A dense daily series per athlete from the first activity to as_of_date: rest days have load 0.
@@ -463,15 +516,21 @@ LEFT JOIN analysis_form_bands b
        ON s.tsb >= coalesce(b.tsb_from, '-Infinity'::DOUBLE) AND s.tsb < coalesce(b.tsb_to, 'Infinity'::DOUBLE)
 ORDER BY s.athlete_id, s.date;
 
--- Per athlete and ISO week: how much of the moving time has a load, and where the loads came from.
+-- Per athlete and ISO week: how much of the time has a load, how much of it was measured (power, heart rate, pace
+-- or suffer score) rather than estimated, and how many activities each source gave.
 CREATE OR REPLACE VIEW load_coverage_weekly AS
 SELECT athlete_id, week_start, iso_year, iso_week,
        CAST(count(*) AS BIGINT) AS activities,
-       CAST(coalesce(sum(moving_time), 0) AS BIGINT) AS moving_time_s,
-       CAST(coalesce(sum(moving_time) FILTER (WHERE load IS NOT NULL), 0) AS BIGINT) AS loaded_moving_time_s,
-       coalesce(sum(moving_time) FILTER (WHERE load IS NOT NULL), 0) / nullif(sum(moving_time), 0) AS coverage,
+       CAST(coalesce(sum(duration_s), 0) AS BIGINT) AS moving_time_s,
+       CAST(coalesce(sum(duration_s) FILTER (WHERE load IS NOT NULL), 0) AS BIGINT) AS loaded_moving_time_s,
+       coalesce(sum(duration_s) FILTER (WHERE load IS NOT NULL), 0) / nullif(sum(duration_s), 0) AS coverage,
+       coalesce(sum(duration_s) FILTER (WHERE load_source NOT IN ('estimate', 'none')), 0) / nullif(sum(duration_s), 0)
+           AS measured_coverage,
        CAST(count(*) FILTER (WHERE load_source = 'power') AS BIGINT) AS power_activities,
+       CAST(count(*) FILTER (WHERE load_source = 'heart_rate') AS BIGINT) AS heart_rate_activities,
+       CAST(count(*) FILTER (WHERE load_source = 'pace') AS BIGINT) AS pace_activities,
        CAST(count(*) FILTER (WHERE load_source = 'suffer_score') AS BIGINT) AS suffer_score_activities,
+       CAST(count(*) FILTER (WHERE load_source = 'estimate') AS BIGINT) AS estimated_activities,
        CAST(count(*) FILTER (WHERE load_source = 'none') AS BIGINT) AS unloaded_activities
 FROM activity_load
 GROUP BY athlete_id, week_start, iso_year, iso_week
@@ -799,21 +858,26 @@ COMMENT ON COLUMN ftp_timeline.valid_to IS 'First date of the next row (exclusiv
 COMMENT ON COLUMN ftp_timeline.ftp IS 'Functional threshold power, watts';
 COMMENT ON COLUMN ftp_timeline.source IS 'history (an analysis_ftp_history row) or profile (first day fitsync saw this value in the profile)';
 
-COMMENT ON VIEW activity_load IS 'Per activity: the training load (power TSS, else suffer score, else none), where it came from, and the FTP used';
+COMMENT ON VIEW activity_load IS 'Per activity: the training load from its best source (power TSS, heart-rate TSS, running pace TSS, suffer score, an estimate from duration and sport), the source, and the thresholds used';
 COMMENT ON COLUMN activity_load.activity_id IS 'The activity';
 COMMENT ON COLUMN activity_load.athlete_id IS 'The athlete who owns the activity';
 COMMENT ON COLUMN activity_load.sport_type IS 'The activity''s sport type';
+COMMENT ON COLUMN activity_load.sport_family IS 'The sport type''s family (analysis_sport_families; Other when not listed)';
 COMMENT ON COLUMN activity_load.local_date IS 'Local date of the activity';
 COMMENT ON COLUMN activity_load.week_start IS 'Monday of the activity''s ISO week';
 COMMENT ON COLUMN activity_load.iso_year IS 'ISO week-numbering year of the activity';
 COMMENT ON COLUMN activity_load.iso_week IS 'ISO week number of the activity, 1-53';
 COMMENT ON COLUMN activity_load.moving_time IS 'Moving time of the activity, in seconds';
+COMMENT ON COLUMN activity_load.duration_s IS 'The duration the load is computed over: moving_time, else elapsed_time, in seconds';
 COMMENT ON COLUMN activity_load.np_watts IS 'Normalized power, approximated by activities.weighted_average_watts, in watts';
 COMMENT ON COLUMN activity_load.ftp IS 'FTP in force on local_date, in watts (ftp_timeline); before the athlete''s first known FTP, that first one; NULL without any';
 COMMENT ON COLUMN activity_load.ftp_source IS 'Where ftp came from: history (an analysis_ftp_history row), profile (the profile FTP as fitsync saw it on or before that date), earliest_known (the activity predates every known FTP); NULL without an FTP';
-COMMENT ON COLUMN activity_load.intensity_factor IS 'np_watts / ftp when the load is power TSS; NULL otherwise';
-COMMENT ON COLUMN activity_load.load IS 'Training load: TSS = moving_time * NP^2 / (FTP^2 * 3600) * 100 when power applies, else suffer_score, else NULL';
-COMMENT ON COLUMN activity_load.load_source IS 'power (TSS from device power and FTP), suffer_score (the service''s relative effort) or none';
+COMMENT ON COLUMN activity_load.average_hr IS 'Average heart rate of the activity, bpm';
+COMMENT ON COLUMN activity_load.lthr IS 'Lactate-threshold heart rate for the local date, bpm (analysis_thresholds, else the lower bound of heart-rate zone lthr_zone)';
+COMMENT ON COLUMN activity_load.lthr_source IS 'Where lthr came from: setting (analysis_thresholds) or zones (the athlete''s heart-rate zones in force, or the first known before them); NULL without any';
+COMMENT ON COLUMN activity_load.intensity_factor IS 'The source''s intensity: NP / FTP (power), average HR / LTHR (heart_rate), speed / threshold speed (pace), estimate_if (estimate); NULL for the suffer score';
+COMMENT ON COLUMN activity_load.load IS 'Training load on the TSS scale (an hour at threshold = 100): duration_s * intensity_factor^2 / 3600 * 100, or the suffer score; NULL without a duration';
+COMMENT ON COLUMN activity_load.load_source IS 'The best source the activity has: power (TSS), heart_rate (hrTSS), pace (running rTSS), suffer_score (the service''s relative effort), estimate (duration and the sport''s usual intensity) or none';
 
 COMMENT ON VIEW daily_load IS 'Per athlete, every local day from the first activity to as_of_date: the day''s summed load (0 on rest days)';
 COMMENT ON COLUMN daily_load.athlete_id IS 'The athlete';
@@ -831,18 +895,22 @@ COMMENT ON COLUMN pmc.tsb IS 'Training stress balance (form): yesterday''s CTL m
 COMMENT ON COLUMN pmc.ramp_rate IS 'CTL minus CTL ramp_days (7) days earlier, taking CTL as 0 before the series starts';
 COMMENT ON COLUMN pmc.form_band IS 'Band of analysis_form_bands that tsb falls in: high risk, optimal, grey zone, fresh or transition';
 
-COMMENT ON VIEW load_coverage_weekly IS 'Per athlete and ISO week: how much of the moving time has a training load, and which sources the loads came from';
+COMMENT ON VIEW load_coverage_weekly IS 'Per athlete and ISO week: how much of the time has a training load, how much of it was measured rather than estimated, and which sources the loads came from';
 COMMENT ON COLUMN load_coverage_weekly.athlete_id IS 'The athlete';
 COMMENT ON COLUMN load_coverage_weekly.week_start IS 'Monday of the ISO week';
 COMMENT ON COLUMN load_coverage_weekly.iso_year IS 'ISO week-numbering year';
 COMMENT ON COLUMN load_coverage_weekly.iso_week IS 'ISO week number, 1-53';
 COMMENT ON COLUMN load_coverage_weekly.activities IS 'Number of activities in the week';
-COMMENT ON COLUMN load_coverage_weekly.moving_time_s IS 'Total moving time of the week''s activities, in seconds';
-COMMENT ON COLUMN load_coverage_weekly.loaded_moving_time_s IS 'Moving time of the week''s activities that have a load, in seconds';
+COMMENT ON COLUMN load_coverage_weekly.moving_time_s IS 'Total duration (moving time, else elapsed time) of the week''s activities, in seconds';
+COMMENT ON COLUMN load_coverage_weekly.loaded_moving_time_s IS 'Duration of the week''s activities that have a load (estimates included), in seconds';
 COMMENT ON COLUMN load_coverage_weekly.coverage IS 'loaded_moving_time_s / moving_time_s (0-1); NULL when the week has no moving time';
+COMMENT ON COLUMN load_coverage_weekly.measured_coverage IS 'Share of the week''s time whose load was measured (power, heart rate, pace or suffer score), not estimated (0-1)';
 COMMENT ON COLUMN load_coverage_weekly.power_activities IS 'Activities whose load is power TSS';
+COMMENT ON COLUMN load_coverage_weekly.heart_rate_activities IS 'Activities whose load is heart-rate TSS';
+COMMENT ON COLUMN load_coverage_weekly.pace_activities IS 'Activities whose load is running pace TSS';
 COMMENT ON COLUMN load_coverage_weekly.suffer_score_activities IS 'Activities whose load is the service''s suffer score';
-COMMENT ON COLUMN load_coverage_weekly.unloaded_activities IS 'Activities without a load (load_source none)';
+COMMENT ON COLUMN load_coverage_weekly.estimated_activities IS 'Activities whose load is estimated from duration and sport';
+COMMENT ON COLUMN load_coverage_weekly.unloaded_activities IS 'Activities without a load (load_source none: no duration)';
 
 COMMENT ON VIEW volume_weekly IS 'Per athlete, ISO week and sport type: number of activities, distance, moving time and elevation gain';
 COMMENT ON COLUMN volume_weekly.athlete_id IS 'The athlete';

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import html
-import math
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -154,8 +153,10 @@ def _figures(d: dict[str, Any]) -> dict[str, tuple[str, Any, str]]:
     return {
         "pmc": ("Fitness, fatigue and form",
                 charts.pmc(d["pmc"], d["bands"], f" — last {PMC_DAYS} days"),
-                "Daily training load (power TSS where the ride had device power and an FTP, otherwise the relative "
-                "effort score) with CTL and ATL by the exponential recurrence; form bands after intervals.icu."),
+                "Daily training load on the TSS scale (an hour at threshold = 100), each activity from its best source: "
+                "power, heart rate, running pace, the relative effort score, else an estimate from its duration and "
+                "sport (the summary says how much was measured); CTL and ATL by the exponential recurrence; form "
+                "bands after intervals.icu."),
         "weekly_volume": ("Weekly volume by sport",
                           charts.weekly_volume(d["volume"], d["week0"] - dt.timedelta(weeks=VOLUME_WEEKS - 1),
                                                d["week0"], f" — last {VOLUME_WEEKS} weeks"),
@@ -183,8 +184,9 @@ def _facts(d: dict[str, Any]) -> dict[str, Any]:
     as_of, unit, family = d["as_of"], d["unit"], d["main_family"]
     today = d["pmc_all"].tail(1).row(0, named=True) if d["pmc_all"].height else None
     six_weeks = d["activity_load"].filter(pl.col("local_date") > as_of - dt.timedelta(days=42))
-    total_s = six_weeks["moving_time"].sum() or 0
-    loaded_s = six_weeks.filter(pl.col("load").is_not_null())["moving_time"].sum() or 0
+    total_s = six_weeks["duration_s"].sum() or 0
+    loaded_s = six_weeks.filter(pl.col("load").is_not_null())["duration_s"].sum() or 0
+    measured_s = six_weeks.filter(~pl.col("load_source").is_in(["estimate", "none"]))["duration_s"].sum() or 0
     ytd = d["ytd"].filter(pl.col("sport_family") == family)
     this_year = ytd.filter(pl.col("date") == as_of)
     try:
@@ -195,12 +197,12 @@ def _facts(d: dict[str, Any]) -> dict[str, Any]:
     edd = {r["unit"]: r for r in d["eddington"].filter(pl.col("sport_family") == family).iter_rows(named=True)}
     recent_pi = d["seiler"].filter(pl.col("week_start") > as_of - dt.timedelta(weeks=4))
     z = [int(recent_pi[c].sum()) for c in ("z1_seconds", "z2_seconds", "z3_seconds")]
-    pi = None
-    if all(v > 0 for v in z):
-        total = sum(z)
-        pi = math.log10((z[0] / total) / (z[1] / total) * (z[2] / total) * 100)
+    zc = [pl.col(c) for c in ("z1", "z2", "z3")]
+    pi = pl.DataFrame({"z1": [z[0]], "z2": [z[1]], "z3": [z[2]]}, schema={c: pl.Float64 for c in ("z1", "z2", "z3")}
+                      ).select(zones.polarization_index(*zc)).item()
     return {
         "today": today, "coverage": loaded_s / total_s if total_s else None, "six_weeks": six_weeks,
+        "measured": measured_s / total_s if total_s else None,
         "this_year": this_year["distance_m"][0] / UNITS[unit] if this_year.height else 0.0,
         "last_year": last_year["distance_m"][0] / UNITS[unit] if last_year.height else None,
         "this_year_hours": (d["ytd"].filter((pl.col("sport_family") == "All") & (pl.col("date") == as_of))
@@ -229,8 +231,8 @@ def _summary_markdown(d: dict[str, Any]) -> str:
     sources = f["six_weeks"]["load_source"].value_counts().sort("load_source")
     counts = ", ".join(f"{s} {n}" for s, n in sources.iter_rows())
     lines.append("- **Load coverage, last 42 days**: " +
-                 (f"{f['coverage']:.0%} of moving time has a load ({counts})" if f["coverage"] is not None
-                  else "no moving time"))
+                 (f"{f['coverage']:.0%} of the time has a load, {f['measured']:.0%} measured rather than "
+                  f"estimated ({counts})" if f["coverage"] is not None else "no moving time"))
     compare = (f" (last year by this date: {f['last_year']:,.0f} {unit})" if f["last_year"] is not None else "")
     lines.append(f"- **This year**: {f['this_year']:,.0f} {unit} of {family}{compare}; "
                  f"{f['this_year_hours']:,.0f} h all sports")
@@ -278,7 +280,7 @@ def _html(d: dict[str, Any], figures: dict[str, tuple[str, Any, str]], pngs: dic
                        "share of moving time with a load"))
     kind = charts.ZONE_TYPE_LABELS.get(d["zone_type"], d["zone_type"])
     cards.append(_card(f"Polarization (4 wk, {kind})", f"{f['pi']:.2f}" if f["pi"] is not None else "—",
-                       "above 2 is polarized" if f["pi"] is not None else "undefined: a zone has no time"))
+                       "above 2 is polarized" if f["pi"] is not None else "no PI: no zone time, or more zone-3 than zone-1"))
 
     sections = []
     for name, (heading, _, caption) in figures.items():

@@ -67,12 +67,12 @@ def pmc(frame: pl.DataFrame, bands: pl.DataFrame, title_suffix: str = "") -> Any
     data = _local(frame, "date")
     x = alt.X("date:T", title=None, axis=alt.Axis(format="%b %Y", labelAngle=0))
     load = (alt.Chart(data).mark_bar(color=LOAD_COLOR, opacity=0.45, width=2)
-            .encode(x=x, y=alt.Y("load:Q", title="daily load (TSS)",
+            .encode(x=x, y=alt.Y("load:Q", title="daily load (TSS scale)",
                                  axis=alt.Axis(titleColor=LOAD_COLOR, orient="right"))))
     lines = (alt.Chart(data).transform_fold(["ctl", "atl"], as_=["measure", "value"])
              .transform_calculate(label="datum.measure == 'ctl' ? 'Fitness (CTL, 42 d)' : 'Fatigue (ATL, 7 d)'")
              .mark_line(strokeWidth=2.2)
-             .encode(x=x, y=alt.Y("value:Q", title="CTL / ATL (TSS per day)"),
+             .encode(x=x, y=alt.Y("value:Q", title="CTL / ATL (load per day)"),
                      color=alt.Color("label:N", title=None,
                                      scale=alt.Scale(domain=["Fitness (CTL, 42 d)", "Fatigue (ATL, 7 d)"],
                                                      range=[CTL_COLOR, ATL_COLOR]))))

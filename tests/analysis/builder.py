@@ -42,9 +42,10 @@ class Builder:
                           "VALUES (?, ?, ?, ?::TIMESTAMPTZ)", [athlete_id, day, ftp, f"{day} 12:00:00+00"])
 
     def activity(self, athlete_id: int, local: str, *, offset_h: float = 0.0, sport: str = "Ride",
-                 distance: float = 0.0, moving_time: int = 3600, elevation: float = 0.0,
+                 distance: float = 0.0, moving_time: int | None = 3600, elevation: float = 0.0,
                  device_watts: bool | None = None, np: float | None = None, suffer: float | None = None,
-                 tz: str = "Etc/UTC", activity_id: int | None = None) -> int:
+                 tz: str = "Etc/UTC", activity_id: int | None = None, hr: float | None = None,
+                 elapsed: int | None = None) -> int:
         """An activity starting at `local` (wall clock) with the UTC offset `offset_h` (start_date = local - offset)."""
         activity_id = activity_id or next(self._ids)
         wall = dt.datetime.fromisoformat(local)
@@ -52,10 +53,10 @@ class Builder:
         self.conn.execute(
             "INSERT INTO activities (activity_id, athlete_id, name, sport_type, type, start_date, start_date_local, "
             "timezone, utc_offset, distance, moving_time, elapsed_time, total_elevation_gain, device_watts, "
-            "weighted_average_watts, suffer_score, listed_at, summary_raw) "
-            "VALUES (?, ?, 'a', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now(), '{}')",
+            "weighted_average_watts, suffer_score, average_heartrate, listed_at, summary_raw) "
+            "VALUES (?, ?, 'a', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now(), '{}')",
             [activity_id, athlete_id, sport, sport, instant, wall, tz, int(offset_h * 3600), distance, moving_time,
-             moving_time, elevation, device_watts, np, suffer])
+             moving_time if elapsed is None else elapsed, elevation, device_watts, np, suffer, hr])
         return activity_id
 
     def effort(self, athlete_id: int, activity_id: int, segment_id: int, local: str, elapsed: int | None, *,
@@ -88,6 +89,11 @@ class Builder:
             self.conn.execute("INSERT INTO athlete_zones (athlete_id, snapshot_date, zone_type, bucket_index, min, max, "
                               "seconds, synced_at, raw) VALUES (?, ?, ?, ?, ?, ?, 0, now(), '{}')",
                               [athlete_id, snapshot, zone_type, index, low, high])
+
+    def thresholds(self, athlete_id: int, valid_from: str, *, lthr: float | None = None,
+                   pace: float | None = None) -> None:
+        self.conn.execute("INSERT INTO analysis_thresholds VALUES (?, ?, ?, ?, 'test')",
+                          [athlete_id, valid_from, lthr, pace])
 
     def ftp(self, athlete_id: int, valid_from: str, ftp: float) -> None:
         self.conn.execute("INSERT INTO analysis_ftp_history VALUES (?, ?, ?, 'test')", [athlete_id, valid_from, ftp])

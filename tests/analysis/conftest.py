@@ -95,6 +95,17 @@ def build_world(path: Path) -> World:
     ids["p_yoga"] = b.activity(4, "2024-06-12 19:00:00", sport="Yoga", moving_time=1800)
     ids["p_long"] = b.activity(4, "2024-06-13 09:00:00", device_watts=True, np=200, moving_time=5400, suffer=80)
     ids["p_after"] = b.activity(4, "2024-06-20 09:00:00", device_watts=True, np=250, moving_time=1800)
+    ids["p_no_moving"] = b.activity(4, "2024-06-21 09:00:00", device_watts=True, np=250, moving_time=None, elapsed=3600)
+    # 10: heart-rate, pace and estimated loads; LTHR 160 from zone 4, then 170 and a 5:00/km pace set from 06-01
+    b.athlete(10)
+    b.athlete_zones(10, "2024-03-01", [(0, 120), (120, 140), (140, 160), (160, 180), (180, -1)])
+    b.thresholds(10, "2024-06-01", lthr=170, pace=300)
+    ids["h_before_zones"] = b.activity(10, "2024-01-15 09:00:00", moving_time=1800, hr=160)
+    ids["h_zones"] = b.activity(10, "2024-05-01 09:00:00", moving_time=3600, hr=144, suffer=30)
+    ids["r_estimate"] = b.activity(10, "2024-05-02 07:00:00", sport="Run", distance=5000, moving_time=1800)
+    ids["h_set"] = b.activity(10, "2024-06-10 09:00:00", moving_time=3600, hr=153)
+    ids["r_pace"] = b.activity(10, "2024-06-11 07:00:00", sport="Run", distance=10000, moving_time=3000)
+    ids["x_none"] = b.activity(10, "2024-06-12 19:00:00", sport="Yoga", moving_time=0)
     # 5: zones
     # no athletes row for 5: the as-of date is the last activity's local date
     shifted = [(0, 125), (125, 150), (150, 165), (165, 180), (180, -1)]

@@ -202,15 +202,45 @@ def test_load_per_activity_with_its_source_and_ftp_by_date(world: World) -> None
     assert history["load"] == pytest.approx(156.25) and history["intensity_factor"] == pytest.approx(1.25)
     assert (load[ids["p_estimated"]]["load_source"], load[ids["p_estimated"]]["load"]) == ("suffer_score", 42)
     assert (load[ids["p_run"]]["load_source"], load[ids["p_run"]]["load"]) == ("suffer_score", 55)  # run power ≠ FTP
-    assert (load[ids["p_yoga"]]["load_source"], load[ids["p_yoga"]]["load"]) == ("none", None)
+    # yoga has no power, heart rate or suffer score: 30 min at Other's usual intensity 0.55
+    assert (load[ids["p_yoga"]]["load_source"], load[ids["p_yoga"]]["load"]) == ("estimate", pytest.approx(0.5 * 0.55 ** 2 * 100))
+    # power without a moving time: the elapsed hour at NP 250 / FTP 250
+    assert (load[ids["p_no_moving"]]["load_source"], load[ids["p_no_moving"]]["load"]) == ("power", pytest.approx(100.0))
     assert load[ids["p_long"]]["load"] == pytest.approx(150.0)  # 1.5 h at IF 1.0
     coverage = rows(both(world, "load_coverage_weekly", 4), "week_start")[D("2024-06-10")]
     assert (coverage["activities"], coverage["moving_time_s"], coverage["loaded_moving_time_s"],
             coverage["power_activities"], coverage["suffer_score_activities"], coverage["unloaded_activities"]) == \
-        (5, 18000, 16200, 2, 2, 1)
-    assert coverage["coverage"] == pytest.approx(0.9)
+        (5, 18000, 18000, 2, 2, 0)
+    assert (coverage["coverage"], coverage["measured_coverage"], coverage["estimated_activities"]) == (1.0, pytest.approx(0.9), 1)
     daily = rows(both(world, "daily_load", 4), "date")
-    assert (daily[D("2024-06-12")]["load"], daily[D("2024-06-12")]["activities"]) == (55, 2)
+    assert (daily[D("2024-06-12")]["load"], daily[D("2024-06-12")]["activities"]) == (pytest.approx(55 + 15.125), 2)  # run + yoga
+
+
+def test_heart_rate_pace_and_estimated_loads(world: World) -> None:
+    """hrTSS from the zones' LTHR and from a set one, rTSS from a set threshold pace, estimates, and none."""
+    ids = world.ids
+    load = rows(both(world, "activity_load", 10), "activity_id")
+    figures = {name: (load[ids[name]]["load_source"], load[ids[name]]["lthr"], load[ids[name]]["lthr_source"],
+                      load[ids[name]]["intensity_factor"], load[ids[name]]["load"])
+               for name in ("h_before_zones", "h_zones", "r_estimate", "h_set", "r_pace", "x_none")}
+    assert figures == {
+        # before the first zones: the first known LTHR (zone 4 starts at 160); 30 min at LTHR
+        "h_before_zones": ("heart_rate", 160, "zones", 1.0, pytest.approx(50.0)),
+        # an hour at 144 / 160 = 0.9: 81 (heart rate comes before the suffer score)
+        "h_zones": ("heart_rate", 160, "zones", pytest.approx(0.9), pytest.approx(81.0)),
+        # no pace set before 06-01: a run's usual intensity 0.75 for 30 min
+        "r_estimate": ("estimate", 160, "zones", 0.75, pytest.approx(0.5 * 0.75 ** 2 * 100)),
+        # the set LTHR 170 from 06-01: 153 / 170 = 0.9 for an hour
+        "h_set": ("heart_rate", 170, "setting", pytest.approx(0.9), pytest.approx(81.0)),
+        # 10 km in 50 min at a 5:00/km threshold: IF 1 for 50 min
+        "r_pace": ("pace", 170, "setting", pytest.approx(1.0), pytest.approx(3000 / 36)),
+        # no time at all: nothing to go on
+        "x_none": ("none", 170, "setting", None, None)}
+    weeks = rows(both(world, "load_coverage_weekly", 10), "week_start")
+    june = weeks[D("2024-06-10")]
+    assert (june["heart_rate_activities"], june["pace_activities"], june["unloaded_activities"],
+            june["coverage"], june["measured_coverage"]) == (1, 1, 1, 1.0, 1.0)
+    assert weeks[D("2024-04-29")]["measured_coverage"] == pytest.approx(3600 / 5400)  # the run was estimated
 
 
 # --- zones ----------------------------------------------------------------------------------------------------

@@ -80,7 +80,7 @@ def test_cli_writes_the_report_under_the_home(world: World, tmp_path: Path) -> N
     assert (home / "reports" / "4" / "report.html").exists()
     assert all((home / "reports" / "4" / f"{c}.png").stat().st_size > 10_000 for c in CHARTS)
     assert "report: " + str(home / "reports" / "4" / "report.html") in result.output
-    assert "(4) — as of 2024-06-20" in result.output  # the last activity (after the last sync)
+    assert "(4) — as of 2024-06-21" in result.output  # the last activity (after the last sync)
     out = tmp_path / "elsewhere"
     assert runner.invoke(report_command, ["--athlete", "4", "--out", str(out)],
                          env={"FITSYNC_HOME": str(home)}).exit_code == 0

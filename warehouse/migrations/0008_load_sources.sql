@@ -1,0 +1,41 @@
+-- fitsync warehouse, schema 8: a load for every activity. Besides power TSS and the suffer score, activity_load
+-- now uses heart-rate TSS (from a lactate-threshold heart rate), running pace TSS (from a threshold pace) and, for
+-- an activity with none of these, an estimate from its duration and its sport's usual intensity. The thresholds
+-- and intensities are rows here, like every other analysis setting.
+
+-- Thresholds by date, set by the athlete or coach: the row with the latest valid_from on or before the activity's
+-- local date applies (each column on its own: a row may set only one).
+CREATE TABLE analysis_thresholds (
+    athlete_id BIGINT NOT NULL,
+    valid_from DATE NOT NULL,
+    lthr DOUBLE CHECK (lthr > 0),
+    threshold_pace_s_per_km DOUBLE CHECK (threshold_pace_s_per_km > 0),
+    note VARCHAR,
+    PRIMARY KEY (athlete_id, valid_from)
+);
+COMMENT ON TABLE analysis_thresholds IS 'Lactate-threshold heart rate and running threshold pace by date, per athlete: the latest row on or before an activity''s local date applies';
+COMMENT ON COLUMN analysis_thresholds.athlete_id IS 'The athlete';
+COMMENT ON COLUMN analysis_thresholds.valid_from IS 'First local date the values apply';
+COMMENT ON COLUMN analysis_thresholds.lthr IS 'Lactate-threshold heart rate, bpm (NULL: this row does not set it); without any, the lower bound of heart-rate zone lthr_zone is used';
+COMMENT ON COLUMN analysis_thresholds.threshold_pace_s_per_km IS 'Running threshold pace, seconds per km (NULL: this row does not set it); runs get pace TSS only with one';
+COMMENT ON COLUMN analysis_thresholds.note IS 'Free text: where the value came from';
+
+-- The usual intensity of a sport, for the estimated load: load = hours × estimate_if² × 100.
+ALTER TABLE analysis_sport_families ADD COLUMN estimate_if DOUBLE;
+UPDATE analysis_sport_families SET estimate_if = CASE
+    WHEN sport_type IN ('EBikeRide', 'EMountainBikeRide', 'AlpineSki') THEN 0.45
+    WHEN family = 'Ride' THEN 0.65
+    WHEN family = 'Run' THEN 0.75
+    WHEN family = 'Swim' THEN 0.70
+    WHEN family = 'Walk/Hike' THEN 0.50
+    WHEN family = 'Ski' THEN 0.65
+    ELSE 0.55 END;
+COMMENT ON COLUMN analysis_sport_families.estimate_if IS 'Intensity factor of an estimated load (an activity without power, heart rate, pace or suffer score): load = hours × estimate_if² × 100';
+
+INSERT INTO analysis_settings VALUES
+    ('lthr_zone', 4, 'Without an analysis_thresholds LTHR: the lower bound of this zone of the athlete''s 5 heart-rate zones (the service''s threshold zone) is the LTHR'),
+    ('estimate_if_default', 0.55, 'estimate_if of a sport type not in analysis_sport_families'),
+    ('acwr_acute_days', 7, 'Acute window of the acute:chronic workload ratio, days (rolling mean; EWMA span)'),
+    ('acwr_chronic_days', 28, 'Chronic window of the acute:chronic workload ratio, days (rolling mean; EWMA span)'),
+    ('monotony_days', 7, 'Window of training monotony and strain (Foster), days');
+COMMENT ON COLUMN analysis_settings.name IS 'Setting name: ctl_days, atl_days, ramp_days, pi_polarized_above, lthr_zone, estimate_if_default, acwr_acute_days, acwr_chronic_days, monotony_days';
