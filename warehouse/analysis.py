@@ -47,7 +47,10 @@ ANALYSES: dict[str, Callable[[Tables], pl.LazyFrame]] = {
     "ftp_timeline": load.ftp_timeline,
     "activity_load": load.activity_load,
     "daily_load": load.daily_load,
+    "daily_load_by_family": load.daily_load_by_family,
     "pmc": load.pmc,
+    "pmc_by_family": load.pmc_by_family,
+    "load_risk_daily": load.load_risk_daily,
     "load_coverage_weekly": load.load_coverage_weekly,
     "volume_weekly": volume.volume_weekly,
     "volume_monthly": volume.volume_monthly,
@@ -73,7 +76,10 @@ ORDER: dict[str, tuple[str, ...]] = {
     "ftp_timeline": ("athlete_id", "valid_from"),
     "activity_load": ("athlete_id", "local_date", "activity_id"),
     "daily_load": ("athlete_id", "date"),
+    "daily_load_by_family": ("athlete_id", "sport_family", "date"),
     "pmc": ("athlete_id", "date"),
+    "pmc_by_family": ("athlete_id", "sport_family", "date"),
+    "load_risk_daily": ("athlete_id", "date"),
     "load_coverage_weekly": ("athlete_id", "week_start"),
     "volume_weekly": ("athlete_id", "week_start", "sport_type"),
     "volume_monthly": ("athlete_id", "month_start", "sport_type"),
@@ -219,6 +225,22 @@ def ftp_timeline(source: Source, athlete_id: int | None = None) -> pl.DataFrame:
 def activity_load(source: Source, athlete_id: int | None = None) -> pl.DataFrame:
     """Per activity: load and load_source (power TSS, suffer_score or none), FTP in force and its source."""
     return run("activity_load", source, athlete_id)
+
+
+def daily_load_by_family(source: Source, athlete_id: int | None = None,
+                         sport_family: str | None = None) -> pl.DataFrame:
+    """Dense daily load per sport family (and All) from the first activity to as_of_date."""
+    return run("daily_load_by_family", source, athlete_id, sport_family=sport_family)
+
+
+def pmc_by_family(source: Source, athlete_id: int | None = None, sport_family: str | None = None) -> pl.DataFrame:
+    """CTL/ATL/TSB per sport family (All: every activity, as pmc)."""
+    return run("pmc_by_family", source, athlete_id, sport_family=sport_family)
+
+
+def load_risk_daily(source: Source, athlete_id: int | None = None) -> pl.DataFrame:
+    """Acute:chronic workload ratio (rolling and EWMA), monotony and strain per day."""
+    return run("load_risk_daily", source, athlete_id)
 
 
 def daily_load(source: Source, athlete_id: int | None = None) -> pl.DataFrame:

@@ -1,4 +1,5 @@
-"""Training load in Polars (views ftp_timeline, activity_load, daily_load, pmc, load_coverage_weekly): a load per activity with
+"""Training load in Polars (views ftp_timeline, activity_load, daily_load, daily_load_by_family, pmc_by_family,
+pmc, load_risk_daily, load_coverage_weekly): a load per activity with
 its source, a dense daily series, CTL/ATL/TSB and ramp rate by the exponential recurrence, and load coverage."""
 
 from __future__ import annotations
@@ -134,27 +135,57 @@ def _daily_load(t: Tables) -> pl.LazyFrame:
     )
 
 
-def ewma(column: str, days: float) -> pl.Expr:
-    """x[t] = x[t-1] + k (load[t] - x[t-1]) with k = 1 - e^(-1/days), per athlete (rows sorted by date, a 0 load
-    row before each athlete's first day so the recurrence starts from 0)."""
-    return pl.col(column).ewm_mean(alpha=1 - math.exp(-1 / days), adjust=False).over("athlete_id")
+def daily_load_by_family(t: Tables) -> pl.LazyFrame:
+    return t.cached("daily_load_by_family", lambda: _daily_load_by_family(t))
 
 
-def pmc(t: Tables) -> pl.LazyFrame:
-    ctl_days, atl_days = t.setting("ctl_days"), t.setting("atl_days")
-    ramp_days = int(t.setting("ramp_days"))
-    daily = daily_load(t).select("athlete_id", "date", "load", pl.lit(False).alias("seed"))
-    seeds = daily.group_by("athlete_id").agg((pl.col("date").min() - pl.duration(days=1)).alias("date"),
-                                             pl.lit(0.0).alias("load"), pl.lit(True).alias("seed"))
-    series = (
-        pl.concat([seeds.select(daily.collect_schema().names()), daily])
-        .sort("athlete_id", "date")
-        .with_columns(ewma("load", ctl_days).alias("ctl"), ewma("load", atl_days).alias("atl"))
-        .filter(~pl.col("seed"))
+def _daily_load_by_family(t: Tables) -> pl.LazyFrame:
+    loads = activity_load(t).select("athlete_id", "sport_family", "local_date", "load")
+    loads = pl.concat([loads, loads.with_columns(pl.lit("All").alias("sport_family"))])
+    families = pl.concat([loads.select("athlete_id", "sport_family"),
+                          athlete_as_of(t).select("athlete_id", pl.lit("All").alias("sport_family"))]).unique()
+    days = day_ranges(athlete_as_of(t), "first_activity_date", "as_of_date").select("athlete_id", "date")
+    per_day = (loads.group_by("athlete_id", "sport_family", "local_date")
+               .agg(pl.col("load").sum(), pl.len().alias("activities")))
+    return (
+        families.join(days, on="athlete_id", how="inner")
+        .join(per_day, left_on=["athlete_id", "sport_family", "date"],
+              right_on=["athlete_id", "sport_family", "local_date"], how="left")
+        .select("athlete_id", "sport_family", "date", pl.col("load").fill_null(0.0),
+                pl.col("activities").fill_null(0).cast(pl.Int64))
+        .sort("athlete_id", "sport_family", "date")
     )
 
+
+SERIES = ["athlete_id", "sport_family"]
+
+
+def load_ewma(t: Tables, alpha_a: float, alpha_b: float) -> pl.LazyFrame:
+    """x[t] = x[t-1] + alpha (load[t] - x[t-1]) from 0 before each series' first day, for two alphas (a, b)."""
+    daily = daily_load_by_family(t).select(*SERIES, "date", "load", pl.lit(False).alias("seed"))
+    seeds = daily.group_by(SERIES).agg((pl.col("date").min() - pl.duration(days=1)).alias("date"),
+                                       pl.lit(0.0).alias("load"), pl.lit(True).alias("seed"))
+    return (
+        pl.concat([seeds.select(daily.collect_schema().names()), daily])
+        .sort(*SERIES, "date")
+        .with_columns(pl.col("load").ewm_mean(alpha=alpha_a, adjust=False).over(SERIES).alias("a"),
+                      pl.col("load").ewm_mean(alpha=alpha_b, adjust=False).over(SERIES).alias("b"))
+        .filter(~pl.col("seed"))
+        .drop("seed")
+    )
+
+
+def pmc_by_family(t: Tables) -> pl.LazyFrame:
+    return t.cached("pmc_by_family", lambda: _pmc_by_family(t))
+
+
+def _pmc_by_family(t: Tables) -> pl.LazyFrame:
+    ramp_days = int(t.setting("ramp_days"))
+    series = load_ewma(t, 1 - math.exp(-1 / t.setting("ctl_days")), 1 - math.exp(-1 / t.setting("atl_days"))
+                       ).rename({"a": "ctl", "b": "atl"})
+
     def earlier(column: str, days: int) -> pl.Expr:
-        return pl.col(column).shift(days, fill_value=0.0).over("athlete_id")
+        return pl.col(column).shift(days, fill_value=0.0).over(SERIES)
 
     bands = t["analysis_form_bands"].sort("sort_order").collect()
     band = pl.lit(None, dtype=pl.String)
@@ -165,7 +196,44 @@ def pmc(t: Tables) -> pl.LazyFrame:
     return (
         series.with_columns((earlier("ctl", 1) - earlier("atl", 1)).alias("tsb"),
                             (pl.col("ctl") - earlier("ctl", ramp_days)).alias("ramp_rate"))
-        .select("athlete_id", "date", "load", "ctl", "atl", "tsb", "ramp_rate", band.alias("form_band"))
+        .select(*SERIES, "date", "load", "ctl", "atl", "tsb", "ramp_rate", band.alias("form_band"))
+        .sort(*SERIES, "date")
+    )
+
+
+def pmc(t: Tables) -> pl.LazyFrame:
+    return (pmc_by_family(t).filter(pl.col("sport_family") == "All").drop("sport_family")
+            .sort("athlete_id", "date"))
+
+
+def load_risk_daily(t: Tables) -> pl.LazyFrame:
+    acute, chronic = int(t.setting("acwr_acute_days")), int(t.setting("acwr_chronic_days"))
+    window = int(t.setting("monotony_days"))
+    ewma = (load_ewma(t, 2 / (acute + 1), 2 / (chronic + 1)).filter(pl.col("sport_family") == "All")
+            .select("athlete_id", "date", pl.col("a").alias("ewma_acute"), pl.col("b").alias("ewma_chronic")))
+    load = pl.col("load")
+
+    def summed(days: int) -> pl.Expr:
+        return load.rolling_sum(window_size=days, min_samples=1).over("athlete_id")
+
+    mean, sd = pl.col("week_mean"), pl.col("week_sd")
+    full = pl.col("days") >= window
+    return (
+        daily_load_by_family(t).filter(pl.col("sport_family") == "All").sort("athlete_id", "date")
+        .with_columns(pl.int_range(1, pl.len() + 1).over("athlete_id").alias("days"),
+                      (summed(acute) / acute).alias("acute_load"), (summed(chronic) / chronic).alias("chronic_load"),
+                      summed(window).alias("week_load"),
+                      load.rolling_mean(window_size=window, min_samples=1).over("athlete_id").alias("week_mean"),
+                      load.rolling_std(window_size=window, min_samples=1, ddof=0).over("athlete_id").alias("week_sd"))
+        .join(ewma, on=["athlete_id", "date"], how="inner")
+        .select("athlete_id", "date", "load", "acute_load", "chronic_load",
+                pl.when((pl.col("days") >= chronic) & (pl.col("chronic_load") > 1e-9))
+                .then(pl.col("acute_load") / pl.col("chronic_load")).alias("acwr_rolling"),
+                "ewma_acute", "ewma_chronic",
+                pl.when((pl.col("days") >= chronic) & (pl.col("ewma_chronic") > 1e-9))
+                .then(pl.col("ewma_acute") / pl.col("ewma_chronic")).alias("acwr_ewma"),
+                pl.when(full & (sd > 1e-6)).then(mean / sd).alias("monotony"),
+                pl.when(full & (sd > 1e-6)).then(pl.col("week_load") * mean / sd).alias("strain"))
         .sort("athlete_id", "date")
     )
 

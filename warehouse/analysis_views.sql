@@ -462,58 +462,142 @@ SELECT d.athlete_id, d.date, coalesce(p.load, 0.0) AS load, CAST(coalesce(p.acti
 FROM days d LEFT JOIN per_day p ON p.athlete_id = d.athlete_id AND p.local_date = d.date
 ORDER BY d.athlete_id, d.date;
 
--- The performance management chart. With k = 1 - exp(-1/tau) the recurrence, from 0 before the first day, is
---   CTL[t] = CTL[t-1] + k * (load[t] - CTL[t-1]),  i.e.  CTL[t] = sum over i <= t of k * load[i] * exp(-(t-i)/tau)
+-- The daily load per athlete and sport family (and 'All': every activity), dense from the athlete's first activity
+-- to as_of_date for every family the athlete has: rest days are 0.
+CREATE OR REPLACE VIEW daily_load_by_family AS
+WITH families AS (
+    SELECT DISTINCT athlete_id, sport_family FROM activity_load
+    UNION
+    SELECT athlete_id, 'All' FROM athlete_as_of
+), days AS (
+    SELECT f.athlete_id, f.sport_family, o.first_activity_date + CAST(i AS INTEGER) AS date
+    FROM families f
+    JOIN (SELECT athlete_id, first_activity_date, unnest(range(0, as_of_date - first_activity_date + 1)) AS i
+          FROM athlete_as_of) o ON o.athlete_id = f.athlete_id
+), per_day AS (
+    SELECT athlete_id, sport_family, local_date, sum(load) AS load, count(*) AS activities
+    FROM activity_load
+    GROUP BY athlete_id, sport_family, local_date
+    UNION ALL
+    SELECT athlete_id, 'All', local_date, sum(load), count(*)
+    FROM activity_load
+    GROUP BY athlete_id, local_date
+)
+SELECT d.athlete_id, d.sport_family, d.date, coalesce(p.load, 0.0) AS load,
+       CAST(coalesce(p.activities, 0) AS BIGINT) AS activities
+FROM days d
+LEFT JOIN per_day p ON p.athlete_id = d.athlete_id AND p.sport_family = d.sport_family AND p.local_date = d.date
+ORDER BY d.athlete_id, d.sport_family, d.date;
+
+-- Two exponentially weighted averages of daily_load_by_family, time constants tau_a and tau_b (columns a and b),
+-- per athlete and family. With k = 1 - exp(-1/tau) the recurrence, from 0 before the first day, is
+--   x[t] = x[t-1] + k * (load[t] - x[t-1]),  i.e.  x[t] = sum over i <= t of k * load[i] * exp(-(t-i)/tau)
 -- computed here without recursion: the series is cut in blocks of B = ceil(40 * tau) days; each day's value is a
 -- running sum over its own and the previous block, factored around that window's start so no exponent exceeds
 -- 2B/tau (about 80). What it leaves out is older than B days and weighs below exp(-40) ~ 4e-18 of a load: the
--- values equal the recurrence to double precision. TSB is yesterday's CTL - ATL; ramp_rate is CTL minus CTL
--- ramp_days earlier.
-CREATE OR REPLACE VIEW pmc AS
-WITH params AS (
-    SELECT max(value) FILTER (WHERE name = 'ctl_days') AS ctl_days,
-           max(value) FILTER (WHERE name = 'atl_days') AS atl_days,
-           CAST(max(value) FILTER (WHERE name = 'ramp_days') AS INTEGER) AS ramp_days
-    FROM analysis_settings
-), kinds AS (
-    SELECT 'ctl' AS kind, ctl_days AS tau FROM params
+-- values equal the recurrence to double precision. The PMC (CTL, ATL) and the EWMA workload ratio use it.
+CREATE OR REPLACE MACRO load_ewma(tau_a, tau_b) AS TABLE
+WITH kinds AS (
+    SELECT 'a' AS kind, tau_a AS tau
     UNION ALL
-    SELECT 'atl', atl_days FROM params
+    SELECT 'b', tau_b
 ), series AS (
-    SELECT athlete_id, date, load,
-           CAST(date - min(date) OVER (PARTITION BY athlete_id) AS BIGINT) AS n
-    FROM daily_load
+    SELECT athlete_id, sport_family, date, load,
+           CAST(date - min(date) OVER (PARTITION BY athlete_id, sport_family) AS BIGINT) AS n
+    FROM daily_load_by_family
 ), spread AS (
-    SELECT s.athlete_id, s.date, s.load, s.n, k.kind, k.tau, 1 - exp(-1 / k.tau) AS alpha,
+    SELECT s.athlete_id, s.sport_family, s.date, s.load, s.n, k.kind, k.tau, 1 - exp(-1 / k.tau) AS alpha,
            CAST(ceil(40 * k.tau) AS BIGINT) AS block,
            s.n // CAST(ceil(40 * k.tau) AS BIGINT) + shift.blocks AS target
     FROM series s CROSS JOIN kinds k CROSS JOIN (VALUES (0), (1)) AS shift(blocks)
 ), summed AS (
-    SELECT athlete_id, date, load, n, kind, tau, block, target,
+    SELECT athlete_id, sport_family, date, load, n, kind, tau, block, target,
            sum(alpha * load * exp((n - (target - 1) * block) / tau))
-               OVER (PARTITION BY athlete_id, kind, target ORDER BY n ROWS UNBOUNDED PRECEDING) AS acc
+               OVER (PARTITION BY athlete_id, sport_family, kind, target ORDER BY n ROWS UNBOUNDED PRECEDING) AS acc
     FROM spread
 ), ewma AS (
-    SELECT athlete_id, date, load, kind, acc * exp(-(n - (target - 1) * block) / tau) AS value
+    SELECT athlete_id, sport_family, date, load, kind, acc * exp(-(n - (target - 1) * block) / tau) AS value
     FROM summed
     WHERE n // block = target
+)
+SELECT athlete_id, sport_family, date, load,
+       max(value) FILTER (WHERE kind = 'a') AS a,
+       max(value) FILTER (WHERE kind = 'b') AS b
+FROM ewma
+GROUP BY athlete_id, sport_family, date, load;
+
+-- The performance management chart per athlete and sport family ('All': every activity, as the pmc view): CTL
+-- and ATL (load_ewma with ctl_days and atl_days), TSB = yesterday's CTL - ATL, ramp_rate = CTL minus CTL
+-- ramp_days earlier, and the form band of the TSB.
+CREATE OR REPLACE VIEW pmc_by_family AS
+WITH params AS (
+    SELECT CAST(max(value) FILTER (WHERE name = 'ramp_days') AS INTEGER) AS ramp_days FROM analysis_settings
 ), wide AS (
-    SELECT athlete_id, date, load,
-           max(value) FILTER (WHERE kind = 'ctl') AS ctl,
-           max(value) FILTER (WHERE kind = 'atl') AS atl
-    FROM ewma
-    GROUP BY athlete_id, date, load
+    SELECT athlete_id, sport_family, date, load, a AS ctl, b AS atl
+    FROM load_ewma((SELECT value FROM analysis_settings WHERE name = 'ctl_days'),
+                   (SELECT value FROM analysis_settings WHERE name = 'atl_days'))
 ), shaped AS (
-    SELECT w.athlete_id, w.date, w.load, w.ctl, w.atl,
+    SELECT w.athlete_id, w.sport_family, w.date, w.load, w.ctl, w.atl,
            lag(w.ctl, 1, 0) OVER w1 - lag(w.atl, 1, 0) OVER w1 AS tsb,
            w.ctl - lag(w.ctl, p.ramp_days, 0) OVER w1 AS ramp_rate
     FROM wide w CROSS JOIN params p
-    WINDOW w1 AS (PARTITION BY w.athlete_id ORDER BY w.date)
+    WINDOW w1 AS (PARTITION BY w.athlete_id, w.sport_family ORDER BY w.date)
 )
-SELECT s.athlete_id, s.date, s.load, s.ctl, s.atl, s.tsb, s.ramp_rate, b.band AS form_band
+SELECT s.athlete_id, s.sport_family, s.date, s.load, s.ctl, s.atl, s.tsb, s.ramp_rate, b.band AS form_band
 FROM shaped s
 LEFT JOIN analysis_form_bands b
        ON s.tsb >= coalesce(b.tsb_from, '-Infinity'::DOUBLE) AND s.tsb < coalesce(b.tsb_to, 'Infinity'::DOUBLE)
+ORDER BY s.athlete_id, s.sport_family, s.date;
+
+-- The performance management chart of all the athlete's activities: pmc_by_family's 'All' rows.
+CREATE OR REPLACE VIEW pmc AS
+SELECT athlete_id, date, load, ctl, atl, tsb, ramp_rate, form_band
+FROM pmc_by_family
+WHERE sport_family = 'All'
+ORDER BY athlete_id, date;
+
+-- Load risk per athlete and day, from all activities' daily load:
+--   acute_load / chronic_load: mean daily load over the last acwr_acute_days (7) and acwr_chronic_days (28) days,
+--   today included; acwr_rolling = acute_load / chronic_load (the coupled rolling ratio, Gabbett 2016), NULL until
+--   the series has a full chronic window or when chronic_load is 0 (below 1e-9: a month of rest);
+--   acwr_ewma = EWMA(acute) / EWMA(chronic) with lambda = 2 / (N + 1) (Williams et al. 2017), from 0 before the
+--   first day, NULL until a full chronic window;
+--   monotony = mean / population standard deviation of the daily load over monotony_days (7) days, NULL when the
+--   loads are all equal or the window is not full; strain = the window's total load * monotony (Foster 1998).
+CREATE OR REPLACE VIEW load_risk_daily AS
+WITH params AS (
+    SELECT CAST(max(value) FILTER (WHERE name = 'acwr_acute_days') AS INTEGER) AS acute_days,
+           CAST(max(value) FILTER (WHERE name = 'acwr_chronic_days') AS INTEGER) AS chronic_days,
+           CAST(max(value) FILTER (WHERE name = 'monotony_days') AS INTEGER) AS monotony_days
+    FROM analysis_settings
+), ewma AS (
+    -- lambda = 2 / (N + 1) is k = 1 - exp(-1/tau) with tau = -1 / ln(1 - lambda)
+    SELECT athlete_id, date, a AS ewma_acute, b AS ewma_chronic
+    FROM load_ewma((SELECT -1 / ln(1 - 2 / (value + 1)) FROM analysis_settings WHERE name = 'acwr_acute_days'),
+                   (SELECT -1 / ln(1 - 2 / (value + 1)) FROM analysis_settings WHERE name = 'acwr_chronic_days'))
+    WHERE sport_family = 'All'
+), windows AS (
+    SELECT d.athlete_id, d.date, d.load, p.chronic_days, p.monotony_days,
+           row_number() OVER w AS days,
+           sum(d.load) OVER (w ROWS BETWEEN p.acute_days - 1 PRECEDING AND CURRENT ROW) / p.acute_days AS acute_load,
+           sum(d.load) OVER (w ROWS BETWEEN p.chronic_days - 1 PRECEDING AND CURRENT ROW) / p.chronic_days
+               AS chronic_load,
+           sum(d.load) OVER (w ROWS BETWEEN p.monotony_days - 1 PRECEDING AND CURRENT ROW) AS week_load,
+           avg(d.load) OVER (w ROWS BETWEEN p.monotony_days - 1 PRECEDING AND CURRENT ROW) AS week_mean,
+           stddev_pop(d.load) OVER (w ROWS BETWEEN p.monotony_days - 1 PRECEDING AND CURRENT ROW) AS week_sd
+    FROM daily_load_by_family d CROSS JOIN params p
+    WHERE d.sport_family = 'All'
+    WINDOW w AS (PARTITION BY d.athlete_id ORDER BY d.date)
+)
+SELECT s.athlete_id, s.date, s.load, s.acute_load, s.chronic_load,
+       CASE WHEN s.days >= s.chronic_days AND s.chronic_load > 1e-9 THEN s.acute_load / s.chronic_load END AS acwr_rolling,
+       e.ewma_acute, e.ewma_chronic,
+       CASE WHEN s.days >= s.chronic_days AND e.ewma_chronic > 1e-9 THEN e.ewma_acute / e.ewma_chronic END AS acwr_ewma,
+       CASE WHEN s.days >= s.monotony_days AND s.week_sd > 1e-6 THEN s.week_mean / s.week_sd END AS monotony,
+       CASE WHEN s.days >= s.monotony_days AND s.week_sd > 1e-6 THEN s.week_load * s.week_mean / s.week_sd END
+           AS strain
+FROM windows s
+JOIN ewma e ON e.athlete_id = s.athlete_id AND e.date = s.date
 ORDER BY s.athlete_id, s.date;
 
 -- Per athlete and ISO week: how much of the time has a load, how much of it was measured (power, heart rate, pace
@@ -884,6 +968,37 @@ COMMENT ON COLUMN daily_load.athlete_id IS 'The athlete';
 COMMENT ON COLUMN daily_load.date IS 'Local date';
 COMMENT ON COLUMN daily_load.load IS 'Sum of the day''s activity loads (activity_load.load); 0 on a rest day or when no activity had a load';
 COMMENT ON COLUMN daily_load.activities IS 'Number of activities on the day';
+
+COMMENT ON VIEW daily_load_by_family IS 'Daily load per athlete and sport family (All: every activity), dense from the first activity to as_of_date';
+COMMENT ON COLUMN daily_load_by_family.athlete_id IS 'The athlete';
+COMMENT ON COLUMN daily_load_by_family.sport_family IS 'Sport family (analysis_sport_families; Other when not listed; All: every activity)';
+COMMENT ON COLUMN daily_load_by_family.date IS 'Local date';
+COMMENT ON COLUMN daily_load_by_family.load IS 'Sum of the family''s activity loads that day; 0 on a day without one';
+COMMENT ON COLUMN daily_load_by_family.activities IS 'Activities of the family that day';
+
+COMMENT ON VIEW pmc_by_family IS 'Performance management chart per athlete, sport family (All: every activity) and local day: load, CTL, ATL, TSB, ramp rate, form band';
+COMMENT ON COLUMN pmc_by_family.athlete_id IS 'The athlete';
+COMMENT ON COLUMN pmc_by_family.sport_family IS 'Sport family whose loads the series adds (All: every activity, as the pmc view)';
+COMMENT ON COLUMN pmc_by_family.date IS 'Local date';
+COMMENT ON COLUMN pmc_by_family.load IS 'The family''s load that day (daily_load_by_family)';
+COMMENT ON COLUMN pmc_by_family.ctl IS 'Fitness: exponentially weighted average of the family''s load, time constant ctl_days (42)';
+COMMENT ON COLUMN pmc_by_family.atl IS 'Fatigue: exponentially weighted average of the family''s load, time constant atl_days (7)';
+COMMENT ON COLUMN pmc_by_family.tsb IS 'Form: yesterday''s ctl - atl';
+COMMENT ON COLUMN pmc_by_family.ramp_rate IS 'ctl minus ctl ramp_days (7) earlier';
+COMMENT ON COLUMN pmc_by_family.form_band IS 'The analysis_form_bands band the tsb falls in';
+
+COMMENT ON VIEW load_risk_daily IS 'Per athlete and day: acute and chronic load, the acute:chronic workload ratio (rolling and EWMA), training monotony and strain (Foster)';
+COMMENT ON COLUMN load_risk_daily.athlete_id IS 'The athlete';
+COMMENT ON COLUMN load_risk_daily.date IS 'Local date';
+COMMENT ON COLUMN load_risk_daily.load IS 'The day''s load, all activities';
+COMMENT ON COLUMN load_risk_daily.acute_load IS 'Mean daily load over the last acwr_acute_days (7) days, today included';
+COMMENT ON COLUMN load_risk_daily.chronic_load IS 'Mean daily load over the last acwr_chronic_days (28) days, today included';
+COMMENT ON COLUMN load_risk_daily.acwr_rolling IS 'acute_load / chronic_load (coupled rolling ratio); NULL before a full chronic window or when chronic_load is 0';
+COMMENT ON COLUMN load_risk_daily.ewma_acute IS 'Exponentially weighted daily load, lambda = 2 / (acwr_acute_days + 1) (Williams et al. 2017), from 0';
+COMMENT ON COLUMN load_risk_daily.ewma_chronic IS 'Exponentially weighted daily load, lambda = 2 / (acwr_chronic_days + 1), from 0';
+COMMENT ON COLUMN load_risk_daily.acwr_ewma IS 'ewma_acute / ewma_chronic; NULL before a full chronic window or when ewma_chronic is 0';
+COMMENT ON COLUMN load_risk_daily.monotony IS 'Mean / population standard deviation of the daily load over monotony_days (7) days (Foster 1998); NULL when the window is not full or every day had the same load';
+COMMENT ON COLUMN load_risk_daily.strain IS 'The window''s total load * monotony (Foster 1998)';
 
 COMMENT ON VIEW pmc IS 'Performance management chart per athlete and local day (dense): load, fitness (CTL), fatigue (ATL), form (TSB)';
 COMMENT ON COLUMN pmc.athlete_id IS 'The athlete';

@@ -5,11 +5,13 @@
 | 1 | calendar edges: 2024-12-30 (2025-W01), 2021-01-03 (2020-W53), 06:00 in Sydney whose UTC date is the day before |
 | 2 | segment efforts: a tie, a hidden faster effort, a stale service pr_rank, effort ids out of time order |
 | 3 | 6,000 days of suffer-score loads (two activities on some days), for CTL/ATL against the recurrence |
-| 4 | power TSS with FTP by date, suffer-score and no-load fallbacks, a run with device power |
+| 4 | power TSS with FTP by date (profile snapshots, explicit history), suffer-score and estimated fallbacks, a run with device power |
 | 5 | zone buckets: changing bounds, the 80/5/15 week, weeks without zone-2 / zone-3 time, power, unmapped zones |
 | 6 | Eddington: two rides on one day, a run |
 | 7 | athlete zone snapshots that change and change back |
 | 8 | no athletes row and an id beyond every other table's: lookups that are provably empty for this athlete |
+| 10 | heart-rate TSS (LTHR from zones, then set), running pace TSS, estimated and unloadable activities |
+| 11 | load risk: five identical weeks of daily loads |
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from .builder import HR_BOUNDS, Builder
 SYDNEY = 11.0
 DENVER_WINTER = -7.0
 PMC_DAYS = 6000
+RISK_WEEK = (100, 0, 50, 0, 100, 0, 50)  # athlete 11: one week of daily loads, repeated five times
 PMC_FIRST = "2008-01-01"
 
 
@@ -106,6 +109,13 @@ def build_world(path: Path) -> World:
     ids["h_set"] = b.activity(10, "2024-06-10 09:00:00", moving_time=3600, hr=153)
     ids["r_pace"] = b.activity(10, "2024-06-11 07:00:00", sport="Run", distance=10000, moving_time=3000)
     ids["x_none"] = b.activity(10, "2024-06-12 19:00:00", sport="Yoga", moving_time=0)
+    # 11: load risk — five weeks of 100, rest, 50, rest, 100, rest, 50 (suffer scores), synced on the last day
+    b.athlete(11, synced_at="2024-09-04 12:00:00+00")
+    first = dt.date(2024, 8, 1)
+    for day in range(35):
+        load = RISK_WEEK[day % 7]
+        if load:
+            b.activity(11, f"{first + dt.timedelta(days=day)} 08:00:00", suffer=load)
     # 5: zones
     # no athletes row for 5: the as-of date is the last activity's local date
     shifted = [(0, 125), (125, 150), (150, 165), (165, 180), (180, -1)]

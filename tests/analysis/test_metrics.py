@@ -243,6 +243,43 @@ def test_heart_rate_pace_and_estimated_loads(world: World) -> None:
     assert weeks[D("2024-04-29")]["measured_coverage"] == pytest.approx(3600 / 5400)  # the run was estimated
 
 
+def test_load_risk_by_hand(world: World) -> None:
+    """Athlete 11: five identical weeks of 100, 0, 50, 0, 100, 0, 50."""
+    from .conftest import RISK_WEEK
+
+    risk = both(world, "load_risk_daily", 11)
+    assert risk.height == 35 and risk["load"].to_list() == [float(x) for x in RISK_WEEK * 5]
+    last = risk.row(-1, named=True)
+    mean, sd = 300 / 7, math.sqrt(sum(x * x for x in RISK_WEEK) / 7 - (300 / 7) ** 2)  # 42.857, 41.650
+    assert (last["acute_load"], last["chronic_load"], last["acwr_rolling"]) == \
+        (pytest.approx(mean), pytest.approx(mean), pytest.approx(1.0))
+    assert (last["monotony"], last["strain"]) == (pytest.approx(mean / sd), pytest.approx(300 * mean / sd))
+    assert round(last["monotony"], 3) == 1.029 and round(last["strain"], 1) == 308.7
+    # the EWMA ratio by its recurrence, lambda = 2 / (N + 1), from 0
+    acute = chronic = 0.0
+    for x in RISK_WEEK * 5:
+        acute += 2 / 8 * (x - acute)
+        chronic += 2 / 29 * (x - chronic)
+    assert (last["ewma_acute"], last["ewma_chronic"], last["acwr_ewma"]) == \
+        (pytest.approx(acute), pytest.approx(chronic), pytest.approx(acute / chronic))
+    day27, day6 = risk.row(26, named=True), risk.row(5, named=True)
+    assert day27["acwr_rolling"] is None and day27["acwr_ewma"] is None  # no full chronic window yet
+    assert day6["monotony"] is None and risk.row(6, named=True)["monotony"] == pytest.approx(mean / sd)
+
+
+def test_pmc_per_sport_family(world: World) -> None:
+    """Athlete 10's runs alone, by the recurrence; 'All' is the pmc view."""
+    by_family = both(world, "pmc_by_family", 10)
+    runs = by_family.filter(pl.col("sport_family") == "Run")
+    ctl = 0.0
+    for x in runs["load"].to_list():
+        ctl += (1 - math.exp(-1 / 42)) * (x - ctl)
+    assert runs["ctl"][-1] == pytest.approx(ctl) and runs["load"].sum() == pytest.approx(0.5 * 0.75 ** 2 * 100 + 3000 / 36)
+    every = by_family.filter(pl.col("sport_family") == "All").drop("sport_family")
+    assert_frame_equal(every, both(world, "pmc", 10))
+    assert set(by_family["sport_family"]) == {"All", "Ride", "Run", "Other"}
+
+
 # --- zones ----------------------------------------------------------------------------------------------------
 
 def test_weekly_zone_time_uses_each_activitys_own_buckets(world: World) -> None:
