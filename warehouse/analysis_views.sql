@@ -465,8 +465,16 @@ ORDER BY d.athlete_id, d.date;
 -- The daily load per athlete and sport family (and 'All': every activity), dense from the athlete's first activity
 -- to as_of_date for every family the athlete has: rest days are 0.
 CREATE OR REPLACE VIEW daily_load_by_family AS
-WITH families AS (
-    SELECT DISTINCT athlete_id, sport_family FROM activity_load
+WITH family_days AS MATERIALIZED (
+    SELECT athlete_id, sport_family, local_date, sum(load) AS load, count(*) AS activities
+    FROM activity_load
+    GROUP BY athlete_id, sport_family, local_date
+), per_day AS (
+    SELECT * FROM family_days
+    UNION ALL
+    SELECT athlete_id, 'All', local_date, sum(load), sum(activities) FROM family_days GROUP BY athlete_id, local_date
+), families AS (
+    SELECT DISTINCT athlete_id, sport_family FROM family_days
     UNION
     SELECT athlete_id, 'All' FROM athlete_as_of
 ), days AS (
@@ -474,14 +482,6 @@ WITH families AS (
     FROM families f
     JOIN (SELECT athlete_id, first_activity_date, unnest(range(0, as_of_date - first_activity_date + 1)) AS i
           FROM athlete_as_of) o ON o.athlete_id = f.athlete_id
-), per_day AS (
-    SELECT athlete_id, sport_family, local_date, sum(load) AS load, count(*) AS activities
-    FROM activity_load
-    GROUP BY athlete_id, sport_family, local_date
-    UNION ALL
-    SELECT athlete_id, 'All', local_date, sum(load), count(*)
-    FROM activity_load
-    GROUP BY athlete_id, local_date
 )
 SELECT d.athlete_id, d.sport_family, d.date, coalesce(p.load, 0.0) AS load,
        CAST(coalesce(p.activities, 0) AS BIGINT) AS activities
@@ -490,13 +490,13 @@ LEFT JOIN per_day p ON p.athlete_id = d.athlete_id AND p.sport_family = d.sport_
 ORDER BY d.athlete_id, d.sport_family, d.date;
 
 -- Two exponentially weighted averages of daily_load_by_family, time constants tau_a and tau_b (columns a and b),
--- per athlete and family. With k = 1 - exp(-1/tau) the recurrence, from 0 before the first day, is
+-- per athlete and family (one family, or every one when family is NULL). With k = 1 - exp(-1/tau) the recurrence, from 0 before the first day, is
 --   x[t] = x[t-1] + k * (load[t] - x[t-1]),  i.e.  x[t] = sum over i <= t of k * load[i] * exp(-(t-i)/tau)
 -- computed here without recursion: the series is cut in blocks of B = ceil(40 * tau) days; each day's value is a
 -- running sum over its own and the previous block, factored around that window's start so no exponent exceeds
 -- 2B/tau (about 80). What it leaves out is older than B days and weighs below exp(-40) ~ 4e-18 of a load: the
 -- values equal the recurrence to double precision. The PMC (CTL, ATL) and the EWMA workload ratio use it.
-CREATE OR REPLACE MACRO load_ewma(tau_a, tau_b) AS TABLE
+CREATE OR REPLACE MACRO load_ewma(tau_a, tau_b, only_family) AS TABLE
 WITH kinds AS (
     SELECT 'a' AS kind, tau_a AS tau
     UNION ALL
@@ -505,6 +505,7 @@ WITH kinds AS (
     SELECT athlete_id, sport_family, date, load,
            CAST(date - min(date) OVER (PARTITION BY athlete_id, sport_family) AS BIGINT) AS n
     FROM daily_load_by_family
+    WHERE only_family IS NULL OR sport_family = only_family
 ), spread AS (
     SELECT s.athlete_id, s.sport_family, s.date, s.load, s.n, k.kind, k.tau, 1 - exp(-1 / k.tau) AS alpha,
            CAST(ceil(40 * k.tau) AS BIGINT) AS block,
@@ -526,16 +527,16 @@ SELECT athlete_id, sport_family, date, load,
 FROM ewma
 GROUP BY athlete_id, sport_family, date, load;
 
--- The performance management chart per athlete and sport family ('All': every activity, as the pmc view): CTL
+-- The performance management chart of one sport family ('All': every activity), or of every family (NULL): CTL
 -- and ATL (load_ewma with ctl_days and atl_days), TSB = yesterday's CTL - ATL, ramp_rate = CTL minus CTL
 -- ramp_days earlier, and the form band of the TSB.
-CREATE OR REPLACE VIEW pmc_by_family AS
+CREATE OR REPLACE MACRO pmc_of(only_family) AS TABLE
 WITH params AS (
     SELECT CAST(max(value) FILTER (WHERE name = 'ramp_days') AS INTEGER) AS ramp_days FROM analysis_settings
 ), wide AS (
     SELECT athlete_id, sport_family, date, load, a AS ctl, b AS atl
     FROM load_ewma((SELECT value FROM analysis_settings WHERE name = 'ctl_days'),
-                   (SELECT value FROM analysis_settings WHERE name = 'atl_days'))
+                   (SELECT value FROM analysis_settings WHERE name = 'atl_days'), only_family)
 ), shaped AS (
     SELECT w.athlete_id, w.sport_family, w.date, w.load, w.ctl, w.atl,
            lag(w.ctl, 1, 0) OVER w1 - lag(w.atl, 1, 0) OVER w1 AS tsb,
@@ -546,15 +547,15 @@ WITH params AS (
 SELECT s.athlete_id, s.sport_family, s.date, s.load, s.ctl, s.atl, s.tsb, s.ramp_rate, b.band AS form_band
 FROM shaped s
 LEFT JOIN analysis_form_bands b
-       ON s.tsb >= coalesce(b.tsb_from, '-Infinity'::DOUBLE) AND s.tsb < coalesce(b.tsb_to, 'Infinity'::DOUBLE)
-ORDER BY s.athlete_id, s.sport_family, s.date;
+       ON s.tsb >= coalesce(b.tsb_from, '-Infinity'::DOUBLE) AND s.tsb < coalesce(b.tsb_to, 'Infinity'::DOUBLE);
 
--- The performance management chart of all the athlete's activities: pmc_by_family's 'All' rows.
+-- The performance management chart per athlete and sport family ('All': every activity, as the pmc view).
+CREATE OR REPLACE VIEW pmc_by_family AS
+SELECT * FROM pmc_of(NULL) ORDER BY athlete_id, sport_family, date;
+
+-- The performance management chart of all the athlete's activities (pmc_by_family's 'All' rows).
 CREATE OR REPLACE VIEW pmc AS
-SELECT athlete_id, date, load, ctl, atl, tsb, ramp_rate, form_band
-FROM pmc_by_family
-WHERE sport_family = 'All'
-ORDER BY athlete_id, date;
+SELECT athlete_id, date, load, ctl, atl, tsb, ramp_rate, form_band FROM pmc_of('All') ORDER BY athlete_id, date;
 
 -- Load risk per athlete and day, from all activities' daily load:
 --   acute_load / chronic_load: mean daily load over the last acwr_acute_days (7) and acwr_chronic_days (28) days,
@@ -574,8 +575,8 @@ WITH params AS (
     -- lambda = 2 / (N + 1) is k = 1 - exp(-1/tau) with tau = -1 / ln(1 - lambda)
     SELECT athlete_id, date, a AS ewma_acute, b AS ewma_chronic
     FROM load_ewma((SELECT -1 / ln(1 - 2 / (value + 1)) FROM analysis_settings WHERE name = 'acwr_acute_days'),
-                   (SELECT -1 / ln(1 - 2 / (value + 1)) FROM analysis_settings WHERE name = 'acwr_chronic_days'))
-    WHERE sport_family = 'All'
+                   (SELECT -1 / ln(1 - 2 / (value + 1)) FROM analysis_settings WHERE name = 'acwr_chronic_days'),
+                   'All')
 ), windows AS (
     SELECT d.athlete_id, d.date, d.load, p.chronic_days, p.monotony_days,
            row_number() OVER w AS days,
