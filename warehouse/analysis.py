@@ -23,6 +23,7 @@ import polars as pl
 
 from . import analysis_base as base
 from . import analysis_load as load
+from . import analysis_power as power
 from . import analysis_segments as segments
 from . import analysis_volume as volume
 from . import analysis_zones as zones
@@ -52,6 +53,9 @@ ANALYSES: dict[str, Callable[[Tables], pl.LazyFrame]] = {
     "pmc_by_family": load.pmc_by_family,
     "load_risk_daily": load.load_risk_daily,
     "load_coverage_weekly": load.load_coverage_weekly,
+    "power_duration_curve": power.power_duration_curve,
+    "critical_power": power.critical_power,
+    "running_best_efforts": power.running_best_efforts,
     "volume_weekly": volume.volume_weekly,
     "volume_monthly": volume.volume_monthly,
     "volume_yearly": volume.volume_yearly,
@@ -81,6 +85,9 @@ ORDER: dict[str, tuple[str, ...]] = {
     "pmc_by_family": ("athlete_id", "sport_family", "date"),
     "load_risk_daily": ("athlete_id", "date"),
     "load_coverage_weekly": ("athlete_id", "week_start"),
+    "power_duration_curve": ("athlete_id", "season", "duration_s"),
+    "critical_power": ("athlete_id", "season"),
+    "running_best_efforts": ("athlete_id", "season", "splits"),
     "volume_weekly": ("athlete_id", "week_start", "sport_type"),
     "volume_monthly": ("athlete_id", "month_start", "sport_type"),
     "volume_yearly": ("athlete_id", "year", "sport_type"),
@@ -241,6 +248,21 @@ def pmc_by_family(source: Source, athlete_id: int | None = None, sport_family: s
 def load_risk_daily(source: Source, athlete_id: int | None = None) -> pl.DataFrame:
     """Acute:chronic workload ratio (rolling and EWMA), monotony and strain per day."""
     return run("load_risk_daily", source, athlete_id)
+
+
+def power_duration_curve(source: Source, athlete_id: int | None = None) -> pl.DataFrame:
+    """Mean-maximal power per season (0 = all time) and duration, from efforts, laps and activities."""
+    return run("power_duration_curve", source, athlete_id)
+
+
+def critical_power(source: Source, athlete_id: int | None = None) -> pl.DataFrame:
+    """CP and W' per season (0 = all time): the 2-parameter model on 2-20 min bests, with its fit quality."""
+    return run("critical_power", source, athlete_id)
+
+
+def running_best_efforts(source: Source, athlete_id: int | None = None) -> pl.DataFrame:
+    """Fastest 1 km, 5 km, 10 km, half and marathon per season (0 = all time) from kilometre splits."""
+    return run("running_best_efforts", source, athlete_id)
 
 
 def daily_load(source: Source, athlete_id: int | None = None) -> pl.DataFrame:

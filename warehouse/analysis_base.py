@@ -17,11 +17,14 @@ from . import db
 COLUMNS: dict[str, tuple[str, ...]] = {
     "activities": ("activity_id", "athlete_id", "sport_type", "start_date_local", "utc_offset", "distance",
                    "moving_time", "elapsed_time", "total_elevation_gain", "device_watts", "weighted_average_watts",
-                   "average_heartrate", "suffer_score"),
+                   "average_heartrate", "average_watts", "suffer_score"),
     "athletes": ("athlete_id", "ftp", "synced_at"),
     "athlete_snapshots": ("athlete_id", "snapshot_date", "ftp"),
     "segment_efforts": ("athlete_id", "segment_id", "name", "effort_id", "activity_id", "start_date",
-                        "start_date_local", "elapsed_time", "moving_time", "pr_rank", "hidden"),
+                        "start_date_local", "elapsed_time", "moving_time", "pr_rank", "hidden", "device_watts",
+                        "average_watts"),
+    "laps": ("lap_id", "activity_id", "start_date_local", "moving_time", "device_watts", "average_watts"),
+    "splits_metric": ("activity_id", "split", "distance", "elapsed_time"),
     "segments": ("segment_id", "name"),
     "activity_zone_buckets": ("activity_id", "zone_type", "bucket_index", "min", "max", "seconds"),
     "athlete_zones": ("athlete_id", "zone_type", "snapshot_date", "bucket_index", "min", "max"),
@@ -31,6 +34,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "analysis_thresholds": ("athlete_id", "valid_from", "lthr", "threshold_pace_s_per_km"),
     "analysis_sport_families": ("sport_type", "family", "power_tss", "estimate_if"),
     "analysis_form_bands": ("band", "tsb_from", "tsb_to", "sort_order"),
+    "analysis_power_durations": ("duration_s", "label"),
+    "analysis_run_distances": ("splits", "label"),
 }
 ATHLETE_FILTER: dict[str, str] = {
     "activities": "athlete_id = $athlete",
@@ -42,6 +47,8 @@ ATHLETE_FILTER: dict[str, str] = {
     "analysis_thresholds": "athlete_id = $athlete",
     "analysis_seiler_zones": "athlete_id IN (0, $athlete)",
     "activity_zone_buckets": "activity_id IN (SELECT activity_id FROM activities WHERE athlete_id = $athlete)",
+    "laps": "activity_id IN (SELECT activity_id FROM activities WHERE athlete_id = $athlete)",
+    "splits_metric": "activity_id IN (SELECT activity_id FROM activities WHERE athlete_id = $athlete)",
     "segments": "segment_id IN (SELECT segment_id FROM segment_efforts WHERE athlete_id = $athlete)",
 }
 

@@ -621,6 +621,147 @@ FROM activity_load
 GROUP BY athlete_id, week_start, iso_year, iso_week
 ORDER BY athlete_id, week_start;
 
+-- --- power-duration, critical power and best efforts --------------------------------------------------------
+
+-- Every known stretch of device power on a sport type with power_tss (cycling): segment efforts (elapsed time),
+-- laps (moving time) and whole activities (moving time, average_watts), with its local date and year. The service
+-- gives no power streams, so these are the only durations known; a table macro the views below share.
+CREATE OR REPLACE MACRO power_efforts() AS TABLE
+WITH f AS MATERIALIZED (
+    SELECT sport_type FROM analysis_sport_families WHERE power_tss
+), rides AS MATERIALIZED (
+    SELECT a.activity_id, a.athlete_id FROM activities a JOIN f ON f.sport_type = a.sport_type
+), raw_efforts AS (
+    SELECT r.athlete_id, 'segment_effort' AS source, e.effort_id AS source_id, e.activity_id,
+           CAST(e.start_date_local AS DATE) AS local_date, e.elapsed_time AS duration_s, e.average_watts AS watts
+    FROM segment_efforts e JOIN rides r ON r.activity_id = e.activity_id
+    WHERE e.device_watts AND NOT coalesce(e.hidden, false)
+    UNION ALL
+    SELECT r.athlete_id, 'lap', l.lap_id, l.activity_id, CAST(l.start_date_local AS DATE), l.moving_time,
+           l.average_watts
+    FROM laps l JOIN rides r ON r.activity_id = l.activity_id
+    WHERE l.device_watts
+    UNION ALL
+    SELECT a.athlete_id, 'activity', a.activity_id, a.activity_id, CAST(a.start_date_local AS DATE), a.moving_time,
+           a.average_watts
+    FROM activities a JOIN rides r ON r.activity_id = a.activity_id
+    WHERE a.device_watts
+)
+SELECT *, CAST(year(local_date) AS INTEGER) AS year
+FROM raw_efforts
+WHERE duration_s > 0 AND watts > 0 AND local_date IS NOT NULL;
+
+-- Mean-maximal power per athlete, season (season = the calendar year, 0 = all time) and duration of
+-- analysis_power_durations: the best average power of any effort lasting at least that long (an effort of D s at
+-- P W holds P or more for every shorter window, so the curve is a lower bound of the true one). The best effort is
+-- the highest power; on a tie the earliest, then the lowest id.
+CREATE OR REPLACE VIEW power_duration_curve AS
+WITH e AS (
+    SELECT athlete_id, year AS season, source, source_id, activity_id, local_date, duration_s, watts
+    FROM power_efforts()
+    UNION ALL
+    SELECT athlete_id, 0, source, source_id, activity_id, local_date, duration_s, watts FROM power_efforts()
+), d AS MATERIALIZED (
+    SELECT duration_s, label FROM analysis_power_durations
+)
+SELECT e.athlete_id, e.season, d.duration_s, any_value(d.label) AS label,
+       max(e.watts) AS best_watts,
+       arg_max(e.source, (e.watts, -epoch(e.local_date), -e.source_id)) AS source,
+       arg_max(e.source_id, (e.watts, -epoch(e.local_date), -e.source_id)) AS source_id,
+       arg_max(e.activity_id, (e.watts, -epoch(e.local_date), -e.source_id)) AS activity_id,
+       arg_max(e.local_date, (e.watts, -epoch(e.local_date), -e.source_id)) AS local_date,
+       arg_max(e.duration_s, (e.watts, -epoch(e.local_date), -e.source_id)) AS effort_duration_s
+FROM e JOIN d ON e.duration_s >= d.duration_s
+GROUP BY e.athlete_id, e.season, d.duration_s
+ORDER BY e.athlete_id, e.season, d.duration_s;
+
+-- Critical power and W' per athlete and season (0 = all time), the 2-parameter model P = CP + W'/t fitted as work
+-- = CP * t + W' (least squares) on the best effort of each band between consecutive durations of
+-- analysis_power_durations within cp_min_s .. cp_max_s (2-20 min): one point per band, so a dozen efforts of the
+-- same length do not outweigh the rest. Points: how many bands had an effort; r2 of the work-time fit and the
+-- power error (rmse_watts: root mean square of P - (CP + W'/t) over the points) say how well it fits. CP and W'
+-- are NULL with fewer than cp_min_points points or a fit without physical meaning (CP or W' not positive), and
+-- cp_note says why.
+CREATE OR REPLACE VIEW critical_power AS
+WITH params AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'cp_min_s') AS lo, max(value) FILTER (WHERE name = 'cp_max_s') AS hi,
+           max(value) FILTER (WHERE name = 'cp_min_points') AS min_points
+    FROM analysis_settings
+), bands AS MATERIALIZED (
+    SELECT duration_s AS band_from, lead(duration_s) OVER (ORDER BY duration_s) AS band_to
+    FROM analysis_power_durations
+), e AS (
+    SELECT athlete_id, year AS season, source_id, local_date, duration_s, watts FROM power_efforts()
+    UNION ALL
+    SELECT athlete_id, 0, source_id, local_date, duration_s, watts FROM power_efforts()
+), points AS (
+    SELECT e.athlete_id, e.season, b.band_from,
+           arg_max(e.duration_s, (e.watts, -epoch(e.local_date), -e.source_id)) AS t,
+           max(e.watts) AS p
+    FROM e CROSS JOIN params
+    JOIN bands b ON e.duration_s >= b.band_from AND (e.duration_s < b.band_to OR b.band_to IS NULL)
+    WHERE e.duration_s BETWEEN params.lo AND params.hi
+    GROUP BY e.athlete_id, e.season, b.band_from
+), fit AS (
+    SELECT athlete_id, season, CAST(count(*) AS INTEGER) AS points, regr_slope(p * t, t) AS cp,
+           regr_intercept(p * t, t) AS w_prime, regr_r2(p * t, t) AS r2, min(t) AS shortest_s, max(t) AS longest_s
+    FROM points
+    GROUP BY athlete_id, season
+), judged AS (
+    SELECT fit.*, points >= params.min_points AND cp > 0 AND w_prime > 0 AS ok,
+           CASE WHEN points < params.min_points THEN 'too few efforts between ' || CAST(params.lo AS INTEGER) || ' and '
+                     || CAST(params.hi AS INTEGER) || ' s: ' || points || ' of ' || CAST(params.min_points AS INTEGER)
+                WHEN cp <= 0 OR w_prime <= 0 THEN 'no physical fit (CP or W'' not positive)'
+                ELSE 'ok' END AS cp_note
+    FROM fit CROSS JOIN params
+), errors AS (
+    SELECT j.athlete_id, j.season, sqrt(avg((p.p - (j.cp + j.w_prime / p.t)) ^ 2)) AS rmse_watts
+    FROM judged j JOIN points p ON p.athlete_id = j.athlete_id AND p.season = j.season
+    WHERE j.ok
+    GROUP BY j.athlete_id, j.season
+)
+SELECT j.athlete_id, j.season, j.points, j.shortest_s, j.longest_s,
+       CASE WHEN j.ok THEN j.cp END AS cp_watts, CASE WHEN j.ok THEN j.w_prime END AS w_prime_j,
+       CASE WHEN j.ok THEN j.r2 END AS r2, er.rmse_watts, j.cp_note
+FROM judged j LEFT JOIN errors er ON er.athlete_id = j.athlete_id AND er.season = j.season
+ORDER BY j.athlete_id, j.season;
+
+-- Running best efforts per athlete, season (calendar year, 0 = all time) and distance of analysis_run_distances:
+-- the fastest run of that many consecutive whole kilometre splits (splits_metric of at least 950 m, in one
+-- activity of the Run family), by elapsed time, with its pace. Together they are the pace-duration curve. On a
+-- tie the earliest wins.
+CREATE OR REPLACE VIEW running_best_efforts AS
+WITH s AS (
+    SELECT c.athlete_id, c.activity_id, c.local_date, CAST(year(c.local_date) AS INTEGER) AS year, sp.split,
+           sp.distance, sp.elapsed_time
+    FROM splits_metric sp JOIN activity_calendar c ON c.activity_id = sp.activity_id
+    WHERE c.sport_family = 'Run' AND sp.distance >= 950 AND sp.elapsed_time > 0
+), r AS MATERIALIZED (
+    SELECT splits, label FROM analysis_run_distances
+), runs AS (
+    SELECT s.athlete_id, s.activity_id, s.local_date, s.year, r.splits, r.label,
+           CAST(sum(s.elapsed_time) OVER w AS BIGINT) AS time_s, sum(s.distance) OVER w AS distance_m,
+           count(*) OVER w AS n, min(s.split) OVER w AS first_split, s.split AS last_split
+    FROM s CROSS JOIN r
+    WINDOW w AS (PARTITION BY s.activity_id, r.splits ORDER BY s.split ROWS BETWEEN r.splits - 1 PRECEDING AND CURRENT ROW)
+), whole AS (
+    SELECT * FROM runs WHERE n = splits AND last_split - first_split = splits - 1
+), scoped AS (
+    SELECT *, year AS season FROM whole
+    UNION ALL
+    SELECT *, 0 FROM whole
+)
+SELECT athlete_id, season, splits, any_value(label) AS label,
+       min(time_s) AS best_time_s,
+       arg_min(distance_m, (time_s, local_date, activity_id, first_split)) AS distance_m,
+       arg_min(activity_id, (time_s, local_date, activity_id, first_split)) AS activity_id,
+       arg_min(local_date, (time_s, local_date, activity_id, first_split)) AS local_date,
+       arg_min(first_split, (time_s, local_date, activity_id, first_split)) AS first_split,
+       min(time_s) / (arg_min(distance_m, (time_s, local_date, activity_id, first_split)) / 1000) AS pace_s_per_km
+FROM scoped
+GROUP BY athlete_id, season, splits
+ORDER BY athlete_id, season, splits;
+
 -- --- volume -------------------------------------------------------------------------------------------------
 
 CREATE OR REPLACE VIEW volume_weekly AS
@@ -1000,6 +1141,42 @@ COMMENT ON COLUMN load_risk_daily.ewma_chronic IS 'Exponentially weighted daily 
 COMMENT ON COLUMN load_risk_daily.acwr_ewma IS 'ewma_acute / ewma_chronic; NULL before a full chronic window or when ewma_chronic is 0';
 COMMENT ON COLUMN load_risk_daily.monotony IS 'Mean / population standard deviation of the daily load over monotony_days (7) days (Foster 1998); NULL when the window is not full or every day had the same load';
 COMMENT ON COLUMN load_risk_daily.strain IS 'The window''s total load * monotony (Foster 1998)';
+
+COMMENT ON VIEW power_duration_curve IS 'Mean-maximal power per athlete, season (year; 0 = all time) and duration: the best average power of any effort, lap or activity with device power lasting at least that long';
+COMMENT ON COLUMN power_duration_curve.athlete_id IS 'The athlete';
+COMMENT ON COLUMN power_duration_curve.season IS 'Calendar year of the efforts (local date); 0 = all time';
+COMMENT ON COLUMN power_duration_curve.duration_s IS 'Duration of the curve (analysis_power_durations), seconds';
+COMMENT ON COLUMN power_duration_curve.label IS 'The duration as shown (5 s, 1 min, 20 min, 1 h, ...)';
+COMMENT ON COLUMN power_duration_curve.best_watts IS 'Best average power of an effort at least duration_s long, watts: a lower bound of the true mean-maximal power (no streams)';
+COMMENT ON COLUMN power_duration_curve.source IS 'What the best was: segment_effort, lap or activity';
+COMMENT ON COLUMN power_duration_curve.source_id IS 'Its id (effort, lap or activity id)';
+COMMENT ON COLUMN power_duration_curve.activity_id IS 'The activity it was part of';
+COMMENT ON COLUMN power_duration_curve.local_date IS 'Local date of the best';
+COMMENT ON COLUMN power_duration_curve.effort_duration_s IS 'How long the best effort actually lasted, seconds (at least duration_s)';
+
+COMMENT ON VIEW critical_power IS 'Critical power and W'' per athlete and season (0 = all time): the 2-parameter model fitted on the best effort of each duration band between 2 and 20 min, with its fit quality';
+COMMENT ON COLUMN critical_power.athlete_id IS 'The athlete';
+COMMENT ON COLUMN critical_power.season IS 'Calendar year of the efforts; 0 = all time';
+COMMENT ON COLUMN critical_power.points IS 'Duration bands with an effort (one point each) within cp_min_s .. cp_max_s';
+COMMENT ON COLUMN critical_power.shortest_s IS 'Duration of the shortest point, seconds';
+COMMENT ON COLUMN critical_power.longest_s IS 'Duration of the longest point, seconds';
+COMMENT ON COLUMN critical_power.cp_watts IS 'Critical power, watts: the slope of work over time (P = CP + W''/t); NULL without a fit (cp_note)';
+COMMENT ON COLUMN critical_power.w_prime_j IS 'W'', joules: the work above CP (the intercept of work over time); NULL without a fit';
+COMMENT ON COLUMN critical_power.r2 IS 'Coefficient of determination of the work-time fit (0-1)';
+COMMENT ON COLUMN critical_power.rmse_watts IS 'Root mean square of each point''s power minus the model''s, watts';
+COMMENT ON COLUMN critical_power.cp_note IS 'ok, or why there is no fit: too few efforts in the window, or no physical fit';
+
+COMMENT ON VIEW running_best_efforts IS 'Fastest runs over 1 km, 5 km, 10 km, half and marathon per athlete and season (0 = all time), from consecutive whole kilometre splits: the pace-duration curve';
+COMMENT ON COLUMN running_best_efforts.athlete_id IS 'The athlete';
+COMMENT ON COLUMN running_best_efforts.season IS 'Calendar year of the run (local date); 0 = all time';
+COMMENT ON COLUMN running_best_efforts.splits IS 'Consecutive whole kilometre splits the distance spans (analysis_run_distances)';
+COMMENT ON COLUMN running_best_efforts.label IS 'The distance as shown';
+COMMENT ON COLUMN running_best_efforts.best_time_s IS 'Fastest elapsed time over those splits, seconds';
+COMMENT ON COLUMN running_best_efforts.distance_m IS 'Measured distance of those splits, metres';
+COMMENT ON COLUMN running_best_efforts.activity_id IS 'The run it was part of';
+COMMENT ON COLUMN running_best_efforts.local_date IS 'Local date of the run';
+COMMENT ON COLUMN running_best_efforts.first_split IS 'Number of the first split of the stretch';
+COMMENT ON COLUMN running_best_efforts.pace_s_per_km IS 'best_time_s per kilometre of distance_m, seconds';
 
 COMMENT ON VIEW pmc IS 'Performance management chart per athlete and local day (dense): load, fitness (CTL), fatigue (ATL), form (TSB)';
 COMMENT ON COLUMN pmc.athlete_id IS 'The athlete';

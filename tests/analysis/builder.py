@@ -45,7 +45,7 @@ class Builder:
                  distance: float = 0.0, moving_time: int | None = 3600, elevation: float = 0.0,
                  device_watts: bool | None = None, np: float | None = None, suffer: float | None = None,
                  tz: str = "Etc/UTC", activity_id: int | None = None, hr: float | None = None,
-                 elapsed: int | None = None) -> int:
+                 elapsed: int | None = None, avg_watts: float | None = None) -> int:
         """An activity starting at `local` (wall clock) with the UTC offset `offset_h` (start_date = local - offset)."""
         activity_id = activity_id or next(self._ids)
         wall = dt.datetime.fromisoformat(local)
@@ -53,24 +53,37 @@ class Builder:
         self.conn.execute(
             "INSERT INTO activities (activity_id, athlete_id, name, sport_type, type, start_date, start_date_local, "
             "timezone, utc_offset, distance, moving_time, elapsed_time, total_elevation_gain, device_watts, "
-            "weighted_average_watts, suffer_score, average_heartrate, listed_at, summary_raw) "
-            "VALUES (?, ?, 'a', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now(), '{}')",
+            "weighted_average_watts, average_watts, suffer_score, average_heartrate, listed_at, summary_raw) "
+            "VALUES (?, ?, 'a', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now(), '{}')",
             [activity_id, athlete_id, sport, sport, instant, wall, tz, int(offset_h * 3600), distance, moving_time,
-             moving_time if elapsed is None else elapsed, elevation, device_watts, np, suffer, hr])
+             moving_time if elapsed is None else elapsed, elevation, device_watts, np,
+             avg_watts if avg_watts is not None else np, suffer, hr])
         return activity_id
 
     def effort(self, athlete_id: int, activity_id: int, segment_id: int, local: str, elapsed: int | None, *,
                hidden: bool = False, pr_rank: int | None = None, effort_id: int | None = None,
-               offset_h: float = 0.0) -> int:
+               offset_h: float = 0.0, watts: float | None = None) -> int:
         effort_id = effort_id or next(self._ids)
         wall = dt.datetime.fromisoformat(local)
         instant = (wall - dt.timedelta(hours=offset_h)).replace(tzinfo=dt.timezone.utc)
         self.conn.execute(
             "INSERT INTO segment_efforts (effort_id, activity_id, athlete_id, segment_id, name, elapsed_time, "
-            "moving_time, start_date, start_date_local, pr_rank, hidden, raw) "
-            "VALUES (?, ?, ?, ?, 'effort name', ?, ?, ?, ?, ?, ?, '{}')",
-            [effort_id, activity_id, athlete_id, segment_id, elapsed, elapsed, instant, wall, pr_rank, hidden])
+            "moving_time, start_date, start_date_local, pr_rank, hidden, device_watts, average_watts, raw) "
+            "VALUES (?, ?, ?, ?, 'effort name', ?, ?, ?, ?, ?, ?, ?, ?, '{}')",
+            [effort_id, activity_id, athlete_id, segment_id, elapsed, elapsed, instant, wall, pr_rank, hidden,
+             watts is not None, watts])
         return effort_id
+
+    def lap(self, activity_id: int, lap_id: int, local: str, moving_time: int, watts: float) -> None:
+        self.conn.execute("INSERT INTO laps (lap_id, activity_id, lap_index, moving_time, elapsed_time, "
+                          "start_date_local, device_watts, average_watts, raw) VALUES (?, ?, 1, ?, ?, ?, true, ?, '{}')",
+                          [lap_id, activity_id, moving_time, moving_time, local, watts])
+
+    def splits(self, activity_id: int, splits: list[tuple[float, int]]) -> None:
+        """Kilometre splits: (distance m, elapsed s), numbered from 1."""
+        for n, (distance, elapsed) in enumerate(splits, start=1):
+            self.conn.execute("INSERT INTO splits_metric (activity_id, split, distance, elapsed_time, moving_time, raw) "
+                              "VALUES (?, ?, ?, ?, ?, '{}')", [activity_id, n, distance, elapsed, elapsed])
 
     def segment(self, segment_id: int, name: str) -> None:
         self.conn.execute("INSERT INTO segments (segment_id, name, synced_at, raw) VALUES (?, ?, now(), '{}')",

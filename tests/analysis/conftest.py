@@ -12,6 +12,8 @@
 | 8 | no athletes row and an id beyond every other table's: lookups that are provably empty for this athlete |
 | 10 | heart-rate TSS (LTHR from zones, then set), running pace TSS, estimated and unloadable activities |
 | 11 | load risk: five identical weeks of daily loads |
+| 12 | power-duration and critical power: efforts on P = CP + W'/t, slower ones, a lap, a season with too few |
+| 13 | running best efforts from kilometre splits: a tie, a short split that breaks a run of splits |
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ SYDNEY = 11.0
 DENVER_WINTER = -7.0
 PMC_DAYS = 6000
 RISK_WEEK = (100, 0, 50, 0, 100, 0, 50)  # athlete 11: one week of daily loads, repeated five times
+CP, W_PRIME = 250.0, 20000.0  # athlete 12: every best effort between 2 and 20 min lies on P = CP + W'/t
+CP_EFFORTS = (150, 240, 420, 540, 660, 840, 1100)  # one per band of analysis_power_durations within 2-20 min
 PMC_FIRST = "2008-01-01"
 
 
@@ -116,6 +120,26 @@ def build_world(path: Path) -> World:
         load = RISK_WEEK[day % 7]
         if load:
             b.activity(11, f"{first + dt.timedelta(days=day)} 08:00:00", suffer=load)
+    # 12: power-duration and critical power; 2025 has only two efforts in the fit's window
+    b.athlete(12)
+    ride = b.activity(12, "2024-05-01 09:00:00", device_watts=True, np=240, avg_watts=230, moving_time=3600)
+    for n, seconds in enumerate(CP_EFFORTS):
+        b.effort(12, ride, 1200 + n, "2024-05-01 09:10:00", seconds, watts=CP + W_PRIME / seconds)
+        b.effort(12, ride, 1200 + n, "2024-05-01 09:20:00", seconds + 10, watts=200.0)  # slower: not a best
+    b.effort(12, ride, 1299, "2024-05-01 09:30:00", 30, watts=800.0)
+    b.lap(ride, 1290, "2024-05-01 09:00:00", 60, 600.0)
+    later = b.activity(12, "2025-05-01 09:00:00", moving_time=1800)  # no device power: not in the curve
+    b.effort(12, later, 1200, "2025-05-01 09:10:00", 150, watts=300.0)
+    b.effort(12, later, 1201, "2025-05-01 09:20:00", 600, watts=260.0)
+    ids["cp_ride"], ids["cp_later"] = ride, later
+    # 13: running best efforts from kilometre splits
+    b.athlete(13)
+    ids["run_a"] = b.activity(13, "2024-03-01 07:00:00", sport="Run", distance=10400, moving_time=3100)
+    b.splits(ids["run_a"], [(1000, t) for t in (300, 290, 280, 310, 300, 295, 285, 305, 300, 290)] + [(400, 110)])
+    ids["run_b"] = b.activity(13, "2024-04-01 07:00:00", sport="Run", distance=5000, moving_time=1400)
+    b.splits(ids["run_b"], [(1000, 280)] * 5)
+    ids["run_c"] = b.activity(13, "2024-05-01 07:00:00", sport="Run", distance=7800, moving_time=1950)
+    b.splits(ids["run_c"], [(1000, 250), (1000, 250), (800, 200)] + [(1000, 250)] * 5)  # split 3 is short
     # 5: zones
     # no athletes row for 5: the as-of date is the last activity's local date
     shifted = [(0, 125), (125, 150), (150, 165), (165, 180), (180, -1)]

@@ -280,6 +280,49 @@ def test_pmc_per_sport_family(world: World) -> None:
     assert set(by_family["sport_family"]) == {"All", "Ride", "Run", "Other"}
 
 
+def test_power_duration_curve_by_hand(world: World) -> None:
+    from .conftest import CP, W_PRIME
+
+    curve = {(r["season"], r["duration_s"]): r for r in both(world, "power_duration_curve", 12).iter_rows(named=True)}
+    best = {d: round(curve[(0, d)]["best_watts"], 2) for d in (5, 30, 60, 120, 180, 900, 1200, 3600)}
+    assert best == {5: 800, 30: 800, 60: 600, 120: round(CP + W_PRIME / 150, 2), 180: round(CP + W_PRIME / 240, 2),
+                    900: round(CP + W_PRIME / 1100, 2), 1200: 230, 3600: 230}
+    assert (curve[(0, 60)]["source"], curve[(0, 60)]["effort_duration_s"]) == ("lap", 60)
+    assert (curve[(0, 3600)]["source"], curve[(0, 3600)]["activity_id"]) == ("activity", world.ids["cp_ride"])
+    assert (0, 5400) not in curve  # nothing that long
+    assert {d: curve[(2025, d)]["best_watts"] for d in (120, 600)} == {120: 300, 600: 260}  # the season's own
+
+
+def test_critical_power_recovers_a_known_athlete(world: World) -> None:
+    """Efforts on P = 250 + 20000/t between 2 and 20 min (and slower ones, which are not bests): CP 250 W and
+    W' 20 kJ come back (the goal: within 3 %); 2025 has two efforts in the window, too few for a fit."""
+    from .conftest import CP, CP_EFFORTS, W_PRIME
+
+    fits = rows(both(world, "critical_power", 12), "season")
+    whole = fits[0]
+    assert whole["cp_watts"] == pytest.approx(CP, rel=0.03) and whole["w_prime_j"] == pytest.approx(W_PRIME, rel=0.03)
+    assert whole["cp_watts"] == pytest.approx(CP, rel=1e-9) and whole["w_prime_j"] == pytest.approx(W_PRIME, rel=1e-9)
+    assert (whole["points"], whole["shortest_s"], whole["longest_s"], whole["cp_note"]) == \
+        (len(CP_EFFORTS), min(CP_EFFORTS), max(CP_EFFORTS), "ok")
+    assert whole["r2"] == pytest.approx(1.0) and whole["rmse_watts"] == pytest.approx(0.0, abs=1e-6)
+    few = fits[2025]
+    assert (few["points"], few["cp_watts"], few["w_prime_j"], few["cp_note"]) == \
+        (2, None, None, "too few efforts between 120 and 1200 s: 2 of 3")
+
+
+def test_running_best_efforts_by_hand(world: World) -> None:
+    ids = world.ids
+    best = {(r["season"], r["splits"]): r for r in both(world, "running_best_efforts", 13).iter_rows(named=True)}
+    one, five, ten = best[(0, 1)], best[(0, 5)], best[(0, 10)]
+    assert (one["best_time_s"], one["activity_id"], one["first_split"]) == (250, ids["run_c"], 1)
+    # run_c's short split 3 breaks it: splits 4-8 (5 x 250 s) beat run_b's 5 x 280 s
+    assert (five["best_time_s"], five["activity_id"], five["first_split"], five["pace_s_per_km"]) == \
+        (1250, ids["run_c"], 4, 250)
+    assert (ten["best_time_s"], ten["activity_id"], ten["distance_m"], ten["label"]) == (2955, ids["run_a"], 10000, "10 km")
+    assert (0, 21) not in best  # no run that long
+    assert best[(2024, 5)]["best_time_s"] == 1250
+
+
 # --- zones ----------------------------------------------------------------------------------------------------
 
 def test_weekly_zone_time_uses_each_activitys_own_buckets(world: World) -> None:

@@ -1,4 +1,4 @@
--- fitsync warehouse, schema 8: a load for every activity. Besides power TSS and the suffer score, activity_load
+-- fitsync warehouse, schema 8: a load for every activity, and what power-duration and best efforts are computed for. Besides power TSS and the suffer score, activity_load
 -- now uses heart-rate TSS (from a lactate-threshold heart rate), running pace TSS (from a threshold pace) and, for
 -- an activity with none of these, an estimate from its duration and its sport's usual intensity. The thresholds
 -- and intensities are rows here, like every other analysis setting.
@@ -38,4 +38,33 @@ INSERT INTO analysis_settings VALUES
     ('acwr_acute_days', 7, 'Acute window of the acute:chronic workload ratio, days (rolling mean; EWMA span)'),
     ('acwr_chronic_days', 28, 'Chronic window of the acute:chronic workload ratio, days (rolling mean; EWMA span)'),
     ('monotony_days', 7, 'Window of training monotony and strain (Foster), days');
-COMMENT ON COLUMN analysis_settings.name IS 'Setting name: ctl_days, atl_days, ramp_days, pi_polarized_above, lthr_zone, estimate_if_default, acwr_acute_days, acwr_chronic_days, monotony_days';
+
+-- Power-duration and running best efforts: the durations and distances they are computed for, and the window of
+-- the critical-power fit, as rows.
+CREATE TABLE analysis_power_durations (
+    duration_s INTEGER PRIMARY KEY CHECK (duration_s > 0),
+    label VARCHAR NOT NULL
+);
+INSERT INTO analysis_power_durations VALUES
+    (5, '5 s'), (15, '15 s'), (30, '30 s'), (60, '1 min'), (120, '2 min'), (180, '3 min'), (300, '5 min'),
+    (480, '8 min'), (600, '10 min'), (720, '12 min'), (900, '15 min'), (1200, '20 min'), (1800, '30 min'),
+    (2700, '45 min'), (3600, '1 h'), (5400, '1.5 h'), (7200, '2 h'), (10800, '3 h'), (14400, '4 h');
+COMMENT ON TABLE analysis_power_durations IS 'The durations of the power-duration curve (mean-maximal power); the critical-power fit uses the best effort between each of them within its window';
+COMMENT ON COLUMN analysis_power_durations.duration_s IS 'Duration, seconds';
+COMMENT ON COLUMN analysis_power_durations.label IS 'How the duration is shown';
+
+CREATE TABLE analysis_run_distances (
+    splits INTEGER PRIMARY KEY CHECK (splits > 0),
+    label VARCHAR NOT NULL
+);
+INSERT INTO analysis_run_distances VALUES (1, '1 km'), (5, '5 km'), (10, '10 km'), (21, 'half marathon (21 km)'),
+    (42, 'marathon (42 km)');
+COMMENT ON TABLE analysis_run_distances IS 'Running best efforts: each distance as a number of consecutive whole 1 km splits';
+COMMENT ON COLUMN analysis_run_distances.splits IS 'Consecutive whole kilometre splits (splits_metric) the distance spans';
+COMMENT ON COLUMN analysis_run_distances.label IS 'How the distance is shown';
+
+INSERT INTO analysis_settings VALUES
+    ('cp_min_s', 120, 'Shortest effort the critical-power fit uses, seconds (2 min)'),
+    ('cp_max_s', 1200, 'Longest effort the critical-power fit uses, seconds (20 min)'),
+    ('cp_min_points', 3, 'Fewest duration bands with an effort the critical-power fit needs; with fewer, CP and W'' are NULL');
+COMMENT ON COLUMN analysis_settings.name IS 'Setting name: ctl_days, atl_days, ramp_days, pi_polarized_above, lthr_zone, estimate_if_default, acwr_acute_days, acwr_chronic_days, monotony_days, cp_min_s, cp_max_s, cp_min_points';
