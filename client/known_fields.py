@@ -1,7 +1,8 @@
 """The top-level fields fitsync knows for each kind of record; any other is kept raw and reported once.
 
 `known_fields.json` is the union of the spec's fields (the sandbox's OpenAPI schemas), the public swagger's
-response examples (tests/fixtures/real/) and the reference client stravalib's models of the real service. A
+response examples (tests/fixtures/real/), the reference client stravalib's models of the real service and what
+public clients read from its laps (heart rate). A
 field the service adds later is not an error: it stays in the raw JSON and is named once in `shape_reports`.
 """
 

@@ -22,6 +22,7 @@ import duckdb
 import polars as pl
 
 from . import analysis_base as base
+from . import analysis_durability as durability
 from . import analysis_load as load
 from . import analysis_power as power
 from . import analysis_segments as segments
@@ -56,6 +57,9 @@ ANALYSES: dict[str, Callable[[Tables], pl.LazyFrame]] = {
     "power_duration_curve": power.power_duration_curve,
     "critical_power": power.critical_power,
     "running_best_efforts": power.running_best_efforts,
+    "aerobic_decoupling": durability.aerobic_decoupling,
+    "efficiency_factor_weekly": durability.efficiency_factor_weekly,
+    "gear_mileage": durability.gear_mileage,
     "volume_weekly": volume.volume_weekly,
     "volume_monthly": volume.volume_monthly,
     "volume_yearly": volume.volume_yearly,
@@ -88,6 +92,9 @@ ORDER: dict[str, tuple[str, ...]] = {
     "power_duration_curve": ("athlete_id", "season", "duration_s"),
     "critical_power": ("athlete_id", "season"),
     "running_best_efforts": ("athlete_id", "season", "splits"),
+    "aerobic_decoupling": ("athlete_id", "local_date", "activity_id"),
+    "efficiency_factor_weekly": ("athlete_id", "week_start", "sport_family", "basis"),
+    "gear_mileage": ("athlete_id", "gear_id"),
     "volume_weekly": ("athlete_id", "week_start", "sport_type"),
     "volume_monthly": ("athlete_id", "month_start", "sport_type"),
     "volume_yearly": ("athlete_id", "year", "sport_type"),
@@ -263,6 +270,21 @@ def critical_power(source: Source, athlete_id: int | None = None) -> pl.DataFram
 def running_best_efforts(source: Source, athlete_id: int | None = None) -> pl.DataFrame:
     """Fastest 1 km, 5 km, 10 km, half and marathon per season (0 = all time) from kilometre splits."""
     return run("running_best_efforts", source, athlete_id)
+
+
+def aerobic_decoupling(source: Source, athlete_id: int | None = None) -> pl.DataFrame:
+    """Pa:HR decoupling per activity: first-half against second-half efficiency, from splits or laps."""
+    return run("aerobic_decoupling", source, athlete_id)
+
+
+def efficiency_factor_weekly(source: Source, athlete_id: int | None = None) -> pl.DataFrame:
+    """Normalized power or speed per heartbeat, per ISO week, family and basis."""
+    return run("efficiency_factor_weekly", source, athlete_id)
+
+
+def gear_mileage(source: Source, athlete_id: int | None = None) -> pl.DataFrame:
+    """Distance, time and use dates per bike or shoe, the service's total, and retirement."""
+    return run("gear_mileage", source, athlete_id)
 
 
 def daily_load(source: Source, athlete_id: int | None = None) -> pl.DataFrame:

@@ -762,6 +762,104 @@ FROM scoped
 GROUP BY athlete_id, season, splits
 ORDER BY athlete_id, season, splits;
 
+-- --- durability, efficiency and gear ------------------------------------------------------------------------
+
+-- Aerobic decoupling (Pa:HR, Friel) per activity: the efficiency (output per heartbeat: speed, or power for laps
+-- that all had device power) of the first half against the second, halves by moving time, each unit (split or lap)
+-- in the half that holds its middle. Units: the kilometre splits when at least 4 have heart rate, else the laps
+-- when at least 2 have; the service gives no streams. decoupling_pct = (first EF - second EF) / first EF * 100:
+-- under 5 % is the usual mark of aerobic durability. Only activities with heart rate in both halves have a row.
+CREATE OR REPLACE VIEW aerobic_decoupling AS
+WITH split_units AS (
+    SELECT activity_id, 'splits' AS basis, split AS n, moving_time AS t, distance / moving_time AS output,
+           'speed' AS output_kind, average_heartrate AS hr
+    FROM splits_metric
+    WHERE moving_time > 0 AND average_heartrate > 0 AND distance > 0
+), lap_power AS (
+    SELECT activity_id, bool_and(coalesce(device_watts, false) AND average_watts > 0) AS all_power
+    FROM laps WHERE moving_time > 0 AND average_heartrate > 0 GROUP BY activity_id
+), lap_units AS (
+    SELECT l.activity_id, 'laps' AS basis, l.lap_index AS n, l.moving_time AS t,
+           CASE WHEN p.all_power THEN l.average_watts ELSE l.distance / l.moving_time END AS output,
+           CASE WHEN p.all_power THEN 'power' ELSE 'speed' END AS output_kind, l.average_heartrate AS hr
+    FROM laps l JOIN lap_power p ON p.activity_id = l.activity_id
+    WHERE l.moving_time > 0 AND l.average_heartrate > 0 AND (p.all_power OR l.distance > 0)
+), split_counts AS (
+    SELECT activity_id FROM split_units GROUP BY activity_id HAVING count(*) >= 4
+), units AS (
+    SELECT * FROM split_units WHERE activity_id IN (SELECT activity_id FROM split_counts)
+    UNION ALL
+    SELECT * FROM lap_units
+    WHERE activity_id NOT IN (SELECT activity_id FROM split_counts)
+      AND activity_id IN (SELECT activity_id FROM lap_units GROUP BY activity_id HAVING count(*) >= 2)
+), placed AS (
+    SELECT *, sum(t) OVER (PARTITION BY activity_id ORDER BY n ROWS UNBOUNDED PRECEDING) - t / 2.0 AS middle,
+           sum(t) OVER (PARTITION BY activity_id) AS total
+    FROM units
+), halves AS (
+    SELECT activity_id, any_value(basis) AS basis, any_value(output_kind) AS output_kind,
+           CAST(count(*) AS INTEGER) AS units, CAST(sum(t) AS BIGINT) AS moving_time_s,
+           sum(output * t) FILTER (WHERE middle < total / 2) / sum(t) FILTER (WHERE middle < total / 2) AS output_1,
+           sum(hr * t) FILTER (WHERE middle < total / 2) / sum(t) FILTER (WHERE middle < total / 2) AS hr_1,
+           sum(output * t) FILTER (WHERE middle >= total / 2) / sum(t) FILTER (WHERE middle >= total / 2) AS output_2,
+           sum(hr * t) FILTER (WHERE middle >= total / 2) / sum(t) FILTER (WHERE middle >= total / 2) AS hr_2
+    FROM placed
+    GROUP BY activity_id
+)
+SELECT c.athlete_id, h.activity_id, c.local_date, c.sport_family, h.basis, h.output_kind, h.units, h.moving_time_s,
+       h.output_1 / h.hr_1 AS first_half_ef, h.output_2 / h.hr_2 AS second_half_ef,
+       (h.output_1 / h.hr_1 - h.output_2 / h.hr_2) / (h.output_1 / h.hr_1) * 100 AS decoupling_pct
+FROM halves h JOIN activity_calendar c ON c.activity_id = h.activity_id
+WHERE h.hr_1 > 0 AND h.hr_2 > 0 AND h.output_1 > 0
+ORDER BY c.athlete_id, c.local_date, h.activity_id;
+
+-- Efficiency factor per athlete, ISO week and sport family: output per heartbeat over the week's activities with an
+-- average heart rate, time-weighted. Output is normalized power (weighted_average_watts) for device power on a
+-- power_tss sport type ('power'), else speed in metres per minute ('speed'): the two are kept apart (basis).
+-- Rising EF at the same heart rate is aerobic fitness.
+CREATE OR REPLACE VIEW efficiency_factor_weekly AS
+WITH f AS MATERIALIZED (
+    SELECT sport_type, power_tss FROM analysis_sport_families
+), per_activity AS (
+    SELECT c.athlete_id, c.week_start, c.iso_year, c.iso_week, c.sport_family, a.moving_time AS t,
+           CASE WHEN coalesce(f.power_tss, false) AND coalesce(a.device_watts, false) AND a.weighted_average_watts > 0
+                THEN 'power' ELSE 'speed' END AS basis,
+           CASE WHEN coalesce(f.power_tss, false) AND coalesce(a.device_watts, false) AND a.weighted_average_watts > 0
+                THEN a.weighted_average_watts ELSE a.distance / a.moving_time * 60 END / a.average_heartrate AS ef
+    FROM activity_calendar c
+    JOIN activities a ON a.activity_id = c.activity_id
+    LEFT JOIN f ON f.sport_type = c.sport_type
+    WHERE a.average_heartrate > 0 AND a.moving_time > 0
+)
+SELECT athlete_id, week_start, iso_year, iso_week, sport_family, basis, CAST(count(*) AS BIGINT) AS activities,
+       CAST(sum(t) AS BIGINT) AS moving_time_s, sum(ef * t) / sum(t) AS efficiency_factor
+FROM per_activity
+WHERE ef > 0
+GROUP BY athlete_id, week_start, iso_year, iso_week, sport_family, basis
+ORDER BY athlete_id, week_start, sport_family, basis;
+
+-- Per athlete and gear (bike or shoes): what fitsync's activities add up to (distance, time, first and last use),
+-- next to the service's own total, and whether the service says it is retired (retired_on: its last use then).
+-- Gear the activities name but the profile no longer lists has a row too, without a name (profile_lists false).
+CREATE OR REPLACE VIEW gear_mileage AS
+WITH used AS (
+    SELECT c.athlete_id, a.gear_id, count(*) AS activities, sum(coalesce(a.distance, 0)) AS distance_m,
+           sum(coalesce(a.moving_time, 0)) AS moving_time_s, min(c.local_date) AS first_used,
+           max(c.local_date) AS last_used
+    FROM activities a JOIN activity_calendar c ON c.activity_id = a.activity_id
+    WHERE a.gear_id IS NOT NULL
+    GROUP BY c.athlete_id, a.gear_id
+), g AS MATERIALIZED (
+    SELECT gear_id, athlete_id, kind, name, is_primary, distance, retired FROM gear
+)
+SELECT coalesce(u.athlete_id, g.athlete_id) AS athlete_id, coalesce(u.gear_id, g.gear_id) AS gear_id, g.kind,
+       g.name, g.is_primary, CAST(coalesce(u.activities, 0) AS BIGINT) AS activities,
+       coalesce(u.distance_m, 0.0) AS distance_m, CAST(coalesce(u.moving_time_s, 0) AS BIGINT) AS moving_time_s,
+       u.first_used, u.last_used, g.distance AS service_distance_m, g.retired,
+       CASE WHEN g.retired THEN u.last_used END AS retired_on, g.gear_id IS NOT NULL AS profile_lists
+FROM used u FULL JOIN g ON g.gear_id = u.gear_id AND g.athlete_id = u.athlete_id
+ORDER BY athlete_id, gear_id;
+
 -- --- volume -------------------------------------------------------------------------------------------------
 
 CREATE OR REPLACE VIEW volume_weekly AS
@@ -1177,6 +1275,46 @@ COMMENT ON COLUMN running_best_efforts.activity_id IS 'The run it was part of';
 COMMENT ON COLUMN running_best_efforts.local_date IS 'Local date of the run';
 COMMENT ON COLUMN running_best_efforts.first_split IS 'Number of the first split of the stretch';
 COMMENT ON COLUMN running_best_efforts.pace_s_per_km IS 'best_time_s per kilometre of distance_m, seconds';
+
+COMMENT ON VIEW aerobic_decoupling IS 'Per activity with heart rate in both halves: efficiency (output per heartbeat) of the first half against the second, from splits or laps (Pa:HR decoupling)';
+COMMENT ON COLUMN aerobic_decoupling.athlete_id IS 'The athlete';
+COMMENT ON COLUMN aerobic_decoupling.activity_id IS 'The activity';
+COMMENT ON COLUMN aerobic_decoupling.local_date IS 'Local date of the activity';
+COMMENT ON COLUMN aerobic_decoupling.sport_family IS 'The activity''s sport family';
+COMMENT ON COLUMN aerobic_decoupling.basis IS 'The units the halves are made of: splits (at least 4 kilometre splits with heart rate) or laps (at least 2)';
+COMMENT ON COLUMN aerobic_decoupling.output_kind IS 'Output per heartbeat: speed (m/s) or power (watts, when every lap had device power)';
+COMMENT ON COLUMN aerobic_decoupling.units IS 'Splits or laps used';
+COMMENT ON COLUMN aerobic_decoupling.moving_time_s IS 'Their moving time, seconds';
+COMMENT ON COLUMN aerobic_decoupling.first_half_ef IS 'Time-weighted output / time-weighted heart rate over the first half';
+COMMENT ON COLUMN aerobic_decoupling.second_half_ef IS 'The same over the second half';
+COMMENT ON COLUMN aerobic_decoupling.decoupling_pct IS '(first_half_ef - second_half_ef) / first_half_ef * 100: how much efficiency fell; under 5 is the usual mark of durability';
+
+COMMENT ON VIEW efficiency_factor_weekly IS 'Efficiency factor per athlete, ISO week, sport family and basis: normalized power or speed per heartbeat, time-weighted over the week''s activities with heart rate';
+COMMENT ON COLUMN efficiency_factor_weekly.athlete_id IS 'The athlete';
+COMMENT ON COLUMN efficiency_factor_weekly.week_start IS 'Monday of the ISO week';
+COMMENT ON COLUMN efficiency_factor_weekly.iso_year IS 'ISO week-numbering year';
+COMMENT ON COLUMN efficiency_factor_weekly.iso_week IS 'ISO week number, 1-53';
+COMMENT ON COLUMN efficiency_factor_weekly.sport_family IS 'Sport family';
+COMMENT ON COLUMN efficiency_factor_weekly.basis IS 'power: weighted_average_watts per bpm (device power on a power_tss sport); speed: metres per minute per bpm';
+COMMENT ON COLUMN efficiency_factor_weekly.activities IS 'Activities with an average heart rate that week';
+COMMENT ON COLUMN efficiency_factor_weekly.moving_time_s IS 'Their moving time, seconds';
+COMMENT ON COLUMN efficiency_factor_weekly.efficiency_factor IS 'Time-weighted mean of each activity''s output / average heart rate';
+
+COMMENT ON VIEW gear_mileage IS 'Per athlete and gear: distance, time and use dates from the activities, the service''s own distance, and retirement';
+COMMENT ON COLUMN gear_mileage.athlete_id IS 'The athlete';
+COMMENT ON COLUMN gear_mileage.gear_id IS 'The gear (b… bikes, g… shoes)';
+COMMENT ON COLUMN gear_mileage.kind IS 'bike or shoe; NULL when the profile no longer lists it';
+COMMENT ON COLUMN gear_mileage.name IS 'Name as the profile gives it';
+COMMENT ON COLUMN gear_mileage.is_primary IS 'Whether it is the athlete''s primary bike or shoes';
+COMMENT ON COLUMN gear_mileage.activities IS 'Activities fitsync has with this gear';
+COMMENT ON COLUMN gear_mileage.distance_m IS 'Their distance, metres';
+COMMENT ON COLUMN gear_mileage.moving_time_s IS 'Their moving time, seconds';
+COMMENT ON COLUMN gear_mileage.first_used IS 'Local date of the first activity with it';
+COMMENT ON COLUMN gear_mileage.last_used IS 'Local date of the latest activity with it';
+COMMENT ON COLUMN gear_mileage.service_distance_m IS 'The service''s total for the gear, metres (it counts activities fitsync may not have)';
+COMMENT ON COLUMN gear_mileage.retired IS 'Whether the service says it is retired (NULL: it does not say)';
+COMMENT ON COLUMN gear_mileage.retired_on IS 'For retired gear: the local date of its last activity';
+COMMENT ON COLUMN gear_mileage.profile_lists IS 'Whether the athlete''s profile lists the gear (false: only activities name it)';
 
 COMMENT ON VIEW pmc IS 'Performance management chart per athlete and local day (dense): load, fitness (CTL), fatigue (ATL), form (TSB)';
 COMMENT ON COLUMN pmc.athlete_id IS 'The athlete';

@@ -100,7 +100,8 @@ SPLITS = Mapping(
     "splits_metric", ("activity_id", "split"),
     {"activity_id": "parent_id", **columns("item", {
         "split": "INTEGER", "distance": "DOUBLE", "elapsed_time": "INTEGER", "moving_time": "INTEGER",
-        "elevation_difference": "DOUBLE", "average_speed": "DOUBLE", "pace_zone": "INTEGER"}), "raw": "item"},
+        "elevation_difference": "DOUBLE", "average_speed": "DOUBLE", "pace_zone": "INTEGER",
+        "average_heartrate": "DOUBLE", "average_grade_adjusted_speed": "DOUBLE"}), "raw": "item"},
     source=unnest_source("splits_metric"), update_when="splits_metric.raw IS DISTINCT FROM excluded.raw",
 )
 
@@ -110,7 +111,7 @@ LAPS = Mapping(
         "lap_index": "INTEGER", "name": "VARCHAR", "elapsed_time": "INTEGER", "moving_time": "INTEGER",
         "distance": "DOUBLE", "total_elevation_gain": "DOUBLE", "average_speed": "DOUBLE", "max_speed": "DOUBLE",
         "average_cadence": "DOUBLE", "device_watts": "BOOLEAN", "average_watts": "DOUBLE", "start_index": "INTEGER",
-        "end_index": "INTEGER", "split": "INTEGER"}),
+        "end_index": "INTEGER", "split": "INTEGER", "average_heartrate": "DOUBLE", "max_heartrate": "DOUBLE"}),
      "start_date": instant("start_date", "item"), "start_date_local": local("start_date_local", "item"), "raw": "item"},
     source=unnest_source("laps"), update_when="laps.raw IS DISTINCT FROM excluded.raw",
 )
@@ -217,6 +218,7 @@ GEAR = Mapping(
     "gear", ("gear_id",),
     {"gear_id": text("id", "item"), "athlete_id": val("id", "BIGINT"), "kind": "kind", "name": text("name", "item"),
      "is_primary": val("primary", "BOOLEAN", "item"), "distance": val("distance", "DOUBLE", "item"),
+     "retired": val("retired", "BOOLEAN", "item"),
      "synced_at": "fetched_at", "raw": "item"},
     source=GEAR_SOURCE, update_when="gear.raw IS DISTINCT FROM excluded.raw",
 )

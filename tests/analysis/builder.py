@@ -45,7 +45,7 @@ class Builder:
                  distance: float = 0.0, moving_time: int | None = 3600, elevation: float = 0.0,
                  device_watts: bool | None = None, np: float | None = None, suffer: float | None = None,
                  tz: str = "Etc/UTC", activity_id: int | None = None, hr: float | None = None,
-                 elapsed: int | None = None, avg_watts: float | None = None) -> int:
+                 elapsed: int | None = None, avg_watts: float | None = None, gear: str | None = None) -> int:
         """An activity starting at `local` (wall clock) with the UTC offset `offset_h` (start_date = local - offset)."""
         activity_id = activity_id or next(self._ids)
         wall = dt.datetime.fromisoformat(local)
@@ -53,11 +53,11 @@ class Builder:
         self.conn.execute(
             "INSERT INTO activities (activity_id, athlete_id, name, sport_type, type, start_date, start_date_local, "
             "timezone, utc_offset, distance, moving_time, elapsed_time, total_elevation_gain, device_watts, "
-            "weighted_average_watts, average_watts, suffer_score, average_heartrate, listed_at, summary_raw) "
-            "VALUES (?, ?, 'a', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now(), '{}')",
+            "weighted_average_watts, average_watts, suffer_score, average_heartrate, gear_id, listed_at, summary_raw) "
+            "VALUES (?, ?, 'a', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now(), '{}')",
             [activity_id, athlete_id, sport, sport, instant, wall, tz, int(offset_h * 3600), distance, moving_time,
              moving_time if elapsed is None else elapsed, elevation, device_watts, np,
-             avg_watts if avg_watts is not None else np, suffer, hr])
+             avg_watts if avg_watts is not None else np, suffer, hr, gear])
         return activity_id
 
     def effort(self, athlete_id: int, activity_id: int, segment_id: int, local: str, elapsed: int | None, *,
@@ -74,16 +74,27 @@ class Builder:
              watts is not None, watts])
         return effort_id
 
-    def lap(self, activity_id: int, lap_id: int, local: str, moving_time: int, watts: float) -> None:
-        self.conn.execute("INSERT INTO laps (lap_id, activity_id, lap_index, moving_time, elapsed_time, "
-                          "start_date_local, device_watts, average_watts, raw) VALUES (?, ?, 1, ?, ?, ?, true, ?, '{}')",
-                          [lap_id, activity_id, moving_time, moving_time, local, watts])
+    def lap(self, activity_id: int, lap_id: int, local: str, moving_time: int, watts: float | None, *,
+            index: int = 1, hr: float | None = None, distance: float = 0.0) -> None:
+        self.conn.execute("INSERT INTO laps (lap_id, activity_id, lap_index, moving_time, elapsed_time, distance, "
+                          "start_date_local, device_watts, average_watts, average_heartrate, raw) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}')",
+                          [lap_id, activity_id, index, moving_time, moving_time, distance, local, watts is not None,
+                           watts, hr])
 
-    def splits(self, activity_id: int, splits: list[tuple[float, int]]) -> None:
-        """Kilometre splits: (distance m, elapsed s), numbered from 1."""
-        for n, (distance, elapsed) in enumerate(splits, start=1):
-            self.conn.execute("INSERT INTO splits_metric (activity_id, split, distance, elapsed_time, moving_time, raw) "
-                              "VALUES (?, ?, ?, ?, ?, '{}')", [activity_id, n, distance, elapsed, elapsed])
+    def splits(self, activity_id: int, splits: list[tuple[float, ...]]) -> None:
+        """Kilometre splits: (distance m, elapsed s[, average heart rate]), numbered from 1."""
+        for n, split in enumerate(splits, start=1):
+            distance, elapsed, hr = (*split, None)[:3]
+            self.conn.execute("INSERT INTO splits_metric (activity_id, split, distance, elapsed_time, moving_time, "
+                              "average_heartrate, raw) VALUES (?, ?, ?, ?, ?, ?, '{}')",
+                              [activity_id, n, distance, elapsed, elapsed, hr])
+
+    def gear(self, athlete_id: int, gear_id: str, kind: str, name: str, *, distance: float = 0.0,
+             retired: bool | None = None) -> None:
+        self.conn.execute("INSERT INTO gear (gear_id, athlete_id, kind, name, is_primary, distance, retired, synced_at, "
+                          "raw) VALUES (?, ?, ?, ?, false, ?, ?, now(), '{}')",
+                          [gear_id, athlete_id, kind, name, distance, retired])
 
     def segment(self, segment_id: int, name: str) -> None:
         self.conn.execute("INSERT INTO segments (segment_id, name, synced_at, raw) VALUES (?, ?, now(), '{}')",

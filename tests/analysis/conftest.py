@@ -14,6 +14,7 @@
 | 11 | load risk: five identical weeks of daily loads |
 | 12 | power-duration and critical power: efforts on P = CP + W'/t, slower ones, a lap, a season with too few |
 | 13 | running best efforts from kilometre splits: a tie, a short split that breaks a run of splits |
+| 14 | aerobic decoupling from splits and from laps with power, efficiency factor, gear mileage and retirement |
 """
 
 from __future__ import annotations
@@ -140,6 +141,18 @@ def build_world(path: Path) -> World:
     b.splits(ids["run_b"], [(1000, 280)] * 5)
     ids["run_c"] = b.activity(13, "2024-05-01 07:00:00", sport="Run", distance=7800, moving_time=1950)
     b.splits(ids["run_c"], [(1000, 250), (1000, 250), (800, 200)] + [(1000, 250)] * 5)  # split 3 is short
+    # 14: decoupling (splits, then laps with power), efficiency factor, gear
+    b.athlete(14)
+    b.gear(14, "b1", "bike", "Road bike", distance=123000.0, retired=False)
+    b.gear(14, "g1", "shoe", "Old shoes", distance=800000.0, retired=True)
+    ids["dec_run"] = b.activity(14, "2024-09-02 07:00:00", sport="Run", distance=6000, moving_time=1800, hr=145,
+                                gear="g1")
+    b.splits(ids["dec_run"], [(1000, 300, 140)] * 3 + [(1000, 300, 150)] * 3)
+    ids["dec_ride"] = b.activity(14, "2024-09-03 09:00:00", distance=36000, moving_time=3600, device_watts=True,
+                                 np=195, hr=132.5, gear="b1")
+    b.lap(ids["dec_ride"], 1401, "2024-09-03 09:00:00", 1800, 200.0, index=1, hr=130)
+    b.lap(ids["dec_ride"], 1402, "2024-09-03 09:30:00", 1800, 190.0, index=2, hr=135)
+    ids["old_bike_ride"] = b.activity(14, "2024-09-04 09:00:00", distance=20000, moving_time=2400, gear="b9")
     # 5: zones
     # no athletes row for 5: the as-of date is the last activity's local date
     shifted = [(0, 125), (125, 150), (150, 165), (165, 180), (180, -1)]

@@ -68,3 +68,21 @@ INSERT INTO analysis_settings VALUES
     ('cp_max_s', 1200, 'Longest effort the critical-power fit uses, seconds (20 min)'),
     ('cp_min_points', 3, 'Fewest duration bands with an effort the critical-power fit needs; with fewer, CP and W'' are NULL');
 COMMENT ON COLUMN analysis_settings.name IS 'Setting name: ctl_days, atl_days, ramp_days, pi_polarized_above, lthr_zone, estimate_if_default, acwr_acute_days, acwr_chronic_days, monotony_days, cp_min_s, cp_max_s, cp_min_points';
+
+-- Durability and efficiency: the real service's splits and laps carry heart rate (the spec's do not), and its gear
+-- summaries say whether a bike or shoe is retired. Typed columns, filled from the JSON kept so far.
+ALTER TABLE splits_metric ADD COLUMN average_heartrate DOUBLE;
+ALTER TABLE splits_metric ADD COLUMN average_grade_adjusted_speed DOUBLE;
+UPDATE splits_metric SET average_heartrate = TRY_CAST(raw->>'$.average_heartrate' AS DOUBLE),
+                         average_grade_adjusted_speed = TRY_CAST(raw->>'$.average_grade_adjusted_speed' AS DOUBLE);
+ALTER TABLE laps ADD COLUMN average_heartrate DOUBLE;
+ALTER TABLE laps ADD COLUMN max_heartrate DOUBLE;
+UPDATE laps SET average_heartrate = TRY_CAST(raw->>'$.average_heartrate' AS DOUBLE),
+                max_heartrate = TRY_CAST(raw->>'$.max_heartrate' AS DOUBLE);
+ALTER TABLE gear ADD COLUMN retired BOOLEAN;
+UPDATE gear SET retired = TRY_CAST(raw->>'$.retired' AS BOOLEAN);
+COMMENT ON COLUMN splits_metric.average_heartrate IS 'Average heart rate over the split, bpm (the real service sends it; the spec does not)';
+COMMENT ON COLUMN splits_metric.average_grade_adjusted_speed IS 'Grade-adjusted average speed over the split, m/s (real service only)';
+COMMENT ON COLUMN laps.average_heartrate IS 'Average heart rate over the lap, bpm (real service only)';
+COMMENT ON COLUMN laps.max_heartrate IS 'Highest heart rate of the lap, bpm (real service only)';
+COMMENT ON COLUMN gear.retired IS 'Whether the service says the gear is retired (real service only; NULL when it does not say)';
