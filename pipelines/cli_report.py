@@ -1,4 +1,5 @@
-"""`fitsync report`: the athlete's training report (HTML that opens offline, PNG charts, a Markdown summary)."""
+"""`fitsync report`: the athlete's training report (HTML that opens offline, PNG charts, a Markdown summary); it
+says where it wrote them."""
 
 from __future__ import annotations
 
@@ -34,8 +35,10 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
             raise click.ClickException("the warehouse has no activities yet: run `fitsync sync` first")
         for athlete in athletes:
             result = reports.build_report(warehouse, out_dir / str(athlete), athlete)
-            click.echo(result.summary_markdown)
-            click.echo(f"report: {result.html_path}")
-            click.echo("charts: " + ", ".join(str(p) for p in result.png_paths) + "\n")
+            click.echo(result.title)
+            click.echo(f"  report   {result.html_path}")
+            click.echo(f"  summary  {result.markdown_path}")
+            click.echo(f"  charts   {len(result.png_paths)} PNGs in {result.html_path.parent}: "
+                       + ", ".join(p.name for p in result.png_paths))
     except reports.ReportError as error:
         raise click.ClickException(str(error)) from None

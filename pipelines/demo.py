@@ -98,8 +98,8 @@ def inbox_size(client: FitsyncClient) -> int:
 @click.option("--home", type=click.Path(file_okay=False, path_type=Path), default=Path("fitsync-demo"),
               show_default=True, help="Folder for the demo's state and warehouse (emptied first).")
 @click.option("--athletes", default=2, show_default=True, type=click.IntRange(1, 20), help="Athletes in the demo world.")
-@click.option("--activities-per-athlete", default=150, show_default=True, type=click.IntRange(1, 5000),
-              help="Activities each athlete has recorded.")
+@click.option("--activities-per-athlete", default=150, show_default=True, type=click.IntRange(2, 5000),
+              help="Activities each athlete has recorded (at least 2: the demo renames one and deletes another).")
 @click.option("--flavor", type=click.Choice(["spec", "real"]), default="spec", show_default=True,
               help="The sandbox answers as the spec says, or as the real service does where they differ.")
 def demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import html
+import struct
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -20,6 +21,7 @@ import polars as pl
 
 from . import analysis_base as base
 from . import analysis_load as load
+from . import analysis_power as power
 from . import analysis_segments as segments
 from . import analysis_volume as volume
 from . import analysis_zones as zones
@@ -31,6 +33,7 @@ VOLUME_WEEKS = 52
 ZONE_WEEKS = 26
 TOP_SEGMENTS = 4
 UNITS = {"km": 1000.0, "mi": 1609.344}
+CHART_SCALE = 2  # PNGs are drawn at twice their size on the page, for sharp text on dense screens
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,8 @@ class ReportResult:
     summary_markdown: str
     athlete_id: int = 0
     figures: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    markdown_path: Path | None = None
+    title: str = ""
 
 
 class ReportError(Exception):
@@ -72,14 +77,19 @@ def build_report(warehouse_path: Path | str, out_dir: Path | str, athlete_id: in
     pngs: dict[str, bytes] = {}
     paths = []
     for name, (_, chart, _) in figures.items():
-        pngs[name] = charts.render_png(chart)
+        pngs[name] = charts.render_png(chart, scale=CHART_SCALE)
         path = out_dir / f"{name}.png"
         path.write_bytes(pngs[name])
         paths.append(path)
     summary = _summary_markdown(data)
+    markdown_path = out_dir / "summary.md"
+    markdown_path.write_text(summary + "\n\n" + "\n".join(f"![{figures[n][0]}]({p.name})" for n, p in
+                                                         zip(figures, paths)) + "\n", encoding="utf-8")
     html_path = out_dir / "report.html"
     html_path.write_text(_html(data, figures, pngs), encoding="utf-8")
-    return ReportResult(html_path, paths, summary, athlete_id, figures={k: v[1] for k, v in figures.items()})
+    return ReportResult(html_path, paths, summary, athlete_id, figures={k: v[1] for k, v in figures.items()},
+                        markdown_path=markdown_path, title=f"{data['name']} ({athlete_id}) — as of "
+                                                           f"{data['as_of'].isoformat()}")
 
 
 # --- the data -----------------------------------------------------------------------------------------------
@@ -129,6 +139,12 @@ def _gather(t: base.Tables, conn: Any, athlete_id: int) -> dict[str, Any]:
     curve = volume.eddington_curve(t).collect()
     ytd = volume.ytd_cumulative(t).collect()
     coverage = load.load_coverage_weekly(t).collect()
+    activity_load = load.activity_load(t).collect()
+    first_pmc_day = pmc["date"].min() if pmc.height else as_of
+    loads = (activity_load.filter(pl.col("local_date") >= first_pmc_day)
+             .group_by(pl.col("local_date").alias("date"), "load_source").agg(pl.col("load").sum())
+             .sort("date", "load_source"))
+    risk = load.load_risk_daily(t).collect().filter(pl.col("date") > as_of - dt.timedelta(days=PMC_DAYS))
     return {
         "athlete_id": athlete_id, "name": name, "week0": week0, "unit": unit, "as_of": as_of, "as_of_row": as_of_row,
         "calendar": calendar, "recent": recent, "main_family": main_family, "pmc_all": pmc_all, "pmc": pmc,
@@ -138,7 +154,9 @@ def _gather(t: base.Tables, conn: Any, athlete_id: int) -> dict[str, Any]:
         "pi_threshold": t.setting("pi_polarized_above"),
         "progression": progression, "events": events, "segment_summary": summary,
         "top_segments": top["segment_id"].to_list(), "eddington": edd, "curve": curve, "ytd": ytd,
-        "coverage": coverage, "activity_load": load.activity_load(t).collect(),
+        "coverage": coverage, "activity_load": activity_load, "loads": loads, "risk": risk,
+        "power_curve": power.power_duration_curve(t).collect(), "cp": power.critical_power(t).collect(),
+        "best_efforts": power.running_best_efforts(t).collect(),
     }
 
 
@@ -150,9 +168,13 @@ def _figures(d: dict[str, Any]) -> dict[str, tuple[str, Any, str]]:
     to_next = int(edd["days_to_next"][0]) if edd.height else 1
     curve = d["curve"].filter((pl.col("sport_family") == family) & (pl.col("unit") == unit))
     ytd = d["ytd"].filter(pl.col("sport_family") == family)
+    fits = d["cp"].filter(pl.col("season") == 0)
+    cp_all = fits.row(0, named=True) if fits.height else None
     return {
         "pmc": ("Fitness, fatigue and form",
-                charts.pmc(d["pmc"], d["bands"], f" — last {PMC_DAYS} days"),
+                charts.pmc(d["pmc"], d["bands"], d["loads"],
+                           f" — last {PMC_DAYS} days" if d["pmc"].height >= PMC_DAYS else
+                           f" — since {d['pmc']['date'].min():%d %b %Y}" if d["pmc"].height else ""),
                 "Daily training load on the TSS scale (an hour at threshold = 100), each activity from its best source: "
                 "power, heart rate, running pace, the relative effort score, else an estimate from its duration and "
                 "sport (the summary says how much was measured); CTL and ATL by the exponential recurrence; form "
@@ -175,6 +197,14 @@ def _figures(d: dict[str, Any]) -> dict[str, tuple[str, Any, str]]:
                       "The largest E such that on E days the distance reached E."),
         "ytd": ("Year to date", charts.ytd(ytd, family, unit, UNITS[unit], d["as_of"]),
                 "Cumulative distance from 1 January, per year, to compare seasons at the same date."),
+        "load_risk": ("Load risk", charts.load_risk(d["risk"]),
+                      "Acute:chronic workload ratio, rolling (7-day mean ÷ 28-day mean) and exponentially weighted, "
+                      "and Foster's training monotony, from the daily load above."),
+        "power_curve": ("Power-duration curve", charts.power_curve(d["power_curve"], cp_all, d["as_of"].year),
+                        "Mean-maximal power from segment efforts, laps and rides with device power, and the critical "
+                        "power model fitted on the best effort of each band between 2 and 20 minutes."),
+        "best_efforts": ("Running best efforts", charts.best_efforts(d["best_efforts"], d["as_of"].year),
+                         "The fastest 1 km, 5 km, 10 km, half and marathon within runs, from kilometre splits."),
     }
 
 
@@ -217,6 +247,11 @@ def _fmt_time(seconds: int | None) -> str:
     return "—" if seconds is None else charts._mmss(int(seconds))
 
 
+def _faster(pr: dict[str, Any]) -> str:
+    """How much a PR beat the best before it: "0:21 faster (7.0 %)"."""
+    return f"{_fmt_time(pr['improvement_s'])} faster ({pr['improvement_pct']:.1f} %)"
+
+
 def _summary_markdown(d: dict[str, Any]) -> str:
     f = _facts(d)
     unit, family, as_of = d["unit"], d["main_family"], d["as_of"]
@@ -245,12 +280,13 @@ def _summary_markdown(d: dict[str, Any]) -> str:
         verdict = "polarized" if f["pi"] > d["pi_threshold"] else "not polarized"
         lines.append(f"- **Polarization, last 4 weeks ({kind})**: PI {f['pi']:.2f} ({verdict})")
     else:
-        lines.append(f"- **Polarization, last 4 weeks ({kind})**: undefined (a zone has no time)")
+        lines.append(f"- **Polarization, last 4 weeks ({kind})**: no index (no zone time, or more zone-3 than "
+                     "zone-1 time)")
     if f["recent_prs"].height:
-        lines += ["", "| date | segment | time | gain |", "|---|---|---|---|"]
+        lines += ["", "| date | segment | time | faster than the best before |", "|---|---|---|---|"]
         for r in f["recent_prs"].iter_rows(named=True):
             lines.append(f"| {r['local_date']} | {r['segment_name']} | {_fmt_time(r['elapsed_time'])} | "
-                         f"−{r['improvement_s']} s ({r['improvement_pct']:.1f}%) |")
+                         f"{_faster(r)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -285,8 +321,10 @@ def _html(d: dict[str, Any], figures: dict[str, tuple[str, Any, str]], pngs: dic
     sections = []
     for name, (heading, _, caption) in figures.items():
         data = base64.b64encode(pngs[name]).decode("ascii")
+        width, height = (v // CHART_SCALE for v in struct.unpack(">II", pngs[name][16:24]))  # the PNG header
         sections.append(f'  <section id="{name}">\n'
-                        f'    <figure><img alt="{html.escape(heading)}" src="data:image/png;base64,{data}"></figure>\n'
+                        f'    <figure><img alt="{html.escape(heading)}" width="{width}" height="{height}" '
+                        f'src="data:image/png;base64,{data}"></figure>\n'
                         f'    <p class="caption">{html.escape(caption)}</p>\n'
                         f"  </section>")
     sections.append(_pr_tables(d, f))
@@ -306,8 +344,8 @@ def _pr_tables(d: dict[str, Any], f: dict[str, Any]) -> str:
     for r in f["recent_prs"].iter_rows(named=True):
         rows.append(f"<tr><td>{r['local_date']}</td><td>{html.escape(r['segment_name'] or '')}</td>"
                     f"<td class=num>{_fmt_time(r['elapsed_time'])}</td>"
-                    f"<td class=num>−{r['improvement_s']} s ({r['improvement_pct']:.1f}%)</td></tr>")
-    recent = ("<table><tr><th>date</th><th>segment</th><th>time</th><th>improvement</th></tr>"
+                    f"<td class=num>{_faster(r)}</td></tr>")
+    recent = ("<table><tr><th>date</th><th>segment</th><th>time</th><th>faster than the best before</th></tr>"
               + "".join(rows) + "</table>") if rows else "<p class=caption>No PRs yet.</p>"
     seg_rows = []
     for r in d["segment_summary"].sort(["attempts", "segment_id"], descending=[True, False]).iter_rows(named=True):

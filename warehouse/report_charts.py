@@ -23,8 +23,16 @@ ZONE_COLORS = {
     7: ["#c6dbef", "#6baed6", "#74c476", "#f6d04d", "#fb8c00", "#d7301f", "#7a0177"],
 }
 ZONE_TYPE_LABELS = {"heartrate": "heart-rate", "power": "power"}
-CTL_COLOR, ATL_COLOR, TSB_COLOR, LOAD_COLOR = "#1f5fa8", "#c2185b", "#333333", "#9e9e9e"
-PR_COLOR = "#f5a623"
+# One colour-blind-safe palette (Okabe & Ito) for every categorical colour; zones keep their ordered ramps.
+OKABE_ITO = {"blue": "#0072B2", "vermillion": "#D55E00", "green": "#009E73", "purple": "#CC79A7",
+             "orange": "#E69F00", "sky": "#56B4E9", "yellow": "#F0E442", "black": "#000000"}
+CTL_COLOR, ATL_COLOR, TSB_COLOR = OKABE_ITO["blue"], OKABE_ITO["vermillion"], "#222222"
+PR_COLOR = OKABE_ITO["orange"]
+# Load sources, best first; an estimate is grey: it is not a measurement.
+LOAD_SOURCES = {"power": ("power TSS", OKABE_ITO["blue"]), "heart_rate": ("heart-rate TSS", OKABE_ITO["purple"]),
+                "pace": ("pace TSS", OKABE_ITO["green"]), "suffer_score": ("relative effort", OKABE_ITO["orange"]),
+                "estimate": ("estimate (duration × sport)", "#b8b8b8")}
+YEAR_COLORS = [OKABE_ITO[c] for c in ("sky", "green", "purple", "orange", "yellow", "vermillion")]
 MMSS = ("floor(datum.value / 3600) > 0 ? floor(datum.value / 3600) + ':' + "
         "(floor(datum.value % 3600 / 60) < 10 ? '0' : '') + floor(datum.value % 3600 / 60) + ':' + "
         "(datum.value % 60 < 10 ? '0' : '') + datum.value % 60 : "
@@ -60,26 +68,42 @@ def empty(title: str, message: str) -> Any:
     return _config(text)
 
 
-def pmc(frame: pl.DataFrame, bands: pl.DataFrame, title_suffix: str = "") -> Any:
-    """Fitness (CTL), fatigue (ATL) and daily load above; form (TSB) over its colored bands below."""
+def pmc(frame: pl.DataFrame, bands: pl.DataFrame, loads: pl.DataFrame, title_suffix: str = "") -> Any:
+    """Fitness (CTL) and fatigue (ATL); below them the daily load by source; then form (TSB) over its bands.
+
+    `loads`: one row per day and load source (date, load_source, load) over the same days as `frame`."""
     if frame.is_empty():
         return empty("Performance management chart", "No activities with a training load yet.")
     data = _local(frame, "date")
-    x = alt.X("date:T", title=None, axis=alt.Axis(format="%b %Y", labelAngle=0))
-    load = (alt.Chart(data).mark_bar(color=LOAD_COLOR, opacity=0.45, width=2)
-            .encode(x=x, y=alt.Y("load:Q", title="daily load (TSS scale)",
-                                 axis=alt.Axis(titleColor=LOAD_COLOR, orient="right"))))
+    days = (frame["date"].max() - frame["date"].min()).days + 1
+    span = [data["date"].min(), (frame["date"].max() + dt.timedelta(days=1)).strftime("%Y-%m-%dT00:00:00")]
+    x = alt.X("date:T", title=None, scale=alt.Scale(domain=span),
+              axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=min(12, days)))
     lines = (alt.Chart(data).transform_fold(["ctl", "atl"], as_=["measure", "value"])
              .transform_calculate(label="datum.measure == 'ctl' ? 'Fitness (CTL, 42 d)' : 'Fatigue (ATL, 7 d)'")
              .mark_line(strokeWidth=2.2)
-             .encode(x=x, y=alt.Y("value:Q", title="CTL / ATL (load per day)"),
+             .encode(x=x, y=alt.Y("value:Q", title="load per day"),
                      color=alt.Color("label:N", title=None,
                                      scale=alt.Scale(domain=["Fitness (CTL, 42 d)", "Fatigue (ATL, 7 d)"],
                                                      range=[CTL_COLOR, ATL_COLOR]))))
-    top = (alt.layer(load, lines).resolve_scale(y="independent")
-           .properties(width=WIDTH, height=230, title=alt.TitleParams(
-               "Fitness, fatigue and form" + title_suffix,
-               subtitle="Bars: daily load. CTL and ATL are exponentially weighted loads (42 and 7 days).")))
+    top = lines.properties(width=WIDTH, height=200, title=alt.TitleParams(
+        "Fitness, fatigue and form" + title_suffix,
+        subtitle="CTL and ATL: the daily load averaged exponentially over 42 and 7 days (TSS scale: an hour at "
+                 "threshold = 100)."))
+    present = [k for k in LOAD_SOURCES if k in set(loads["load_source"].to_list())] if loads.height else []
+    noon = loads.filter(pl.col("load_source").is_in(present)).with_columns(
+        (pl.col("date").cast(pl.Datetime) + pl.duration(hours=12)).dt.strftime("%Y-%m-%dT%H:%M:%S").alias("date"))
+    per_day = (alt.Chart(noon)  # a day's bar stands on its middle
+               .transform_calculate(order="indexof(" + str(present) + ", datum.load_source)")
+               .mark_bar(width=min(14.0, max(1.5, WIDTH / max(1, days) * 0.8)))
+               .encode(x=x, y=alt.Y("load:Q", title="daily load", stack="zero"),
+                       color=alt.Color("load_source:N", title="load from", sort=present,
+                                       scale=alt.Scale(domain=present, range=[LOAD_SOURCES[k][1] for k in present]),
+                                       legend=alt.Legend(labelExpr=_labels_expr({k: LOAD_SOURCES[k][0]
+                                                                                 for k in present}))),
+                       order=alt.Order("order:Q"))
+               .properties(width=WIDTH, height=110, title=alt.TitleParams(
+                   "Daily load, by where it came from", fontSize=13)))
     low = min(-40.0, float(frame["tsb"].min() or 0) - 5)
     high = max(35.0, float(frame["tsb"].max() or 0) + 5)
     band_rows = bands.sort("sort_order").with_columns(
@@ -96,7 +120,14 @@ def pmc(frame: pl.DataFrame, bands: pl.DataFrame, title_suffix: str = "") -> Any
            .encode(x=x, y=alt.Y("tsb:Q", scale=alt.Scale(domain=[low, high], nice=False))))
     bottom = alt.layer(rects, tsb).properties(width=WIDTH, height=150, title=alt.TitleParams(
         "Form (TSB = yesterday's CTL − ATL)", fontSize=13))
-    return _config(alt.vconcat(top, bottom, spacing=18).resolve_scale(color="independent"))
+    panels = [top, per_day, bottom] if present else [top, bottom]
+    return _config(alt.vconcat(*panels, spacing=18).resolve_scale(color="independent"))
+
+
+def _labels_expr(labels: dict[str, str]) -> str:
+    """A Vega label expression that shows each value's label."""
+    cases = " : ".join(f"datum.value == '{k}' ? '{v}'" for k, v in labels.items())
+    return f"{cases} : datum.value" if cases else "datum.value"
 
 
 def _weeks(frame: pl.DataFrame) -> pl.DataFrame:
@@ -138,7 +169,7 @@ def weekly_volume(frame: pl.DataFrame, first_week: dt.date, last_week: dt.date, 
 
 def weekly_zones(zones: pl.DataFrame, seiler: pl.DataFrame, zone_type: str, pi_threshold: float,
                  first_week: dt.date, last_week: dt.date, title_suffix: str = "") -> Any:
-    """Stacked hours per zone each week, with the polarization index (right axis) and its 2.0 line."""
+    """Stacked hours per zone each week; below, on its own axis, the weekly polarization index and its 2.0 line."""
     if zones.is_empty():
         return empty("Weekly time in zones", "No heart-rate or power zone data in this period.")
     zone_count = int(zones["zone"].max() or 5)
@@ -151,24 +182,26 @@ def weekly_zones(zones: pl.DataFrame, seiler: pl.DataFrame, zone_type: str, pi_t
     bars = (alt.Chart(_local(data, "week_start")).mark_bar(width=width)
             .encode(x=x, y=alt.Y("hours:Q", title=f"time in {kind} zones (hours)"),
                     color=alt.Color("zone_label:N", title="zone", sort=labels,
-                                    scale=alt.Scale(domain=labels, range=palette)),
+                                    scale=alt.Scale(domain=labels, range=palette),
+                                    legend=alt.Legend(orient="right", direction="vertical")),
                     order=alt.Order("zone:Q", sort="ascending")))
     # every week of the period, so the index line breaks where a week has none (no time, or no z2 / z3 time)
     weeks = pl.DataFrame({"week_start": pl.date_range(first_week, last_week, "1w", eager=True)})
     pi = _weeks(weeks.join(seiler.select("week_start", "polarization_index"), on="week_start", how="left"))
-    pi_axis = alt.Y("polarization_index:Q", title="polarization index",
-                    scale=alt.Scale(domain=[0, max(3.0, float(pi["polarization_index"].max() or 0) + 0.2)]),
-                    axis=alt.Axis(orient="right", titleColor="#222"))
+    pi_axis = alt.Y("polarization_index:Q", title="PI",
+                    scale=alt.Scale(domain=[0, max(3.0, float(pi["polarization_index"].max() or 0) + 0.2)]))
     pi_line = (alt.Chart(pi).mark_line(color="#222", strokeWidth=1.6, point=alt.OverlayMarkDef(color="#222", size=28))
                .encode(x=x, y=pi_axis))
     rule = (alt.Chart(pl.DataFrame({"polarization_index": [pi_threshold]}))
             .mark_rule(color="#222", strokeDash=[5, 4], opacity=0.6).encode(y=pi_axis))
-    layered = (alt.layer(bars, alt.layer(pi_line, rule)).resolve_scale(y="independent")
-               .properties(width=WIDTH, height=280, title=alt.TitleParams(
-                   f"Weekly time in {kind} zones" + title_suffix,
-                   subtitle=f"Bars: hours per zone. Line: polarization index (dashed: {pi_threshold:g}, above is "
-                            "polarized); the line breaks for weeks without zone-2 or zone-3 time (no index).")))
-    return _config(layered)
+    hours = bars.properties(width=WIDTH, height=230, title=alt.TitleParams(
+        f"Weekly time in {kind} zones" + title_suffix,
+        subtitle="Hours per zone each ISO week, stacked from zone 1 (bottom)."))
+    index = (alt.layer(pi_line, rule).properties(width=WIDTH, height=110, title=alt.TitleParams(
+        "Polarization index (Treff et al. 2019)", fontSize=13,
+        subtitle=f"Seiler's three zones; dashed: {pi_threshold:g}, above is polarized. No point: no zone time, or "
+                 "more zone-3 than zone-1 time.")))
+    return _config(alt.vconcat(hours, index, spacing=14))
 
 
 def segment_history(progression: pl.DataFrame, events: pl.DataFrame, segment_ids: list[int]) -> Any:
@@ -181,10 +214,14 @@ def segment_history(progression: pl.DataFrame, events: pl.DataFrame, segment_ids
         prs = _local(events.filter(pl.col("segment_id") == segment_id), "local_date")
         name = efforts["segment_name"][0] or f"segment {segment_id}"
         low, high = int(efforts["elapsed_time"].min()), int(efforts["elapsed_time"].max())
-        pad = max(5, (high - low) // 10)
-        y_scale = alt.Scale(domain=[max(0, low - pad), high + pad], nice=False)
-        x = alt.X("local_date:T", title=None, axis=alt.Axis(format="%b %Y", labelAngle=0))
-        y_axis = alt.Axis(labelExpr=MMSS, title="elapsed time (m:ss)")
+        step = _time_step(high - low)
+        bottom, top = max(0, (low - step // 2) // step * step), -(-(high + step // 2) // step) * step
+        y_scale = alt.Scale(domain=[bottom, top], nice=False)
+        days = (progression.filter(pl.col("segment_id") == segment_id)["local_date"].max()
+                - progression.filter(pl.col("segment_id") == segment_id)["local_date"].min()).days + 1
+        x = alt.X("local_date:T", title=None, axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=5))
+        y_axis = alt.Axis(labelExpr=MMSS, values=list(range(bottom, top + 1, step)),
+                          title="elapsed time (h:mm:ss)" if top >= 3600 else "elapsed time (m:ss)")
         points = (alt.Chart(efforts).mark_circle(size=36, color="#7a8ca5", opacity=0.75)
                   .encode(x=x, y=alt.Y("elapsed_time:Q", scale=y_scale, axis=y_axis),
                           tooltip=["local_date:T", "elapsed_time:Q", "attempt:Q"]))
@@ -193,9 +230,10 @@ def segment_history(progression: pl.DataFrame, events: pl.DataFrame, segment_ids
         stars = (alt.Chart(prs).mark_point(shape="diamond", size=110, filled=True, color=PR_COLOR,
                                            stroke="#8a5a00", strokeWidth=0.8)
                  .encode(x=x, y=alt.Y("elapsed_time:Q", scale=y_scale),
-                         tooltip=["local_date:T", "elapsed_time:Q", alt.Tooltip("improvement_s:Q", title="gain s")]))
+                         tooltip=["local_date:T", "elapsed_time:Q",
+                                  alt.Tooltip("improvement_s:Q", title="seconds faster")]))
         pr = prs.tail(1)
-        subtitle = (f"{efforts.height} efforts, {prs.height - 1} PRs after the first; best "
+        subtitle = (f"{_count(efforts.height, 'effort')}, {_count(prs.height - 1, 'PR')} after the first; best "
                     f"{_mmss(int(pr['elapsed_time'][0]))} on {pr['local_date'][0][:10]}")
         panels.append(alt.layer(points, best, stars).properties(
             width=WIDTH // 2 - 40, height=190, title=alt.TitleParams(name, subtitle=subtitle, fontSize=13)))
@@ -217,25 +255,33 @@ def eddington(curve: pl.DataFrame, number: int, days_to_next: int, family: str, 
             .encode(x=alt.X("n:Q", title=f"n ({unit} in a day)", scale=alt.Scale(domain=[0, limit + 1], nice=False)),
                     y=alt.Y("days_at_least:Q", title=f"days with at least n {unit}"),
                     color=alt.Color("status:N", title=None, scale=alt.Scale(domain=["reached", "not yet"],
-                                                                            range=["#2e7d32", "#b0bec5"])),
+                                                                            range=[OKABE_ITO["green"], "#c9ced6"])),
                     tooltip=["n:Q", "days_at_least:Q"]))
     diagonal = (alt.Chart(pl.DataFrame({"n": [0, limit + 1], "days_at_least": [0, limit + 1]}))
-                .mark_line(color="#d7301f", strokeDash=[6, 4]).encode(x="n:Q", y="days_at_least:Q"))
-    mark = (alt.Chart(pl.DataFrame({"n": [number], "days_at_least": [number], "label": [f"E = {number}"]}))
-            .mark_text(dx=-10, dy=-16, align="right", fontSize=14, fontWeight="bold", color="#d7301f")
+                .mark_line(color=OKABE_ITO["vermillion"], strokeDash=[6, 4]).encode(x="n:Q", y="days_at_least:Q"))
+    top = int(data["days_at_least"].max() or 1)
+    rule = (alt.Chart(pl.DataFrame({"n": [number + 0.5]})).mark_rule(color="#222", strokeDash=[2, 3])
+            .encode(x="n:Q"))
+    mark = (alt.Chart(pl.DataFrame({"n": [number + 0.5], "days_at_least": [top], "label": [f"E = {number}"]}))
+            .mark_text(dx=6, dy=4, align="left", baseline="top", fontSize=13, fontWeight="bold", color="#222")
             .encode(x="n:Q", y="days_at_least:Q", text="label:N"))
-    chart = alt.layer(bars, diagonal, mark).properties(width=WIDTH, height=260, title=alt.TitleParams(
+    chart = alt.layer(bars, diagonal, rule, mark).properties(width=WIDTH, height=260, title=alt.TitleParams(
         f"Eddington number ({family}, {unit}): {number}",
         subtitle=f"E days of at least E {unit} (local days, activities summed). "
-                 f"{days_to_next} more day(s) of {number + 1}+ {unit} for {number + 1}. Dashed: days = n."))
+                 f"{days_to_next} more day(s) of {number + 1}+ {unit} for {number + 1}. Dashed: days = n; "
+                 "the dotted line marks E."))
     return _config(chart)
 
 
 def ytd(frame: pl.DataFrame, family: str, unit: str, unit_m: float, as_of: dt.date) -> Any:
-    """Cumulative distance through each year, one line per year, the current year bold."""
+    """Cumulative distance through each year, one line per year, the current year bold; the first line starts the
+    day before the family's first distance (no flat line at zero before it)."""
     if frame.is_empty():
         return empty("Year to date", "No activities yet.")
     frame = frame.filter(pl.col("year") > as_of.year - YTD_YEARS)
+    started = frame.filter(pl.col("distance_m") > 0)["date"].min()
+    if started is not None:
+        frame = frame.filter(pl.col("date") >= started - dt.timedelta(days=1))
     data = (frame.with_columns((pl.col("distance_m") / unit_m).alias("distance"),
                                pl.col("year").cast(pl.String).alias("year_label"),
                                pl.date(2000, pl.col("date").dt.month(), pl.col("date").dt.day()).alias("plot_date"),
@@ -243,22 +289,131 @@ def ytd(frame: pl.DataFrame, family: str, unit: str, unit_m: float, as_of: dt.da
     data = _local(data, "plot_date", "date")
     years = sorted(data["year_label"].unique().to_list())
     past = [y for y in years if y != str(as_of.year)]
-    blues = ["#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"]
-    colors = [blues[max(0, len(blues) - len(past) + i)] if len(past) <= len(blues) else "#6baed6"
-              for i in range(len(past))] + (["#fc4c02"] if str(as_of.year) in years else [])
+    current = [y for y in years if y == str(as_of.year)]
+    colors = [YEAR_COLORS[i % len(YEAR_COLORS)] for i in range(len(past))] + ["#000000"] * len(current)
     chart = (alt.Chart(data).mark_line()
              .encode(x=alt.X("plot_date:T", title=None, axis=alt.Axis(format="%b", labelAngle=0)),
                      y=alt.Y("distance:Q", title=f"distance since 1 January ({unit})"),
                      color=alt.Color("year_label:N", title="year", sort=years,
-                                     scale=alt.Scale(domain=past + [y for y in years if y not in past],
-                                                     range=colors)),
-                     strokeWidth=alt.condition("datum.current", alt.value(3.2), alt.value(1.4)),
+                                     scale=alt.Scale(domain=past + current, range=colors)),
+                     strokeWidth=alt.condition("datum.current", alt.value(3.2), alt.value(1.8)),
                      tooltip=["date:T", alt.Tooltip("distance:Q", format=".0f")])
              .properties(width=WIDTH, height=260, title=alt.TitleParams(
                  f"Year-to-date distance ({family})",
-                 subtitle=f"Cumulative {unit} by day of the year, one line per year; {as_of.year} in orange "
+                 subtitle=f"Cumulative {unit} by day of the year, one line per year; {as_of.year} in bold black "
                           f"(through {as_of.isoformat()}).")))
     return _config(chart)
+
+
+def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) -> Any:
+    """Mean-maximal power by duration (log axis), all time and this season, with the CP model over its window."""
+    if curve.is_empty():
+        return empty("Power-duration curve", "No rides with device power yet.")
+    data = curve.with_columns(pl.when(pl.col("season") == 0).then(pl.lit("all time"))
+                              .otherwise(pl.col("season").cast(pl.String)).alias("period"))
+    periods = [p for p in ("all time", str(season)) if p in set(data["period"].to_list())]
+    data = data.filter(pl.col("period").is_in(periods))
+    ticks = [5, 15, 60, 300, 1200, 3600, 14400]
+    x = alt.X("duration_s:Q", title="duration", scale=alt.Scale(type="log", domain=[4, 16000], nice=False),
+              axis=alt.Axis(values=ticks, labelExpr=DURATION_LABEL))
+    lines = (alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=30), strokeWidth=2)
+             .encode(x=x, y=alt.Y("best_watts:Q", title="best average power (W)", scale=alt.Scale(zero=False)),
+                     color=alt.Color("period:N", title=None, sort=periods,
+                                     scale=alt.Scale(domain=periods,
+                                                     range=[OKABE_ITO["blue"], OKABE_ITO["orange"]][:len(periods)])),
+                     tooltip=["label:N", alt.Tooltip("best_watts:Q", format=".0f"), "source:N", "local_date:T"]))
+    layers = [lines]
+    subtitle = ["Best average power of any effort, lap or ride lasting at least that long (no power streams)."]
+    if fit and fit.get("cp_watts") is not None:
+        cp, w = float(fit["cp_watts"]), float(fit["w_prime_j"])
+        model = pl.DataFrame({"duration_s": [float(t) for t in range(120, 1201, 30)]}).with_columns(
+            (cp + w / pl.col("duration_s")).alias("best_watts"))
+        layers.append(alt.Chart(model).mark_line(color="#222", strokeDash=[5, 4], strokeWidth=1.6)
+                      .encode(x=x, y="best_watts:Q"))
+        subtitle.append(f"Dashed: critical power {cp:.0f} W, W′ {w / 1000:.1f} kJ (all time; {fit['points']} points "
+                        f"between 2 and 20 min, error {fit['rmse_watts']:.0f} W).")
+    elif fit:
+        subtitle.append(f"No critical-power fit: {fit['cp_note']}.")
+    chart = alt.layer(*layers).properties(width=WIDTH, height=280, title=alt.TitleParams(
+        "Power-duration curve and critical power", subtitle=subtitle))
+    return _config(chart)
+
+
+def best_efforts(best: pl.DataFrame, season: int) -> Any:
+    """Running best efforts: pace for each distance, all time and this season."""
+    if best.is_empty():
+        return empty("Running best efforts", "No runs with kilometre splits yet.")
+    data = (best.with_columns(pl.when(pl.col("season") == 0).then(pl.lit("all time"))
+                              .otherwise(pl.col("season").cast(pl.String)).alias("period"),
+                              pl.col("pace_s_per_km").round(0).cast(pl.Int64).alias("pace"),
+                              pl.col("best_time_s").cast(pl.Int64).alias("time"))
+            .filter(pl.col("season").is_in([0, season])))
+    periods = [p for p in ("all time", str(season)) if p in set(data["period"].to_list())]
+    labels = best.sort("splits")["label"].unique(maintain_order=True).to_list()
+    bars = (alt.Chart(data).mark_bar()
+            .encode(y=alt.Y("label:N", title=None, sort=labels), yOffset=alt.YOffset("period:N", sort=periods),
+                    x=alt.X("pace:Q", title="pace (min:ss per km)", axis=alt.Axis(labelExpr=MMSS),
+                            scale=alt.Scale(zero=False)),
+                    color=alt.Color("period:N", title=None, sort=periods,
+                                    scale=alt.Scale(domain=periods,
+                                                    range=[OKABE_ITO["blue"], OKABE_ITO["orange"]][:len(periods)])),
+                    tooltip=["label:N", "period:N", "local_date:T"]))
+    text = (alt.Chart(data.with_columns(pl.col("time").map_elements(_mmss, return_dtype=pl.String).alias("t")))
+            .mark_text(align="left", dx=4, fontSize=11, color="#333")
+            .encode(y=alt.Y("label:N", sort=labels), yOffset=alt.YOffset("period:N", sort=periods),
+                    x="pace:Q", text="t:N"))
+    chart = alt.layer(bars, text).properties(width=WIDTH, height=max(120, 38 * len(labels)), title=alt.TitleParams(
+        "Running best efforts",
+        subtitle="Fastest stretch of consecutive whole kilometre splits; labels: the time over the distance."))
+    return _config(chart)
+
+
+def load_risk(risk: pl.DataFrame) -> Any:
+    """Acute:chronic workload ratio (rolling and EWMA) with the 0.8–1.3 band; monotony below."""
+    data = risk.filter(pl.col("acwr_rolling").is_not_null() | pl.col("acwr_ewma").is_not_null())
+    if data.is_empty():
+        return empty("Load risk", "Needs 28 days of training history.")
+    days = (data["date"].max() - data["date"].min()).days + 1
+    data = _local(data, "date")
+    x = alt.X("date:T", title=None, axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=min(12, days)))
+    band = (alt.Chart(pl.DataFrame({"y0": [0.8], "y1": [1.3]})).mark_rect(color=OKABE_ITO["green"], opacity=0.12)
+            .encode(y=alt.Y("y0:Q"), y2="y1:Q"))
+    top_value = max(2.0, float(data.select(pl.max_horizontal("acwr_rolling", "acwr_ewma").max()).item() or 0) + 0.1)
+    lines = (alt.Chart(data).transform_fold(["acwr_rolling", "acwr_ewma"], as_=["measure", "value"])
+             .transform_calculate(label="datum.measure == 'acwr_rolling' ? 'rolling 7 d / 28 d' : 'EWMA 7 d / 28 d'")
+             .mark_line(strokeWidth=1.8)
+             .encode(x=x, y=alt.Y("value:Q", title="acute : chronic", scale=alt.Scale(domain=[0, top_value])),
+                     color=alt.Color("label:N", title=None, sort=["rolling 7 d / 28 d", "EWMA 7 d / 28 d"],
+                                     scale=alt.Scale(range=[OKABE_ITO["blue"], OKABE_ITO["vermillion"]]))))
+    ratio = alt.layer(band, lines).properties(width=WIDTH, height=200, title=alt.TitleParams(
+        "Load risk: acute:chronic workload ratio",
+        subtitle="Green band 0.8–1.3: the range usually read as safe; above 1.5, load rose faster than fitness."))
+    mono = (alt.Chart(data).mark_line(color="#444", strokeWidth=1.4)
+            .encode(x=x, y=alt.Y("monotony:Q", title="monotony"))
+            .properties(width=WIDTH, height=100, title=alt.TitleParams(
+                "Training monotony (Foster): 7-day mean ÷ standard deviation; above 2, little variety", fontSize=13)))
+    return _config(alt.vconcat(ratio, mono, spacing=14).resolve_scale(color="independent"))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _date_format(days: int) -> str:
+    """Month and year over a long span; day and month over a short one (not "Nov 2026" eleven times)."""
+    return "%b %Y" if days > 90 else "%d %b"
+
+
+def _time_step(span: int) -> int:
+    """A round tick step in seconds giving about four to six ticks over `span`."""
+    for step in (5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600):
+        if span / step <= 5:
+            return step
+    return 7200
+
+
+DURATION_LABEL = ("datum.value < 60 ? datum.value + ' s' : datum.value < 3600 ? datum.value / 60 + ' min' : "
+                  "datum.value / 3600 + ' h'")
 
 
 def _mmss(seconds: int) -> str:

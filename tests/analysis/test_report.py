@@ -16,7 +16,9 @@ from fitsync.warehouse import report
 from .conftest import World
 from .png import decode
 
-CHARTS = ["pmc", "weekly_volume", "weekly_zones", "segment_history", "eddington", "ytd"]
+CHARTS = ["pmc", "weekly_volume", "weekly_zones", "segment_history", "eddington", "ytd", "load_risk", "power_curve",
+          "best_efforts"]
+NO_DATA_FOR_2 = {"weekly_zones", "load_risk", "power_curve", "best_efforts"}  # athlete 2 has none: a message
 EXTERNAL = re.compile(r"(https?:)?//[\w.-]+\.[a-z]{2,}|\b(src|href)\s*=\s*[\"'](?!data:|#)", re.IGNORECASE)
 
 
@@ -42,11 +44,14 @@ def test_report_renders_for_an_athlete_with_segments(world: World, tmp_path: Pat
     assert [p.name for p in result.png_paths] == [f"{c}.png" for c in CHARTS]
     assert_self_contained(result.html_path, result.png_paths)
     for png in result.png_paths:
-        # the zone chart has no data for this athlete: it says so (text only), the others draw data
-        assert_drawn(png, min_ink=0.001 if png.stem == "weekly_zones" else 0.02)
+        # charts without data for this athlete say so (text only), the others draw data
+        assert_drawn(png, min_ink=0.001 if png.stem in NO_DATA_FOR_2 else 0.02)
     summary = result.summary_markdown
     assert summary.startswith("### Test Athlete (2) — as of 2024-06-20")
-    assert "| 2024-06-15 | Test Hill | 4:30 | −10 s (3.6%) |" in summary
+    assert "| 2024-06-15 | Test Hill | 4:30 | 0:10 faster (3.6 %) |" in summary
+    markdown = result.markdown_path.read_text(encoding="utf-8")
+    assert result.markdown_path == tmp_path / "r2" / "summary.md" and markdown.startswith(summary)
+    assert all(f"]({c}.png)" in markdown for c in CHARTS)  # the Markdown shows the charts beside it
     page = result.html_path.read_text(encoding="utf-8")
     assert "Test Hill" in page and "No heart-rate or power zone data" not in page  # the message is in the image
 
@@ -79,8 +84,12 @@ def test_cli_writes_the_report_under_the_home(world: World, tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     assert (home / "reports" / "4" / "report.html").exists()
     assert all((home / "reports" / "4" / f"{c}.png").stat().st_size > 10_000 for c in CHARTS)
-    assert "report: " + str(home / "reports" / "4" / "report.html") in result.output
-    assert "(4) — as of 2024-06-21" in result.output  # the last activity (after the last sync)
+    lines = result.output.splitlines()
+    assert lines[0] == "Test Athlete (4) — as of 2024-06-21"  # the last activity (after the last sync)
+    assert lines[1].split() == ["report", str(home / "reports" / "4" / "report.html")]
+    assert lines[2].split() == ["summary", str(home / "reports" / "4" / "summary.md")]
+    assert lines[3].startswith(f"  charts   {len(CHARTS)} PNGs in ") and "pmc.png" in lines[3]
+    assert "|" not in result.output and "**" not in result.output  # paths, not raw Markdown
     out = tmp_path / "elsewhere"
     assert runner.invoke(report_command, ["--athlete", "4", "--out", str(out)],
                          env={"FITSYNC_HOME": str(home)}).exit_code == 0
