@@ -21,7 +21,7 @@ from fitsync.pipelines.resources import FitsyncApi
 from fitsync.pipelines import webhook_inbox
 
 from . import landing, sync_state
-from .athlete import athlete_stats
+from .athlete import athlete_stats, athlete_zones
 from .deletion_proof import Proof, prove_deletions
 from .common import API_POOL, FIRST, Meter, SyncConfig, athlete_id, athletes_partitions, metered, priority
 
@@ -34,10 +34,13 @@ CLOCK_SKEW_SECONDS = 3600
 SHRINK_SHARE, SHRINK_MIN = 0.2, 50
 
 
-@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"}, deps=[athlete_stats],
+@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"}, deps=[athlete_stats, athlete_zones],
        op_tags=FIRST)
 def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: FitsyncApi) -> MaterializeResult:
-    """Activity summaries; new or changed activities are queued for their detail (and zones)."""
+    """Activity summaries; new or changed activities are queued for their detail (and zones).
+
+    After the athlete's stats and zones: the summaries are loaded with the zones, so the heart-rate loads (LTHR from
+    the zones) are right as soon as the listing is in."""
     client = fitsync_api.client()
     aid = athlete_id(context.partition_key)
     store = client.store

@@ -92,18 +92,31 @@ def zone_trends(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource
 
 @asset(**ASSET)  # type: ignore[call-overload]
 def training_load(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
-    """Load per activity with its source, the dense daily series, CTL/ATL/TSB/ramp and load coverage."""
+    """Load per activity with its source and the FTP timeline, the dense daily series (all and per sport),
+    CTL/ATL/TSB/ramp (all and per sport), load risk (ACWR, monotony, strain) and load coverage."""
     def preview(f: dict[str, pl.DataFrame]) -> tuple[str, pl.DataFrame]:
         last = f["pmc"].tail(7).sort("date", descending=True)
         return "The last 7 days", last.select("date", pl.col("load").round(1), pl.col("ctl").round(1),
                                               pl.col("atl").round(1), pl.col("tsb").round(1), "form_band")
-    return _materialize(context, duckdb_warehouse, ["activity_load", "daily_load", "pmc", "load_coverage_weekly"],
-                        preview)
+    return _materialize(context, duckdb_warehouse, ["ftp_timeline", "activity_load", "daily_load",
+                                                    "daily_load_by_family", "pmc", "pmc_by_family", "load_risk_daily",
+                                                    "load_coverage_weekly"], preview)
+
+
+@asset(**ASSET)  # type: ignore[call-overload]
+def performance(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
+    """Power-duration curve and critical power, running best efforts, aerobic decoupling and efficiency factor."""
+    def preview(f: dict[str, pl.DataFrame]) -> tuple[str, pl.DataFrame]:
+        fits = f["critical_power"].select("season", pl.col("cp_watts").round(0), (pl.col("w_prime_j") / 1000)
+                                          .round(1).alias("w_prime_kj"), "points", "cp_note")
+        return "Critical power by season (0 = all time)", fits.sort("season", descending=True)
+    return _materialize(context, duckdb_warehouse, ["power_duration_curve", "critical_power", "running_best_efforts",
+                                                    "aerobic_decoupling", "efficiency_factor_weekly"], preview)
 
 
 @asset(**ASSET)  # type: ignore[call-overload]
 def volume(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
-    """Weekly, monthly and yearly volume by sport type, year-to-date totals and the Eddington numbers."""
+    """Weekly, monthly and yearly volume by sport type, year-to-date totals, the Eddington numbers and gear use."""
     def preview(f: dict[str, pl.DataFrame]) -> tuple[str, pl.DataFrame]:
         yearly = (f["volume_yearly"].group_by("year")
                   .agg(pl.col("activities").sum(), (pl.col("distance_m").sum() / 1000).round(0).alias("km"),
@@ -111,10 +124,11 @@ def volume(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> 
                   .sort("year", descending=True))
         return "Per year, all sports", yearly
     return _materialize(context, duckdb_warehouse, ["volume_weekly", "volume_monthly", "volume_yearly",
-                                                    "ytd_cumulative", "eddington", "eddington_curve"], preview)
+                                                    "ytd_cumulative", "eddington", "eddington_curve", "gear_mileage"],
+                        preview)
 
 
-@asset(partitions_def=athletes_partitions, deps=[pr_progression, zone_trends, training_load, volume],
+@asset(partitions_def=athletes_partitions, deps=[pr_progression, zone_trends, training_load, performance, volume],
        group_name=GROUP, kinds={"html"}, automation_condition=EAGER)
 def report(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
     """The athlete's HTML report (self-contained, opens offline) and a PNG per chart."""

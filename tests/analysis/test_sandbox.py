@@ -95,13 +95,17 @@ def test_dagster_assets_materialize_with_previews_and_snapshots(synced: Synced) 
     synced.instance.add_dynamic_partitions(athletes_partitions.name, [str(synced.athlete_id)])
     result = materialize(
         [analysis_assets.pr_progression, analysis_assets.zone_trends, analysis_assets.training_load,
-         analysis_assets.volume, analysis_assets.report],
+         analysis_assets.performance, analysis_assets.volume, analysis_assets.report],
         partition_key=str(synced.athlete_id), instance=synced.instance,
         resources={"duckdb_warehouse": DuckDBResource(database=str(synced.path))})
     assert result.success
     metadata = {e.asset_key.to_user_string(): e.step_materialization_data.materialization.metadata
                 for e in result.get_asset_materialization_events()}
-    assert set(metadata) == {"pr_progression", "zone_trends", "training_load", "volume", "report"}
+    assert set(metadata) == {"pr_progression", "zone_trends", "training_load", "performance", "volume", "report"}
+    snapshotted = {name for m in metadata.values() if "rows" in m for name in m["rows"].value}
+    # every view but the building blocks (calendar, as-of dates, per-bucket zone time)
+    assert snapshotted == set(analysis.ANALYSES) - {"activity_calendar", "athlete_as_of", "activity_zone_seconds"}
+    assert "| season | cp_watts | w_prime_kj |" in metadata["performance"]["preview"].value
     assert "| segment_name | attempts |" in metadata["pr_progression"]["preview"].value
     assert "| date | load | ctl | atl | tsb | form_band |" in metadata["training_load"]["preview"].value
     folder = Path(metadata["training_load"]["folder"].value)

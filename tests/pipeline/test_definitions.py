@@ -31,7 +31,7 @@ def test_definitions_load_with_every_asset_partitioned_by_athlete_and_pooled() -
     Definitions.validate_loadable(defs)
     every = {key.to_user_string(): a for a in defs.assets or [] for key in a.keys}  # type: ignore[union-attr]
     analysis = {n for n, a in every.items() if a.group_names_by_key[AssetKey(n)] == "analysis"}
-    assert analysis == {"pr_progression", "zone_trends", "training_load", "volume", "report"}
+    assert analysis == {"pr_progression", "zone_trends", "training_load", "performance", "volume", "report"}
     for name in analysis:  # they only read the warehouse: no pool, one partition per athlete too
         assert every[name].op.pool is None and every[name].partitions_def == athletes_partitions, name
     assets = {n: a for n, a in every.items() if n not in analysis}
@@ -154,7 +154,7 @@ def test_schedules_and_sensors_run_by_default_and_analysis_follows_each_load() -
     assert {s.name: s.default_status for s in repository.sensor_defs} == {
         "webhook_events": DefaultSensorStatus.RUNNING, "analysis_automation": DefaultSensorStatus.RUNNING}
 
-    analysis = {AssetKey(n) for n in ("pr_progression", "zone_trends", "training_load", "volume")}
+    analysis = {AssetKey(n) for n in ("pr_progression", "zone_trends", "training_load", "performance", "volume")}
     with instance_for_test() as instance:
         instance.add_dynamic_partitions(athletes_partitions.name, ["7", "8"])
         first = evaluate_automation_conditions(defs=defs, instance=instance)

@@ -25,7 +25,9 @@ from .conftest import (REPO, Connect, Home, Recorder, add_athlete, dump, duplica
                        subprocess_env)
 from .sync_worker import REQUEST_LOG
 
-WORKER_TIMEOUT = 90.0
+# A sync worker takes 20-40 s alone; with the suite on both cores of a busy machine, 2-3 times that. The limit only
+# catches a hang.
+WORKER_TIMEOUT = 240.0
 
 
 # --- 4. killed and restarted ------------------------------------------------------------------------------------
@@ -307,7 +309,9 @@ def test_a_run_out_of_patience_stops_early_and_the_next_continues_without_repeat
         home = connect(aid, short_window=WINDOW, boundary_guard=0.05)
         first = home.sync(max_wait_seconds=0.5)
         assert first.metadata["activity_details"]["remaining"] + first.metadata["activity_zones"]["remaining"] > 0
-        assert "rate budget spent" in str(first.metadata["activity_zones"].get("notes", ""))
+        # the details or the zones after them (whichever meets the spent budget) say so
+        notes = " ".join(str(first.metadata[a].get("notes", "")) for a in ("activity_details", "activity_zones"))
+        assert "rate budget spent" in notes
         # Newest first: what the first run detailed are the most recent activities (record_many: oldest first).
         detailed = [f"/activities/{i}" for i in reversed(ids)][:len(recorder.details())]
         assert detailed and recorder.details() == detailed
