@@ -7,6 +7,7 @@ re-pulled activity (splits, laps, efforts, zone buckets) are replaced, never dup
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from typing import Any, Iterable, Sequence
 
@@ -111,14 +112,10 @@ def _stage(index: int) -> str:
     return f"staged_rows_{index}"
 
 
-_PLANS: dict[str, staging.Plan] = {}
-
-
+@functools.cache
 def plan_of(bundle: str) -> staging.Plan:
     """How this bundle's documents are parsed (built once per process)."""
-    if bundle not in _PLANS:
-        _PLANS[bundle] = staging.plan(BUNDLES[bundle])
-    return _PLANS[bundle]
+    return staging.plan(BUNDLES[bundle])
 
 
 def _stage_parents(conn: duckdb.DuckDBPyConnection, bundle: str, parents: Sequence[int] | None) -> None:

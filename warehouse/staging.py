@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Iterable, Iterator
 
 from .expressions import FIELD_READ, graft, parse_once
 from .mappings import ARRAY_PATHS, Mapping, array_column, unnest_source
@@ -64,23 +65,26 @@ def plan(mappings: tuple[Mapping, ...]) -> Plan:
         users = [m for m in mappings if array_column(path) in m.source]
         plain = [m for m in users if m.source == unnest_source(path)]
         element: dict[str, object] = {}
-        for m in plain:
-            for expr in m.columns.values():
-                for src, read in FIELD_READ.findall(expr):
-                    if src == ITEM:
-                        graft(element, read)
+        for read in _reads(plain, ITEM):
+            graft(element, read)
         if element:
             structure[path] = [element]
             typed.append(path)
         if len(plain) < len(users) or any(BARE_ITEM.search(FIELD_READ.sub("", e)) for m in plain
                                           for e in m.columns.values()):
             texts.append(path)
+    for read in _reads(mappings, "raw"):
+        graft(structure, read)
+    return Plan(structure, arrays, frozenset(typed), tuple(texts))
+
+
+def _reads(mappings: Iterable[Mapping], source: str) -> Iterator[str]:
+    """The paths the mappings' columns read from `source` with `->>`, in order."""
     for m in mappings:
         for expr in m.columns.values():
             for src, read in FIELD_READ.findall(expr):
-                if src == "raw":
-                    graft(structure, read)
-    return Plan(structure, arrays, frozenset(typed), tuple(texts))
+                if src == source:
+                    yield read
 
 
 def stage_sql(p: Plan) -> str:
