@@ -110,6 +110,8 @@ def _stopped(out: Console, client: FitsyncClient, signum: int, athlete_id: int |
 
 
 def _report(out: Console, outcome: "SyncOutcome") -> None:
+    if not outcome.metadata:  # nothing ran to the end: the error above says why
+        return
     table = Table(title=f"athlete {outcome.athlete_id}: {'ok' if outcome.success else 'FAILED'}")
     for column in ("asset", "api calls", "notes"):
         table.add_column(column)

@@ -160,7 +160,7 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
             for athlete_id in ids:
                 outcome = sync_athlete(config, athlete_id, instance, log_level="CRITICAL")  # its error is shown below
                 if not outcome.success:
-                    raise click.ClickException(f"the sync of athlete {athlete_id} failed: {outcome.error}")
+                    raise click.ClickException(f"the sync failed: {outcome.error}")
                 out.print(f"[bold]3.[/] Full sync of athlete {athlete_id}: {outcome.api_calls()} API calls")
                 signals.checkpoint()
 

@@ -17,6 +17,7 @@ from fitsync.assets.common import PRIORITY_TAG, athletes_partitions
 from fitsync.client.config import FIELDS, Config
 from fitsync.client.state_store import StateStore
 
+from . import step_failures
 from .athlete_lock import AthleteBusy, athlete_lock
 from .definitions import build_definitions
 from .resources import FitsyncApi
@@ -99,10 +100,11 @@ def run_job(config: Config, instance: DagsterInstance, job_name: str, *, partiti
     for event in result.get_asset_materialization_events():
         mat = event.step_materialization_data.materialization
         metadata[mat.asset_key.to_user_string()] = {k: getattr(v, "value", v) for k, v in mat.metadata.items()}
-    failures = [f"{e.step_key}: {_failure_text(e.step_failure_data.error)}" for e in result.all_events
-                if e.is_step_failure and e.step_failure_data.error]
+    failures = [(e.step_key, step_failures.failure_text(e.step_failure_data.error, config))
+                for e in result.all_events if e.is_step_failure and e.step_failure_data.error]
+    who = f"athlete {partition_key}: " if partition_key else ""
     return SyncOutcome(int(partition_key) if partition_key else None, result.success, metadata,
-                       "; ".join(failures) or None)
+                       f"{who}{step_failures.summary(failures)}" if failures else None)
 
 
 def off_the_main_thread(work: Callable[[], T]) -> T:
@@ -130,12 +132,6 @@ def off_the_main_thread(work: Callable[[], T]) -> T:
     if "error" in box:
         raise box["error"]
     return box["result"]
-
-
-def _failure_text(error: Any) -> str:
-    """A step's error as one message: a deliberate `Failure` without Dagster's class path in front."""
-    message = str(error.message).strip()
-    return message.split(": ", 1)[-1] if error.cls_name == "Failure" else message
 
 
 def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, full: bool = False,

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, subprocess_env
+from ..sandbox_harness import Harness
+from .conftest import REPO, Connect, add_athlete, subprocess_env
 
 
 def fitsync(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -58,3 +59,20 @@ def test_h_is_help_everywhere(tmp_path: Path) -> None:
     for args in (["-h"], ["sync", "-h"], ["webhooks", "serve", "-h"], ["query", "-h"], ["sandbox", "-h"]):
         done = fitsync(*args, FITSYNC_HOME=str(tmp_path))
         assert done.returncode == 0 and done.stdout.startswith("Usage: "), (args, done.stderr)
+
+
+def test_a_sync_that_cannot_reach_the_service_names_the_athlete_the_address_and_the_fix(sb: Harness,
+                                                                                      connect: Connect) -> None:
+    aid = add_athlete(sb)
+    home = connect(aid)
+    port = closed_port()
+    done = fitsync("sync", FITSYNC_HOME=str(home.config.home), FITSYNC_MAX_RETRIES="1",
+                   FITSYNC_BASE_URL=f"http://127.0.0.1:{port}/api/v3")
+    assert done.returncode == 1, done.stderr
+    line = next(line for line in done.stderr.splitlines() if "does not answer" in line)
+    assert line.startswith(f"athlete {aid}: "), line
+    steps, says = line.removeprefix(f"athlete {aid}: ").split(": ", 1)  # one message for every step that failed
+    assert "athlete" in steps.split(", "), line
+    assert says.startswith(f"the service does not answer at http://127.0.0.1:{port}"), line
+    assert "base_url / FITSYNC_BASE_URL" in says, line
+    assert "dagster._core" not in done.stderr and "Traceback" not in done.stderr, done.stderr

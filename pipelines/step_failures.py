@@ -1,0 +1,66 @@
+"""A failed step's error as the one line a user can act on, from the error Dagster serialised for it.
+
+Dagster wraps what an asset raised in `DagsterExecutionStepExecutionError` and keeps only its class name and
+text: the exception itself is gone, so the story is chosen by class name (as cli_errors.explain does for errors
+raised in the command's own process). What fitsync raises on purpose reads as its message; anything else keeps its
+class name and points at the run's log.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+from urllib.parse import urlsplit
+
+from fitsync.client.config import Config
+from fitsync.client.errors import FitsyncError
+
+from .cli_errors import debugging
+
+WRAPPERS = {"DagsterExecutionStepExecutionError", "DagsterUserCodeExecutionError"}
+# Raised before or while an answer came back, after every retry (client/transport.py).
+UNREACHABLE = {"ConnectError", "ConnectTimeout", "PoolTimeout"}
+TOO_SLOW = {"ReadTimeout", "WriteTimeout", "ReadError", "WriteError", "RemoteProtocolError"}
+CLASS_PATH = re.compile(r"^[\w.]+: ")
+
+
+def _ours() -> set[str]:
+    """Class names whose message already says what to do: fitsync's errors and Dagster's deliberate `Failure`."""
+    names, todo = {"Failure"}, [FitsyncError]
+    while todo:
+        cls = todo.pop()
+        names.add(cls.__name__)
+        todo.extend(cls.__subclasses__())
+    return names
+
+
+def innermost(error: Any) -> Any:
+    """What the asset raised, under Dagster's wrappers."""
+    while error.cls_name in WRAPPERS and error.cause is not None:
+        error = error.cause
+    return error
+
+
+def failure_text(error: Any, config: Config) -> str:
+    cause = innermost(error)
+    first = str(cause.message).strip().splitlines()[0] if str(cause.message).strip() else cause.cls_name
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(config.base_url))
+    if cause.cls_name in UNREACHABLE:
+        return (f"the service does not answer at {origin} ({CLASS_PATH.sub('', first)}): check your network, or "
+                "base_url / FITSYNC_BASE_URL, then run `fitsync sync` again")
+    if cause.cls_name in TOO_SLOW:
+        return (f"the service at {origin} stopped answering ({cause.cls_name}): try `fitsync sync` again later, or "
+                "raise timeout / FITSYNC_TIMEOUT")
+    if cause.cls_name in _ours():
+        return CLASS_PATH.sub("", str(cause.message).strip())
+    if debugging():
+        return f"{cause.cls_name}: {CLASS_PATH.sub('', first)}\n{cause.to_string()}"
+    return f"{cause.cls_name}: {CLASS_PATH.sub('', first)} (unexpected: `fitsync --debug sync` shows the traceback)"
+
+
+def summary(failures: Iterable[tuple[str, str]]) -> str:
+    """One line per distinct message, naming the steps that failed with it."""
+    steps: dict[str, list[str]] = {}
+    for step, text in failures:
+        steps.setdefault(text, []).append(step)
+    return "; ".join(f"{', '.join(names)}: {text}" for text, names in steps.items())
