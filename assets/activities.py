@@ -25,7 +25,6 @@ from .athlete import athlete_stats, athlete_zones
 from .deletion_proof import Proof, prove_deletions
 from .common import API_POOL, FIRST, Meter, SyncConfig, athlete_id, athletes_partitions, metered, priority
 
-OVERLAP_SECONDS = 14 * 86400
 # The cursor never moves past now plus this: a clock error or a hand-typed date next year must not hide every later
 # upload from incremental listings (such activities are loaded all the same).
 CLOCK_SKEW_SECONDS = 3600
@@ -51,7 +50,7 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
     full = why_full is not None
     if why_full and not config.full and cursor is not None:
         context.log.info(f"athlete {aid}: full listing because {why_full}")
-    after = None if full else max(0, int(cursor) - OVERLAP_SECONDS)  # type: ignore[arg-type]
+    after = None if full else sync_state.incremental_after(cursor)  # type: ignore[arg-type]
     session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds,
                              priority=priority(context, store, aid))
     with metered(client) as meter:
@@ -75,6 +74,8 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
         with store.transaction() as conn:
             if complete:
                 sync_state.set_cursor(conn, aid, sync_state.LISTED_AFTER, str(newest))
+                # a later sync listing from the same point with this same answer has nothing new to fetch
+                sync_state.set_cursor(conn, aid, sync_state.LISTING_DIGEST, "" if full else f"{after}:{listing.digest}")
             if complete and full and not refusal:  # a listing not believed is tried again next run
                 sync_state.set_cursor(conn, aid, sync_state.FULL_LISTED_AT, str(int(time.time())))
             if deleted:
@@ -105,6 +106,7 @@ class Listing:
     totals: sync_state.ListingOutcome
     newest: int  # the newest start time seen, never past now + CLOCK_SKEW_SECONDS
     complete: bool
+    digest: str = ""  # of the whole answer (sync_state.digest)
 
 
 def _list(store, session, aid: int, after: int | None, newest: int, meter: Meter) -> Listing:  # type: ignore[no-untyped-def]
@@ -112,10 +114,12 @@ def _list(store, session, aid: int, after: int | None, newest: int, meter: Meter
     seen: set[int] = set()
     totals = sync_state.ListingOutcome(0, 0, 0)
     complete = True
+    raws: list = []
     try:
         page: list = []
         for summary in session.activities(after=after):
             page.append(summary)
+            raws.append(summary.raw)
             if len(page) == 200:
                 totals = _record_page(store, aid, page, totals)
                 page = []
@@ -133,7 +137,7 @@ def _list(store, session, aid: int, after: int | None, newest: int, meter: Meter
         with store.transaction() as conn:
             landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)
         meter.notes.append(f"{odd}: kept raw, the listing continues next run")
-    return Listing(seen, totals, newest, complete)
+    return Listing(seen, totals, newest, complete, sync_state.digest(raws))
 
 
 def _record_page(store, aid: int, page: list, totals: sync_state.ListingOutcome) -> sync_state.ListingOutcome:  # type: ignore[no-untyped-def]

@@ -41,6 +41,8 @@ def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, met
                 meter.notes.append(f"zones of a shape fitsync does not know were kept raw: {'; '.join(body.problems)}")
             if bundle == "athlete" and isinstance(payload.get("premium"), bool):
                 sync_state.note_subscriber(conn, aid, payload["premium"])
+            if bundle == "athlete":
+                sync_state.set_cursor(conn, aid, sync_state.PROFILE_DIGEST, sync_state.digest([payload]))
             if bundle == "athlete_stats" and (total := _all_time_count(payload)) is not None:
                 sync_state.set_cursor(conn, aid, sync_state.STATS_TOTAL, str(total))
             if slow:

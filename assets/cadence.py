@@ -23,10 +23,20 @@ def _cursor(name: str) -> str:
     return f"refreshed_at:{name}"
 
 
+SLOW = ("athlete_stats", "athlete_zones", "starred_segments", "segment_effort_history")
+
+
 def skip_reason(context: Any, client: FitsyncClient, aid: int, name: str) -> str | None:
     """Why this run does not fetch `name` (refreshed recently), or None: fetch it."""
+    if context.run.tags.get(REFRESH_TAG) == "all":
+        return None
+    return not_due(client, aid, name)
+
+
+def not_due(client: FitsyncClient, aid: int, name: str) -> str | None:
+    """Why `name` need not be fetched now (refreshed recently), or None: it is due."""
     hours = client.config.slow_refresh_hours
-    if hours <= 0 or context.run.tags.get(REFRESH_TAG) == "all":
+    if hours <= 0:
         return None
     last = sync_state.get_cursor(client.store, aid, _cursor(name))
     age = time.time() - float(last) if last is not None else None

@@ -12,7 +12,7 @@ import sqlite3
 import time
 from datetime import datetime
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
 from fitsync.client.records import Record
 from fitsync.client.state_store import StateStore
@@ -25,6 +25,14 @@ LISTED_AFTER = "activities_listed_after"
 FULL_LISTED_AT = "activities_full_listing_at"  # when the last complete full listing ended
 STATS_TOTAL = "stats_all_time_count"  # the service's all-time ride + run + swim count, at the last stats fetch
 STATS_GAP = "stats_gap_after_full_listing"  # stats count minus fitsync's, right after the last full listing
+# What the last complete incremental listing (`<after>:<digest>`) and the last profile answered, whole: a sync that
+# gets the same answers has nothing new (pipelines/nothing_new.py).
+LISTING_DIGEST = "activities_listing_digest"
+PROFILE_DIGEST = "athlete_profile_digest"
+NOTHING_NEW_AT = "nothing_new_checked_at"  # when a sync last found nothing new, without a run
+# An incremental listing starts this long before the newest start seen: an activity uploaded late with an older
+# start time is still listed.
+OVERLAP_SECONDS = 14 * 86400
 
 # The activity `type`s the service's stats totals count (Everyone activities only).
 STATS_GROUPS = {"Ride": "ride", "VirtualRide": "ride", "EBikeRide": "ride", "Run": "run", "VirtualRun": "run",
@@ -44,6 +52,20 @@ class ListingOutcome:
 def fingerprint(summary: dict[str, Any]) -> str:
     picked = {k: summary.get(k) for k in FINGERPRINT_FIELDS}
     return hashlib.sha256(json.dumps(picked, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def digest(documents: Iterable[Any]) -> str:
+    """One hash of whole answers, in order: any change of any member (kudos included) changes it."""
+    hasher = hashlib.sha256()
+    for document in documents:
+        hasher.update(json.dumps(document, sort_keys=True, separators=(",", ":")).encode())
+        hasher.update(b"\n")
+    return hasher.hexdigest()
+
+
+def incremental_after(cursor: str) -> int:
+    """Where an incremental listing starts, given the newest start seen."""
+    return max(0, int(cursor) - OVERLAP_SECONDS)
 
 
 def start_ts(summary: dict[str, Any]) -> int | None:

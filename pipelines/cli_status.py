@@ -39,6 +39,13 @@ def _span(pending: dict[str, Any]) -> str:
     return f"{pending['details_from'][:10]} → {pending['details_to'][:10]}"
 
 
+def _last_sync(run: dict[str, Any], nothing_new_at: str | None) -> str:
+    """The last run, or the last sync that found nothing new (and so needed no run) when that came later."""
+    if nothing_new_at and nothing_new_at > (run.get("ended_at") or ""):
+        return f"nothing new {nothing_new_at}"
+    return f"{run.get('status', '—')} {run.get('ended_at') or ''}".strip()
+
+
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (for scripts and monitoring).")
 def status(as_json: bool) -> None:
@@ -67,7 +74,7 @@ def status(as_json: bool) -> None:
                                                                       else ""),
                       str(a["known_activities"]), f"{a['pending']['details']} / {a['pending']['zones']}",
                       _span(a["pending"]), a["last_listing_at"] or "never",
-                      f"{run.get('status', '—')} {run.get('ended_at') or ''}".strip())
+                      _last_sync(run, a["last_nothing_new_at"]))
     out.print(table)
     budget = Table(title="Rate budget (this app)")
     for column in ("window", "budget", "used", "limit", "resets at"):

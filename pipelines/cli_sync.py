@@ -14,9 +14,12 @@ from fitsync.assets import sync_state
 from fitsync.client.config import Config, ConfigError
 from fitsync.client.runtime import FitsyncClient
 
+from . import nothing_new
 from .stop_signals import StopSignals
 
 if TYPE_CHECKING:
+    from dagster import DagsterInstance
+
     from .sync_runner import SyncOutcome
 
 
@@ -48,10 +51,6 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
     Exit codes: 0 done; 1 a sync failed; 3 partial (the rate budget ran out first, or another process is
     syncing an athlete); 130 / 143 stopped by Ctrl-C / SIGTERM (the next `fitsync sync` continues).
     """
-    from . import instance as dagster_instance  # Dagster loads in a second or two: only when needed
-    from .sync_progress import SyncProgress
-    from .sync_runner import sync_athlete
-
     config = _config()
     out = Console(stderr=True)
     with FitsyncClient(config) as client, StopSignals() as signals:
@@ -59,16 +58,23 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
         targets = list(athlete_ids) or connected
         if not targets:
             raise click.ClickException("no connected athletes: run `fitsync connect` first")
-        instance = dagster_instance.instance(config.home)
+        priority = "interactive" if athlete_ids else None
+        instance = None
         failed, partial = [], []
         for index, athlete_id in enumerate(targets):
             if signals.received:
                 _stopped(out, client, signals.received, None, targets[index:])
-            run_id = str(uuid.uuid4())  # known before the run starts: the progress display follows its steps
-            with SyncProgress(client, instance, athlete_id, run_id, out, plain=not out.is_terminal):
-                outcome = sync_athlete(config, athlete_id, instance, full=full, allow_shrink=allow_shrink,
-                                       max_wait_seconds=max_wait, log_level=DAGSTER_LOG_LEVEL, run_id=run_id,
-                                       priority="interactive" if athlete_ids else None)
+            if not full and athlete_id in connected:
+                found = nothing_new.check(client, athlete_id, priority=priority or "incremental", max_wait=max_wait)
+                if found.nothing_new:
+                    out.print(f"athlete {athlete_id}: nothing new ({found.calls} calls: {found.why})", soft_wrap=True)
+                    continue
+                out.print(Text(f"athlete {athlete_id}: {found.why}: syncing", style="dim"), soft_wrap=True)
+            if instance is None:
+                from . import instance as dagster_instance  # Dagster loads in seconds: only when a run is needed
+                instance = dagster_instance.instance(config.home)
+            outcome = _run(client, instance, config, athlete_id, out, full=full, allow_shrink=allow_shrink,
+                           max_wait=max_wait, priority=priority)
             if signals.received:
                 _stopped(out, client, signals.received, athlete_id, targets[index + 1:])
             if outcome.skipped:
@@ -93,6 +99,18 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
 
 
 PARTIAL = 3
+
+
+def _run(client: FitsyncClient, instance: "DagsterInstance", config: Config, athlete_id: int, out: Console, *,
+         full: bool, allow_shrink: bool, max_wait: float, priority: str | None) -> "SyncOutcome":
+    """One Dagster run of the sync job for the athlete, its steps shown as they go."""
+    from .sync_progress import SyncProgress
+    from .sync_runner import sync_athlete
+
+    run_id = str(uuid.uuid4())  # known before the run starts: the progress display follows its steps
+    with SyncProgress(client, instance, athlete_id, run_id, out, plain=not out.is_terminal):
+        return sync_athlete(config, athlete_id, instance, full=full, allow_shrink=allow_shrink,
+                            max_wait_seconds=max_wait, log_level=DAGSTER_LOG_LEVEL, run_id=run_id, priority=priority)
 
 
 def _stopped(out: Console, client: FitsyncClient, signum: int, athlete_id: int | None, rest: list[int]) -> None:

@@ -34,6 +34,7 @@ def collect(client: FitsyncClient, last_runs: dict[int, dict[str, Any]] | None =
                 "SELECT name, value, updated_at FROM sync_cursors WHERE athlete_id = ?", (a.athlete_id,))}
         listed = cursors.get(sync_state.LISTED_AFTER)
         full = cursors.get(sync_state.FULL_LISTED_AT)
+        unchanged = cursors.get(sync_state.NOTHING_NEW_AT)
         first, last = sync_state.queue_span(store, a.athlete_id)
         athletes.append({
             "athlete_id": a.athlete_id, "name": a.name, "status": a.status, "status_reason": a.status_reason,
@@ -47,6 +48,7 @@ def collect(client: FitsyncClient, last_runs: dict[int, dict[str, Any]] | None =
             "newest_start_listed": iso(listed[0]) if listed else None,
             "last_full_listing_at": iso(full[0]) if full else None,
             "last_run": (last_runs or {}).get(a.athlete_id),
+            "last_nothing_new_at": iso(unchanged[1]) if unchanged else None,  # a sync that needed no run
         })
     with store.reading() as conn:
         inbox = conn.execute("SELECT max(received_at) AS last, count(*) FILTER (WHERE processed_at IS NULL) AS waiting, "

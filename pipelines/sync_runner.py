@@ -128,7 +128,10 @@ def off_the_main_thread(work: Callable[[], T]) -> T:
 
     worker = threading.Thread(target=target, name="fitsync-run", daemon=True)
     worker.start()
-    worker.join()
+    while worker.is_alive():
+        # Python runs signal handlers on the main thread only when it runs bytecode, and a signal the kernel hands
+        # to another thread (any thread an import started) does not wake a plain join(): wake up to let them run.
+        worker.join(timeout=0.1)
     if "error" in box:
         raise box["error"]
     return box["result"]

@@ -46,7 +46,7 @@ def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(sb: Harness,
     assert process.returncode == code, out + err
     assert "Traceback" not in err and "Stopped by" in err and name in err, err
     left = sync_state.count_needing(home.store, aid, "detail")
-    assert 0 < left < len(ids) and f"with {len(ids) - left} of {len(ids)} activities detailed" in err
+    assert 0 < left < len(ids) and f"with {len(ids) - left} of {len(ids)} activities detailed" in err, err
     assert "`fitsync sync` to continue" in err
     if signum == signal.SIGINT:
         return  # the same safe point as SIGTERM: continuing from it is shown once

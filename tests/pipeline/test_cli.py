@@ -85,7 +85,7 @@ def test_sync_of_an_athlete_that_is_not_connected_exits_non_zero(sb: Harness, co
     stranger = add_athlete(sb)
     synced = fitsync(env_for(home), "sync", "--athlete", str(stranger))
     assert synced.returncode != 0
-    assert f"athlete {stranger}: FAILED" in synced.stdout + synced.stderr
+    assert f"athlete {stranger} is not connected: run `fitsync connect`" in synced.stderr
     assert "sync failed" in synced.stderr
 
 

@@ -1,0 +1,81 @@
+"""A sync with nothing new: the profile and one listing page, compared with what the last run saw, and no Dagster.
+
+Most nightly syncs of a caught-up athlete find nothing: starting Dagster for them costs seconds (its import and a
+run of a dozen steps) for the same two calls. Before any run, `fitsync sync` checks, from the state store alone,
+that nothing is waiting (no detail, zones or segment to fetch, no landed batch to load, nothing on its cadence, no
+full listing due); then it asks the service for the profile and the incremental listing and compares each answer,
+whole, with the digest the last run stored (sync_state.LISTING_DIGEST, PROFILE_DIGEST). Identical answers mean
+the run would fetch and load nothing. Anything else — a difference, an error, a shape fitsync does not know, a
+budget that says wait — goes to the run, which handles it as always (at the price of those two calls again).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from fitsync.assets import cadence, sync_state
+from fitsync.client import stop_request
+from fitsync.client.runtime import FitsyncClient
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Check:
+    nothing_new: bool
+    calls: int
+    why: str  # what was found (a run follows), or what was compared
+
+
+def waiting(client: FitsyncClient, aid: int) -> str | None:
+    """What a run would do without asking the service anything new, or None: nothing. No API call."""
+    store = client.store
+    cursor = sync_state.get_cursor(store, aid, sync_state.LISTED_AFTER)
+    if why := sync_state.full_listing_due(store, aid, cursor):
+        return f"a full listing is due ({why})"
+    for what in ("detail", "zones"):
+        if n := sync_state.count_needing(store, aid, what):
+            return f"{n} activities wait for their {'details' if what == 'detail' else what}"
+    if segments := sync_state.segments_to_detail(store, aid):
+        return f"{len(segments)} segments wait for their details"
+    with store.reading() as conn:
+        landed = conn.execute("SELECT count(*) FROM landing WHERE athlete_id = ?", (aid,)).fetchone()[0]
+    if landed:
+        return f"{landed} fetched batches wait for the warehouse"
+    for name in cadence.SLOW:
+        if name == "segment_effort_history" and sync_state.known_non_subscriber(store, aid):
+            continue
+        if cadence.not_due(client, aid, name) is None:
+            return f"{name} is due (slow_refresh_hours)"
+    if not sync_state.get_cursor(store, aid, sync_state.LISTING_DIGEST) \
+            or not sync_state.get_cursor(store, aid, sync_state.PROFILE_DIGEST):
+        return "no earlier answer to compare with"
+    return None
+
+
+def check(client: FitsyncClient, aid: int, *, priority: str, max_wait: float) -> Check:
+    """Whether a run for this athlete would find nothing new; calls the service only when nothing is waiting."""
+    if why := waiting(client, aid):
+        return Check(False, 0, why)
+    store = client.store
+    cursor = sync_state.get_cursor(store, aid, sync_state.LISTED_AFTER)
+    after = sync_state.incremental_after(cursor)  # type: ignore[arg-type]
+    before = client.transport.calls
+    session = client.athlete(aid, max_wait=max_wait, priority=priority)
+    try:
+        profile = session.athlete().raw
+        if sync_state.digest([profile]) != sync_state.get_cursor(store, aid, sync_state.PROFILE_DIGEST):
+            return Check(False, client.transport.calls - before, "the profile changed")
+        listing = f"{after}:{sync_state.digest(s.raw for s in session.activities(after=after))}"
+        if listing != sync_state.get_cursor(store, aid, sync_state.LISTING_DIGEST):
+            return Check(False, client.transport.calls - before, "the listing changed")
+    except stop_request.StopRequested:
+        raise
+    except Exception as error:  # the run meets it again and reports it properly
+        log.debug("nothing-new check of athlete %s: %s", aid, error)
+        return Check(False, client.transport.calls - before, f"the check could not finish ({type(error).__name__})")
+    with store.transaction() as conn:
+        sync_state.set_cursor(conn, aid, sync_state.NOTHING_NEW_AT, repr(time.time()))
+    return Check(True, client.transport.calls - before, "the profile and the listing are as the last run saw them")

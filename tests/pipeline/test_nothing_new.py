@@ -1,0 +1,75 @@
+"""A sync with nothing new: two calls, no Dagster; anything new, waiting or different from the last answers runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from fitsync.assets import sync_state
+from fitsync.client.runtime import FitsyncClient
+from fitsync.pipelines import nothing_new
+
+from ..sandbox_harness import Harness, add_athlete, change, record
+from .conftest import REPO, Connect, Home, record_many, subprocess_env
+
+
+def fitsync_sync(home: Home) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fitsync.pipelines.cli", "sync"], cwd=REPO, capture_output=True,
+                          env=subprocess_env(home.config.home), text=True, timeout=300)
+
+
+def caught_up(sb: Harness, connect: Connect) -> Home:
+    """An athlete synced twice: a full listing, then an incremental one whose answer the state store keeps. Stats,
+    zones and starred segments on the default cadence, as config.toml (which the CLI reads) leaves it."""
+    aid = add_athlete(sb)
+    record_many(sb, aid, 3, oldest_days=5)
+    home = connect(aid, slow_refresh_hours=20)
+    home.sync()
+    home.sync()
+    return home
+
+
+def test_a_sync_with_nothing_new_costs_two_calls_and_starts_no_dagster(sb: Harness, connect: Connect) -> None:
+    home = caught_up(sb, connect)
+    before = sb.counters()["requests"]
+    done = fitsync_sync(home)
+    assert done.returncode == 0, done.stderr
+    assert f"athlete {home.athlete_id}: nothing new (2 calls" in done.stderr, done.stderr
+    assert sb.counters()["requests"] - before == 2
+    assert not (home.config.home / "dagster").exists()  # the CLI's Dagster instance was never opened
+    assert home.state("SELECT count(*) FROM sync_cursors WHERE athlete_id = ? AND name = ?", home.athlete_id,
+                      sync_state.NOTHING_NEW_AT) == [(1,)]
+
+
+def test_a_changed_listing_runs_the_sync_and_loads_the_change(sb: Harness, connect: Connect) -> None:
+    home = caught_up(sb, connect)
+    renamed = home.query("SELECT activity_id FROM activities ORDER BY activity_id LIMIT 1")[0][0]
+    change(sb, renamed, name="Renamed after the last sync")
+    done = fitsync_sync(home)
+    assert done.returncode == 0, done.stderr
+    assert "nothing new" not in done.stderr and "the listing changed" in done.stderr, done.stderr
+    assert home.query("SELECT name FROM activities WHERE activity_id = ?", renamed) == [("Renamed after the last sync",)]
+    assert "nothing new (2 calls" in fitsync_sync(home).stderr  # and the next one is cheap again
+
+
+def test_waiting_work_or_a_new_upload_is_never_taken_for_nothing_new(sb: Harness, connect: Connect) -> None:
+    home = caught_up(sb, connect)
+    with FitsyncClient(home.config) as client:
+        assert nothing_new.waiting(client, home.athlete_id) is None
+        some = sorted(sync_state.known_ids(client.store, home.athlete_id))[:1]
+        with client.store.transaction() as conn:
+            sync_state.mark(conn, home.athlete_id, some, "detail", 1)
+        check = nothing_new.check(client, home.athlete_id, priority="incremental", max_wait=5)
+        assert not check.nothing_new and check.calls == 0 and "wait for their details" in check.why
+        with client.store.transaction() as conn:
+            sync_state.mark(conn, home.athlete_id, some, "detail", 0)
+            conn.execute("DELETE FROM sync_cursors WHERE athlete_id = ? AND name = 'refreshed_at:athlete_zones'",
+                         (home.athlete_id,))
+        assert "athlete_zones is due" in (nothing_new.waiting(client, home.athlete_id) or "")
+    home.sync()
+    with FitsyncClient(home.config) as client:
+        assert nothing_new.check(client, home.athlete_id, priority="incremental", max_wait=5).nothing_new
+        record(sb, home.athlete_id, days_ago=0.1)
+        check = nothing_new.check(client, home.athlete_id, priority="incremental", max_wait=5)
+    # the upload shows in the listing, and in the profile already: its bike's distance grew
+    assert not check.nothing_new and check.why in ("the profile changed", "the listing changed")
