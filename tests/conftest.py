@@ -36,6 +36,12 @@ MEMORY_TMP = Path("/dev/shm")
 MEMORY_TMP_NEEDS = 4 * 2**30
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than the cores. The suite waits on sync processes, servers and rate windows (two
+    workers kept 2 cores ≈ 55 % busy); on 2 cores, 3 workers ran it in 7:41 instead of 10:57."""
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if config.option.basetemp or hasattr(config, "workerinput") or os.environ.get("FITSYNC_TEST_TMP") == "disk":
         return  # chosen already, or an xdist worker (it gets a folder under the controller's)

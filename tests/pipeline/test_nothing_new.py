@@ -29,7 +29,7 @@ def caught_up(sb: Harness, connect: Connect) -> Home:
     return home
 
 
-def test_a_sync_with_nothing_new_costs_two_calls_and_starts_no_dagster(sb: Harness, connect: Connect) -> None:
+def test_nothing_new_costs_two_calls_and_no_dagster_and_a_change_runs_the_sync(sb: Harness, connect: Connect) -> None:
     home = caught_up(sb, connect)
     before = sb.counters()["requests"]
     done = fitsync_sync(home)
@@ -40,9 +40,6 @@ def test_a_sync_with_nothing_new_costs_two_calls_and_starts_no_dagster(sb: Harne
     assert home.state("SELECT count(*) FROM sync_cursors WHERE athlete_id = ? AND name = ?", home.athlete_id,
                       sync_state.NOTHING_NEW_AT) == [(1,)]
 
-
-def test_a_changed_listing_runs_the_sync_and_loads_the_change(sb: Harness, connect: Connect) -> None:
-    home = caught_up(sb, connect)
     renamed = home.query("SELECT activity_id FROM activities ORDER BY activity_id LIMIT 1")[0][0]
     change(sb, renamed, name="Renamed after the last sync")
     done = fitsync_sync(home)

@@ -240,6 +240,9 @@ def test_many_random_kills(sb: Harness, connect: Connect) -> None:
     _killed_sync_equals_uninterrupted(sb, connect, 60, next_point, min_kills=10)
 
 
+# The test above kills a sync while it loads and its last sync must finish (a slot only a dead run holds would keep
+# it waiting); this one fails fast on that wait, with 2 sync processes that take a minute beside the suite: -m slow.
+@pytest.mark.slow
 @pytest.mark.timeout(420)
 def test_a_sync_killed_while_loading_does_not_block_later_syncs(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb)
