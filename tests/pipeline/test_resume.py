@@ -145,10 +145,6 @@ def after_details(k: int) -> KillPoint:
     return KillPoint(f"after {k} detail calls", lambda w, p: len(detail_calls(w.sent())) >= k)
 
 
-def after_zones(k: int) -> KillPoint:
-    return KillPoint(f"after {k} zones calls", lambda w, p: len(zones_calls(w.sent())) >= k)
-
-
 def after_calls(k: int) -> KillPoint:
     return KillPoint(f"after {k} calls", lambda w, p: len(w.sent()) >= k)
 
@@ -214,12 +210,13 @@ def _killed_sync_equals_uninterrupted(sb: Harness, connect: Connect, n: int,
     assert len(zones) <= n + kills * DETAIL_CHUNK, Counter(zones).most_common(3)
 
 
-# Five sync processes (a reference, three killed, the last): 25 s alone, 2-3 times that beside the suite.
+# Three sync processes (two killed, the last) beside a reference sync: about a minute beside the suite. A kill among
+# the details and one while loading; kills after any call (zones included) are test_many_random_kills, -m slow.
 @pytest.mark.timeout(420)
 def test_killed_syncs_restart_to_the_same_warehouse_with_few_repeated_calls(sb: Harness, connect: Connect) -> None:
     rng = random.Random()
-    points = [after_details(rng.randint(3, 21)), after_zones(rng.randint(3, 21)), while_loading(rng.randint(1, 3))]
-    _killed_sync_equals_uninterrupted(sb, connect, 24, lambda home, k: points.pop(0) if points else None, min_kills=3)
+    points = [after_details(rng.randint(3, 21)), while_loading(rng.randint(1, 3))]
+    _killed_sync_equals_uninterrupted(sb, connect, 24, lambda home, k: points.pop(0) if points else None, min_kills=2)
 
 
 @pytest.mark.slow
