@@ -119,7 +119,8 @@ def _list(store, session, aid: int, after: int | None, newest: int, meter: Meter
         page: list = []
         for summary in session.activities(after=after):
             page.append(summary)
-            raws.append(summary.raw)
+            if after is not None:  # only an incremental listing's answer is compared later (nothing_new)
+                raws.append(summary.raw)
             if len(page) == 200:
                 totals = _record_page(store, aid, page, totals)
                 page = []

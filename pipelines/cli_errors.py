@@ -26,17 +26,23 @@ def debugging() -> bool:
     return os.environ.get("FITSYNC_DEBUG", "") not in ("", "0")
 
 
+def unreachable(origin: str, detail: str) -> str:
+    return f"the service does not answer at {origin} ({detail}): check your network, or base_url / FITSYNC_BASE_URL"
+
+
+def too_slow(what: str) -> str:
+    return f"the service did not answer {what} in time: try again later, or raise timeout / FITSYNC_TIMEOUT"
+
+
 def explain(error: BaseException) -> str:
     """The one-line story of an error a user can act on."""
     if isinstance(error, (FitsyncError, ConfigError)):
         return str(error)
     if isinstance(error, httpx.ConnectError):
-        return (f"the service does not answer at {error.request.url.scheme}://{error.request.url.host}"
-                f"{':' + str(error.request.url.port) if error.request.url.port else ''} ({error}): check your "
-                "network, or base_url / FITSYNC_BASE_URL")
+        url = error.request.url
+        return unreachable(f"{url.scheme}://{url.host}{':' + str(url.port) if url.port else ''}", str(error))
     if isinstance(error, httpx.TimeoutException):
-        return (f"the service did not answer {error.request.method} {error.request.url.path} in time: try again "
-                "later, or raise timeout / FITSYNC_TIMEOUT")
+        return too_slow(f"{error.request.method} {error.request.url.path}")
     if isinstance(error, OSError) and error.errno == errno.ENOSPC:
         return f"the disk is full ({error.filename or 'writing fitsync data'}): free some space and run it again"
     if isinstance(error, OSError) and error.filename:

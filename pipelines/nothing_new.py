@@ -15,7 +15,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from fitsync.assets import cadence, sync_state
+from fitsync.assets import cadence, landing, sync_state
 from fitsync.client import stop_request
 from fitsync.client.runtime import FitsyncClient
 
@@ -40,9 +40,7 @@ def waiting(client: FitsyncClient, aid: int) -> str | None:
             return f"{n} activities wait for their {'details' if what == 'detail' else what}"
     if segments := sync_state.segments_to_detail(store, aid):
         return f"{len(segments)} segments wait for their details"
-    with store.reading() as conn:
-        landed = conn.execute("SELECT count(*) FROM landing WHERE athlete_id = ?", (aid,)).fetchone()[0]
-    if landed:
+    if landed := landing.count(store, aid):
         return f"{landed} fetched batches wait for the warehouse"
     for name in cadence.SLOW:
         if name == "segment_effort_history" and sync_state.known_non_subscriber(store, aid):

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from fitsync.client.config import Config
 from fitsync.client.errors import FitsyncError
 
-from .cli_errors import debugging
+from .cli_errors import debugging, too_slow, unreachable
 
 WRAPPERS = {"DagsterExecutionStepExecutionError", "DagsterUserCodeExecutionError"}
 # Raised before or while an answer came back, after every retry (client/transport.py).
@@ -46,11 +46,9 @@ def failure_text(error: Any, config: Config) -> str:
     first = str(cause.message).strip().splitlines()[0] if str(cause.message).strip() else cause.cls_name
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(config.base_url))
     if cause.cls_name in UNREACHABLE:
-        return (f"the service does not answer at {origin} ({CLASS_PATH.sub('', first)}): check your network, or "
-                "base_url / FITSYNC_BASE_URL, then run `fitsync sync` again")
+        return unreachable(origin, CLASS_PATH.sub("", first)) + ", then run `fitsync sync` again"
     if cause.cls_name in TOO_SLOW:
-        return (f"the service at {origin} stopped answering ({cause.cls_name}): try `fitsync sync` again later, or "
-                "raise timeout / FITSYNC_TIMEOUT")
+        return too_slow(f"at {origin} ({cause.cls_name})")
     if cause.cls_name in _ours():
         return CLASS_PATH.sub("", str(cause.message).strip())
     if debugging():
