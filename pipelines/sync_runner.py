@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from dagster import (AddDynamicPartitionsRequest, DagsterInstance, DagsterRunStatus, DeleteDynamicPartitionsRequest,
@@ -72,8 +74,26 @@ def release_dead_runs(instance: DagsterInstance) -> list[str]:
         if pid and not _alive(pid):
             instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
             instance.report_run_failed(run, f"the process running it ({pid}) is gone")
+            end_log_tails(run.run_id)
             released.append(run.run_id)
     return released
+
+
+def end_log_tails(run_id: str) -> list[int]:
+    """End the `tail -F` processes still mirroring a dead run's step logs; returns their pids.
+
+    Dagster mirrors a step's output with `tail -F` and starts a watcher that ends it when the step's process dies;
+    a SIGKILL between starting the two leaves the tail running for ever (seen in the kill tests)."""
+    ended = []
+    for entry in Path("/proc").glob("[0-9]*"):  # no /proc (not Linux): nothing found, nothing done
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if argv[0].endswith(b"tail") and any(run_id.encode() in arg for arg in argv[1:]):
+                os.kill(int(entry.name), signal.SIGTERM)
+                ended.append(int(entry.name))
+        except (OSError, IndexError):
+            pass  # gone meanwhile, or not ours
+    return ended
 
 
 def _alive(pid: int) -> bool:

@@ -4,10 +4,8 @@ single 429; a run out of patience for the budget stops early and the next one co
 
 from __future__ import annotations
 
-import os
 import random
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -40,8 +38,8 @@ class Worker:
     """`python -m tests.pipeline.sync_worker` on a home; what it sent is in the home's requests.log.
 
     Its output goes to a file, not a pipe: a process it started can outlive a SIGKILL (Dagster mirrors a step's
-    output with `tail -F` and a watcher process; a kill between starting the two leaves the tail running) and
-    would hold a pipe open, so reading to its end would wait for ever."""
+    output with `tail -F` and a watcher process; a kill between starting the two leaves the tail running until the
+    next sync ends it, sync_runner.end_log_tails) and would hold a pipe open: reading to its end would wait."""
 
     home: Home
     proc: subprocess.Popen[bytes] | None = None
@@ -74,7 +72,6 @@ class Worker:
         assert self.proc is not None
         self.proc.kill()  # SIGKILL: no cleanup of any kind
         self.proc.wait(timeout=WORKER_TIMEOUT)
-        end_leftover_tails(self.home.config.home)
 
     def finish(self, timeout: float = WORKER_TIMEOUT) -> tuple[int, str]:
         assert self.proc is not None and self.output is not None
@@ -82,15 +79,17 @@ class Worker:
         return code, self.output.read_text(errors="replace")
 
 
-def end_leftover_tails(home: Path) -> None:
-    """End the `tail -F` of a killed process's step logs under `home`, if its watcher never started (see Worker)."""
+def log_tails(home: Path) -> list[str]:
+    """`tail` processes reading files under `home` (a killed sync's step logs; see Worker)."""
+    found = []
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             argv = (proc / "cmdline").read_bytes().split(b"\0")
             if argv[0].endswith(b"tail") and any(a.startswith(str(home).encode()) for a in argv):
-                os.kill(int(proc.name), signal.SIGTERM)
+                found.append(b" ".join(argv).decode(errors="replace"))
         except (OSError, IndexError):
             pass  # gone meanwhile
+    return found
 
 
 class Pools:
@@ -186,6 +185,8 @@ def sync_with_kills(home: Home, next_point: Callable[[int], KillPoint | None]) -
                 worker.finish()
     code, output = Worker(home).start().finish()
     assert code == 0, output
+    # the last sync failed the killed runs and ended whatever still mirrored their step logs
+    wait_until(lambda: not log_tails(home.config.home), 10, "the killed runs' log tails to end")
     return kills, missed
 
 
@@ -386,3 +387,23 @@ def test_sync_athlete_runs_with_the_config_it_is_given(sb: Harness, connect: Con
     used = resources_for(home.config, max_wait_seconds=1.0)["fitsync_api"].config()
     fields = ("short_window", "long_window", "boundary_guard", "bulk_reserve", "timeout", "max_retries")
     assert {f: getattr(used, f) for f in fields} == {f: getattr(home.config, f) for f in fields}
+
+
+def test_a_dead_runs_leftover_log_tail_is_ended_and_nothing_else(tmp_path: Path) -> None:
+    """What a SIGKILL between Dagster's `tail -F` and its watcher leaves: the next sync's end_log_tails ends it."""
+    from fitsync.pipelines.sync_runner import end_log_tails
+
+    logs = {run: tmp_path / "storage" / run / "compute_logs" / "step.out" for run in ("dead-run-id", "live-run-id")}
+    tails = {}
+    for run, path in logs.items():
+        path.parent.mkdir(parents=True)
+        path.touch()
+        tails[run] = subprocess.Popen(["tail", "-F", "-c", "+0", str(path)], stdout=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: len(log_tails(tmp_path)) == 2, 10, "both tails to start")
+        assert end_log_tails("dead-run-id") == [tails["dead-run-id"].pid]
+        assert tails["dead-run-id"].wait(timeout=10) != 0 and tails["live-run-id"].poll() is None
+    finally:
+        for proc in tails.values():
+            proc.kill()
+            proc.wait()
