@@ -49,7 +49,7 @@ def waiting(client: FitsyncClient, aid: int) -> str | None:
             return f"{name} is due (slow_refresh_hours)"
     if not sync_state.get_cursor(store, aid, sync_state.LISTING_DIGEST) \
             or not sync_state.get_cursor(store, aid, sync_state.PROFILE_DIGEST):
-        return "no earlier answer to compare with"
+        return "no incremental listing on record yet to compare with"
     return None
 
 
