@@ -82,14 +82,15 @@ def release_dead_runs(instance: DagsterInstance) -> list[str]:
 def end_log_tails(run_id: str) -> list[int]:
     """End the `tail -F` processes still mirroring a dead run's step logs; returns their pids.
 
-    Dagster mirrors a step's output with `tail -F` and starts a watcher that ends it when the step's process dies;
-    a SIGKILL between starting the two leaves the tail running for ever (seen in the kill tests)."""
+    Dagster mirrors a step's output with `tail -F` and starts a watcher that ends it with SIGTERM when the step's
+    process dies. A tail started where SIGTERM is ignored (seen in CI: the tails' SigIgn held SIGTERM) outlives
+    that, so it gets SIGKILL here: it has nothing to clean up."""
     ended = []
     for entry in Path("/proc").glob("[0-9]*"):  # no /proc (not Linux): nothing found, nothing done
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
             if argv[0].endswith(b"tail") and any(run_id.encode() in arg for arg in argv[1:]):
-                os.kill(int(entry.name), signal.SIGTERM)
+                os.kill(int(entry.name), signal.SIGKILL)
                 ended.append(int(entry.name))
         except (OSError, IndexError):
             pass  # gone meanwhile, or not ours
