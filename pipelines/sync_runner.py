@@ -86,15 +86,26 @@ def end_log_tails(run_id: str) -> list[int]:
     process dies. A tail started where SIGTERM is ignored (seen in CI: the tails' SigIgn held SIGTERM) outlives
     that, so it gets SIGKILL here: it has nothing to clean up."""
     ended = []
-    for entry in Path("/proc").glob("[0-9]*"):  # no /proc (not Linux): nothing found, nothing done
+    for pid in log_tails(run_id):
+        try:
+            os.kill(pid, signal.SIGKILL)
+            ended.append(pid)
+        except OSError:
+            pass  # gone meanwhile
+    return ended
+
+
+def log_tails(part: str) -> list[int]:
+    """Pids of `tail` processes with `part` (a run id, a home) in an argument; none without /proc (not Linux)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if argv[0].endswith(b"tail") and any(run_id.encode() in arg for arg in argv[1:]):
-                os.kill(int(entry.name), signal.SIGKILL)
-                ended.append(int(entry.name))
+            if argv[0].endswith(b"tail") and any(part.encode() in arg for arg in argv[1:]):
+                found.append(int(entry.name))
         except (OSError, IndexError):
             pass  # gone meanwhile, or not ours
-    return ended
+    return found
 
 
 def _alive(pid: int) -> bool:

@@ -79,19 +79,6 @@ class Worker:
         return code, self.output.read_text(errors="replace")
 
 
-def log_tails(home: Path) -> list[str]:
-    """`tail` processes reading files under `home` (a killed sync's step logs; see Worker)."""
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-            if argv[0].endswith(b"tail") and any(a.startswith(str(home).encode()) for a in argv):
-                found.append(b" ".join(argv).decode(errors="replace"))
-        except (OSError, IndexError):
-            pass  # gone meanwhile
-    return found
-
-
 class Pools:
     """The Dagster pools of the home's instance (the one `fitsync sync` uses: FITSYNC_HOME/dagster)."""
 
@@ -388,8 +375,8 @@ def test_sync_athlete_runs_with_the_config_it_is_given(sb: Harness, connect: Con
 
 
 def test_a_dead_runs_leftover_log_tail_is_ended_and_nothing_else(tmp_path: Path) -> None:
-    """What a SIGKILL between Dagster's `tail -F` and its watcher leaves: the next sync's end_log_tails ends it."""
-    from fitsync.pipelines.sync_runner import end_log_tails
+    """What a SIGKILLed sync can leave (a `tail -F` its watcher could not end): the next sync's end_log_tails ends it."""
+    from fitsync.pipelines.sync_runner import end_log_tails, log_tails
 
     logs = {run: tmp_path / "storage" / run / "compute_logs" / "step.out" for run in ("dead-run-id", "live-run-id")}
     tails = {}
@@ -398,7 +385,7 @@ def test_a_dead_runs_leftover_log_tail_is_ended_and_nothing_else(tmp_path: Path)
         path.touch()
         tails[run] = subprocess.Popen(["tail", "-F", "-c", "+0", str(path)], stdout=subprocess.DEVNULL)
     try:
-        wait_until(lambda: len(log_tails(tmp_path)) == 2, 10, "both tails to start")
+        wait_until(lambda: len(log_tails(str(tmp_path))) == 2, 10, "both tails to start")
         assert end_log_tails("dead-run-id") == [tails["dead-run-id"].pid]
         assert tails["dead-run-id"].wait(timeout=10) != 0 and tails["live-run-id"].poll() is None
     finally:
