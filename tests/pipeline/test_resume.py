@@ -375,7 +375,7 @@ def test_sync_athlete_runs_with_the_config_it_is_given(sb: Harness, connect: Con
 
 
 def test_a_dead_runs_leftover_log_tail_is_ended_and_nothing_else(tmp_path: Path) -> None:
-    """What a SIGKILLed sync can leave (a `tail -F` its watcher could not end): the next sync's end_log_tails ends it."""
+    """What a SIGKILLed sync can leave (a `tail -F` its watcher did not end): the next sync's end_log_tails ends it."""
     from fitsync.pipelines.sync_runner import end_log_tails, log_tails
 
     logs = {run: tmp_path / "storage" / run / "compute_logs" / "step.out" for run in ("dead-run-id", "live-run-id")}
