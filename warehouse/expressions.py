@@ -39,12 +39,6 @@ def json_of(path: str, src: str = "raw") -> str:
     return f"json_extract({src}, '$.{path}')"
 
 
-def without(paths: tuple[str, ...], src: str = "raw") -> str:
-    """The document without these top-level members (a JSON merge patch with null removes them)."""
-    patch = "{" + ",".join(f'"{p}":null' for p in paths) + "}"
-    return f"json_merge_patch({src}, '{patch}')"
-
-
 def columns(src: str, spec: dict[str, str]) -> dict[str, str]:
     """Plain typed columns read from fields of the same name: {column: sql_type}."""
     return {name: val(name, sql_type, src) for name, sql_type in spec.items()}

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Sequence
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 
 from . import mappings as m
 from . import staging
@@ -40,6 +41,9 @@ PARENT_KEY = {
 REPLACE_COLUMN = {"splits_metric": "activity_id", "laps": "activity_id", "segment_efforts": "activity_id",
                   "activity_zones": "activity_id", "activity_zone_buckets": "activity_id",
                   "starred_segments": "athlete_id"}
+
+# Documents per DuckDB task when a batch is parsed (see load).
+CHUNK = 64
 
 BATCH_SCHEMA: dict[str, Any] = {
     "raw": pl.String,
@@ -81,7 +85,10 @@ def load(conn: duckdb.DuckDBPyConnection, bundle: str, batch: pl.DataFrame,
     out in one parse (staging.py), each mapping's rows are staged once (the children's replacement and the upsert share
     them), and rows are then written set-wise: new keys inserted, existing keys updated only where they differ.
     """
-    conn.register("batch_input", batch.to_arrow())
+    # In record batches of CHUNK rows: DuckDB parses one record batch per task, so a batch of 500 documents in one
+    # piece would keep every core but one idle while it is staged.
+    table = batch.to_arrow()
+    conn.register("batch_input", pa.Table.from_batches(table.to_batches(max_chunksize=CHUNK), table.schema))
     written: dict[str, int] = {}
     plan = plan_of(bundle)
     # Staging writes only this connection's temp tables: outside the transaction, where DuckDB creates them 2–3×
@@ -187,7 +194,7 @@ def delete_activities(conn: duckdb.DuckDBPyConnection, activity_ids: Sequence[in
     try:
         conn.execute(
             """INSERT INTO deleted_activities (activity_id, athlete_id, deleted_at, reason, last_summary_raw)
-               SELECT activity_id, athlete_id, ?, ?, summary_raw FROM activities WHERE activity_id IN (SELECT unnest(?::BIGINT[]))""",
+               SELECT activity_id, athlete_id, ?, ?, coalesce(summary_raw, detail_raw) FROM activities WHERE activity_id IN (SELECT unnest(?::BIGINT[]))""",
             [when, reason, ids],
         )
         removed = conn.execute("SELECT count(*) FROM activities WHERE activity_id IN (SELECT unnest(?::BIGINT[]))",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .expressions import coord, columns, instant, json_of, local, text, val, without, zone_name
+from .expressions import coord, columns, instant, json_of, local, text, val, zone_name
 
 
 @dataclass(frozen=True)
@@ -80,41 +80,44 @@ ACTIVITY_SUMMARIES = Mapping(
     update_when="activities.summary_raw IS DISTINCT FROM excluded.summary_raw",
 )
 
-# The arrays of a detailed activity that its child tables keep, each element whole in its row's `raw`. The
-# activity's own document (detail_raw) is the rest: not stored twice, and it keeps DuckDB's checkpoints of the
-# activities table small (with them, a backfill's peak memory grew with the history).
-CHILD_ARRAYS = ("splits_metric", "laps", "segment_efforts")
-DETAIL_OWN = without(CHILD_ARRAYS)
-
-# Detailed activity: everything, plus its children below.
+# Detailed activity: everything, plus its children below. `detail_raw` keeps the document whole, as received: the
+# one place its splits and laps are kept as JSON (their rows hold the typed columns), so a member or value fitsync
+# does not map is never lost. Stored once, never reduced: reducing it (a JSON merge patch) cost more than storing it.
+# `summary_raw` stays NULL until a listing sends the summary (restoring a deleted activity falls back to detail_raw).
 ACTIVITY_DETAILS = Mapping(
     "activities", ("activity_id",),
-    # summary_raw reads the detail_raw column before it (a select-list alias): the document is reduced once
-    {**ACTIVITY_COLUMNS, **DETAIL_ONLY, "listed_at": "fetched_at", "detail_raw": DETAIL_OWN,
-     "summary_raw": "detail_raw", "detail_fetched_at": "fetched_at", "detail_loaded": "true"},
+    {**ACTIVITY_COLUMNS, **DETAIL_ONLY, "listed_at": "fetched_at", "detail_raw": "raw",
+     "summary_raw": "NULL::JSON", "detail_fetched_at": "fetched_at", "detail_loaded": "true"},
     keep_on_update=("listed_at", "summary_raw"),
     update_when="activities.detail_raw IS DISTINCT FROM excluded.detail_raw",
 )
 
-SPLITS = Mapping(
-    "splits_metric", ("activity_id", "split"),
-    {"activity_id": "parent_id", **columns("item", {
-        "split": "INTEGER", "distance": "DOUBLE", "elapsed_time": "INTEGER", "moving_time": "INTEGER",
-        "elevation_difference": "DOUBLE", "average_speed": "DOUBLE", "pace_zone": "INTEGER",
-        "average_heartrate": "DOUBLE", "average_grade_adjusted_speed": "DOUBLE"}), "raw": "item"},
-    source=unnest_source("splits_metric"), update_when="splits_metric.raw IS DISTINCT FROM excluded.raw",
-)
 
-LAPS = Mapping(
-    "laps", ("lap_id",),
-    {"lap_id": val("id", "BIGINT", "item"), "activity_id": "parent_id", **columns("item", {
+def differs(table: str, columns: dict[str, str], key: tuple[str, ...]) -> str:
+    """An update condition for a row without its own JSON: any non-key column differs."""
+    cols = [c for c in columns if c not in key]
+    return (f"({', '.join(f'{table}.{c}' for c in cols)}) IS DISTINCT FROM "
+            f"({', '.join(f'excluded.{c}' for c in cols)})")
+
+
+# Splits and laps are typed columns only: their JSON is the parent's detail_raw (a text per element cost most of a
+# load: ≈ 50 per activity written and compared).
+SPLIT_COLUMNS = {"activity_id": "parent_id", **columns("item", {
+    "split": "INTEGER", "distance": "DOUBLE", "elapsed_time": "INTEGER", "moving_time": "INTEGER",
+    "elevation_difference": "DOUBLE", "average_speed": "DOUBLE", "pace_zone": "INTEGER",
+    "average_heartrate": "DOUBLE", "average_grade_adjusted_speed": "DOUBLE"})}
+SPLITS = Mapping("splits_metric", ("activity_id", "split"), SPLIT_COLUMNS, source=unnest_source("splits_metric"),
+                 update_when=differs("splits_metric", SPLIT_COLUMNS, ("activity_id", "split")))
+
+LAP_COLUMNS = {
+    "lap_id": val("id", "BIGINT", "item"), "activity_id": "parent_id", **columns("item", {
         "lap_index": "INTEGER", "name": "VARCHAR", "elapsed_time": "INTEGER", "moving_time": "INTEGER",
         "distance": "DOUBLE", "total_elevation_gain": "DOUBLE", "average_speed": "DOUBLE", "max_speed": "DOUBLE",
         "average_cadence": "DOUBLE", "device_watts": "BOOLEAN", "average_watts": "DOUBLE", "start_index": "INTEGER",
         "end_index": "INTEGER", "split": "INTEGER", "average_heartrate": "DOUBLE", "max_heartrate": "DOUBLE"}),
-     "start_date": instant("start_date", "item"), "start_date_local": local("start_date_local", "item"), "raw": "item"},
-    source=unnest_source("laps"), update_when="laps.raw IS DISTINCT FROM excluded.raw",
-)
+    "start_date": instant("start_date", "item"), "start_date_local": local("start_date_local", "item")}
+LAPS = Mapping("laps", ("lap_id",), LAP_COLUMNS, source=unnest_source("laps"),
+               update_when=differs("laps", LAP_COLUMNS, ("lap_id",)))
 
 EFFORT_COLUMNS = {
     "effort_id": val("id", "BIGINT", "item"),

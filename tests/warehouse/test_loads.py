@@ -111,14 +111,20 @@ def test_loaded_rows_match_the_payloads(warehouse: Path, payloads: dict[str, Any
         assert conn.execute("SELECT athlete_id, snapshot_date = CAST(timezone('UTC', synced_at) AS DATE), ftp "
                             "FROM athlete_snapshots").fetchall() == [
             (athlete["id"], True, athlete.get("ftp"))]
-        # the raw JSON is kept, once: the schema can be rebuilt without re-downloading
+        # the raw JSON is kept, once: the whole detail (splits and laps in it, their rows typed columns only), each
+        # effort in its row (efforts also come from effort histories, without a detail)
         raw = json.loads(conn.execute("SELECT detail_raw FROM activities WHERE activity_id = ?", [detail["id"]]).fetchone()[0])
-        assert raw == {k: v for k, v in detail.items() if k not in mappings.CHILD_ARRAYS}
-        for table, column, key in (("splits_metric", "split", "split"), ("laps", "lap_index", "lap_index"),
-                                   ("segment_efforts", "effort_id", "id")):  # the arrays, each element in its row
-            kept = [json.loads(r[0]) for r in conn.execute(
-                f"SELECT raw FROM {table} WHERE activity_id = ? ORDER BY {column}", [detail["id"]]).fetchall()]
-            assert kept == sorted(detail[table], key=lambda element: element[key]), table
+        assert raw == detail
+        assert conn.execute("SELECT count(raw) FROM splits_metric").fetchone()[0] == 0
+        assert conn.execute("SELECT count(raw) FROM laps").fetchone()[0] == 0
+        kept = [json.loads(r[0]) for r in conn.execute(
+            "SELECT raw FROM segment_efforts WHERE activity_id = ? ORDER BY effort_id", [detail["id"]]).fetchall()]
+        assert kept == sorted(detail["segment_efforts"], key=lambda element: element["id"])
+        # the typed split columns are the JSON's values
+        splits = conn.execute("SELECT split, distance, elapsed_time, moving_time, elevation_difference, average_speed "
+                              "FROM splits_metric WHERE activity_id = ? ORDER BY split", [detail["id"]]).fetchall()
+        assert splits == [(s["split"], s["distance"], s["elapsed_time"], s["moving_time"], s.get("elevation_difference"),
+                           s["average_speed"]) for s in sorted(detail["splits_metric"], key=lambda e: e["split"])]
 
 
 def test_reading_each_document_once_gives_the_same_columns(payloads: dict[str, Any]) -> None:
