@@ -4,7 +4,7 @@ A load stages the batch as `batch`: the frame's columns, `doc = json_transform(r
 every field the bundle's mappings read from the document, a list for every array they unnest), the document's
 `parent_id` and one column `arr__<path>` per array. An array whose elements are only read field by field (splits,
 laps) is transformed into a list of structs in that same parse; one whose elements are also kept whole (efforts,
-zones) into a list of JSON texts, each read again by its own mapping. The mappings' `src->>'$.path'` reads are then
+zones) into a list of JSON texts in that same parse, each read again by its own mapping. The mappings' `src->>'$.path'` reads are then
 rewritten into members of these structs (expressions.parse_once): same values (json_transform gives a VARCHAR the
 text `->>` gives, NULL where the document has another shape), one parse per document.
 """
@@ -25,7 +25,7 @@ BARE_ITEM = re.compile(r"\bitem\b")
 
 @dataclass
 class Plan:
-    """How a bundle's documents are parsed: one typed transform (`doc`), and the arrays also kept as JSON texts."""
+    """How a bundle's documents are parsed: one transform (`doc`), arrays typed or kept as lists of JSON texts."""
 
     structure: dict[str, object] = field(default_factory=dict)
     arrays: tuple[str, ...] = ()
@@ -33,11 +33,10 @@ class Plan:
     texts: tuple[str, ...] = ()
 
     def source(self, mapping: Mapping) -> str:
-        """The mapping's source; a plain unnest of a typed array unnests its structs beside its texts."""
+        """The mapping's source; a plain unnest of a typed array unnests its structs."""
         for path in self.typed:
             if mapping.source == unnest_source(path):
-                texts = f"unnest({array_column(path)}) AS item, " if path in self.texts else ""
-                return (f"(SELECT *, {texts}unnest(doc['{path}']) AS item__fields, generate_subscripts(doc['{path}'], "
+                return (f"(SELECT *, unnest(doc['{path}']) AS item__fields, generate_subscripts(doc['{path}'], "
                         f"1) AS idx FROM batch WHERE doc['{path}'] IS NOT NULL)")
         return mapping.source
 
@@ -55,8 +54,9 @@ class Plan:
 def plan(mappings: tuple[Mapping, ...]) -> Plan:
     """The parse of a bundle's documents: every field its mappings read (and the id), every array they unnest.
 
-    An array a mapping unnests plainly is typed in the document's transform, each element a struct of the fields
-    read; it is also staged as JSON texts when a mapping keeps its elements whole or reads them another way."""
+    An array a mapping unnests plainly, reading fields of its elements, is typed in the document's transform, each
+    element a struct of the fields read. One whose elements a mapping keeps whole or reads another way is a list of
+    JSON texts in that same transform (each element then parsed on its own: a few per document)."""
     structure: dict[str, object] = {}
     graft(structure, "$.id")
     arrays = tuple(p for p in ARRAY_PATHS if any(array_column(p) in m.source for m in mappings))
@@ -64,15 +64,17 @@ def plan(mappings: tuple[Mapping, ...]) -> Plan:
     for path in arrays:
         users = [m for m in mappings if array_column(path) in m.source]
         plain = [m for m in users if m.source == unnest_source(path)]
+        if len(plain) < len(users) or any(BARE_ITEM.search(FIELD_READ.sub("", e)) for m in plain
+                                          for e in m.columns.values()):
+            structure[path] = ["JSON"]
+            texts.append(path)
+            continue
         element: dict[str, object] = {}
         for read in _reads(plain, ITEM):
             graft(element, read)
         if element:
             structure[path] = [element]
             typed.append(path)
-        if len(plain) < len(users) or any(BARE_ITEM.search(FIELD_READ.sub("", e)) for m in plain
-                                          for e in m.columns.values()):
-            texts.append(path)
     for read in _reads(mappings, "raw"):
         graft(structure, read)
     return Plan(structure, arrays, frozenset(typed), tuple(texts))
@@ -88,25 +90,17 @@ def _reads(mappings: Iterable[Mapping], source: str) -> Iterator[str]:
 
 
 def stage_sql(p: Plan) -> str:
-    """`batch`: the registered frame, each document parsed once (`doc`; arrays kept as JSON texts once more in the
-    same statement), its id and its arrays.
+    """`batch`: the registered frame, each document parsed once (`doc`), its id and its arrays of JSON texts.
 
     A document whose member of an array's name is something else (an answer of an unknown shape) stages that array
     as NULL and is flagged `odd_arrays`: the children stored for it are left as they are, since an odd answer is no
     proof they are gone. The check parses the document again only for the rare document without that array."""
     structure = json.dumps(p.structure, separators=(",", ":"))
-    texts = json.dumps({a: ["JSON"] for a in p.texts}, separators=(",", ":"))
-    arrays = "".join(f", texts['{a}'] AS {array_column(a)}" for a in p.texts)
-    present = {a: f"doc['{a}']" if a in p.typed else array_column(a) for a in p.arrays}
-    odd = " OR ".join(f"(CASE WHEN {present[a]} IS NULL THEN coalesce(json_type(raw, '$.{a}') <> 'NULL', false) "
+    arrays = "".join(f", doc['{a}'] AS {array_column(a)}" for a in p.texts)
+    odd = " OR ".join(f"(CASE WHEN doc['{a}'] IS NULL THEN coalesce(json_type(raw, '$.{a}') <> 'NULL', false) "
                       f"ELSE false END)" for a in p.arrays) or "false"
-    parsed = f"json_transform(raw, '{structure}') AS doc" + (f", json_transform(raw, '{texts}') AS texts"
-                                                              if p.texts else "")
-    return (f"CREATE OR REPLACE TEMP TABLE batch AS SELECT *, {odd} AS odd_arrays FROM (SELECT * EXCLUDE (texts), "
-            f"TRY_CAST(doc['id'] AS BIGINT) AS parent_id{arrays} FROM (SELECT *, {parsed} FROM batch_input))"
-            if p.texts else
-            f"CREATE OR REPLACE TEMP TABLE batch AS SELECT *, TRY_CAST(doc['id'] AS BIGINT) AS parent_id, {odd} "
-            f"AS odd_arrays FROM (SELECT *, {parsed} FROM batch_input)")
+    return (f"CREATE OR REPLACE TEMP TABLE batch AS SELECT *, TRY_CAST(doc['id'] AS BIGINT) AS parent_id{arrays}, "
+            f"{odd} AS odd_arrays FROM (SELECT *, json_transform(raw, '{structure}') AS doc FROM batch_input)")
 
 
 def select_sql(mapping: Mapping, p: Plan) -> str:
