@@ -24,6 +24,13 @@ class Mapping:
     update_when: str = ""
 
 
+def differs(table: str, columns: dict[str, str], key: tuple[str, ...]) -> str:
+    """An update condition for a row without its own JSON: any non-key column differs."""
+    cols = [c for c in columns if c not in key]
+    return (f"({', '.join(f'{table}.{c}' for c in cols)}) IS DISTINCT FROM "
+            f"({', '.join(f'excluded.{c}' for c in cols)})")
+
+
 # The arrays of a batch document that mappings unnest. A load reads them, and the document's id, out of each
 # document in the one parse of the batch (staging.py) into columns `arr__<path>` and `parent_id`; a mapping then
 # unnests its column instead of parsing the whole document again.
@@ -91,13 +98,6 @@ ACTIVITY_DETAILS = Mapping(
     keep_on_update=("listed_at", "summary_raw"),
     update_when="activities.detail_raw IS DISTINCT FROM excluded.detail_raw",
 )
-
-
-def differs(table: str, columns: dict[str, str], key: tuple[str, ...]) -> str:
-    """An update condition for a row without its own JSON: any non-key column differs."""
-    cols = [c for c in columns if c not in key]
-    return (f"({', '.join(f'{table}.{c}' for c in cols)}) IS DISTINCT FROM "
-            f"({', '.join(f'excluded.{c}' for c in cols)})")
 
 
 # Splits and laps are typed columns only: their JSON is the parent's detail_raw (a text per element cost most of a
@@ -186,15 +186,12 @@ ZONE_BUCKETS_SOURCE = (
     "generate_subscripts(buckets, 1) AS bucket_index FROM (SELECT batch_activity_id, item AS zone, "
     "CAST(json_extract(item, '$.distribution_buckets') AS JSON[]) AS buckets FROM " + unnest_source("zones") + "))"
 )
-ACTIVITY_ZONE_BUCKETS = Mapping(
-    "activity_zone_buckets", ("activity_id", "zone_type", "bucket_index"),
-    {"activity_id": "batch_activity_id", "zone_type": "zone_type", "bucket_index": "bucket_index",
-     "min": val("min", "DOUBLE", "bucket"), "max": val("max", "DOUBLE", "bucket"),
-     "seconds": val("time", "INTEGER", "bucket")},
-    source=ZONE_BUCKETS_SOURCE,
-    update_when="(activity_zone_buckets.min, activity_zone_buckets.max, activity_zone_buckets.seconds) "
-                "IS DISTINCT FROM (excluded.min, excluded.max, excluded.seconds)",
-)
+BUCKET_COLUMNS = {"activity_id": "batch_activity_id", "zone_type": "zone_type", "bucket_index": "bucket_index",
+                  "min": val("min", "DOUBLE", "bucket"), "max": val("max", "DOUBLE", "bucket"),
+                  "seconds": val("time", "INTEGER", "bucket")}
+BUCKET_KEY = ("activity_id", "zone_type", "bucket_index")
+ACTIVITY_ZONE_BUCKETS = Mapping("activity_zone_buckets", BUCKET_KEY, BUCKET_COLUMNS, source=ZONE_BUCKETS_SOURCE,
+                                update_when=differs("activity_zone_buckets", BUCKET_COLUMNS, BUCKET_KEY))
 
 ATHLETES = Mapping(
     "athletes", ("athlete_id",),
@@ -240,17 +237,13 @@ STATS_TOTALS_SOURCE = (
     "json_extract(raw, '$.' || p.period || '_' || s.sport || '_totals') AS totals FROM batch, "
     "(VALUES ('recent'), ('ytd'), ('all')) AS p(period), (VALUES ('ride'), ('run'), ('swim')) AS s(sport))"
 )
-ATHLETE_STATS_TOTALS = Mapping(
-    "athlete_stats_totals", ("athlete_id", "snapshot_date", "period", "sport"),
-    {"athlete_id": "batch_athlete_id", "snapshot_date": "snapshot_date", "period": "period", "sport": "sport",
-     **columns("totals", {"count": "INTEGER", "distance": "DOUBLE", "moving_time": "INTEGER",
-                          "elapsed_time": "INTEGER", "elevation_gain": "DOUBLE", "achievement_count": "INTEGER"})},
-    source=STATS_TOTALS_SOURCE,
-    update_when="(athlete_stats_totals.count, athlete_stats_totals.distance, athlete_stats_totals.moving_time, "
-                "athlete_stats_totals.elapsed_time, athlete_stats_totals.elevation_gain, "
-                "athlete_stats_totals.achievement_count) IS DISTINCT FROM (excluded.count, excluded.distance, "
-                "excluded.moving_time, excluded.elapsed_time, excluded.elevation_gain, excluded.achievement_count)",
-)
+TOTALS_COLUMNS = {
+    "athlete_id": "batch_athlete_id", "snapshot_date": "snapshot_date", "period": "period", "sport": "sport",
+    **columns("totals", {"count": "INTEGER", "distance": "DOUBLE", "moving_time": "INTEGER", "elapsed_time": "INTEGER",
+                         "elevation_gain": "DOUBLE", "achievement_count": "INTEGER"})}
+TOTALS_KEY = ("athlete_id", "snapshot_date", "period", "sport")
+ATHLETE_STATS_TOTALS = Mapping("athlete_stats_totals", TOTALS_KEY, TOTALS_COLUMNS, source=STATS_TOTALS_SOURCE,
+                               update_when=differs("athlete_stats_totals", TOTALS_COLUMNS, TOTALS_KEY))
 
 # Zones in one form (client/athlete_zones.py): each item has type, custom_zones, distribution_buckets and the zone
 # as received; batches landed before schema 4 hold the spec's zone objects themselves.
