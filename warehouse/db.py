@@ -18,6 +18,8 @@ from typing import Callable, Iterator
 
 import duckdb
 
+from . import documents
+
 log = logging.getLogger(__name__)
 
 MIGRATIONS_PACKAGE = "migrations"
@@ -70,6 +72,7 @@ def migrate(path: Path | str) -> int:
         if conn.execute("SELECT checksum FROM schema_views WHERE name = ?", [VIEWS_SCRIPT]).fetchall() != [(checksum,)]:
             _in_transaction(conn, sql, "INSERT OR REPLACE INTO schema_views (name, checksum) VALUES (?, ?)",
                             [VIEWS_SCRIPT, checksum])
+        documents.create_view(conn, path)
         return conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0]
 
 

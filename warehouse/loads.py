@@ -15,8 +15,8 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
+from . import documents, staging
 from . import mappings as m
-from . import staging
 from .mappings import Mapping
 
 # What each kind of fetched object fills, in order (parents before children).
@@ -100,6 +100,9 @@ def load(conn: duckdb.DuckDBPyConnection, bundle: str, batch: pl.DataFrame,
             _stage_rows(conn, mapping, plan, _stage(i))
         if bundle in PARENT_KEY:
             _stage_parents(conn, bundle, parents)
+        for i, mapping in enumerate(mappings):
+            if mapping.keeps_documents:
+                documents.write_new(conn, "batch", _stage(i))
         conn.execute("BEGIN")
         try:
             if bundle in PARENT_KEY:
@@ -194,7 +197,8 @@ def delete_activities(conn: duckdb.DuckDBPyConnection, activity_ids: Sequence[in
     try:
         conn.execute(
             """INSERT INTO deleted_activities (activity_id, athlete_id, deleted_at, reason, last_summary_raw)
-               SELECT activity_id, athlete_id, ?, ?, coalesce(summary_raw, detail_raw) FROM activities WHERE activity_id IN (SELECT unnest(?::BIGINT[]))""",
+               SELECT activity_id, athlete_id, ?, ?, coalesce(summary_raw, detail_raw, (SELECT d.raw FROM
+                 activity_documents d WHERE d.activity_id = activities.activity_id)) FROM activities WHERE activity_id IN (SELECT unnest(?::BIGINT[]))""",
             [when, reason, ids],
         )
         removed = conn.execute("SELECT count(*) FROM activities WHERE activity_id IN (SELECT unnest(?::BIGINT[]))",

@@ -22,6 +22,8 @@ class Mapping:
     keep_on_update: tuple[str, ...] = ()
     # Extra condition for updating an existing row (e.g. do not downgrade a detailed segment).
     update_when: str = ""
+    # The batch's documents are kept whole in Parquet files (documents.py), new ones found by `detail_hash`.
+    keeps_documents: bool = False
 
 
 def differs(table: str, columns: dict[str, str], key: tuple[str, ...]) -> str:
@@ -87,21 +89,23 @@ ACTIVITY_SUMMARIES = Mapping(
     update_when="activities.summary_raw IS DISTINCT FROM excluded.summary_raw",
 )
 
-# Detailed activity: everything, plus its children below. `detail_raw` keeps the document whole, as received: the
-# one place its splits and laps are kept as JSON (their rows hold the typed columns), so a member or value fitsync
-# does not map is never lost. Stored once, never reduced: reducing it (a JSON merge patch) cost more than storing it.
-# `summary_raw` stays NULL until a listing sends the summary (restoring a deleted activity falls back to detail_raw).
+# Detailed activity: everything, plus its children below. The document itself is kept whole, as received, in a
+# Parquet file beside the warehouse (documents.py; the view activity_documents): the one copy of its splits and laps
+# as JSON (their rows hold typed columns), so a member or value fitsync does not map is never lost. `detail_hash`
+# tells a changed document from the same one loaded again. `summary_raw` stays NULL until a listing sends the summary.
 ACTIVITY_DETAILS = Mapping(
     "activities", ("activity_id",),
-    {**ACTIVITY_COLUMNS, **DETAIL_ONLY, "listed_at": "fetched_at", "detail_raw": "raw",
-     "summary_raw": "NULL::JSON", "detail_fetched_at": "fetched_at", "detail_loaded": "true"},
+    {**ACTIVITY_COLUMNS, **DETAIL_ONLY, "listed_at": "fetched_at", "detail_raw": "NULL::JSON",
+     "detail_hash": "hash(raw)", "summary_raw": "NULL::JSON", "detail_fetched_at": "fetched_at",
+     "detail_loaded": "true"},
     keep_on_update=("listed_at", "summary_raw"),
-    update_when="activities.detail_raw IS DISTINCT FROM excluded.detail_raw",
+    update_when="activities.detail_hash IS DISTINCT FROM excluded.detail_hash",
+    keeps_documents=True,
 )
 
 
-# Splits and laps are typed columns only: their JSON is the parent's detail_raw (a text per element cost most of a
-# load: ≈ 50 per activity written and compared).
+# Splits and laps are typed columns only: their JSON is in the activity's document (a text per element cost most of
+# a load: ≈ 50 per activity written and compared).
 SPLIT_COLUMNS = {"activity_id": "parent_id", **columns("item", {
     "split": "INTEGER", "distance": "DOUBLE", "elapsed_time": "INTEGER", "moving_time": "INTEGER",
     "elevation_difference": "DOUBLE", "average_speed": "DOUBLE", "pace_zone": "INTEGER",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import duckdb
 
+from . import documents
+
 # Tables with the athlete's rows, children first.
 BY_ACTIVITY = ("splits_metric", "laps", "activity_zones", "activity_zone_buckets")
 BY_ATHLETE = ("segment_efforts", "activities", "starred_segments", "gear", "athlete_stats", "athlete_stats_totals",
@@ -13,7 +15,7 @@ BY_ATHLETE = ("segment_efforts", "activities", "starred_segments", "gear", "athl
 def purge_athlete(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> dict[str, int]:
     """Delete the athlete's rows in one transaction; returns rows removed per table.
 
-    Segments are shared public data, but their JSON carries the fetching athlete's own stats: segments no
+    The athlete's document files (documents.py) go after the rows. Segments are shared public data, but their JSON carries the fetching athlete's own stats: segments no
     other athlete references are removed too.
     """
     removed: dict[str, int] = {}
@@ -38,6 +40,9 @@ def purge_athlete(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> dict[str,
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    database = documents.database_path(conn)
+    if database is not None:  # after the commit: a failed purge leaves the documents with their rows
+        removed["document_files"] = documents.remove_athlete(database, athlete_id)
     return removed
 
 

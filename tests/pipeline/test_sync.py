@@ -187,8 +187,8 @@ def test_incremental_follows_adds_renames_retypes_visibility_and_late_uploads(sb
 
     assert warehouse_ids(home) == {a["id"] for a in listing(sb, grant)} == {*old, *recent, *added, late}
     rows = {r[0]: r[1:] for r in home.query(
-        "SELECT activity_id, name, sport_type, type, visibility, private, detail_raw->>'$.name', "
-        "detail_raw->>'$.sport_type' FROM activities")}
+        "SELECT activity_id, name, sport_type, type, visibility, private, d.raw->>'$.name', "
+        "d.raw->>'$.sport_type' FROM activities LEFT JOIN activity_documents d USING (activity_id)")}
     assert rows[renamed][0] == rows[renamed][5] == "Renamed after the ride"
     assert rows[retyped][1:3] == ("Run", "Run") and rows[retyped][6] == "Run"
     assert rows[hidden][3:5] == ("only_me", True)

@@ -12,7 +12,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from fitsync.warehouse import db, loads, mappings, staging
+from fitsync.warehouse import db, documents, loads, mappings, purge, staging
 from fitsync.warehouse.expressions import FIELD_READ
 
 from ..sandbox_harness import Harness
@@ -111,10 +111,14 @@ def test_loaded_rows_match_the_payloads(warehouse: Path, payloads: dict[str, Any
         assert conn.execute("SELECT athlete_id, snapshot_date = CAST(timezone('UTC', synced_at) AS DATE), ftp "
                             "FROM athlete_snapshots").fetchall() == [
             (athlete["id"], True, athlete.get("ftp"))]
-        # the raw JSON is kept, once: the whole detail (splits and laps in it, their rows typed columns only), each
-        # effort in its row (efforts also come from effort histories, without a detail)
-        raw = json.loads(conn.execute("SELECT detail_raw FROM activities WHERE activity_id = ?", [detail["id"]]).fetchone()[0])
+        # the raw JSON is kept, once: the whole detail in a Parquet file (splits and laps in it, their rows typed
+        # columns only), each effort in its row (efforts also come from effort histories, without a detail)
+        raw = json.loads(conn.execute("SELECT raw FROM activity_documents WHERE activity_id = ?",
+                                      [detail["id"]]).fetchone()[0])
         assert raw == detail
+        assert conn.execute("SELECT count(*), count(DISTINCT activity_id) FROM activity_documents").fetchone() == (
+            len(payloads["details"]), len(payloads["details"]))
+        assert conn.execute("SELECT count(detail_raw) FROM activities").fetchone()[0] == 0
         assert conn.execute("SELECT count(raw) FROM splits_metric").fetchone()[0] == 0
         assert conn.execute("SELECT count(raw) FROM laps").fetchone()[0] == 0
         kept = [json.loads(r[0]) for r in conn.execute(
@@ -173,10 +177,31 @@ def _rows(conn: duckdb.DuckDBPyConnection, columns: dict[str, str], source: str,
 def test_reloading_the_same_data_changes_nothing(warehouse: Path, payloads: dict[str, Any]) -> None:
     load_all(warehouse, payloads)
     before = dump(warehouse)
+    files = sorted(documents.folder(warehouse).rglob("*.parquet"))
     written = load_all(warehouse, payloads)
     assert dump(warehouse) == before
-    # nothing is even rewritten when its JSON is unchanged
+    # nothing is even rewritten when its JSON is unchanged, and no document file is written again
     assert all(n == 0 for tables in written.values() for n in tables.values()), written
+    assert sorted(documents.folder(warehouse).rglob("*.parquet")) == files and len(files) == 2  # schema + 1 batch
+
+
+def test_a_changed_detail_gets_its_new_document_and_a_purge_removes_the_files(warehouse: Path,
+                                                                               payloads: dict[str, Any]) -> None:
+    load_all(warehouse, payloads)
+    detail = {**payloads["details"][0], "name": "Renamed", "new_member": {"kept": True}}
+    with db.writing(warehouse) as conn:
+        loads.load(conn, "activity_details", loads.frame([detail], athlete_id=payloads["athlete_id"]))
+    with db.reading(warehouse) as conn:
+        assert json.loads(conn.execute("SELECT raw FROM activity_documents WHERE activity_id = ?",
+                                       [detail["id"]]).fetchone()[0]) == detail
+        assert conn.execute("SELECT count(*) FROM activity_documents").fetchone()[0] == len(payloads["details"])
+    folder = documents.folder(warehouse) / f"athlete={payloads['athlete_id']}"
+    assert len(list(folder.glob("*.parquet"))) == 2
+    with db.writing(warehouse) as conn:
+        removed = purge.purge_athlete(conn, payloads["athlete_id"])
+    assert removed["document_files"] == 2 and not folder.exists()
+    with db.reading(warehouse) as conn:
+        assert conn.execute("SELECT count(*) FROM activity_documents").fetchone()[0] == 0
 
 
 def test_re_pulled_children_replace_not_duplicate(warehouse: Path, payloads: dict[str, Any]) -> None:
@@ -257,6 +282,9 @@ def test_a_failed_batch_leaves_nothing_behind(warehouse: Path, payloads: dict[st
                                    athlete_id=payloads["athlete_id"]))
         assert failing.failed
     assert dump(warehouse) == before
+    with db.reading(warehouse) as conn:  # its document file was written, but no row has its hash
+        assert conn.execute("SELECT count(*) FROM activity_documents WHERE raw->>'$.name' = 'half-written'"
+                            ).fetchone()[0] == 0
 
 
 def test_readers_wait_for_a_writer_instead_of_failing(warehouse: Path, caplog: pytest.LogCaptureFixture) -> None:
