@@ -182,6 +182,13 @@ def row_by_row(source: Path, sample_ids: list[int], workdir: Path) -> tuple[floa
     return spent, sum(per_table.values()), per_table
 
 
+def documents_mib(path: Path) -> float:
+    """The detail documents' Parquet files beside the warehouse file (warehouse/documents.py)."""
+    from fitsync.warehouse import documents
+
+    return sum(f.stat().st_size for f in documents.folder(path).rglob("*.parquet")) / 2**20
+
+
 def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -222,7 +229,8 @@ def main(scales: str, template_count: int, sample: int, reload_sample: int, work
             rows = sum(stored.values())
             results.append({"activities": size, "rows": rows, "per_table": stored, "seconds": cumulative,
                             "rows_per_s": rows / cumulative, "activities_per_s": size / cumulative,
-                            "file_mib": path.stat().st_size / 2**20, "peak_rss_mib": peak_rss_mib()})
+                            "file_mib": path.stat().st_size / 2**20, "documents_mib": documents_mib(path),
+                            "peak_rss_mib": peak_rss_mib()})
             assert stored["activities"] == size, stored
             # re-load: the whole first scale, a spread-out sample of batches above it
             before = fingerprint(path)
@@ -251,15 +259,16 @@ def main(scales: str, template_count: int, sample: int, reload_sample: int, work
     rows_table = table(
         "Warehouse load: detailed activities with splits, laps, efforts and zone buckets",
         ["activities", "rows stored", "activities", "splits", "laps", "efforts", "zones", "zone buckets", "seconds",
-         "rows/s", "vs row-by-row", "file MiB", "peak RSS MiB"],
+         "rows/s", "vs row-by-row", "file MiB", "documents MiB", "peak RSS MiB"],
         [[r["activities"], r["rows"], *[r["per_table"][t] for t in TABLES], r["seconds"], r["rows_per_s"],
-          f"{r['rows_per_s'] / baseline['rows_per_s']:.0f}×" if baseline else "—", r["file_mib"], r["peak_rss_mib"]]
+          f"{r['rows_per_s'] / baseline['rows_per_s']:.0f}×" if baseline else "—", r["file_mib"], r["documents_mib"],
+          r["peak_rss_mib"]]
          for r in results]
         + ([[f"before issue 15 ({old_load['activities']:,} activities)", old_load["rows"], *["" for _ in TABLES],
              old_load["seconds"], old_load["rows_per_s"],
-             f"{old_load['rows_per_s'] / baseline['rows_per_s']:.0f}×" if baseline else "—", "—", "—"]] if old_load else [])
+             f"{old_load['rows_per_s'] / baseline['rows_per_s']:.0f}×" if baseline else "—", "—", "—", "—"]] if old_load else [])
         + ([[f"row-by-row ({baseline['activities']} activities)", baseline["rows"],
-             *[baseline["per_table"][t] for t in TABLES], baseline["seconds"], baseline["rows_per_s"], "1×", "—", "—"]]
+             *[baseline["per_table"][t] for t in TABLES], baseline["seconds"], baseline["rows_per_s"], "1×", "—", "—", "—"]]
            if baseline else []),
         caption=f"fitsync: loads.frame → loads.load in batches of {BATCH}, each its own transaction, from an empty "
                 "warehouse (seconds: time in the load path, generation excluded); row-by-row: one parameterised "
