@@ -58,7 +58,7 @@ def create_view(conn: duckdb.DuckDBPyConnection, database: Path | str) -> None:
         WHERE detail_raw IS NOT NULL AND detail_hash IS NULL""")
     conn.execute(f"COMMENT ON VIEW {VIEW} IS 'Each detailed activity as the service last sent it, whole (splits, laps "
                  "and efforts included): read from the Parquet files in <warehouse>.documents/ (details loaded before "
-                 "schema 10: activities.detail_raw)'")
+                 "schema 9 and not fetched since: activities.detail_raw, without splits, laps and efforts)'")
     for column, text in (("activity_id", "The activity"), ("athlete_id", "Its athlete"),
                          ("fetched_at", "When fitsync loaded this document (UTC)"),
                          ("raw", "The detailed activity JSON as received")):
@@ -79,7 +79,7 @@ def write_new(conn: duckdb.DuckDBPyConnection, batch: str, staged: str) -> int:
         WHERE NOT EXISTS (SELECT 1 FROM activities a WHERE a.activity_id = s.activity_id
                           AND a.detail_hash = s.detail_hash)""")
     written = 0
-    for (athlete,) in conn.execute("SELECT DISTINCT athlete_id FROM new_documents").fetchall():
+    for athlete, count in conn.execute("SELECT athlete_id, count(*) FROM new_documents GROUP BY ALL").fetchall():
         target = folder(database) / f"athlete={athlete}"
         target.mkdir(parents=True, exist_ok=True)
         name = uuid.uuid4().hex
@@ -88,7 +88,7 @@ def write_new(conn: duckdb.DuckDBPyConnection, batch: str, staged: str) -> int:
         conn.execute(f"COPY (SELECT * FROM new_documents WHERE {match}) TO '{_quoted(partial)}' "
                      "(FORMAT parquet, COMPRESSION zstd)")
         partial.rename(target / f"{name}.parquet")
-        written += conn.execute(f"SELECT count(*) FROM new_documents WHERE {match}").fetchone()[0]
+        written += count
     return written
 
 

@@ -198,7 +198,8 @@ def delete_activities(conn: duckdb.DuckDBPyConnection, activity_ids: Sequence[in
         conn.execute(
             """INSERT INTO deleted_activities (activity_id, athlete_id, deleted_at, reason, last_summary_raw)
                SELECT activity_id, athlete_id, ?, ?, coalesce(summary_raw, detail_raw, (SELECT d.raw FROM
-                 activity_documents d WHERE d.activity_id = activities.activity_id)) FROM activities WHERE activity_id IN (SELECT unnest(?::BIGINT[]))""",
+                 activity_documents d WHERE d.activity_id = activities.activity_id))
+               FROM activities WHERE activity_id IN (SELECT unnest(?::BIGINT[]))""",
             [when, reason, ids],
         )
         removed = conn.execute("SELECT count(*) FROM activities WHERE activity_id IN (SELECT unnest(?::BIGINT[]))",

@@ -15,8 +15,8 @@ BY_ATHLETE = ("segment_efforts", "activities", "starred_segments", "gear", "athl
 def purge_athlete(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> dict[str, int]:
     """Delete the athlete's rows in one transaction; returns rows removed per table.
 
-    The athlete's document files (documents.py) go after the rows. Segments are shared public data, but their JSON carries the fetching athlete's own stats: segments no
-    other athlete references are removed too.
+    The athlete's document files (documents.py) go after the rows. Segments are shared public data, but their JSON
+    carries the fetching athlete's own stats: segments no other athlete references are removed too.
     """
     removed: dict[str, int] = {}
     conn.execute("BEGIN")
