@@ -6,16 +6,22 @@ re-pulled activity (splits, laps, efforts, zone buckets) are replaced, never dup
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import functools
 import json
-from typing import Any, Iterable, Sequence
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 import duckdb
 import polars as pl
 import pyarrow as pa
 
-from . import documents, staging
+from . import db, documents, staging
 from . import mappings as m
 from .mappings import Mapping
 
@@ -44,6 +50,11 @@ REPLACE_COLUMN = {"splits_metric": "activity_id", "laps": "activity_id", "segmen
 
 # Documents per DuckDB task when a batch is parsed (see load).
 CHUNK = 64
+# How long one write connection stays open for consecutive batches (write_held). Each close is a checkpoint (≈ 50 ms
+# a batch of 500 activities); a reader (an analyst's query) waits at most this much longer.
+HOLD_SECONDS = 1.0
+
+T = TypeVar("T")
 
 BATCH_SCHEMA: dict[str, Any] = {
     "raw": pl.String,
@@ -74,39 +85,78 @@ def frame(objects: Iterable[Any], *, athlete_id: int | None = None, activity_ids
     )
 
 
+@dataclass(frozen=True)
+class Staged:
+    """A batch parsed and shaped into each mapping's rows, as Arrow tables: staged by any thread on its own in-memory
+    connection (`stage`), written by the one writer (`write`)."""
+
+    bundle: str
+    rows: tuple[pa.Table, ...]
+    # The parents whose children this batch replaces (bundles in PARENT_KEY).
+    parents: pa.Table | None = None
+
+    def tables(self) -> dict[str, pa.Table]:
+        named = {_stage(i): t for i, t in enumerate(self.rows)}
+        if self.parents is not None:
+            named["replaced_parents"] = self.parents
+        return named
+
+
 def load(conn: duckdb.DuckDBPyConnection, bundle: str, batch: pl.DataFrame,
          parents: Sequence[int] | None = None) -> dict[str, int]:
     """Upsert one batch in one transaction; returns rows written per table.
 
     `parents` names the parents whose children are replaced even when the batch has none for them
     (an athlete who unstarred every segment).
+    """
+    return write(conn, stage(bundle, batch, parents))
+
+
+def stage(bundle: str, batch: pl.DataFrame, parents: Sequence[int] | None = None) -> Staged:
+    """Parse a batch into its rows, without the warehouse: on this thread's own in-memory DuckDB connection, so the
+    next batch is staged while the writer writes the last one (loads.pipelined).
 
     Every JSON document is parsed as few times as it can be: the batch is staged with its fields and arrays read
     out in one parse (staging.py), each mapping's rows are staged once (the children's replacement and the upsert share
-    them), and rows are then written set-wise: new keys inserted, existing keys updated only where they differ.
+    them).
     """
+    conn = staging_connection()
     # In record batches of CHUNK rows: DuckDB parses one record batch per task, so a batch of 500 documents in one
     # piece would keep every core but one idle while it is staged.
     table = batch.to_arrow()
     conn.register("batch_input", pa.Table.from_batches(table.to_batches(max_chunksize=CHUNK), table.schema))
-    written: dict[str, int] = {}
     plan = plan_of(bundle)
-    # Staging writes only this connection's temp tables: outside the transaction, where DuckDB creates them 2–3×
-    # faster (inside, each is also kept for a rollback). A failure there has written nothing.
+    mappings = BUNDLES[bundle]
     try:
         conn.execute(staging.stage_sql(plan))
-        mappings = BUNDLES[bundle]
-        for i, mapping in enumerate(mappings):
-            _stage_rows(conn, mapping, plan, _stage(i))
+        rows = tuple(_rows(conn, mapping, plan) for mapping in mappings)
+        staged_parents = None
         if bundle in PARENT_KEY:
-            _stage_parents(conn, bundle, parents)
+            staged_parents = conn.sql(f"SELECT DISTINCT {PARENT_KEY[bundle]} AS id FROM batch WHERE NOT odd_arrays "
+                                      "UNION SELECT unnest($parents::BIGINT[])",
+                                      params={"parents": list(parents or [])}).to_arrow_table()
+        return Staged(bundle, rows, staged_parents)
+    finally:
+        conn.unregister("batch_input")
+        conn.execute("DROP TABLE IF EXISTS batch")
+
+
+def write(conn: duckdb.DuckDBPyConnection, staged: Staged) -> dict[str, int]:
+    """Write a staged batch in one transaction: new keys inserted, existing keys updated only where they differ,
+    children of replaced parents that the batch no longer has deleted; returns rows written per table."""
+    tables = staged.tables()
+    for name, table in tables.items():
+        conn.register(name, table)
+    written: dict[str, int] = {}
+    mappings = BUNDLES[staged.bundle]
+    try:
         for i, mapping in enumerate(mappings):
             if mapping.keeps_documents:
-                documents.write_new(conn, "batch", _stage(i))
+                documents.write_new(conn, _stage(i))
         conn.execute("BEGIN")
         try:
-            if bundle in PARENT_KEY:
-                _delete_children(conn, bundle)
+            if staged.parents is not None:
+                _delete_children(conn, staged.bundle)
             for i, mapping in enumerate(mappings):
                 written[mapping.table] = written.get(mapping.table, 0) + _merge(conn, mapping, _stage(i))
             conn.execute("COMMIT")
@@ -114,8 +164,58 @@ def load(conn: duckdb.DuckDBPyConnection, bundle: str, batch: pl.DataFrame,
             conn.execute("ROLLBACK")
             raise
     finally:
-        conn.unregister("batch_input")
+        for name in tables:
+            conn.unregister(name)
     return written
+
+
+def ahead(items: Iterable[T], depth: int = 2) -> Iterator[T]:
+    """`items`, produced up to `depth` ahead on a worker thread: the next batches are read and staged while the writer
+    writes this one (DuckDB releases the GIL while it works, so the two use both cores). More than one ahead, since a
+    large batch (details) and a small one (their zones) alternate. Order and exceptions are kept."""
+    source = iter(items)
+    end = object()
+    with ThreadPoolExecutor(1, thread_name_prefix="fitsync-staging") as pool:
+        # one worker thread: the calls of next() run one at a time, in order
+        pending = collections.deque(pool.submit(next, source, end) for _ in range(depth))
+        try:
+            while (item := pending.popleft().result()) is not end:
+                pending.append(pool.submit(next, source, end))
+                yield item
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+def write_held(database: Path | str, items: Iterable[T], write_one: Callable[[duckdb.DuckDBPyConnection, T], None],
+               notice: Callable[[str], None] | None = None, hold: float = HOLD_SECONDS) -> None:
+    """Write each item with `write_one` (its own transaction), keeping one write connection for consecutive items up
+    to `hold` seconds: fewer closes, each a checkpoint. `write_one` may act on its item's commit (a landed batch is
+    removed once its transaction commits: DuckDB's log makes it durable then, before the checkpoint)."""
+    source = iter(items)
+    end: Any = object()
+    item = next(source, end)
+    while item is not end:
+        with db.writing(database, notice=notice, threads=1) as conn:
+            opened = time.monotonic()
+            while item is not end:
+                write_one(conn, item)
+                item = next(source, end)
+                if time.monotonic() - opened >= hold:
+                    break
+
+
+_local = threading.local()
+
+
+def staging_connection() -> duckdb.DuckDBPyConnection:
+    """This thread's in-memory DuckDB connection for staging (it never touches the warehouse file)."""
+    conn = getattr(_local, "conn", None)
+    if conn is None:
+        conn = _local.conn = duckdb.connect(":memory:", config={"threads": 1})
+        for statement in db.WORKAROUNDS:
+            conn.execute(statement)
+    return conn
 
 
 def _stage(index: int) -> str:
@@ -126,14 +226,6 @@ def _stage(index: int) -> str:
 def plan_of(bundle: str) -> staging.Plan:
     """How this bundle's documents are parsed (built once per process)."""
     return staging.plan(BUNDLES[bundle])
-
-
-def _stage_parents(conn: duckdb.DuckDBPyConnection, bundle: str, parents: Sequence[int] | None) -> None:
-    """`replaced_parents`: the parents whose children this batch replaces."""
-    conn.execute("CREATE OR REPLACE TEMP TABLE replaced_parents AS "
-                 f"SELECT DISTINCT {PARENT_KEY[bundle]} AS id FROM batch WHERE NOT odd_arrays")
-    if parents:
-        conn.execute("INSERT INTO replaced_parents SELECT unnest(?::BIGINT[])", [list(parents)])
 
 
 def _delete_children(conn: duckdb.DuckDBPyConnection, bundle: str) -> None:
@@ -148,13 +240,17 @@ def _delete_children(conn: duckdb.DuckDBPyConnection, bundle: str) -> None:
                      f"AND NOT EXISTS (SELECT 1 FROM {_stage(i)} AS kept WHERE {match})")
 
 
-def _stage_rows(conn: duckdb.DuckDBPyConnection, mapping: Mapping, plan: staging.Plan, staged: str) -> None:
+def _rows(conn: duckdb.DuckDBPyConnection, mapping: Mapping, plan: staging.Plan) -> pa.Table:
     """The mapping's rows, one per key. A key twice in one batch (the same object landed twice) is rare, and
     DISTINCT ON over wide rows doubles the staging time: it runs only when a key repeats."""
-    conn.execute(f"CREATE OR REPLACE TEMP TABLE {staged} AS {staging.select_sql(mapping, plan)}")
-    keys = ", ".join(mapping.key)
-    if conn.execute(f"SELECT count(*) > count(DISTINCT ({keys})) FROM {staged}").fetchone()[0]:
-        conn.execute(f"CREATE OR REPLACE TEMP TABLE {staged} AS SELECT DISTINCT ON ({keys}) * FROM {staged}")
+    rows = conn.sql(staging.select_sql(mapping, plan)).to_arrow_table()
+    if not pl.from_arrow(rows.select(list(mapping.key))).is_duplicated().any():
+        return rows
+    conn.register("mapping_rows", rows)
+    try:
+        return conn.sql(f"SELECT DISTINCT ON ({', '.join(mapping.key)}) * FROM mapping_rows").to_arrow_table()
+    finally:
+        conn.unregister("mapping_rows")
 
 
 def merge_sql(mapping: Mapping, staged: str) -> tuple[str, str]:
