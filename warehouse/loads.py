@@ -155,10 +155,11 @@ def write(conn: duckdb.DuckDBPyConnection, staged: Staged) -> dict[str, int]:
                 documents.write_new(conn, _stage(i))
         conn.execute("BEGIN")
         try:
+            new = {i for i, mapping in enumerate(mappings) if _none_stored(conn, mapping, _stage(i), staged.parents)}
             if staged.parents is not None:
-                _delete_children(conn, staged.bundle)
+                _delete_children(conn, staged.bundle, skip=new)
             for i, mapping in enumerate(mappings):
-                written[mapping.table] = written.get(mapping.table, 0) + _merge(conn, mapping, _stage(i))
+                written[mapping.table] = written.get(mapping.table, 0) + _merge(conn, mapping, _stage(i), i in new)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -228,10 +229,21 @@ def plan_of(bundle: str) -> staging.Plan:
     return staging.plan(BUNDLES[bundle])
 
 
-def _delete_children(conn: duckdb.DuckDBPyConnection, bundle: str) -> None:
+def _none_stored(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str, parents: pa.Table | None) -> bool:
+    """Whether a child table keyed by its parent holds no row of the batch's parents (a backfill's new activities):
+    then nothing is to be deleted or updated, and no staged key can be stored already."""
+    column = REPLACE_COLUMN.get(mapping.table)
+    if column not in mapping.key:
+        return False
+    replaced = " UNION ALL SELECT id FROM replaced_parents" if parents is not None else ""
+    return bool(conn.execute(f"SELECT NOT EXISTS (SELECT 1 FROM {mapping.table} WHERE {column} IN "
+                             f"(SELECT {column} FROM {staged}{replaced}))").fetchall()[0][0])
+
+
+def _delete_children(conn: duckdb.DuckDBPyConnection, bundle: str, skip: set[int]) -> None:
     for i, mapping in enumerate(BUNDLES[bundle]):
         column = REPLACE_COLUMN.get(mapping.table)
-        if not column:
+        if not column or i in skip:
             continue
         # Rows of these parents that the new batch no longer has go; the rest are upserted in place, so
         # re-loading identical data writes nothing.
@@ -268,7 +280,10 @@ def merge_sql(mapping: Mapping, staged: str) -> tuple[str, str]:
     return update, insert
 
 
-def _merge(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str) -> int:
+def _merge(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str, none_stored: bool = False) -> int:
+    if none_stored:
+        columns = ", ".join(mapping.columns)
+        return int(conn.execute(f"INSERT INTO {mapping.table} ({columns}) SELECT {columns} FROM {staged}").fetchall()[0][0])
     total = 0
     for sql in merge_sql(mapping, staged):
         row = conn.execute(sql).fetchone()

@@ -15,9 +15,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
-from .expressions import FIELD_READ, graft, parse_once
+from .expressions import FIELD_READ, graft, leaf_types, parse_once
 from .mappings import ARRAY_PATHS, Mapping, array_column, unnest_source
 
 ITEM = "item"
@@ -61,7 +60,8 @@ def plan(mappings: tuple[Mapping, ...]) -> Plan:
     element a struct of the fields read. One whose elements a mapping keeps whole or reads another way is a list of
     JSON texts in that same transform (each element then parsed on its own: a few per document)."""
     structure: dict[str, object] = {}
-    graft(structure, "$.id")
+    raw_leaves = leaf_types((e for m in mappings for e in m.columns.values()), "raw")
+    graft(structure, "$.id", leaf=raw_leaves.get("$.id", "VARCHAR"))
     arrays = tuple(p for p in ARRAY_PATHS if any(array_column(p) in m.source for m in mappings))
     typed, texts = [], []
     for path in arrays:
@@ -73,23 +73,14 @@ def plan(mappings: tuple[Mapping, ...]) -> Plan:
             texts.append(path)
             continue
         element: dict[str, object] = {}
-        for read in _reads(plain, ITEM):
-            graft(element, read)
+        for read, leaf in leaf_types((e for m in plain for e in m.columns.values()), ITEM).items():
+            graft(element, read, leaf=leaf)
         if element:
             structure[path] = [element]
             typed.append(path)
-    for read in _reads(mappings, "raw"):
-        graft(structure, read)
+    for read, leaf in raw_leaves.items():
+        graft(structure, read, leaf=leaf)
     return Plan(structure, arrays, frozenset(typed), tuple(texts))
-
-
-def _reads(mappings: Iterable[Mapping], source: str) -> Iterator[str]:
-    """The paths the mappings' columns read from `source` with `->>`, in order."""
-    for m in mappings:
-        for expr in m.columns.values():
-            for src, read in FIELD_READ.findall(expr):
-                if src == source:
-                    yield read
 
 
 def stage_sql(p: Plan) -> str:
