@@ -12,7 +12,7 @@ from dagster_duckdb import DuckDBResource
 from fitsync.client.records import record
 from fitsync.client.state_store import StateStore
 from fitsync.pipelines.resources import FitsyncApi
-from fitsync.warehouse import db, loads
+from fitsync.warehouse import db, load_pipeline, loads
 
 from . import landing
 from .common import DUCKDB_POOL, FIRST, athlete_id, athletes_partitions
@@ -53,8 +53,8 @@ def apply_batch(conn: duckdb.DuckDBPyConnection, athlete: int, batch: landing.La
 def load_landed(context: AssetExecutionContext, store: StateStore, aid: int, database: str) -> tuple[int, dict[str, int]]:
     """Apply every batch landed for the athlete, in order: (batches applied, rows written per table).
 
-    The next batch is read and parsed on a worker thread while this one is written (loads.ahead), and one write
-    connection serves consecutive batches for up to a second (loads.write_held); each batch is removed from the
+    The next batch is read and parsed on a worker thread while this one is written (load_pipeline.ahead), and one write
+    connection serves consecutive batches for up to a second (load_pipeline.write_held); each batch is removed from the
     landing area once its transaction has committed.
     """
     if not landing.count(store, aid):
@@ -71,9 +71,9 @@ def load_landed(context: AssetExecutionContext, store: StateStore, aid: int, dat
         landing.remove(store, batch.ids)
         batches += 1
 
-    staged = loads.ahead((batch, stage_batch(aid, batch)) for batch in landing.pending(store, aid))
+    staged = load_pipeline.ahead((batch, stage_batch(aid, batch)) for batch in landing.pending(store, aid))
     # waits out readers (an analyst's session), saying so in the run's log
-    loads.write_held(database, staged, write_one, notice=lambda m: (context.log.warning(m), db.log.warning(m)))
+    load_pipeline.write_held(database, staged, write_one, notice=lambda m: (context.log.warning(m), db.log.warning(m)))
     return batches, written
 
 

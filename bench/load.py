@@ -3,16 +3,20 @@ buckets, at 10k and 100k activities, against row-by-row inserts of the same rows
 
 Payloads are synthetic in the exact shape of the sandbox's detailed activities: a few dozen real detailed
 activities and their zones are fetched from a sandbox, then copied with new activity, lap and effort ids
-(the JSON text is templated, so generating costs almost nothing). fitsync's path is the one the pipeline
-takes: `loads.frame` (Polars) → `loads.load` (Arrow → DuckDB upserts by key, one transaction per batch), in
-batches of 500 objects (what the warehouse asset merges landed batches into), details then zones per batch.
+(the JSON text is templated, so generating costs almost nothing). fitsync's path is the one the warehouse asset
+takes: `loads.frame` (Polars) → `loads.stage` (rows as Arrow, on a worker thread, up to two batches ahead) →
+`loads.write` (DuckDB upserts by key, one transaction per batch, on one writer held up to a second:
+warehouse/load_pipeline.py), in batches of 500 objects (what the warehouse asset merges landed batches into),
+details then zones per batch. Timed: the whole load, the writer's closes (checkpoints) included.
 
 Row-by-row baseline: the same rows fitsync stored for a sample of activities, inserted into an empty warehouse
 with one parameterised upsert per row (DuckDB `executemany`), table by table. It gets the rows already parsed,
 so the baseline is spared the JSON work fitsync's figure includes: the ratio is conservative.
 
 Before issue 15: the loader of that time (from the git history, bench/load_before.py) loads the first scale in the
-same run; the speed-up target is today's rows/s at the largest scale over its rows/s.
+same run, a writer per batch; the speed-up target is today's rows/s at the largest scale over its rows/s, both with
+the writer's closes (until 2026-11-26 this benchmark timed loads without them; the old loader's figure without its
+closes is shown too).
 
 Re-load: loading the same data again must change nothing — every upsert writes 0 rows and each table's
 content hash is unchanged (all of the smaller scale; a spread-out sample of batches at the larger one).
@@ -121,12 +125,16 @@ def load_range(path: Path, templates: Templates, athlete_id: int, start: int, st
     does: (seconds the load took, writer's closes included; seconds with the closes left out where the loader has
     them apart, else None; rows written per table).
 
-    Today's loader stages the next batch on a worker thread while one held writer writes (loads.ahead,
-    loads.write_held): its closes overlap the staging, so only its whole time is a fair figure. The loader of before
-    issue 15 (bench/load_before.py) opened a writer per batch; its time without the closes is what this benchmark
-    reported until 2026-11-26."""
+    Today's loader stages the next batches on a worker thread while one held writer writes
+    (load_pipeline.ahead, load_pipeline.write_held): its closes overlap the staging, so only its whole time is a fair
+    figure. The loader of before issue 15 (bench/load_before.py) opened a writer per batch; its time without the
+    closes is what this benchmark reported until 2026-11-26."""
     from fitsync.warehouse import db, loads
 
+    try:
+        from fitsync.warehouse import load_pipeline as pipeline
+    except ImportError:  # the loader of before issue 15
+        pipeline = None
     written: dict[str, int] = {}
     ranges = [(s, min(s + BATCH, stop)) for s in (batch_starts if batch_starts is not None else range(start, stop, BATCH))]
 
@@ -139,10 +147,10 @@ def load_range(path: Path, templates: Templates, athlete_id: int, start: int, st
             written[name] = written.get(name, 0) + n
 
     started = time.perf_counter()
-    if hasattr(loads, "write_held"):
-        staged = loads.ahead(loads.stage(bundle, frame) for lo, hi in ranges for batch in batches(templates, lo, hi)
-                             for bundle, frame in frames(*batch))
-        loads.write_held(path, staged, lambda conn, batch: add(loads.write(conn, batch)))
+    if pipeline is not None:
+        staged = pipeline.ahead(loads.stage(bundle, frame) for lo, hi in ranges
+                                for batch in batches(templates, lo, hi) for bundle, frame in frames(*batch))
+        pipeline.write_held(path, staged, lambda conn, batch: add(loads.write(conn, batch)))
         return time.perf_counter() - started, None, written
     spent = 0.0
     for lo, hi in ranges:
@@ -292,8 +300,8 @@ def main(scales: str, template_count: int, sample: int, reload_sample: int, work
         + ([[f"row-by-row ({baseline['activities']} activities)", baseline["rows"],
              *[baseline["per_table"][t] for t in TABLES], baseline["seconds"], baseline["rows_per_s"], "1×", "—", "—", "—"]]
            if baseline else []),
-        caption=f"fitsync: batches of {BATCH} staged one ahead on a worker thread (loads.ahead → loads.stage) and "
-                "written by one writer held up to a second (loads.write_held → loads.write), each batch its own "
+        caption=f"fitsync: batches of {BATCH} staged up to two ahead on a worker thread (load_pipeline.ahead → loads.stage) and "
+                "written by one writer held up to a second (load_pipeline.write_held → loads.write), each batch its own "
                 "transaction, from an empty warehouse, as the warehouse asset loads; seconds: the whole load, the "
                 "writer's closes (checkpoints) included. Row-by-row: one parameterised upsert per row (executemany) "
                 "of the same rows, already parsed, closes not timed. Before issue 15: the loader of that time (git "

@@ -100,16 +100,13 @@ def _in_transaction(conn: duckdb.DuckDBPyConnection, script: str, record: str, v
 
 
 @contextlib.contextmanager
-def writing(path: Path | str, timeout: float = WRITE_WAIT, notice: Callable[[str], None] | None = None,
-            threads: int | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+def writing(path: Path | str, timeout: float = WRITE_WAIT,
+            notice: Callable[[str], None] | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """A write connection for one unit of work; waits while another process holds the file, telling `notice`
-    (default: the log) why and for how long. `threads` caps DuckDB's threads for work of many small statements
-    (loads), where a second thread only costs."""
+    (default: the log) why and for how long."""
     with _turns(path).write(timeout):
         conn = _open(path, read_only=False, timeout=timeout, notice=notice)
         try:
-            if threads:
-                conn.execute(f"SET threads = {int(threads)}")
             yield conn
         finally:
             conn.close()

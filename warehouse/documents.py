@@ -66,10 +66,10 @@ def create_view(conn: duckdb.DuckDBPyConnection, database: Path | str) -> None:
 
 
 def write_new(conn: duckdb.DuckDBPyConnection, staged: str) -> int:
-    """Write the documents of a batch's staged activity rows (their `document` column) that are new or changed (their hash differs from the stored
-    detail_hash) to one Parquet file per athlete; returns how many. The file appears whole (written under a temporary
-    name) before the batch's transaction commits: a load that then fails leaves a document no row has the hash of
-    (the view leaves it out), never a row without its document."""
+    """Write the documents of a batch's staged activity rows (their `document` column) that are new or changed (their
+    hash differs from the stored detail_hash) to one Parquet file per athlete; returns how many. The file appears whole
+    (written under a temporary name) before the batch's transaction commits: a load that then fails leaves a document
+    no row has the hash of (the view leaves it out), never a row without its document."""
     database = database_path(conn)
     if database is None:
         return 0

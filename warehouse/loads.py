@@ -1,21 +1,20 @@
 """Idempotent batch loads: Polars frames of fetched JSON → DuckDB upserts, one transaction per batch.
 
-Re-loading the same data changes nothing (rows are only updated when their JSON differs); children of a
-re-pulled activity (splits, laps, efforts, zone buckets) are replaced, never duplicated.
+A batch is first staged (`stage`: parsed into each table's rows, as Arrow tables, on the calling thread's own
+in-memory DuckDB, without the warehouse), then written (`write`: one transaction on the warehouse);
+load_pipeline.py overlaps the two. Re-loading the same data changes nothing (rows are only updated when they
+differ); children of a re-pulled activity (splits, laps, efforts, zone buckets) are replaced, never duplicated; a
+child table with no row of the batch's parents (a backfill's new activities) gets plain inserts.
 """
 
 from __future__ import annotations
 
-import collections
 import datetime as dt
 import functools
 import json
 import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, Iterable, Sequence
 
 import duckdb
 import polars as pl
@@ -50,11 +49,6 @@ REPLACE_COLUMN = {"splits_metric": "activity_id", "laps": "activity_id", "segmen
 
 # Documents per DuckDB task when a batch is parsed (see load).
 CHUNK = 64
-# How long one write connection stays open for consecutive batches (write_held). Each close is a checkpoint (≈ 50 ms
-# a batch of 500 activities); a reader (an analyst's query) waits at most this much longer.
-HOLD_SECONDS = 1.0
-
-T = TypeVar("T")
 
 BATCH_SCHEMA: dict[str, Any] = {
     "raw": pl.String,
@@ -114,7 +108,7 @@ def load(conn: duckdb.DuckDBPyConnection, bundle: str, batch: pl.DataFrame,
 
 def stage(bundle: str, batch: pl.DataFrame, parents: Sequence[int] | None = None) -> Staged:
     """Parse a batch into its rows, without the warehouse: on this thread's own in-memory DuckDB connection, so the
-    next batch is staged while the writer writes the last one (loads.pipelined).
+    next batches are staged while the writer writes this one (load_pipeline.py).
 
     Every JSON document is parsed as few times as it can be: the batch is staged with its fields and arrays read
     out in one parse (staging.py), each mapping's rows are staged once (the children's replacement and the upsert share
@@ -168,42 +162,6 @@ def write(conn: duckdb.DuckDBPyConnection, staged: Staged) -> dict[str, int]:
         for name in tables:
             conn.unregister(name)
     return written
-
-
-def ahead(items: Iterable[T], depth: int = 2) -> Iterator[T]:
-    """`items`, produced up to `depth` ahead on a worker thread: the next batches are read and staged while the writer
-    writes this one (DuckDB releases the GIL while it works, so the two use both cores). More than one ahead, since a
-    large batch (details) and a small one (their zones) alternate. Order and exceptions are kept."""
-    source = iter(items)
-    end = object()
-    with ThreadPoolExecutor(1, thread_name_prefix="fitsync-staging") as pool:
-        # one worker thread: the calls of next() run one at a time, in order
-        pending = collections.deque(pool.submit(next, source, end) for _ in range(depth))
-        try:
-            while (item := pending.popleft().result()) is not end:
-                pending.append(pool.submit(next, source, end))
-                yield item
-        finally:
-            for future in pending:
-                future.cancel()
-
-
-def write_held(database: Path | str, items: Iterable[T], write_one: Callable[[duckdb.DuckDBPyConnection, T], None],
-               notice: Callable[[str], None] | None = None, hold: float = HOLD_SECONDS) -> None:
-    """Write each item with `write_one` (its own transaction), keeping one write connection for consecutive items up
-    to `hold` seconds: fewer closes, each a checkpoint. `write_one` may act on its item's commit (a landed batch is
-    removed once its transaction commits: DuckDB's log makes it durable then, before the checkpoint)."""
-    source = iter(items)
-    end: Any = object()
-    item = next(source, end)
-    while item is not end:
-        with db.writing(database, notice=notice, threads=1) as conn:
-            opened = time.monotonic()
-            while item is not end:
-                write_one(conn, item)
-                item = next(source, end)
-                if time.monotonic() - opened >= hold:
-                    break
 
 
 _local = threading.local()
@@ -283,7 +241,8 @@ def merge_sql(mapping: Mapping, staged: str) -> tuple[str, str]:
 def _merge(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str, none_stored: bool = False) -> int:
     if none_stored:
         columns = ", ".join(mapping.columns)
-        return int(conn.execute(f"INSERT INTO {mapping.table} ({columns}) SELECT {columns} FROM {staged}").fetchall()[0][0])
+        sql = f"INSERT INTO {mapping.table} ({columns}) SELECT {columns} FROM {staged}"
+        return int(conn.execute(sql).fetchall()[0][0])
     total = 0
     for sql in merge_sql(mapping, staged):
         row = conn.execute(sql).fetchone()

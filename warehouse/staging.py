@@ -1,13 +1,13 @@
 """How a batch's documents are read: each parsed once, into one struct holding every field and array its bundle uses.
 
-A load stages the batch as `batch`: the frame's columns, `doc = json_transform(raw, structure)` (a VARCHAR leaf for
-every field the bundle's mappings read from the document, a list for every array they unnest), the document's
-`parent_id` and one column `arr__<path>` per array. An array whose elements are only read field by field (splits,
-laps) is transformed into a list of structs in that same parse; one whose elements are also kept whole (efforts,
-zones) into a list of JSON texts in that same parse, each read again by its own mapping. The mappings'
-`src->>'$.path'` reads are then rewritten into members of these structs (expressions.parse_once): same values
-(json_transform gives a VARCHAR the text `->>` gives, NULL where the document has another shape), one parse per
-document.
+A load stages the batch as `batch`: the frame's columns, `doc = json_transform(raw, structure)` (a leaf for every
+field the bundle's mappings read from the document, typed where every read casts it to one type, else VARCHAR; a
+list for every array they unnest), the document's `parent_id` and one column `arr__<path>` per array. An array whose
+elements are only read field by field (splits, laps) is transformed into a list of structs in that same parse; one
+whose elements are also kept whole (efforts, zones) into a list of JSON texts in that same parse, each read again by
+its own mapping. The mappings' `src->>'$.path'` reads are then rewritten into members of these structs
+(expressions.parse_once): the values the reads give (expressions.LEAVES says where odd input differs), one parse
+per document.
 """
 
 from __future__ import annotations

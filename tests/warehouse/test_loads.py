@@ -13,7 +13,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from fitsync.warehouse import db, documents, loads, mappings, purge, staging
+from fitsync.warehouse import db, documents, load_pipeline, loads, mappings, purge, staging
 from fitsync.warehouse.expressions import FIELD_READ
 
 from ..sandbox_harness import Harness
@@ -215,7 +215,7 @@ def test_batches_staged_ahead_and_written_on_a_held_connection_give_the_same_war
         connections.append(conn)
         written.append(loads.write(conn, staged))
 
-    loads.write_held(pipelined, loads.ahead(_staged_batches(payloads, threads)), write_one, hold=hold)
+    load_pipeline.write_held(pipelined, load_pipeline.ahead(_staged_batches(payloads, threads)), write_one, hold=hold)
     assert dump(pipelined) == dump(one_by_one)
     with db.reading(pipelined) as conn:
         assert conn.execute("SELECT count(*) FROM activity_documents").fetchone()[0] == len(payloads["details"])
@@ -234,7 +234,7 @@ def test_staging_ahead_keeps_the_order_and_raises_where_the_source_failed() -> N
 
     got: list[int] = []
     with pytest.raises(ValueError, match="batch 3"):
-        for item in loads.ahead(source()):
+        for item in load_pipeline.ahead(source()):
             got.append(item)
     assert got == [1, 2]
 
