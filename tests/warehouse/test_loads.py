@@ -13,6 +13,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from fitsync.client.records import record
 from fitsync.warehouse import db, documents, load_pipeline, loads, mappings, purge, staging
 from fitsync.warehouse.expressions import FIELD_READ
 
@@ -256,6 +257,26 @@ def test_a_changed_detail_gets_its_new_document_and_a_purge_removes_the_files(wa
     assert removed["document_files"] == 2 and not folder.exists()
     with db.reading(warehouse) as conn:
         assert conn.execute("SELECT count(*) FROM activity_documents").fetchone()[0] == 0
+
+
+def test_odd_values_load_as_documented_and_the_document_keeps_them(warehouse: Path, payloads: dict[str, Any]) -> None:
+    """expressions.LEAVES: a field is read with the type its column casts it to in the one parse of the document."""
+    detail = {**payloads["details"][0], "moving_time": 12.5, "trainer": 1, "average_watts": "high"}
+    issues = record("activity", detail).issues
+    with db.writing(warehouse) as conn:
+        loads.load(conn, "activity_details", loads.frame([detail], athlete_id=payloads["athlete_id"],
+                                                         issues=[list(issues)]))
+    with db.reading(warehouse) as conn:
+        moving, trainer, watts, flagged = conn.execute(
+            "SELECT moving_time, trainer, average_watts, issues FROM activities WHERE activity_id = ?",
+            [detail["id"]]).fetchone()
+        document = json.loads(conn.execute("SELECT raw FROM activity_documents WHERE activity_id = ?",
+                                           [detail["id"]]).fetchone()[0])
+    assert moving == 13  # rounded, as a cast of the text rounds
+    assert trainer is True  # a number where a boolean belongs (a cast of the text: NULL)
+    assert watts is None  # text where a number belongs
+    assert any("moving_time" in issue for issue in flagged)
+    assert (document["moving_time"], document["trainer"], document["average_watts"]) == (12.5, 1, "high")
 
 
 def test_re_pulled_children_replace_not_duplicate(warehouse: Path, payloads: dict[str, Any]) -> None:
