@@ -131,10 +131,6 @@ def load_range(path: Path, templates: Templates, athlete_id: int, start: int, st
     closes is what this benchmark reported until 2026-11-26."""
     from fitsync.warehouse import db, loads
 
-    try:
-        from fitsync.warehouse import load_pipeline as pipeline
-    except ImportError:  # the loader of before issue 15
-        pipeline = None
     written: dict[str, int] = {}
     ranges = [(s, min(s + BATCH, stop)) for s in (batch_starts if batch_starts is not None else range(start, stop, BATCH))]
 
@@ -147,7 +143,9 @@ def load_range(path: Path, templates: Templates, athlete_id: int, start: int, st
             written[name] = written.get(name, 0) + n
 
     started = time.perf_counter()
-    if pipeline is not None:
+    if hasattr(loads, "stage"):  # not the loader of before issue 15
+        from fitsync.warehouse import load_pipeline as pipeline
+
         staged = pipeline.ahead(loads.stage(bundle, frame) for lo, hi in ranges
                                 for batch in batches(templates, lo, hi) for bundle, frame in frames(*batch))
         pipeline.write_held(path, staged, lambda conn, batch: add(loads.write(conn, batch)))
