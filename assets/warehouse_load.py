@@ -12,7 +12,7 @@ from dagster_duckdb import DuckDBResource
 from fitsync.client.records import record
 from fitsync.client.state_store import StateStore
 from fitsync.pipelines.resources import FitsyncApi
-from fitsync.warehouse import db, loads
+from fitsync.warehouse import db, load_pipeline, loads
 
 from . import landing
 from .common import DUCKDB_POOL, FIRST, athlete_id, athletes_partitions
@@ -21,35 +21,59 @@ FETCH_ASSETS = ["athlete", "athlete_stats", "athlete_zones", "activities", "acti
                 "starred_segments", "segments", "segment_effort_history"]
 
 
-def apply_batch(conn: duckdb.DuckDBPyConnection, athlete: int, batch: landing.Landed) -> dict[str, int]:
-    """Turn one landed batch into warehouse rows."""
+def stage_batch(athlete: int, batch: landing.Landed) -> loads.Staged | None:
+    """One landed batch parsed into warehouse rows (None for a deletion, which needs the warehouse itself)."""
     if batch.bundle == "delete_activities":
-        removed = 0
-        for item in batch.payloads:
-            removed += loads.delete_activities(conn, item["ids"], item["reason"], athlete_id=athlete)
-        return {"deleted_activities": removed}
+        return None
     extra: dict[str, Any] = {}
     if batch.bundle == "activity_zones":
         extra["activity_ids"] = [p["activity_id"] for p in batch.payloads]
     if batch.bundle in ("activity_summaries", "activity_details"):  # a detail is checked as its summary was
         extra["issues"] = [list(record("activity", p).issues) for p in batch.payloads]
     frame = loads.frame(batch.payloads, athlete_id=athlete, **extra)
-    return loads.load(conn, batch.bundle, frame, parents=batch.context.get("replace_parents"))
+    return loads.stage(batch.bundle, frame, parents=batch.context.get("replace_parents"))
+
+
+def write_batch(conn: duckdb.DuckDBPyConnection, athlete: int, batch: landing.Landed,
+                staged: loads.Staged | None) -> dict[str, int]:
+    """Write one staged batch (or apply a landed deletion) in its own transaction."""
+    if staged is not None:
+        return loads.write(conn, staged)
+    removed = 0
+    for item in batch.payloads:
+        removed += loads.delete_activities(conn, item["ids"], item["reason"], athlete_id=athlete)
+    return {"deleted_activities": removed}
+
+
+def apply_batch(conn: duckdb.DuckDBPyConnection, athlete: int, batch: landing.Landed) -> dict[str, int]:
+    """Turn one landed batch into warehouse rows."""
+    return write_batch(conn, athlete, batch, stage_batch(athlete, batch))
 
 
 def load_landed(context: AssetExecutionContext, store: StateStore, aid: int, database: str) -> tuple[int, dict[str, int]]:
-    """Apply every batch landed for the athlete, in order: (batches applied, rows written per table)."""
+    """Apply every batch landed for the athlete, in order: (batches applied, rows written per table).
+
+    The next batch is read and parsed on a worker thread while this one is written (load_pipeline.ahead), and one write
+    connection serves consecutive batches for up to a second (load_pipeline.write_held); each batch is removed from the
+    landing area once its transaction has committed.
+    """
+    if not landing.count(store, aid):
+        return 0, {}
+    db.migrate(database)
     written: dict[str, int] = {}
     batches = 0
-    for batch in landing.pending(store, aid):
-        if not batches:
-            db.migrate(database)
-        # short: one batch per connection; waits out readers (an analyst's session), saying so in the run's log
-        with db.writing(database, notice=lambda m: (context.log.warning(m), db.log.warning(m))) as conn:
-            for table, rows in apply_batch(conn, aid, batch).items():
-                written[table] = written.get(table, 0) + rows
+
+    def write_one(conn: duckdb.DuckDBPyConnection, item: tuple[landing.Landed, loads.Staged | None]) -> None:
+        nonlocal batches
+        batch, staged = item
+        for table, rows in write_batch(conn, aid, batch, staged).items():
+            written[table] = written.get(table, 0) + rows
         landing.remove(store, batch.ids)
         batches += 1
+
+    staged = load_pipeline.ahead((batch, stage_batch(aid, batch)) for batch in landing.pending(store, aid))
+    # waits out readers (an analyst's session), saying so in the run's log
+    load_pipeline.write_held(database, staged, write_one, notice=lambda m: (context.log.warning(m), db.log.warning(m)))
     return batches, written
 
 

@@ -2,7 +2,8 @@
 short write connections, readers that wait out writers.
 
 DuckDB allows one writing process, and while it writes, other processes cannot even open the file
-read-only. So writers keep their connection for one batch only, and readers retry briefly on the lock.
+read-only. So writers keep their connection short (a load holds one for at most a second of batches:
+load_pipeline.py), and readers retry briefly on the lock.
 """
 
 from __future__ import annotations

@@ -65,17 +65,16 @@ def create_view(conn: duckdb.DuckDBPyConnection, database: Path | str) -> None:
         conn.execute(f"COMMENT ON COLUMN {VIEW}.{column} IS '{text}'")
 
 
-def write_new(conn: duckdb.DuckDBPyConnection, batch: str, staged: str) -> int:
-    """Write the batch's documents that are new or changed (their hash differs from the stored detail_hash) to one
-    Parquet file per athlete; returns how many. The file appears whole (written under a temporary name) before the
-    batch's transaction commits: a load that then fails leaves a document no row has the hash of (the view leaves
-    it out), never a row without its document."""
+def write_new(conn: duckdb.DuckDBPyConnection, staged: str) -> int:
+    """Write the documents of a batch's staged activity rows (their `document` column) that are new or changed (their
+    hash differs from the stored detail_hash) to one Parquet file per athlete; returns how many. The file appears whole
+    (written under a temporary name) before the batch's transaction commits: a load that then fails leaves a document
+    no row has the hash of (the view leaves it out), never a row without its document."""
     database = database_path(conn)
     if database is None:
         return 0
     conn.execute(f"""CREATE OR REPLACE TEMP TABLE new_documents AS
-        SELECT s.activity_id, s.athlete_id, s.detail_fetched_at AS fetched_at, s.detail_hash, b.raw
-        FROM {staged} s JOIN {batch} b ON b.parent_id = s.activity_id AND hash(b.raw) = s.detail_hash
+        SELECT activity_id, detail_hash, athlete_id FROM {staged} s
         WHERE NOT EXISTS (SELECT 1 FROM activities a WHERE a.activity_id = s.activity_id
                           AND a.detail_hash = s.detail_hash)""")
     written = 0
@@ -85,8 +84,9 @@ def write_new(conn: duckdb.DuckDBPyConnection, batch: str, staged: str) -> int:
         name = uuid.uuid4().hex
         partial = target / f".{name}.partial"
         match = f"athlete_id IS NOT DISTINCT FROM {'NULL' if athlete is None else int(athlete)}"
-        conn.execute(f"COPY (SELECT * FROM new_documents WHERE {match}) TO '{_quoted(partial)}' "
-                     "(FORMAT parquet, COMPRESSION zstd)")
+        conn.execute(f"COPY (SELECT s.activity_id, s.athlete_id, s.detail_fetched_at AS fetched_at, s.detail_hash, "
+                     f"s.document AS raw FROM {staged} s SEMI JOIN new_documents n USING (activity_id, detail_hash) "
+                     f"WHERE s.{match}) TO '{_quoted(partial)}' (FORMAT parquet, COMPRESSION zstd)")
         partial.rename(target / f"{name}.parquet")
         written += count
     return written

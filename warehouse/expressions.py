@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Iterable
 
 # A field read by the helpers below: `src->>'$.path'` (json_extract_string of one path).
 FIELD_READ = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)->>'(\$[^']*)'")
@@ -44,31 +45,72 @@ def columns(src: str, spec: dict[str, str]) -> dict[str, str]:
     return {name: val(name, sql_type, src) for name, sql_type in spec.items()}
 
 
+# A read cast to a type json_transform can give directly: `TRY_CAST(src->>'$.path' AS TYPE)`.
+TYPED_READ = re.compile(r"TRY_CAST\(([A-Za-z_][A-Za-z0-9_]*)->>'(\$[^']*)' AS (DOUBLE|BIGINT|INTEGER|BOOLEAN)\)")
+# Cast target → (json_transform leaf, the expression of the leaf that gives the cast's value). A typed leaf skips the
+# text and the cast (a third of a load's parse). Same values as TRY_CAST of the text, but for odd input: a boolean
+# read as a number gives 1 or 0 (the cast: NULL), a number read as a boolean gives true or false (the cast: NULL), a
+# fractional id is truncated (the cast rounds). INTEGER goes through DOUBLE and round() to round as the cast does.
+# The document is kept whole (documents.py) and record() lists such a field among the activity's `issues`.
+LEAVES = {"DOUBLE": ("DOUBLE", "{}"), "BIGINT": ("BIGINT", "{}"), "BOOLEAN": ("BOOLEAN", "{}"),
+          "INTEGER": ("DOUBLE", "TRY_CAST(round({}) AS INTEGER)")}
+
+
+def leaf_types(exprs: Iterable[str], src: str) -> dict[str, str]:
+    """The json_transform leaf of every path the expressions read from `src`: typed where every read of the path
+    casts it to the same leaf, VARCHAR otherwise."""
+    types: dict[str, str] = {}
+    for expr in exprs:
+        for s, path, target in TYPED_READ.findall(expr):
+            if s == src:
+                leaf = LEAVES[target][0]
+                types[path] = leaf if types.get(path, leaf) == leaf else "VARCHAR"
+        for s, path in FIELD_READ.findall(TYPED_READ.sub("", expr)):
+            if s == src:
+                types[path] = "VARCHAR"
+    return types
+
+
 def parse_once(exprs: dict[str, str], source: str,
                staged: dict[str, tuple[str, dict[str, object]]] | None = None) -> tuple[dict[str, str], str]:
     """The same columns, with every field of a document read in one parse.
 
     Each `src->>'$.path'` parses the whole document again: for ≈ 45 columns of a 24 KB activity that was ≈ 1.7 MB
     of DuckDB memory per activity in a load and most of its time. Here each read becomes a member of one struct per
-    document, `src__fields = json_transform(src, structure)` with a VARCHAR leaf for every path read: the same
-    values as `->>` (json_transform gives a VARCHAR the text `->>` gives, NULL where the document has another
-    shape), one parse, and 4× faster than the list form of json_extract_string. `staged` names sources the source
-    already carries transformed ({src: (column, its structure)}, see staging.py). A path that cannot join a
-    structure (read both whole and inside) keeps its own read.
+    document, `src__fields = json_transform(src, structure)`: a typed leaf for a read cast to a type json_transform
+    gives (LEAVES), a VARCHAR leaf (the text `->>` gives, NULL where the document has another shape) for the rest;
+    one parse. `staged` names sources the source already carries transformed ({src: (column, its structure)}, see
+    staging.py). A path that cannot join a structure (read both whole and inside) keeps its own read.
     """
     staged = staged or {}
     trees: dict[str, dict[str, object]] = {}
+    wanted: dict[str, dict[str, str]] = {}
 
-    def slot(match: re.Match[str]) -> str:
-        src, path = match.group(1), match.group(2)
+    def place(src: str, path: str) -> tuple[str, str] | None:
+        """(SQL of the member, its leaf type) for a read of `path` from `src`."""
         if src in staged:
             column, tree = staged[src]
-            access = graft(tree, path, add=False)
-            return f"{column}{access}" if access is not None else match.group(0)
-        access = graft(trees.setdefault(src, {}), path)
-        return f"{src}__fields{access}" if access is not None else match.group(0)
+            leaf = leaf_at(tree, path)
+            access = graft(tree, path, add=False, leaf=leaf) if leaf else None
+        else:
+            column, tree = f"{src}__fields", trees.setdefault(src, {})
+            leaf = wanted.setdefault(src, leaf_types(exprs.values(), src)).get(path, "VARCHAR")
+            access = graft(tree, path, leaf=leaf)
+        return (f"{column}{access}", leaf) if access is not None and leaf else None
 
-    rewritten = {column: FIELD_READ.sub(slot, expr) for column, expr in exprs.items()}
+    def typed(match: re.Match[str]) -> str:
+        src, path, target = match.groups()
+        found = place(src, path)
+        if found is None:
+            return match.group(0)
+        member, leaf = found
+        return LEAVES[target][1].format(member) if leaf == LEAVES[target][0] else f"TRY_CAST({member} AS {target})"
+
+    def text(match: re.Match[str]) -> str:
+        found = place(match.group(1), match.group(2))
+        return found[0] if found and found[1] == "VARCHAR" else match.group(0)
+
+    rewritten = {column: FIELD_READ.sub(text, TYPED_READ.sub(typed, expr)) for column, expr in exprs.items()}
     for src, tree in trees.items():
         if tree:
             structure = json.dumps(tree, separators=(",", ":"))
@@ -79,9 +121,9 @@ def parse_once(exprs: dict[str, str], source: str,
 PATH_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
 
 
-def graft(tree: dict[str, object], path: str, add: bool = True) -> str | None:
-    """Add `path` ($.a.b[0]) to a json_transform structure as a VARCHAR leaf (unless `add` is false: then it must
-    be there already); the SQL that reads it from the transformed struct, or None when the structure reads that
+def graft(tree: dict[str, object], path: str, add: bool = True, leaf: str = "VARCHAR") -> str | None:
+    """Add `path` ($.a.b[0]) to a json_transform structure as a leaf of type `leaf` (unless `add` is false: then it
+    must be there already); the SQL that reads it from the transformed struct, or None when the structure reads that
     place another way."""
     found = list(PATH_STEP.finditer(path, 1))
     steps = [(m.group(1), m.group(2)) for m in found]
@@ -91,7 +133,7 @@ def graft(tree: dict[str, object], path: str, add: bool = True) -> str | None:
     access = ""
     for depth, (key, index) in enumerate(steps):
         last = depth == len(steps) - 1
-        want: object = "VARCHAR" if last else ({} if steps[depth + 1][0] is not None else [])
+        want: object = leaf if last else ({} if steps[depth + 1][0] is not None else [])
         if key is not None:
             if not isinstance(node, dict) or (key not in node and not add):
                 return None
@@ -104,7 +146,19 @@ def graft(tree: dict[str, object], path: str, add: bool = True) -> str | None:
                 node.append(want)
             child = node[0]
             access += f"[{int(index) + 1}]"
-        if type(child) is not type(want) or (last and child != "VARCHAR"):
+        if type(child) is not type(want) or (last and child != leaf):
             return None
         node = child
     return access
+
+
+def leaf_at(tree: dict[str, object], path: str) -> str | None:
+    """The leaf type a structure has at `path` (None where it has none)."""
+    node: object = tree
+    for m in PATH_STEP.finditer(path, 1):
+        key = m.group(1)
+        if key is not None:
+            node = node.get(key) if isinstance(node, dict) else None
+        else:
+            node = node[0] if isinstance(node, list) and node else None
+    return node if isinstance(node, str) else None

@@ -1,7 +1,10 @@
 """Idempotent batch loads: Polars frames of fetched JSON → DuckDB upserts, one transaction per batch.
 
-Re-loading the same data changes nothing (rows are only updated when their JSON differs); children of a
-re-pulled activity (splits, laps, efforts, zone buckets) are replaced, never duplicated.
+A batch is first staged (`stage`: parsed into each table's rows, as Arrow tables, on the calling thread's own
+in-memory DuckDB, without the warehouse), then written (`write`: one transaction on the warehouse);
+load_pipeline.py overlaps the two. Re-loading the same data changes nothing (rows are only updated when they
+differ); children of a re-pulled activity (splits, laps, efforts, zone buckets) are replaced, never duplicated; a
+child table with no row of the batch's parents (a backfill's new activities) gets plain inserts.
 """
 
 from __future__ import annotations
@@ -9,13 +12,15 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import threading
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import duckdb
 import polars as pl
 import pyarrow as pa
 
-from . import documents, staging
+from . import db, documents, staging
 from . import mappings as m
 from .mappings import Mapping
 
@@ -74,48 +79,102 @@ def frame(objects: Iterable[Any], *, athlete_id: int | None = None, activity_ids
     )
 
 
+@dataclass(frozen=True)
+class Staged:
+    """A batch parsed and shaped into each mapping's rows, as Arrow tables: staged by any thread on its own in-memory
+    connection (`stage`), written by the one writer (`write`)."""
+
+    bundle: str
+    rows: tuple[pa.Table, ...]
+    # The parents whose children this batch replaces (bundles in PARENT_KEY).
+    parents: pa.Table | None = None
+
+    def tables(self) -> dict[str, pa.Table]:
+        named = {_stage(i): t for i, t in enumerate(self.rows)}
+        if self.parents is not None:
+            named["replaced_parents"] = self.parents
+        return named
+
+
 def load(conn: duckdb.DuckDBPyConnection, bundle: str, batch: pl.DataFrame,
          parents: Sequence[int] | None = None) -> dict[str, int]:
     """Upsert one batch in one transaction; returns rows written per table.
 
     `parents` names the parents whose children are replaced even when the batch has none for them
     (an athlete who unstarred every segment).
+    """
+    return write(conn, stage(bundle, batch, parents))
+
+
+def stage(bundle: str, batch: pl.DataFrame, parents: Sequence[int] | None = None) -> Staged:
+    """Parse a batch into its rows, without the warehouse: on this thread's own in-memory DuckDB connection, so the
+    next batches are staged while the writer writes this one (load_pipeline.py).
 
     Every JSON document is parsed as few times as it can be: the batch is staged with its fields and arrays read
     out in one parse (staging.py), each mapping's rows are staged once (the children's replacement and the upsert share
-    them), and rows are then written set-wise: new keys inserted, existing keys updated only where they differ.
+    them).
     """
+    conn = staging_connection()
     # In record batches of CHUNK rows: DuckDB parses one record batch per task, so a batch of 500 documents in one
     # piece would keep every core but one idle while it is staged.
     table = batch.to_arrow()
     conn.register("batch_input", pa.Table.from_batches(table.to_batches(max_chunksize=CHUNK), table.schema))
-    written: dict[str, int] = {}
     plan = plan_of(bundle)
-    # Staging writes only this connection's temp tables: outside the transaction, where DuckDB creates them 2–3×
-    # faster (inside, each is also kept for a rollback). A failure there has written nothing.
+    mappings = BUNDLES[bundle]
     try:
         conn.execute(staging.stage_sql(plan))
-        mappings = BUNDLES[bundle]
-        for i, mapping in enumerate(mappings):
-            _stage_rows(conn, mapping, plan, _stage(i))
+        rows = tuple(_rows(conn, mapping, plan) for mapping in mappings)
+        staged_parents = None
         if bundle in PARENT_KEY:
-            _stage_parents(conn, bundle, parents)
+            staged_parents = conn.sql(f"SELECT DISTINCT {PARENT_KEY[bundle]} AS id FROM batch WHERE NOT odd_arrays "
+                                      "UNION SELECT unnest($parents::BIGINT[])",
+                                      params={"parents": list(parents or [])}).to_arrow_table()
+        return Staged(bundle, rows, staged_parents)
+    finally:
+        conn.unregister("batch_input")
+        conn.execute("DROP TABLE IF EXISTS batch")
+
+
+def write(conn: duckdb.DuckDBPyConnection, staged: Staged) -> dict[str, int]:
+    """Write a staged batch in one transaction: new keys inserted, existing keys updated only where they differ,
+    children of replaced parents that the batch no longer has deleted; returns rows written per table."""
+    tables = staged.tables()
+    for name, table in tables.items():
+        conn.register(name, table)
+    written: dict[str, int] = {}
+    mappings = BUNDLES[staged.bundle]
+    try:
         for i, mapping in enumerate(mappings):
             if mapping.keeps_documents:
-                documents.write_new(conn, "batch", _stage(i))
+                documents.write_new(conn, _stage(i))
         conn.execute("BEGIN")
         try:
-            if bundle in PARENT_KEY:
-                _delete_children(conn, bundle)
+            new = {i for i, mapping in enumerate(mappings) if _none_stored(conn, mapping, _stage(i), staged.parents)}
+            if staged.parents is not None:
+                _delete_children(conn, staged.bundle, skip=new)
             for i, mapping in enumerate(mappings):
-                written[mapping.table] = written.get(mapping.table, 0) + _merge(conn, mapping, _stage(i))
+                written[mapping.table] = written.get(mapping.table, 0) + _merge(conn, mapping, _stage(i), i in new)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
     finally:
-        conn.unregister("batch_input")
+        for name in tables:
+            conn.unregister(name)
     return written
+
+
+_local = threading.local()
+
+
+def staging_connection() -> duckdb.DuckDBPyConnection:
+    """This thread's in-memory DuckDB connection for staging (it never touches the warehouse file)."""
+    conn = getattr(_local, "conn", None)
+    if conn is None:
+        conn = _local.conn = duckdb.connect(":memory:", config={"threads": 1})
+        for statement in db.WORKAROUNDS:
+            conn.execute(statement)
+    return conn
 
 
 def _stage(index: int) -> str:
@@ -128,18 +187,21 @@ def plan_of(bundle: str) -> staging.Plan:
     return staging.plan(BUNDLES[bundle])
 
 
-def _stage_parents(conn: duckdb.DuckDBPyConnection, bundle: str, parents: Sequence[int] | None) -> None:
-    """`replaced_parents`: the parents whose children this batch replaces."""
-    conn.execute("CREATE OR REPLACE TEMP TABLE replaced_parents AS "
-                 f"SELECT DISTINCT {PARENT_KEY[bundle]} AS id FROM batch WHERE NOT odd_arrays")
-    if parents:
-        conn.execute("INSERT INTO replaced_parents SELECT unnest(?::BIGINT[])", [list(parents)])
+def _none_stored(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str, parents: pa.Table | None) -> bool:
+    """Whether a child table keyed by its parent holds no row of the batch's parents (a backfill's new activities):
+    then nothing is to be deleted or updated, and no staged key can be stored already."""
+    column = REPLACE_COLUMN.get(mapping.table)
+    if column not in mapping.key:
+        return False
+    replaced = " UNION ALL SELECT id FROM replaced_parents" if parents is not None else ""
+    return bool(conn.execute(f"SELECT NOT EXISTS (SELECT 1 FROM {mapping.table} WHERE {column} IN "
+                             f"(SELECT {column} FROM {staged}{replaced}))").fetchall()[0][0])
 
 
-def _delete_children(conn: duckdb.DuckDBPyConnection, bundle: str) -> None:
+def _delete_children(conn: duckdb.DuckDBPyConnection, bundle: str, skip: set[int]) -> None:
     for i, mapping in enumerate(BUNDLES[bundle]):
         column = REPLACE_COLUMN.get(mapping.table)
-        if not column:
+        if not column or i in skip:
             continue
         # Rows of these parents that the new batch no longer has go; the rest are upserted in place, so
         # re-loading identical data writes nothing.
@@ -148,13 +210,17 @@ def _delete_children(conn: duckdb.DuckDBPyConnection, bundle: str) -> None:
                      f"AND NOT EXISTS (SELECT 1 FROM {_stage(i)} AS kept WHERE {match})")
 
 
-def _stage_rows(conn: duckdb.DuckDBPyConnection, mapping: Mapping, plan: staging.Plan, staged: str) -> None:
+def _rows(conn: duckdb.DuckDBPyConnection, mapping: Mapping, plan: staging.Plan) -> pa.Table:
     """The mapping's rows, one per key. A key twice in one batch (the same object landed twice) is rare, and
     DISTINCT ON over wide rows doubles the staging time: it runs only when a key repeats."""
-    conn.execute(f"CREATE OR REPLACE TEMP TABLE {staged} AS {staging.select_sql(mapping, plan)}")
-    keys = ", ".join(mapping.key)
-    if conn.execute(f"SELECT count(*) > count(DISTINCT ({keys})) FROM {staged}").fetchone()[0]:
-        conn.execute(f"CREATE OR REPLACE TEMP TABLE {staged} AS SELECT DISTINCT ON ({keys}) * FROM {staged}")
+    rows = conn.sql(staging.select_sql(mapping, plan)).to_arrow_table()
+    if not pl.from_arrow(rows.select(list(mapping.key))).is_duplicated().any():
+        return rows
+    conn.register("mapping_rows", rows)
+    try:
+        return conn.sql(f"SELECT DISTINCT ON ({', '.join(mapping.key)}) * FROM mapping_rows").to_arrow_table()
+    finally:
+        conn.unregister("mapping_rows")
 
 
 def merge_sql(mapping: Mapping, staged: str) -> tuple[str, str]:
@@ -172,7 +238,11 @@ def merge_sql(mapping: Mapping, staged: str) -> tuple[str, str]:
     return update, insert
 
 
-def _merge(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str) -> int:
+def _merge(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str, none_stored: bool = False) -> int:
+    if none_stored:
+        columns = ", ".join(mapping.columns)
+        sql = f"INSERT INTO {mapping.table} ({columns}) SELECT {columns} FROM {staged}"
+        return int(conn.execute(sql).fetchall()[0][0])
     total = 0
     for sql in merge_sql(mapping, staged):
         row = conn.execute(sql).fetchone()

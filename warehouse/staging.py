@@ -1,13 +1,13 @@
 """How a batch's documents are read: each parsed once, into one struct holding every field and array its bundle uses.
 
-A load stages the batch as `batch`: the frame's columns, `doc = json_transform(raw, structure)` (a VARCHAR leaf for
-every field the bundle's mappings read from the document, a list for every array they unnest), the document's
-`parent_id` and one column `arr__<path>` per array. An array whose elements are only read field by field (splits,
-laps) is transformed into a list of structs in that same parse; one whose elements are also kept whole (efforts,
-zones) into a list of JSON texts in that same parse, each read again by its own mapping. The mappings'
-`src->>'$.path'` reads are then rewritten into members of these structs (expressions.parse_once): same values
-(json_transform gives a VARCHAR the text `->>` gives, NULL where the document has another shape), one parse per
-document.
+A load stages the batch as `batch`: the frame's columns, `doc = json_transform(raw, structure)` (a leaf for every
+field the bundle's mappings read from the document, typed where every read casts it to one type, else VARCHAR; a
+list for every array they unnest), the document's `parent_id` and one column `arr__<path>` per array. An array whose
+elements are only read field by field (splits, laps) is transformed into a list of structs in that same parse; one
+whose elements are also kept whole (efforts, zones) into a list of JSON texts in that same parse, each read again by
+its own mapping. The mappings' `src->>'$.path'` reads are then rewritten into members of these structs
+(expressions.parse_once): the values the reads give (expressions.LEAVES says where odd input differs), one parse
+per document.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
-from .expressions import FIELD_READ, graft, parse_once
+from .expressions import FIELD_READ, graft, leaf_types, parse_once
 from .mappings import ARRAY_PATHS, Mapping, array_column, unnest_source
 
 ITEM = "item"
+# The column of a mapping's staged rows holding the whole document (mappings that keep documents).
+DOCUMENT = "document"
 BARE_ITEM = re.compile(r"\bitem\b")
 
 
@@ -59,7 +60,8 @@ def plan(mappings: tuple[Mapping, ...]) -> Plan:
     element a struct of the fields read. One whose elements a mapping keeps whole or reads another way is a list of
     JSON texts in that same transform (each element then parsed on its own: a few per document)."""
     structure: dict[str, object] = {}
-    graft(structure, "$.id")
+    raw_leaves = leaf_types((e for m in mappings for e in m.columns.values()), "raw")
+    graft(structure, "$.id", leaf=raw_leaves.get("$.id", "VARCHAR"))
     arrays = tuple(p for p in ARRAY_PATHS if any(array_column(p) in m.source for m in mappings))
     typed, texts = [], []
     for path in arrays:
@@ -71,23 +73,14 @@ def plan(mappings: tuple[Mapping, ...]) -> Plan:
             texts.append(path)
             continue
         element: dict[str, object] = {}
-        for read in _reads(plain, ITEM):
-            graft(element, read)
+        for read, leaf in leaf_types((e for m in plain for e in m.columns.values()), ITEM).items():
+            graft(element, read, leaf=leaf)
         if element:
             structure[path] = [element]
             typed.append(path)
-    for read in _reads(mappings, "raw"):
-        graft(structure, read)
+    for read, leaf in raw_leaves.items():
+        graft(structure, read, leaf=leaf)
     return Plan(structure, arrays, frozenset(typed), tuple(texts))
-
-
-def _reads(mappings: Iterable[Mapping], source: str) -> Iterator[str]:
-    """The paths the mappings' columns read from `source` with `->>`, in order."""
-    for m in mappings:
-        for expr in m.columns.values():
-            for src, read in FIELD_READ.findall(expr):
-                if src == source:
-                    yield read
 
 
 def stage_sql(p: Plan) -> str:
@@ -108,4 +101,6 @@ def select_sql(mapping: Mapping, p: Plan) -> str:
     """The mapping's rows for this batch (keys never NULL), every field of a document read in one parse."""
     columns, source = parse_once(mapping.columns, p.source(mapping), p.staged(mapping))
     exprs = ", ".join(f"{expr} AS {col}" for col, expr in columns.items())
+    if mapping.keeps_documents:  # the document itself rides along, for documents.write_new
+        exprs += f", raw AS {DOCUMENT}"
     return f"SELECT {exprs} FROM {source} WHERE " + " AND ".join(f"{k} IS NOT NULL" for k in mapping.key)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import threading
@@ -12,7 +13,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from fitsync.warehouse import db, documents, loads, mappings, purge, staging
+from fitsync.client.records import record
+from fitsync.warehouse import db, documents, load_pipeline, loads, mappings, purge, staging
 from fitsync.warehouse.expressions import FIELD_READ
 
 from ..sandbox_harness import Harness
@@ -160,7 +162,7 @@ def test_reading_each_document_once_gives_the_same_columns(payloads: dict[str, A
         for mapping in loads.BUNDLES[bundle]:
             select = staging.select_sql(mapping, plan)
             assert not FIELD_READ.search(select.split(" FROM ", 1)[0]), mapping.table  # the columns read no field alone
-            staged = conn.execute(f"SELECT * FROM ({select}) ORDER BY ALL").fetchall()
+            staged = conn.execute(f"SELECT {', '.join(mapping.columns)} FROM ({select}) ORDER BY ALL").fetchall()
             assert staged == expected[mapping.table + mapping.source], mapping.table
             compared += len(staged)
         conn.unregister("batch_input")
@@ -185,6 +187,59 @@ def test_reloading_the_same_data_changes_nothing(warehouse: Path, payloads: dict
     assert sorted(documents.folder(warehouse).rglob("*.parquet")) == files and len(files) == 2  # schema + 1 batch
 
 
+def _staged_batches(p: dict[str, Any], threads: set[str]) -> Any:
+    """Details and zones in batches of 3, staged like the warehouse asset does (recording the staging thread)."""
+    aid, when = p["athlete_id"], dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc)
+    for first in range(0, len(p["details"]), 3):
+        threads.add(threading.current_thread().name)
+        zones = p["zones"][first:first + 3]
+        yield loads.stage("activity_details", loads.frame(p["details"][first:first + 3], athlete_id=aid,
+                                                          fetched_at=when))
+        yield loads.stage("activity_zones", loads.frame([{"zones": z} for _, z in zones], athlete_id=aid,
+                                                        activity_ids=[i for i, _ in zones], fetched_at=when))
+
+
+@pytest.mark.parametrize("hold", [0.0, 60.0])
+def test_batches_staged_ahead_and_written_on_a_held_connection_give_the_same_warehouse(
+        tmp_path: Path, payloads: dict[str, Any], hold: float) -> None:
+    one_by_one, pipelined = tmp_path / "one.duckdb", tmp_path / "pipelined.duckdb"
+    for path in (one_by_one, pipelined):
+        db.migrate(path)
+    for staged in _staged_batches(payloads, set()):
+        with db.writing(one_by_one) as conn:
+            loads.write(conn, staged)
+    threads: set[str] = set()
+    connections: list[duckdb.DuckDBPyConnection] = []  # kept alive, so ids are not reused
+    written: list[dict[str, int]] = []
+
+    def write_one(conn: duckdb.DuckDBPyConnection, staged: loads.Staged) -> None:
+        connections.append(conn)
+        written.append(loads.write(conn, staged))
+
+    load_pipeline.write_held(pipelined, load_pipeline.ahead(_staged_batches(payloads, threads)), write_one, hold=hold)
+    assert dump(pipelined) == dump(one_by_one)
+    with db.reading(pipelined) as conn:
+        assert conn.execute("SELECT count(*) FROM activity_documents").fetchone()[0] == len(payloads["details"])
+    batches = 2 * -(-len(payloads["details"]) // 3)
+    assert len(written) == batches and sum(w.get("activities", 0) for w in written) == len(payloads["details"])
+    # staged on the worker thread, never the caller's; one connection for all (held) or one per batch
+    assert threads and threading.current_thread().name not in threads
+    assert len({id(c) for c in connections}) == (1 if hold else batches)
+
+
+def test_staging_ahead_keeps_the_order_and_raises_where_the_source_failed() -> None:
+    def source() -> Any:
+        yield 1
+        yield 2
+        raise ValueError("landed batch 3 is unreadable")
+
+    got: list[int] = []
+    with pytest.raises(ValueError, match="batch 3"):
+        for item in load_pipeline.ahead(source()):
+            got.append(item)
+    assert got == [1, 2]
+
+
 def test_a_changed_detail_gets_its_new_document_and_a_purge_removes_the_files(warehouse: Path,
                                                                                payloads: dict[str, Any]) -> None:
     load_all(warehouse, payloads)
@@ -202,6 +257,26 @@ def test_a_changed_detail_gets_its_new_document_and_a_purge_removes_the_files(wa
     assert removed["document_files"] == 2 and not folder.exists()
     with db.reading(warehouse) as conn:
         assert conn.execute("SELECT count(*) FROM activity_documents").fetchone()[0] == 0
+
+
+def test_odd_values_load_as_documented_and_the_document_keeps_them(warehouse: Path, payloads: dict[str, Any]) -> None:
+    """expressions.LEAVES: a field is read with the type its column casts it to in the one parse of the document."""
+    detail = {**payloads["details"][0], "moving_time": 12.5, "trainer": 1, "average_watts": "high"}
+    issues = record("activity", detail).issues
+    with db.writing(warehouse) as conn:
+        loads.load(conn, "activity_details", loads.frame([detail], athlete_id=payloads["athlete_id"],
+                                                         issues=[list(issues)]))
+    with db.reading(warehouse) as conn:
+        moving, trainer, watts, flagged = conn.execute(
+            "SELECT moving_time, trainer, average_watts, issues FROM activities WHERE activity_id = ?",
+            [detail["id"]]).fetchone()
+        document = json.loads(conn.execute("SELECT raw FROM activity_documents WHERE activity_id = ?",
+                                           [detail["id"]]).fetchone()[0])
+    assert moving == 13  # rounded, as a cast of the text rounds
+    assert trainer is True  # a number where a boolean belongs (a cast of the text: NULL)
+    assert watts is None  # text where a number belongs
+    assert any("moving_time" in issue for issue in flagged)
+    assert (document["moving_time"], document["trainer"], document["average_watts"]) == (12.5, 1, "high")
 
 
 def test_re_pulled_children_replace_not_duplicate(warehouse: Path, payloads: dict[str, Any]) -> None:
