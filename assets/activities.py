@@ -16,9 +16,9 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataV
 
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import UnexpectedShape
-from fitsync.pipelines.resources import FitsyncApi
+from fitsync.assets.resources import FitsyncApi
 
-from fitsync.pipelines import webhook_inbox
+from fitsync.webhooks import inbox as webhook_inbox
 
 from . import landing, sync_state
 from .athlete import athlete_stats, athlete_zones

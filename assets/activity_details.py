@@ -15,7 +15,7 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 from fitsync.client.errors import MissingScope, NotFound, PaymentRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import Record, UnexpectedShape
-from fitsync.pipelines.resources import FitsyncApi
+from fitsync.assets.resources import FitsyncApi
 
 from . import landing, sync_state
 from .common import API_POOL, DETAIL_CHUNK, athlete_id, athletes_partitions, is_webhook_run, metered, priority

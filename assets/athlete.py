@@ -6,7 +6,7 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 from fitsync.client.athlete_zones import AthleteZones
 from fitsync.client.errors import MissingScope
 from fitsync.client.rate_governor import RateBudgetExhausted
-from fitsync.pipelines.resources import FitsyncApi
+from fitsync.assets.resources import FitsyncApi
 
 from . import cadence, landing, sync_state
 from .common import API_POOL, athlete_id, athletes_partitions, metered, priority

@@ -8,7 +8,7 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 from fitsync.client.errors import MissingScope, NotFound, PaymentRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import UnexpectedShape
-from fitsync.pipelines.resources import FitsyncApi
+from fitsync.assets.resources import FitsyncApi
 
 from . import cadence, landing, sync_state
 from .common import API_POOL, athlete_id, athletes_partitions, is_webhook_run, metered, priority

@@ -11,7 +11,7 @@ from dagster_duckdb import DuckDBResource
 
 from fitsync.client.records import record
 from fitsync.client.state_store import StateStore
-from fitsync.pipelines.resources import FitsyncApi
+from fitsync.assets.resources import FitsyncApi
 from fitsync.warehouse import db, load_pipeline, loads
 
 from . import landing

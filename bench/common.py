@@ -95,7 +95,7 @@ class Sandbox:
 
     def connect(self, config: Config, athlete_id: int) -> int:
         """The athlete consents on the sandbox's OAuth pages; fitsync exchanges the code and stores the tokens."""
-        from fitsync.pipelines.demo import connect_athlete
+        from fitsync.cli.demo import connect_athlete
 
         with FitsyncClient(config) as client:
             return connect_athlete(config, client, self.base_url, athlete_id)

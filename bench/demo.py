@@ -58,7 +58,7 @@ def backfill(activities: int) -> dict[str, Any]:
         sb.connect(config, athlete_id)
         sb.reset_counters()
         common.out.print(f"[dim]fitsync sync --athlete {athlete_id} ({activities:,} activities)…[/]")
-        run = common.run_measured([sys.executable, "-m", "fitsync.pipelines.cli", "sync", "--athlete", str(athlete_id)],
+        run = common.run_measured([sys.executable, "-m", "fitsync.cli.main", "sync", "--athlete", str(athlete_id)],
                                   env=common.env_for(config), cwd=work, timeout=1800, on_start=sample)
         stop.set()
         if run["returncode"] != 0:
@@ -92,7 +92,7 @@ def main(scales: str, repeats: int, with_demo: bool) -> None:
     if with_demo:
         home = Path(tempfile.mkdtemp(prefix="bench-demo-")) / "fitsync-demo"
         common.out.print("[dim]fitsync demo…[/]")
-        demo_run = common.run_measured([sys.executable, "-m", "fitsync.pipelines.cli", "demo", "--home", str(home)],
+        demo_run = common.run_measured([sys.executable, "-m", "fitsync.cli.main", "demo", "--home", str(home)],
                                        env=common.clean_env(), cwd=home.parent, timeout=600)
         shutil.rmtree(home.parent, ignore_errors=True)
         if demo_run["returncode"] != 0:

@@ -29,7 +29,7 @@ from .webhook_ack import PATH, free_port
 
 
 def start_receiver(config: Any, port: int) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "fitsync.pipelines.cli", "webhooks", "serve", "--host", "127.0.0.1",
+    proc = subprocess.Popen([sys.executable, "-m", "fitsync.cli.main", "webhooks", "serve", "--host", "127.0.0.1",
                              "--port", str(port)], env=common.env_for(config), cwd=common.REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
@@ -52,7 +52,7 @@ def main(changes: int, activities: int, seed: int) -> None:
     """Change in the sandbox → row in the warehouse, p50/max, with the shipped webhook_events sensor."""
     from fitsync.client.runtime import FitsyncClient
     from fitsync.pipelines import instance as dagster_instance
-    from fitsync.pipelines.subscriptions import subscribe
+    from fitsync.webhooks.subscriptions import subscribe
     from fitsync.pipelines.sync_runner import execute_run_request, sync_athlete, tick_webhook_sensor
     from fitsync.pipelines.webhook_sensor import webhook_events
     from fitsync.warehouse import db

@@ -169,7 +169,7 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
             t_start = time.monotonic()
             night_starts.append(t_start)
             before = calls()
-            proc = subprocess.Popen([sys.executable, "-m", "fitsync.pipelines.cli", "sync", "--max-wait", str(short)],
+            proc = subprocess.Popen([sys.executable, "-m", "fitsync.cli.main", "sync", "--max-wait", str(short)],
                                     env=env, cwd=common.REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                     text=True)
             lines: list[str] = []
@@ -207,7 +207,7 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
         def sync_to_the_end(sync_env: dict[str, str], what: str) -> tuple[float, int]:
             """`fitsync sync` run whole: (wall seconds, calls)."""
             before, t0 = calls(), time.monotonic()
-            done = subprocess.run([sys.executable, "-m", "fitsync.pipelines.cli", "sync"], check=False, env=sync_env,
+            done = subprocess.run([sys.executable, "-m", "fitsync.cli.main", "sync"], check=False, env=sync_env,
                                   cwd=common.REPO, capture_output=True, text=True)
             if done.returncode:
                 raise RuntimeError(f"{what} did not finish ({done.returncode}): {done.stderr[-2000:]}")

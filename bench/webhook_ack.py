@@ -164,7 +164,7 @@ def step(job: dict[str, Any], state_path: Path, rate: int, seconds: float) -> di
 def main(seconds: float, search_seconds: float, rates: str, search: str) -> None:
     """Receiver acknowledgement latency p50/p99/max at fixed rates and the highest sustainable rate."""
     from fitsync.client.runtime import FitsyncClient
-    from fitsync.pipelines.subscriptions import subscribe
+    from fitsync.webhooks.subscriptions import subscribe
 
     started = time.monotonic()
     sb = common.start_sandbox(athletes=1, activities=5)
@@ -175,7 +175,7 @@ def main(seconds: float, search_seconds: float, rates: str, search: str) -> None
         athlete_id = sb.athletes()[0]["id"]
         config = sb.connected_home(athlete_id, "bench-webhook-")
         env = common.env_for(config)
-        receiver = subprocess.Popen([sys.executable, "-m", "fitsync.pipelines.cli", "webhooks", "serve", "--host",
+        receiver = subprocess.Popen([sys.executable, "-m", "fitsync.cli.main", "webhooks", "serve", "--host",
                                      "127.0.0.1", "--port", str(port)], env=env, cwd=common.REPO,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         callback = f"http://127.0.0.1:{port}{PREFIX}"

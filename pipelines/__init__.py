@@ -1,1 +1,2 @@
-"""The Dagster code location and the `fitsync` command line."""
+"""The Dagster code location: definitions, jobs, the nightly schedule, the webhook sensor, the purge job, the
+instance fitsync's commands use and the headless runner of its jobs."""

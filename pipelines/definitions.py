@@ -10,10 +10,10 @@ from dagster_duckdb import DuckDBResource
 
 from fitsync.assets import activities, activity_details, analysis, athlete, segments, warehouse_load
 
-from .jobs import nightly_sync, sync_job
-from .purge import purge_athlete_job
-from .resources import FitsyncApi, warehouse_path
-from .webhook_sensor import webhook_events, webhook_refresh_job
+from fitsync.pipelines.jobs import nightly_sync, sync_job
+from fitsync.pipelines.purge import purge_athlete_job
+from fitsync.assets.resources import FitsyncApi, warehouse_path
+from fitsync.pipelines.webhook_sensor import webhook_events, webhook_refresh_job
 
 # Dagster 1.13 re-creates a sensor with its jobs bound to the resources and passes `owners` along itself, which
 # warns that the parameter is beta although fitsync never sets it. Only that warning is silenced.

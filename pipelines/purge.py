@@ -10,7 +10,7 @@ from fitsync.assets.common import DUCKDB_POOL
 from fitsync.warehouse import db
 from fitsync.warehouse.purge import purge_athlete
 
-from .resources import FitsyncApi
+from fitsync.assets.resources import FitsyncApi
 
 ANALYSIS_OUTPUTS = ("analysis", "reports")
 STATE_TABLES = ("athletes", "sync_cursors", "known_activities", "known_segments", "landing", "webhook_lifecycle")

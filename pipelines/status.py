@@ -14,7 +14,7 @@ from fitsync.assets import sync_state
 from fitsync.client.runtime import FitsyncClient
 from fitsync.warehouse import db
 
-from .subscriptions import masked
+from fitsync.webhooks.subscriptions import masked
 
 WAREHOUSE_TABLES = ("activities", "segment_efforts", "activity_zones", "starred_segments", "deleted_activities")
 

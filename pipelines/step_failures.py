@@ -1,7 +1,7 @@
 """A failed step's error as the one line a user can act on, from the error Dagster serialised for it.
 
 Dagster wraps what an asset raised in `DagsterExecutionStepExecutionError` and keeps only its class name and
-text: the exception itself is gone, so the story is chosen by class name (as cli_errors.explain does for errors
+text: the exception itself is gone, so the story is chosen by class name (as client/explain.py does for errors
 raised in the command's own process). What fitsync raises on purpose reads as its message; anything else keeps its
 class name and points at the run's log.
 """
@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from fitsync.client.config import Config
 from fitsync.client.errors import FitsyncError
 
-from .cli_errors import debugging, too_slow, unreachable
+from fitsync.client.explain import debugging, too_slow, unreachable
 
 WRAPPERS = {"DagsterExecutionStepExecutionError", "DagsterUserCodeExecutionError"}
 # Raised before or while an answer came back, after every retry (client/transport.py).

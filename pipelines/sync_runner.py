@@ -19,11 +19,11 @@ from fitsync.assets.common import PRIORITY_TAG, athletes_partitions
 from fitsync.client.config import FIELDS, Config
 from fitsync.client.state_store import StateStore
 
-from . import step_failures
-from .athlete_lock import AthleteBusy, athlete_lock
-from .definitions import build_definitions
-from .resources import FitsyncApi
-from .webhook_sensor import webhook_events
+from fitsync.pipelines import step_failures
+from fitsync.pipelines.athlete_lock import AthleteBusy, athlete_lock
+from fitsync.pipelines.definitions import build_definitions
+from fitsync.assets.resources import FitsyncApi
+from fitsync.pipelines.webhook_sensor import webhook_events
 
 
 RUN_KEY_TAG = "dagster/run_key"

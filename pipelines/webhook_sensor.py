@@ -12,10 +12,12 @@ from fitsync.assets.sync_state import known_ids
 from fitsync.client.errors import FitsyncError, NotConnected, ReauthorizationRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
 
-from . import webhook_admission, webhook_inbox
-from .purge import purge_athlete_job
-from .resources import FitsyncApi
-from .webhook_plan import load_lifecycle, plan, save_lifecycle
+from fitsync.webhooks import admission as webhook_admission
+
+from fitsync.webhooks import inbox as webhook_inbox
+from fitsync.pipelines.purge import purge_athlete_job
+from fitsync.assets.resources import FitsyncApi
+from fitsync.webhooks.plan import load_lifecycle, plan, save_lifecycle
 
 webhook_refresh_job = define_asset_job(
     "webhook_refresh",

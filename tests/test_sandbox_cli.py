@@ -18,7 +18,7 @@ import pytest
 
 from fitsync.sandbox import browser
 
-FITSYNC = [sys.executable, "-m", "fitsync.pipelines.cli"]
+FITSYNC = [sys.executable, "-m", "fitsync.cli.main"]
 
 
 def free_port() -> int:

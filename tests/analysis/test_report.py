@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from fitsync.pipelines.cli_report import report as report_command
+from fitsync.cli.report import report as report_command
 from fitsync.warehouse import report
 
 from .conftest import World

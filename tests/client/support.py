@@ -21,7 +21,7 @@ from fitsync.client.config import FIELDS, Config
 from fitsync.client.crypto import TokenCipher
 from fitsync.client.state_store import StateStore
 
-FITSYNC = [sys.executable, "-m", "fitsync.pipelines.cli"]
+FITSYNC = [sys.executable, "-m", "fitsync.cli.main"]
 WORKER = str(Path(__file__).with_name("worker.py"))
 
 

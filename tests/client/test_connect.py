@@ -25,7 +25,7 @@ from click.testing import CliRunner
 
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
-from fitsync.pipelines.cli import main
+from fitsync.cli.main import main
 from fitsync.sandbox import browser
 
 from ..sandbox_harness import Harness

@@ -21,7 +21,7 @@ from fitsync.client.config import Config
 from fitsync.client.errors import NotFound, OAuthError, ReauthorizationRequired
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
-from fitsync.pipelines.cli import main
+from fitsync.cli.main import main
 
 from ..sandbox_harness import App, Harness, save_grant
 from .conftest import MakeConfig

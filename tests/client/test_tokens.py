@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from fitsync.client.errors import ReauthorizationRequired
 from fitsync.client.runtime import FitsyncClient
-from fitsync.pipelines.cli import main
+from fitsync.cli.main import main
 
 from ..sandbox_harness import App, Harness, query, wait_until
 from .conftest import Connected, MakeConfig, connect_athlete

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
-from fitsync.pipelines.cli import main
-from fitsync.pipelines.subscriptions import masked
+from fitsync.cli.main import main
+from fitsync.webhooks.subscriptions import masked
 
 from ..sandbox_harness import App, Harness
 from .support import CallbackReceiver, cli_env

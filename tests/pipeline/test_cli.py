@@ -9,7 +9,7 @@ from pathlib import Path
 from ..sandbox_harness import Harness
 from .conftest import REPO, Connect, Home, add_athlete, record_many, subprocess_env
 
-FITSYNC = [sys.executable, "-m", "fitsync.pipelines.cli"]
+FITSYNC = [sys.executable, "-m", "fitsync.cli.main"]
 
 
 def env_for(home: Home, fitsync_home: Path | None = None) -> dict[str, str]:

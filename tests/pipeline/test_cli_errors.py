@@ -15,7 +15,7 @@ from .conftest import REPO, Connect, add_athlete, subprocess_env
 
 
 def fitsync(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fitsync.pipelines.cli", *args], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "fitsync.cli.main", *args], cwd=REPO,
                           env={**subprocess_env(Path(env.pop("FITSYNC_HOME"))), **env}, capture_output=True,
                           text=True, timeout=120)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from fitsync.pipelines.cli import main
+from fitsync.cli.main import main
 
 
 def _commands(group: click.Group, path: str = "fitsync") -> list[tuple[str, click.Command]]:

@@ -13,7 +13,7 @@ from .conftest import REPO, subprocess_env
 def test_the_demo_runs_and_its_closing_commands_paste_and_work(tmp_path: Path) -> None:
     home = tmp_path / "demo"
     env = subprocess_env(tmp_path / "unused", COLUMNS="80")  # a narrow terminal must not break the commands
-    ran = subprocess.run([sys.executable, "-m", "fitsync.pipelines.cli", "demo", "--home", str(home),
+    ran = subprocess.run([sys.executable, "-m", "fitsync.cli.main", "demo", "--home", str(home),
                           "--athletes", "1", "--activities-per-athlete", "20"], cwd=REPO, env=env,
                          capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stdout + ran.stderr

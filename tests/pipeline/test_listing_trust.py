@@ -25,7 +25,7 @@ def test_an_empty_full_listing_deletes_nothing_and_says_how_to_override(sb: Harn
     home.sync()
     with sb.settings(fault_empty_listing=True):  # an outage page, a proxy, a token silently scoped down
         outcome = home.sync(full=True, check=False)
-        cli = subprocess.run([sys.executable, "-m", "fitsync.pipelines.cli", "sync", "--full"],
+        cli = subprocess.run([sys.executable, "-m", "fitsync.cli.main", "sync", "--full"],
                              env=subprocess_env(home.config.home), capture_output=True, text=True, timeout=120)
     assert not outcome.success and "the service listed no activities while fitsync knows 5" in (outcome.error or "")
     assert warehouse_ids(home) == set(ids) and home.query("SELECT count(*) FROM deleted_activities") == [(0,)]

@@ -14,7 +14,7 @@ from .conftest import REPO, Connect, Home, record_many, subprocess_env
 
 
 def fitsync_sync(home: Home) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fitsync.pipelines.cli", "sync"], cwd=REPO, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "fitsync.cli.main", "sync"], cwd=REPO, capture_output=True,
                           env=subprocess_env(home.config.home), text=True, timeout=300)
 
 

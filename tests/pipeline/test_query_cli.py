@@ -28,7 +28,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def query(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fitsync.pipelines.cli", "query", *args], cwd=REPO, input=stdin,
+    return subprocess.run([sys.executable, "-m", "fitsync.cli.main", "query", *args], cwd=REPO, input=stdin,
                           env=subprocess_env(home, COLUMNS="120"), capture_output=True, text=True, timeout=120)
 
 

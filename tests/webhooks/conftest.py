@@ -34,9 +34,9 @@ from fitsync.assets.common import athletes_partitions
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
-from fitsync.pipelines.subscriptions import subscribe
+from fitsync.webhooks.subscriptions import subscribe
 from fitsync.pipelines.sync_runner import SyncOutcome, execute_run_request, sync_athlete, tick_webhook_sensor
-from fitsync.pipelines.webhook_receiver import DEFAULT_PREFIX, Receiver
+from fitsync.webhooks.receiver import DEFAULT_PREFIX, Receiver
 from fitsync.sandbox.server import UvicornThread
 from fitsync.warehouse import db
 
@@ -351,7 +351,7 @@ class WebhookHome:
 
 # --- `fitsync` as its own process ------------------------------------------------------------------------------
 
-FITSYNC = [sys.executable, "-m", "fitsync.pipelines.cli"]
+FITSYNC = [sys.executable, "-m", "fitsync.cli.main"]
 
 
 def fitsync(home: WebhookHome, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

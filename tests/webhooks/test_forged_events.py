@@ -4,7 +4,7 @@ recorded as rejected with the reason; the real ones still act (test_end_to_end.p
 
 from __future__ import annotations
 
-from fitsync.pipelines.webhook_admission import CALLS_PER_ACTIVITY, allowance_cap
+from fitsync.webhooks.admission import CALLS_PER_ACTIVITY, allowance_cap
 
 from ..sandbox_harness import Harness
 from .conftest import WebhookHome, add_athlete, delete, record, revoke

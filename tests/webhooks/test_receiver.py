@@ -35,8 +35,8 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
-from fitsync.pipelines.subscriptions import masked
-from fitsync.pipelines.webhook_receiver import MAX_BODY_BYTES
+from fitsync.webhooks.subscriptions import masked
+from fitsync.webhooks.receiver import MAX_BODY_BYTES
 
 from ..sandbox_harness import Harness
 from .conftest import MakeHome, WebhookHome, add_athlete, fitsync, free_port, record, serve_process

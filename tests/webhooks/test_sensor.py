@@ -20,7 +20,7 @@ from typing import Any
 
 from dagster import AddDynamicPartitionsRequest, SensorResult, SkipReason, build_sensor_context
 
-from fitsync.pipelines import webhook_inbox
+from fitsync.webhooks import inbox as webhook_inbox
 from fitsync.pipelines.sync_runner import resources_for
 from fitsync.pipelines.webhook_sensor import webhook_events
 

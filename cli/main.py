@@ -8,16 +8,16 @@ import click
 
 from fitsync.sandbox.cli import sandbox
 
-from .cli_bench import bench
-from .cli_client import athletes, connect, disconnect, webhooks
-from .cli_doctor import doctor
-from .cli_errors import FitsyncGroup
-from .cli_init import init
-from .cli_query import query
-from .cli_report import report
-from .cli_status import status
-from .cli_sync import sync
-from .demo import demo
+from fitsync.cli.bench import bench
+from fitsync.cli.athletes import athletes, connect, disconnect, webhooks
+from fitsync.cli.doctor import doctor
+from fitsync.cli.errors import FitsyncGroup
+from fitsync.cli.init import init
+from fitsync.cli.query import query
+from fitsync.cli.report import report
+from fitsync.cli.status import status
+from fitsync.cli.sync import sync
+from fitsync.cli.demo import demo
 
 
 @click.group(cls=FitsyncGroup, context_settings={"help_option_names": ["-h", "--help"]})

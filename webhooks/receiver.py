@@ -21,7 +21,7 @@ from starlette.routing import Route
 
 from fitsync.client.runtime import FitsyncClient
 
-from . import webhook_inbox
+from fitsync.webhooks import inbox as webhook_inbox
 
 log = logging.getLogger(__name__)
 

@@ -30,10 +30,10 @@ from fitsync.sandbox import browser
 from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread, UvicornThread
 from fitsync.warehouse import db
 
-from .subscriptions import subscribe
-from .stop_signals import StopSignals
-from .subscriptions import masked
-from .webhook_receiver import DEFAULT_PREFIX, Receiver
+from fitsync.webhooks.subscriptions import subscribe
+from fitsync.cli.stop_signals import StopSignals
+from fitsync.webhooks.subscriptions import masked
+from fitsync.webhooks.receiver import DEFAULT_PREFIX, Receiver
 
 if TYPE_CHECKING:
     from dagster import DagsterInstance
@@ -71,7 +71,7 @@ def connect_athlete(config: Config, client: FitsyncClient, base_url: str, athlet
 def process_events(config: Config, client: FitsyncClient, instance: "DagsterInstance", expected: int,
                    timeout: float = 30.0) -> int:
     """What `dagster dev` does on its own: tick the sensor until the events are in, run what it asks for."""
-    from .sync_runner import execute_run_request, tick_webhook_sensor
+    from fitsync.pipelines.sync_runner import execute_run_request, tick_webhook_sensor
 
     deadline = time.monotonic() + timeout
     while inbox_size(client) < expected:
@@ -132,8 +132,8 @@ def _installed_command(name: str) -> str:
 def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, signals: StopSignals) -> None:
     """Each numbered step ends at a safe point: a stop signal received during it ends the demo there (a sync
     step is stopped by Dagster itself)."""
-    from . import instance as dagster_instance
-    from .sync_runner import sync_athlete
+    from fitsync.pipelines import instance as dagster_instance
+    from fitsync.pipelines.sync_runner import sync_athlete
 
     started = time.monotonic()
     out = Console()

@@ -1,4 +1,5 @@
-"""Dagster resources: the service client (with the state store it shares) and the DuckDB warehouse."""
+"""The Dagster resource the assets and the code location share: the service client (with the state store it
+shares); and where the warehouse file is."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .webhook_inbox import Event
+from fitsync.webhooks.inbox import Event
 
 CALLS_PER_ACTIVITY = 2  # the detail and its zones; deletes cost one check, counted the same for simplicity
 DEFER_SECONDS = 24 * 3600

@@ -9,7 +9,7 @@ import click
 def doctor() -> None:
     """Check the configuration, file modes, the service and authorization addresses, the stored tokens, the
     webhook callback, and the state and warehouse databases; each failure says how to fix it."""
-    from .doctor import run
+    from fitsync.cli.checks import run
 
     checks = run()
     for check in checks:

@@ -55,7 +55,7 @@ def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeou
             athlete = client.tokens.save_grant(body, granted)
         except FitsyncError as error:
             raise click.ClickException(str(error)) from None
-    from .instance import add_athlete_partition  # Dagster loads slowly: only here
+    from fitsync.pipelines.instance import add_athlete_partition  # Dagster loads slowly: only here
 
     add_athlete_partition(client.config.home, athlete.athlete_id)
     click.echo(f"Connected {athlete.name} (athlete {athlete.athlete_id}); granted: {granted}")
@@ -67,8 +67,8 @@ def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeou
 @click.argument("athlete_id", type=int)
 def disconnect(athlete_id: int) -> None:
     """Revoke fitsync's access for an athlete and delete everything fitsync holds of them."""
-    from .instance import instance
-    from .purge import purge_everything
+    from fitsync.pipelines.instance import instance
+    from fitsync.pipelines.purge import purge_everything
 
     with open_client() as client:
         record = client.tokens.athlete(athlete_id)
@@ -116,7 +116,7 @@ def webhooks() -> None:
 def subscribe(callback_url: str) -> None:
     """Create the subscription (the service validates the callback first); again after unsubscribe rotates the
     path secret."""
-    from .subscriptions import masked, subscribe as create_subscription
+    from fitsync.webhooks.subscriptions import masked, subscribe as create_subscription
 
     with open_client() as client:
         try:
@@ -130,7 +130,7 @@ def subscribe(callback_url: str) -> None:
 @webhooks.command()
 def status() -> None:
     """Show the application's subscription."""
-    from .subscriptions import masked
+    from fitsync.webhooks.subscriptions import masked
 
     with open_client() as client:
         subs = client.subscriptions().view()
@@ -190,12 +190,12 @@ def serve(host: str, port: int, prefix: str) -> None:
     """Receive the service's events into the inbox (the `webhook_events` sensor acts on them)."""
     import uvicorn
 
-    from .webhook_receiver import Receiver
+    from fitsync.webhooks.receiver import Receiver
 
     import logging
 
     logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", datefmt="%Y-%m-%dT%H:%M:%S")
-    logging.getLogger("fitsync.pipelines.webhook_receiver").setLevel(logging.INFO)  # one line per event
+    logging.getLogger("fitsync.webhooks.receiver").setLevel(logging.INFO)  # one line per event
     client = open_client()
     receiver = Receiver(client, prefix)
     click.echo(f"Receiving events at http://{host}:{port}{receiver.prefix}/<secret> "
@@ -204,7 +204,7 @@ def serve(host: str, port: int, prefix: str) -> None:
         click.echo("Warning: the subscription's callback path is guessable (made before fitsync added a path "
                    "secret): run `fitsync webhooks unsubscribe` and `fitsync webhooks subscribe "
                    "--callback-url <public address up to the prefix>` to get one.", err=True)
-    from .stop_signals import StopSignals
+    from fitsync.cli.stop_signals import StopSignals
 
     server = _receiver_server_class()(uvicorn.Config(receiver.app, host=host, port=port, log_level="warning", access_log=False))
     server.run()  # on SIGINT / SIGTERM uvicorn stops accepting, finishes the requests in flight, then returns

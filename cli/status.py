@@ -17,8 +17,8 @@ def _last_runs(config: Config, athlete_ids: list[int]) -> dict[int, dict[str, An
     """The newest Dagster run of each athlete's partition on fitsync's instance."""
     from dagster import RunsFilter
 
-    from . import instance as dagster_instance
-    from .status import iso
+    from fitsync.pipelines import instance as dagster_instance
+    from fitsync.pipelines.status import iso
 
     instance = dagster_instance.instance(config.home)
     out = {}
@@ -50,7 +50,7 @@ def _last_sync(run: dict[str, Any], nothing_new_at: str | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (for scripts and monitoring).")
 def status(as_json: bool) -> None:
     """Per athlete: token, last sync and what is still pending; the webhook inbox, the rate budget, the warehouse."""
-    from .status import collect
+    from fitsync.pipelines.status import collect
 
     try:
         config = Config.load()

@@ -133,7 +133,7 @@ def _refresh(config: Config, athlete_id: int) -> Check:
 
 def _callback(config: Config) -> Iterator[Check]:
     """The subscription's callback, asked as the service would (without a challenge: the receiver says 400)."""
-    from .subscriptions import masked
+    from fitsync.webhooks.subscriptions import masked
 
     with FitsyncClient(config) as client:
         subscription = client.subscription_state.current()

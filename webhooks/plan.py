@@ -12,7 +12,7 @@ import hashlib
 import sqlite3
 from dataclasses import dataclass, field
 
-from .webhook_inbox import Event
+from fitsync.webhooks.inbox import Event
 
 Lifecycle = dict[tuple[int, int], tuple[str, int]]  # (athlete, activity) → (aspect, event_time)
 

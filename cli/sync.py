@@ -14,13 +14,13 @@ from fitsync.assets import sync_state
 from fitsync.client.config import Config, ConfigError
 from fitsync.client.runtime import FitsyncClient
 
-from . import nothing_new
-from .stop_signals import StopSignals
+from fitsync.pipelines import nothing_new
+from fitsync.cli.stop_signals import StopSignals
 
 if TYPE_CHECKING:
     from dagster import DagsterInstance
 
-    from .sync_runner import SyncOutcome
+    from fitsync.pipelines.sync_runner import SyncOutcome
 
 
 # The command prints each failed step's message itself (below): Dagster's own ERROR events would repeat it with
@@ -71,7 +71,7 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
                     continue
                 out.print(Text(f"athlete {athlete_id}: {found.why}: syncing", style="dim"), soft_wrap=True)
             if instance is None:
-                from . import instance as dagster_instance  # Dagster loads in seconds: only when a run is needed
+                from fitsync.pipelines import instance as dagster_instance  # Dagster loads in seconds: only when a run is needed
                 instance = dagster_instance.instance(config.home)
             outcome = _run(client, instance, config, athlete_id, out, full=full, allow_shrink=allow_shrink,
                            max_wait=max_wait, priority=priority)
@@ -104,8 +104,8 @@ PARTIAL = 3
 def _run(client: FitsyncClient, instance: "DagsterInstance", config: Config, athlete_id: int, out: Console, *,
          full: bool, allow_shrink: bool, max_wait: float, priority: str | None) -> "SyncOutcome":
     """One Dagster run of the sync job for the athlete, its steps shown as they go."""
-    from .sync_progress import SyncProgress
-    from .sync_runner import sync_athlete
+    from fitsync.cli.sync_progress import SyncProgress
+    from fitsync.pipelines.sync_runner import sync_athlete
 
     run_id = str(uuid.uuid4())  # known before the run starts: the progress display follows its steps
     with SyncProgress(client, instance, athlete_id, run_id, out, plain=not out.is_terminal):

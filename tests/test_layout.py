@@ -1,0 +1,45 @@
+"""Each concern has its own package, and no package imports one above it (issue 17): the layering is data here."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# package → the fitsync packages it may import. The service client, the warehouse and the sandbox stand alone; the
+# command line sits on top of everything.
+ALLOWED: dict[str, set[str]] = {
+    "client": set(),
+    "warehouse": set(),
+    "sandbox": set(),
+    "webhooks": {"client"},
+    "assets": {"client", "warehouse", "webhooks"},
+    "pipelines": {"client", "warehouse", "webhooks", "assets"},
+    "cli": {"client", "warehouse", "webhooks", "assets", "pipelines", "sandbox"},
+}
+
+
+def imported_packages(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+                 else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+        found.update(n.split(".")[1] for n in names if n.startswith("fitsync.") and n.count(".") >= 1)
+    return found
+
+
+def test_every_package_imports_only_the_packages_below_it() -> None:
+    wrong = {}
+    for package, allowed in ALLOWED.items():
+        for path in sorted((ROOT / package).rglob("*.py")):
+            extra = imported_packages(path) - allowed - {package}
+            if extra:
+                wrong[str(path.relative_to(ROOT))] = sorted(extra)
+    assert not wrong, f"imports from a package above (or beside) this one: {wrong}"
+
+
+def test_every_package_of_the_distribution_is_in_the_layering() -> None:
+    text = (ROOT / "pyproject.toml").read_text()
+    packages = {line.split('"')[1].split(".")[1] for line in text.split("package-dir = {", 1)[1].split("}", 1)[0]
+                .split(",") if '"fitsync.' in line and "migrations" not in line}
+    assert packages == set(ALLOWED)
