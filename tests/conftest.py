@@ -14,6 +14,7 @@ from dagster import DagsterInstance, instance_for_test
 
 from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread
 
+from . import postgres_server as pg
 from .sandbox_harness import Harness
 
 SEED = SeedOptions(seed=7, athletes=4, activities_per_athlete=40)
@@ -79,6 +80,27 @@ def sandbox_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerT
                                                                   dt.datetime.now(dt.timezone.utc).replace(microsecond=0)))
     with ServerThread(options) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[pg.PostgresServer]:
+    """A PostgreSQL server for the session (per xdist worker). Skipped only where no server binaries exist; where
+    they do, a server that fails to start fails the tests."""
+    found = pg.binaries()
+    if found is None:
+        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl) on this machine: the PostgreSQL state store "
+                    "is not tested here")
+    server = pg.PostgresServer(found)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def state_url(request: pytest.FixtureRequest) -> str:
+    """The state store a test's fitsync uses: "" for the SQLite file in its home, else a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return ""
+    return request.getfixturevalue("postgres_server").new_database()
 
 
 @pytest.fixture(scope="session")

@@ -77,7 +77,7 @@ def dedupe_key(event: dict[str, Any]) -> str:
 def store_event(conn: sqlite3.Connection, event: dict[str, Any]) -> bool:
     """Insert once (inside the caller's transaction); False when this event was already stored."""
     cursor = conn.execute(
-        "INSERT OR IGNORE INTO webhook_inbox (dedupe_key, received_at, payload) VALUES (?, ?, ?)",
+        "INSERT INTO webhook_inbox (dedupe_key, received_at, payload) VALUES (?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING",
         (dedupe_key(event), time.time(), json.dumps(event, separators=(",", ":"))),
     )
     return cursor.rowcount == 1
