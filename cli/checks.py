@@ -48,7 +48,7 @@ def _checks(config: Config) -> Iterator[Check]:
     yield _reachable(config)
     yield _authorize_page(config)
     state = home / "state.db"
-    if state.exists():
+    if state.exists() or config.state_url.reveal():
         yield from _state(config, state)
         yield from _callback(config)
     warehouse = home / "warehouse.duckdb"

@@ -113,7 +113,11 @@ class PostgresStateStore(StateStore):
 
     def begin_write(self, conn: Any) -> None:
         conn.execute("BEGIN")
-        conn.raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        try:
+            conn.raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        except BaseException:  # a lock not granted in time: leave no aborted transaction on the connection
+            conn.execute("ROLLBACK")
+            raise
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[Any]:

@@ -234,6 +234,9 @@ class StateStore:
 def open_store(config: "Config") -> StateStore:
     """The configured state store: PostgreSQL when `state_url` names one, else the SQLite file in the home."""
     url = config.state_url.reveal()
+    config.home.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        os.chmod(config.home, 0o700)  # tokens' key, landed JSON, the warehouse: the owner's only
     if url:
         from .state_postgres import PostgresStateStore  # psycopg only where a server is used
 

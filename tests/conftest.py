@@ -7,7 +7,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 from dagster import DagsterInstance, instance_for_test
@@ -95,12 +95,17 @@ def postgres_server() -> Iterator[pg.PostgresServer]:
     server.stop()
 
 
+StateUrl = Callable[[], str]
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
-def state_url(request: pytest.FixtureRequest) -> str:
-    """The state store a test's fitsync uses: "" for the SQLite file in its home, else a fresh PostgreSQL database."""
+def new_state_url(request: pytest.FixtureRequest) -> StateUrl:
+    """Where each fitsync home of a test keeps its state: "" for the SQLite file in the home, else a fresh
+    PostgreSQL database per call (per home), as separate installations would have."""
     if request.param == "sqlite":
-        return ""
-    return request.getfixturevalue("postgres_server").new_database()
+        return lambda: ""
+    server = request.getfixturevalue("postgres_server")
+    return server.new_database
 
 
 @pytest.fixture(scope="session")

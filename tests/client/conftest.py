@@ -32,9 +32,11 @@ MakeConfig = Callable[..., Config]
 
 
 @pytest.fixture
-def make_config(sandbox_server: ServerThread, fitsync_home: Path, app: App, state_url: str) -> MakeConfig:
+def make_config(sandbox_server: ServerThread, fitsync_home: Path, app: App,
+                new_state_url: Callable[[], str]) -> MakeConfig:
     """A Config for the session sandbox; windows as the sandbox's defaults, a short guard and quick retries; the
     state store on SQLite and on PostgreSQL (each test runs on both)."""
+    state_url = new_state_url()  # one home per test here
 
     def make(**overrides: Any) -> Config:
         values: dict[str, Any] = dict(

@@ -170,12 +170,12 @@ Connect = Callable[..., Home]
 
 @pytest.fixture
 def connect(sb: Harness, tmp_path: Path, dagster_instance: DagsterInstance, roomy_limits: None,
-            state_url: str) -> Connect:
+            new_state_url: Callable[[], str]) -> Connect:
     """connect(athlete_id, scopes=..., name=...) → a Home of its own under tmp_path, its state store on SQLite and on
     PostgreSQL (each test runs on both)."""
 
     def make(athlete_id: int, *, name: str = "home", **kwargs: Any) -> Home:
-        kwargs.setdefault("state_url", Secret(state_url))
+        kwargs.setdefault("state_url", Secret(new_state_url()))
         return connect_home(sb, tmp_path / name, athlete_id, dagster_instance, **kwargs)
 
     return make

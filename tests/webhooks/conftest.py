@@ -398,14 +398,14 @@ MakeHome = Callable[..., WebhookHome]
 
 @pytest.fixture
 def make_home(sb: Harness, tmp_path: Path, dagster_instance: DagsterInstance,
-              roomy_limits: None, state_url: str) -> Iterator[MakeHome]:
+              roomy_limits: None, new_state_url: Callable[[], str]) -> Iterator[MakeHome]:
     """make_home(name="home") → a WebhookHome of its own (fresh app) under tmp_path, its state store on SQLite and on
     PostgreSQL (each test runs on both); closed at teardown."""
     homes: list[WebhookHome] = []
 
     def make(name: str = "home") -> WebhookHome:
         app = sb.new_app()
-        config = make_config(sb, tmp_path / name, app, state_url=Secret(state_url))
+        config = make_config(sb, tmp_path / name, app, state_url=Secret(new_state_url()))
         write_config(config)
         home = WebhookHome(sb, config, app, dagster_instance, FitsyncClient(config))
         homes.append(home)
