@@ -7,6 +7,7 @@ at once, and DuckDB allows a single writing process. `BEGIN IMMEDIATE` is the cr
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import sqlite3
 from pathlib import Path
@@ -155,6 +156,13 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 
+class AthleteBusy(Exception):
+    def __init__(self, athlete_id: int, owner: str) -> None:
+        self.athlete_id, self.owner = athlete_id, owner
+        super().__init__(f"athlete {athlete_id} is being synced by {owner or 'another process'}: skipped (it "
+                         "continues there)")
+
+
 class StateStore:
     """One SQLite file shared by every fitsync process on this machine (the default); state_postgres.py is the same
     store on PostgreSQL, for several hosts."""
@@ -202,6 +210,26 @@ class StateStore:
         finally:
             if own:
                 conn.close()
+
+    @contextlib.contextmanager
+    def athlete_lock(self, athlete_id: int) -> Iterator[None]:
+        """One sync per athlete at a time across processes (two would fetch the same queue twice). Here an advisory
+        `flock` on `<home>/locks/athlete-<id>.lock`: the kernel releases it when the process ends, however it ends,
+        so a killed sync never leaves a stale lock. The file holds the owner's pid for the message."""
+        folder = self.path.parent / "locks"
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(folder / f"athlete-{athlete_id}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                raise AthleteBusy(athlete_id, f"process {owner}" if owner else "") from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            yield
+        finally:
+            os.close(fd)
 
     def begin_write(self, conn: sqlite3.Connection) -> None:
         """Start a transaction holding the store's write lock."""
