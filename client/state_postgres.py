@@ -140,14 +140,6 @@ class PostgresStateStore(StateStore):
             conn.execute("ROLLBACK")
             raise
 
-    @contextlib.contextmanager
-    def reading(self) -> Iterator[Any]:
-        conn = self.connect()
-        try:
-            yield conn
-        finally:
-            conn.close()
-
     def _migrate(self) -> None:
         with self.transaction() as conn:
             conn.execute("CREATE TABLE IF NOT EXISTS fitsync_schema (version BIGINT NOT NULL)")
