@@ -206,7 +206,8 @@ def note_segments(conn: sqlite3.Connection, athlete_id: int, segment_ids: list[i
     """Segments to fetch in detail: starred ones and every one seen in an effort."""
     conn.executemany(
         """INSERT INTO known_segments (athlete_id, segment_id, starred, needs_detail) VALUES (?, ?, ?, 1)
-           ON CONFLICT (athlete_id, segment_id) DO UPDATE SET starred = MAX(starred, excluded.starred)""",
+           ON CONFLICT (athlete_id, segment_id) DO UPDATE SET starred = CASE WHEN excluded.starred > known_segments.starred
+                                                                   THEN excluded.starred ELSE known_segments.starred END""",
         [(athlete_id, s, int(starred)) for s in segment_ids],
     )
 

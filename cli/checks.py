@@ -48,7 +48,7 @@ def _checks(config: Config) -> Iterator[Check]:
     yield _reachable(config)
     yield _authorize_page(config)
     state = home / "state.db"
-    if state.exists():
+    if state.exists() or config.state_url.reveal():
         yield from _state(config, state)
         yield from _callback(config)
     warehouse = home / "warehouse.duckdb"
@@ -91,6 +91,9 @@ def _authorize_page(config: Config) -> Check:
 
 
 def _state(config: Config, path: Path) -> Iterator[Check]:
+    if config.state_url.reveal():
+        yield from _state_server(config)
+        return
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
@@ -105,6 +108,28 @@ def _state(config: Config, path: Path) -> Iterator[Check]:
     yield Check("state database", integrity == "ok" and version <= len(MIGRATIONS),
                 f"integrity {integrity}, schema {version} of {len(MIGRATIONS)}",
                 "restore state.db from a backup" if integrity != "ok" else "upgrade fitsync: the state is newer")
+    yield from _athletes(config, athletes)
+
+
+def _state_server(config: Config) -> Iterator[Check]:
+    """The state store on PostgreSQL: reachable, its schema known, its athletes' tokens refreshable."""
+    from fitsync.client.state_postgres import PostgresStateStore
+
+    store = PostgresStateStore(config.state_url.reveal(), migrate=False)
+    try:
+        with store.reading() as conn:
+            version = conn.execute("SELECT version FROM fitsync_schema").fetchone()[0]
+            athletes = conn.execute("SELECT athlete_id, status, access_expires_at FROM athletes").fetchall()
+    except store.errors as error:
+        yield Check("state database", False, f"{store.describe()}: {type(error).__name__}",
+                    "check FITSYNC_STATE_URL and that the server is up; run `fitsync sync` once to create the tables")
+        return
+    yield Check("state database", version <= len(MIGRATIONS), f"{store.describe()}, schema {version} of "
+                f"{len(MIGRATIONS)}", "upgrade fitsync: the state is newer")
+    yield from _athletes(config, athletes)
+
+
+def _athletes(config: Config, athletes: list) -> Iterator[Check]:  # type: ignore[type-arg]
     for athlete_id, status, _ in athletes:
         if status != "connected":
             yield Check(f"athlete {athlete_id}", False, status, f"run `fitsync connect` as athlete {athlete_id}")

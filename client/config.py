@@ -44,6 +44,8 @@ class Config:
     response_deadline: float = 120.0
     # Hours between re-fetches of what changes slowly (stats, athlete zones, starred segments, effort histories).
     slow_refresh_hours: float = 20.0
+    # The state store: empty for the SQLite file in the home; postgresql://… for one database several hosts share.
+    state_url: Secret = field(default_factory=lambda: Secret(""))
 
     @property
     def state_path(self) -> Path:
@@ -123,6 +125,7 @@ FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "max_response_bytes": ("FITSYNC_MAX_RESPONSE_BYTES", int),
     "response_deadline": ("FITSYNC_RESPONSE_DEADLINE", float),
     "slow_refresh_hours": ("FITSYNC_SLOW_REFRESH_HOURS", float),
+    "state_url": ("FITSYNC_STATE_URL", _secret),
 }
 
 
@@ -155,6 +158,9 @@ FIELD_DOCS: dict[str, str] = {
                           "effort histories; a sync in between reads the profile and the activity listing only. "
                           "The nightly sync (24 h apart) and `fitsync sync --full` always refresh them; 0: every "
                           "sync.",
+    "state_url": "Where fitsync keeps tokens, the rate ledger, cursors and the webhook inbox. Empty: state.db in the "
+                 "home (SQLite, one machine). postgresql://user:password@host/db: one database that every host "
+                 "running fitsync shares (its password is a secret: prefer FITSYNC_STATE_URL).",
 }
 
 
@@ -164,5 +170,5 @@ def parse_field(name: str, raw: Any, source: str) -> Any:
     try:
         return FIELDS[name][1](raw)
     except (TypeError, ValueError):
-        shown = "***" if name in ("client_secret", "secret_key") else repr(raw)
+        shown = "***" if name in ("client_secret", "secret_key", "state_url") else repr(raw)
         raise ConfigError(f"{source}: {name} has an invalid value {shown}") from None

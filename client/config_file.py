@@ -14,7 +14,7 @@ from typing import Any
 from .config import CONFIG_FILE, FIELD_DOCS, FIELDS, Config
 from .secret import Secret
 
-SECRET_FIELDS = ("client_secret", "secret_key")
+SECRET_FIELDS = ("client_secret", "secret_key", "state_url")
 
 
 def default(name: str) -> Any:

@@ -247,13 +247,14 @@ class RateGovernor:
         self._waiting(conn, me, lane, alive_until=now + hold, blocked_until=0.0)
         conn.execute(
             """INSERT INTO rate_class_usage (class, window_start, used) VALUES (?, ?, 1)
-               ON CONFLICT (class) DO UPDATE SET used = CASE WHEN window_start = excluded.window_start
-                 THEN used + 1 ELSE 1 END, window_start = excluded.window_start""", (lane.klass, start))
+               ON CONFLICT (class) DO UPDATE SET used = CASE WHEN rate_class_usage.window_start = excluded.window_start
+                 THEN rate_class_usage.used + 1 ELSE 1 END, window_start = excluded.window_start""", (lane.klass, start))
         if lane.athlete_id is not None:
             conn.execute(
                 """INSERT INTO rate_turns (class, athlete_id, window_start, used, last_granted) VALUES (?, ?, ?, 1, ?)
-                   ON CONFLICT (class, athlete_id) DO UPDATE SET used = CASE WHEN window_start = excluded.window_start
-                     THEN used + 1 ELSE 1 END, window_start = excluded.window_start,
+                   ON CONFLICT (class, athlete_id) DO UPDATE SET used = CASE
+                     WHEN rate_turns.window_start = excluded.window_start THEN rate_turns.used + 1 ELSE 1 END,
+                     window_start = excluded.window_start,
                      last_granted = excluded.last_granted""", (lane.klass, lane.athlete_id, start, now))
 
     def class_usage(self) -> dict[str, int]:

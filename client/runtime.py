@@ -7,7 +7,7 @@ from .config import Config
 from .crypto import TokenCipher
 from .rate_governor import RateGovernor
 from .shape_reports import ShapeReports
-from .state_store import StateStore
+from .state_store import open_store
 from .subscription_state import SubscriptionState
 from .tokens import TokenManager
 from .transport import Transport
@@ -16,7 +16,7 @@ from .transport import Transport
 class FitsyncClient:
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.store = StateStore(config.state_path)
+        self.store = open_store(config)
         self.cipher = TokenCipher.for_home(config.home, config.secret_key)
         self.governor = RateGovernor(self.store, short_window=config.short_window, long_window=config.long_window,
                                      bulk_reserve=config.bulk_reserve, boundary_guard=config.boundary_guard)

@@ -42,7 +42,7 @@ class ShapeReports:
             for problem in fresh:
                 cursor = conn.execute(
                     "INSERT INTO shape_reports VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (endpoint, problem) DO UPDATE "
-                    "SET seen = seen + 1, last_seen = excluded.last_seen RETURNING seen",
+                    "SET seen = shape_reports.seen + 1, last_seen = excluded.last_seen RETURNING seen",
                     (endpoint, problem, None if object_id is None else str(object_id), now, now))
                 if cursor.fetchone()[0] == 1:
                     new.append(problem)

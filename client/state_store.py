@@ -7,10 +7,14 @@ at once, and DuckDB allows a single writing process. `BEGIN IMMEDIATE` is the cr
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import sqlite3
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:
+    from .config import Config
 
 # Numbered migrations; PRAGMA user_version records how many have run.
 MIGRATIONS: tuple[str, ...] = (
@@ -152,8 +156,20 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 
+class AthleteBusy(Exception):
+    def __init__(self, athlete_id: int, owner: str) -> None:
+        self.athlete_id, self.owner = athlete_id, owner
+        super().__init__(f"athlete {athlete_id} is being synced by {owner or 'another process'}: skipped (it "
+                         "continues there)")
+
+
 class StateStore:
-    """One SQLite file shared by every fitsync process on this machine."""
+    """One SQLite file shared by every fitsync process on this machine (the default); state_postgres.py is the same
+    store on PostgreSQL, for several hosts."""
+
+    dialect = "sqlite"
+    # What a failed read or write of the store raises (a full disk, a lock held too long).
+    errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
@@ -165,10 +181,15 @@ class StateStore:
         os.chmod(self.path, 0o600)
         self._migrate()
 
-    def connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, isolation_level=None, timeout=60, check_same_thread=False)
+    def describe(self) -> str:
+        """Where the state is (for messages)."""
+        return str(self.path)
+
+    def connect(self, wait: float = 60.0) -> sqlite3.Connection:
+        """A connection whose writes wait up to `wait` seconds for another process's write transaction."""
+        conn = sqlite3.connect(self.path, isolation_level=None, timeout=wait, check_same_thread=False)
         conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA busy_timeout = 60000")
+        conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = FULL")  # a rotated refresh token must survive a power cut
         return conn
@@ -179,7 +200,7 @@ class StateStore:
         own = conn is None
         conn = conn or self.connect()
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            self.begin_write(conn)
             try:
                 yield conn
             except BaseException:
@@ -189,6 +210,30 @@ class StateStore:
         finally:
             if own:
                 conn.close()
+
+    @contextlib.contextmanager
+    def athlete_lock(self, athlete_id: int) -> Iterator[None]:
+        """One sync per athlete at a time across processes (two would fetch the same queue twice). Here an advisory
+        `flock` on `<home>/locks/athlete-<id>.lock`: the kernel releases it when the process ends, however it ends,
+        so a killed sync never leaves a stale lock. The file holds the owner's pid for the message."""
+        folder = self.path.parent / "locks"
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(folder / f"athlete-{athlete_id}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                raise AthleteBusy(athlete_id, f"process {owner}" if owner else "") from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            yield
+        finally:
+            os.close(fd)
+
+    def begin_write(self, conn: sqlite3.Connection) -> None:
+        """Start a transaction holding the store's write lock."""
+        conn.execute("BEGIN IMMEDIATE")
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
@@ -212,3 +257,16 @@ class StateStore:
     def schema_version(self) -> int:
         with self.reading() as conn:
             return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def open_store(config: "Config") -> StateStore:
+    """The configured state store: PostgreSQL when `state_url` names one, else the SQLite file in the home."""
+    url = config.state_url.reveal()
+    config.home.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        os.chmod(config.home, 0o700)  # tokens' key, landed JSON, the warehouse: the owner's only
+    if url:
+        from .state_postgres import PostgresStateStore  # psycopg only where a server is used
+
+        return PostgresStateStore(url)
+    return StateStore(config.state_path)

@@ -17,10 +17,10 @@ from dagster_duckdb import DuckDBResource
 from fitsync.assets.cadence import REFRESH_TAG
 from fitsync.assets.common import PRIORITY_TAG, athletes_partitions
 from fitsync.client.config import FIELDS, Config
-from fitsync.client.state_store import StateStore
+from fitsync.client.secret import Secret
+from fitsync.client.state_store import AthleteBusy, open_store
 
 from fitsync.pipelines import step_failures
-from fitsync.pipelines.athlete_lock import AthleteBusy, athlete_lock
 from fitsync.pipelines.definitions import build_definitions
 from fitsync.assets.resources import FitsyncApi
 from fitsync.pipelines.webhook_sensor import webhook_events
@@ -54,7 +54,10 @@ OWN_FIELDS = ("base_url", "auth_url", "client_id", "client_secret", "home", "sec
 
 def resources_for(config: Config, max_wait_seconds: float = 900.0) -> dict[str, Any]:
     """Resources that run with exactly this Config (not whatever FITSYNC_* says in the run's process)."""
-    settings = {name: str(getattr(config, name)) for name in FIELDS if name not in OWN_FIELDS}
+    # Secrets (the token key, a state URL's password) are not settings: the run's process reads them where this one
+    # did (FITSYNC_* or the home's config.toml), never from a resource's configuration.
+    settings = {name: str(value) for name in FIELDS
+                if name not in OWN_FIELDS and not isinstance(value := getattr(config, name), Secret)}
     return {
         "fitsync_api": FitsyncApi(base_url=config.base_url, auth_url=config.auth_url,
                                   client_id=str(config.client_id or ""),
@@ -174,14 +177,15 @@ def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, 
                  run_id: str | None = None, priority: str | None = None) -> SyncOutcome:
     """One run of the sync job; an athlete who is not connected gets no run (and no partition). `priority`: the
     rate governor's class for all its calls (rate_governor.CLASSES), instead of what the run's work implies."""
-    with StateStore(config.state_path).reading() as conn:
+    store = open_store(config)
+    with store.reading() as conn:
         row = conn.execute("SELECT status FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
     if row is None or row["status"] != "connected":
         status = row["status"] if row else "not connected"
         return SyncOutcome(athlete_id, False, {}, f"athlete {athlete_id} is {status}: run `fitsync connect`")
     instance.add_dynamic_partitions(athletes_partitions.name, [str(athlete_id)])
     try:
-        with athlete_lock(config.home, athlete_id):
+        with store.athlete_lock(athlete_id):
             return run_job(config, instance, "sync_athlete", partition_key=str(athlete_id),
                            run_config={"ops": {"activities": {"config": {"full": full, "allow_shrink": allow_shrink}}}},
                            tags={"fitsync/trigger": "cli", **({REFRESH_TAG: "all"} if full else {}),

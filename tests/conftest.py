@@ -7,13 +7,14 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 from dagster import DagsterInstance, instance_for_test
 
 from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread
 
+from . import postgres_server as pg
 from .sandbox_harness import Harness
 
 SEED = SeedOptions(seed=7, athletes=4, activities_per_athlete=40)
@@ -79,6 +80,32 @@ def sandbox_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerT
                                                                   dt.datetime.now(dt.timezone.utc).replace(microsecond=0)))
     with ServerThread(options) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[pg.PostgresServer]:
+    """A PostgreSQL server for the session (per xdist worker). Skipped only where no server binaries exist; where
+    they do, a server that fails to start fails the tests."""
+    found = pg.binaries()
+    if found is None:
+        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl) on this machine: the PostgreSQL state store "
+                    "is not tested here")
+    server = pg.PostgresServer(found)
+    yield server
+    server.stop()
+
+
+StateUrl = Callable[[], str]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def new_state_url(request: pytest.FixtureRequest) -> StateUrl:
+    """Where each fitsync home of a test keeps its state: "" for the SQLite file in the home, else a fresh
+    PostgreSQL database per call (per home), as separate installations would have."""
+    if request.param == "sqlite":
+        return lambda: ""
+    server = request.getfixturevalue("postgres_server")
+    return server.new_database
 
 
 @pytest.fixture(scope="session")

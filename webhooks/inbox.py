@@ -77,7 +77,7 @@ def dedupe_key(event: dict[str, Any]) -> str:
 def store_event(conn: sqlite3.Connection, event: dict[str, Any]) -> bool:
     """Insert once (inside the caller's transaction); False when this event was already stored."""
     cursor = conn.execute(
-        "INSERT OR IGNORE INTO webhook_inbox (dedupe_key, received_at, payload) VALUES (?, ?, ?)",
+        "INSERT INTO webhook_inbox (dedupe_key, received_at, payload) VALUES (?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING",
         (dedupe_key(event), time.time(), json.dumps(event, separators=(",", ":"))),
     )
     return cursor.rowcount == 1
@@ -106,11 +106,13 @@ def set_verdict(conn: sqlite3.Connection, inbox_ids: list[int], verdict: str, re
 
 def set_delete_verdict(conn: sqlite3.Connection, athlete_id: int, activity_id: int, verdict: str, reason: str) -> None:
     """The verdict on every undecided delete event of this activity (a run knows activities, not inbox rows)."""
-    conn.execute(
-        "UPDATE webhook_inbox SET verdict = ?, verdict_reason = ? WHERE verdict IS NULL "
-        "AND json_extract(payload, '$.aspect_type') = 'delete' AND json_extract(payload, '$.object_type') = 'activity' "
-        "AND json_extract(payload, '$.owner_id') = ? AND json_extract(payload, '$.object_id') = ?",
-        (verdict, reason, athlete_id, activity_id))
+    # Stored payloads are compact JSON: LIKE narrows to undecided activity deletes in SQL both backends speak, and
+    # the exact owner and object are checked on the parsed event.
+    rows = conn.execute("SELECT id, payload FROM webhook_inbox WHERE verdict IS NULL AND payload LIKE ? "
+                        "AND payload LIKE ?", ('%"aspect_type":"delete"%', '%"object_type":"activity"%')).fetchall()
+    ids = [r["id"] for r in rows if (p := json.loads(r["payload"]))["owner_id"] == athlete_id
+           and p["object_id"] == activity_id and p["aspect_type"] == "delete" and p["object_type"] == "activity"]
+    set_verdict(conn, ids, verdict, reason)
 
 
 def _events(rows: list[sqlite3.Row]) -> list[Event]:

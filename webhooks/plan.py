@@ -80,5 +80,6 @@ def load_lifecycle(conn: sqlite3.Connection) -> Lifecycle:
 
 
 def save_lifecycle(conn: sqlite3.Connection, before: Lifecycle, after: Lifecycle) -> None:
-    conn.executemany("INSERT OR REPLACE INTO webhook_lifecycle VALUES (?, ?, ?, ?)",
+    conn.executemany("INSERT INTO webhook_lifecycle VALUES (?, ?, ?, ?) ON CONFLICT (athlete_id, activity_id) "
+                     "DO UPDATE SET aspect = excluded.aspect, event_time = excluded.event_time",
                      [(a, b, aspect, t) for (a, b), (aspect, t) in after.items() if before.get((a, b)) != (aspect, t)])

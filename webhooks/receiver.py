@@ -11,7 +11,6 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-import sqlite3
 import threading
 
 from starlette.applications import Starlette
@@ -35,10 +34,9 @@ class Receiver:
     def __init__(self, client: FitsyncClient, prefix: str = DEFAULT_PREFIX) -> None:
         self.client = client
         self.prefix = "/" + prefix.strip("/")
-        self._conn: sqlite3.Connection = client.store.connect()
-        # The service wants an answer within 2 s (§6.3): a state DB locked longer than this gets a 503, so the
+        # The service wants an answer within 2 s (§6.3): a state store locked longer than this gets a 503, so the
         # service retries, instead of an answer it gives up on.
-        self._conn.execute(f"PRAGMA busy_timeout = {int(STORE_WAIT * 1000)}")
+        self._conn = client.store.connect(wait=STORE_WAIT)
         self._lock = threading.Lock()
         self.stored = 0
         path = self.prefix + "/{secret}"
@@ -106,14 +104,9 @@ class Receiver:
                             event["aspect_type"], event["owner_id"])
                 return _refuse(403, "unknown owner")
             try:
-                self._conn.execute("BEGIN IMMEDIATE")
-                try:
+                with self.client.store.transaction(self._conn):
                     stored = webhook_inbox.store_event(self._conn, event)
-                    self._conn.execute("COMMIT")
-                except BaseException:
-                    self._conn.execute("ROLLBACK")
-                    raise
-            except sqlite3.Error as error:  # disk full, database locked, read-only file: the service retries
+            except self.client.store.errors as error:  # disk full, locked, read-only, server gone: it retries
                 log.error("could not store an event for athlete %s (%s %s %s): %s; answered 503 so the service "
                           "retries it", event["owner_id"], event["object_type"], event["object_id"],
                           event["aspect_type"], error)

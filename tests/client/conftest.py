@@ -32,14 +32,17 @@ MakeConfig = Callable[..., Config]
 
 
 @pytest.fixture
-def make_config(sandbox_server: ServerThread, fitsync_home: Path, app: App) -> MakeConfig:
-    """A Config for the session sandbox; windows as the sandbox's defaults, a short guard and quick retries."""
+def make_config(sandbox_server: ServerThread, fitsync_home: Path, app: App,
+                new_state_url: Callable[[], str]) -> MakeConfig:
+    """A Config for the session sandbox; windows as the sandbox's defaults, a short guard and quick retries; the
+    state store on SQLite and on PostgreSQL (each test runs on both)."""
+    state_url = new_state_url()  # one home per test here
 
     def make(**overrides: Any) -> Config:
         values: dict[str, Any] = dict(
             home=fitsync_home, base_url=sandbox_server.api_url, auth_url=sandbox_server.base_url,
             client_id=app.client_id, client_secret=Secret(app.client_secret),
-            short_window=900, long_window=86400, boundary_guard=0.2, timeout=10.0,
+            short_window=900, long_window=86400, boundary_guard=0.2, timeout=10.0, state_url=Secret(state_url),
         )
         values.update(overrides)
         return Config.load({}, **values)

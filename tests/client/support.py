@@ -19,7 +19,7 @@ import httpx
 
 from fitsync.client.config import FIELDS, Config
 from fitsync.client.crypto import TokenCipher
-from fitsync.client.state_store import StateStore
+from fitsync.client.state_store import open_store
 
 FITSYNC = [sys.executable, "-m", "fitsync.cli.main"]
 WORKER = str(Path(__file__).with_name("worker.py"))
@@ -37,7 +37,7 @@ def env_for(config: Config, **extra: str) -> dict[str, str]:
         if name in ("base_url", "auth_url", "client_id", "client_secret"):
             continue
         value = getattr(config, name)
-        if name == "secret_key":
+        if name in ("secret_key", "state_url"):
             if value:
                 env[env_name] = value.reveal()
             continue
@@ -55,7 +55,7 @@ def cli_env(config: Config) -> dict[str, str | None]:
 
 def stored_refresh_token(config: Config, athlete_id: int) -> str:
     """The refresh token a fitsync home holds for an athlete, decrypted."""
-    store = StateStore(config.state_path)
+    store = open_store(config)
     cipher = TokenCipher.for_home(config.home, config.secret_key)
     with store.reading() as conn:
         row = conn.execute("SELECT refresh_token FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
@@ -63,7 +63,7 @@ def stored_refresh_token(config: Config, athlete_id: int) -> str:
 
 
 def stored_access_token(config: Config, athlete_id: int) -> str:
-    store = StateStore(config.state_path)
+    store = open_store(config)
     cipher = TokenCipher.for_home(config.home, config.secret_key)
     with store.reading() as conn:
         row = conn.execute("SELECT access_token FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()

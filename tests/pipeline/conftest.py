@@ -23,7 +23,7 @@ from dagster import DagsterInstance
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
-from fitsync.client.state_store import StateStore
+from fitsync.client.state_store import StateStore, open_store
 from fitsync.pipelines.sync_runner import SyncOutcome, sync_athlete
 from fitsync.sandbox.server import ServerThread
 from fitsync.warehouse import db
@@ -71,6 +71,8 @@ def write_config(config: Config) -> None:
              f"short_window = {config.short_window}", f"long_window = {config.long_window}",
              f"boundary_guard = {config.boundary_guard}", f"bulk_reserve = {config.bulk_reserve}",
              f"timeout = {config.timeout}", f"max_retries = {config.max_retries}"]
+    if config.state_url:
+        lines.append(f'state_url = "{config.state_url.reveal()}"')
     config.home.mkdir(parents=True, exist_ok=True)
     (config.home / "config.toml").write_text("\n".join(lines) + "\n")
 
@@ -93,7 +95,7 @@ class Home:
 
     @functools.cached_property
     def store(self) -> StateStore:
-        return StateStore(self.config.state_path)
+        return open_store(self.config)
 
     def sync(self, *, full: bool = False, max_wait_seconds: float = 900.0, check: bool = True) -> SyncOutcome:
         outcome = sync_athlete(self.config, self.athlete_id, self.instance, full=full,
@@ -167,10 +169,13 @@ Connect = Callable[..., Home]
 
 
 @pytest.fixture
-def connect(sb: Harness, tmp_path: Path, dagster_instance: DagsterInstance, roomy_limits: None) -> Connect:
-    """connect(athlete_id, scopes=..., name=...) → a Home of its own under tmp_path."""
+def connect(sb: Harness, tmp_path: Path, dagster_instance: DagsterInstance, roomy_limits: None,
+            new_state_url: Callable[[], str]) -> Connect:
+    """connect(athlete_id, scopes=..., name=...) → a Home of its own under tmp_path, its state store on SQLite and on
+    PostgreSQL (each test runs on both)."""
 
     def make(athlete_id: int, *, name: str = "home", **kwargs: Any) -> Home:
+        kwargs.setdefault("state_url", Secret(new_state_url()))
         return connect_home(sb, tmp_path / name, athlete_id, dagster_instance, **kwargs)
 
     return make

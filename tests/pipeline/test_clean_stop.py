@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from fitsync.assets import sync_state
-from fitsync.pipelines.athlete_lock import athlete_lock
 from fitsync.pipelines.status import iso
 
 from ..sandbox_harness import Harness, wait_until
@@ -61,7 +60,7 @@ def test_a_second_sync_of_an_athlete_being_synced_is_skipped_and_says_so(sb: Har
     aid = add_athlete(sb)
     record_many(sb, aid, 3, oldest_days=5)
     home = connect(aid)
-    with athlete_lock(home.config.home, aid):  # this test process is "the other sync"
+    with home.store.athlete_lock(aid):  # this test process is "the other sync"
         second = fitsync(env_for(home), "sync", "--athlete", str(aid))
     assert second.returncode == 3, second.stdout + second.stderr
     assert f"athlete {aid} is being synced by process" in second.stderr and "skipped" in second.stderr

@@ -17,7 +17,10 @@ def env_for(home: Home, fitsync_home: Path | None = None) -> dict[str, str]:
     config = home.config
     return subprocess_env(fitsync_home or config.home, FITSYNC_BASE_URL=config.base_url,
                           FITSYNC_AUTH_URL=config.auth_url, FITSYNC_CLIENT_ID=str(config.client_id),
-                          FITSYNC_CLIENT_SECRET=config.client_secret.reveal(), COLUMNS="200")
+                          FITSYNC_CLIENT_SECRET=config.client_secret.reveal(), COLUMNS="200",
+                          # another home is another installation: its own state
+                          **({"FITSYNC_STATE_URL": config.state_url.reveal()}
+                             if config.state_url and fitsync_home is None else {}))
 
 
 def fitsync(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -123,6 +123,8 @@ def write_config(config: Config) -> None:
     lines = [f'base_url = "{config.base_url}"', f'auth_url = "{config.auth_url}"',
              f"client_id = {config.client_id}", f'client_secret = "{config.client_secret.reveal()}"',
              f"boundary_guard = {config.boundary_guard}", f"timeout = {config.timeout}"]
+    if config.state_url:
+        lines.append(f'state_url = "{config.state_url.reveal()}"')
     config.home.mkdir(parents=True, exist_ok=True)
     (config.home / "config.toml").write_text("\n".join(lines) + "\n")
 
@@ -396,13 +398,14 @@ MakeHome = Callable[..., WebhookHome]
 
 @pytest.fixture
 def make_home(sb: Harness, tmp_path: Path, dagster_instance: DagsterInstance,
-              roomy_limits: None) -> Iterator[MakeHome]:
-    """make_home(name="home") → a WebhookHome of its own (fresh app) under tmp_path; closed at teardown."""
+              roomy_limits: None, new_state_url: Callable[[], str]) -> Iterator[MakeHome]:
+    """make_home(name="home") → a WebhookHome of its own (fresh app) under tmp_path, its state store on SQLite and on
+    PostgreSQL (each test runs on both); closed at teardown."""
     homes: list[WebhookHome] = []
 
     def make(name: str = "home") -> WebhookHome:
         app = sb.new_app()
-        config = make_config(sb, tmp_path / name, app)
+        config = make_config(sb, tmp_path / name, app, state_url=Secret(new_state_url()))
         write_config(config)
         home = WebhookHome(sb, config, app, dagster_instance, FitsyncClient(config))
         homes.append(home)

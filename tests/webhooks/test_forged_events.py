@@ -4,6 +4,8 @@ recorded as rejected with the reason; the real ones still act (test_end_to_end.p
 
 from __future__ import annotations
 
+import json
+
 from fitsync.webhooks.admission import CALLS_PER_ACTIVITY, allowance_cap
 
 from ..sandbox_harness import Harness
@@ -12,8 +14,8 @@ from .test_end_to_end import synced_athlete
 
 
 def verdicts(home: WebhookHome) -> list[tuple[str, str, str]]:
-    return [(r[0], r[1], r[2]) for r in home.state(
-        "SELECT json_extract(payload, '$.aspect_type'), verdict, verdict_reason FROM webhook_inbox ORDER BY id")]
+    return [(json.loads(r[0])["aspect_type"], r[1], r[2]) for r in home.state(
+        "SELECT payload, verdict, verdict_reason FROM webhook_inbox ORDER BY id")]
 
 
 def test_forged_delete_of_an_existing_activity_deletes_nothing(sb: Harness, home: WebhookHome) -> None:
