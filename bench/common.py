@@ -129,11 +129,14 @@ def env_for(config: Config, **extra: str) -> dict[str, str]:
                 "FITSYNC_AUTH_URL": config.auth_url, "FITSYNC_CLIENT_ID": str(config.client_id),
                 "FITSYNC_CLIENT_SECRET": config.client_secret.reveal(), "PYTHONUNBUFFERED": "1"})
     for name, (env_name, _) in FIELDS.items():
-        if name in ("base_url", "auth_url", "client_id", "client_secret", "secret_key"):
+        if name in ("base_url", "auth_url", "client_id", "client_secret"):
             continue
-        env[env_name] = str(getattr(config, name))
-    if config.secret_key:
-        env["FITSYNC_SECRET_KEY"] = config.secret_key.reveal()
+        value = getattr(config, name)
+        if isinstance(value, Secret):  # the token key, a state URL: only when set, and never as "Secret('***')"
+            if value:
+                env[env_name] = value.reveal()
+            continue
+        env[env_name] = str(value)
     env.update(extra)
     return env
 

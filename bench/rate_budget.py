@@ -7,6 +7,8 @@ subprocess making GET /athlete calls in a loop for W whole windows, starting at 
 processes go through FitsyncClient and share one FITSYNC_HOME (one rate ledger), as every fitsync process on
 a machine does. The maximum the limit allows is limit × W answered calls; the share is the calls sent inside
 those W windows and answered 200, over that maximum. 429s are counted by the processes and by the sandbox.
+The largest process count runs once more with the state store (the rate ledger) on one PostgreSQL database
+(`FITSYNC_STATE_URL`, a throwaway server from the machine's binaries), as processes on several hosts would share it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+
+from fitsync.client.secret import Secret
 
 from . import common
 from .common import table, target
@@ -112,10 +116,10 @@ def worker(job: dict[str, Any]) -> None:
 # ----------------------------------------------------------------------------------------------- runner
 
 def run_config(sb: common.Sandbox, approach: str, processes: int, *, window: int, windows: int, limit: int,
-               guard: float, bulk: bool, athlete_id: int) -> dict[str, Any]:
+               guard: float, bulk: bool, athlete_id: int, state_url: str = "") -> dict[str, Any]:
     home = Path(tempfile.mkdtemp(prefix="bench-rate-"))
     config = sb.config(home, sb.new_app(f"bench {approach} ×{processes}"), short_window=window, long_window=86400,
-                       boundary_guard=guard, timeout=15.0)
+                       boundary_guard=guard, timeout=15.0, state_url=Secret(state_url))
     sb.connect(config, athlete_id)
     job: dict[str, Any] = {"approach": approach, "athlete_id": athlete_id, "window": window, "bulk": bulk}
     if approach == "baseline":
@@ -158,6 +162,7 @@ def run_config(sb: common.Sandbox, approach: str, processes: int, *, window: int
     maximum = limit * windows
     return {
         "approach": approach + (" (bulk)" if bulk else ""), "processes": processes, "guard": guard,
+        "state": "postgresql" if state_url else "sqlite",
         "hung": sum(1 for r in reports if r["hung"]), "ok": ok, "maximum": maximum,
         "share": ok / maximum, "throughput_per_s": ok / (end - start),
         "limit_per_s": limit / window, "status_429": sum(1 for e in events if e[1] == 429),
@@ -177,10 +182,13 @@ def run_config(sb: common.Sandbox, approach: str, processes: int, *, window: int
               help="fitsync's boundary_guard for these short windows (seconds; the default 1.0 is for 15-minute windows).")
 @click.option("--bulk/--no-bulk", default=True, show_default=True,
               help="Also run fitsync in bulk (backfill) mode, which leaves its reserve of each window unused.")
+@click.option("--postgres/--no-postgres", default=True, show_default=True,
+              help="Also run the largest process count on one PostgreSQL state store (FITSYNC_STATE_URL), where the "
+                   "machine has the server binaries (a throwaway server is started).")
 @click.option("--default-guard/--no-default-guard", default=True, show_default=True,
               help="Also run 1 fitsync process with the shipped boundary_guard (1.0 s) on these windows.")
 def main(window: int, read_limit: int, windows: int, processes: str, guard: float, bulk: bool,
-         default_guard: bool) -> None:
+         default_guard: bool, postgres: bool) -> None:
     """Share of the rate budget used and 429s, fitsync vs a header-reading client, 1 and 4 processes."""
     started = time.monotonic()
     counts = [int(p) for p in processes.split(",") if p.strip()]
@@ -203,13 +211,25 @@ def main(window: int, read_limit: int, windows: int, processes: str, guard: floa
                              f"{windows} windows…[/]")
             results.append(run_config(sb, approach, n, window=window, windows=windows, limit=read_limit, guard=g,
                                       bulk=as_bulk, athlete_id=athlete_id))
+        if postgres:
+            server = _postgres_server()
+            if server is not None:
+                try:
+                    n = max(counts)
+                    common.out.print(f"[dim]fitsync × {n} process(es), one PostgreSQL state store, {windows} windows…[/]")
+                    results.append(run_config(sb, "fitsync", n, window=window, windows=windows, limit=read_limit,
+                                              guard=guard, bulk=False, athlete_id=athlete_id,
+                                              state_url=server.new_database()))
+                finally:
+                    server.stop()
     finally:
         sb.close()
 
     def name(r: dict[str, Any]) -> str:
         label = {"fitsync": "fitsync", "baseline": "sleep when headers say spent",
                  "fitsync (bulk)": "fitsync, bulk mode"}[r["approach"]]
-        return label + (f", boundary_guard {r['guard']} s" if r["approach"] != "baseline" else "")
+        return (label + (f", boundary_guard {r['guard']} s" if r["approach"] != "baseline" else "")
+                + (", PostgreSQL state store" if r.get("state") == "postgresql" else ""))
     main_table = table(
         f"Rate budget: {read_limit} reads per {window} s window, {windows} windows per configuration",
         ["client", "processes", "answered calls", "maximum", "share of maximum", "calls/s", "429s (clients)",
@@ -224,13 +244,25 @@ def main(window: int, read_limit: int, windows: int, processes: str, guard: floa
     for r in results:
         if r["approach"] != "fitsync" or r["guard"] != guard:
             continue
-        targets.append(target(f"fitsync, {r['processes']} process(es): ≥ 95% of the budget with zero 429s",
+        on = " on one PostgreSQL state store" if r.get("state") == "postgresql" else ""
+        targets.append(target(f"fitsync, {r['processes']} process(es){on}: ≥ 95% of the budget with zero 429s",
                               f"{r['share']:.1%}, {r['sandbox_429']} 429s",
                               r["share"] >= TARGET_SHARE and r["sandbox_429"] == 0 and r["status_429"] == 0
                               and not r["failures"]))
     common.save("rate-budget", params={"window": window, "read_limit": read_limit, "windows": windows,
                                        "processes": counts, "guard": guard, "bulk": bulk},
                 tables=[main_table], targets=targets, data={"results": results}, started=started)
+
+
+def _postgres_server() -> Any:
+    """A throwaway PostgreSQL server (the tests' harness), or None where the machine has no server binaries."""
+    from tests import postgres_server
+
+    found = postgres_server.binaries()
+    if found is None:
+        common.out.print("[yellow]no PostgreSQL server binaries here: the PostgreSQL state store is not measured[/]")
+        return None
+    return postgres_server.PostgresServer(found)
 
 
 if __name__ == "__main__":

@@ -132,6 +132,10 @@ class PostgresStateStore(StateStore):
         finally:
             conn.close()
 
+    def usable(self, conn: Any) -> bool:
+        """False once the server dropped the connection (a restart, a failover, an administrator)."""
+        return not (conn.raw.closed or conn.raw.broken)
+
     def begin_write(self, conn: Any) -> None:
         conn.execute("BEGIN")
         try:

@@ -231,6 +231,10 @@ class StateStore:
         finally:
             os.close(fd)
 
+    def usable(self, conn: sqlite3.Connection) -> bool:
+        """Whether a connection that raised can still be used (a file connection always can)."""
+        return True
+
     def begin_write(self, conn: sqlite3.Connection) -> None:
         """Start a transaction holding the store's write lock."""
         conn.execute("BEGIN IMMEDIATE")

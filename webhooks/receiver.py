@@ -8,10 +8,12 @@ else. A forged or malformed event gets a 4xx and stores nothing. The `webhook_ev
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import logging
 import threading
+from typing import Any, Callable, TypeVar
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -27,6 +29,7 @@ log = logging.getLogger(__name__)
 DEFAULT_PREFIX = "/webhooks"
 MAX_BODY_BYTES = 8192
 STORE_WAIT = 1.0  # seconds
+T = TypeVar("T")
 GUESSABLE_BELOW = 16  # characters: a path secret shorter than this (a subscription from before secrets) is weak
 
 
@@ -48,11 +51,26 @@ class Receiver:
         secret = self.client.subscription_state.callback_token()
         return secret is not None and len(secret.reveal()) < GUESSABLE_BELOW
 
+    def _with_store(self, work: Callable[[Any], T]) -> T:
+        """`work` on the receiver's own connection. One the database server dropped (a restart, a failover) is
+        replaced and the work tried once more: a receiver must not answer 503 until it is restarted."""
+        store = self.client.store
+        with self._lock:
+            try:
+                return work(self._conn)
+            except store.errors:
+                if store.usable(self._conn):
+                    raise
+                log.warning("the connection to the state store %s was lost: reconnecting", store.describe())
+                with contextlib.suppress(*store.errors):
+                    self._conn.close()
+                self._conn = store.connect(wait=STORE_WAIT)
+                return work(self._conn)
+
     def _at_secret(self, request: Request) -> bool:
         """Whether the request came to the subscription's secret path; the secret is read on each request so a
         re-subscription (a rotated secret) takes effect without a restart."""
-        with self._lock:
-            expected = self.client.subscription_state.callback_token(self._conn)
+        expected = self._with_store(self.client.subscription_state.callback_token)
         given = str(request.path_params.get("secret", ""))
         if expected is not None and hmac.compare_digest(given.encode(), expected.reveal().encode()):
             return True
@@ -61,7 +79,12 @@ class Receiver:
 
     def validate(self, request: Request) -> Response:
         """§6.4: echo hub.challenge when hub.mode is subscribe and the verify token matches."""
-        if not self._at_secret(request):
+        try:
+            at_secret = self._at_secret(request)
+        except self.client.store.errors as error:
+            log.error("could not read the subscription from the state store (%s): answered 503", error)
+            return _refuse(503, "the subscription could not be read: retry later")
+        if not at_secret:
             return _not_found()
         q = request.query_params
         expected = self.client.subscription_state.verify_token()
@@ -73,7 +96,13 @@ class Receiver:
         return JSONResponse({"hub.challenge": q["hub.challenge"]})
 
     async def event(self, request: Request) -> Response:
-        if not self._at_secret(request):
+        try:
+            at_secret = self._at_secret(request)
+        except self.client.store.errors as error:
+            log.error("could not read the subscription from the state store (%s): answered 503 so the service "
+                      "retries", error)
+            return _refuse(503, "the event could not be stored: retry later")
+        if not at_secret:
             return _not_found()
         if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
             return _refuse(415, "events are JSON")
@@ -92,29 +121,39 @@ class Receiver:
         return self._accept(event)
 
     def _accept(self, event: dict) -> Response:  # type: ignore[type-arg]
-        with self._lock:
-            subscription = self.client.subscription_state.current(self._conn)
-            if subscription is None or event["subscription_id"] != subscription.id:
-                log.warning("refused %s %s %s of athlete %s: unknown subscription %s", event["object_type"],
-                            event["object_id"], event["aspect_type"], event["owner_id"], event["subscription_id"])
-                return _refuse(403, "unknown subscription")
-            row = self._conn.execute("SELECT status FROM athletes WHERE athlete_id = ?", (event["owner_id"],)).fetchone()
-            if row is None or row["status"] == "disconnected":
-                log.warning("refused %s %s %s: athlete %s is not connected", event["object_type"], event["object_id"],
-                            event["aspect_type"], event["owner_id"])
-                return _refuse(403, "unknown owner")
-            try:
-                with self.client.store.transaction(self._conn):
-                    stored = webhook_inbox.store_event(self._conn, event)
-            except self.client.store.errors as error:  # disk full, locked, read-only, server gone: it retries
-                log.error("could not store an event for athlete %s (%s %s %s): %s; answered 503 so the service "
-                          "retries it", event["owner_id"], event["object_type"], event["object_id"],
-                          event["aspect_type"], error)
-                return _refuse(503, "the event could not be stored: retry later")
-            self.stored += stored
+        try:
+            refused = self._with_store(lambda conn: self._refusal(conn, event))
+            if refused is not None:
+                return refused
+            stored = self._with_store(lambda conn: self._store_event(conn, event))
+        except self.client.store.errors as error:  # disk full, locked, read-only, server gone: it retries
+            log.error("could not store an event for athlete %s (%s %s %s): %s; answered 503 so the service "
+                      "retries it", event["owner_id"], event["object_type"], event["object_id"],
+                      event["aspect_type"], error)
+            return _refuse(503, "the event could not be stored: retry later")
         log.info("%s %s %s of athlete %s: %s", event["object_type"], event["object_id"], event["aspect_type"],
                  event["owner_id"], "stored" if stored else "already stored (a retried delivery)")
         return JSONResponse({"stored": stored})
+
+    def _refusal(self, conn: Any, event: dict) -> Response | None:  # type: ignore[type-arg]
+        """Why this event is not ours (an unknown subscription or owner), or None."""
+        subscription = self.client.subscription_state.current(conn)
+        if subscription is None or event["subscription_id"] != subscription.id:
+            log.warning("refused %s %s %s of athlete %s: unknown subscription %s", event["object_type"],
+                        event["object_id"], event["aspect_type"], event["owner_id"], event["subscription_id"])
+            return _refuse(403, "unknown subscription")
+        row = conn.execute("SELECT status FROM athletes WHERE athlete_id = ?", (event["owner_id"],)).fetchone()
+        if row is None or row["status"] == "disconnected":
+            log.warning("refused %s %s %s: athlete %s is not connected", event["object_type"], event["object_id"],
+                        event["aspect_type"], event["owner_id"])
+            return _refuse(403, "unknown owner")
+        return None
+
+    def _store_event(self, conn: Any, event: dict) -> bool:  # type: ignore[type-arg]
+        with self.client.store.transaction(conn):
+            stored = webhook_inbox.store_event(conn, event)
+        self.stored += stored
+        return stored
 
 
 def _not_found() -> Response:

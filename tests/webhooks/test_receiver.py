@@ -381,3 +381,23 @@ def test_an_event_that_cannot_be_stored_is_503_with_the_reason_logged(receiving:
         blocker.close()
     assert home.inbox() == []
     assert home.post(valid(home, aid)).status_code == 200 and len(home.inbox()) == 1
+
+
+def test_a_receiver_whose_database_connection_was_dropped_reconnects_and_stores(
+        receiving: tuple[WebhookHome, int], caplog: pytest.LogCaptureFixture) -> None:
+    """PostgreSQL restarted (or failed over): the receiver's own connection is gone. The next event is stored on a
+    new connection, not answered 503 until someone restarts the receiver."""
+    home, aid = receiving
+    store = home.client.store
+    if store.dialect != "postgresql":
+        pytest.skip("a SQLite file connection cannot be dropped by a server")
+    assert home.post(valid(home, aid)).status_code == 200  # the receiver's connection is open and used
+    with store.reading() as conn:
+        dropped = conn.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                               "WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchone()[0]
+    assert dropped >= 1
+    with caplog.at_level("WARNING"):
+        response = home.post(valid(home, aid, event_time=valid(home, aid)["event_time"] + 1))
+    assert response.status_code == 200 and response.json()["stored"] == 1, response.text
+    assert any("reconnecting" in r.getMessage() for r in caplog.records)
+    assert len(home.inbox()) == 2
