@@ -16,7 +16,7 @@ import httpx
 
 from fitsync.client.config import ConfigError
 from fitsync.client.errors import FitsyncError
-from fitsync.client.explain import debugging, explain
+from fitsync.client.explain import debugging, explain, is_state_server_error
 
 INTERRUPTED = 130
 
@@ -33,7 +33,8 @@ class FitsyncGroup(click.Group):
         except Exception as error:  # noqa: BLE001 (the last line of defence: one message, never a traceback)
             if debugging():
                 traceback.print_exc()
-            known = isinstance(error, (FitsyncError, ConfigError, httpx.HTTPError, OSError, sqlite3.Error))
+            known = (isinstance(error, (FitsyncError, ConfigError, httpx.HTTPError, OSError, sqlite3.Error))
+                     or is_state_server_error(error))
             hint = "" if known or debugging() else " (run with --debug or FITSYNC_DEBUG=1 for the details)"
             click.echo(f"Error: {explain(error)}{hint}", err=True)
             raise SystemExit(1) from None

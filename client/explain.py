@@ -48,4 +48,13 @@ def explain(error: BaseException) -> str:
                 f"({os.environ.get('FITSYNC_HOME') or '~/.fitsync'})")
     if isinstance(error, sqlite3.OperationalError) and "locked" in str(error):
         return "the state database stayed locked by another fitsync process: run it again when that one is done"
+    if is_state_server_error(error):
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return (f"the state database cannot be used ({first}): check FITSYNC_STATE_URL (or state_url in "
+                "config.toml) and that the PostgreSQL server is up")
     return f"{type(error).__name__}: {error}"
+
+
+def is_state_server_error(error: BaseException) -> bool:
+    """An error of the PostgreSQL state store's driver (without importing it where it is not used)."""
+    return type(error).__module__.split(".")[0] == "psycopg"

@@ -266,6 +266,11 @@ class StateStore:
 def open_store(config: "Config") -> StateStore:
     """The configured state store: PostgreSQL when `state_url` names one, else the SQLite file in the home."""
     url = config.state_url.reveal()
+    if url and not url.startswith(("postgresql://", "postgres://")):
+        from .config import ConfigError
+
+        raise ConfigError("state_url (FITSYNC_STATE_URL) must be a postgresql://user:password@host/database address, "
+                          "or empty for the SQLite file in the home")
     config.home.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
         os.chmod(config.home, 0o700)  # tokens' key, landed JSON, the warehouse: the owner's only

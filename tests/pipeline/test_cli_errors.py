@@ -36,8 +36,12 @@ def closed_port() -> int:
     (["sync", "--max-wait", "soon"], {}, 2, "Invalid value for '--max-wait'"),
     (["query"], {}, 2, "give the SQL as an argument"),
     (["no-such-command"], {}, 2, "No such command"),
+    (["athletes"], {"FITSYNC_STATE_URL": "postgresql://bob:hunter2@127.0.0.1:{port}/state"}, 1,
+     "the state database cannot be used"),
+    (["athletes"], {"FITSYNC_STATE_URL": "mysql://bob:hunter2@db/state"}, 1,
+     "state_url (FITSYNC_STATE_URL) must be a postgresql://"),
 ], ids=["no-credentials", "no-athletes", "service-unreachable", "home-unwritable", "bad-option", "no-sql",
-        "unknown-command"])
+        "unknown-command", "state-server-unreachable", "state-url-not-postgresql"])
 def test_an_expected_failure_is_one_message_and_its_exit_code(tmp_path: Path, args: list[str], env: dict[str, str],
                                                               code: int, says: str) -> None:
     port = str(closed_port())
@@ -46,6 +50,7 @@ def test_an_expected_failure_is_one_message_and_its_exit_code(tmp_path: Path, ar
     assert done.returncode == code, done.stderr
     assert says.format(port=port) in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert len([line for line in done.stderr.splitlines() if line.startswith("Error")]) == 1
+    assert "hunter2" not in done.stdout + done.stderr  # a state URL's password is never shown
 
 
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:
