@@ -106,10 +106,15 @@ def set_verdict(conn: sqlite3.Connection, inbox_ids: list[int], verdict: str, re
 
 def set_delete_verdict(conn: sqlite3.Connection, athlete_id: int, activity_id: int, verdict: str, reason: str) -> None:
     """The verdict on every undecided delete event of this activity (a run knows activities, not inbox rows)."""
-    # Stored payloads are compact JSON: LIKE narrows to undecided activity deletes in SQL both backends speak, and
-    # the exact owner and object are checked on the parsed event.
-    rows = conn.execute("SELECT id, payload FROM webhook_inbox WHERE verdict IS NULL AND payload LIKE ? "
-                        "AND payload LIKE ?", ('%"aspect_type":"delete"%', '%"object_type":"activity"%')).fetchall()
+    # Stored payloads are compact JSON: LIKE narrows to this activity's undecided deletes in SQL both backends speak
+    # (a number member ends with , or }), and the exact event is checked parsed. Narrow: a burst holds thousands of
+    # deletes, and reading them all for each verdict was quadratic.
+    members = ['"aspect_type":"delete"', '"object_type":"activity"']
+    numbers = [f'"owner_id":{int(athlete_id)}', f'"object_id":{int(activity_id)}']
+    sql = ("SELECT id, payload FROM webhook_inbox WHERE verdict IS NULL" + " AND payload LIKE ?" * len(members)
+           + " AND (payload LIKE ? OR payload LIKE ?)" * len(numbers))
+    params = [f"%{m}%" for m in members] + [f"%{n}{end}%" for n in numbers for end in (",", "}")]
+    rows = conn.execute(sql, params).fetchall()
     ids = [r["id"] for r in rows if (p := json.loads(r["payload"]))["owner_id"] == athlete_id
            and p["object_id"] == activity_id and p["aspect_type"] == "delete" and p["object_type"] == "activity"]
     set_verdict(conn, ids, verdict, reason)
