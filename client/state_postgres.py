@@ -128,7 +128,13 @@ class PostgresStateStore(StateStore):
                     "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
                     "WHERE l.locktype = 'advisory' AND l.classid = %s AND l.objid = %s AND l.granted", key).fetchone()
                 raise AthleteBusy(athlete_id, f"process {holder[0].removeprefix('fitsync ')}" if holder else "")
-            yield
+            try:
+                yield
+            finally:
+                # released now, not when the server gets round to ending the closed session: the next sync of this
+                # athlete may start at once (a crash still releases it with the session)
+                with contextlib.suppress(*self.errors):
+                    conn.raw.execute("SELECT pg_advisory_unlock(%s, %s)", key)
         finally:
             conn.close()
 

@@ -23,7 +23,7 @@ from fitsync.client.crypto import CipherError, TokenCipher
 from fitsync.client.records import record, records
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
-from fitsync.client.state_store import MIGRATIONS, StateStore
+from fitsync.client.state_store import MIGRATIONS, AthleteBusy, StateStore
 
 from ..sandbox_harness import App, Harness
 from .conftest import Connected, MakeConfig, connect_athlete
@@ -230,3 +230,18 @@ def test_record_checks() -> None:
     assert page[2].raw == odd and page[2]["elapsed_time"] == "120"
     with pytest.raises(ValueError):  # a page that is not a list is the service misbehaving, not one odd record
         records("activity", {"message": "oops"})
+
+
+def test_one_sync_per_athlete_and_the_lock_is_free_again_at_once(client: FitsyncClient) -> None:
+    """The per-athlete sync lock of either backend: a second holder is refused, naming the first; another athlete is
+    not held up; released, it can be taken again at once, again and again."""
+    store = client.store
+    with store.athlete_lock(7):
+        with pytest.raises(AthleteBusy, match="athlete 7 is being synced by process"):
+            with store.athlete_lock(7):
+                pass
+        with store.athlete_lock(8):  # another athlete is not held up
+            pass
+    for _ in range(50):
+        with store.athlete_lock(7):
+            pass
