@@ -26,7 +26,7 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
-from fitsync.client.config import FIELDS, Config
+from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread
@@ -125,18 +125,7 @@ def clean_env() -> dict[str, str]:
 def env_for(config: Config, **extra: str) -> dict[str, str]:
     """FITSYNC_* variables that make a fitsync process use `config` (nothing inherited from the caller)."""
     env = clean_env()
-    env.update({"FITSYNC_HOME": str(config.home), "FITSYNC_BASE_URL": config.base_url,
-                "FITSYNC_AUTH_URL": config.auth_url, "FITSYNC_CLIENT_ID": str(config.client_id),
-                "FITSYNC_CLIENT_SECRET": config.client_secret.reveal(), "PYTHONUNBUFFERED": "1"})
-    for name, (env_name, _) in FIELDS.items():
-        if name in ("base_url", "auth_url", "client_id", "client_secret"):
-            continue
-        value = getattr(config, name)
-        if isinstance(value, Secret):  # the token key, a state URL: only when set, and never as "Secret('***')"
-            if value:
-                env[env_name] = value.reveal()
-            continue
-        env[env_name] = str(value)
+    env.update(config.environment(), PYTHONUNBUFFERED="1")
     env.update(extra)
     return env
 

@@ -51,6 +51,19 @@ class Config:
     def state_path(self) -> Path:
         return self.home / "state.db"
 
+    def environment(self) -> dict[str, str]:
+        """FITSYNC_* variables under which another fitsync process loads this same Config. Secrets go only when set,
+        revealed (never as "Secret('***')"): the variables are how a child process is given them."""
+        env = {"FITSYNC_HOME": str(self.home)}
+        for name, (env_name, _) in FIELDS.items():
+            value = getattr(self, name)
+            if isinstance(value, Secret):
+                if value:
+                    env[env_name] = value.reveal()
+            elif value is not None:
+                env[env_name] = str(value)
+        return env
+
     @property
     def token_url(self) -> str:
         return self.auth_url.rstrip("/") + "/oauth/token"

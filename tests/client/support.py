@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from fitsync.client.config import FIELDS, Config
+from fitsync.client.config import Config
 from fitsync.client.crypto import TokenCipher
 from fitsync.client.state_store import open_store
 
@@ -28,20 +28,7 @@ WORKER = str(Path(__file__).with_name("worker.py"))
 def env_for(config: Config, **extra: str) -> dict[str, str]:
     """FITSYNC_* variables that make a fitsync process use `config` (nothing inherited from the caller)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FITSYNC_")}
-    env.update({
-        "FITSYNC_HOME": str(config.home), "FITSYNC_BASE_URL": config.base_url, "FITSYNC_AUTH_URL": config.auth_url,
-        "FITSYNC_CLIENT_ID": str(config.client_id), "FITSYNC_CLIENT_SECRET": config.client_secret.reveal(),
-        "PYTHONUNBUFFERED": "1",
-    })
-    for name, (env_name, _) in FIELDS.items():
-        if name in ("base_url", "auth_url", "client_id", "client_secret"):
-            continue
-        value = getattr(config, name)
-        if name in ("secret_key", "state_url"):
-            if value:
-                env[env_name] = value.reveal()
-            continue
-        env[env_name] = str(value)
+    env.update(config.environment(), PYTHONUNBUFFERED="1")
     env.update(extra)
     return env
 

@@ -60,6 +60,17 @@ def test_config_precedence(tmp_path: Path) -> None:
     assert overridden.client_id == 22 and overridden.base_url == REAL_BASE_URL  # no config.toml in `other`
 
 
+def test_a_configs_environment_loads_the_same_config(tmp_path: Path) -> None:
+    """Config.environment is how a child process is given a Config: the same settings back, secrets revealed only
+    there, an unset secret not passed as text."""
+    config = Config.load({}, home=tmp_path / "home", client_id=5, client_secret=Secret("app secret"), timeout=7.5,
+                         state_url=Secret("postgresql://fitsync:pw@db/state"))
+    env = config.environment()
+    assert Config.load(env) == config
+    assert env["FITSYNC_STATE_URL"] == "postgresql://fitsync:pw@db/state" and "FITSYNC_SECRET_KEY" not in env
+    assert not any("Secret(" in v for v in env.values())
+
+
 def test_config_file_errors_are_clear(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text('client_id = "not a number"\n')
     with pytest.raises(ConfigError, match="client_id has an invalid value 'not a number'"):
