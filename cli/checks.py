@@ -7,6 +7,7 @@ refreshed (as every sync does; a refresh costs no rate budget).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import stat
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import httpx
+import yaml
 
 from fitsync.client.config import CONFIG_FILE, Config, ConfigError
 from fitsync.client.errors import FitsyncError, ReauthorizationRequired
@@ -54,6 +56,7 @@ def _checks(config: Config) -> Iterator[Check]:
     warehouse = home / "warehouse.duckdb"
     if warehouse.exists():
         yield _warehouse(warehouse)
+    yield from dagster_instance(home)
 
 
 def _modes(home: Path) -> Iterator[Check]:
@@ -187,3 +190,55 @@ def _warehouse(path: Path) -> Check:
     latest = max(v for v, _, _ in db.migration_scripts())
     return Check("warehouse", version is not None and version <= latest,
                  f"schema {version} of {latest}, DuckDB {duckdb_version}", "upgrade fitsync: the warehouse is newer")
+
+
+# SQLAlchemy 2.1 reads a plain postgresql:// URL as psycopg 3, whose server-side parameters break dagster-postgres
+# (`NOTIFY run_events, $1` fails as the first run is created): its URL must name the psycopg2 driver.
+DAGSTER_URL_SCHEME = "postgresql+psycopg2"
+
+
+def dagster_instance(home: Path) -> Iterator[Check]:
+    """Dagster's storage on PostgreSQL (docs/deployment.md): its URL set, naming the driver dagster-postgres needs,
+    and the server answering. Nothing to check for the default instance (SQLite files under its home)."""
+    path = Path(os.environ.get("DAGSTER_HOME") or home / "dagster") / "dagster.yaml"
+    try:
+        settings = yaml.safe_load(path.read_text()) or {}
+    except FileNotFoundError:
+        return
+    except yaml.YAMLError as error:
+        yield Check("dagster instance", False, f"{path}: not valid YAML ({error})", "correct the file")
+        return
+    postgres = (settings.get("storage") or {}).get("postgres") if isinstance(settings, dict) else None
+    if not isinstance(postgres, dict) or "postgres_url" not in postgres:
+        return  # SQLite, or postgres_db fields (Dagster builds and checks that URL itself)
+    source = postgres["postgres_url"]
+    variable = source.get("env") if isinstance(source, dict) else None
+    url = os.environ.get(variable, "") if variable else str(source)
+    if not url:
+        yield Check("dagster instance", False, f"{path} reads its database URL from {variable}, which is not set",
+                    f"set {variable}={DAGSTER_URL_SCHEME}://user:password@host:5432/dagster for every Dagster "
+                    "process (webserver, daemon, code server) and for fitsync")
+        return
+    from fitsync.client.state_postgres import describe_url
+
+    shown = describe_url(url)
+    scheme = url.split("://", 1)[0]
+    if scheme != DAGSTER_URL_SCHEME:
+        yield Check("dagster instance", False, f"{shown}: dagster-postgres needs the psycopg2 driver; under "
+                    f"SQLAlchemy 2 \"{scheme}://\" selects another, and creating a run fails",
+                    f"write the URL as {DAGSTER_URL_SCHEME}://… (in {variable or path})")
+        return
+    try:
+        import psycopg
+
+        with psycopg.connect("postgresql://" + url.split("://", 1)[1], connect_timeout=5) as conn:
+            conn.execute("SELECT 1")
+    except ImportError:
+        yield Check("dagster instance", False, f"{shown}: psycopg is not installed",
+                    "pip install 'fitsync[postgres]'")
+        return
+    except psycopg.Error as error:
+        yield Check("dagster instance", False, f"{shown}: {type(error).__name__}",
+                    f"check {variable or path} and that the server is up")
+        return
+    yield Check("dagster instance", True, f"{shown} answers (Dagster's runs, schedules and sensors)")

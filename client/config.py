@@ -9,6 +9,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .secret import Secret
 
@@ -46,6 +47,9 @@ class Config:
     slow_refresh_hours: float = 20.0
     # The state store: empty for the SQLite file in the home; postgresql://… for one database several hosts share.
     state_url: Secret = field(default_factory=lambda: Secret(""))
+    # When the nightly sync starts (cron, in nightly_timezone): after the service's daily limit resets at 00:00 UTC.
+    nightly_schedule: str = "30 3 * * *"
+    nightly_timezone: str = "UTC"
 
     @property
     def state_path(self) -> Path:
@@ -139,6 +143,8 @@ FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "response_deadline": ("FITSYNC_RESPONSE_DEADLINE", float),
     "slow_refresh_hours": ("FITSYNC_SLOW_REFRESH_HOURS", float),
     "state_url": ("FITSYNC_STATE_URL", _secret),
+    "nightly_schedule": ("FITSYNC_NIGHTLY_SCHEDULE", lambda v: " ".join(str(v).split())),
+    "nightly_timezone": ("FITSYNC_NIGHTLY_TIMEZONE", lambda v: ZoneInfo(str(v)).key),
 }
 
 
@@ -174,6 +180,11 @@ FIELD_DOCS: dict[str, str] = {
     "state_url": "Where fitsync keeps tokens, the rate ledger, cursors and the webhook inbox. Empty: state.db in the "
                  "home (SQLite, one machine). postgresql://user:password@host/db: one database that every host "
                  "running fitsync shares (its password is a secret: prefer FITSYNC_STATE_URL).",
+    "nightly_schedule": "When Dagster's nightly sync of every athlete starts, as a cron expression (minute hour day "
+                        "month weekday) in nightly_timezone. The service's daily limit resets at 00:00 UTC: a start "
+                        "soon after it has the whole day's budget. Read when the code location loads.",
+    "nightly_timezone": "Time zone of nightly_schedule (an IANA name such as Europe/Berlin); Sunday's run, in this "
+                        "zone, is the weekly full reconciliation.",
 }
 
 
@@ -182,6 +193,6 @@ def parse_field(name: str, raw: Any, source: str) -> Any:
         raise ConfigError(f"{source}: unknown setting {name!r}")
     try:
         return FIELDS[name][1](raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, ZoneInfoNotFoundError):
         shown = "***" if name in ("client_secret", "secret_key", "state_url") else repr(raw)
         raise ConfigError(f"{source}: {name} has an invalid value {shown}") from None

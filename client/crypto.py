@@ -7,9 +7,16 @@ import hashlib
 import os
 from pathlib import Path
 
+import time
+from typing import TYPE_CHECKING
+
 from cryptography.fernet import Fernet, InvalidToken
 
+from .errors import FitsyncError
 from .secret import Secret
+
+if TYPE_CHECKING:
+    from .state_store import StateStore
 
 KEY_FILE = "secret.key"
 
@@ -53,5 +60,33 @@ class TokenCipher:
         return "TokenCipher(***)"
 
 
-class CipherError(Exception):
+class CipherError(FitsyncError):
     pass
+
+
+KEY_CHECK = "token_key_check"
+
+
+def check_key(store: "StateStore", cipher: TokenCipher) -> None:
+    """Refuse a key other than the one the store's tokens are encrypted with, before anything is written with it.
+
+    The first process on a store records a value only its key decrypts; every later one must decrypt it. Without
+    this, a host with a key file of its own beside a shared PostgreSQL store (or a state.db copied without its key)
+    would encrypt the next rotated refresh token with a key no other host has: the token would be lost to them."""
+    with store.reading() as conn:
+        row = conn.execute("SELECT value FROM app_state WHERE key = ?", (KEY_CHECK,)).fetchone()
+        # A store written before this check: a token it holds proves the key.
+        proof = row if row is not None else conn.execute(
+            "SELECT refresh_token FROM athletes WHERE refresh_token IS NOT NULL LIMIT 1").fetchone()
+    try:
+        if proof is not None:
+            cipher.decrypt(bytes(proof[0]))
+    except CipherError:
+        raise CipherError(f"the tokens in {store.describe()} were encrypted with another key: FITSYNC_SECRET_KEY or "
+                          f"the key file changed. Every host sharing a state database needs the same "
+                          f"FITSYNC_SECRET_KEY (or a copy of the first host's {KEY_FILE})") from None
+    if row is None:
+        with store.transaction() as conn:
+            conn.execute("INSERT INTO app_state (key, value, updated_at) VALUES (?, ?, ?) "
+                         "ON CONFLICT (key) DO NOTHING", (KEY_CHECK, cipher.encrypt(KEY_CHECK), time.time()))
+        check_key(store, cipher)  # another process may have recorded its key first

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .api import AthleteApi, PushSubscriptions
 from .config import Config
-from .crypto import TokenCipher
+from .crypto import TokenCipher, check_key
 from .rate_governor import RateGovernor
 from .shape_reports import ShapeReports
 from .state_store import open_store
@@ -18,6 +18,7 @@ class FitsyncClient:
         self.config = config
         self.store = open_store(config)
         self.cipher = TokenCipher.for_home(config.home, config.secret_key)
+        check_key(self.store, self.cipher)
         self.governor = RateGovernor(self.store, short_window=config.short_window, long_window=config.long_window,
                                      bulk_reserve=config.bulk_reserve, boundary_guard=config.boundary_guard)
         self.transport = Transport(self.governor, timeout=config.timeout, max_retries=config.max_retries,

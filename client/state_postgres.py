@@ -92,6 +92,14 @@ class Connection:
         self.raw.close()
 
 
+def describe_url(url: str) -> str:
+    """A database's address without its password or parameters (for messages)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{parts.username + '@' if parts.username else ''}{host}{':' + str(parts.port) if parts.port else ''}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
 class PostgresStateStore(StateStore):
     """fitsync's state in one PostgreSQL database, shared by every host."""
 
@@ -104,11 +112,7 @@ class PostgresStateStore(StateStore):
             self._migrate()
 
     def describe(self) -> str:
-        """The database's address without its password (for messages)."""
-        parts = urlsplit(self.url)
-        host = parts.hostname or ""
-        netloc = f"{parts.username + '@' if parts.username else ''}{host}{':' + str(parts.port) if parts.port else ''}"
-        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+        return describe_url(self.url)
 
     def connect(self, wait: float = 60.0) -> Connection:  # type: ignore[override]
         raw = psycopg.connect(self.url, autocommit=True, row_factory=_row_factory,

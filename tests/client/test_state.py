@@ -12,6 +12,7 @@ record checks.
 
 from __future__ import annotations
 
+import sqlite3
 import stat
 import threading
 from pathlib import Path
@@ -23,7 +24,7 @@ from fitsync.client.crypto import CipherError, TokenCipher
 from fitsync.client.records import record, records
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
-from fitsync.client.state_store import MIGRATIONS, AthleteBusy, StateStore
+from fitsync.client.state_store import MIGRATIONS, AthleteBusy, StateStore, open_store
 
 from ..sandbox_harness import App, Harness
 from .conftest import Connected, MakeConfig, connect_athlete
@@ -125,9 +126,39 @@ def test_secret_key_from_the_environment(sb: Harness, make_config: MakeConfig, a
     assert not (config.home / "secret.key").exists()  # the key comes from the environment, no key file
     with FitsyncClient(config) as client:  # another process with the same key reads the tokens
         assert client.athlete(c.athlete_id).athlete().id == c.athlete_id
-    with FitsyncClient(config.replace(secret_key=Secret("another key"))) as client:
-        with pytest.raises(CipherError, match="FITSYNC_SECRET_KEY or the key file changed"):
-            client.tokens.access_token(c.athlete_id)
+    # Another key is refused as the client opens, before it could write a token the others cannot read.
+    with pytest.raises(CipherError, match="FITSYNC_SECRET_KEY or the key file changed"):
+        FitsyncClient(config.replace(secret_key=Secret("another key")))
+
+
+def test_a_host_with_another_key_is_refused_before_it_writes_a_token(sb: Harness, make_config: MakeConfig, app: App,
+                                                                      tmp_path: Path) -> None:
+    """Hosts sharing a PostgreSQL store (or a state.db copied without its key file) must share the key: one with a
+    key of its own would encrypt the next rotated refresh token so that no other host could read it."""
+    config = make_config()
+    with FitsyncClient(config) as client:
+        c = connect_athlete(sb, client, app, sb.athlete_id())
+    other = make_config(home=tmp_path / "other-host")
+    if not config.state_url:  # SQLite: the state file copied to another home, its key file left behind
+        other.home.mkdir(mode=0o700)
+        with sqlite3.connect(config.state_path) as source, sqlite3.connect(other.state_path) as copy:
+            source.backup(copy)
+
+    def tokens() -> list[tuple[object, ...]]:
+        with open_store(other).reading() as conn:
+            return [tuple(r) for r in conn.execute("SELECT athlete_id, access_token, refresh_token FROM athletes")]
+
+    before = tokens()
+    with pytest.raises(CipherError, match="Every host sharing a state database needs the same FITSYNC_SECRET_KEY"):
+        FitsyncClient(other)
+    with open_store(other).transaction() as conn:  # a store from before the check: its tokens prove the key
+        conn.execute("DELETE FROM app_state WHERE key = 'token_key_check'")
+    with pytest.raises(CipherError, match="another key"):
+        FitsyncClient(other)
+    assert tokens() == before
+    (other.home / "secret.key").write_bytes((config.home / "secret.key").read_bytes())  # the first host's key
+    with FitsyncClient(other) as client:
+        assert client.athlete(c.athlete_id).athlete().id == c.athlete_id
 
 
 def test_concurrent_processes_generate_one_key(tmp_path: Path) -> None:

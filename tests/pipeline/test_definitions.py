@@ -83,6 +83,31 @@ def test_nightly_schedule_fans_out_one_run_per_athlete_with_daily_run_keys(dagst
     assert isinstance(sunday, list) and all(r.run_config["ops"]["activities"]["config"]["full"] for r in sunday)
 
 
+def test_a_schedule_that_runs_twice_a_day_gets_new_run_keys_each_time(dagster_instance: DagsterInstance) -> None:
+    dagster_instance.add_dynamic_partitions(athletes_partitions.name, ["101"])
+    morning = _evaluate(dagster_instance, dt.datetime(2026, 3, 3, 3, 0, tzinfo=dt.timezone.utc))
+    evening = _evaluate(dagster_instance, dt.datetime(2026, 3, 3, 15, 0, tzinfo=dt.timezone.utc))
+    assert isinstance(morning, list) and isinstance(evening, list)
+    assert morning[0].run_key != evening[0].run_key  # a key Dagster has seen would skip the evening's run for good
+
+
+def test_the_nightly_schedule_follows_the_settings_when_the_code_location_loads(tmp_path: Path) -> None:
+    script = "from fitsync.pipelines.definitions import defs; s = defs.resolve_schedule_def('nightly_sync'); " \
+             "print(s.cron_schedule, s.execution_timezone, sep='|')"
+
+    def load(**settings: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                              env=subprocess_env(tmp_path / "home", **settings))
+
+    assert load().stdout.strip() == "30 3 * * *|UTC"
+    chosen = load(FITSYNC_NIGHTLY_SCHEDULE="0 22 * * 1-5", FITSYNC_NIGHTLY_TIMEZONE="America/Los_Angeles")
+    assert chosen.stdout.strip() == "0 22 * * 1-5|America/Los_Angeles", chosen.stderr[-2000:]
+    wrong = load(FITSYNC_NIGHTLY_SCHEDULE="every night at 3")
+    assert wrong.returncode != 0 and "nightly_schedule 'every night at 3' is not a cron expression" in wrong.stderr
+    zone = load(FITSYNC_NIGHTLY_TIMEZONE="Mars/Olympus")
+    assert zone.returncode != 0 and "FITSYNC_NIGHTLY_TIMEZONE: nightly_timezone has an invalid value" in zone.stderr
+
+
 def _check_results(instance: DagsterInstance) -> dict[str, bool]:
     run = instance.get_runs(limit=1)[0]
     out = {}
