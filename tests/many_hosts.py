@@ -1,7 +1,7 @@
 """Many hosts, one budget (issue 17 §4): the scenario `tests/pipeline/test_many_hosts.py` asserts on and
 `bench many-hosts` measures.
 
-Six fitsync homes stand for six machines: three sync workers (`fitsync sync` processes), two webhook receivers
+Six fitsync homes stand for six machines: three sync workers (`Scenario.workers`) (`fitsync sync` processes), two webhook receivers
 (`fitsync webhooks serve` processes on ports of their own) and the Dagster daemon's host (the `webhook_events`
 sensor and the refresh runs it launches, evaluated here as the daemon would). Each has its own FITSYNC_HOME, key
 file replaced by the one FITSYNC_SECRET_KEY, warehouse and Dagster instance; all share one PostgreSQL state store
@@ -42,7 +42,6 @@ from fitsync.warehouse import db
 from .sandbox_harness import Harness, add_athlete, change, record, save_grant, wait_until
 
 REPO = Path(__file__).resolve().parents[1]
-WORKERS = ("sync-1", "sync-2", "sync-3")
 RECEIVERS = ("receiver-1", "receiver-2")
 DAEMON = "daemon"
 SUBSCRIPTION_ID = 990_404
@@ -52,6 +51,7 @@ UNKNOWN_IDS = 9_700_000_000  # deletes of activities fitsync never saw: acting o
 
 @dataclass(frozen=True)
 class Scenario:
+    workers: int = 3  # `fitsync sync` processes, each a host of its own
     athletes: int = 6
     activities: int = 4  # per athlete
     events: int = 400
@@ -184,6 +184,7 @@ class _UsageSampler:
 
 def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()) -> Outcome:
     out = Outcome(read_limit=scenario.read_limit, events=scenario.events)
+    workers_on = tuple(f"sync-{i + 1}" for i in range(scenario.workers))
     app = sb.new_app()
     athletes = [add_athlete(sb) for _ in range(scenario.athletes)]
     activities = {a: [record(sb, a, days_ago=1.5 + 3 * i) for i in range(scenario.activities)] for a in athletes}
@@ -192,7 +193,7 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
               "secret_key": secrets.token_urlsafe(24), "short_window": scenario.window, "long_window": 86400,
               "boundary_guard": 0.2, "timeout": 15.0, "refresh_margin": 1}
     configs = {}
-    for host in (*WORKERS, *RECEIVERS, DAEMON):
+    for host in (*workers_on, *RECEIVERS, DAEMON):
         config_file.write(base / host, values)
         configs[host] = Config.load({}, home=base / host)
     logs = base / "logs"
@@ -204,7 +205,7 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
                      overall_limit_short=2 * scenario.read_limit, read_limit_long=1_000_000,
                      overall_limit_long=2_000_000):
         # `fitsync connect` on one host: the grants (short-lived access tokens) and the subscription, in the store
-        with FitsyncClient(configs[WORKERS[0]]) as client:
+        with FitsyncClient(configs[workers_on[0]]) as client:
             for athlete in athletes:
                 save_grant(sb, client, app, athlete)
             client.subscription_state.set_verify_token("many-hosts")
@@ -239,7 +240,7 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
         started = time.monotonic()
         workers = {w: subprocess.Popen([sys.executable, "-m", "fitsync.cli.main", "sync"], env=_env(configs[w]),
                                        stdout=(logs / f"{w}.log").open("wb"), stderr=subprocess.STDOUT)
-                   for w in WORKERS}
+                   for w in workers_on}
         url = {r: f"http://127.0.0.1:{ports[r]}/webhooks/{PATH_SECRET}" for r in RECEIVERS}
         first = [i for i in range(scenario.events) if i % 2 == 0]
         bursts = [_Burst(url["receiver-1"], events, first),
@@ -317,7 +318,7 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
     # The landing area is in the shared store: a run's fetched data is loaded by whichever host loads that athlete
     # next, so a renamed activity may be in any host's warehouse (docs/scaling.md: one warehouse writer).
     names: dict[int, set[str]] = {}
-    for host in (*WORKERS, DAEMON):
+    for host in (*workers_on, DAEMON):
         path = base / host / "warehouse.duckdb"
         if path.exists():
             with db.reading(path) as conn:
@@ -329,7 +330,7 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
 
     # Who synced whom, and when: each worker's own Dagster instance holds its runs.
     spans: dict[int, list[tuple[float, float, str]]] = {a: [] for a in athletes}
-    for w in WORKERS:
+    for w in workers_on:
         with DagsterInstance.from_config(str(base / w / "dagster")) as worker_instance:
             for record_ in worker_instance.get_run_records(RunsFilter(job_name="sync_athlete")):
                 run = record_.dagster_run
