@@ -18,7 +18,7 @@ import click
 HERE = Path(__file__).resolve().parent
 NOT_BENCHMARKS = {"__init__", "__main__", "common"}
 # The order `all` runs them in (others found in the folder follow).
-ORDER = ["time-to-value", "fairness", "api-calls", "rate-budget", "webhook-ack", "load", "query", "demo", "freshness"]
+ORDER = ["time-to-value", "fairness", "api-calls", "rate-budget", "many-hosts", "webhook-ack", "load", "query", "demo", "freshness"]
 
 
 def available() -> list[str]:

@@ -28,6 +28,20 @@ def _epoch(value: dt.datetime | int | None) -> int | None:
     return value if value is None or isinstance(value, int) else int(value.timestamp())
 
 
+class BearerToken(httpx.Auth):
+    """The athlete's access token, read as the request leaves, after any wait for the rate budget: read before a
+    wait of minutes (or, with several hosts, while another host refreshes it) it could expire on the way."""
+
+    def __init__(self, tokens: TokenManager, athlete_id: int) -> None:
+        self.tokens, self.athlete_id = tokens, athlete_id
+        self.sent: Secret | None = None  # the token the last attempt carried
+
+    def auth_flow(self, request: httpx.Request) -> Iterator[httpx.Request]:
+        self.sent = self.tokens.access_token(self.athlete_id)
+        request.headers["Authorization"] = f"Bearer {self.sent.reveal()}"
+        yield request
+
+
 class AthleteApi:
     def __init__(self, base_url: str, transport: Transport, tokens: TokenManager, athlete_id: int, *,
                  bulk: bool = False, max_wait: float | None = None, reporter: Reporter | None = None,
@@ -45,21 +59,21 @@ class AthleteApi:
     # plumbing -------------------------------------------------------------------------------------
 
     def call(self, method: str, path: str, *, budget: Budget = "read", idempotent: bool = True, **kwargs: Any) -> Any:
-        token = self.tokens.access_token(self.athlete_id)
-        response = self._send(method, path, token, budget, idempotent, kwargs)
+        auth = BearerToken(self.tokens, self.athlete_id)
+        response = self._send(method, path, auth, budget, idempotent, kwargs)
         if response.status_code == 401 and _is_token_error(response):
-            token = self.tokens.refresh(self.athlete_id, rejected=token)
-            response = self._send(method, path, token, budget, idempotent, kwargs)
+            self.tokens.refresh(self.athlete_id, rejected=auth.sent)
+            response = self._send(method, path, BearerToken(self.tokens, self.athlete_id), budget, idempotent, kwargs)
         if response.status_code >= 400:
             fault = _json(response)
             raise errors.for_status(response.status_code, fault)(response.status_code, method, path, fault)
         return None if response.status_code == 204 else response.json()
 
-    def _send(self, method: str, path: str, token: Secret, budget: Budget, idempotent: bool,
+    def _send(self, method: str, path: str, auth: "BearerToken", budget: Budget, idempotent: bool,
               kwargs: dict[str, Any]) -> httpx.Response:
         return self.transport.request(method, self.base_url + path, budget=budget, bulk=self.bulk,
-                                      idempotent=idempotent, max_wait=self.max_wait, lane=self.lane,
-                                      headers={"Authorization": f"Bearer {token.reveal()}"}, **kwargs)
+                                      idempotent=idempotent, max_wait=self.max_wait, lane=self.lane, auth=auth,
+                                      **kwargs)
 
     def one(self, kind: str, endpoint: str, body: Any) -> Record:
         """The body as a record; what does not match expectations is reported under `endpoint` (kept raw)."""

@@ -138,7 +138,9 @@ class Transport:
         where, started = f"{method} {url_path(url)}", time.monotonic()
         try:
             with deadline_backend.within(self.deadline):  # status line, headers and body
-                response = self._bounded(self.http.send(self.http.build_request(method, url, **kwargs), stream=True))
+                built = {k: v for k, v in kwargs.items() if k != "auth"}  # auth applies as it is sent (api.BearerToken)
+                response = self._bounded(self.http.send(self.http.build_request(method, url, **built), stream=True,
+                                                        auth=kwargs.get("auth")))
         except httpx.ReadTimeout:
             if time.monotonic() - started < self.deadline:
                 raise  # an ordinary read timeout: retried

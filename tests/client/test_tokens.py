@@ -34,6 +34,23 @@ def trace(log: RequestLog) -> list[tuple[str, str, int | None]]:
     return [(s.method, s.path.removeprefix("/api/v3"), s.status) for s in log.sent]
 
 
+def test_a_token_is_read_after_the_wait_for_the_rate_budget(sb: Harness, make_config: MakeConfig, app: App) -> None:
+    """Under real limits a call can wait 15 minutes for the next window (hours for the daily one); a token read
+    before that wait could expire on the way and cost a 401 and a second call. Tokens live 3 s here, the window
+    is 4 s long and holds 2 calls: every third call waits past the first token's expiry."""
+    with sb.settings(access_token_lifetime=3, refresh_reuse_threshold=1, short_window=4, read_limit_short=2,
+                     overall_limit_short=4), \
+            FitsyncClient(make_config(refresh_margin=1, short_window=4)) as client:
+        c = connect_athlete(sb, client, app, sb.athlete_id())
+        log = RequestLog(client.transport.http)
+        api = client.athlete(c.athlete_id)
+        for _ in range(6):
+            api.athlete()
+    calls = trace(log)
+    assert ("GET", "/athlete", 401) not in calls, calls
+    assert calls.count(("GET", "/athlete", 200)) == 6 and ("POST", "/oauth/token", 200) in calls
+
+
 def test_refresh_before_expiry_within_the_margin(sb: Harness, make_config: MakeConfig, app: App) -> None:
     # tokens live 5 s; the client refreshes when 2 s or less are left (the service then issues a new one)
     with sb.settings(access_token_lifetime=5, refresh_reuse_threshold=2), \
