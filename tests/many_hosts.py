@@ -16,18 +16,14 @@ from __future__ import annotations
 
 import itertools
 import os
-import queue
 import secrets
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import httpx
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
 from fitsync.client import config_file
@@ -39,6 +35,7 @@ from fitsync.pipelines.instance import DAGSTER_YAML
 from fitsync.pipelines.sync_runner import execute_run_request, tick_webhook_sensor
 from fitsync.warehouse import db
 
+from .processes import FITSYNC, Burst, free_port, serve_receiver, subprocess_env
 from .sandbox_harness import Harness, add_athlete, change, record, save_grant, wait_until
 
 REPO = Path(__file__).resolve().parents[1]
@@ -96,69 +93,6 @@ class Outcome:
         return sum(self.per_window) / (len(self.per_window) * self.read_limit) if self.per_window else 0.0
 
 
-def _env(config: Config) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FITSYNC_", "DAGSTER_"))}
-    env.update({"FITSYNC_HOME": str(config.home), "PYTHONUNBUFFERED": "1"})
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))])
-    return env
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class _Burst:
-    """Threads POSTing events to one receiver; the answer of each (status, or None) is kept."""
-
-    def __init__(self, url: str, events: list[dict[str, Any]], indexes: list[int], threads: int = 3) -> None:
-        self.url, self.events, self.status = url, events, {}  # type: ignore[var-annotated]
-        self._todo: queue.Queue[int] = queue.Queue()
-        for i in indexes:
-            self._todo.put(i)
-        self._lock = threading.Lock()
-        self._threads = [threading.Thread(target=self._work, daemon=True) for _ in range(threads)]
-        for thread in self._threads:
-            self._todo.put(-1)
-            thread.start()
-
-    def _work(self) -> None:
-        with httpx.Client(timeout=5) as http:
-            while (i := self._todo.get()) >= 0:
-                try:
-                    status: int | None = http.post(self.url, json=self.events[i]).status_code
-                except httpx.TransportError:
-                    status = None
-                with self._lock:
-                    self.status[i] = status
-
-    def acknowledged(self) -> set[int]:
-        with self._lock:
-            return {i for i, s in self.status.items() if s == 200}
-
-    def join(self) -> None:
-        for thread in self._threads:
-            thread.join(120)
-
-
-def _serve(config: Config, port: int, log: Path) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen([sys.executable, "-m", "fitsync.cli.main", "webhooks", "serve", "--port", str(port)],
-                               env=_env(config), stdout=log.open("ab"), stderr=subprocess.STDOUT)
-
-    def answering() -> bool:
-        assert process.poll() is None, log.read_text()
-        try:
-            return httpx.get(f"http://127.0.0.1:{port}/webhooks/probe", timeout=1).status_code == 404
-        except httpx.TransportError:
-            return False
-
-    wait_until(answering, 30, "a receiver to answer", interval=0.05)
-    return process
-
-
 class _UsageSampler:
     """The sandbox's count of the app's read calls in each short window, sampled until the window rolls over."""
 
@@ -198,7 +132,7 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
         configs[host] = Config.load({}, home=base / host)
     logs = base / "logs"
     logs.mkdir()
-    ports = {r: _free_port() for r in RECEIVERS}
+    ports = {r: free_port() for r in RECEIVERS}
 
     with sb.settings(access_token_lifetime=scenario.token_lifetime, refresh_reuse_threshold=1,
                      rotate_refresh_tokens=True, short_window=scenario.window, read_limit_short=scenario.read_limit,
@@ -211,7 +145,7 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
             client.subscription_state.set_verify_token("many-hosts")
             client.subscription_state.set_callback_token(PATH_SECRET)
             client.subscription_state.save(SUBSCRIPTION_ID, f"https://fitsync.example/webhooks/{PATH_SECRET}")
-        receivers = {r: _serve(configs[r], ports[r], logs / f"{r}.log") for r in RECEIVERS}
+        receivers = {r: serve_receiver(subprocess_env(configs[r].home), ports[r], logs / f"{r}.log") for r in RECEIVERS}
         daemon_home = base / DAEMON / "dagster"
         daemon_home.mkdir()
         (daemon_home / "dagster.yaml").write_text(DAGSTER_YAML)
@@ -238,13 +172,13 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
         before = sb.counters()
         sampler = _UsageSampler(sb, app.client_id)
         started = time.monotonic()
-        workers = {w: subprocess.Popen([sys.executable, "-m", "fitsync.cli.main", "sync"], env=_env(configs[w]),
+        workers = {w: subprocess.Popen([*FITSYNC, "sync"], env=subprocess_env(configs[w].home),
                                        stdout=(logs / f"{w}.log").open("wb"), stderr=subprocess.STDOUT)
                    for w in workers_on}
         url = {r: f"http://127.0.0.1:{ports[r]}/webhooks/{PATH_SECRET}" for r in RECEIVERS}
         first = [i for i in range(scenario.events) if i % 2 == 0]
-        bursts = [_Burst(url["receiver-1"], events, first),
-                  _Burst(url["receiver-2"], events, [i for i in range(scenario.events) if i % 2 == 1])]
+        bursts = [Burst(url["receiver-1"], events, threads=3).send(first),
+                  Burst(url["receiver-2"], events, threads=3).send([i for i in range(scenario.events) if i % 2 == 1])]
         target = int(len(first) * scenario.kill_after)
         wait_until(lambda: len(bursts[0].acknowledged()) >= target, 60, "receiver-1 to acknowledge its share")
         os.kill(receivers["receiver-1"].pid, signal.SIGKILL)
@@ -258,7 +192,7 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
         for _ in range(5):  # the load balancer sends what was not answered 200 to the receiver that is left
             if not pending:
                 break
-            retry = _Burst(url["receiver-2"], events, pending)
+            retry = Burst(url["receiver-2"], events).send(pending)
             retry.join()
             pending = [i for i in pending if retry.status.get(i) != 200]
         assert pending == [], f"{len(pending)} events never acknowledged"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sqlite3
 import stat
 import subprocess
@@ -18,13 +17,9 @@ import pytest
 
 from fitsync.sandbox import browser
 
+from .processes import free_port
+
 FITSYNC = [sys.executable, "-m", "fitsync.cli.main"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

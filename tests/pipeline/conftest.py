@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from fitsync.sandbox.server import ServerThread
 from fitsync.warehouse import db
 
 # add_athlete and record are re-exported for this folder's tests.
+from ..processes import subprocess_env
 from ..sandbox_harness import add_athlete, change, delete, record, save_grant, ALL_SCOPES, App, Grant, Harness
 
 REPO = Path(__file__).resolve().parents[2]
@@ -288,14 +288,3 @@ def recorder(sandbox_server: ServerThread, monkeypatch: pytest.MonkeyPatch) -> R
 
     monkeypatch.setattr(httpx.Client, "send", send)
     return rec
-
-
-def subprocess_env(home: Path, **extra: str) -> dict[str, str]:
-    """Environment for a fitsync process on `home`: its config.toml says the rest; no FITSYNC_* or DAGSTER_HOME
-    inherited from this process."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FITSYNC_", "DAGSTER_"))}
-    env.update({"FITSYNC_HOME": str(home), "PYTHONUNBUFFERED": "1"})
-    pythonpath = [str(REPO), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
-    env["PYTHONPATH"] = os.pathsep.join(pythonpath)
-    env.update(extra)
-    return env

@@ -29,6 +29,7 @@ from fitsync.warehouse import db
 
 from ..postgres_server import PostgresServer
 from ..sandbox_harness import Harness, add_athlete, change, record, save_grant, wait_until
+from ..processes import free_port
 from .conftest import REPO, make_config, subprocess_env, write_config
 
 PIPELINES = REPO / "pipelines"
@@ -65,19 +66,11 @@ def test_doctor_checks_the_dagster_database_url(tmp_path: Path, postgres_server:
     monkeypatch.setenv("DAGSTER_POSTGRES_URL", url.replace("postgresql://", "postgresql+psycopg2://"))
     [good] = checks.dagster_instance(tmp_path)
     assert good.ok, good
-    monkeypatch.setenv("DAGSTER_POSTGRES_URL", f"postgresql+psycopg2://postgres:hunter2@127.0.0.1:{_free_port()}/x")
+    monkeypatch.setenv("DAGSTER_POSTGRES_URL", f"postgresql+psycopg2://postgres:hunter2@127.0.0.1:{free_port()}/x")
     [down] = checks.dagster_instance(tmp_path)
     assert not down.ok and "DAGSTER_POSTGRES_URL" in down.fix
     for check in (unset, plain, good, down):
         assert "hunter2" not in check.detail + check.fix
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Processes:
@@ -160,7 +153,7 @@ def test_a_nightly_sync_and_a_webhook_refresh_run_through_webserver_daemon_and_c
     dagster_home = tmp_path / "dagster"
     dagster_home.mkdir()
     shutil.copy(PIPELINES / "dagster_postgres.yaml", dagster_home / "dagster.yaml")
-    code_port, web_port, receiver_port = _free_port(), _free_port(), _free_port()
+    code_port, web_port, receiver_port = free_port(), free_port(), free_port()
     workspace = yaml.safe_load((PIPELINES / "workspace_grpc.yaml").read_text())
     workspace["load_from"][0]["grpc_server"].update(host="127.0.0.1", port=code_port)
     (tmp_path / "workspace.yaml").write_text(yaml.safe_dump(workspace))

@@ -18,7 +18,6 @@ import ast
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -41,6 +40,7 @@ from fitsync.sandbox.server import UvicornThread
 from fitsync.warehouse import db
 
 # add_athlete and record are re-exported for this folder's tests.
+from ..processes import free_port, serve_receiver
 from ..sandbox_harness import add_athlete, change, delete, record, save_grant, ALL_SCOPES, App, Harness, wait_until
 
 FAST_RETRIES = {"retry_delays": [0.2, 0.2]}
@@ -110,12 +110,6 @@ class Gate:
             await send({"type": "http.response.body", "body": b""})
             return
         await self.app(scope, receive, send)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def write_config(config: Config) -> None:
@@ -363,20 +357,7 @@ def fitsync(home: WebhookHome, *args: str, timeout: float = 60) -> subprocess.Co
 
 def serve_process(home: WebhookHome, port: int, log: Path) -> subprocess.Popen[bytes]:
     """`fitsync webhooks serve` on the home, as its own process; returns once it answers."""
-    out = log.open("ab")
-    process = subprocess.Popen([*FITSYNC, "webhooks", "serve", "--port", str(port)], env=env_for(home.config),
-                               stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/webhooks/readiness-probe"
-
-    def answering() -> bool:
-        assert process.poll() is None, log.read_text()
-        try:
-            return httpx.get(url, timeout=1).status_code == 404  # not the secret path: refused, so it is up
-        except httpx.TransportError:
-            return False
-
-    wait_until(answering, 30, "the receiver process to answer", interval=0.05)
-    return process
+    return serve_receiver(env_for(home.config), port, log)
 
 
 def make_config(sb: Harness, home: Path, app: App, **overrides: Any) -> Config:

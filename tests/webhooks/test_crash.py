@@ -16,64 +16,18 @@ from __future__ import annotations
 
 import itertools
 import os
-import queue
 import signal
 import subprocess
-import threading
 import time
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
 from ..sandbox_harness import Harness, wait_until
+from ..processes import Burst
 from .conftest import MakeHome, WebhookHome, add_athlete, free_port, serve_process
 
 SUBSCRIPTION_ID = 990_777
-
-
-class Burst:
-    """Threads POSTing events from a queue as fast as they can; the answer (status, or None) of each is kept."""
-
-    def __init__(self, url: str, events: list[dict[str, Any]], threads: int = 4) -> None:
-        self.url = url
-        self.events = events
-        self.status: dict[int, int | None] = {}
-        self.stored: dict[int, bool] = {}
-        self._todo: queue.Queue[int] = queue.Queue()
-        self._lock = threading.Lock()
-        self._threads = [threading.Thread(target=self._work, daemon=True) for _ in range(threads)]
-
-    def send(self, indexes: list[int]) -> "Burst":
-        for i in indexes:
-            self._todo.put(i)
-        for thread in self._threads:
-            self._todo.put(-1)
-        for thread in self._threads:
-            thread.start()
-        return self
-
-    def join(self) -> None:
-        for thread in self._threads:
-            thread.join(60)
-            assert not thread.is_alive()
-
-    def acknowledged(self) -> set[int]:
-        with self._lock:
-            return {i for i, s in self.status.items() if s == 200}
-
-    def _work(self) -> None:
-        with httpx.Client(timeout=5) as http:
-            while (i := self._todo.get()) >= 0:
-                try:
-                    response = http.post(self.url, json=self.events[i])
-                    status, stored = response.status_code, response.status_code == 200 and response.json()["stored"]
-                except httpx.TransportError:
-                    status, stored = None, False
-                with self._lock:
-                    self.status[i] = status
-                    self.stored[i] = stored
 
 
 def kill_hard(process: subprocess.Popen[bytes]) -> None:
