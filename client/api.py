@@ -59,6 +59,7 @@ class AthleteApi:
     # plumbing -------------------------------------------------------------------------------------
 
     def call(self, method: str, path: str, *, budget: Budget = "read", idempotent: bool = True, **kwargs: Any) -> Any:
+        self.tokens.access_token(self.athlete_id)  # a refresh that is due happens before the slot is reserved
         auth = BearerToken(self.tokens, self.athlete_id)
         response = self._send(method, path, auth, budget, idempotent, kwargs)
         if response.status_code == 401 and _is_token_error(response):
@@ -69,7 +70,7 @@ class AthleteApi:
             raise errors.for_status(response.status_code, fault)(response.status_code, method, path, fault)
         return None if response.status_code == 204 else response.json()
 
-    def _send(self, method: str, path: str, auth: "BearerToken", budget: Budget, idempotent: bool,
+    def _send(self, method: str, path: str, auth: BearerToken, budget: Budget, idempotent: bool,
               kwargs: dict[str, Any]) -> httpx.Response:
         return self.transport.request(method, self.base_url + path, budget=budget, bulk=self.bulk,
                                       idempotent=idempotent, max_wait=self.max_wait, lane=self.lane, auth=auth,

@@ -5,9 +5,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from pathlib import Path
-
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cryptography.fernet import Fernet, InvalidToken
