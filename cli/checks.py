@@ -225,7 +225,7 @@ def dagster_instance(home: Path) -> Iterator[Check]:
     scheme = url.split("://", 1)[0]
     if scheme != DAGSTER_URL_SCHEME:
         yield Check("dagster instance", False, f"{shown}: dagster-postgres needs the psycopg2 driver; under "
-                    f"SQLAlchemy 2 \"{scheme}://\" selects another, and creating a run fails",
+                    f"SQLAlchemy 2.1 \"{scheme}://\" selects another, and creating a run fails",
                     f"write the URL as {DAGSTER_URL_SCHEME}://… (in {variable or path})")
         return
     try:
