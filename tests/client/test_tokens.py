@@ -213,10 +213,10 @@ def rotation_race(sb: Harness, make_config: MakeConfig, app: App, processes: int
         config = make_config(refresh_margin=1)
         with FitsyncClient(config) as client:
             c = connect_athlete(sb, client, app, sb.athlete_id())
-        started = time.monotonic()
         reports = release_and_collect(start_workers(config, [{"athlete_id": c.athlete_id, "calls": calls}] * processes),
                                       timeout=max(120.0, calls * 0.15))
-        elapsed = time.monotonic() - started
+    # while the processes were calling (not while they started: on a loaded machine that takes seconds)
+    calling = max(r["finished"] for r in reports) - min(r["started"] for r in reports)
 
     failures = [f for r in reports for f in r["failures"]]
     assert failures == [], failures
@@ -230,7 +230,8 @@ def rotation_race(sb: Harness, make_config: MakeConfig, app: App, processes: int
     # the race was real: the refresh token was rotated over and over while the processes were calling
     rotations = query(sb, """SELECT count(*) - 1 AS n FROM refresh_tokens r JOIN token_families f ON f.id = r.family_id
                              WHERE f.app_id = ?""", app.client_id)[0]["n"]
-    assert rotations >= max(2, int(elapsed) - 2), (rotations, elapsed, statuses)
+    # a token is due every second of calling, plus the refresh's own round trip under the lock
+    assert rotations >= max(2, int(calling * 0.75)), (rotations, calling, statuses)
     assert statuses.get("POST token 200", 0) == rotations, statuses
     # the final stored refresh token is the live one
     final = sb.refresh(app, stored_refresh_token(config, c.athlete_id))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections import Counter
 
 from fitsync.client.config import Config
@@ -31,7 +32,7 @@ def main() -> None:
         api = client.athlete(athlete_id)
         print("ready", flush=True)
         sys.stdin.readline()
-        ok, failures = 0, []
+        started, ok, failures = time.time(), 0, []
         for _ in range(job["calls"]):
             try:
                 athlete = api.athlete()
@@ -40,7 +41,9 @@ def main() -> None:
                 ok += 1
             except Exception as error:  # noqa: BLE001 (every failure is reported, not raised)
                 failures.append(f"{type(error).__name__}: {error}"[:300])
-    print(json.dumps({"ok": ok, "failures": failures, "statuses": statuses, "max_read_usage": max(read_usage, default=0)}))
+        finished = time.time()
+    print(json.dumps({"ok": ok, "failures": failures, "statuses": statuses, "max_read_usage": max(read_usage, default=0),
+                      "started": started, "finished": finished}))
 
 
 if __name__ == "__main__":
