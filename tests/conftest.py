@@ -64,10 +64,7 @@ _MADE_BASETEMP = pytest.StashKey[str]()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """`long` tests go first: xdist hands out tests in this order, so each starts on a worker of its own while the
-    others share the rest, instead of one of them finishing alone at the end. `slow` tests run only on demand
-    (`pytest -m slow`); each has a short version in the default run."""
-    items.sort(key=lambda item: "long" not in item.keywords)  # stable: the rest keep their order
+    """`slow` tests run only on demand (`pytest -m slow`); each has a short version in the default run."""
     if "slow" in (config.getoption("markexpr") or ""):
         return
     skip = pytest.mark.skip(reason="slow: run with -m slow")

@@ -141,7 +141,6 @@ def _graphql_runs(webserver: str, partition: str) -> dict[str, str]:
 
 
 @pytest.mark.timeout(420)
-@pytest.mark.long
 def test_a_nightly_sync_and_a_webhook_refresh_run_through_webserver_daemon_and_code_server_on_postgresql(
         sb: Harness, tmp_path: Path, roomy_limits: None, postgres_server: PostgresServer, processes: Processes,
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,7 +14,6 @@ from ..sandbox_harness import Harness
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.long
 def test_three_workers_two_receivers_and_a_daemon_share_one_budget_token_and_inbox(
         sb: Harness, tmp_path: Path, postgres_server: PostgresServer) -> None:
     scenario = Scenario()

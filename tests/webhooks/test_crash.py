@@ -113,7 +113,6 @@ def run_burst(sb: Harness, home: WebhookHome, tmp_path: Path, n: int, kills: int
     assert home.state("SELECT count(*) FROM landing") == [(0,)]
 
 
-@pytest.mark.long
 def test_receiver_killed_during_a_burst_loses_and_doubles_nothing(sb: Harness, make_home: MakeHome,
                                                                  tmp_path: Path) -> None:
     run_burst(sb, make_home(), tmp_path, 1000, kills=1)
