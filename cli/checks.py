@@ -56,7 +56,7 @@ def _checks(config: Config) -> Iterator[Check]:
     warehouse = home / "warehouse.duckdb"
     if warehouse.exists():
         yield _warehouse(warehouse)
-    yield from dagster_instance(home)
+    yield from dagster_instance(home, shared=bool(config.state_url.reveal()))
 
 
 def _modes(home: Path) -> Iterator[Check]:
@@ -197,20 +197,29 @@ def _warehouse(path: Path) -> Check:
 DAGSTER_URL_SCHEME = "postgresql+psycopg2"
 
 
-def dagster_instance(home: Path) -> Iterator[Check]:
+def dagster_instance(home: Path, shared: bool = False) -> Iterator[Check]:
     """Dagster's storage on PostgreSQL (docs/deployment.md): its URL set, naming the driver dagster-postgres needs,
-    and the server answering. Nothing to check for the default instance (SQLite files under its home)."""
+    and the server answering. Nothing to check for the default instance (SQLite files under its home); with the
+    state store `shared` by hosts, a line says where that instance is, since no other host sees it."""
     path = Path(os.environ.get("DAGSTER_HOME") or home / "dagster") / "dagster.yaml"
+    only_here = (f"runs and athletes' partitions in SQLite under {path.parent}, on this machine only; for several "
+                 "hosts set DAGSTER_HOME to an instance on PostgreSQL (docs/deployment.md)")
     try:
         settings = yaml.safe_load(path.read_text()) or {}
     except FileNotFoundError:
+        if shared:
+            yield Check("dagster instance", True, only_here)
         return
     except yaml.YAMLError as error:
         yield Check("dagster instance", False, f"{path}: not valid YAML ({error})", "correct the file")
         return
     postgres = (settings.get("storage") or {}).get("postgres") if isinstance(settings, dict) else None
-    if not isinstance(postgres, dict) or "postgres_url" not in postgres:
-        return  # SQLite, or postgres_db fields (Dagster builds and checks that URL itself)
+    if not isinstance(postgres, dict):
+        if shared:
+            yield Check("dagster instance", True, only_here)
+        return
+    if "postgres_url" not in postgres:
+        return  # postgres_db fields: Dagster builds and checks that URL itself
     source = postgres["postgres_url"]
     variable = source.get("env") if isinstance(source, dict) else None
     url = os.environ.get(variable, "") if variable else str(source)

@@ -55,6 +55,10 @@ def test_doctor_checks_the_dagster_database_url(tmp_path: Path, postgres_server:
     assert list(checks.dagster_instance(tmp_path)) == []  # no dagster.yaml yet: nothing to check
     (dagster_home / "dagster.yaml").write_text((PIPELINES / "dagster.yaml").read_text())
     assert list(checks.dagster_instance(tmp_path)) == []  # the default instance: SQLite files
+    # With the state store shared by hosts, a SQLite instance is said to be this machine's only (the trap: an
+    # athlete connected without DAGSTER_HOME is a partition no other host's daemon sees).
+    [here] = checks.dagster_instance(tmp_path, shared=True)
+    assert here.ok and str(dagster_home) in here.detail and "this machine only" in here.detail
     shutil.copy(PIPELINES / "dagster_postgres.yaml", dagster_home / "dagster.yaml")
 
     [unset] = checks.dagster_instance(tmp_path)
