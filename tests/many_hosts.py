@@ -1,8 +1,8 @@
 """Many hosts, one budget (issue 17 §4): the scenario `tests/pipeline/test_many_hosts.py` asserts on and
 `bench many-hosts` measures.
 
-Six fitsync homes stand for six machines: three sync workers (`Scenario.workers`) (`fitsync sync` processes), two webhook receivers
-(`fitsync webhooks serve` processes on ports of their own) and the Dagster daemon's host (the `webhook_events`
+Six fitsync homes stand for six machines: three sync workers (`fitsync sync` processes; `Scenario.workers`), two
+webhook receivers (`fitsync webhooks serve` processes on ports of their own) and the Dagster daemon's host (the `webhook_events`
 sensor and the refresh runs it launches, evaluated here as the daemon would). Each has its own FITSYNC_HOME, key
 file replaced by the one FITSYNC_SECRET_KEY, warehouse and Dagster instance; all share one PostgreSQL state store
 (tokens, rate ledger, locks, inbox) and one application, so one rate budget. The sandbox rotates the refresh token
@@ -15,6 +15,7 @@ and the service's retries would have it.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import secrets
 import signal
@@ -28,17 +29,16 @@ from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
 from fitsync.client import config_file
 from fitsync.client.config import Config
-from fitsync.client.crypto import TokenCipher
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.state_store import open_store
 from fitsync.pipelines.instance import DAGSTER_YAML
 from fitsync.pipelines.sync_runner import execute_run_request, tick_webhook_sensor
 from fitsync.warehouse import db
 
+from .client.support import stored_refresh_token
 from .processes import FITSYNC, Burst, free_port, serve_receiver, subprocess_env
-from .sandbox_harness import Harness, add_athlete, change, record, save_grant, wait_until
+from .sandbox_harness import Harness, add_athlete, change, query, record, save_grant, wait_until
 
-REPO = Path(__file__).resolve().parents[1]
 RECEIVERS = ("receiver-1", "receiver-2")
 DAEMON = "daemon"
 SUBSCRIPTION_ID = 990_404
@@ -67,7 +67,6 @@ class Outcome:
     worker_output: dict[str, str] = field(default_factory=dict)
     synced_by: dict[int, list[str]] = field(default_factory=dict)  # athlete → hosts whose sync run succeeded
     overlaps: list[str] = field(default_factory=list)  # athletes synced by two hosts at once
-    warehouse_athletes: dict[str, set[int]] = field(default_factory=dict)
     activities: int = 0
     activities_found: int = 0  # in some host's warehouse
     status_429: int = 0
@@ -85,7 +84,6 @@ class Outcome:
     deletes_acted: list[int] = field(default_factory=list)
     updates_applied: int = 0
     updates: int = 0
-    refresh_runs: int = 0
     refresh_run_failures: list[str] = field(default_factory=list)
 
     @property
@@ -103,8 +101,6 @@ class _UsageSampler:
         self._thread.start()
 
     def _run(self) -> None:
-        from .sandbox_harness import query
-
         while not self._stop.wait(0.05):
             for row in query(self.sb, "SELECT window_start, used FROM rate_usage WHERE app_id = ? AND window = "
                                       "'short' AND budget = 'read'", self.app_id):
@@ -227,26 +223,18 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
     busy = sorted(used)[1:-1]
     out.per_window = [used[w] for w in busy]
 
-    from .sandbox_harness import query
-
     out.token_refreshes = query(sb, "SELECT count(*) - count(DISTINCT f.id) AS n FROM refresh_tokens r "
                                     "JOIN token_families f ON f.id = r.family_id WHERE f.app_id = ?",
                                 app.client_id)[0]["n"]
     out.token_refusals = after.get("status_400", 0) - before.get("status_400", 0)
-    cipher = TokenCipher.for_home(configs[DAEMON].home, configs[DAEMON].secret_key)
+    out.live_refresh_tokens = sum(sb.refresh(app, stored_refresh_token(configs[DAEMON], a)).status_code == 200
+                                  for a in athletes)
     with open_store(configs[DAEMON]).reading() as conn:
-        stored = {r[0]: cipher.decrypt(bytes(r[1])).reveal()
-                  for r in conn.execute("SELECT athlete_id, refresh_token FROM athletes")}
         inbox = [(r[0], r[1], r[2]) for r in conn.execute("SELECT id, payload, processed_at FROM webhook_inbox")]
-    out.live_refresh_tokens = sum(sb.refresh(app, token).status_code == 200 for token in stored.values())
-
-    import json
-
     payloads = [json.loads(p) for _, p, _ in inbox]
     keys = [(p["object_id"], p["aspect_type"]) for p in payloads]
     out.inbox_size, out.unprocessed = len(inbox), sum(1 for *_, done in inbox if done is None)
     out.stored_once = len(keys) == len(set(keys)) == scenario.events
-    out.refresh_runs = len(requests)
     out.deletes_acted = sorted(itertools.chain.from_iterable(
         r.run_config["ops"]["activities"]["config"]["deleted_ids"] for r in requests))
     # The landing area is in the shared store: a run's fetched data is loaded by whichever host loads that athlete
@@ -272,9 +260,6 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
                 spans[athlete].append((record_.start_time or 0.0, record_.end_time or time.time(), w))
                 if run.status == DagsterRunStatus.SUCCESS:
                     out.synced_by.setdefault(athlete, []).append(w)
-        with db.reading(base / w / "warehouse.duckdb") as conn:
-            out.warehouse_athletes[w] = {r[0] for r in conn.execute("SELECT DISTINCT athlete_id FROM activities")
-                                         .fetchall()}
     for athlete, runs in spans.items():
         for (s1, e1, h1), (s2, e2, h2) in itertools.combinations(sorted(runs), 2):
             if h1 != h2 and s2 < e1:
