@@ -7,6 +7,7 @@ access token is answered once by a refresh (unless another process already did i
 from __future__ import annotations
 
 import datetime as dt
+import time
 from typing import Any, Callable, Iterator
 
 import httpx
@@ -29,15 +30,21 @@ def _epoch(value: dt.datetime | int | None) -> int | None:
 
 
 class BearerToken(httpx.Auth):
-    """The athlete's access token, read as the request leaves, after any wait for the rate budget: read before a
-    wait of minutes (or, with several hosts, while another host refreshes it) it could expire on the way."""
+    """The athlete's access token as the request leaves, after any wait for the rate budget: read before a wait of
+    minutes (or, with several hosts, while another host refreshes it) it could expire on the way.
 
-    def __init__(self, tokens: TokenManager, athlete_id: int) -> None:
+    `token` was read (and refreshed if due) before the wait: valid for at least refresh_margin then, it is sent as
+    it is while less than half the margin has passed, so a call that did not wait reads the store once."""
+
+    def __init__(self, tokens: TokenManager, athlete_id: int, token: Secret) -> None:
         self.tokens, self.athlete_id = tokens, athlete_id
+        self._token, self._read_at = token, time.monotonic()
         self.sent: Secret | None = None  # the token the last attempt carried
 
     def auth_flow(self, request: httpx.Request) -> Iterator[httpx.Request]:
-        self.sent = self.tokens.access_token(self.athlete_id)
+        if time.monotonic() - self._read_at >= self.tokens.config.refresh_margin / 2:
+            self._token, self._read_at = self.tokens.access_token(self.athlete_id), time.monotonic()
+        self.sent = self._token
         request.headers["Authorization"] = f"Bearer {self.sent.reveal()}"
         yield request
 
@@ -59,12 +66,13 @@ class AthleteApi:
     # plumbing -------------------------------------------------------------------------------------
 
     def call(self, method: str, path: str, *, budget: Budget = "read", idempotent: bool = True, **kwargs: Any) -> Any:
-        self.tokens.access_token(self.athlete_id)  # a refresh that is due happens before the slot is reserved
-        auth = BearerToken(self.tokens, self.athlete_id)
+        # read (and refreshed, if due) before the slot is reserved; read again only if the wait was long
+        auth = BearerToken(self.tokens, self.athlete_id, self.tokens.access_token(self.athlete_id))
         response = self._send(method, path, auth, budget, idempotent, kwargs)
         if response.status_code == 401 and _is_token_error(response):
-            self.tokens.refresh(self.athlete_id, rejected=auth.sent)
-            response = self._send(method, path, BearerToken(self.tokens, self.athlete_id), budget, idempotent, kwargs)
+            token = self.tokens.refresh(self.athlete_id, rejected=auth.sent)
+            response = self._send(method, path, BearerToken(self.tokens, self.athlete_id, token), budget, idempotent,
+                                  kwargs)
         if response.status_code >= 400:
             fault = _json(response)
             raise errors.for_status(response.status_code, fault)(response.status_code, method, path, fault)

@@ -21,6 +21,7 @@ from fitsync.assets.warehouse_load import apply_batch
 from fitsync.client import athlete_zones, errors
 from fitsync.client.api import AthleteApi
 from fitsync.client.records import UnexpectedShape
+from fitsync.client.config import Config
 from fitsync.client.secret import Secret
 from fitsync.client.shape_reports import ShapeReports
 from fitsync.client.state_store import StateStore
@@ -71,6 +72,8 @@ class Recorded:
 
 class OneToken:
     """The token source AthleteApi asks; the recorded service accepts any."""
+
+    config = Config()  # its refresh_margin: how long a token read before a wait may still be sent
 
     def access_token(self, athlete_id: int) -> Secret:
         return Secret("recorded")
