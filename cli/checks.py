@@ -56,6 +56,7 @@ def _checks(config: Config) -> Iterator[Check]:
     warehouse = home / "warehouse.duckdb"
     if warehouse.exists():
         yield _warehouse(warehouse)
+    yield nightly(config)
     yield from dagster_instance(home, shared=bool(config.state_url.reveal()))
 
 
@@ -190,6 +191,17 @@ def _warehouse(path: Path) -> Check:
     latest = max(v for v, _, _ in db.migration_scripts())
     return Check("warehouse", version is not None and version <= latest,
                  f"schema {version} of {latest}, DuckDB {duckdb_version}", "upgrade fitsync: the warehouse is newer")
+
+
+def nightly(config: Config) -> Check:
+    """The schedule is read when Dagster loads the code location: a wrong one would stop the load, not a sync."""
+    try:
+        from fitsync.pipelines.jobs import build_nightly_sync  # builds the configured schedule as it loads
+
+        build_nightly_sync(config.nightly_schedule, config.nightly_timezone)
+    except ConfigError as error:
+        return Check("nightly sync", False, str(error), "correct nightly_schedule")
+    return Check("nightly sync", True, f"\"{config.nightly_schedule}\" in {config.nightly_timezone}")
 
 
 # SQLAlchemy 2.1 reads a plain postgresql:// URL as psycopg 3, whose server-side parameters break dagster-postgres

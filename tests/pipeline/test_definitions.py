@@ -15,6 +15,8 @@ from dagster import (AssetKey, DagsterEventType, DagsterInstance, Definitions, D
 
 from fitsync.assets.cadence import REFRESH_TAG
 from fitsync.assets.common import API_POOL, DUCKDB_POOL, athletes_partitions
+from fitsync.cli import checks
+from fitsync.client.config import Config
 from fitsync.pipelines.definitions import defs
 from fitsync.pipelines.jobs import nightly_sync
 from fitsync.warehouse import db
@@ -106,6 +108,10 @@ def test_the_nightly_schedule_follows_the_settings_when_the_code_location_loads(
     assert wrong.returncode != 0 and "nightly_schedule 'every night at 3' is not a cron expression" in wrong.stderr
     zone = load(FITSYNC_NIGHTLY_TIMEZONE="Mars/Olympus")
     assert zone.returncode != 0 and "FITSYNC_NIGHTLY_TIMEZONE: nightly_timezone has an invalid value" in zone.stderr
+    # `fitsync doctor` says so before Dagster loads it
+    assert checks.nightly(Config(nightly_schedule="0 22 * * 1-5")).ok
+    wrong_check = checks.nightly(Config(nightly_schedule="every night at 3"))
+    assert not wrong_check.ok and "is not a cron expression" in wrong_check.detail
 
 
 def _check_results(instance: DagsterInstance) -> dict[str, bool]:
