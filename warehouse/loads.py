@@ -27,7 +27,7 @@ from .mappings import Mapping
 # What each kind of fetched object fills, in order (parents before children).
 BUNDLES: dict[str, tuple[Mapping, ...]] = {
     "activity_summaries": (m.ACTIVITY_SUMMARIES,),
-    "activity_details": (m.ACTIVITY_DETAILS, m.SPLITS, m.LAPS, m.EFFORTS, m.EFFORT_SEGMENTS),
+    "activity_details": (m.ACTIVITY_DETAILS, m.SPLITS, m.LAPS, m.DETAIL_EFFORTS, m.EFFORT_SEGMENTS),
     "activity_zones": (m.ACTIVITY_ZONES, m.ACTIVITY_ZONE_BUCKETS),
     "athlete": (m.ATHLETES, m.ATHLETE_SNAPSHOTS, m.GEAR),
     "athlete_stats": (m.ATHLETE_STATS, m.ATHLETE_STATS_TOTALS),

@@ -113,8 +113,8 @@ def test_loaded_rows_match_the_payloads(warehouse: Path, payloads: dict[str, Any
         assert conn.execute("SELECT athlete_id, snapshot_date = CAST(timezone('UTC', synced_at) AS DATE), ftp "
                             "FROM athlete_snapshots").fetchall() == [
             (athlete["id"], True, athlete.get("ftp"))]
-        # the raw JSON is kept, once: the whole detail in a Parquet file (splits and laps in it, their rows typed
-        # columns only), each effort in its row (efforts also come from effort histories, without a detail)
+        # the raw JSON is kept, once: the whole detail in a Parquet file (splits, laps and efforts in it, their rows
+        # typed columns only); efforts from an effort history, which no document holds, keep their JSON in `raw`
         raw = json.loads(conn.execute("SELECT raw FROM activity_documents WHERE activity_id = ?",
                                       [detail["id"]]).fetchone()[0])
         assert raw == detail
@@ -123,9 +123,10 @@ def test_loaded_rows_match_the_payloads(warehouse: Path, payloads: dict[str, Any
         assert conn.execute("SELECT count(detail_raw) FROM activities").fetchone()[0] == 0
         assert conn.execute("SELECT count(raw) FROM splits_metric").fetchone()[0] == 0
         assert conn.execute("SELECT count(raw) FROM laps").fetchone()[0] == 0
-        kept = [json.loads(r[0]) for r in conn.execute(
-            "SELECT raw FROM segment_efforts WHERE activity_id = ? ORDER BY effort_id", [detail["id"]]).fetchall()]
-        assert kept == sorted(detail["segment_efforts"], key=lambda element: element["id"])
+        assert conn.execute("SELECT count(raw) FROM segment_efforts").fetchone()[0] == 0
+        with_efforts = next(d for d in payloads["details"] if d["segment_efforts"])
+        assert conn.execute("SELECT list(effort_id ORDER BY effort_id) FROM segment_efforts WHERE activity_id = ?",
+                            [with_efforts["id"]]).fetchone()[0] == sorted(e["id"] for e in with_efforts["segment_efforts"])
         # the typed split columns are the JSON's values
         splits = conn.execute("SELECT split, distance, elapsed_time, moving_time, elevation_difference, average_speed "
                               "FROM splits_metric WHERE activity_id = ? ORDER BY split", [detail["id"]]).fetchall()
@@ -174,6 +175,41 @@ def _rows(conn: duckdb.DuckDBPyConnection, columns: dict[str, str], source: str,
     exprs = ", ".join(f"{e} AS {c}" for c, e in columns.items())
     return conn.execute(f"SELECT * FROM (SELECT {exprs} FROM {source}) WHERE "
                         + " AND ".join(f"{k} IS NOT NULL" for k in key) + " ORDER BY ALL").fetchall()
+
+
+def test_an_effort_keeps_its_history_json_and_takes_its_detail_columns(warehouse: Path, sb: Harness,
+                                                                       payloads: dict[str, Any]) -> None:
+    """An effort comes in its detailed activity (typed columns only: the document holds its JSON) and in its
+    segment's effort history (no document: the listing's JSON is kept in `raw`). Either order gives the same row, and
+    loading both again writes nothing."""
+    aid = payloads["athlete_id"]
+    detail = next(d for d in payloads["details"] if d["segment_efforts"])
+    effort = detail["segment_efforts"][0]
+    grant = sb.connect(athlete_id=aid)
+    history = sb.get(grant, "/segment_efforts", params={"segment_id": effort["segment"]["id"], "per_page": 200}).json()
+    listed = next(e for e in history if e["id"] == effort["id"])
+
+    def load_history(conn: duckdb.DuckDBPyConnection) -> dict[str, int]:
+        return loads.load(conn, "segment_efforts", loads.frame([{"segment_efforts": history}], athlete_id=aid))
+
+    def load_detail(conn: duckdb.DuckDBPyConnection) -> dict[str, int]:
+        return loads.load(conn, "activity_details", loads.frame([detail], athlete_id=aid))
+
+    rows = []
+    for order in ((load_history, load_detail), (load_detail, load_history)):
+        path = warehouse.with_name(f"{order[0].__name__}.duckdb")
+        db.migrate(path)
+        with db.writing(path) as conn:
+            for load in order:
+                load(conn)
+            assert [sum(load(conn).values()) for load in order] == [0, 0]
+            rows.append(conn.execute("SELECT raw, elapsed_time, pr_rank, achievements FROM segment_efforts "
+                                     "WHERE effort_id = ?", [effort["id"]]).fetchone())
+    assert rows[0] == rows[1]
+    raw, elapsed, pr_rank, achievements = rows[0]
+    assert json.loads(raw) == listed
+    assert (elapsed, pr_rank) == (effort["elapsed_time"], effort.get("pr_rank"))
+    assert json.loads(achievements) == effort["achievements"]
 
 
 def test_reloading_the_same_data_changes_nothing(warehouse: Path, payloads: dict[str, Any]) -> None:

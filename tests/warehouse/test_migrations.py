@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 
 from fitsync.warehouse import db
 
@@ -115,3 +116,18 @@ def test_every_table_view_and_column_is_described_and_the_doc_is_current() -> No
     assert [f"{t}.{c}" for t, cols in columns.items() for c, _, comment in cols if not comment] == []
     doc = Path(__file__).resolve().parents[2] / "docs" / "warehouse.md"
     assert doc.read_text() == render(), "regenerate: python -m fitsync.warehouse.schema_doc > docs/warehouse.md"
+
+
+@pytest.mark.parametrize("name", ["warehouse.duckdb", "memory.duckdb"])
+def test_writers_store_row_groups_of_the_bounded_size_and_readers_see_the_same_names(tmp_path: Path, name: str) -> None:
+    """A checkpoint rewrites up to three whole row groups in memory when it merges small ones: fitsync's writers use
+    smaller groups than DuckDB's default (db.ROW_GROUP_SIZE), attached under the name a plain open gives the file."""
+    path = tmp_path / name
+    db.migrate(path)
+    with db.writing(path) as conn:
+        conn.execute("CREATE TABLE probe AS SELECT range AS i FROM range(?)", [3 * db.ROW_GROUP_SIZE])
+        assert conn.execute("SELECT current_database()").fetchone()[0] in (path.stem, f"{path.stem}_warehouse")
+    with db.reading(path) as conn:
+        groups = conn.execute("SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('probe')").fetchone()[0]
+        assert groups == 3
+        assert conn.execute("SELECT count(*) FROM activity_calendar").fetchone()[0] == 0  # a view, by its plain name
