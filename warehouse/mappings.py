@@ -143,7 +143,8 @@ EFFORTS = Mapping("segment_efforts", ("effort_id",), EFFORT_COLUMNS, source=unne
                   update_when="segment_efforts.raw IS DISTINCT FROM excluded.raw")
 # Efforts of a detailed activity: typed columns only, their JSON is in the activity's document (activity_documents).
 # A JSON text per effort made DuckDB's checkpoints rewrite ≈ 1 KB per effort whenever they merged the table's row
-# groups, so a backfill's peak memory grew with the history (bench load: 1.49× → 1.1× from 10k to 100k activities).
+# groups, so a backfill's peak memory grew with the history (bench load: 1.46× → 1.09–1.18× from 10k to 100k
+# activities; db.ROW_GROUP_SIZE did the rest).
 # An effort also in a history keeps that listing's JSON (`raw` is not among these columns, so never overwritten).
 DETAIL_EFFORT_COLUMNS = {name: expr for name, expr in EFFORT_COLUMNS.items() if name != "raw"}
 DETAIL_EFFORTS = Mapping("segment_efforts", ("effort_id",), DETAIL_EFFORT_COLUMNS,
