@@ -38,7 +38,8 @@ WORKAROUNDS = ("SET disabled_optimizers = 'compressed_materialization'",)
 # row groups of their own, and a later checkpoint merges small ones with their neighbours, rewriting up to three whole
 # row groups in memory: with the default, a load's peak memory grew with the widest table until it held ≈ 370k rows
 # (bench load, the efforts' JSON already gone: 1.18× from 10k to 100k activities, 1.41× at 250k; now 1.08× and 1.17×).
-# Smaller groups bound that rewrite; the analysis views ran as fast (bench query), a full scan of a table is ≈ 2× slower. DuckDB does not store the size in the file, so every writer attaches with it.
+# Smaller groups bound that rewrite; the analysis views ran as fast (bench query), a full scan of a table is ≈ 2×
+# slower. DuckDB does not store the size in the file, so every writer attaches with it.
 ROW_GROUP_SIZE = 16_384
 # The in-memory instance a writer attaches the file to names its own database "memory" (and has "system", "temp").
 RESERVED_ALIASES = ("memory", "system", "temp", "main")
