@@ -60,20 +60,46 @@ def _rows(store: StateStore, athlete_id: int, page: int = 20) -> Iterator[sqlite
         after = rows[-1]["id"]
 
 
-def pending(store: StateStore, athlete_id: int, max_rows: int = 500) -> Iterator[Landed]:
-    """Landed batches in order, consecutive batches of the same kind and context merged."""
-    group: Landed | None = None
+# Bundles that write disjoint tables and are landed in turns (a chunk of 25 details, then those activities' zones).
+# Each is merged with its own kind across the other: a backfill then loads in batches of `max_rows`, not of one chunk
+# (10k activities: 800 batches of 25 took the warehouse step 27 s; the order between the two kinds does not matter).
+COMMUTING = frozenset({"activity_details", "activity_zones"})
+
+
+def pending(store: StateStore, athlete_id: int, max_rows: int = 500, max_bytes: int = 650_000) -> Iterator[Landed]:
+    """Landed batches in order, consecutive batches of the same kind and context merged (details and zones across each
+    other: COMMUTING) up to `max_rows` objects or `max_bytes` of JSON. A row is never split, and anything else landed
+    in between keeps its place.
+
+    The byte bound keeps a batch of details (≈ 13 KB each) near 50, a balance of time and memory measured on a
+    10k-activity backfill (the warehouse step; batches of 25 details, as landed: 27 s and 362 MiB; ≈ 50: 10 s and
+    379 MiB; 100 / 200 / 500: 10 / 7 / 6 s and 381 / 406 / 448 MiB). Summaries (≈ 1.5 KB) still merge to 400–600.
+    """
+    groups: dict[tuple[str, str], Landed] = {}  # open, in the order of their first row
+    sizes: dict[tuple[str, str], int] = {}
     for row in _rows(store, athlete_id):
-        payloads, context = json.loads(row["payload"]), json.loads(row["context"])
-        if group and group.bundle == row["bundle"] and group.context == context and len(group.payloads) < max_rows:
+        key = (row["bundle"], row["context"])
+        if any(other != key and not _commute(other[0], row["bundle"]) for other in groups):
+            yield from groups.values()
+            groups.clear()
+            sizes.clear()
+        group = groups.get(key)
+        if group is not None and (len(group.payloads) >= max_rows or sizes[key] >= max_bytes):
+            yield groups.pop(key)
+            group = None
+        payloads = json.loads(row["payload"])
+        if group is None:
+            groups[key] = Landed([row["id"]], row["bundle"], list(payloads), json.loads(row["context"]))
+            sizes[key] = len(row["payload"])
+        else:
             group.ids.append(row["id"])
             group.payloads.extend(payloads)
-            continue
-        if group:
-            yield group
-        group = Landed([row["id"]], row["bundle"], list(payloads), context)
-    if group:
-        yield group
+            sizes[key] += len(row["payload"])
+    yield from groups.values()
+
+
+def _commute(a: str, b: str) -> bool:
+    return a != b and a in COMMUTING and b in COMMUTING
 
 
 def remove(store: StateStore, ids: list[int]) -> None:

@@ -15,6 +15,8 @@ def test_pending_merges_consecutive_batches_in_order_across_pages(tmp_path: Path
     landed = [("activity_summaries", list(range(i * 200, i * 200 + 200))) for i in range(3)]  # one listing page each
     landed += [("activity_details", [{"id": i}]) for i in range(45)]  # more rows than a page of _rows
     landed += [("activity_zones", [{"activity_id": 1}]), ("activity_details", [{"id": 99}])]
+    landed += [("delete_activities", [{"ids": [7], "reason": "not found"}])]
+    landed += [(bundle, [{"n": i}]) for i in range(30) for bundle in ("activity_details", "activity_zones")]
     with store.transaction() as conn:
         for bundle, payloads in landed:
             landing.land(conn, ATHLETE, bundle, payloads)
@@ -24,9 +26,18 @@ def test_pending_merges_consecutive_batches_in_order_across_pages(tmp_path: Path
 
     assert [(b.bundle, len(b.payloads)) for b in batches] == [
         ("activity_summaries", 200), ("activity_summaries", 200), ("activity_summaries", 200),  # a row is never split
-        ("activity_details", 20), ("activity_details", 20), ("activity_details", 5),
-        ("activity_zones", 1), ("activity_details", 1)]
-    assert [p for b in batches for p in b.payloads] == [p for _, payloads in landed for p in payloads]
+        ("activity_details", 20), ("activity_details", 20),
+        # details and zones, landed in turns, are merged each with its own kind (they write different tables)…
+        ("activity_details", 6), ("activity_zones", 1),
+        # …but never across anything else: a deletion keeps its place
+        ("delete_activities", 1),
+        ("activity_details", 20), ("activity_zones", 20), ("activity_details", 10), ("activity_zones", 10)]
+    for bundle in {b for b, _ in landed}:  # each kind in the order it was landed
+        assert [p for b in batches if b.bundle == bundle for p in b.payloads] == [
+            p for kind, payloads in landed if kind == bundle for p in payloads]
+    deletion = next(i for i, b in enumerate(batches) if b.bundle == "delete_activities")
+    assert max(i for b in batches[:deletion] for i in b.ids) < batches[deletion].ids[0] < min(
+        i for b in batches[deletion + 1:] for i in b.ids)
     assert sorted(i for b in batches for i in b.ids) == list(range(1, len(landed) + 1))
     landing.remove(store, [i for b in batches for i in b.ids])
     assert landing.count(store, ATHLETE) == 0 and landing.count(store, ATHLETE + 1) == 1
