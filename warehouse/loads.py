@@ -145,8 +145,8 @@ def write(conn: duckdb.DuckDBPyConnection, staged: Staged) -> dict[str, int]:
     mappings = BUNDLES[staged.bundle]
     try:
         for i, mapping in enumerate(mappings):
-            if mapping.keeps_documents:
-                documents.write_new(conn, _stage(i))
+            if mapping.documents:
+                documents.write_new(conn, _stage(i), mapping.documents)
         conn.execute("BEGIN")
         try:
             new = {i for i, mapping in enumerate(mappings) if _none_stored(conn, mapping, _stage(i), staged.parents)}
@@ -267,8 +267,9 @@ def delete_activities(conn: duckdb.DuckDBPyConnection, activity_ids: Sequence[in
     try:
         conn.execute(
             """INSERT INTO deleted_activities (activity_id, athlete_id, deleted_at, reason, last_summary_raw)
-               SELECT activity_id, athlete_id, ?, ?, coalesce(summary_raw, detail_raw, (SELECT d.raw FROM
-                 activity_documents d WHERE d.activity_id = activities.activity_id))
+               SELECT activity_id, athlete_id, ?, ?, coalesce(
+                 (SELECT s.raw FROM activity_summary_documents s WHERE s.activity_id = activities.activity_id),
+                 (SELECT d.raw FROM activity_documents d WHERE d.activity_id = activities.activity_id))
                FROM activities WHERE activity_id IN (SELECT unnest(?::BIGINT[]))""",
             [when, reason, ids],
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .documents import DETAILS, SUMMARIES, Kind
 from .expressions import coord, columns, instant, json_of, local, text, val, zone_name
 
 
@@ -22,8 +23,8 @@ class Mapping:
     keep_on_update: tuple[str, ...] = ()
     # Extra condition for updating an existing row (e.g. do not downgrade a detailed segment).
     update_when: str = ""
-    # The batch's documents are kept whole in Parquet files (documents.py), new ones found by `detail_hash`.
-    keeps_documents: bool = False
+    # The batch's documents are kept whole in Parquet files of this kind (documents.py), new ones found by its hash.
+    documents: Kind | None = None
 
 
 def differs(table: str, columns: dict[str, str], key: tuple[str, ...]) -> str:
@@ -81,18 +82,21 @@ ACTIVITY_COLUMNS = {
 }
 DETAIL_ONLY = {"description": text("description"), "calories": val("calories", "DOUBLE")}
 
-# Listing pages: summary fields; detail fields and the detail JSON are kept.
+# Listing pages: summary fields; detail fields and the detail JSON are kept. The summary itself is kept whole in a
+# Parquet file (documents.SUMMARIES, the view activity_summary_documents); `summary_hash` tells a changed one.
 ACTIVITY_SUMMARIES = Mapping(
     "activities", ("activity_id",),
-    {**ACTIVITY_COLUMNS, "listed_at": "fetched_at", "summary_raw": "raw", "detail_loaded": "false"},
+    {**ACTIVITY_COLUMNS, "listed_at": "fetched_at", "summary_raw": "NULL::JSON", "summary_hash": "hash(raw)",
+     "detail_loaded": "false"},
     keep_on_update=("detail_loaded",),
-    update_when="activities.summary_raw IS DISTINCT FROM excluded.summary_raw",
+    update_when="activities.summary_hash IS DISTINCT FROM excluded.summary_hash",
+    documents=SUMMARIES,
 )
 
 # Detailed activity: everything, plus its children below. The document itself is kept whole, as received, in a
 # Parquet file beside the warehouse (documents.py; the view activity_documents): the one copy of its splits and laps
 # as JSON (their rows hold typed columns), so a member or value fitsync does not map is never lost. `detail_hash`
-# tells a changed document from the same one loaded again. `summary_raw` stays NULL until a listing sends the summary.
+# tells a changed document from the same one loaded again. The summary's columns stay as the listing left them.
 ACTIVITY_DETAILS = Mapping(
     "activities", ("activity_id",),
     {**ACTIVITY_COLUMNS, **DETAIL_ONLY, "listed_at": "fetched_at", "detail_raw": "NULL::JSON",
@@ -100,7 +104,7 @@ ACTIVITY_DETAILS = Mapping(
      "detail_loaded": "true"},
     keep_on_update=("listed_at", "summary_raw"),
     update_when="activities.detail_hash IS DISTINCT FROM excluded.detail_hash",
-    keeps_documents=True,
+    documents=DETAILS,
 )
 
 

@@ -288,11 +288,26 @@ def test_a_changed_detail_gets_its_new_document_and_a_purge_removes_the_files(wa
         assert conn.execute("SELECT count(*) FROM activity_documents").fetchone()[0] == len(payloads["details"])
     folder = documents.folder(warehouse) / f"athlete={payloads['athlete_id']}"
     assert len(list(folder.glob("*.parquet"))) == 2
+    # a summary the listing changed gets its new document too, and the same listing again writes no file
+    summary = {**payloads["summaries"][0], "kudos_count": 99}
+    summaries = documents.folder(warehouse, documents.SUMMARIES) / f"athlete={payloads['athlete_id']}"
+    for _ in range(2):
+        with db.writing(warehouse) as conn:
+            loads.load(conn, "activity_summaries", loads.frame([summary], athlete_id=payloads["athlete_id"]))
+    assert len(list(summaries.glob("*.parquet"))) == 2
+    with db.reading(warehouse) as conn:
+        assert json.loads(conn.execute("SELECT raw FROM activity_summary_documents WHERE activity_id = ?",
+                                       [summary["id"]]).fetchone()[0]) == summary
+        assert conn.execute("SELECT count(*), count(summary_raw) FROM activities").fetchone() == (
+            len(payloads["summaries"]), 0)
+        assert conn.execute("SELECT count(*) FROM activity_summary_documents").fetchone()[0] == len(
+            payloads["summaries"])
     with db.writing(warehouse) as conn:
         removed = purge.purge_athlete(conn, payloads["athlete_id"])
-    assert removed["document_files"] == 2 and not folder.exists()
+    assert removed["document_files"] == 4 and not folder.exists() and not summaries.exists()
     with db.reading(warehouse) as conn:
         assert conn.execute("SELECT count(*) FROM activity_documents").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM activity_summary_documents").fetchone()[0] == 0
 
 
 def test_odd_values_load_as_documented_and_the_document_keeps_them(warehouse: Path, payloads: dict[str, Any]) -> None:
@@ -444,7 +459,7 @@ def test_a_member_named_like_an_array_but_not_one_loads_and_is_kept(warehouse: P
         loads.load(conn, "activity_summaries", loads.frame([summary], athlete_id=aid))
         loads.load(conn, "activity_details", loads.frame([detail], athlete_id=aid))
     with db.reading(warehouse) as conn:
-        assert conn.execute("SELECT summary_raw->>'$.laps.count' FROM activities WHERE activity_id = ?",
+        assert conn.execute("SELECT raw->>'$.laps.count' FROM activity_summary_documents WHERE activity_id = ?",
                             [summary["id"]]).fetchone() == ("3",)
         assert conn.execute("SELECT name FROM activities WHERE activity_id = ?", [detail["id"]]).fetchone() == ("renamed",)
         assert conn.execute("SELECT count(*) FROM splits_metric WHERE activity_id = ?",
