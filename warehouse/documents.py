@@ -21,6 +21,7 @@ from pathlib import Path
 
 import duckdb
 
+
 @dataclass(frozen=True)
 class Kind:
     """One kind of document kept whole: where its files go, the view over them, and the `activities` columns that tell
