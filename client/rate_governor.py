@@ -149,6 +149,8 @@ class RateGovernor:
         self.boundary_guard = boundary_guard
         self.clock = clock
         self.sleep = sleep
+        # The waiters (threads) of this governor that have reserved: `leave` removes their rows.
+        self._waiters: set[str] = set()
 
     # reservations -------------------------------------------------------------------------------
 
@@ -158,6 +160,7 @@ class RateGovernor:
         `max_wait`."""
         lane = lane or Lane("incremental" if bulk else "interactive")
         me = f"{_HOST_PID}:{threading.get_ident()}"
+        self._waiters.add(me)
         while True:
             wait = self._try_reserve(counts_as_read, bulk, lane, me)
             if wait is None:
@@ -207,6 +210,18 @@ class RateGovernor:
                     self._write(conn, window, budget, self._window_start(window, now), used + 1, limit)
             self._served(conn, me, lane, now)
         return None
+
+    def leave(self) -> None:
+        """Give up the places this governor's callers hold. A caller just served keeps its place for a moment
+        (HOLD_SHARE) because it is about to ask again; one whose run or command has ended will not, and a rival of
+        a lower class would otherwise pause for it (up to TURN_ALIVE: a webhook refresh right after a sync)."""
+        if not self._waiters:
+            return
+        waiters = sorted(self._waiters)
+        with self.store.transaction() as conn:
+            for waiter in waiters:
+                conn.execute("DELETE FROM rate_waiters WHERE waiter = ?", (waiter,))
+        self._waiters.difference_update(waiters)
 
     # turns ----------------------------------------------------------------------------------------
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from .api import AthleteApi, PushSubscriptions
 from .config import Config
 from .crypto import TokenCipher, check_key
@@ -11,6 +13,8 @@ from .state_store import open_store
 from .subscription_state import SubscriptionState
 from .tokens import TokenManager
 from .transport import Transport
+
+log = logging.getLogger(__name__)
 
 
 class FitsyncClient:
@@ -37,6 +41,11 @@ class FitsyncClient:
         return PushSubscriptions(self.config.base_url, self.transport, client_id, client_secret)
 
     def close(self) -> None:
+        try:
+            self.governor.leave()
+        except Exception as error:  # the state store gone: the places lapse on their own within seconds
+            log.warning("could not give up this process's places in the rate budget's queue (%s): they lapse within "
+                        "seconds", type(error).__name__)
         self.transport.close()
 
     def __enter__(self) -> "FitsyncClient":

@@ -55,10 +55,17 @@ def open_state(options: ServerOptions) -> SandboxState:
     return state
 
 
+# Longer than any client keeps an idle connection (httpx: 5 s, uvicorn's own default was 5 s too): a client then never
+# reuses a connection the server is closing just then, which fails the request with "connection reset by peer" (seen
+# once in `fitsync demo` on a busy machine, after the sandbox connection had been idle through the sync).
+KEEP_ALIVE_SECONDS = 65
+
+
 def make_server(options: ServerOptions, state: SandboxState | None = None) -> tuple[uvicorn.Server, SandboxState]:
     state = state or open_state(options)
     config = uvicorn.Config(build_app(state), host=options.host, port=options.port, log_level=options.log_level,
-                            lifespan="on", access_log=False, timeout_graceful_shutdown=2)
+                            lifespan="on", access_log=False, timeout_graceful_shutdown=2,
+                            timeout_keep_alive=KEEP_ALIVE_SECONDS)
     return uvicorn.Server(config), state
 
 
@@ -68,7 +75,8 @@ class UvicornThread:
     def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning") -> None:
         self.host = host
         self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
-                                                    access_log=False, timeout_graceful_shutdown=2))
+                                                    access_log=False, timeout_graceful_shutdown=2,
+                                                    timeout_keep_alive=KEEP_ALIVE_SECONDS))
         self._thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
 
     def start(self, timeout: float = 30.0) -> "UvicornThread":

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from fitsync.sandbox import browser
+from fitsync.sandbox.server import ServerThread
 
 from .processes import free_port
 
@@ -133,3 +134,9 @@ def test_serve_refuses_a_bad_setting_before_starting(tmp_path: Path) -> None:
                  "access_token_lifetime=\"soon\"")
     assert result.returncode != 0 and "access_token_lifetime" in result.stdout + result.stderr
     assert os.path.exists(tmp_path / "x.db")  # the db was opened, but nothing was served
+
+
+def test_the_sandbox_keeps_an_idle_connection_longer_than_a_client_does(sandbox_server: ServerThread) -> None:
+    """Were both 5 s (uvicorn's and httpx's defaults), a client could reuse a connection just as the server closes it:
+    the request fails with "connection reset by peer" (it did once in `fitsync demo`, after the sync's idle time)."""
+    assert sandbox_server.server.config.timeout_keep_alive > httpx.Limits().keepalive_expiry

@@ -153,7 +153,8 @@ def write(conn: duckdb.DuckDBPyConnection, staged: Staged) -> dict[str, int]:
             if staged.parents is not None:
                 _delete_children(conn, staged.bundle, skip=new)
             for i, mapping in enumerate(mappings):
-                written[mapping.table] = written.get(mapping.table, 0) + _merge(conn, mapping, _stage(i), i in new)
+                rows = _merge(conn, mapping, _stage(i), staged.rows[i].num_rows, i in new)
+                written[mapping.table] = written.get(mapping.table, 0) + rows
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -188,10 +189,10 @@ def plan_of(bundle: str) -> staging.Plan:
 
 
 def _none_stored(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str, parents: pa.Table | None) -> bool:
-    """Whether a child table keyed by its parent holds no row of the batch's parents (a backfill's new activities):
-    then nothing is to be deleted or updated, and no staged key can be stored already."""
+    """Whether a child table holds no row of the batch's parents (a backfill's new activities): then none is to be
+    deleted, and the children are inserted (by a plain insert where the parent is part of the key)."""
     column = REPLACE_COLUMN.get(mapping.table)
-    if column not in mapping.key:
+    if column is None or column not in mapping.columns:
         return False
     replaced = " UNION ALL SELECT id FROM replaced_parents" if parents is not None else ""
     return bool(conn.execute(f"SELECT NOT EXISTS (SELECT 1 FROM {mapping.table} WHERE {column} IN "
@@ -238,16 +239,25 @@ def merge_sql(mapping: Mapping, staged: str) -> tuple[str, str]:
     return update, insert
 
 
-def _merge(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str, none_stored: bool = False) -> int:
-    if none_stored:
-        columns = ", ".join(mapping.columns)
+def _merge(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str, staged_rows: int,
+           none_stored: bool = False) -> int:
+    """Write a mapping's staged rows; returns rows written. New keys are inserted first: when every staged row was
+    new (a backfill), the update, a join of the batch with the table, is not run. A row just inserted equals its
+    staged row, so `update_when` (a difference) never holds for it; a mapping without one updates first."""
+    columns = ", ".join(mapping.columns)
+    if none_stored and REPLACE_COLUMN[mapping.table] in mapping.key:  # no staged key can be stored already
         sql = f"INSERT INTO {mapping.table} ({columns}) SELECT {columns} FROM {staged}"
         return int(conn.execute(sql).fetchall()[0][0])
-    total = 0
-    for sql in merge_sql(mapping, staged):
-        row = conn.execute(sql).fetchone()
-        total += int(row[0]) if row else 0
-    return total
+    update, insert = merge_sql(mapping, staged)
+    if not mapping.update_when:
+        return _count(conn, update) + _count(conn, insert)
+    inserted = _count(conn, insert)
+    return inserted if inserted == staged_rows else inserted + _count(conn, update)
+
+
+def _count(conn: duckdb.DuckDBPyConnection, sql: str) -> int:
+    row = conn.execute(sql).fetchone()
+    return int(row[0]) if row else 0
 
 
 def delete_activities(conn: duckdb.DuckDBPyConnection, activity_ids: Sequence[int], reason: str,

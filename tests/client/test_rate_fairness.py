@@ -110,3 +110,39 @@ def test_a_class_under_its_floor_goes_first_so_backfills_never_starve(tmp_path: 
     assert all(per_window[w] >= LIMIT // 10 for w in range(3)), per_window
     interactive = sum(1 for c in busy for t in c.granted if start <= t < end)
     assert interactive >= 3 * (LIMIT - LIMIT // 10) - 3  # and the rest is the interactive work's
+
+
+def test_a_caller_that_has_left_holds_no_place_in_the_queue(tmp_path: Path) -> None:
+    """A caller just served keeps its place for a moment, since it is about to ask again; a sync that has ended
+    (its client closed) gives it up, so a webhook refresh right after an interactive sync does not pause for it."""
+    clock = [1_000_000.0]
+    pauses: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+        clock[0] += seconds
+
+    def made(path: Path) -> RateGovernor:  # the real 15-minute window: a served caller holds its place 2 s
+        g = RateGovernor(StateStore(path), clock=lambda: clock[0], sleep=sleep)
+        g.observe({"X-ReadRateLimit-Limit": "100,1000", "X-ReadRateLimit-Usage": "0,0",
+                   "X-RateLimit-Limit": "200,2000", "X-RateLimit-Usage": "0,0"})
+        return g
+
+    sync, refresh = made(tmp_path / "state.db"), made(tmp_path / "state.db")  # two processes, one ledger
+
+    def interactive_call() -> None:  # in a thread: a waiter of its own, as the sync's run thread is
+        caller = threading.Thread(target=lambda: sync.reserve(lane=Lane("interactive", 1)))
+        caller.start()
+        caller.join()
+        clock[0] += 0.1
+
+    interactive_call()  # the sync goes on: the refresh waits until the sync's place lapses
+    refresh.reserve(lane=Lane("webhook", 2))
+    assert sum(pauses) >= 1.5 and len(pauses) > 10
+    pauses.clear()
+    interactive_call()
+    sync.leave()  # the sync has ended (FitsyncClient.close)
+    refresh.reserve(lane=Lane("webhook", 2))
+    assert pauses == []
+    refresh.leave()
+    refresh.leave()  # nothing held: nothing to do

@@ -195,6 +195,7 @@ class WebhookHome:
         """Through the service: it sends the validation GET to the receiver, which must answer it."""
         self.mark_events()
         self.subscription_id = subscribe(self.client, self.callback_prefix)
+        self.client.governor.leave()  # as `fitsync webhooks subscribe` does when it exits (FitsyncClient.close)
         return self.subscription_id
 
     def mark_events(self) -> None:
