@@ -131,3 +131,34 @@ def test_writers_store_row_groups_of_the_bounded_size_and_readers_see_the_same_n
         groups = conn.execute("SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('probe')").fetchone()[0]
         assert groups == 3
         assert conn.execute("SELECT count(*) FROM activity_calendar").fetchone()[0] == 0  # a view, by its plain name
+
+
+def test_schema_12_rebuilds_splits_without_their_key_index_and_keeps_every_row(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "warehouse.duckdb"
+    scripts = db.migration_scripts()
+    with monkeypatch.context() as m:  # a warehouse as fitsync left it before schema 12
+        m.setattr(db, "migration_scripts", lambda: [s for s in scripts if s[0] < 12])
+        assert db.migrate(path) == 11
+    with db.writing(path) as conn:
+        conn.execute("""INSERT INTO splits_metric (activity_id, split, distance, pace_zone, raw, average_heartrate)
+                        SELECT 900 - i // 40, i % 40 + 1, 1000.0 + i, i % 5, CASE WHEN i < 3 THEN '{"split": 1}' END,
+                               140 + i % 20 FROM range(0, 4000) r(i)""")
+        before = conn.execute("SELECT * FROM splits_metric ORDER BY activity_id, split").fetchall()
+        assert conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'splits_metric' "
+                            "AND constraint_type = 'PRIMARY KEY'").fetchone() == (1,)
+
+    assert db.migrate(path) == 12
+    with db.writing(path) as conn:
+        assert conn.execute("SELECT * FROM splits_metric").fetchall() == before  # every row, in key order
+        constraints = {r[0] for r in conn.execute("SELECT constraint_type FROM duckdb_constraints() "
+                                                   "WHERE table_name = 'splits_metric'").fetchall()}
+        assert constraints == {"NOT NULL"}
+        comments = conn.execute("SELECT count(*), count(comment) FROM duckdb_columns() "
+                                "WHERE table_name = 'splits_metric'").fetchone()
+        assert comments == (11, 11)
+        with pytest.raises(duckdb.ConstraintException):
+            conn.execute("INSERT INTO splits_metric (activity_id, split) VALUES (NULL, 1)")
+    with db.reading(path) as conn:  # the views over splits, bound by name, read the rebuilt table
+        for view in ("running_best_efforts", "aerobic_decoupling"):
+            conn.execute(f"SELECT count(*) FROM {view}").fetchone()
