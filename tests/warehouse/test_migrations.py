@@ -133,7 +133,10 @@ def test_writers_store_row_groups_of_the_bounded_size_and_readers_see_the_same_n
         assert conn.execute("SELECT count(*) FROM activity_calendar").fetchone()[0] == 0  # a view, by its plain name
 
 
-def test_schema_12_rebuilds_splits_without_their_key_index_and_keeps_every_row(tmp_path: Path,
+KEYED = {"splits_metric": "activity_id, split", "activity_zone_buckets": "activity_id, zone_type, bucket_index"}
+
+
+def test_schema_12_rebuilds_splits_and_zone_buckets_without_their_key_indexes_and_keeps_every_row(tmp_path: Path,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "warehouse.duckdb"
     scripts = db.migration_scripts()
@@ -144,21 +147,26 @@ def test_schema_12_rebuilds_splits_without_their_key_index_and_keeps_every_row(t
         conn.execute("""INSERT INTO splits_metric (activity_id, split, distance, pace_zone, raw, average_heartrate)
                         SELECT 900 - i // 40, i % 40 + 1, 1000.0 + i, i % 5, CASE WHEN i < 3 THEN '{"split": 1}' END,
                                140 + i % 20 FROM range(0, 4000) r(i)""")
-        before = conn.execute("SELECT * FROM splits_metric ORDER BY activity_id, split").fetchall()
-        assert conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'splits_metric' "
-                            "AND constraint_type = 'PRIMARY KEY'").fetchone() == (1,)
+        conn.execute("""INSERT INTO activity_zone_buckets SELECT 900 - i // 10, CASE WHEN i % 10 < 5 THEN 'heartrate'
+                        ELSE 'power' END, i % 5 + 1, 100 + i % 5, 120 + i % 5, i FROM range(0, 2000) r(i)""")
+        before = {t: conn.execute(f"SELECT * FROM {t} ORDER BY {key}").fetchall() for t, key in KEYED.items()}
+        assert conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name IN ('splits_metric', "
+                            "'activity_zone_buckets') AND constraint_type = 'PRIMARY KEY'").fetchone() == (2,)
 
     assert db.migrate(path) == 12
     with db.writing(path) as conn:
-        assert conn.execute("SELECT * FROM splits_metric").fetchall() == before  # every row, in key order
-        constraints = {r[0] for r in conn.execute("SELECT constraint_type FROM duckdb_constraints() "
-                                                   "WHERE table_name = 'splits_metric'").fetchall()}
-        assert constraints == {"NOT NULL"}
-        comments = conn.execute("SELECT count(*), count(comment) FROM duckdb_columns() "
-                                "WHERE table_name = 'splits_metric'").fetchone()
-        assert comments == (11, 11)
+        for table, columns in (("splits_metric", 11), ("activity_zone_buckets", 6)):
+            assert conn.execute(f"SELECT * FROM {table}").fetchall() == before[table]  # every row, in key order
+            constraints = {r[0] for r in conn.execute("SELECT constraint_type FROM duckdb_constraints() "
+                                                       "WHERE table_name = ?", [table]).fetchall()}
+            assert constraints == {"NOT NULL"}
+            comments = conn.execute("SELECT count(*), count(comment) FROM duckdb_columns() WHERE table_name = ?",
+                                    [table]).fetchone()
+            assert comments == (columns, columns)
         with pytest.raises(duckdb.ConstraintException):
             conn.execute("INSERT INTO splits_metric (activity_id, split) VALUES (NULL, 1)")
-    with db.reading(path) as conn:  # the views over splits, bound by name, read the rebuilt table
-        for view in ("running_best_efforts", "aerobic_decoupling"):
+        with pytest.raises(duckdb.ConstraintException):
+            conn.execute("INSERT INTO activity_zone_buckets (activity_id, zone_type, bucket_index) VALUES (1, NULL, 1)")
+    with db.reading(path) as conn:  # the views over them, bound by name, read the rebuilt tables
+        for view in ("running_best_efforts", "aerobic_decoupling", "activity_zone_seconds"):
             conn.execute(f"SELECT count(*) FROM {view}").fetchone()
