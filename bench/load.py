@@ -11,7 +11,7 @@ details then zones per batch. Timed: the whole load, the writer's closes (checkp
 
 Row-by-row baseline: the same rows fitsync stored for a sample of activities, inserted into an empty warehouse
 with one parameterised upsert per row (DuckDB `executemany`), table by table (a plain insert per row into
-splits_metric and activity_zone_buckets, which have no key index since schema 12). It gets the rows already parsed, so the baseline is spared
+the child tables, which have no key index since schema 12). It gets the rows already parsed, so the baseline is spared
 the JSON work fitsync's figure includes: the ratio is conservative.
 
 Before issue 15: the loader of that time (from the git history, bench/load_before.py) loads the first scale in the
@@ -197,7 +197,7 @@ def row_by_row(source: Path, sample_ids: list[int], workdir: Path) -> tuple[floa
         for t, (columns, values) in rows.items():
             updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in keys[t])
             sql = f"INSERT INTO {t} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-            if t in constrained:  # splits and zone buckets have no key index since schema 12: into an empty table,
+            if t in constrained:  # the child tables have no key index since schema 12: into an empty table,
                 sql += f" ON CONFLICT ({', '.join(keys[t])}) DO UPDATE SET {updates}"  # an insert is the upsert
             start = time.perf_counter()
             conn.execute("BEGIN")

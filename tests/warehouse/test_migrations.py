@@ -133,10 +133,11 @@ def test_writers_store_row_groups_of_the_bounded_size_and_readers_see_the_same_n
         assert conn.execute("SELECT count(*) FROM activity_calendar").fetchone()[0] == 0  # a view, by its plain name
 
 
-KEYED = {"splits_metric": "activity_id, split", "activity_zone_buckets": "activity_id, zone_type, bucket_index"}
+KEYED = {"splits_metric": "activity_id, split", "laps": "lap_id", "segment_efforts": "effort_id",
+         "activity_zones": "activity_id, zone_type", "activity_zone_buckets": "activity_id, zone_type, bucket_index"}
 
 
-def test_schema_12_rebuilds_splits_and_zone_buckets_without_their_key_indexes_and_keeps_every_row(tmp_path: Path,
+def test_schema_12_rebuilds_the_child_tables_without_their_key_indexes_and_keeps_every_row(tmp_path: Path,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "warehouse.duckdb"
     scripts = db.migration_scripts()
@@ -149,20 +150,26 @@ def test_schema_12_rebuilds_splits_and_zone_buckets_without_their_key_indexes_an
                                140 + i % 20 FROM range(0, 4000) r(i)""")
         conn.execute("""INSERT INTO activity_zone_buckets SELECT 900 - i // 10, CASE WHEN i % 10 < 5 THEN 'heartrate'
                         ELSE 'power' END, i % 5 + 1, 100 + i % 5, 120 + i % 5, i FROM range(0, 2000) r(i)""")
+        conn.execute("""INSERT INTO activity_zones (activity_id, zone_type, score, raw) SELECT 900 - i // 2,
+                        CASE WHEN i % 2 = 0 THEN 'heartrate' ELSE 'power' END, i, '{}' FROM range(0, 400) r(i)""")
+        conn.execute("""INSERT INTO laps (lap_id, activity_id, lap_index, name) SELECT 5000 - i, 900 - i // 3, i % 3 + 1,
+                        'Lap ' || i FROM range(0, 300) r(i)""")
+        efforts(conn)
         before = {t: conn.execute(f"SELECT * FROM {t} ORDER BY {key}").fetchall() for t, key in KEYED.items()}
-        assert conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name IN ('splits_metric', "
-                            "'activity_zone_buckets') AND constraint_type = 'PRIMARY KEY'").fetchone() == (2,)
+        assert conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name IN (SELECT unnest(?)) "
+                            "AND constraint_type = 'PRIMARY KEY'", [list(KEYED)]).fetchone() == (5,)
+        columns = dict(conn.execute("SELECT table_name, count(*) FROM duckdb_columns() GROUP BY ALL").fetchall())
 
     assert db.migrate(path) == 12
     with db.writing(path) as conn:
-        for table, columns in (("splits_metric", 11), ("activity_zone_buckets", 6)):
-            assert conn.execute(f"SELECT * FROM {table}").fetchall() == before[table]  # every row, in key order
+        for table in KEYED:
+            assert before[table] and conn.execute(f"SELECT * FROM {table}").fetchall() == before[table]  # in key order
             constraints = {r[0] for r in conn.execute("SELECT constraint_type FROM duckdb_constraints() "
                                                        "WHERE table_name = ?", [table]).fetchall()}
             assert constraints == {"NOT NULL"}
             comments = conn.execute("SELECT count(*), count(comment) FROM duckdb_columns() WHERE table_name = ?",
                                     [table]).fetchone()
-            assert comments == (columns, columns)
+            assert comments == (columns[table], columns[table])
         with pytest.raises(duckdb.ConstraintException):
             conn.execute("INSERT INTO splits_metric (activity_id, split) VALUES (NULL, 1)")
         with pytest.raises(duckdb.ConstraintException):
