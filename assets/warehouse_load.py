@@ -124,9 +124,11 @@ def _markdown(frame: pl.DataFrame) -> str:
 
 
 CHILD_TABLES = ("splits_metric", "laps", "segment_efforts", "activity_zones", "activity_zone_buckets")
+# The child tables have no key index since schema 12 (their keys are unique by construction): this check is what
+# would tell if a load ever broke that.
 KEYS = {"activities": "activity_id", "laps": "lap_id", "segment_efforts": "effort_id", "segments": "segment_id",
         "gear": "gear_id", "athletes": "athlete_id", "splits_metric": "activity_id, split",
-        "activity_zone_buckets": "activity_id, zone_type, bucket_index"}
+        "activity_zones": "activity_id, zone_type", "activity_zone_buckets": "activity_id, zone_type, bucket_index"}
 
 
 @asset_check(asset=warehouse, description="Every table's key is unique.")

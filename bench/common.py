@@ -173,8 +173,9 @@ report = sys.argv[1]
 pid = os.fork()
 if pid == 0:
     os.execvp(sys.argv[2], sys.argv[2:])
-with open(report + ".pid", "w") as fh:
+with open(report + ".pid.partial", "w") as fh:  # renamed whole: the benchmark never reads a pid half written
     fh.write(str(pid))
+os.rename(report + ".pid.partial", report + ".pid")
 _, status, usage = os.wait4(pid, 0)
 with open(report, "w") as fh:
     json.dump({"status": status, "maxrss_kib": usage.ru_maxrss}, fh)

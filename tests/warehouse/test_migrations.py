@@ -131,3 +131,49 @@ def test_writers_store_row_groups_of_the_bounded_size_and_readers_see_the_same_n
         groups = conn.execute("SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('probe')").fetchone()[0]
         assert groups == 3
         assert conn.execute("SELECT count(*) FROM activity_calendar").fetchone()[0] == 0  # a view, by its plain name
+
+
+KEYED = {"splits_metric": "activity_id, split", "laps": "lap_id", "segment_efforts": "effort_id",
+         "activity_zones": "activity_id, zone_type", "activity_zone_buckets": "activity_id, zone_type, bucket_index"}
+
+
+def test_schema_12_rebuilds_the_child_tables_without_their_key_indexes_and_keeps_every_row(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "warehouse.duckdb"
+    scripts = db.migration_scripts()
+    with monkeypatch.context() as m:  # a warehouse as fitsync left it before schema 12
+        m.setattr(db, "migration_scripts", lambda: [s for s in scripts if s[0] < 12])
+        assert db.migrate(path) == 11
+    with db.writing(path) as conn:
+        conn.execute("""INSERT INTO splits_metric (activity_id, split, distance, pace_zone, raw, average_heartrate)
+                        SELECT 900 - i // 40, i % 40 + 1, 1000.0 + i, i % 5, CASE WHEN i < 3 THEN '{"split": 1}' END,
+                               140 + i % 20 FROM range(0, 4000) r(i)""")
+        conn.execute("""INSERT INTO activity_zone_buckets SELECT 900 - i // 10, CASE WHEN i % 10 < 5 THEN 'heartrate'
+                        ELSE 'power' END, i % 5 + 1, 100 + i % 5, 120 + i % 5, i FROM range(0, 2000) r(i)""")
+        conn.execute("""INSERT INTO activity_zones (activity_id, zone_type, score, raw) SELECT 900 - i // 2,
+                        CASE WHEN i % 2 = 0 THEN 'heartrate' ELSE 'power' END, i, '{}' FROM range(0, 400) r(i)""")
+        conn.execute("""INSERT INTO laps (lap_id, activity_id, lap_index, name) SELECT 5000 - i, 900 - i // 3, i % 3 + 1,
+                        'Lap ' || i FROM range(0, 300) r(i)""")
+        efforts(conn)
+        before = {t: conn.execute(f"SELECT * FROM {t} ORDER BY {key}").fetchall() for t, key in KEYED.items()}
+        assert conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name IN (SELECT unnest(?)) "
+                            "AND constraint_type = 'PRIMARY KEY'", [list(KEYED)]).fetchone() == (5,)
+        columns = dict(conn.execute("SELECT table_name, count(*) FROM duckdb_columns() GROUP BY ALL").fetchall())
+
+    assert db.migrate(path) == 12
+    with db.writing(path) as conn:
+        for table in KEYED:
+            assert before[table] and conn.execute(f"SELECT * FROM {table}").fetchall() == before[table]  # in key order
+            constraints = {r[0] for r in conn.execute("SELECT constraint_type FROM duckdb_constraints() "
+                                                       "WHERE table_name = ?", [table]).fetchall()}
+            assert constraints == {"NOT NULL"}
+            comments = conn.execute("SELECT count(*), count(comment) FROM duckdb_columns() WHERE table_name = ?",
+                                    [table]).fetchone()
+            assert comments == (columns[table], columns[table])
+        with pytest.raises(duckdb.ConstraintException):
+            conn.execute("INSERT INTO splits_metric (activity_id, split) VALUES (NULL, 1)")
+        with pytest.raises(duckdb.ConstraintException):
+            conn.execute("INSERT INTO activity_zone_buckets (activity_id, zone_type, bucket_index) VALUES (1, NULL, 1)")
+    with db.reading(path) as conn:  # the views over them, bound by name, read the rebuilt tables
+        for view in ("running_best_efforts", "aerobic_decoupling", "activity_zone_seconds"):
+            conn.execute(f"SELECT count(*) FROM {view}").fetchone()
