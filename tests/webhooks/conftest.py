@@ -378,6 +378,20 @@ def fast_retries(sb: Harness) -> Iterator[None]:
 MakeHome = Callable[..., WebhookHome]
 
 
+# PostgreSQL variants left to `pytest -m slow` (the SQLite one runs by default): a receiver killed mid-burst on a
+# PostgreSQL state store is also what tests/pipeline/test_many_hosts.py does, with two receivers and a daemon.
+POSTGRES_ON_DEMAND = {"test_receiver_killed_during_a_burst_loses_and_doubles_nothing"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        params = getattr(item, "callspec", None)
+        if (params and params.params.get("new_state_url") == "postgres"
+                and item.originalname in POSTGRES_ON_DEMAND):  # type: ignore[attr-defined]
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def make_home(sb: Harness, tmp_path: Path, dagster_instance: DagsterInstance,
               roomy_limits: None, new_state_url: Callable[[], str]) -> Iterator[MakeHome]:
