@@ -203,8 +203,8 @@ def _none_stored(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str,
     """Whether a child table holds no row of the batch's parents (a backfill's new activities): then none is to be
     deleted, and the children are inserted (by a plain insert where the parent is part of the key)."""
     column = REPLACE_COLUMN.get(mapping.table)
-    if column is None or column not in mapping.columns:
-        return False
+    if column is None or column not in mapping.columns or (parents is None and column not in mapping.key):
+        return False  # nothing the answer would change: no children to replace, no plain insert to choose
     replaced = " UNION ALL SELECT id FROM replaced_parents" if parents is not None else ""
     return bool(conn.execute(f"SELECT NOT EXISTS (SELECT 1 FROM {mapping.table} WHERE {column} IN "
                              f"(SELECT {column} FROM {staged}{replaced}))").fetchall()[0][0])
