@@ -5,7 +5,7 @@ import warnings
 from typing import Any
 
 from dagster import (AssetSelection, AutomationConditionSensorDefinition, DefaultSensorStatus, Definitions, EnvVar,
-                     load_asset_checks_from_modules, load_assets_from_modules)
+                     in_process_executor, load_asset_checks_from_modules, load_assets_from_modules)
 from dagster_duckdb import DuckDBResource
 
 from fitsync.assets import activities, activity_details, analysis, athlete, segments, warehouse_load
@@ -52,6 +52,11 @@ def build_definitions(resources: dict[str, Any] | None = None) -> Definitions:
         schedules=[nightly_sync],
         sensors=[webhook_events, analysis_automation],
         resources=resources or default_resources(),
+        # Runs the daemon launches execute as `fitsync sync` does: every step in the run's one process. A process
+        # per step cost seconds of start-up each (a webhook refresh's five steps took over a minute on a busy
+        # host, all of it added to the event's latency); the steps share one rate budget, so parallel steps
+        # fetched no faster. Concurrency pools still apply.
+        executor=in_process_executor,
     )
 
 

@@ -48,6 +48,9 @@ def test_definitions_load_with_every_asset_partitioned_by_athlete_and_pooled() -
     job = defs.resolve_job_def("sync_athlete")
     assert {k.to_user_string() for k in job.asset_layer.executable_asset_keys} == FETCH | LOADS
     assert defs.resolve_schedule_def("nightly_sync").job_name == "sync_athlete"
+    # The daemon's runs execute as `fitsync sync` does, in the run's one process (no start-up per step).
+    for name in ("sync_athlete", "webhook_refresh", "purge_athlete_job", "analyze_athlete"):
+        assert defs.resolve_job_def(name).executor_def.name == "in_process", name
 
 
 def test_workspace_yaml_loads_the_code_location(tmp_path: Path) -> None:

@@ -207,7 +207,7 @@ def test_a_nightly_sync_and_a_webhook_refresh_run_through_webserver_daemon_and_c
                  "updates": {"title": "Renamed through the deployment"}, "owner_id": aid,
                  "subscription_id": 990_017, "event_time": int(time.time())}
         assert httpx.post(callback, json=event, timeout=15).status_code == 200
-        _wait_for_run(instance, processes, "the webhook refresh", 90, job_name="webhook_refresh")
+        _wait_for_run(instance, processes, "the webhook refresh", 180, job_name="webhook_refresh")
         with db.reading(config.home / "warehouse.duckdb") as conn:
             assert conn.execute("SELECT name FROM activities WHERE activity_id = ?", [ids[-1]]).fetchall() == [
                 ("Renamed through the deployment",)]
