@@ -10,6 +10,10 @@ from typing import Iterable
 FIELD_READ = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)->>'(\$[^']*)'")
 
 
+# A member kept as JSON: `json_extract(src, '$.path')` (json_of).
+JSON_READ = re.compile(r"json_extract\(([A-Za-z_][A-Za-z0-9_]*), '(\$[^']*)'\)")
+
+
 def val(path: str, sql_type: str, src: str = "raw") -> str:
     return f"TRY_CAST({src}->>'$.{path}' AS {sql_type})"
 
@@ -71,6 +75,12 @@ def leaf_types(exprs: Iterable[str], src: str) -> dict[str, str]:
     return types
 
 
+def json_leaves(exprs: Iterable[str], src: str) -> set[str]:
+    """The paths the expressions keep as JSON (json_of) from `src`: a JSON leaf of its transform gives that text (and
+    NULL for an explicit null, where json_extract gives the JSON null)."""
+    return {path for expr in exprs for s, path in JSON_READ.findall(expr) if s == src}
+
+
 def parse_once(exprs: dict[str, str], source: str,
                staged: dict[str, tuple[str, dict[str, object]]] | None = None) -> tuple[dict[str, str], str]:
     """The same columns, with every field of a document read in one parse.
@@ -92,6 +102,8 @@ def parse_once(exprs: dict[str, str], source: str,
             column, tree = staged[src]
             leaf = leaf_at(tree, path)
             access = graft(tree, path, add=False, leaf=leaf) if leaf else None
+            if access is None and (inside := within_json(tree, path)):  # read from a member kept as JSON
+                return f"{column}{inside[0]}->>'${inside[1]}'", "VARCHAR"
         else:
             column, tree = f"{src}__fields", trees.setdefault(src, {})
             leaf = wanted.setdefault(src, leaf_types(exprs.values(), src)).get(path, "VARCHAR")
@@ -110,7 +122,15 @@ def parse_once(exprs: dict[str, str], source: str,
         found = place(match.group(1), match.group(2))
         return found[0] if found and found[1] == "VARCHAR" else match.group(0)
 
-    rewritten = {column: FIELD_READ.sub(text, TYPED_READ.sub(typed, expr)) for column, expr in exprs.items()}
+    def kept(match: re.Match[str]) -> str:
+        src, path = match.groups()
+        if src not in staged or leaf_at(staged[src][1], path) != "JSON":
+            return match.group(0)
+        column, tree = staged[src]
+        return f"{column}{graft(tree, path, add=False, leaf='JSON')}"
+
+    rewritten = {column: JSON_READ.sub(kept, FIELD_READ.sub(text, TYPED_READ.sub(typed, expr)))
+                 for column, expr in exprs.items()}
     for src, tree in trees.items():
         if tree:
             structure = json.dumps(tree, separators=(",", ":"))
@@ -162,3 +182,19 @@ def leaf_at(tree: dict[str, object], path: str) -> str | None:
         else:
             node = node[0] if isinstance(node, list) and node else None
     return node if isinstance(node, str) else None
+
+
+def within_json(tree: dict[str, object], path: str) -> tuple[str, str] | None:
+    """For a path below a JSON leaf of the structure ($.segment.id under "segment": "JSON"): (the SQL reading that
+    leaf from the transformed struct, the rest of the path: `.id`); None otherwise."""
+    node: object = tree
+    access = ""
+    for m in PATH_STEP.finditer(path, 1):
+        if node == "JSON":
+            return access, path[m.start():]
+        key = m.group(1)
+        if key is None or not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+        access += f"['{key}']"
+    return None

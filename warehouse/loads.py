@@ -117,7 +117,7 @@ def stage(bundle: str, batch: pl.DataFrame, parents: Sequence[int] | None = None
     conn = staging_connection()
     # In record batches of CHUNK rows: DuckDB parses one record batch per task, so a batch of 500 documents in one
     # piece would keep every core but one idle while it is staged.
-    table = batch.to_arrow()
+    table = batch.to_arrow(compat_level=pl.CompatLevel.newest())  # string views: no copy of the documents' text
     conn.register("batch_input", pa.Table.from_batches(table.to_batches(max_chunksize=CHUNK), table.schema))
     parse, selects = _statements(bundle)
     try:

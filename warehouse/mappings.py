@@ -55,6 +55,20 @@ def unnest_source(path: str) -> str:
     return f"({_unnest_select(path)})"
 
 
+# Sources of rows that are one member of an array's elements (the segment inside each effort), one row per distinct
+# id: {source: (array path, member, the column the member is in)}. staging.py reads such a member out of the array's
+# one parse when it can; the columns of such rows read the member and the batch's context, not the document.
+MEMBER_ROWS: dict[str, tuple[str, str, str]] = {}
+
+
+def member_rows(path: str, member: str, column: str) -> str:
+    """Rows of (…, item, idx, <column>: the JSON of each element's `member`), one per distinct member id."""
+    source = (f"(SELECT DISTINCT ON ({column}->>'$.id') * FROM (SELECT *, json_extract(item, '$.{member}') AS "
+              f"{column} FROM ({_unnest_select(path)})))")
+    MEMBER_ROWS[source] = (path, member, column)
+    return source
+
+
 ACTIVITY_FIELDS = {
     "name": "VARCHAR", "sport_type": "VARCHAR", "type": "VARCHAR", "workout_type": "INTEGER", "utc_offset": "INTEGER",
     "distance": "DOUBLE", "moving_time": "INTEGER", "elapsed_time": "INTEGER", "total_elevation_gain": "DOUBLE",
@@ -181,8 +195,7 @@ SEGMENTS = Mapping("segments", ("segment_id",), segment_columns("raw"), update_w
 # Segment summaries embedded in efforts; one row per distinct segment of the batch's efforts.
 EFFORT_SEGMENTS = Mapping(
     "segments", ("segment_id",), segment_columns("seg"),
-    source=("(SELECT DISTINCT ON (seg->>'$.id') * FROM (SELECT *, json_extract(item, '$.segment') AS seg FROM ("
-            + _unnest_select("segment_efforts") + ")))"),
+    source=member_rows("segment_efforts", "segment", "seg"),
     update_when=SEGMENT_UPDATE_WHEN,
 )
 

@@ -16,8 +16,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from .expressions import FIELD_READ, graft, leaf_types, parse_once
-from .mappings import ARRAY_PATHS, Mapping, array_column, unnest_source
+from .expressions import FIELD_READ, JSON_READ, graft, json_leaves, leaf_types, parse_once
+from .mappings import ARRAY_PATHS, MEMBER_ROWS, Mapping, array_column, unnest_source
 
 ITEM = "item"
 # The column of a mapping's staged rows holding the whole document (mappings that keep documents).
@@ -35,11 +35,18 @@ class Plan:
     texts: tuple[str, ...] = ()
 
     def source(self, mapping: Mapping) -> str:
-        """The mapping's source; a plain unnest of a typed array unnests its structs."""
+        """The mapping's source; a plain unnest of a typed array unnests its structs, a member of its elements is
+        read from the member's JSON leaf."""
         for path in self.typed:
+            typed = (f"(SELECT *, unnest(doc['{path}']) AS item__fields, generate_subscripts(doc['{path}'], "
+                     f"1) AS idx FROM batch WHERE doc['{path}'] IS NOT NULL)")
             if mapping.source == unnest_source(path):
-                return (f"(SELECT *, unnest(doc['{path}']) AS item__fields, generate_subscripts(doc['{path}'], "
-                        f"1) AS idx FROM batch WHERE doc['{path}'] IS NOT NULL)")
+                return typed
+            if MEMBER_ROWS.get(mapping.source, ("",))[0] == path:
+                _, member, column = MEMBER_ROWS[mapping.source]
+                # the document and its parse stay behind: DISTINCT ON carries every column it is given
+                return (f"(SELECT DISTINCT ON ({column}->>'$.id') * FROM (SELECT * EXCLUDE (raw, doc, item__fields), "
+                        f"item__fields['{member}'] AS {column} FROM {typed}))")
         return mapping.source
 
     def staged(self, mapping: Mapping) -> dict[str, tuple[str, dict[str, object]]]:
@@ -67,13 +74,18 @@ def plan(mappings: tuple[Mapping, ...]) -> Plan:
     for path in arrays:
         users = [m for m in mappings if array_column(path) in m.source]
         plain = [m for m in users if m.source == unnest_source(path)]
-        if len(plain) < len(users) or any(BARE_ITEM.search(FIELD_READ.sub("", e)) for m in plain
-                                          for e in m.columns.values()):
+        members = {MEMBER_ROWS[m.source][1] for m in users if MEMBER_ROWS.get(m.source, ("",))[0] == path}
+        exprs = [e for m in plain for e in m.columns.values()]
+        if len(plain) + sum(m.source in MEMBER_ROWS for m in users) < len(users) or any(
+                BARE_ITEM.search(JSON_READ.sub("", FIELD_READ.sub("", e))) for e in exprs):
             structure[path] = ["JSON"]
             texts.append(path)
             continue
+        # Members kept as JSON first (a read below one, the segment's id, then reads that JSON text: small).
         element: dict[str, object] = {}
-        for read, leaf in leaf_types((e for m in plain for e in m.columns.values()), ITEM).items():
+        for read in sorted({f"$.{m}" for m in members} | json_leaves(exprs, ITEM)):
+            graft(element, read, leaf="JSON")
+        for read, leaf in leaf_types(exprs, ITEM).items():
             graft(element, read, leaf=leaf)
         if element:
             structure[path] = [element]
