@@ -78,14 +78,13 @@ def write_config(config: Config) -> None:
 
 
 # The pipeline tests whose PostgreSQL variant runs by default: those where the backend does something of its own
-# (locks between processes, killed and resumed syncs, the doctor's check of the server, a home with no state file).
+# (locks between processes, killed and resumed syncs, the doctor's check of the server).
 # The rest run on PostgreSQL with `pytest -m slow`: their SQL is the SQL the client and webhook tests already run on
 # both backends, and running all of them twice would take the suite past CI's time.
 POSTGRES_BY_DEFAULT = {
     "test_a_second_sync_of_an_athlete_being_synced_is_skipped_and_says_so",
     "test_killed_syncs_restart_to_the_same_warehouse_with_few_repeated_calls",
     "test_doctor_checks_everything_and_names_each_fix",
-    "test_everything_a_sync_writes_under_the_home_is_the_owners_only",
 }
 
 

@@ -21,7 +21,9 @@ from .test_cli import FITSYNC, env_for, fitsync
 from .test_resume import TINY, WINDOW
 
 
-@pytest.mark.parametrize("signum, code, name", [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGINT, 130, "SIGINT")])
+# Ctrl-C stops at the same safe point as SIGTERM (one handler): its exit code and line run with -m slow.
+@pytest.mark.parametrize("signum, code, name", [(signal.SIGTERM, 143, "SIGTERM"),
+                                               pytest.param(signal.SIGINT, 130, "SIGINT", marks=pytest.mark.slow)])
 def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(sb: Harness, connect: Connect, tmp_path: Path,
                                                                      signum: int, code: int, name: str) -> None:
     aid = add_athlete(sb)

@@ -16,7 +16,7 @@ from ..sandbox_harness import Harness
 @pytest.mark.timeout(300)
 def test_three_workers_two_receivers_and_a_daemon_share_one_budget_token_and_inbox(
         sb: Harness, tmp_path: Path, postgres_server: PostgresServer) -> None:
-    scenario = Scenario()
+    scenario = Scenario(events=200)  # bench many-hosts runs 400 and more
     out = run(sb, tmp_path, postgres_server.new_database(), scenario)
 
     # A worker that met an athlete another host was syncing skipped it and says so (exit 3: "partial").
