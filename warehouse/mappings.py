@@ -26,6 +26,30 @@ class Mapping:
     # The batch's documents are kept whole in Parquet files of this kind (documents.py), new ones found by its hash.
     documents: Kind | None = None
 
+    @property
+    def required(self) -> tuple[str, ...]:
+        """The key and the other columns the table holds no NULL in: a row missing one (an effort without a segment
+        id, a shape fitsync does not know) is left out, its JSON kept in the document, rather than failing the
+        batch."""
+        return self.key + tuple(c for c in NOT_NULL.get(self.table, ()) if c not in self.key)
+
+
+# Each table's NOT NULL columns outside its key (the migrations'; tests/warehouse/test_loads.py checks them).
+NOT_NULL: dict[str, tuple[str, ...]] = {
+    "activities": ("athlete_id", "listed_at"),
+    "laps": ("activity_id",),
+    "segment_efforts": ("activity_id", "athlete_id", "segment_id"),
+    "segments": ("synced_at", "raw"),
+    "starred_segments": ("synced_at", "raw"),
+    "activity_zones": ("raw",),
+    "athletes": ("synced_at", "raw"),
+    "athlete_snapshots": ("synced_at",),
+    "gear": ("athlete_id", "kind", "synced_at", "raw"),
+    "athlete_stats": ("synced_at", "raw"),
+    "athlete_zones": ("synced_at", "raw"),
+    "unrecognized_payloads": ("received_at",),
+}
+
 
 def differs(table: str, columns: dict[str, str], key: tuple[str, ...]) -> str:
     """An update condition for a row without its own JSON: any non-key column differs."""

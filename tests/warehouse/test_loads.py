@@ -82,6 +82,15 @@ def test_every_mapped_column_exists_with_its_table(warehouse: Path) -> None:
         for mapping in (v for v in vars(mappings).values() if isinstance(v, mappings.Mapping)):
             cols = {r[0] for r in conn.execute(f"DESCRIBE {mapping.table}").fetchall()}
             assert set(mapping.columns) <= cols, (mapping.table, set(mapping.columns) - cols)
+    # A row missing a NOT NULL column is left out rather than failing its batch: mappings.NOT_NULL is the schema's.
+    with db.reading(warehouse) as conn:
+        not_null = {t: set(cols) for t, cols in conn.execute(
+            "SELECT c.table_name, list(c.column_name) FROM duckdb_columns() c WHERE NOT c.is_nullable AND "
+            "c.database_name = current_database() AND NOT EXISTS (SELECT 1 FROM duckdb_constraints() k WHERE "
+            "k.table_name = c.table_name AND k.constraint_type = 'PRIMARY KEY' AND list_contains(k.constraint_column_names, "
+            "c.column_name)) GROUP BY ALL").fetchall()}
+    for mapping in (v for v in vars(mappings).values() if isinstance(v, mappings.Mapping)):
+        assert not_null.get(mapping.table, set()) <= set(mapping.required), mapping.table
 
 
 def test_loaded_rows_match_the_payloads(warehouse: Path, payloads: dict[str, Any]) -> None:
@@ -466,3 +475,35 @@ def test_a_member_named_like_an_array_but_not_one_loads_and_is_kept(warehouse: P
                             [detail["id"]]).fetchone() == (len(before["splits_metric"]),) != (0,)
         assert conn.execute("SELECT count(*) FROM laps WHERE activity_id = ?", [detail["id"]]).fetchone() == (
             len(before["laps"]),)
+
+
+def test_efforts_are_read_in_the_documents_one_parse_and_odd_ones_still_load(warehouse: Path,
+                                                                             payloads: dict[str, Any]) -> None:
+    """A detail's efforts are typed in the batch's one parse, their segment and achievements kept as JSON (staging.py):
+    an effort whose segment is not an object (no segment id, which the table requires) is left out, kept in the
+    document, rather than failing the batch; one without achievements stores NULL; segments are stored with their
+    JSON."""
+    aid = payloads["athlete_id"]
+    plan = loads.plan_of("activity_details")
+    assert "segment_efforts" in plan.typed and plan.texts == ()
+    assert loads.plan_of("segment_efforts").texts == ("segment_efforts",)  # a history keeps each effort's JSON
+    detail = next(d for d in payloads["details"] if len(d.get("segment_efforts") or []) >= 3)
+    good, odd, bare, *rest = detail["segment_efforts"]
+    odd = {**odd, "segment": "not an object"}
+    bare = {k: v for k, v in bare.items() if k != "achievements"}
+    detail = {**detail, "segment_efforts": [good, odd, bare, *rest]}
+    with db.writing(warehouse) as conn:
+        loads.load(conn, "activity_details", loads.frame([detail], athlete_id=aid))
+    with db.reading(warehouse) as conn:
+        stored = {r[0]: r[1:] for r in conn.execute(
+            "SELECT effort_id, segment_id, achievements FROM segment_efforts WHERE activity_id = ?",
+            [detail["id"]]).fetchall()}
+        segment = conn.execute("SELECT raw FROM segments WHERE segment_id = ?", [good["segment"]["id"]]).fetchone()
+        kept = json.loads(conn.execute("SELECT raw FROM activity_documents WHERE activity_id = ?",
+                                       [detail["id"]]).fetchone()[0])
+    assert set(stored) == {e["id"] for e in detail["segment_efforts"]} - {odd["id"]}
+    assert kept["segment_efforts"][1]["segment"] == "not an object"
+    assert stored[good["id"]][0] == good["segment"]["id"]
+    assert json.loads(stored[good["id"]][1]) == good.get("achievements")
+    assert stored[bare["id"]] == (bare["segment"]["id"], None)
+    assert segment is not None and json.loads(segment[0]) == good["segment"]
