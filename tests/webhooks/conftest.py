@@ -53,17 +53,6 @@ ATHLETE_TABLES = ("athletes", "gear", "athlete_stats", "athlete_stats_totals", "
 ACTIVITY_TABLES = ("splits_metric", "laps", "activity_zones", "activity_zone_buckets")
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """`slow` tests of this folder run only on demand (`-m slow`); each has a short version in the default run."""
-    if "slow" in (config.getoption("markexpr") or ""):
-        return
-    here = Path(__file__).parent
-    skip = pytest.mark.skip(reason="slow: run with -m slow")
-    for item in items:
-        if "slow" in item.keywords and here in item.path.parents:
-            item.add_marker(skip)
-
-
 # --- the athlete's side, through the sandbox console ---------------------------------------------------------
 
 def revoke(sb: Harness, app: App, athlete_id: int) -> None:
