@@ -24,7 +24,7 @@ def test_three_workers_two_receivers_and_a_daemon_share_one_budget_token_and_inb
     assert not any("FAILED" in text for text in out.worker_output.values()), out.worker_output
     assert any("is being synced by process" in text for text in out.worker_output.values())
     # One budget: the sandbox refused nothing over several windows' worth of calls. How much of each
-    # window they use is `python -m bench many-hosts`'s figure (100 %): beside the rest of the suite on 2 cores the
+    # window they use is `python -m bench many-hosts`'s figure (≥ 95 %): beside the rest of the suite on 2 cores the
     # processes are short of CPU, not of budget (CI: windows 63 % used on average, the fullest at 39 of 50).
     assert out.status_429 == 0
     assert len(out.per_window) >= 3 and sum(out.per_window) >= 3 * out.read_limit, (out.per_window, out.read_limit)
