@@ -50,17 +50,20 @@ def apply_batch(conn: duckdb.DuckDBPyConnection, athlete: int, batch: landing.La
     return write_batch(conn, athlete, batch, stage_batch(athlete, batch))
 
 
-def load_landed(context: AssetExecutionContext, store: StateStore, aid: int, database: str) -> tuple[int, dict[str, int]]:
-    """Apply every batch landed for the athlete, in order: (batches applied, rows written per table).
+def load_landed(context: AssetExecutionContext, store: StateStore, aid: int,
+                database: str) -> tuple[int, dict[str, int], dict[str, int]]:
+    """Apply every batch landed for the athlete, in order: (batches applied, rows written per table, rows left out per
+    table for a column their table requires — said in the run's log; their JSON stays in the documents).
 
     The next batch is read and parsed on a worker thread while this one is written (load_pipeline.ahead), and one write
     connection serves consecutive batches for up to a second (load_pipeline.write_held); each batch is removed from the
     landing area once its transaction has committed.
     """
     if not landing.count(store, aid):
-        return 0, {}
+        return 0, {}, {}
     db.migrate(database)
     written: dict[str, int] = {}
+    left_out: dict[str, int] = {}
     batches = 0
 
     def write_one(conn: duckdb.DuckDBPyConnection, item: tuple[landing.Landed, loads.Staged | None]) -> None:
@@ -68,13 +71,20 @@ def load_landed(context: AssetExecutionContext, store: StateStore, aid: int, dat
         batch, staged = item
         for table, rows in write_batch(conn, aid, batch, staged).items():
             written[table] = written.get(table, 0) + rows
+        for table, rows in (staged.left_out if staged else {}).items():
+            left_out[table] = left_out.get(table, 0) + rows
         landing.remove(store, batch.ids)
         batches += 1
 
     staged = load_pipeline.ahead((batch, stage_batch(aid, batch)) for batch in landing.pending(store, aid))
     # waits out readers (an analyst's session), saying so in the run's log
     load_pipeline.write_held(database, staged, write_one, notice=lambda m: (context.log.warning(m), db.log.warning(m)))
-    return batches, written
+    if left_out:
+        context.log.warning(f"athlete {aid}: " + ", ".join(f"{n} {t} row(s)" for t, n in sorted(left_out.items()))
+                            + " left out of the warehouse: a value their table requires (an id) is missing or not a "
+                            "number in what the service sent (a detailed activity's JSON is kept whole in "
+                            "activity_documents)")
+    return batches, written, left_out
 
 
 @asset(partitions_def=athletes_partitions, pool=DUCKDB_POOL, group_name="warehouse", kinds={"duckdb"},
@@ -88,8 +98,9 @@ def activity_summaries(context: AssetExecutionContext, fitsync_api: FitsyncApi,
     `detail_fetched_at` NULL (`detail_loaded` false in activities_status).
     """
     aid = athlete_id(context.partition_key)
-    batches, written = load_landed(context, fitsync_api.client().store, aid, duckdb_warehouse.database)
-    return MaterializeResult(metadata={"batches": batches, "rows_written": MetadataValue.json(written)})
+    batches, written, left_out = load_landed(context, fitsync_api.client().store, aid, duckdb_warehouse.database)
+    return MaterializeResult(metadata={"batches": batches, "rows_written": MetadataValue.json(written),
+                                       "rows_left_out": MetadataValue.json(left_out)})
 
 
 @asset(partitions_def=athletes_partitions, pool=DUCKDB_POOL, group_name="warehouse", kinds={"duckdb"},
@@ -98,7 +109,7 @@ def warehouse(context: AssetExecutionContext, fitsync_api: FitsyncApi, duckdb_wa
     """Everything fetched for the athlete, upserted into the warehouse tables."""
     aid = athlete_id(context.partition_key)
     db.migrate(duckdb_warehouse.database)
-    batches, written = load_landed(context, fitsync_api.client().store, aid, duckdb_warehouse.database)
+    batches, written, left_out = load_landed(context, fitsync_api.client().store, aid, duckdb_warehouse.database)
     with db.reading(duckdb_warehouse.database) as conn:
         counts = {t: conn.execute(f"SELECT count(*) FROM {t} WHERE athlete_id = ?", [aid]).fetchone()[0]
                   for t in ("activities", "segment_efforts", "starred_segments")}
@@ -111,6 +122,7 @@ def warehouse(context: AssetExecutionContext, fitsync_api: FitsyncApi, duckdb_wa
     return MaterializeResult(metadata={
         "batches": batches,
         "rows_written": MetadataValue.json(written),
+        "rows_left_out": MetadataValue.json(left_out),
         **{f"{t}_total": n for t, n in counts.items()},
         "latest_activities": MetadataValue.md(_markdown(preview)),
         "path": MetadataValue.path(duckdb_warehouse.database),

@@ -13,12 +13,13 @@ import datetime as dt
 import functools
 import json
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 import duckdb
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import db, documents, staging
 from . import mappings as m
@@ -88,6 +89,8 @@ class Staged:
     rows: tuple[pa.Table, ...]
     # The parents whose children this batch replaces (bundles in PARENT_KEY).
     parents: pa.Table | None = None
+    # Rows left out per table for a column the table requires (Mapping.required): their JSON stays in the document.
+    left_out: dict[str, int] = field(default_factory=dict)
 
     def tables(self) -> dict[str, pa.Table]:
         named = {_stage(i): t for i, t in enumerate(self.rows)}
@@ -122,13 +125,15 @@ def stage(bundle: str, batch: pl.DataFrame, parents: Sequence[int] | None = None
     parse, selects = _statements(bundle)
     try:
         conn.execute(parse)
-        rows = tuple(_rows(conn, mapping, select) for mapping, select in zip(BUNDLES[bundle], selects))
+        left_out: dict[str, int] = {}
+        rows = tuple(_complete(_rows(conn, mapping, select), mapping, left_out)
+                     for mapping, select in zip(BUNDLES[bundle], selects))
         staged_parents = None
         if bundle in PARENT_KEY:
             staged_parents = conn.sql(f"SELECT DISTINCT {PARENT_KEY[bundle]} AS id FROM batch WHERE NOT odd_arrays "
                                       "UNION SELECT unnest($parents::BIGINT[])",
                                       params={"parents": list(parents or [])}).to_arrow_table()
-        return Staged(bundle, rows, staged_parents)
+        return Staged(bundle, rows, staged_parents, left_out)
     finally:
         conn.unregister("batch_input")
         conn.execute("DROP TABLE IF EXISTS batch")
@@ -233,6 +238,17 @@ def _rows(conn: duckdb.DuckDBPyConnection, mapping: Mapping, select: duckdb.Stat
         return conn.sql(f"SELECT DISTINCT ON ({', '.join(mapping.key)}) * FROM mapping_rows").to_arrow_table()
     finally:
         conn.unregister("mapping_rows")
+
+
+def _complete(rows: pa.Table, mapping: Mapping, left_out: dict[str, int]) -> pa.Table:
+    """The rows with every column their table requires (an effort without a segment id is left out and counted, rather
+    than failing the batch's transaction). Arrow counts a column's NULLs already: nothing is scanned when none is."""
+    missing = [c for c in mapping.required if c not in mapping.key and rows.column(c).null_count]
+    if not missing:
+        return rows
+    complete = rows.filter(functools.reduce(pc.and_, (pc.is_valid(rows.column(c)) for c in missing)))
+    left_out[mapping.table] = left_out.get(mapping.table, 0) + rows.num_rows - complete.num_rows
+    return complete
 
 
 def merge_sql(mapping: Mapping, staged: str) -> tuple[str, str]:

@@ -110,10 +110,9 @@ def stage_sql(p: Plan) -> str:
 
 
 def select_sql(mapping: Mapping, p: Plan) -> str:
-    """The mapping's rows for this batch (keys and required columns never NULL), every field of a document read in
-    one parse."""
+    """The mapping's rows for this batch (keys never NULL), every field of a document read in one parse."""
     columns, source = parse_once(mapping.columns, p.source(mapping), p.staged(mapping))
     exprs = ", ".join(f"{expr} AS {col}" for col, expr in columns.items())
     if mapping.documents:  # the document itself rides along, for documents.write_new
         exprs += f", raw AS {DOCUMENT}"
-    return f"SELECT {exprs} FROM {source} WHERE " + " AND ".join(f"{k} IS NOT NULL" for k in mapping.required)
+    return f"SELECT {exprs} FROM {source} WHERE " + " AND ".join(f"{k} IS NOT NULL" for k in mapping.key)
