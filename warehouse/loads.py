@@ -154,8 +154,9 @@ def write(conn: duckdb.DuckDBPyConnection, staged: Staged) -> dict[str, int]:
         conn.execute("BEGIN")
         try:
             new = {i for i, mapping in enumerate(mappings) if _none_stored(conn, mapping, _stage(i), staged.parents)}
-            if staged.parents is not None:
-                _delete_children(conn, staged.bundle, skip=new)
+            if staged.parents is not None:  # an answer with rows left out is no proof the stored ones are gone
+                _delete_children(conn, staged.bundle, skip=new | {i for i, mapping in enumerate(mappings)
+                                                                  if mapping.table in staged.left_out})
             for i, mapping in enumerate(mappings):
                 rows = _merge(conn, mapping, _stage(i), staged.rows[i].num_rows, i in new)
                 written[mapping.table] = written.get(mapping.table, 0) + rows
@@ -243,7 +244,7 @@ def _rows(conn: duckdb.DuckDBPyConnection, mapping: Mapping, select: duckdb.Stat
 def _complete(rows: pa.Table, mapping: Mapping, left_out: dict[str, int]) -> pa.Table:
     """The rows with every column their table requires (an effort without a segment id is left out and counted, rather
     than failing the batch's transaction). Arrow counts a column's NULLs already: nothing is scanned when none is."""
-    missing = [c for c in mapping.required if c not in mapping.key and rows.column(c).null_count]
+    missing = [c for c in mapping.required if rows.column(c).null_count]
     if not missing:
         return rows
     complete = rows.filter(functools.reduce(pc.and_, (pc.is_valid(rows.column(c)) for c in missing)))

@@ -28,10 +28,10 @@ class Mapping:
 
     @property
     def required(self) -> tuple[str, ...]:
-        """The key and the other columns the table holds no NULL in: a row missing one (an effort without a segment
+        """The columns besides the key the table holds no NULL in: a row missing one (an effort without a segment
         id, a shape fitsync does not know) is left out, its JSON kept in the document, rather than failing the
         batch."""
-        return self.key + tuple(c for c in NOT_NULL.get(self.table, ()) if c not in self.key)
+        return tuple(c for c in NOT_NULL.get(self.table, ()) if c not in self.key)
 
 
 # Each table's NOT NULL columns outside its key (the migrations'; tests/warehouse/test_loads.py checks them).
