@@ -74,9 +74,10 @@ def plan(mappings: tuple[Mapping, ...]) -> Plan:
     for path in arrays:
         users = [m for m in mappings if array_column(path) in m.source]
         plain = [m for m in users if m.source == unnest_source(path)]
-        members = {MEMBER_ROWS[m.source][1] for m in users if MEMBER_ROWS.get(m.source, ("",))[0] == path}
+        member_users = [m for m in users if m.source in MEMBER_ROWS]  # rows of a member of this array's elements
+        members = {MEMBER_ROWS[m.source][1] for m in member_users}
         exprs = [e for m in plain for e in m.columns.values()]
-        if len(plain) + sum(m.source in MEMBER_ROWS for m in users) < len(users) or any(
+        if len(plain) + len(member_users) < len(users) or any(
                 BARE_ITEM.search(JSON_READ.sub("", FIELD_READ.sub("", e))) for e in exprs):
             structure[path] = ["JSON"]
             texts.append(path)
