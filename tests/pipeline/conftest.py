@@ -77,15 +77,13 @@ def write_config(config: Config) -> None:
     (config.home / "config.toml").write_text("\n".join(lines) + "\n")
 
 
-# The pipeline tests whose PostgreSQL variant runs by default: those where the backend does something of its own
-# (locks between processes, killed and resumed syncs, the doctor's check of the server).
+# The pipeline tests whose PostgreSQL variant runs by default: killed and resumed syncs (what a dead process leaves
+# in the store). Two syncs of one athlete on PostgreSQL are in the default run's tests/pipeline/test_many_hosts.py
+# (three workers, one skips an athlete another is syncing), the doctor's check of Dagster's PostgreSQL URL in
+# test_deployment.py; the doctor's state-store check on PostgreSQL runs with -m slow.
 # The rest run on PostgreSQL with `pytest -m slow`: their SQL is the SQL the client and webhook tests already run on
 # both backends, and running all of them twice would take the suite past CI's time.
-POSTGRES_BY_DEFAULT = {
-    "test_a_second_sync_of_an_athlete_being_synced_is_skipped_and_says_so",
-    "test_killed_syncs_restart_to_the_same_warehouse_with_few_repeated_calls",
-    "test_doctor_checks_everything_and_names_each_fix",
-}
+POSTGRES_BY_DEFAULT = {"test_killed_syncs_restart_to_the_same_warehouse_with_few_repeated_calls"}
 
 
 @pytest.hookimpl(tryfirst=True)
