@@ -137,7 +137,7 @@ def _list(store, session, aid: int, after: int | None, newest: int, meter: Meter
         complete = False
         with store.transaction() as conn:
             landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)
-        meter.notes.append(f"{odd}: kept raw, the listing continues next run")
+        meter.wrong_answer(odd.endpoint, odd.problem)
     return Listing(seen, totals, newest, complete, sync_state.digest(raws))
 
 

@@ -36,8 +36,9 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
             meter.notes.append(sync_state.NOT_SUBSCRIBED)  # the queue stays: it is fetched once the profile says premium
             return MaterializeResult(metadata=meter.metadata(
                 fetched=0, not_found=0, remaining=sync_state.count_needing(client.store, aid, what)))
+        answered_wrong: set[int] = set()  # stays queued for the next run, not asked again in this one
         try:
-            while ids := sync_state.needing(client.store, aid, what, DETAIL_CHUNK):
+            while ids := sync_state.needing(client.store, aid, what, DETAIL_CHUNK, skip=answered_wrong):
                 payloads, done, missing, hidden, odd = [], [], [], [], []
                 zones, zones_done = [], []
                 want_zones = sync_state.needing_among(client.store, aid, ids, "zones") if zones_too else set()
@@ -58,9 +59,10 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
                                 pass
                     except NotFound:
                         missing.append(activity_id)
-                    except UnexpectedShape as error:  # kept raw and reported; the activity's rows stay as they are
+                    except UnexpectedShape as error:  # kept raw; the activity's rows stay and it stays queued
                         odd.append((activity_id, error))
-                        done.append(activity_id)
+                        answered_wrong.add(activity_id)
+                        meter.wrong_answer(error.endpoint, f"{error.problem} (activity {activity_id})")
                     except MissingScope as error:
                         if error.scope != "activity:read_all":
                             stopped = error
@@ -116,6 +118,8 @@ def _skip_note(error: Exception) -> str:
 
 def _detail(session, activity_id: int) -> dict:  # type: ignore[no-untyped-def]
     record: Record = session.activity(activity_id, include_all_efforts=True)
+    if record.id != activity_id:
+        raise UnexpectedShape("GET /activities/{id}", "activity", record.raw, f"activity {record.id} for {activity_id}")
     return record.raw
 
 

@@ -6,6 +6,7 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 from fitsync.client.athlete_zones import AthleteZones
 from fitsync.client.errors import MissingScope
 from fitsync.client.rate_governor import RateBudgetExhausted
+from fitsync.client.records import UnexpectedShape
 from fitsync.assets.resources import FitsyncApi
 
 from . import cadence, landing, sync_state
@@ -27,6 +28,13 @@ def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, met
             return MaterializeResult(metadata=meter.metadata(skipped=True))
         try:
             body = getattr(session, method)()
+            if bundle == "athlete" and body.id != aid:
+                raise UnexpectedShape("GET /athlete", "athlete", body.raw, f"the profile of athlete {body.id}")
+        except UnexpectedShape as odd:  # nothing of it is stored, nothing marked refreshed: asked again next run
+            with client.store.transaction() as conn:
+                landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)
+            meter.wrong_answer(odd.endpoint, odd.problem)
+            return MaterializeResult(metadata=meter.metadata(skipped=True))
         except MissingScope as error:
             meter.notes.append(f"skipped: the athlete did not grant {error.scope}")
             return MaterializeResult(metadata=meter.metadata(skipped=True))

@@ -34,6 +34,13 @@ class SyncConfig(Config):
     allow_shrink: bool = False  # --full may delete more than the reconciliation guard allows (activities.py)
 
 
+# Run metadata a command reads to say how a run went (pipelines/sync_runner.SyncOutcome): an answer of the wrong shape
+# (nothing of it stored: the step's work failed) and what the service sent that was left out of the warehouse
+# (implausible values, rows without an id: the run is not "ok").
+WRONG_ANSWER = "wrong_answer"
+LEFT_OUT = "left_out"
+
+
 @dataclass
 class Meter:
     """API calls and budget for run metadata."""
@@ -43,11 +50,22 @@ class Meter:
     notes: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
     stopped_early: str | None = None
+    wrong: list[str] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)
 
     def budget_spent(self, note: str) -> None:
         """The rate budget ran out before the work did: noted, and flagged so a command can exit "partial"."""
         self.notes.append(note)
         self.stopped_early = note
+
+    def wrong_answer(self, endpoint: str, problem: str) -> None:
+        """The service answered something that is not what the endpoint answers: kept raw by the caller, nothing of it
+        stored or marked done; the run fails for this athlete (the other steps go on)."""
+        self.wrong.append(f"{endpoint} answered {problem}: kept raw in unrecognized_payloads, nothing stored")
+
+    def left_out(self, line: str) -> None:
+        """Part of an answer that could not be read and was left out (kept raw by the caller): the rest goes on."""
+        self.left.append(line)
 
     @property
     def calls(self) -> int:
@@ -61,6 +79,11 @@ class Meter:
             out["notes"] = MetadataValue.md("\n".join(f"- {n}" for n in self.notes))
         if self.stopped_early:
             out["stopped_early"] = self.stopped_early
+        if self.wrong:
+            more = f"; and {len(self.wrong) - 3} more such answers" if len(self.wrong) > 3 else ""
+            out[WRONG_ANSWER] = "; ".join(self.wrong[:3]) + more
+        if self.left:
+            out[LEFT_OUT] = MetadataValue.md("\n".join(f"- {line}" for line in self.left))
         out.update(extra)
         return out
 

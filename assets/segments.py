@@ -33,7 +33,7 @@ def starred_segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
         except UnexpectedShape as odd:
             with client.store.transaction() as conn:
                 landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)
-            meter.notes.append(f"{odd}: kept raw; the starred list stays as it was")
+            meter.wrong_answer(odd.endpoint, odd.problem)  # the starred list stays as it was
             return MaterializeResult(metadata=meter.metadata(skipped=True))
         with client.store.transaction() as conn:
             landing.land(conn, aid, "starred_segments", starred, {"replace_parents": [aid]})
@@ -60,6 +60,11 @@ def segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Materia
                     payload = [session.segment(segment_id).raw]
                 except (NotFound, MissingScope):
                     payload = []  # private to someone else, or needs read_all: its summary stays
+                except UnexpectedShape as odd:  # kept raw; the segment stays queued
+                    with client.store.transaction() as conn:
+                        landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body, segment_id)
+                    meter.wrong_answer(odd.endpoint, odd.problem)
+                    continue
                 with client.store.transaction() as conn:
                     if payload:
                         landing.land(conn, aid, "segments", payload)
@@ -114,7 +119,7 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
         except UnexpectedShape as odd:
             with client.store.transaction() as conn:
                 landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)
-            meter.notes.append(f"{odd}: kept raw; the histories continue next run")
+            meter.wrong_answer(odd.endpoint, odd.problem)  # the histories continue next run
         return MaterializeResult(metadata=meter.metadata(skipped=False, efforts=efforts, segments=len(starred)))
 
 

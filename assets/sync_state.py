@@ -16,6 +16,7 @@ from typing import Any, Iterable
 
 from fitsync.client.records import Record
 from fitsync.client.state_store import StateStore
+from fitsync.warehouse.plausible import implausible
 
 # Summary fields whose change means the detail must be fetched again (kudos and comments do not).
 FINGERPRINT_FIELDS = ("name", "type", "sport_type", "start_date", "distance", "moving_time", "elapsed_time",
@@ -49,9 +50,39 @@ class ListingOutcome:
         return ListingOutcome(self.seen + other.seen, self.new + other.new, self.changed + other.changed)
 
 
+# A fingerprint holds a short hash per field (FINGERPRINT_FIELDS, in order), so a listing can tell which fields
+# changed; a field whose value was implausible (warehouse/plausible.py) is UNKNOWN: never a change, either way.
+FINGERPRINT_VERSION, PART, UNKNOWN = "v2:", 6, "~" * 6
+
+
 def fingerprint(summary: dict[str, Any]) -> str:
+    odd = implausible("activities", summary, FINGERPRINT_FIELDS)
+    return FINGERPRINT_VERSION + "".join(
+        UNKNOWN if k in odd else hashlib.sha256(json.dumps(summary.get(k), sort_keys=True).encode()).hexdigest()[:PART]
+        for k in FINGERPRINT_FIELDS)
+
+
+def _legacy_fingerprint(summary: dict[str, Any]) -> str:
+    """Before per-field parts: one hash of the fields (stored by fitsync before issue 28)."""
     picked = {k: summary.get(k) for k in FINGERPRINT_FIELDS}
     return hashlib.sha256(json.dumps(picked, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def compare(stored: str, summary: dict[str, Any]) -> tuple[list[str], str]:
+    """(the fields a summary changed, the fingerprint to store). A field the summary or the stored fingerprint holds
+    as implausible is no change: a broken server's `distance: 1e308` queues no re-pull, and the stored part stays."""
+    new = fingerprint(summary)
+    if not stored.startswith(FINGERPRINT_VERSION):
+        return ([] if stored == _legacy_fingerprint(summary) else ["(fields stored before per-field fingerprints)"]), new
+    old_parts, new_parts = (_parts(p) for p in (stored, new))
+    changed = [k for k, o, n in zip(FINGERPRINT_FIELDS, old_parts, new_parts) if o != n and UNKNOWN not in (o, n)]
+    kept = "".join(o if n == UNKNOWN else n for o, n in zip(old_parts, new_parts))
+    return changed, FINGERPRINT_VERSION + kept
+
+
+def _parts(print_: str) -> list[str]:
+    body = print_[len(FINGERPRINT_VERSION):]
+    return [body[i:i + PART] for i in range(0, len(body), PART)]
 
 
 def digest(documents: Iterable[Any]) -> str:
@@ -90,19 +121,20 @@ def record_listing(conn: sqlite3.Connection, athlete_id: int, summaries: list[Re
         started = start_ts(summary.raw)
         if not isinstance(summary.id, int) or started is None:
             continue
-        print_, zones = fingerprint(summary.raw), may_have_zones(summary.raw)
+        zones = may_have_zones(summary.raw)
         row = conn.execute("SELECT fingerprint FROM known_activities WHERE athlete_id = ? AND activity_id = ?",
                            (athlete_id, summary.id)).fetchone()
         if row is None:
             new += 1
             conn.execute("INSERT INTO known_activities (athlete_id, activity_id, start_ts, fingerprint, needs_detail, "
                          "needs_zones) VALUES (?, ?, ?, ?, 1, ?)",
-                         (athlete_id, summary.id, started, print_, int(zones)))
-        elif row["fingerprint"] != print_:
-            changed += 1
-            conn.execute("UPDATE known_activities SET fingerprint = ?, start_ts = ?, needs_detail = 1 "
+                         (athlete_id, summary.id, started, fingerprint(summary.raw), int(zones)))
+        elif (found := compare(row["fingerprint"], summary.raw))[1] != row["fingerprint"]:
+            fields, print_ = found
+            changed += bool(fields)
+            conn.execute("UPDATE known_activities SET fingerprint = ?, start_ts = ?, needs_detail = CASE WHEN ? = 1 THEN 1 ELSE needs_detail END "
                          "WHERE athlete_id = ? AND activity_id = ?",
-                         (print_, started, athlete_id, summary.id))
+                         (print_, started, int(bool(fields)), athlete_id, summary.id))
         if not zones and row is not None:
             mark(conn, athlete_id, [summary.id], "zones")
         conn.execute("UPDATE known_activities SET stats_group = ? WHERE athlete_id = ? AND activity_id = ?",
@@ -141,14 +173,17 @@ def stats_gap(store: StateStore, athlete_id: int) -> int | None:
     return int(total) - known
 
 
-def needing(store: StateStore, athlete_id: int, what: str, limit: int) -> list[int]:
+def needing(store: StateStore, athlete_id: int, what: str, limit: int, skip: Iterable[int] = ()) -> list[int]:
     """Activity ids still needing a detail (`what`="detail") or zones ("zones"), newest first: under the real
-    service's limits a backfill takes days, and this month's rides are the ones the athlete asks about."""
+    service's limits a backfill takes days, and this month's rides are the ones the athlete asks about. `skip`: ids
+    this run already asked and leaves queued (an answer of the wrong shape)."""
     column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
+    skipped = sorted(skip)
+    marks = f" AND activity_id NOT IN ({','.join('?' * len(skipped))})" if skipped else ""
     with store.reading() as conn:
         return [r[0] for r in conn.execute(
-            f"SELECT activity_id FROM known_activities WHERE athlete_id = ? AND {column} = 1 "
-            "ORDER BY start_ts DESC, activity_id DESC LIMIT ?", (athlete_id, limit))]
+            f"SELECT activity_id FROM known_activities WHERE athlete_id = ? AND {column} = 1{marks} "
+            "ORDER BY start_ts DESC, activity_id DESC LIMIT ?", (athlete_id, *skipped, limit))]
 
 
 def needing_among(store: StateStore, athlete_id: int, activity_ids: list[int], what: str) -> set[int]:

@@ -1,12 +1,13 @@
 """The one DuckDB writer: applies what the fetch assets landed, in order, one transaction per batch."""
 
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
 import polars as pl
-from dagster import (AssetCheckResult, AssetCheckSeverity, AssetExecutionContext, MaterializeResult, MetadataValue,
-                     asset, asset_check)
+from dagster import (AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetExecutionContext, MaterializeResult,
+                     MetadataValue, asset, asset_check)
 from dagster_duckdb import DuckDBResource
 
 from fitsync.client.records import record
@@ -15,7 +16,7 @@ from fitsync.assets.resources import FitsyncApi
 from fitsync.warehouse import db, load_pipeline, loads
 
 from . import landing
-from .common import DUCKDB_POOL, FIRST, athlete_id, athletes_partitions
+from .common import DUCKDB_POOL, FIRST, LEFT_OUT, athlete_id, athletes_partitions
 
 FETCH_ASSETS = ["athlete", "athlete_stats", "athlete_zones", "activities", "activity_details", "activity_zones",
                 "starred_segments", "segments", "segment_effort_history"]
@@ -50,45 +51,92 @@ def apply_batch(conn: duckdb.DuckDBPyConnection, athlete: int, batch: landing.La
     return write_batch(conn, athlete, batch, stage_batch(athlete, batch))
 
 
-def load_landed(context: AssetExecutionContext, store: StateStore, aid: int,
-                database: str) -> tuple[int, dict[str, int], dict[str, int]]:
-    """Apply every batch landed for the athlete, in order: (batches applied, rows written per table, rows left out per
-    table for a column their table requires — said in the run's log; their JSON stays in the documents).
+@dataclass
+class Loaded:
+    """What applying the landed batches did: rows written per table, and what was left out of them."""
+
+    batches: int = 0
+    written: dict[str, int] = field(default_factory=dict)
+    # rows left out per table for a value their table requires (an id) missing: their JSON stays in the documents
+    left_out: dict[str, int] = field(default_factory=dict)
+    # values refused as implausible (warehouse/plausible.py): (table, the row's key, "column=value; …")
+    rejected: list[tuple[str, tuple[Any, ...], str]] = field(default_factory=list)
+
+    def add(self, written: dict[str, int], staged: loads.Staged | None) -> None:
+        self.batches += 1
+        for table, rows in written.items():
+            self.written[table] = self.written.get(table, 0) + rows
+        if staged is not None:
+            for table, rows in staged.left_out.items():
+                self.left_out[table] = self.left_out.get(table, 0) + rows
+            self.rejected += staged.rejected
+
+    def problems(self, aid: int, shown: int = 5) -> list[str]:
+        """One line per kind of thing left out, naming the athlete, the first few rows and where the JSON is."""
+        lines = []
+        by_table: dict[str, list[str]] = {}
+        for table, key, text in self.rejected:
+            by_table.setdefault(table, []).append(f"{'/'.join(map(str, key))} ({text})")
+        for table, rows in sorted(by_table.items()):
+            more = f" and {len(rows) - shown} more" if len(rows) > shown else ""
+            lines.append(f"athlete {aid}: {len(rows)} {table} row(s) with implausible values, kept as they were stored "
+                         f"(the JSON as received is kept): {'; '.join(rows[:shown])}{more}")
+        if self.left_out:
+            lines.append(f"athlete {aid}: " + ", ".join(f"{n} {t} row(s)" for t, n in sorted(self.left_out.items()))
+                         + " left out of the warehouse: a value their table requires (an id) is missing or not a "
+                         "number in what the service sent (a detailed activity's JSON is kept whole in "
+                         "activity_documents)")
+        return lines
+
+    def metadata(self, aid: int) -> dict[str, Any]:
+        out: dict[str, Any] = {"batches": self.batches, "rows_written": MetadataValue.json(self.written),
+                               "rows_left_out": MetadataValue.json(self.left_out),
+                               "implausible_rows": len(self.rejected)}
+        if problems := self.problems(aid):
+            out[LEFT_OUT] = MetadataValue.md("\n".join(f"- {line}" for line in problems))
+        return out
+
+    def check(self) -> AssetCheckResult:
+        """The load's own check: every value it was sent was plausible (a failed check does not fail the run)."""
+        tables: dict[str, int] = {}
+        for table, _, _ in self.rejected:
+            tables[table] = tables.get(table, 0) + 1
+        return AssetCheckResult(check_name=PLAUSIBLE, passed=not self.rejected and not self.left_out,
+                                severity=AssetCheckSeverity.ERROR,
+                                metadata={"implausible": MetadataValue.json(tables),
+                                          "left_out": MetadataValue.json(self.left_out)})
+
+
+PLAUSIBLE = "values_plausible"
+
+
+def load_landed(context: AssetExecutionContext, store: StateStore, aid: int, database: str) -> Loaded:
+    """Apply every batch landed for the athlete, in order; what was left out is said in the run's log.
 
     The next batch is read and parsed on a worker thread while this one is written (load_pipeline.ahead), and one write
     connection serves consecutive batches for up to a second (load_pipeline.write_held); each batch is removed from the
     landing area once its transaction has committed.
     """
+    loaded = Loaded()
     if not landing.count(store, aid):
-        return 0, {}, {}
+        return loaded
     db.migrate(database)
-    written: dict[str, int] = {}
-    left_out: dict[str, int] = {}
-    batches = 0
 
     def write_one(conn: duckdb.DuckDBPyConnection, item: tuple[landing.Landed, loads.Staged | None]) -> None:
-        nonlocal batches
         batch, staged = item
-        for table, rows in write_batch(conn, aid, batch, staged).items():
-            written[table] = written.get(table, 0) + rows
-        for table, rows in (staged.left_out if staged else {}).items():
-            left_out[table] = left_out.get(table, 0) + rows
+        loaded.add(write_batch(conn, aid, batch, staged), staged)
         landing.remove(store, batch.ids)
-        batches += 1
 
     staged = load_pipeline.ahead((batch, stage_batch(aid, batch)) for batch in landing.pending(store, aid))
     # waits out readers (an analyst's session), saying so in the run's log
     load_pipeline.write_held(database, staged, write_one, notice=lambda m: (context.log.warning(m), db.log.warning(m)))
-    if left_out:
-        context.log.warning(f"athlete {aid}: " + ", ".join(f"{n} {t} row(s)" for t, n in sorted(left_out.items()))
-                            + " left out of the warehouse: a value their table requires (an id) is missing or not a "
-                            "number in what the service sent (a detailed activity's JSON is kept whole in "
-                            "activity_documents)")
-    return batches, written, left_out
+    for line in loaded.problems(aid):
+        context.log.warning(line)
+    return loaded
 
 
 @asset(partitions_def=athletes_partitions, pool=DUCKDB_POOL, group_name="warehouse", kinds={"duckdb"},
-       deps=["activities"], op_tags=FIRST)
+       deps=["activities"], op_tags=FIRST, check_specs=[AssetCheckSpec(PLAUSIBLE, asset="activity_summaries")])
 def activity_summaries(context: AssetExecutionContext, fitsync_api: FitsyncApi,
                        duckdb_warehouse: DuckDBResource) -> MaterializeResult:
     """What the listing brought (and the profile and stats before it), in the warehouse before any detail.
@@ -98,18 +146,17 @@ def activity_summaries(context: AssetExecutionContext, fitsync_api: FitsyncApi,
     `detail_fetched_at` NULL (`detail_loaded` false in activities_status).
     """
     aid = athlete_id(context.partition_key)
-    batches, written, left_out = load_landed(context, fitsync_api.client().store, aid, duckdb_warehouse.database)
-    return MaterializeResult(metadata={"batches": batches, "rows_written": MetadataValue.json(written),
-                                       "rows_left_out": MetadataValue.json(left_out)})
+    loaded = load_landed(context, fitsync_api.client().store, aid, duckdb_warehouse.database)
+    return MaterializeResult(metadata=loaded.metadata(aid), check_results=[loaded.check()])
 
 
 @asset(partitions_def=athletes_partitions, pool=DUCKDB_POOL, group_name="warehouse", kinds={"duckdb"},
-       deps=[*FETCH_ASSETS, activity_summaries])
+       deps=[*FETCH_ASSETS, activity_summaries], check_specs=[AssetCheckSpec(PLAUSIBLE, asset="warehouse")])
 def warehouse(context: AssetExecutionContext, fitsync_api: FitsyncApi, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
     """Everything fetched for the athlete, upserted into the warehouse tables."""
     aid = athlete_id(context.partition_key)
     db.migrate(duckdb_warehouse.database)
-    batches, written, left_out = load_landed(context, fitsync_api.client().store, aid, duckdb_warehouse.database)
+    loaded = load_landed(context, fitsync_api.client().store, aid, duckdb_warehouse.database)
     with db.reading(duckdb_warehouse.database) as conn:
         counts = {t: conn.execute(f"SELECT count(*) FROM {t} WHERE athlete_id = ?", [aid]).fetchone()[0]
                   for t in ("activities", "segment_efforts", "starred_segments")}
@@ -120,13 +167,11 @@ def warehouse(context: AssetExecutionContext, fitsync_api: FitsyncApi, duckdb_wa
         rows = cursor.fetchall()
         preview = pl.DataFrame(rows, schema=[d[0] for d in cursor.description], orient="row")
     return MaterializeResult(metadata={
-        "batches": batches,
-        "rows_written": MetadataValue.json(written),
-        "rows_left_out": MetadataValue.json(left_out),
+        **loaded.metadata(aid),
         **{f"{t}_total": n for t, n in counts.items()},
         "latest_activities": MetadataValue.md(_markdown(preview)),
         "path": MetadataValue.path(duckdb_warehouse.database),
-    })
+    }, check_results=[loaded.check()])
 
 
 def _markdown(frame: pl.DataFrame) -> str:

@@ -48,8 +48,9 @@ def _config() -> Config:
 def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait: float) -> None:
     """Sync connected athletes into the warehouse.
 
-    Exit codes: 0 done; 1 a sync failed; 3 partial (the rate budget ran out first, or another process is
-    syncing an athlete); 130 / 143 stopped by Ctrl-C / SIGTERM (the next `fitsync sync` continues).
+    Exit codes: 0 done; 1 a sync failed; 4 done, but some of what the service sent was left out of the warehouse
+    (implausible values, unreadable rows: named above, kept raw); 3 partial (the rate budget ran out first, or another
+    process is syncing an athlete); 130 / 143 stopped by Ctrl-C / SIGTERM (the next `fitsync sync` continues).
     """
     config = _config()
     out = Console(stderr=True)
@@ -60,7 +61,7 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
             raise click.ClickException("no connected athletes: run `fitsync connect` first")
         priority = "interactive" if athlete_ids else None
         instance = None
-        failed, partial = [], []
+        failed, partial, left_out = [], [], []
         for index, athlete_id in enumerate(targets):
             if signals.received:
                 _stopped(out, client, signals.received, None, targets[index:])
@@ -84,6 +85,10 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
             if outcome.error:  # not wrapped: the command it names must stay whole for copy and paste
                 out.print(Text(outcome.error, style="red"), soft_wrap=True)
             _report(out, outcome)
+            for line in outcome.left_out():
+                out.print(Text(line, style="yellow"), soft_wrap=True)
+            if outcome.left_out():
+                left_out.append(athlete_id)
             if not outcome.success:
                 failed.append(athlete_id)
             elif early := outcome.stopped_early():
@@ -93,12 +98,18 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
     if failed:
         raise click.ClickException(f"sync failed for athlete(s) {', '.join(map(str, failed))}: see the log above")
     click.echo(f"warehouse: {config.home / 'warehouse.duckdb'}")
+    if left_out:
+        out.print(f"left out: some of what the service sent for athlete(s) {', '.join(map(str, left_out))} is not in "
+                  "the warehouse (see above; `fitsync query \"SELECT * FROM unrecognized_payloads\"` and the documents "
+                  "views hold it as received)")
+        raise SystemExit(LEFT_OUT)
     if partial:
         out.print(f"partial: athlete(s) {', '.join(map(str, partial))} not finished (see above)")
         raise SystemExit(PARTIAL)
 
 
 PARTIAL = 3
+LEFT_OUT = 4
 
 
 def _run(client: FitsyncClient, instance: "DagsterInstance", config: Config, athlete_id: int, out: Console, *,
@@ -130,7 +141,8 @@ def _stopped(out: Console, client: FitsyncClient, signum: int, athlete_id: int |
 def _report(out: Console, outcome: "SyncOutcome") -> None:
     if not outcome.metadata:  # nothing ran to the end: the error above says why
         return
-    table = Table(title=f"athlete {outcome.athlete_id}: {'ok' if outcome.success else 'FAILED'}")
+    verdict = "FAILED" if not outcome.success else "LEFT OUT" if outcome.left_out() else "ok"
+    table = Table(title=f"athlete {outcome.athlete_id}: {verdict}")
     for column in ("asset", "api calls", "notes"):
         table.add_column(column)
     for asset, meta in sorted(outcome.metadata.items()):

@@ -14,7 +14,7 @@ import httpx
 
 from . import athlete_zones, errors
 from .known_fields import unknown_fields
-from .records import Record, UnexpectedShape, record, records
+from .records import Record, UnexpectedShape, record, records, shape_problem
 from .secret import Secret
 from .tokens import TokenManager
 from .rate_governor import Lane
@@ -85,7 +85,13 @@ class AthleteApi:
                                       **kwargs)
 
     def one(self, kind: str, endpoint: str, body: Any) -> Record:
-        """The body as a record; what does not match expectations is reported under `endpoint` (kept raw)."""
+        """The body as a record; what does not match expectations is reported under `endpoint` (kept raw). A body that
+        is not a `kind` at all (records.SHAPES) raises UnexpectedShape carrying it."""
+        if problem := shape_problem(kind, body):
+            raise UnexpectedShape(endpoint, kind, body, problem)
+        return self._record(kind, endpoint, body)
+
+    def _record(self, kind: str, endpoint: str, body: Any) -> Record:
         checked = record(kind, body)
         if self.reporter is not None:
             problems = checked.issues + unknown_fields(kind, checked.raw)
@@ -97,7 +103,7 @@ class AthleteApi:
         """A list body as records; any other shape raises UnexpectedShape carrying the body."""
         if not isinstance(body, list):
             raise UnexpectedShape(endpoint, kind, body)
-        return [self.one(kind, endpoint, item) for item in body]
+        return [self._record(kind, endpoint, item) for item in body]  # an odd element is flagged, never the whole page
 
     def pages(self, kind: str, path: str, params: dict[str, Any], per_page: int = PAGE_SIZE,
               endpoint: str | None = None) -> Iterator[Record]:

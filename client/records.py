@@ -89,12 +89,38 @@ def record(kind: str, raw: Any) -> Record:
 
 
 class UnexpectedShape(ValueError):
-    """A body that is not what the operation answers (an object where a list belongs): kept raw by the caller."""
+    """A body that is not what the operation answers (an object where a list belongs, an athlete without an id): kept
+    raw by the caller, never taken for data."""
 
-    def __init__(self, endpoint: str, kind: str, body: Any) -> None:
+    def __init__(self, endpoint: str, kind: str, body: Any, problem: str | None = None) -> None:
         self.endpoint, self.kind, self.body = endpoint, kind, body
-        self.problem = f"expected a list of {kind} records, got {type(body).__name__}"
+        self.problem = problem or f"expected a list of {kind} records, got {type(body).__name__}"
         super().__init__(f"{endpoint}: {self.problem}")
+
+
+def _totals(body: dict[str, Any]) -> list[Any]:
+    return [body.get(f"{period}_{sport}_totals") for period in ("recent", "ytd", "all") for sport in ("ride", "run", "swim")]
+
+
+# kind → what makes a single answer of that kind something else altogether (None: it is one). A field that is odd is
+# an issue of the record (kept, flagged); an answer without what identifies it is not a record of that kind at all.
+SHAPES: dict[str, Callable[[dict[str, Any]], str | None]] = {
+    "athlete": lambda b: None if _is_int(b.get("id")) else "an athlete without a numeric id",
+    "activity": lambda b: None if _is_int(b.get("id")) else "an activity without a numeric id",
+    "segment": lambda b: None if _is_int(b.get("id")) else "a segment without a numeric id",
+    "effort": lambda b: None if _is_int(b.get("id")) else "an effort without a numeric id",
+    "stats": lambda b: (None if any(isinstance(t, dict) for t in _totals(b)) and all(
+        t is None or isinstance(t, dict) and _is_number(t.get("count", 0)) for t in _totals(b))
+        else "stats without their ride, run and swim totals"),
+}
+
+
+def shape_problem(kind: str, body: Any) -> str | None:
+    """Why a single answer is not a `kind` at all, or None."""
+    if not isinstance(body, dict):
+        return f"expected a {kind} object, got {type(body).__name__}"
+    check = SHAPES.get(kind)
+    return check(body) if check else None
 
 
 def records(kind: str, body: Any, endpoint: str = "") -> list[Record]:

@@ -15,7 +15,7 @@ from dagster import (AddDynamicPartitionsRequest, DagsterInstance, DagsterRunSta
 from dagster_duckdb import DuckDBResource
 
 from fitsync.assets.cadence import REFRESH_TAG
-from fitsync.assets.common import PRIORITY_TAG, athletes_partitions
+from fitsync.assets.common import LEFT_OUT, PRIORITY_TAG, WRONG_ANSWER, athletes_partitions
 from fitsync.client.config import FIELDS, Config
 from fitsync.client.secret import Secret
 from fitsync.client.state_store import AthleteBusy, open_store
@@ -41,6 +41,12 @@ class SyncOutcome:
 
     def api_calls(self) -> int:
         return sum(int(m.get("api_calls", 0)) for m in self.metadata.values())
+
+    def left_out(self) -> list[str]:
+        """What the service sent that the warehouse left out (implausible values, rows without an id), one line each:
+        the run is done, but not "ok"."""
+        return [line.removeprefix("- ") for meta in self.metadata.values()
+                for line in str(meta.get(LEFT_OUT) or "").splitlines() if line.strip()]
 
     def stopped_early(self) -> list[str]:
         """Why steps left work for the next run (the rate budget ran out), one line per step."""
@@ -137,8 +143,10 @@ def run_job(config: Config, instance: DagsterInstance, job_name: str, *, partiti
         metadata[mat.asset_key.to_user_string()] = {k: getattr(v, "value", v) for k, v in mat.metadata.items()}
     failures = [(e.step_key, step_failures.failure_text(e.step_failure_data.error, config))
                 for e in result.all_events if e.is_step_failure and e.step_failure_data.error]
+    # an answer of the wrong shape fails the athlete's sync, though its step let the others go on
+    failures += [(asset, str(meta[WRONG_ANSWER])) for asset, meta in sorted(metadata.items()) if meta.get(WRONG_ANSWER)]
     who = f"athlete {partition_key}: " if partition_key else ""
-    return SyncOutcome(int(partition_key) if partition_key else None, result.success, metadata,
+    return SyncOutcome(int(partition_key) if partition_key else None, result.success and not failures, metadata,
                        f"{who}{step_failures.summary(failures)}" if failures else None)
 
 

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from . import ratelimit, scopes, tokens
+from .broken_answers import broken
 from .apps import App, authenticate_client
 from .faults import ApiError, bad_request, missing_scope, subscription_required
 from .params import Param, parse_all
@@ -140,6 +141,8 @@ def endpoint(state: SandboxState, op: Operation) -> Callable[[Request], Awaitabl
                 result = await result
         except ApiError as error:
             return JSONResponse(error.payload(), status_code=error.status, headers=headers)
+        if (fault := state.settings.fault_answers.get(f"{op.method} {op.path}")) is not None:
+            return Response(broken(result, fault), status_code=op.status, headers=headers, media_type="application/json")
         if result is None:
             return Response(status_code=204, headers=headers)
         return JSONResponse(result, status_code=op.status, headers=headers)

@@ -42,6 +42,11 @@ class Settings:
     # The activity listing leaves out every activity whose id is divisible by this (0: none): a listing cut short
     # by a cache or a proxy while the athlete's stats still count them
     fault_listing_drop_every: int = 0
+    # Answers of a broken server or proxy, by operation ("GET /athletes/{id}/stats", as in the OpenAPI document):
+    # {"body": JSON} answers that instead; {"merge": {...}} merges members into the answer (into each element of a
+    # list); {"invalid_utf8": true} puts a byte that is not UTF-8 into the answer's first "name"; {"depth": N} wraps
+    # the answer's first element (or the answer) N arrays deep
+    fault_answers: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Answer shapes: "spec" (the spec) or "real" (the real service where it differs; sandbox/flavors.py)
     flavor: str = "spec"
 
@@ -66,7 +71,8 @@ class Settings:
 
 # String settings with a fixed set of values.
 CHOICES = {"flavor": ("spec", "real")}
-_TYPES = {"int": int, "float": float, "bool": bool, "list[float]": list, "str": str}
+_TYPES = {"int": int, "float": float, "bool": bool, "list[float]": list, "str": str, "dict[str, dict[str, Any]]": dict}
+FAULT_ANSWER_KEYS = {"body", "merge", "invalid_utf8", "depth"}
 
 
 def _coerce(name: str, type_name: Any, value: Any) -> Any:
@@ -79,6 +85,11 @@ def _coerce(name: str, type_name: Any, value: Any) -> Any:
         if isinstance(value, str) and len(value) <= 200:
             return value
         raise ValueError(f"setting {name} must be a string of at most 200 characters")
+    if kind is dict:
+        if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, dict) and set(v) <= FAULT_ANSWER_KEYS
+                                           for k, v in value.items()):
+            return value
+        raise ValueError(f"setting {name} must map \"METHOD /path\" to an object with {', '.join(sorted(FAULT_ANSWER_KEYS))}")
     if kind is bool:
         if isinstance(value, bool):
             return value

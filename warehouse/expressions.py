@@ -60,6 +60,35 @@ LEAVES = {"DOUBLE": ("DOUBLE", "{}"), "BIGINT": ("BIGINT", "{}"), "BOOLEAN": ("B
           "INTEGER": ("DOUBLE", "TRY_CAST(round({}) AS INTEGER)")}
 
 
+# A read of a number: the only kind of column a plausible range (plausible.py) applies to.
+NUMBER_READ = re.compile(r"TRY_CAST\(([A-Za-z_][A-Za-z0-9_]*)->>'(\$[^']*)' AS (DOUBLE|INTEGER)\)")
+# The staged column naming a row's refused values ("distance=1e+308; moving_time=1e+30"), NULL when none is.
+REJECTED = "rejected"
+
+
+def checked(expr: str, column: str, low: float, high: float) -> tuple[str, str]:
+    """(the column's value where it lies in [low, high], else NULL; `column=value` where it does not) for a number
+    read. The value is read as a double first, so an overflow of the column's type is out of range, not NULL."""
+    match = NUMBER_READ.fullmatch(expr)
+    assert match, expr
+    src, path, target = match.groups()
+    number = f"TRY_CAST({src}->>'{path}' AS DOUBLE)"
+    fits = f"({number} BETWEEN {low!r} AND {high!r})"
+    value = f"CASE WHEN {fits} THEN {number} END"
+    if target == "INTEGER":
+        value = f"TRY_CAST(round({value}) AS INTEGER)"
+    return value, f"CASE WHEN NOT {fits} THEN '{column}=' || {number} END"
+
+
+def rejected_sql(flags: list[str]) -> str:
+    return f"NULLIF(concat_ws('; ', {', '.join(flags)}), '')"
+
+
+def rejects(column: str, rows: str = "excluded") -> str:
+    """Whether a staged row refused its value of `column` (the stored one is kept)."""
+    return f"coalesce(contains('; ' || {rows}.{REJECTED}, '; {column}='), false)"
+
+
 def leaf_types(exprs: Iterable[str], src: str) -> dict[str, str]:
     """The json_transform leaf of every path the expressions read from `src`: typed where every read of the path
     casts it to the same leaf, VARCHAR otherwise."""

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from . import db, documents, staging
 from . import mappings as m
+from .expressions import REJECTED, rejects
 from .mappings import Mapping
 
 # What each kind of fetched object fills, in order (parents before children).
@@ -91,6 +92,8 @@ class Staged:
     parents: pa.Table | None = None
     # Rows left out per table for a column the table requires (Mapping.required): their JSON stays in the document.
     left_out: dict[str, int] = field(default_factory=dict)
+    # Values refused as implausible (plausible.py): (table, the row's key, "column=value; …"). The stored value stays.
+    rejected: tuple[tuple[str, tuple[Any, ...], str], ...] = ()
 
     def tables(self) -> dict[str, pa.Table]:
         named = {_stage(i): t for i, t in enumerate(self.rows)}
@@ -133,7 +136,7 @@ def stage(bundle: str, batch: pl.DataFrame, parents: Sequence[int] | None = None
             staged_parents = conn.sql(f"SELECT DISTINCT {PARENT_KEY[bundle]} AS id FROM batch WHERE NOT odd_arrays "
                                       "UNION SELECT unnest($parents::BIGINT[])",
                                       params={"parents": list(parents or [])}).to_arrow_table()
-        return Staged(bundle, rows, staged_parents, left_out)
+        return Staged(bundle, rows, staged_parents, left_out, _rejected(rows, BUNDLES[bundle]))
     finally:
         conn.unregister("batch_input")
         conn.execute("DROP TABLE IF EXISTS batch")
@@ -252,14 +255,36 @@ def _complete(rows: pa.Table, mapping: Mapping, left_out: dict[str, int]) -> pa.
     return complete
 
 
+def _rejected(rows: tuple[pa.Table, ...], mappings: tuple[Mapping, ...]) -> tuple[tuple[str, tuple[Any, ...], str], ...]:
+    """The staged rows' refused values. Arrow counts a column's NULLs: nothing is scanned when none was refused."""
+    found = []
+    for table, mapping in zip(rows, mappings):
+        if REJECTED not in table.column_names or table.column(REJECTED).null_count == table.num_rows:
+            continue
+        picked = pl.from_arrow(table.select([*mapping.key, REJECTED])).filter(pl.col(REJECTED).is_not_null())
+        found += [(mapping.table, row[:-1], row[-1]) for row in picked.iter_rows()]
+    return tuple(found)
+
+
+def _new_value(mapping: Mapping, column: str) -> str:
+    """What an update sets a column to: the staged value, but the stored one where the staged row refused it as
+    implausible, or where the stored row's source is the richer one (Mapping.kept)."""
+    value = f"excluded.{column}"
+    if column in mapping.checks:
+        value = f"CASE WHEN {rejects(column)} THEN {mapping.table}.{column} ELSE {value} END"
+    if column in mapping.kept:
+        value = f"CASE WHEN {mapping.keep_when} THEN {mapping.table}.{column} ELSE {value} END"
+    return value
+
+
 def merge_sql(mapping: Mapping, staged: str) -> tuple[str, str]:
     """(update, insert) statements writing staged rows: keys already stored are updated where `update_when` says
-    they differ (never their `keep_on_update` columns), new keys inserted. An anti-join and a plain insert cost a
-    fraction of INSERT … ON CONFLICT, which probes and locks every row of the batch."""
+    they differ (never their `keep_on_update` columns; _new_value), new keys inserted. An anti-join and a plain insert
+    cost a fraction of INSERT … ON CONFLICT, which probes and locks every row of the batch."""
     cols = list(mapping.columns)
     updates = [c for c in cols if c not in mapping.key and c not in mapping.keep_on_update]
     match = " AND ".join(f"{mapping.table}.{k} = excluded.{k}" for k in mapping.key)
-    update = (f"UPDATE {mapping.table} SET " + ", ".join(f"{c} = excluded.{c}" for c in updates)
+    update = (f"UPDATE {mapping.table} SET " + ", ".join(f"{c} = {_new_value(mapping, c)}" for c in updates)
               + f" FROM {staged} AS excluded WHERE {match}"
               + (f" AND ({mapping.update_when})" if mapping.update_when else ""))
     insert = (f"INSERT INTO {mapping.table} ({', '.join(cols)}) SELECT {', '.join(cols)} FROM {staged} "

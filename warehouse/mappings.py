@@ -7,10 +7,12 @@ efforts, splits, zone buckets) are read from arrays inside the parent's JSON wit
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from .documents import DETAILS, SUMMARIES, Kind
-from .expressions import coord, columns, instant, json_of, local, text, val, zone_name
+from .expressions import NUMBER_READ, coord, columns, instant, json_of, local, text, val, zone_name
+from .plausible import Range, range_of
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,16 @@ class Mapping:
     update_when: str = ""
     # The batch's documents are kept whole in Parquet files of this kind (documents.py), new ones found by its hash.
     documents: Kind | None = None
+    # Columns an update leaves as stored where `keep_when` (a condition on the stored row) holds: a listing's summary
+    # never overwrites what an activity's detail said.
+    kept: tuple[str, ...] = ()
+    keep_when: str = ""
+
+    @functools.cached_property
+    def checks(self) -> dict[str, Range]:
+        """The number columns with a plausible range (plausible.py): a value out of it is not stored."""
+        return {c: r for c, e in self.columns.items()
+                if c not in self.key and NUMBER_READ.fullmatch(e) and (r := range_of(self.table, c)) is not None}
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -122,6 +134,9 @@ DETAIL_ONLY = {"description": text("description"), "calories": val("calories", "
 
 # Listing pages: summary fields; detail fields and the detail JSON are kept. The summary itself is kept whole in a
 # Parquet file (documents.SUMMARIES, the view activity_summary_documents); `summary_hash` tells a changed one.
+# Once the detail is loaded, the richer source wins: a summary changes only the kudos (which no re-pull follows); a
+# summary that shows the activity changed queues its detail again (assets/sync_state.record_listing), and the
+# detail brings the new values.
 ACTIVITY_SUMMARIES = Mapping(
     "activities", ("activity_id",),
     {**ACTIVITY_COLUMNS, "listed_at": "fetched_at", "summary_raw": "NULL::JSON", "summary_hash": "hash(raw)",
@@ -129,6 +144,8 @@ ACTIVITY_SUMMARIES = Mapping(
     keep_on_update=("detail_loaded",),
     update_when="activities.summary_hash IS DISTINCT FROM excluded.summary_hash",
     documents=SUMMARIES,
+    kept=tuple(c for c in ACTIVITY_COLUMNS if c not in ("activity_id", "athlete_id", "kudos_count")),
+    keep_when="activities.detail_loaded",
 )
 
 # Detailed activity: everything, plus its children below. The document itself is kept whole, as received, in a

@@ -16,7 +16,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from .expressions import FIELD_READ, JSON_READ, graft, json_leaves, leaf_types, parse_once
+from .expressions import FIELD_READ, JSON_READ, REJECTED, checked, graft, json_leaves, leaf_types, parse_once, rejected_sql
 from .mappings import ARRAY_PATHS, MEMBER_ROWS, Mapping, array_column, unnest_source
 
 ITEM = "item"
@@ -111,8 +111,16 @@ def stage_sql(p: Plan) -> str:
 
 
 def select_sql(mapping: Mapping, p: Plan) -> str:
-    """The mapping's rows for this batch (keys never NULL), every field of a document read in one parse."""
-    columns, source = parse_once(mapping.columns, p.source(mapping), p.staged(mapping))
+    """The mapping's rows for this batch (keys never NULL), every field of a document read in one parse; a value out
+    of its column's plausible range is NULL and named in the `rejected` column (a text, NULL when none is)."""
+    exprs = dict(mapping.columns)
+    flags = []
+    for column, bounds in mapping.checks.items():
+        exprs[column], flag = checked(exprs[column], column, bounds.low, bounds.high)
+        flags.append(flag)
+    if flags:
+        exprs[REJECTED] = rejected_sql(flags)
+    columns, source = parse_once(exprs, p.source(mapping), p.staged(mapping))
     exprs = ", ".join(f"{expr} AS {col}" for col, expr in columns.items())
     if mapping.documents:  # the document itself rides along, for documents.write_new
         exprs += f", raw AS {DOCUMENT}"

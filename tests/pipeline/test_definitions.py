@@ -132,7 +132,7 @@ def test_asset_checks_pass_after_a_sync_and_fail_on_a_corrupted_warehouse(sb: Ha
     home = connect(aid)
     home.sync()
     assert _check_results(home.instance) == {"unique_keys": True, "children_have_parents": True,
-                                             "details_present": True}
+                                             "details_present": True, "values_plausible": True}
 
     # An orphan lap, an activity that lost its detail, and a split twice: the child tables have no key index since
     # schema 12, so nothing but the check would tell.
@@ -142,7 +142,7 @@ def test_asset_checks_pass_after_a_sync_and_fail_on_a_corrupted_warehouse(sb: Ha
         conn.execute("INSERT INTO splits_metric SELECT * FROM splits_metric LIMIT 1")
     home.sync()  # checks failing do not fail the run
     assert _check_results(home.instance) == {"unique_keys": False, "children_have_parents": False,
-                                             "details_present": False}
+                                             "details_present": False, "values_plausible": True}
 
 
 @pytest.mark.parametrize("pool", [API_POOL, DUCKDB_POOL])

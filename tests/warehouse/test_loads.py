@@ -511,3 +511,55 @@ def test_efforts_are_read_in_the_documents_one_parse_and_odd_ones_still_load(war
     assert json.loads(stored[good["id"]][1]) == good.get("achievements")
     assert stored[bare["id"]] == (bare["segment"]["id"], None)
     assert segment is not None and json.loads(segment[0]) == good["segment"]
+
+
+ABSURD = {"distance": 1e308, "moving_time": 10**30, "elapsed_time": -2**63, "kudos_count": 2**70,
+          "average_speed": float("inf")}
+
+
+def test_implausible_values_never_overwrite_stored_ones_and_are_named(warehouse: Path, payloads: dict[str, Any]) -> None:
+    """A broken server's numbers (plausible.py): the stored value stays, a new row gets NULL, the load names each
+    refused value, and the document keeps what arrived. An overflow is refused, never NULL without a word."""
+    aid = payloads["athlete_id"]
+    detailed, listed = payloads["details"][0], payloads["summaries"][-1]  # one detailed activity, one only listed
+    load_all(warehouse, payloads)
+    columns = "distance, moving_time, elapsed_time, kudos_count, average_speed, name"
+    with db.reading(warehouse) as conn:
+        before = {i: conn.execute(f"SELECT {columns} FROM activities WHERE activity_id = ?", [i]).fetchone()
+                  for i in (detailed["id"], listed["id"])}
+    assert all(None not in row[:3] for row in before.values())
+    odd = [{**summary, **ABSURD} for summary in payloads["summaries"] if summary["id"] in (detailed["id"], listed["id"])]
+    new = {**payloads["summaries"][0], **ABSURD, "id": 987654321}
+    staged = loads.stage("activity_summaries", loads.frame([*odd, new], athlete_id=aid))
+    with db.writing(warehouse) as conn:
+        loads.write(conn, staged)
+    refused = {key[0]: text for table, key, text in staged.rejected if table == "activities"}
+    assert set(refused) == {detailed["id"], listed["id"], 987654321}
+    assert all(f"{column}=" in text for text in refused.values() for column in ABSURD), refused
+    with db.reading(warehouse) as conn:
+        after = {i: conn.execute(f"SELECT {columns} FROM activities WHERE activity_id = ?", [i]).fetchone()
+                 for i in (detailed["id"], listed["id"], 987654321)}
+        kept = json.loads(conn.execute("SELECT raw FROM activity_summary_documents WHERE activity_id = ?",
+                                       [listed["id"]]).fetchone()[0])
+    assert after[detailed["id"]] == before[detailed["id"]] and after[listed["id"]] == before[listed["id"]]
+    assert after[987654321][:5] == (None,) * 5 and after[987654321][5] == new["name"]
+    assert kept["distance"] == 1e308 and kept["kudos_count"] == 2**70  # what arrived, whole
+
+
+def test_a_summary_never_overwrites_a_loaded_detail_but_updates_the_kudos(warehouse: Path,
+                                                                          payloads: dict[str, Any]) -> None:
+    """The richer source wins: the listing's values of a detailed activity stay the detail's (a changed summary
+    queues the detail again instead); kudos, which no re-pull follows, come from the listing."""
+    load_all(warehouse, payloads)
+    detail = payloads["details"][0]
+    summary = next(s for s in payloads["summaries"] if s["id"] == detail["id"])
+    changed = {**summary, "name": "Renamed in the listing", "distance": summary["distance"] + 1000, "kudos_count": 77}
+    listed_only = {**payloads["summaries"][-1], "name": "Renamed, no detail yet"}
+    with db.writing(warehouse) as conn:
+        loads.load(conn, "activity_summaries", loads.frame([changed, listed_only], athlete_id=payloads["athlete_id"]))
+    with db.reading(warehouse) as conn:
+        row = conn.execute("SELECT name, distance, kudos_count, detail_loaded FROM activities WHERE activity_id = ?",
+                           [detail["id"]]).fetchone()
+        other = conn.execute("SELECT name FROM activities WHERE activity_id = ?", [listed_only["id"]]).fetchone()
+    assert row == (detail["name"], detail["distance"], 77, True)
+    assert other == ("Renamed, no detail yet",)

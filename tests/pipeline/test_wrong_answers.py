@@ -1,0 +1,101 @@
+"""A wrong answer from outside never overwrites what fitsync knew, and a run that met one never says "ok" (issue 28).
+
+The sandbox answers as a broken server or proxy would (its `fault_answers` setting): absurd numbers in a listing,
+stats of the wrong shape, a detail that is not an activity. Over loopback HTTP, into a real DuckDB file.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from dagster import DagsterEventType
+
+from ..sandbox_harness import Harness
+from .conftest import Connect, Home, Recorder, add_athlete, record_many, subprocess_env
+
+ABSURD = {"distance": 1e308, "moving_time": 10**30, "elapsed_time": -2**63, "kudos_count": 2**70}
+NUMBERS = "activity_id, distance, moving_time, elapsed_time, kudos_count, average_speed, name"
+WRONG_STATS = {"id": "x", "access_token": 5, "items": [1, 2]}
+
+
+def test_a_listing_of_absurd_numbers_changes_nothing_stored_and_is_not_ok(sb: Harness, connect: Connect,
+                                                                          recorder: Recorder) -> None:
+    aid = add_athlete(sb)
+    ids = record_many(sb, aid, 12, oldest_days=20)
+    home = connect(aid)
+    home.sync()
+    before = home.query(f"SELECT {NUMBERS} FROM activities ORDER BY activity_id")
+    assert len(before) == 12 and all(None not in row for row in before)
+    recorder.clear()
+    with sb.settings(fault_answers={"GET /athlete/activities": {"merge": ABSURD}}):
+        outcome = home.sync(full=True, check=False)
+        cli = subprocess.run([sys.executable, "-m", "fitsync.cli.main", "sync", "--full"],
+                             env=subprocess_env(home.config.home), capture_output=True, text=True, timeout=120)
+    assert home.query(f"SELECT {NUMBERS} FROM activities ORDER BY activity_id") == before
+    assert recorder.details() == [], "an implausible change queues no re-pull"
+    assert home.query("SELECT count(*) FROM deleted_activities") == [(0,)]
+    assert outcome.success, outcome.error  # the rest of the run went on
+    [line] = [line for line in outcome.left_out() if "activities" in line]
+    assert f"athlete {aid}: 12 activities row(s) with implausible values, kept as they were stored" in line
+    assert "distance=1e+308" in line and "moving_time=1e+30" in line and "kudos_count=" in line
+    assert _plausible_check(home) is False, "Dagster's check on the load says so too"
+    assert cli.returncode == 4, cli.stdout + cli.stderr
+    assert "implausible values" in cli.stderr and "LEFT OUT" in cli.stderr and "Traceback" not in cli.stderr
+
+    documents = home.query("SELECT count(*) FROM activity_summary_documents WHERE json_extract(raw, '$.distance') "
+                           "::DOUBLE = 1e308")
+    assert documents == [(12,)], "the summaries are kept as they arrived"
+    again = home.sync(full=True)  # the service answers right again: nothing to repair, nothing re-pulled
+    assert again.left_out() == [] and recorder.details() == []
+    assert {r[0] for r in home.query("SELECT activity_id FROM activities")} == set(ids)
+
+
+def _plausible_check(home: Home) -> bool:
+    """Whether the last run's loads all passed their `values_plausible` check."""
+    run = home.instance.get_runs(limit=1)[0]
+    return all(entry.dagster_event.event_specific_data.passed  # type: ignore[union-attr]
+               for entry in home.instance.all_logs(run.run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION)
+               if entry.dagster_event.event_specific_data.check_name == "values_plausible")  # type: ignore[union-attr]
+
+
+def test_stats_of_the_wrong_shape_store_nothing_and_fail_the_athlete(sb: Harness, connect: Connect,
+                                                                     recorder: Recorder) -> None:
+    """`{"id":"x","access_token":5,"items":[1,2]}` for the stats: nothing of it stored, nothing marked refreshed,
+    the athlete's sync fails naming the endpoint — and the listing and the load still ran."""
+    aid = add_athlete(sb)
+    record_many(sb, aid, 4, oldest_days=10)
+    home = connect(aid, slow_refresh_hours=20)
+    with sb.settings(fault_answers={"GET /athletes/{id}/stats": {"body": WRONG_STATS}}):
+        outcome = home.sync(check=False)
+    assert not outcome.success
+    assert (f"athlete {aid}: athlete_stats: GET /athletes/{{id}}/stats answered stats without their ride, run and "
+            "swim totals: kept raw in unrecognized_payloads, nothing stored") in (outcome.error or "")
+    assert home.query("SELECT count(*) FROM athlete_stats") == [(0,)]
+    assert home.query("SELECT count(*) FROM athlete_stats_totals") == [(0,)]
+    assert home.query("SELECT count(*) FROM activities") == [(4,)], "the other steps went on"
+    assert home.query("SELECT endpoint, json_extract(raw, '$.access_token')::INT FROM unrecognized_payloads") == [
+        ("GET /athletes/{id}/stats", 5)]
+
+    recorder.clear()
+    assert home.sync().success  # not marked refreshed: asked again at once, though the cadence is 20 h
+    assert f"/athletes/{aid}/stats" in recorder.paths()
+    totals = home.query("SELECT count(*), count(count) FROM athlete_stats_totals")
+    assert totals == [(9, 9)]
+
+    recorder.clear()
+    with sb.settings(fault_answers={"GET /athletes/{id}/stats": {"body": WRONG_STATS}}):
+        assert not home.sync(full=True, check=False).success  # --full asks whatever the cadence says
+    assert home.query("SELECT count(*), count(count) FROM athlete_stats_totals") == totals, "good totals stay"
+
+
+def test_a_detail_that_is_not_an_activity_stays_queued(sb: Harness, connect: Connect) -> None:
+    aid = add_athlete(sb)
+    record_many(sb, aid, 3, oldest_days=10)
+    home = connect(aid)
+    with sb.settings(fault_answers={"GET /activities/{id}": {"body": {"id": "x"}}}):
+        outcome = home.sync(check=False)
+    assert not outcome.success and "GET /activities/{id} answered an activity without a numeric id" in (outcome.error or "")
+    assert home.needing("detail") == 3 and home.query("SELECT count(*) FROM activities WHERE detail_loaded") == [(0,)]
+    assert home.sync().success and home.needing("detail") == 0
+    assert home.query("SELECT count(*) FROM activities WHERE detail_loaded") == [(3,)]
