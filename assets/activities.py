@@ -22,12 +22,14 @@ from fitsync.webhooks import inbox as webhook_inbox
 
 from . import landing, sync_state
 from .athlete import athlete_stats, athlete_zones
-from .deletion_proof import Proof, prove_deletions
+from .deletion_proof import Proof, land_deletions, prove_deletions
 from .common import API_POOL, FIRST, Meter, SyncConfig, athlete_id, athletes_partitions, metered, priority
 
 # The cursor never moves past now plus this: a clock error or a hand-typed date next year must not hide every later
 # upload from incremental listings (such activities are loaded all the same).
 CLOCK_SKEW_SECONDS = 3600
+# Why an activity a full listing lacks is deleted, once the service confirms it (deletion_proof.py).
+MISSING = "missing in reconciliation"
 # A full listing that would delete more than this share of the known activities (and more than SHRINK_MIN of
 # them), or that is empty while activities are known, is not believed: nothing is deleted without --allow-shrink.
 SHRINK_SHARE, SHRINK_MIN = 0.2, 50
@@ -70,7 +72,9 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
             missing = sorted(known - seen)
             refusal = None if config.allow_shrink else (
                 shrink_refusal(len(known), len(seen), len(missing)) or stats_refusal(store, aid, missing))
-        deleted = [] if refusal else missing
+        # Absent from a listing is no proof: each is asked for by id, as a webhook delete is (deletion_proof.py).
+        proof = prove_deletions(session, missing, hint=MISSING) if missing and not refusal else Proof()
+        deleted = sorted(proof.deleted)
         with store.transaction() as conn:
             if complete:
                 sync_state.set_cursor(conn, aid, sync_state.LISTED_AFTER, str(newest))
@@ -78,9 +82,13 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
                 sync_state.set_cursor(conn, aid, sync_state.LISTING_DIGEST, "" if full else f"{after}:{listing.digest}")
             if complete and full and not refusal:  # a listing not believed is tried again next run
                 sync_state.set_cursor(conn, aid, sync_state.FULL_LISTED_AT, str(int(time.time())))
-            if deleted:
-                landing.land(conn, aid, "delete_activities", [{"ids": deleted, "reason": "missing in reconciliation"}])
-                sync_state.forget(conn, aid, deleted)
+            land_deletions(conn, aid, proof)
+        if kept := {**proof.still_there, **proof.unproven}:
+            context.log.warning(f"athlete {aid}: the listing lacks {len(kept)} activities the service did not confirm "
+                                f"gone; nothing of them is deleted: " + ", ".join(f"{a} ({r})" for a, r in
+                                                                                 sorted(kept.items())[:10]))
+            meter.notes.append(f"{len(kept)} activities missing from the listing are kept: the service did not "
+                               "confirm them gone")
         if deleted:
             context.log.warning(f"athlete {aid}: {len(deleted)} activities no longer listed are deleted (kept with "
                                 f"their last JSON in deleted_activities): {', '.join(map(str, deleted[:20]))}"
@@ -97,6 +105,7 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
             mode="full reconciliation" if full else "incremental",
             full_because=MetadataValue.text(why_full or ""),
             listed=totals.seen, new=totals.new, changed=totals.changed, reconciled_deletions=len(deleted),
+            missing_not_deleted=len(proof.still_there) + len(proof.unproven),
             listing_after=MetadataValue.text(str(after)), complete=complete))
 
 
@@ -155,10 +164,7 @@ def _webhook_work(context: AssetExecutionContext, client, aid: int, config: Sync
         proof = prove_deletions(session, list(config.deleted_ids)) if config.deleted_ids else Proof()
         with client.store.transaction() as conn:
             sync_state.request_refresh(conn, aid, sorted(set(config.activity_ids) | set(proof.still_there)))
-            for reason in sorted(set(proof.deleted.values())):
-                ids = sorted(a for a, r in proof.deleted.items() if r == reason)
-                landing.land(conn, aid, "delete_activities", [{"ids": ids, "reason": reason}])
-                sync_state.forget(conn, aid, ids)
+            land_deletions(conn, aid, proof)
             for activity_id, verdict, reason in proof.verdicts():
                 webhook_inbox.set_delete_verdict(conn, aid, activity_id, verdict, reason)
         for activity_id, reason in {**proof.still_there, **proof.unproven}.items():

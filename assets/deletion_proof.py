@@ -1,9 +1,10 @@
-"""Deleting needs proof: a webhook `delete` is a hint anyone can POST, so the service is asked first.
+"""Deleting needs proof: a webhook `delete` is a hint anyone can POST, and a listing can be short by mistake, so the
+service is asked first.
 
 An activity is deleted from the warehouse only when the athlete's own token is told it is gone (404) or hidden
 from this grant (the spec's Only You for a grant without `activity:read_all`: 401 `activity:read_all_permission`).
-If the service still shows it, the event was wrong and the activity is re-pulled instead; any other answer
-(another athlete's activity, the service down, the budget spent) deletes nothing. One call per event, at most.
+If the service still shows it, the event (or the listing) was wrong; any other answer (another athlete's activity,
+the service down, the budget spent) deletes nothing. One call per activity, at most.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import Any
 
 from fitsync.client.errors import FitsyncError, MissingScope, NotFound
 from fitsync.client.rate_governor import RateBudgetExhausted
+
+from . import landing, sync_state
 
 
 @dataclass
@@ -28,16 +31,17 @@ class Proof:
                 + [(a, "rejected", r) for a, r in {**self.still_there, **self.unproven}.items()])
 
 
-def prove_deletions(session: Any, activity_ids: list[int]) -> Proof:
+def prove_deletions(session: Any, activity_ids: list[int], hint: str = "webhook delete") -> Proof:
+    """Ask the service about each activity `hint` says is gone (a webhook delete, or missing in a listing)."""
     proof = Proof()
     for activity_id in activity_ids:
         try:
             session.activity(activity_id, include_all_efforts=False)
         except NotFound:
-            proof.deleted[activity_id] = "webhook delete, confirmed: the service answers 404"
+            proof.deleted[activity_id] = f"{hint}, confirmed: the service answers 404"
         except MissingScope as error:
             if error.scope == "activity:read_all":
-                proof.deleted[activity_id] = "webhook delete, confirmed: made Only You (this grant may not see it)"
+                proof.deleted[activity_id] = f"{hint}, confirmed: made Only You (this grant may not see it)"
             else:
                 proof.unproven[activity_id] = f"the service refused the check ({error})"
         except RateBudgetExhausted as error:
@@ -45,5 +49,14 @@ def prove_deletions(session: Any, activity_ids: list[int]) -> Proof:
         except FitsyncError as error:  # 403 (not this athlete's), 5xx after retries, a refused token
             proof.unproven[activity_id] = f"the service's answer proves no deletion ({error})"
         else:
-            proof.still_there[activity_id] = "the service still has this activity: re-pulled instead of deleted"
+            proof.still_there[activity_id] = "the service still has this activity: not deleted"
     return proof
+
+
+def land_deletions(conn: Any, athlete_id: int, proof: Proof) -> None:
+    """Land the confirmed deletions for the warehouse, grouped by reason, and forget them (in the caller's
+    transaction)."""
+    for reason in sorted(set(proof.deleted.values())):
+        ids = sorted(a for a, r in proof.deleted.items() if r == reason)
+        landing.land(conn, athlete_id, "delete_activities", [{"ids": ids, "reason": reason}])
+        sync_state.forget(conn, athlete_id, ids)

@@ -107,10 +107,17 @@ def start_ts(summary: dict[str, Any]) -> int | None:
         return None
 
 
+# Sports whose activities the real service gives pace zones when they have distance and GPS (real-service notes).
+PACE_SPORTS = frozenset({"Run", "TrailRun"})
+
+
 def may_have_zones(summary: dict[str, Any]) -> bool:
-    """Whether a zones call can answer with anything: zone distributions come from heart rate or a power meter.
-    A summary that does not say (`has_heartrate` absent: a shape fitsync does not know) is asked."""
-    return summary.get("has_heartrate") is not False or summary.get("device_watts") is True
+    """Whether a zones call can answer with anything: zone distributions come from heart rate, a power meter, or
+    (pace zones) a run's distance over GPS. A summary that does not say (`has_heartrate` absent: a shape fitsync
+    does not know) is asked."""
+    return (summary.get("has_heartrate") is not False or summary.get("device_watts") is True
+            or (summary.get("sport_type") in PACE_SPORTS and bool(summary.get("start_latlng"))
+                and isinstance(summary.get("distance"), (int, float)) and summary["distance"] > 0))
 
 
 def record_listing(conn: sqlite3.Connection, athlete_id: int, summaries: list[Record]) -> ListingOutcome:

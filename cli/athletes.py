@@ -197,6 +197,8 @@ def serve(host: str, port: int, prefix: str) -> None:
     logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", datefmt="%Y-%m-%dT%H:%M:%S")
     logging.getLogger("fitsync.webhooks.receiver").setLevel(logging.INFO)  # one line per event
     client = open_client()
+    if client.subscription_state.encrypt_stored_address():
+        click.echo("The subscription's callback address (it ends in the path secret) is now stored encrypted.")
     receiver = Receiver(client, prefix)
     click.echo(f"Receiving events at http://{host}:{port}{receiver.prefix}/<secret> "
                "(put it behind HTTPS for the real service)")

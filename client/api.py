@@ -7,6 +7,7 @@ access token is answered once by a refresh (unless another process already did i
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 from typing import Any, Callable, Iterator
 
@@ -76,7 +77,26 @@ class AthleteApi:
         if response.status_code >= 400:
             fault = _json(response)
             raise errors.for_status(response.status_code, fault)(response.status_code, method, path, fault)
-        return None if response.status_code == 204 else response.json()
+        return None if response.status_code == 204 else self._decoded(response, f"{method} {_template(path)}")
+
+    def _decoded(self, response: httpx.Response, endpoint: str) -> Any:
+        """The answer's JSON. A byte that is not UTF-8 (a proxy mangling a name) is replaced (U+FFFD) and reported,
+        so one bad character never fails a listing; a body nested deeper than the parser goes, or that is not JSON,
+        is an UnexpectedShape carrying its start, kept raw by the caller."""
+        try:
+            return json.loads(response.content)
+        except UnicodeDecodeError:
+            if self.reporter is not None:
+                self.reporter(endpoint, None, ("bytes that are not UTF-8, replaced with U+FFFD",))
+            try:
+                return json.loads(response.content.decode("utf-8", errors="replace"))
+            except ValueError as error:
+                raise UnexpectedShape(endpoint, "answer", _start(response), f"an answer that is not JSON ({error})")
+        except RecursionError:
+            raise UnexpectedShape(endpoint, "answer", _start(response),
+                                  "an answer nested deeper than the JSON parser goes") from None
+        except ValueError as error:
+            raise UnexpectedShape(endpoint, "answer", _start(response), f"an answer that is not JSON ({error})") from None
 
     def _send(self, method: str, path: str, auth: BearerToken, budget: Budget, idempotent: bool,
               kwargs: dict[str, Any]) -> httpx.Response:
@@ -227,6 +247,16 @@ class PushSubscriptions:
             fault = _json(response)
             raise errors.for_status(response.status_code, fault)(response.status_code, method, "/push_subscriptions", fault)
         return None if response.status_code == 204 else response.json()
+
+
+def _template(path: str) -> str:
+    """/activities/123/zones → /activities/{id}/zones: endpoints are named by their operation, not an object."""
+    return "/".join("{id}" if part.isdigit() else part for part in path.split("/"))
+
+
+def _start(response: httpx.Response, chars: int = 65_536) -> str:
+    """The start of an answer that cannot be read, as text, to keep raw."""
+    return response.content[:chars].decode("utf-8", errors="replace")
 
 
 def _json(response: httpx.Response) -> dict[str, Any] | None:

@@ -87,7 +87,8 @@ class Config:
     def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Config":
         env = os.environ if env is None else env
         # overrides win over the environment here too: the config file is read from the home that is used
-        home = Path(overrides.get("home") or env.get("FITSYNC_HOME") or Path.home() / ".fitsync").expanduser()
+        # absolute: the Dagster instance under it needs an absolute path, and a run's process may start elsewhere
+        home = Path(overrides.get("home") or env.get("FITSYNC_HOME") or Path.home() / ".fitsync").expanduser().absolute()
         values: dict[str, Any] = {"home": home}
         file = home / CONFIG_FILE
         if file.exists():

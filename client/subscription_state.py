@@ -46,8 +46,9 @@ class SubscriptionState:
         return None if current is None else Secret(current.callback_url.rstrip("/").rsplit("/", 1)[-1])
 
     def save(self, subscription_id: int, callback_url: str) -> None:
+        """The address ends in the path secret: it is kept encrypted, like the secret itself."""
         self._put("subscription_id", str(subscription_id).encode())
-        self._put("callback_url", callback_url.encode())
+        self._put("callback_url", self.cipher.encrypt(callback_url))
 
     def current(self, conn: sqlite3.Connection | None = None) -> Subscription | None:
         """The stored subscription; `conn` lets a hot caller (the receiver, per event) read it over its own open
@@ -58,7 +59,22 @@ class SubscriptionState:
         values = dict(conn.execute("SELECT key, value FROM app_state WHERE key IN ('subscription_id', 'callback_url')"
                                    ).fetchall())
         sub_id, url = values.get("subscription_id"), values.get("callback_url")
-        return None if sub_id is None or url is None else Subscription(int(sub_id), bytes(url).decode())
+        return None if sub_id is None or url is None else Subscription(int(sub_id), self._address(bytes(url)))
+
+    def _address(self, stored: bytes) -> str:
+        """The callback address as stored: encrypted, or in plain text by fitsync before issue 28 (until the next
+        `fitsync webhooks subscribe` or `fitsync doctor` encrypts it)."""
+        if stored.startswith((b"http://", b"https://")):
+            return stored.decode()
+        return self.cipher.decrypt(stored).reveal()
+
+    def encrypt_stored_address(self) -> bool:
+        """Encrypt a callback address stored in plain text by an older fitsync; True when there was one."""
+        blob = self._get("callback_url")
+        if blob is None or not blob.startswith((b"http://", b"https://")):
+            return False
+        self._put("callback_url", self.cipher.encrypt(blob.decode()))
+        return True
 
     def forget(self) -> None:
         with self.store.transaction() as conn:

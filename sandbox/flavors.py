@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .faults import ApiError, forbidden, invalid_token
+from .faults import ApiError, invalid_token
 
 # The real service names the zone kinds as object keys; the spec's zone objects carry them as `type`.
 REAL_ZONE_KEYS = {"heartrate": "heart_rate", "power": "power"}
@@ -29,8 +29,9 @@ def athlete_zones(zones: list[dict[str, Any]], flavor: str) -> Any:
 
 
 def stats_of_another_athlete(flavor: str) -> ApiError:
-    """The spec's 403, or the real service's 401 (stravalib maps it to AccessUnauthorized and says why)."""
-    return invalid_token() if flavor == "real" else forbidden("Athlete")
+    """The real service's 401 in both flavours: the spec gives no status (§4.2 "must match the authenticated
+    athlete"), and clients (stravalib's AccessUnauthorized, which says why) expect the real one."""
+    return invalid_token()
 
 
 def token_exchange_body(body: dict[str, Any], scope: str, flavor: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 from . import representations as rep
 from . import flavors, push, store, world
 from .api import Call
+from .world_activity import pace_zones
 from .world_common import raise_id_floor
 from .faults import ApiError, bad_request, forbidden, not_found
 
@@ -260,7 +261,11 @@ def get_laps(call: Call) -> list[dict[str, Any]]:
 
 def get_activity_zones(call: Call) -> list[dict[str, Any]]:
     row = _owned_activity(call, call.params["id"])
-    return json.loads(row["data"]).get("zones") or []
+    data = json.loads(row["data"])
+    zones = data.get("zones") or []
+    if call.state.settings.flavor == "real" and (pace := pace_zones(call.conn, row["athlete_id"], row["start_ts"], data)):
+        zones = [*zones, pace]  # the real service also answers pace zones for runs (real-service notes)
+    return zones
 
 
 def create_activity(call: Call) -> dict[str, Any]:

@@ -620,6 +620,22 @@ def _zone(kind: str, score: int, points: int, buckets: list[dict[str, int]], tim
     }
 
 
+def pace_zones(conn: sqlite3.Connection, athlete_id: int, start_ts: float, data: dict[str, Any]) -> dict[str, Any] | None:
+    """The real service's pace distribution of a run with GPS (time per pace zone, from its splits' pace zones; the
+    bounds in m/s), or None for anything else. A run without a heart-rate strap has only this one."""
+    sport, splits = SPORTS.get(str(data.get("sport_type"))), data.get("splits_metric") or []
+    if sport is None or sport.base != "run" or not data.get("start_latlng") or not splits:
+        return None
+    athlete = load_athlete(conn, athlete_id)
+    threshold = athlete.base_speed(SPORTS["Run"]) * athlete.fitness(start_ts) * 1.12
+    edges = [round(r * threshold, 2) for r in _PACE_ZONE_RATIOS]
+    buckets = [{"min": low, "max": high} for low, high in zip([0, *edges], [*edges, -1])]
+    times = [0] * len(buckets)
+    for split in splits:
+        times[min(max(int(split["pace_zone"]), 1), len(buckets)) - 1] += int(split["moving_time"])
+    return _zone("pace", 0, 0, buckets, times)
+
+
 def _pace_zone(ratio: float) -> int:
     return next((i + 1 for i, edge in enumerate(_PACE_ZONE_RATIOS) if ratio < edge), len(_PACE_ZONE_RATIOS) + 1)
 

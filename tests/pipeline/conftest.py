@@ -152,9 +152,11 @@ class Home:
             return [tuple(r) for r in conn.execute(sql, args).fetchall()]
 
     def with_zones(self, ids: Any = None) -> set[int]:
-        """Activities (of `ids`, or all) a zones call is spent on: heart rate or a power meter, or not said."""
+        """Activities (of `ids`, or all) a zones call is spent on: heart rate or a power meter, or not said, or a run
+        with distance over GPS (pace zones)."""
         rows = self.query("SELECT activity_id FROM activities WHERE has_heartrate IS DISTINCT FROM false "
-                          "OR device_watts")
+                          "OR device_watts OR (sport_type IN ('Run', 'TrailRun') AND start_lat IS NOT NULL "
+                          "AND distance > 0)")
         return {r[0] for r in rows if ids is None or r[0] in set(ids)}
 
     def needing(self, what: str) -> int:

@@ -14,7 +14,7 @@ from fitsync.assets.activities import activities
 from fitsync.assets.athlete import athlete_stats
 from fitsync.pipelines.sync_runner import resources_for, sync_athlete
 
-from .conftest import Connect, add_athlete, change, delete, record, record_many, subprocess_env
+from .conftest import Connect, Recorder, add_athlete, change, delete, record, record_many, subprocess_env
 from .test_sync import warehouse_ids
 
 
@@ -50,7 +50,36 @@ def test_a_listing_that_shrinks_too_much_needs_allow_shrink(sb: Harness, connect
     allowed = sync_athlete(home.config, aid, home.instance, full=True, allow_shrink=True)
     assert allowed.success and allowed.metadata["activities"]["reconciled_deletions"] == 52
     assert warehouse_ids(home) == set(ids[52:])
-    assert home.query("SELECT count(*) FROM deleted_activities WHERE reason = 'missing in reconciliation'") == [(52,)]
+    assert home.query("SELECT count(*) FROM deleted_activities WHERE reason = "
+                      "'missing in reconciliation, confirmed: the service answers 404'") == [(52,)]
+
+
+def test_a_listing_quietly_short_of_a_few_deletes_only_what_the_service_confirms(sb: Harness, connect: Connect,
+                                                                                recorder: Recorder) -> None:
+    """One activity in 15 missing (under the shrink guard, the stats too lenient to tell): each is asked for by id,
+    as a webhook delete is; the ones the service still has stay, a real deletion goes, and an activity that comes
+    back clears its tombstone."""
+    aid = add_athlete(sb)
+    ids = record_many(sb, aid, 30, oldest_days=30)
+    home = connect(aid)
+    home.sync()
+    gone = ids[3]
+    delete(sb, gone)
+    dropped = [i for i in ids if i % 15 == 0 and i != gone]
+    recorder.clear()
+    with sb.settings(fault_listing_drop_every=15):
+        outcome = home.sync(full=True)
+    meta = outcome.metadata["activities"]
+    assert meta["reconciled_deletions"] == 1 and meta["missing_not_deleted"] == len(dropped)
+    assert warehouse_ids(home) == set(ids) - {gone}
+    assert home.query("SELECT activity_id, reason FROM deleted_activities") == [
+        (gone, "missing in reconciliation, confirmed: the service answers 404")]
+    asked = {int(p.rsplit("/", 1)[1]) for p in recorder.details()}
+    assert asked == {gone, *dropped}, "one call per missing activity, no more"
+    assert {r[0] for r in home.state("SELECT activity_id FROM known_activities")} == set(ids) - {gone}
+
+    home.sync(full=True)  # the listing is whole again: nothing more to do
+    assert warehouse_ids(home) == set(ids) - {gone}
 
 
 def test_a_future_dated_activity_does_not_move_the_cursor_past_now(sb: Harness, connect: Connect) -> None:

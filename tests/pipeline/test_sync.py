@@ -229,13 +229,14 @@ def test_full_reconciliation_finds_old_renames_and_deletions_no_webhook_announce
     outcome = home.sync(full=True)
     assert outcome.metadata["activities"]["mode"] == "full reconciliation"
     assert outcome.metadata["activities"]["reconciled_deletions"] == 1
-    assert recorder.details() == [f"/activities/{renamed}"] and recorder.zones() == []
+    # the one missing asked for by id (the proof it is gone: 404), the renamed one re-pulled
+    assert recorder.details() == [f"/activities/{gone}", f"/activities/{renamed}"] and recorder.zones() == []
     assert warehouse_ids(home) == {*ids[1:], newest}
     for table in ("laps", "splits_metric", "segment_efforts", "activity_zones", "activity_zone_buckets"):
         assert home.query(f"SELECT count(*) FROM {table} WHERE activity_id = ?", gone) == [(0,)], table
     [(reason, summary_id, when)] = home.query(
         "SELECT reason, last_summary_raw->>'$.id', deleted_at FROM deleted_activities WHERE activity_id = ?", gone)
-    assert reason == "missing in reconciliation" and int(summary_id) == gone
+    assert reason == "missing in reconciliation, confirmed: the service answers 404" and int(summary_id) == gone
     assert abs((dt.datetime.now(dt.timezone.utc) - when).total_seconds()) < 120
     assert home.query("SELECT name FROM activities WHERE activity_id = ?", renamed) == [("Renamed months later",)]
 
@@ -258,7 +259,7 @@ def test_only_you_activity_leaves_a_read_only_grant_on_full_reconciliation(sb: H
     assert warehouse_ids(home) == set(ids) - {hidden} == {a["id"] for a in listing(sb, home.grant())}
     assert home.query("SELECT count(*) FROM laps WHERE activity_id = ?", hidden) == [(0,)]
     assert home.query("SELECT reason FROM deleted_activities WHERE activity_id = ?", hidden) == [
-        ("missing in reconciliation",)]
+        ("missing in reconciliation, confirmed: made Only You (this grant may not see it)",)]
 
     change(sb, hidden, visibility="everyone")  # back: an incremental finds it again (inside the overlap)
     outcome = home.sync()
@@ -267,6 +268,7 @@ def test_only_you_activity_leaves_a_read_only_grant_on_full_reconciliation(sb: H
     assert home.query("SELECT detail_fetched_at IS NOT NULL, visibility FROM activities WHERE activity_id = ?",
                       hidden) == [(True, "everyone")]
     assert home.query("SELECT count(*) FROM activity_zones WHERE activity_id = ?", hidden)[0][0] > 0
+    assert home.query("SELECT count(*) FROM deleted_activities") == [(0,)], "back: its tombstone is cleared"
 
 
 # --- 3. API calls: the minimum ----------------------------------------------------------------------------------
@@ -299,20 +301,21 @@ def test_backfill_costs_listing_pages_plus_one_detail_and_one_zones_call_each(sb
                                                                              recorder: Recorder) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 12, oldest_days=30)
-    phone = record(sb, aid, days_ago=3, sport_type="Run", device=False)  # no heart rate, no power: no zones
+    phone = record(sb, aid, days_ago=3, sport_type="Ride", device=False)  # no heart rate, no power: no zones
     home = connect(aid)
     _assert_minimal_backfill(sb, home, recorder, [*ids, phone])
     assert phone not in home.with_zones() and f"/activities/{phone}/zones" not in recorder.zones()
     assert home.needing("zones") == 0
 
-    added = [record(sb, aid, sport_type="Run"), record(sb, aid, sport_type="Run", device=False),
-             record(sb, aid, sport_type="Run")]
+    added = [record(sb, aid, sport_type="Run"), record(sb, aid, sport_type="Ride", device=False),
+             record(sb, aid, sport_type="Run", device=False)]  # the last: pace zones only (a run with GPS)
     recorder.clear()
     outcome = home.sync()
     assert [api_calls(outcome, a) for a in ("activities", "activity_details", "activity_zones")] == [
         1, 3 + len(home.with_zones(added)), 0]
     assert sorted(recorder.details()) == sorted(f"/activities/{i}" for i in added)
     assert f"/activities/{added[1]}/zones" not in recorder.zones()
+    assert f"/activities/{added[2]}/zones" in recorder.zones()
 
     recorder.clear()
     outcome = home.sync()
@@ -516,3 +519,21 @@ def test_reads_while_the_loader_writes_never_fail(sb: Harness, connect: Connect,
     assert other_errors == 0 and other_reads > 0, err.decode()[-2000:]
     assert reads[-1] in (2 + len(ids), 2)  # the thread saw the new rows once they were committed, or not yet
     assert warehouse_ids(home) >= set(ids)
+
+
+def test_a_run_without_a_strap_gets_its_pace_zones_on_both_flavours(sb: Harness, connect: Connect, flavor: str,
+                                                                    recorder: Recorder) -> None:
+    """The real service answers pace zones for a run with GPS: a run recorded on a phone has only those. fitsync asks
+    for them and for nothing that cannot have zones (a ride without sensors); the spec's sandbox answers none."""
+    aid = add_athlete(sb)
+    run = record(sb, aid, days_ago=2, sport_type="Run", device=False)
+    ride = record(sb, aid, days_ago=1, sport_type="Ride", device=False)
+    home = connect(aid)
+    home.sync()
+    asked = [p for p in recorder.zones() if p.split("/")[2] in (str(run), str(ride))]
+    assert asked == [f"/activities/{run}/zones"], "one zones call: the run's"
+    buckets = home.query("SELECT zone_type, count(*), sum(seconds) FROM activity_zone_buckets WHERE activity_id = ? "
+                         "GROUP BY ALL", run)
+    [(moving,)] = home.query("SELECT moving_time FROM activities WHERE activity_id = ?", run)
+    assert buckets == ([("pace", 6, moving)] if flavor == "real" else [])
+    assert home.query("SELECT count(*) FROM activity_zones WHERE activity_id = ?", ride) == [(0,)]

@@ -99,3 +99,31 @@ def test_a_detail_that_is_not_an_activity_stays_queued(sb: Harness, connect: Con
     assert home.needing("detail") == 3 and home.query("SELECT count(*) FROM activities WHERE detail_loaded") == [(0,)]
     assert home.sync().success and home.needing("detail") == 0
     assert home.query("SELECT count(*) FROM activities WHERE detail_loaded") == [(3,)]
+
+
+def test_a_byte_that_is_not_utf8_is_replaced_and_the_listing_loads(sb: Harness, connect: Connect) -> None:
+    """One invalid byte in an activity's name (a proxy mangling it) no longer fails the athlete's listing: it is
+    replaced (U+FFFD), reported, and every activity loads."""
+    aid = add_athlete(sb)
+    ids = record_many(sb, aid, 5, oldest_days=10)
+    home = connect(aid)
+    with sb.settings(fault_answers={"GET /athlete/activities": {"invalid_utf8": True}}):
+        outcome = home.sync()
+    assert outcome.success
+    assert {r[0] for r in home.query("SELECT activity_id FROM activities")} == set(ids)
+    reported = home.state("SELECT endpoint, problem FROM shape_reports")
+    assert any(e == "GET /athlete/activities" and "not UTF-8" in p for e, p in reported), reported
+
+
+def test_an_answer_nested_deeper_than_the_parser_goes_is_kept_raw_and_told(sb: Harness, connect: Connect) -> None:
+    aid = add_athlete(sb)
+    record_many(sb, aid, 2, oldest_days=5)
+    home = connect(aid)
+    with sb.settings(fault_answers={"GET /athletes/{id}/stats": {"depth": 100_000}}):
+        outcome = home.sync(check=False)
+    assert not outcome.success and "Traceback" not in (outcome.error or "")
+    assert ("athlete_stats: GET /athletes/{id}/stats answered an answer nested deeper than the JSON parser goes"
+            in (outcome.error or "")), outcome.error
+    assert home.query("SELECT count(*) FROM activities") == [(2,)], "the other steps went on"
+    [(kept,)] = home.query("SELECT length(raw::VARCHAR) FROM unrecognized_payloads")
+    assert kept > 60_000

@@ -380,6 +380,7 @@ POSTGRES_BY_DEFAULT = {
     "test_a_flood_of_forged_creates_spends_only_the_webhook_share",
     "test_events_wait_while_the_athletes_refresh_runs_then_fold_into_one",
     "test_s6_1_r1_recorded_activity_reaches_the_warehouse",
+    "test_no_secret_is_stored_in_plain_text",
 }
 
 

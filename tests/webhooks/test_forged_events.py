@@ -5,6 +5,7 @@ recorded as rejected with the reason; the real ones still act (test_end_to_end.p
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from fitsync.webhooks.admission import CALLS_PER_ACTIVITY, allowance_cap
 
@@ -200,3 +201,54 @@ def test_events_that_waited_a_day_are_left_to_the_nightly_sync(sb: Harness, home
     rows = home.state("SELECT verdict, verdict_reason FROM webhook_inbox WHERE verdict IS NOT NULL")
     assert [(v, "nightly sync" in r) for v, r in rows] == [("rejected", True)] * 2
     assert home.state("SELECT count(*) FROM webhook_inbox WHERE verdict = 'deferred'") == [(0,)]
+
+
+def _plain_text_places(home: WebhookHome, secret: str, legitimate: set[str]) -> list[str]:
+    """Every file under the home (and the Dagster instance's), and every row of the state store, holding `secret` as
+    it is; `legitimate` names the files meant to hold it (config.toml holds the app's secret, by the user's hand)."""
+    needle = secret.encode()
+    roots = {home.config.home, Path(home.instance.root_directory)}
+    places = [str(p) for root in roots for p in root.rglob("*") if p.is_file() and p.name not in legitimate
+              and needle in p.read_bytes()]
+    with home.client.store.reading() as conn:
+        tables = [r[0] for r in conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+            if home.config.state_url else "SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in tables:
+            for row in conn.execute(f"SELECT * FROM {table}").fetchall():
+                if any(needle in (v if isinstance(v, (bytes, memoryview)) else str(v).encode()) for v in tuple(row)):
+                    places.append(f"state table {table}")
+    return places
+
+
+def test_no_secret_is_stored_in_plain_text(sb: Harness, home: WebhookHome) -> None:
+    """After connect, subscribe, a sync and webhook traffic, no file under the home and no state row holds a token,
+    the callback's path secret or the verify token as it is (issue 28): all of them are encrypted at rest."""
+    aid, ids = synced_athlete(home, sb, n=2)
+    record(sb, aid)
+    home.settle(1)
+    home.process()
+    with home.client.store.reading() as conn:
+        row = conn.execute("SELECT access_token, refresh_token FROM athletes WHERE athlete_id = ?", (aid,)).fetchone()
+    secrets = {
+        "access token": home.client.cipher.decrypt(bytes(row[0])).reveal(),
+        "refresh token": home.client.cipher.decrypt(bytes(row[1])).reveal(),
+        "callback path secret": home.callback_url.rsplit("/", 1)[1],
+        "verify token": home.client.subscription_state.verify_token().reveal(),  # type: ignore[union-attr]
+        "client secret": home.config.client_secret.reveal(),
+    }
+    assert len(secrets["callback path secret"]) >= 24
+    found = {name: places for name, secret in secrets.items()
+             if (places := _plain_text_places(home, secret, legitimate={"config.toml"}))}
+    assert found == {}
+
+
+def test_a_callback_address_stored_in_plain_text_by_an_older_fitsync_is_read_then_encrypted(home: WebhookHome) -> None:
+    state = home.client.subscription_state
+    url = f"{home.callback_prefix if home.receiver else 'https://example.org/webhooks'}/an-old-path-secret-0123456789"
+    state.save(990_002, url)
+    state._put("callback_url", url.encode())  # as fitsync stored it before issue 28
+    assert state.current() is not None and state.current().callback_url == url  # type: ignore[union-attr]
+    assert state.encrypt_stored_address() and not state.encrypt_stored_address()
+    assert not (state._get("callback_url") or b"").startswith(b"http")
+    assert state.current().callback_url == url  # type: ignore[union-attr]
