@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
 from fitsync.client.rate_governor import RateBudgetExhausted
-from fitsync.client.records import UnexpectedShape
+from fitsync.client.records import UnexpectedShape, shape_problem
 from fitsync.assets.resources import FitsyncApi
 
 from fitsync.webhooks import inbox as webhook_inbox
@@ -121,12 +121,18 @@ class Listing:
 def _list(store, session, aid: int, after: int | None, newest: int, meter: Meter) -> Listing:  # type: ignore[no-untyped-def]
     """List (from `after`, or all), recording each page as it comes; an incomplete listing says so."""
     seen: set[int] = set()
+    unreadable: dict[str, int] = {}
     totals = sync_state.ListingOutcome(0, 0, 0)
     complete = True
     raws: list = []
     try:
         page: list = []
         for summary in session.activities(after=after):
+            if problem := shape_problem("activity", summary.raw):  # kept raw and said; the rest of the page loads
+                with store.transaction() as conn:
+                    landing.keep_unrecognized(conn, aid, "GET /athlete/activities", problem, summary.raw)
+                unreadable[problem] = unreadable.get(problem, 0) + 1
+                continue
             page.append(summary)
             if after is not None:  # only an incremental listing's answer is compared later (nothing_new)
                 raws.append(summary.raw)
@@ -147,6 +153,8 @@ def _list(store, session, aid: int, after: int | None, newest: int, meter: Meter
         with store.transaction() as conn:
             landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)
         meter.wrong_answer(odd.endpoint, odd.problem)
+    for problem, n in unreadable.items():
+        meter.left_out(f"athlete {aid}: {n} listed element(s) left out: {problem} (kept raw in unrecognized_payloads)")
     return Listing(seen, totals, newest, complete, sync_state.digest(raws))
 
 

@@ -74,10 +74,11 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
             if instance is None:
                 from fitsync.pipelines import instance as dagster_instance  # Dagster loads in seconds: only when a run is needed
                 instance = dagster_instance.instance(config.home)
+            detailed_before = _detailed(client, athlete_id)
             outcome = _run(client, instance, config, athlete_id, out, full=full, allow_shrink=allow_shrink,
                            max_wait=max_wait, priority=priority)
             if signals.received:
-                _stopped(out, client, signals.received, athlete_id, targets[index + 1:])
+                _stopped(out, client, signals.received, athlete_id, targets[index + 1:], detailed_before)
             if outcome.skipped:
                 out.print(Text(outcome.skipped, style="yellow"), soft_wrap=True)
                 partial.append(athlete_id)
@@ -124,13 +125,22 @@ def _run(client: FitsyncClient, instance: "DagsterInstance", config: Config, ath
                             max_wait_seconds=max_wait, log_level=DAGSTER_LOG_LEVEL, run_id=run_id, priority=priority)
 
 
-def _stopped(out: Console, client: FitsyncClient, signum: int, athlete_id: int | None, rest: list[int]) -> None:
-    """One line of what was done and what remains, then the signal's exit code."""
+def _detailed(client: FitsyncClient, athlete_id: int) -> tuple[int, int]:
+    """(activities known, of them detailed) for the athlete."""
+    known = len(sync_state.known_ids(client.store, athlete_id))
+    return known, known - sync_state.count_needing(client.store, athlete_id, "detail")
+
+
+def _stopped(out: Console, client: FitsyncClient, signum: int, athlete_id: int | None, rest: list[int],
+             detailed_before: tuple[int, int] = (0, 0)) -> None:
+    """One line of what was done (by this run: what it found already done is not counted) and what remains, then the
+    signal's exit code."""
     parts = []
     if athlete_id is not None:
-        known = len(sync_state.known_ids(client.store, athlete_id))
-        todo = sync_state.count_needing(client.store, athlete_id, "detail")
-        parts.append(f"athlete {athlete_id} interrupted with {known - todo} of {known} activities detailed")
+        known, detailed = _detailed(client, athlete_id)
+        fetched = max(0, detailed - detailed_before[1])
+        parts.append(f"athlete {athlete_id} interrupted after {fetched} new detail(s) in this run "
+                     f"({detailed} of {known} activities detailed in all)")
     if rest:
         parts.append(f"not started: athlete(s) {', '.join(map(str, rest))}")
     out.print(Text(f"Stopped by {StopSignals.name(signum)}: {'; '.join(parts) or 'nothing started'}. "

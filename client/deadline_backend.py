@@ -16,6 +16,8 @@ from typing import Iterator
 import httpcore
 import httpx
 
+from . import stop_request
+
 _local = threading.local()
 
 
@@ -29,18 +31,26 @@ def within(seconds: float) -> Iterator[None]:
         _local.ends = None
 
 
+# A read waits in slices this long, so a stop asked for (Ctrl-C, SIGTERM) ends even a read the service never answers.
+SLICE = 0.25
+
+
 class _Stream(httpcore.NetworkStream):
     def __init__(self, inner: httpcore.NetworkStream) -> None:
         self._inner = inner
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        now = time.monotonic()
         ends = getattr(_local, "ends", None)
-        if ends is not None:
-            left = ends - time.monotonic()
+        limit = min(t for t in (ends, None if timeout is None else now + timeout, float("inf")) if t is not None)
+        while True:
+            left = limit - time.monotonic()
             if left <= 0:
-                raise httpcore.ReadTimeout("the request's deadline passed")
-            timeout = left if timeout is None else min(timeout, left)
-        return self._inner.read(max_bytes, timeout)
+                raise httpcore.ReadTimeout("the request's deadline passed" if limit == ends else "timed out")
+            try:
+                return self._inner.read(max_bytes, min(left, SLICE))
+            except httpcore.ReadTimeout:  # nothing arrived in this slice (nothing was consumed): wait on, unless stopped
+                stop_request.checkpoint()
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         self._inner.write(buffer, timeout)

@@ -40,6 +40,11 @@ class DeadlineExceeded(FitsyncError):
     """An answer not read whole within the deadline (a server dripping its body); not retried."""
 
 
+class ServiceUnresponsive(FitsyncError):
+    """The service left a request unanswered after every retry: the calls after it, for a while, are not sent (a
+    hung service must not hold a sync for each of its endpoints in turn)."""
+
+
 class ServerError(Exception):
     """A 5xx answer, raised so the retry policy sees it; the last one is returned to the caller."""
 
@@ -61,8 +66,13 @@ class Transport:
         sleep: Callable[[float], None] = stop_request.sleep,
         max_response_bytes: int = 64 * 1024 * 1024,
         deadline: float = 120.0,
+        quiet_seconds: float = 300.0,
     ) -> None:
         self.governor = governor
+        # After a request the service left unanswered (every retry timed out or could not connect), the next calls
+        # within quiet_seconds fail at once with the reason: the athlete's sync ends in one request's retries.
+        self.quiet_seconds = quiet_seconds
+        self._quiet_until, self._quiet_reason = 0.0, ""
         self.max_response_bytes = max_response_bytes
         self.deadline = deadline
         self.http = http or httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
@@ -89,8 +99,16 @@ class Transport:
         **kwargs: Any,
     ) -> httpx.Response:
         """Send with retries; returns the final response (any status but 429 and exhausted 5xx raise)."""
+        if time.monotonic() < self._quiet_until:
+            raise ServiceUnresponsive(f"not sent: {self._quiet_reason}; run it again when the service answers")
         for attempt in range(MAX_RATE_LIMITED):
-            response = self._with_retries(method, url, budget, bulk, idempotent, max_wait, kwargs, lane)
+            try:
+                response = self._with_retries(method, url, budget, bulk, idempotent, max_wait, kwargs, lane)
+            except NOT_SENT + MAYBE_SENT + (DeadlineExceeded,) as error:
+                self._quiet_until = time.monotonic() + self.quiet_seconds
+                self._quiet_reason = (f"the service left {method} {url_path(url)} unanswered "
+                                      f"({type(error).__name__} after {self.max_retries} tries)")
+                raise
             if response.status_code != 429:
                 return response
             log.warning("429 on %s %s (%s budget): waiting for the next window", method, url_path(url),

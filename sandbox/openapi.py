@@ -25,7 +25,8 @@ PARAM_SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 # Which operations can answer 403 (the object is another athlete's) and 404 (no such object): the handlers decide.
-NOT_OWNER = frozenset({"getStats", "getSegmentEffortById", "getActivityById", "updateActivityById",
+# (getStats answers another athlete's id with 401, as the real service does: every token operation documents 401.)
+NOT_OWNER = frozenset({"getSegmentEffortById", "getActivityById", "updateActivityById",
                        "getLapsByActivityId", "getZonesByActivityId"})
 NOT_FOUND = frozenset({"getSegmentById", "starSegment", "getEffortsBySegmentId", "getSegmentEffortById",
                        "getActivityById", "updateActivityById", "getLapsByActivityId", "getZonesByActivityId",

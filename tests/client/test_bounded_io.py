@@ -14,7 +14,8 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from fitsync.client.transport import DeadlineExceeded, ResponseTooLarge, Transport
+from fitsync.client import stop_request
+from fitsync.client.transport import DeadlineExceeded, ResponseTooLarge, ServiceUnresponsive, Transport
 from fitsync.sandbox.server import UvicornThread
 
 MiB = 1024 * 1024
@@ -37,13 +38,21 @@ async def dripping(request: Request) -> StreamingResponse:
     return StreamingResponse(chunks(), media_type="application/json")
 
 
+async def hanging(request: Request) -> Response:
+    """Accepts the request and never answers (until the client hangs up)."""
+    while not await request.is_disconnected():
+        await asyncio.sleep(0.05)
+    return Response(b"")
+
+
 async def announced(request: Request) -> Response:
     return Response(b"[]", media_type="application/json", headers={"Content-Length": str(10 * 1024 * MiB)})
 
 
 @pytest.fixture(scope="module")
 def hostile() -> Iterator[str]:
-    app = Starlette(routes=[Route("/endless", endless), Route("/dripping", dripping), Route("/announced", announced)])
+    app = Starlette(routes=[Route("/endless", endless), Route("/dripping", dripping), Route("/announced", announced),
+                                Route("/hanging", hanging)])
     with UvicornThread(app) as server:
         yield server.base_url
 
@@ -113,3 +122,35 @@ def test_headers_dripped_a_byte_at_a_time_stop_at_the_deadline(header_drip: str)
     with pytest.raises(DeadlineExceeded, match=r"GET /activities: the answer was not read whole within 1 s"):
         transport.request("GET", header_drip + "/activities", budget=None)
     assert time.monotonic() - started < 5 and transport.calls == 1  # not retried
+
+
+def test_a_service_that_never_answers_costs_one_requests_retries_then_nothing_is_sent(hostile: str) -> None:
+    """A service that accepts and never answers: the first request times out through its retries, the next ones fail
+    at once with the reason, for `quiet_seconds` (a sync of an athlete ends in one request's retries, not in each
+    endpoint's in turn)."""
+    import httpx
+
+    transport = Transport(None, timeout=0.3, max_retries=2, backoff_initial=0.01, quiet_seconds=60)
+    with pytest.raises(httpx.ReadTimeout):
+        transport.request("GET", hostile + "/hanging", budget=None)
+    started = time.monotonic()
+    with pytest.raises(ServiceUnresponsive, match=r"not sent: the service left GET /hanging "
+                                                   r"unanswered \(ReadTimeout after 2 tries\)"):
+        transport.request("GET", hostile + "/announced", budget=None)
+    assert time.monotonic() - started < 0.1 and transport.calls == 2
+
+
+def test_a_stop_ends_a_read_the_service_never_answers(hostile: str) -> None:
+    """Ctrl-C or SIGTERM during a read that would wait 30 s: the read ends within a fraction of a second."""
+    import threading
+
+    transport = Transport(None, timeout=30, max_retries=1)
+    stopper = threading.Timer(0.3, stop_request.request)
+    started = time.monotonic()
+    stopper.start()
+    try:
+        with pytest.raises(stop_request.StopRequested):
+            transport.request("GET", hostile + "/hanging", budget=None)
+    finally:
+        stop_request.clear()
+    assert time.monotonic() - started < 1.5

@@ -47,7 +47,9 @@ def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(sb: Harness,
     assert process.returncode == code, out + err
     assert "Traceback" not in err and "Stopped by" in err and name in err, err
     left = sync_state.count_needing(home.store, aid, "detail")
-    assert 0 < left < len(ids) and f"with {len(ids) - left} of {len(ids)} activities detailed" in err, err
+    assert 0 < left < len(ids), err
+    assert (f"after {len(ids) - left} new detail(s) in this run ({len(ids) - left} of {len(ids)} activities detailed "
+            "in all)") in err, err
     assert "`fitsync sync` to continue" in err
     if signum == signal.SIGINT:
         return  # the same safe point as SIGTERM: continuing from it is shown once
@@ -56,6 +58,34 @@ def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(sb: Harness,
     assert again.returncode == 0, again.stdout + again.stderr
     assert f"fetched={left}" in again.stderr, again.stderr
     assert home.query("SELECT count(*) FROM activities") == [(len(ids),)]
+
+
+def test_sigterm_during_a_read_the_service_never_answers_stops_within_two_seconds(sb: Harness, connect: Connect) -> None:
+    """The service holds every answer for a minute (the client would wait 30 s a read): SIGTERM still ends the sync
+    within two seconds, with the one line of what was done."""
+    import time
+
+    aid = add_athlete(sb)
+    record_many(sb, aid, 2, oldest_days=5)
+    home = connect(aid)
+    env = env_for(home)
+    with sb.settings(fault_latency_ms=60_000):
+        before = sb.counters().get("requests", 0)
+        process = subprocess.Popen([*FITSYNC, "sync", "--athlete", str(aid)], cwd=REPO, env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            def waiting_for_an_answer() -> bool:
+                assert process.poll() is None, process.communicate()
+                return sb.counters().get("requests", 0) > before
+            wait_until(waiting_for_an_answer, 60, "the sync to wait for an answer", interval=0.05)
+            signalled = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            out, err = process.communicate(timeout=30)
+            stopped_in = time.monotonic() - signalled
+        finally:
+            process.kill()
+    assert process.returncode == 143 and "Traceback" not in err and "Stopped by SIGTERM" in err, out + err
+    assert stopped_in < 2, f"stopped {stopped_in:.1f} s after SIGTERM"
 
 
 def test_a_second_sync_of_an_athlete_being_synced_is_skipped_and_says_so(sb: Harness, connect: Connect) -> None:

@@ -127,3 +127,34 @@ def test_an_answer_nested_deeper_than_the_parser_goes_is_kept_raw_and_told(sb: H
     assert home.query("SELECT count(*) FROM activities") == [(2,)], "the other steps went on"
     [(kept,)] = home.query("SELECT length(raw::VARCHAR) FROM unrecognized_payloads")
     assert kept > 60_000
+
+
+def test_a_listed_element_without_an_id_is_kept_raw_and_the_rest_loads(sb: Harness, connect: Connect) -> None:
+    aid = add_athlete(sb)
+    ids = record_many(sb, aid, 4, oldest_days=10)
+    home = connect(aid)
+    with sb.settings(fault_answers={"GET /athlete/activities": {"merge": {"id": "not-a-number"}}}):
+        outcome = home.sync(check=False)
+    assert outcome.success and home.query("SELECT count(*) FROM activities") == [(0,)]
+    assert outcome.left_out() == [f"athlete {aid}: 4 listed element(s) left out: an activity without a numeric id "
+                                  "(kept raw in unrecognized_payloads)"]
+    assert home.query("SELECT count(*) FROM unrecognized_payloads WHERE endpoint = 'GET /athlete/activities'") == [(1,)]
+    assert home.sync().left_out() == [] and home.query("SELECT count(*) FROM activities") == [(len(ids),)]
+
+
+def test_a_service_that_accepts_and_never_answers_fails_the_athlete_in_one_requests_retries(
+        sb: Harness, connect: Connect, recorder: Recorder) -> None:
+    """Every answer held back longer than the client waits: the athlete's sync fails after one request's retries
+    (not each endpoint's in turn), saying what went unanswered; nothing is stored or lost."""
+    import time
+
+    aid = add_athlete(sb)
+    record_many(sb, aid, 2, oldest_days=5)
+    home = connect(aid, timeout=0.5, max_retries=2)
+    started = time.monotonic()
+    with sb.settings(fault_latency_ms=4000):
+        outcome = home.sync(check=False)
+    assert time.monotonic() - started < 30
+    assert not outcome.success and "unanswered (ReadTimeout after 2 tries)" in (outcome.error or ""), outcome.error
+    assert "athlete_stats, athlete_zones" in (outcome.error or ""), "the later steps failed at once, said once"
+    assert home.sync().success and home.query("SELECT count(*) FROM activities") == [(2,)]
