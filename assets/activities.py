@@ -11,12 +11,13 @@ one is older than sync_state.FULL_EVERY, so deletions no webhook announced are f
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import UnexpectedShape, shape_problem
-from fitsync.assets.resources import FitsyncApi
+from fitsync.assets.resources import FitsyncApi, warehouse_path
 
 from fitsync.webhooks import inbox as webhook_inbox
 
@@ -49,6 +50,12 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
         return _webhook_work(context, client, aid, config, fitsync_api.max_wait_seconds)
     cursor = sync_state.get_cursor(store, aid, sync_state.LISTED_AFTER)
     why_full = _why_full(store, aid, config.full, cursor)
+    if not Path(warehouse_path(str(client.config.home))).exists() and (known := sync_state.known_ids(store, aid)):
+        # moved aside (damaged, or to start over): what the state says is fetched is in no warehouse any more
+        with store.transaction() as conn:
+            sync_state.request_refresh(conn, aid, sorted(known), zones=True)
+        why_full = "the warehouse is new while fitsync knew activities: every one is fetched again"
+        context.log.warning(f"athlete {aid}: {why_full}")
     full = why_full is not None
     if why_full and not config.full and cursor is not None:
         context.log.info(f"athlete {aid}: full listing because {why_full}")

@@ -224,12 +224,14 @@ def mark(conn: sqlite3.Connection, athlete_id: int, activity_ids: list[int], wha
                      [(value, athlete_id, i) for i in activity_ids])
 
 
-def request_refresh(conn: sqlite3.Connection, athlete_id: int, activity_ids: list[int]) -> None:
-    """Webhook-driven: these activities need a fresh detail (and zones, when fitsync has never seen them)."""
+def request_refresh(conn: sqlite3.Connection, athlete_id: int, activity_ids: list[int], zones: bool = False) -> None:
+    """These activities need a fresh detail (and zones, when fitsync has never seen them, or with `zones`): a
+    webhook's re-pull, or a warehouse started over. The details asset drops the zones call of an activity whose
+    detail shows it can have none."""
     conn.executemany(
-        """INSERT INTO known_activities (athlete_id, activity_id, start_ts, fingerprint, needs_detail, needs_zones)
+        f"""INSERT INTO known_activities (athlete_id, activity_id, start_ts, fingerprint, needs_detail, needs_zones)
            VALUES (?, ?, 0, '', 1, 1)
-           ON CONFLICT (athlete_id, activity_id) DO UPDATE SET needs_detail = 1""",
+           ON CONFLICT (athlete_id, activity_id) DO UPDATE SET needs_detail = 1{', needs_zones = 1' if zones else ''}""",
         [(athlete_id, activity_id) for activity_id in activity_ids],
     )
 

@@ -20,6 +20,7 @@ import yaml
 
 from fitsync.client.config import CONFIG_FILE, Config, ConfigError
 from fitsync.client.errors import FitsyncError, ReauthorizationRequired
+from fitsync.client.explain import explain
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.state_store import MIGRATIONS
 from fitsync.warehouse import db
@@ -51,13 +52,23 @@ def _checks(config: Config) -> Iterator[Check]:
     yield _authorize_page(config)
     state = home / "state.db"
     if state.exists() or config.state_url.reveal():
-        yield from _state(config, state)
-        yield from _callback(config)
+        yield from _guarded("state database", lambda: _state(config, state))
+        yield from _guarded("webhook callback", lambda: _callback(config))
     warehouse = home / "warehouse.duckdb"
     if warehouse.exists():
-        yield _warehouse(warehouse)
+        yield from _guarded("warehouse", lambda: iter([_warehouse(warehouse)]))
     yield nightly(config)
     yield from dagster_instance(home, shared=bool(config.state_url.reveal()))
+
+
+def _guarded(name: str, checks: Callable[[], Iterator[Check]]) -> Iterator[Check]:
+    """The checks, or one failed check saying why they could not be made: a damaged file is diagnosed, never the end
+    of the diagnosis."""
+    try:
+        yield from checks()
+    except Exception as error:  # noqa: BLE001 (whatever stopped it is the finding)
+        yield Check(name, False, f"could not be checked: {explain(error)}",
+                    "fix the failed checks above, then run `fitsync doctor` again")
 
 
 def _modes(home: Path) -> Iterator[Check]:
@@ -94,6 +105,10 @@ def _authorize_page(config: Config) -> Check:
                  "" if ok else "auth_url must be the site root without /oauth (fitsync adds /oauth/authorize)")
 
 
+DAMAGED_STATE = ("move it aside (mv {path} {path}.damaged) and restore state.db from a backup; without one, "
+                 "`fitsync connect` each athlete again (the warehouse keeps their data)")
+
+
 def _state(config: Config, path: Path) -> Iterator[Check]:
     if config.state_url.reveal():
         yield from _state_server(config)
@@ -107,11 +122,11 @@ def _state(config: Config, path: Path) -> Iterator[Check]:
         finally:
             conn.close()
     except sqlite3.Error as error:
-        yield Check("state database", False, f"{path}: {error}", "restore state.db from a backup")
+        yield Check("state database", False, f"{path}: {error}", DAMAGED_STATE.format(path=path))
         return
     yield Check("state database", integrity == "ok" and version <= len(MIGRATIONS),
-                f"integrity {integrity}, schema {version} of {len(MIGRATIONS)}",
-                "restore state.db from a backup" if integrity != "ok" else "upgrade fitsync: the state is newer")
+                f"{path}: integrity {integrity}, schema {version} of {len(MIGRATIONS)}",
+                DAMAGED_STATE.format(path=path) if integrity != "ok" else "upgrade fitsync: the state is newer")
     yield from _athletes(config, athletes)
 
 
@@ -185,9 +200,14 @@ def _warehouse(path: Path) -> Check:
         with db.reading(path, timeout=5) as conn:
             version = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0]
             duckdb_version = conn.execute("SELECT version()").fetchone()[0]
+            blocks, block_size = conn.execute("SELECT total_blocks, block_size FROM pragma_database_size()").fetchone()
     except Exception as error:  # noqa: BLE001 (busy or damaged: either way the line says which)
         return Check("warehouse", False, f"{path}: {str(error).splitlines()[0]}",
                      "close other sessions on it, or move it aside and run `fitsync sync --full` to rebuild it")
+    promised, size = blocks * block_size, path.stat().st_size
+    if size < promised:  # cut short (a copy interrupted, a full disk): queries of the missing blocks would fail
+        return Check("warehouse", False, f"{path}: {size:,} bytes of the {promised:,} its header counts: truncated",
+                     f"move it aside (mv {path} {path}.damaged) and run `fitsync sync --full` to rebuild it")
     latest = max(v for v, _, _ in db.migration_scripts())
     return Check("warehouse", version is not None and version <= latest,
                  f"schema {version} of {latest}, DuckDB {duckdb_version}", "upgrade fitsync: the warehouse is newer")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import shutil
 import sys
 import time
@@ -140,6 +141,7 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
     logging.getLogger("dagster").setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", module="dagster")
     home = fresh_home(home.resolve())
+    os.environ["FITSYNC_HOME"] = str(home)  # what a failure's message names (a full disk: this folder's)
     options = ServerOptions(port=0, settings={**DEMO_LIMITS, "flavor": flavor},
                             seed=SeedOptions(athletes=athletes, activities_per_athlete=activities_per_athlete))
     with ServerThread(options) as sandbox, httpx.Client(base_url=sandbox.base_url, timeout=15) as http:

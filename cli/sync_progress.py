@@ -7,6 +7,7 @@ is printed when a phase starts and when a wait starts, nothing in between.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -18,6 +19,8 @@ from rich.text import Text
 from fitsync.assets import sync_state
 from fitsync.client.rate_governor import Wait, current_waits, seconds_for
 from fitsync.client.runtime import FitsyncClient
+
+log = logging.getLogger(__name__)
 
 # Dagster step (asset) → the phase a user recognises; steps not named here show under their own name.
 PHASES: dict[str, str] = {
@@ -156,7 +159,7 @@ class SyncProgress:
             if reading.started or (wait is not None and wait != self._said):
                 self._said = wait
                 self._say(self.line(reading))
-        for phase in self.read().started:  # begun after the last look, before the run ended
+        for phase in self._tick().started:  # begun after the last look, before the run ended
             self._say(f"athlete {self.athlete_id}: {phase}")
 
     def _say(self, text: str) -> None:
@@ -164,7 +167,12 @@ class SyncProgress:
 
     def _tick(self) -> Reading:
         before = time.monotonic()
-        reading = self.read()
+        try:
+            reading = self.read()
+        except Exception as error:  # noqa: BLE001 (the store or Dagster's storage away for a moment: the run says
+            # what failed, the display only waits; a thread's traceback must never reach the terminal)
+            log.debug("progress of athlete %s not read: %s", self.athlete_id, error)
+            return Reading(self._phase_now)
         if reading.wait is not None:
             self._waited += 0.5 + time.monotonic() - before  # waiting is not the pace of the calls
         return reading

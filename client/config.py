@@ -47,6 +47,8 @@ class Config:
     slow_refresh_hours: float = 20.0
     # The state store: empty for the SQLite file in the home; postgresql://… for one database several hosts share.
     state_url: Secret = field(default_factory=lambda: Secret(""))
+    # Seconds a caller keeps trying to reach a PostgreSQL state store that does not answer (a restart, a failover).
+    state_retry_seconds: float = 30.0
     # When the nightly sync starts (cron, in nightly_timezone): after the service's daily limit resets at 00:00 UTC.
     nightly_schedule: str = "30 3 * * *"
     nightly_timezone: str = "UTC"
@@ -144,6 +146,7 @@ FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "response_deadline": ("FITSYNC_RESPONSE_DEADLINE", float),
     "slow_refresh_hours": ("FITSYNC_SLOW_REFRESH_HOURS", float),
     "state_url": ("FITSYNC_STATE_URL", _secret),
+    "state_retry_seconds": ("FITSYNC_STATE_RETRY_SECONDS", float),
     "nightly_schedule": ("FITSYNC_NIGHTLY_SCHEDULE", lambda v: " ".join(str(v).split())),
     "nightly_timezone": ("FITSYNC_NIGHTLY_TIMEZONE", lambda v: ZoneInfo(str(v)).key),
 }
@@ -181,6 +184,8 @@ FIELD_DOCS: dict[str, str] = {
     "state_url": "Where fitsync keeps tokens, the rate ledger, cursors and the webhook inbox. Empty: state.db in the "
                  "home (SQLite, one machine). postgresql://user:password@host/db: one database that every host "
                  "running fitsync shares (its password is a secret: prefer FITSYNC_STATE_URL).",
+    "state_retry_seconds": "Seconds fitsync keeps trying a PostgreSQL state store that does not answer (a restart, a "
+                           "failover) before a command or step fails, saying so once it has waited a moment.",
     "nightly_schedule": "When Dagster's nightly sync of every athlete starts, as a cron expression (minute hour day "
                         "month weekday) in nightly_timezone. The service's daily limit resets at 00:00 UTC: a start "
                         "soon after it has the whole day's budget. Read when the code location loads.",

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import sqlite3
+from pathlib import Path
 
 import httpx
 
@@ -29,17 +31,54 @@ def too_slow(what: str) -> str:
     return f"the service did not answer {what} in time: try again later, or raise timeout / FITSYNC_TIMEOUT"
 
 
+# What SQLite (fitsync's state, Dagster's storage) and DuckDB say when a write finds no room or the disk fails.
+DISK_TROUBLE = ("database or disk is full", "disk i/o error", "no space left on device", "disk is full")
+DAMAGED = ("database disk image is malformed", "file is not a database")
+
+
+def home_folder() -> Path:
+    return Path(os.environ.get("FITSYNC_HOME") or Path.home() / ".fitsync").expanduser().absolute()
+
+
+def disk_full(where: Path | None = None) -> str:
+    """The one line for a full (or failing) disk: where, how much is free, what to do."""
+    folder = where or home_folder()
+    probe = next((p for p in (folder, *folder.parents) if p.exists()), Path("/"))
+    try:
+        free = f"{shutil.disk_usage(probe).free / 2**20:,.0f} MiB free"
+    except OSError:
+        free = "free space unknown"
+    return (f"the disk holding {folder} is full or failing ({free}): free some space there (or set FITSYNC_HOME "
+            "to a roomier disk), then run the command again; nothing half-written was kept")
+
+
+def _messages(error: BaseException) -> str:
+    """The error's text and its causes', lower-cased: wrappers (SQLAlchemy, Dagster) keep the cause's words."""
+    seen, texts, current = set(), [], error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        texts.append(str(current))
+        current = current.__cause__ or current.__context__
+    return " | ".join(texts).lower()
+
+
 def explain(error: BaseException) -> str:
     """The one-line story of an error a user can act on."""
     if isinstance(error, (FitsyncError, ConfigError)):
         return str(error)
+    text = _messages(error)
+    if (isinstance(error, OSError) and error.errno == errno.ENOSPC) or any(t in text for t in DISK_TROUBLE):
+        return disk_full()
+    if any(t in text for t in DAMAGED):
+        return (f"a database under {home_folder()} is damaged ({text.split(' | ')[0][:120]}): run `fitsync doctor` "
+                "to see which, then move it aside and restore it from a backup (a lost state.db means connecting "
+                "the athletes again with `fitsync connect`; a lost warehouse.duckdb is rebuilt by `fitsync sync "
+                "--full`)")
     if isinstance(error, httpx.ConnectError):
         url = error.request.url
         return unreachable(f"{url.scheme}://{url.host}{':' + str(url.port) if url.port else ''}", str(error))
     if isinstance(error, httpx.TimeoutException):
         return too_slow(f"{error.request.method} {error.request.url.path}")
-    if isinstance(error, OSError) and error.errno == errno.ENOSPC:
-        return f"the disk is full ({error.filename or 'writing fitsync data'}): free some space and run it again"
     if isinstance(error, OSError) and error.filename:
         return (f"cannot use {error.filename} ({error.strerror}): FITSYNC_HOME must be a folder fitsync can create "
                 "and write (set FITSYNC_HOME, or fix the folder's owner and mode)")

@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import re
 import socket
+import time
 from typing import Any, Iterator, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
+from . import stop_request
 from .state_store import MIGRATIONS, AthleteBusy, StateStore
+
+log = logging.getLogger(__name__)
 
 # The advisory lock every write transaction holds (the same number in every process), and the class of the
 # per-athlete sync locks (pg_try_advisory_lock(ATHLETE_LOCKS, athlete id)).
@@ -106,8 +111,10 @@ class PostgresStateStore(StateStore):
     dialect = "postgresql"
     errors: tuple[type[BaseException], ...] = (psycopg.Error,)
 
-    def __init__(self, url: str, migrate: bool = True) -> None:
+    def __init__(self, url: str, migrate: bool = True, retry_seconds: float = 30.0) -> None:
         self.url = url
+        self.retry_seconds = retry_seconds
+        self._reached = False  # a server never reached is a setting to fix, not an outage to wait out
         if migrate:  # `fitsync doctor` looks without changing anything
             self._migrate()
 
@@ -115,8 +122,24 @@ class PostgresStateStore(StateStore):
         return describe_url(self.url)
 
     def connect(self, wait: float = 60.0) -> Connection:  # type: ignore[override]
-        raw = psycopg.connect(self.url, autocommit=True, row_factory=_row_factory,
-                              application_name=f"fitsync {socket.gethostname()}:{os.getpid()}")
+        """A connection, tried again for up to `retry_seconds` (no longer than the caller's `wait`) while a server this
+        process has reached before does not answer: a restart or a failover of a few seconds fails nothing."""
+        gives_up, pause = time.monotonic() + (min(self.retry_seconds, wait) if self._reached else 0), 0.25
+        while True:
+            try:
+                raw = psycopg.connect(self.url, autocommit=True, row_factory=_row_factory, connect_timeout=10,
+                                      application_name=f"fitsync {socket.gethostname()}:{os.getpid()}")
+                break
+            except psycopg.OperationalError as error:
+                if time.monotonic() + pause > gives_up:
+                    raise
+                if pause == 0.25:
+                    log.warning("the state database %s does not answer (%s): trying again for up to %.0f s",
+                                self.describe(), str(error).strip().splitlines()[0] if str(error).strip() else
+                                type(error).__name__, gives_up - time.monotonic())
+                stop_request.sleep(pause)  # a stop asked for ends the wait
+                pause = min(pause * 2, 2.0)
+        self._reached = True
         raw.execute(f"SET lock_timeout = '{int(wait * 1000)}ms'")
         return Connection(raw)
 

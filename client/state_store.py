@@ -277,5 +277,5 @@ def open_store(config: "Config") -> StateStore:
     if url:
         from .state_postgres import PostgresStateStore  # psycopg only where a server is used
 
-        return PostgresStateStore(url)
+        return PostgresStateStore(url, retry_seconds=config.state_retry_seconds)
     return StateStore(config.state_path)

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from fitsync.client.config import Config
 from fitsync.client.errors import FitsyncError
 
-from fitsync.client.explain import debugging, too_slow, unreachable
+from fitsync.client.explain import DISK_TROUBLE, debugging, disk_full, too_slow, unreachable
 
 WRAPPERS = {"DagsterExecutionStepExecutionError", "DagsterUserCodeExecutionError"}
 # Raised before or while an answer came back, after every retry (client/transport.py).
@@ -45,6 +45,8 @@ def failure_text(error: Any, config: Config) -> str:
     cause = innermost(error)
     first = str(cause.message).strip().splitlines()[0] if str(cause.message).strip() else cause.cls_name
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(config.base_url))
+    if any(t in str(cause.message).lower() for t in DISK_TROUBLE):
+        return disk_full(config.home)
     if cause.cls_name in UNREACHABLE:
         return unreachable(origin, CLASS_PATH.sub("", first)) + ", then run `fitsync sync` again"
     if cause.cls_name in TOO_SLOW:

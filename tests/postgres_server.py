@@ -42,9 +42,16 @@ class PostgresServer:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync")
+        self.start()
+
+    def start(self) -> None:
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"), "-w", "-o",
                   f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
                   "-c max_connections=200", "start")
+
+    def pause(self) -> None:
+        """Stop the server, keeping its data (an outage: `start` ends it)."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def _run(self, tool: str, *args: str) -> None:
         subprocess.run([*self.as_user, str(self.bin / tool), *args], check=True, capture_output=True, timeout=60)

@@ -26,6 +26,7 @@ from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 from fitsync.client.state_store import MIGRATIONS, AthleteBusy, StateStore, open_store
 
+from ..postgres_server import PostgresServer
 from ..sandbox_harness import App, Harness
 from .conftest import Connected, MakeConfig, connect_athlete
 from .support import RequestLog
@@ -287,3 +288,36 @@ def test_one_sync_per_athlete_and_the_lock_is_free_again_at_once(client: Fitsync
     for _ in range(50):
         with store.athlete_lock(7):
             pass
+
+
+def test_a_postgresql_state_store_rides_out_a_short_outage_and_says_so(postgres_server: PostgresServer,
+                                                                       caplog: pytest.LogCaptureFixture) -> None:
+    """The server restarts (a few seconds down): a read asked meanwhile waits, says why, and succeeds once it is back;
+    an outage longer than state_retry_seconds fails with the server's reason, not a hang."""
+    from fitsync.client.state_postgres import PostgresStateStore
+
+    store = PostgresStateStore(postgres_server.new_database(), retry_seconds=30)
+    postgres_server.pause()
+    back = threading.Thread(target=lambda: (stop_waiting_for(caplog), postgres_server.start()))
+    try:
+        back.start()
+        with store.reading() as conn:
+            assert conn.execute("SELECT count(*) FROM athletes").fetchone()[0] == 0
+    finally:
+        back.join()
+    assert any("does not answer" in r.getMessage() and "trying again for up to" in r.getMessage()
+               for r in caplog.records), "the wait is said"
+    impatient = PostgresStateStore(store.url, migrate=False, retry_seconds=0.5)
+    postgres_server.pause()
+    try:
+        with pytest.raises(impatient.errors):
+            impatient.connect()
+    finally:
+        postgres_server.start()
+
+
+def stop_waiting_for(caplog: pytest.LogCaptureFixture) -> None:
+    """Until the store has said it waits (the outage is then real, not over before the read began)."""
+    from ..sandbox_harness import wait_until
+
+    wait_until(lambda: any("does not answer" in r.getMessage() for r in caplog.records), 20, "the store to wait")

@@ -81,3 +81,22 @@ def test_a_sync_that_cannot_reach_the_service_names_the_athlete_the_address_and_
     assert says.startswith(f"the service does not answer at http://127.0.0.1:{port}"), line
     assert "base_url / FITSYNC_BASE_URL" in says, line
     assert "dagster._core" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_full_disk_is_one_line_naming_the_home_and_the_fix(tmp_path: Path) -> None:
+    """Every file the command writes may grow only to 20 KB (RLIMIT_FSIZE: a full disk as the process sees it, on any
+    machine): SQLite (fitsync's state, Dagster's storage) fails its write; the user reads where and what to do."""
+    import resource
+    import signal
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails (EFBIG) instead of killing the process
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+
+    home = tmp_path / "home"
+    env = {**subprocess_env(home), "FITSYNC_CLIENT_ID": "1", "FITSYNC_CLIENT_SECRET": "s"}
+    done = subprocess.run([sys.executable, "-m", "fitsync.cli.main", "status"], cwd=REPO, env=env,
+                          preexec_fn=small_files, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert f"Error: the disk holding {home} is full or failing" in done.stderr and "free some space" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) <= 2, done.stderr

@@ -537,3 +537,19 @@ def test_a_run_without_a_strap_gets_its_pace_zones_on_both_flavours(sb: Harness,
     [(moving,)] = home.query("SELECT moving_time FROM activities WHERE activity_id = ?", run)
     assert buckets == ([("pace", 6, moving)] if flavor == "real" else [])
     assert home.query("SELECT count(*) FROM activity_zones WHERE activity_id = ?", ride) == [(0,)]
+
+
+def test_a_warehouse_moved_aside_is_rebuilt_by_the_next_sync(sb: Harness, connect: Connect) -> None:
+    """`fitsync doctor` says to move a damaged warehouse aside and sync: the state still says every detail was
+    fetched, so the sync must fetch them again rather than rebuild summaries only."""
+    aid = add_athlete(sb)
+    ids = record_many(sb, aid, 5, oldest_days=10)
+    home = connect(aid)
+    home.sync()
+    full = home.query("SELECT count(*) FILTER (detail_loaded), (SELECT count(*) FROM laps) FROM activities")
+    home.warehouse.rename(home.warehouse.with_name("warehouse.duckdb.damaged"))
+    outcome = home.sync()
+    assert outcome.metadata["activities"]["mode"] == "full reconciliation"
+    assert outcome.metadata["activity_details"]["fetched"] == len(ids)
+    assert home.query("SELECT count(*) FILTER (detail_loaded), (SELECT count(*) FROM laps) FROM activities") == full
+    assert full[0][0] == len(ids)
