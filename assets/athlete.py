@@ -30,6 +30,8 @@ def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, met
             body = getattr(session, method)()
             if bundle == "athlete" and body.id != aid:
                 raise UnexpectedShape("GET /athlete", "athlete", body.raw, f"the profile of athlete {body.id}")
+            if isinstance(body, AthleteZones) and body.shape == "unknown":
+                raise UnexpectedShape("GET /athlete/zones", "zones", body.raw, "; ".join(body.problems))
         except UnexpectedShape as odd:  # nothing of it is stored, nothing marked refreshed: asked again next run
             with client.store.transaction() as conn:
                 landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)

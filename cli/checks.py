@@ -195,6 +195,10 @@ def _callback(config: Config) -> Iterator[Check]:
                 "" if ok else "the address does not reach `fitsync webhooks serve` (wrong proxy route or prefix?)")
 
 
+# The next sync fetches again what the state says is in the warehouse (assets/activities.py).
+REBUILD = "move it aside (mv {path} {path}.damaged) and run `fitsync sync`: it fetches everything again"
+
+
 def _warehouse(path: Path) -> Check:
     try:
         with db.reading(path, timeout=5) as conn:
@@ -203,11 +207,11 @@ def _warehouse(path: Path) -> Check:
             blocks, block_size = conn.execute("SELECT total_blocks, block_size FROM pragma_database_size()").fetchone()
     except Exception as error:  # noqa: BLE001 (busy or damaged: either way the line says which)
         return Check("warehouse", False, f"{path}: {str(error).splitlines()[0]}",
-                     "close other sessions on it, or move it aside and run `fitsync sync --full` to rebuild it")
+                     f"if another session holds it, close that; else it is damaged: {REBUILD.format(path=path)}")
     promised, size = blocks * block_size, path.stat().st_size
     if size < promised:  # cut short (a copy interrupted, a full disk): queries of the missing blocks would fail
         return Check("warehouse", False, f"{path}: {size:,} bytes of the {promised:,} its header counts: truncated",
-                     f"move it aside (mv {path} {path}.damaged) and run `fitsync sync --full` to rebuild it")
+                     REBUILD.format(path=path))
     latest = max(v for v, _, _ in db.migration_scripts())
     return Check("warehouse", version is not None and version <= latest,
                  f"schema {version} of {latest}, DuckDB {duckdb_version}", "upgrade fitsync: the warehouse is newer")

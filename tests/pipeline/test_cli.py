@@ -147,3 +147,35 @@ def test_doctor_checks_everything_and_names_each_fix(sb: Harness, connect: Conne
     revoked = fitsync(env, "doctor")
     assert revoked.returncode == 1 and f"✗ athlete {aid}: the service refused" in revoked.stdout, revoked.stdout
     assert "fitsync connect" in revoked.stdout
+
+
+def test_doctor_names_a_damaged_state_and_a_truncated_warehouse(sb: Harness, connect: Connect) -> None:
+    """A state.db with damaged pages and a warehouse.duckdb cut short (a copy interrupted): doctor goes on past the
+    first, names both files and the `mv` to run; a sync says the state is damaged in one line."""
+    import os
+    import sqlite3
+
+    aid = add_athlete(sb)
+    record_many(sb, aid, 4, oldest_days=10)
+    home = connect(aid)
+    home.sync()
+    env = env_for(home)
+    state, warehouse = home.config.home / "state.db", home.warehouse
+    with sqlite3.connect(state) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # everything in the file itself, as a copied one would be
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+    with state.open("r+b") as file:  # the pages after the first: the athletes' and the other tables' roots
+        file.seek(page)
+        file.write(os.urandom(4 * page))
+    os.truncate(warehouse, warehouse.stat().st_size - 256 * 1024)  # its last block: it still opens
+    doctor = fitsync(env, "doctor")
+    assert doctor.returncode == 1 and "Traceback" not in doctor.stdout + doctor.stderr, doctor.stdout + doctor.stderr
+    failed = {line.split(":")[0][2:]: line for line in doctor.stdout.splitlines() if line.startswith("✗ ")}
+    assert f"{state}: database disk image is malformed" in failed["state database"]
+    assert f"mv {state} {state}.damaged" in failed["state database"]
+    assert "bytes of the" in failed["warehouse"] and "its header counts: truncated" in failed["warehouse"]
+    assert f"mv {warehouse} {warehouse}.damaged" in failed["warehouse"] and "fetches everything again" in failed[
+        "warehouse"], failed["warehouse"]
+    synced = fitsync(env, "sync")
+    assert synced.returncode == 1 and "Traceback" not in synced.stderr, synced.stderr
+    assert "is damaged" in synced.stderr and "fitsync doctor" in synced.stderr, synced.stderr
