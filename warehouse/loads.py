@@ -129,14 +129,14 @@ def stage(bundle: str, batch: pl.DataFrame, parents: Sequence[int] | None = None
     try:
         conn.execute(parse)
         left_out: dict[str, int] = {}
-        rows = tuple(_complete(_rows(conn, mapping, select), mapping, left_out)
+        rows = tuple(_complete(_plausible(_rows(conn, mapping, select), mapping), mapping, left_out)
                      for mapping, select in zip(BUNDLES[bundle], selects))
         staged_parents = None
         if bundle in PARENT_KEY:
             staged_parents = conn.sql(f"SELECT DISTINCT {PARENT_KEY[bundle]} AS id FROM batch WHERE NOT odd_arrays "
                                       "UNION SELECT unnest($parents::BIGINT[])",
                                       params={"parents": list(parents or [])}).to_arrow_table()
-        return Staged(bundle, rows, staged_parents, left_out, _rejected(rows, BUNDLES[bundle]))
+        return Staged(bundle, rows, staged_parents, left_out, _rejected(conn, bundle, rows))
     finally:
         conn.unregister("batch_input")
         conn.execute("DROP TABLE IF EXISTS batch")
@@ -247,6 +247,25 @@ def _rows(conn: duckdb.DuckDBPyConnection, mapping: Mapping, select: duckdb.Stat
         conn.unregister("mapping_rows")
 
 
+def _plausible(rows: pa.Table, mapping: Mapping) -> pa.Table:
+    """The rows with each value outside its column's plausible range (or not finite) cleared, the rows that had one
+    marked `rejected` (NULL elsewhere), and the checked columns, staged as doubles, cast to their columns' types. A
+    batch without such a value (nearly all) is only compared and cast."""
+    if not mapping.checks:
+        return rows
+    values = pl.from_arrow(rows.select(list(mapping.checks)))
+    out = {c: ~pl.col(c).is_between(r.low, r.high) for c, r in mapping.checks.items()}
+    marked = values.select(pl.any_horizontal(list(out.values()))).to_series()
+    flagged = bool(marked.any())
+    if flagged:
+        values = values.with_columns(pl.when(bad).then(None).otherwise(pl.col(c)).alias(c) for c, bad in out.items())
+    for column in mapping.checks:
+        typed = values[column].to_arrow().cast(mapping.check_types[column])
+        rows = rows.set_column(rows.schema.get_field_index(column), column, typed)
+    mark = pc.if_else(marked.to_arrow(), True, None) if flagged else pa.nulls(rows.num_rows, pa.bool_())
+    return rows.append_column(REJECTED, mark)
+
+
 def _complete(rows: pa.Table, mapping: Mapping, left_out: dict[str, int]) -> pa.Table:
     """The rows with every column their table requires (an effort without a segment id is left out and counted, rather
     than failing the batch's transaction). Arrow counts a column's NULLs already: nothing is scanned when none is."""
@@ -258,14 +277,16 @@ def _complete(rows: pa.Table, mapping: Mapping, left_out: dict[str, int]) -> pa.
     return complete
 
 
-def _rejected(rows: tuple[pa.Table, ...], mappings: tuple[Mapping, ...]) -> tuple[tuple[str, tuple[Any, ...], str], ...]:
-    """The staged rows' refused values. Arrow counts a column's NULLs: nothing is scanned when none was refused."""
+def _rejected(conn: duckdb.DuckDBPyConnection, bundle: str, rows: tuple[pa.Table, ...]
+              ) -> tuple[tuple[str, tuple[Any, ...], str], ...]:
+    """The staged rows' refused values, named. Arrow counts a column's NULLs: nothing is read again when none was
+    refused; a batch with one reads the names and values of its refused ones from its documents (rare)."""
     found = []
-    for table, mapping in zip(rows, mappings):
+    for table, mapping in zip(rows, BUNDLES[bundle]):
         if REJECTED not in table.column_names or table.column(REJECTED).null_count == table.num_rows:
             continue
-        picked = pl.from_arrow(table.select([*mapping.key, REJECTED])).filter(pl.col(REJECTED).is_not_null())
-        found += [(mapping.table, row[:-1], row[-1]) for row in picked.iter_rows()]
+        texts = conn.sql(staging.select_sql(mapping, plan_of(bundle), refused=True)).fetchall()
+        found += sorted({(mapping.table, tuple(row[:-1]), row[-1]) for row in texts})
     return tuple(found)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+import pyarrow as pa
+
 from .documents import DETAILS, SUMMARIES, Kind
 from .expressions import NUMBER_READ, coord, columns, instant, json_of, local, text, val, zone_name
 from .plausible import Range, range_of
@@ -34,9 +36,21 @@ class Mapping:
 
     @functools.cached_property
     def checks(self) -> dict[str, Range]:
-        """The number columns with a plausible range (plausible.py): a value out of it is not stored."""
+        """The number columns with a plausible range (plausible.py): a value out of it is not stored. An INTEGER
+        column's range stops where the type does."""
+        return {c: r if self.check_types[c] != pa.int32() else Range(r.low, min(r.high, 2**31 - 1), r.why)
+                for c, r in self._ranges.items()}
+
+    @functools.cached_property
+    def _ranges(self) -> dict[str, Range]:
         return {c: r for c, e in self.columns.items()
                 if c not in self.key and NUMBER_READ.fullmatch(e) and (r := range_of(self.table, c)) is not None}
+
+    @functools.cached_property
+    def check_types(self) -> dict[str, pa.DataType]:
+        """The Arrow type each checked column is cast to once checked (it is staged as a double)."""
+        return {c: pa.int32() if NUMBER_READ.fullmatch(self.columns[c]).group(3) == "INTEGER" else pa.float64()  # type: ignore[union-attr]
+                for c in self._ranges}
 
     @property
     def required(self) -> tuple[str, ...]:

@@ -77,9 +77,9 @@ RANGES: dict[str, Range] = {
     "average_grade": Range(-100, 100, "a grade in percent"),
     "maximum_grade": Range(-100, 100, "a grade in percent"),
     "climb_category": Range(0, 5, "the spec's categories 0–5"),
-    "effort_count": Range(0, 1e10, "a count"),
-    "athlete_count": Range(0, 1e10, "a count"),
-    "star_count": Range(0, 1e10, "a count"),
+    "effort_count": Range(0, 2e9, "a count"),
+    "athlete_count": Range(0, 2e9, "a count"),
+    "star_count": Range(0, 2e9, "a count"),
     "score": Range(0, 1e6, "a zone score"),
     "points": Range(0, 1e6, "a count"),
     "min": Range(-1, 100_000, "a zone bound (-1: none)"),
@@ -96,8 +96,8 @@ RANGES: dict[str, Range] = {
 TABLE_RANGES: dict[str, dict[str, Range]] = {
     "athlete_stats_totals": {
         "distance": Range(0, 1e10, "10 million km, all time"),
-        "moving_time": Range(0, 100 * YEAR_S, "a century"),
-        "elapsed_time": Range(0, 100 * YEAR_S, "a century"),
+        "moving_time": Range(0, 60 * YEAR_S, "sixty years"),
+        "elapsed_time": Range(0, 60 * YEAR_S, "sixty years"),
         "achievement_count": Range(0, 1e8, "a count"),
     },
     "gear": {"distance": Range(0, 1e10, "10 million km on one bike or pair of shoes")},

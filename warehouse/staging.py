@@ -16,7 +16,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from .expressions import FIELD_READ, JSON_READ, REJECTED, checked, graft, json_leaves, leaf_types, parse_once, rejected_sql
+from .expressions import (FIELD_READ, JSON_READ, REJECTED, checked, graft, json_leaves, leaf_types, parse_once,
+                          as_double, refused_text)
 from .mappings import ARRAY_PATHS, MEMBER_ROWS, Mapping, array_column, unnest_source
 
 ITEM = "item"
@@ -110,17 +111,22 @@ def stage_sql(p: Plan) -> str:
             f"{odd} AS odd_arrays FROM (SELECT *, json_transform(raw, '{structure}') AS doc FROM batch_input)")
 
 
-def select_sql(mapping: Mapping, p: Plan) -> str:
-    """The mapping's rows for this batch (keys never NULL), every field of a document read in one parse; a value out
-    of its column's plausible range is NULL and named in the `rejected` column (a text, NULL when none is)."""
+def select_sql(mapping: Mapping, p: Plan, refused: bool = False) -> str:
+    """The mapping's rows for this batch (keys never NULL), every field of a document read in one parse; a column with
+    a plausible range is staged as a double, checked and cast by loads._plausible. `refused`: instead, the key and the
+    text of the refused values ("distance=1e+308; …") of each row that has any."""
     exprs = dict(mapping.columns)
-    flags = []
-    for column, bounds in mapping.checks.items():
-        exprs[column], flag = checked(exprs[column], column, bounds.low, bounds.high)
-        flags.append(flag)
-    if flags:
-        exprs[REJECTED] = rejected_sql(flags)
+    if refused:
+        found = [checked(exprs[column], column, bounds.low, bounds.high) for column, bounds in mapping.checks.items()]
+        exprs = {**{k: exprs[k] for k in mapping.key}, REJECTED: refused_text([t for _, t in found]),
+                 "any_refused": " OR ".join(c for c, _ in found)}
+    else:
+        exprs.update({column: as_double(exprs[column]) for column in mapping.checks})
     columns, source = parse_once(exprs, p.source(mapping), p.staged(mapping))
+    if refused:
+        keys = " AND ".join(f"{k} IS NOT NULL" for k in mapping.key)
+        return (f"SELECT {', '.join(f'{columns[k]} AS {k}' for k in mapping.key)}, {columns[REJECTED]} AS {REJECTED} "
+                f"FROM {source} WHERE {keys} AND ({columns['any_refused']})")
     exprs = ", ".join(f"{expr} AS {col}" for col, expr in columns.items())
     if mapping.documents:  # the document itself rides along, for documents.write_new
         exprs += f", raw AS {DOCUMENT}"
