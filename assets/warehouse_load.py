@@ -71,7 +71,7 @@ class Loaded:
                 self.left_out[table] = self.left_out.get(table, 0) + rows
             self.rejected += staged.rejected
 
-    def problems(self, aid: int, shown: int = 5) -> list[str]:
+    def problems(self, aid: int, shown: int = 3) -> list[str]:
         """One line per kind of thing left out, naming the athlete, the first few rows and where the JSON is."""
         lines = []
         by_table: dict[str, list[str]] = {}

@@ -101,8 +101,8 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
     click.echo(f"warehouse: {config.home / 'warehouse.duckdb'}")
     if left_out:
         out.print(f"left out: some of what the service sent for athlete(s) {', '.join(map(str, left_out))} is not in "
-                  "the warehouse (see above; `fitsync query \"SELECT * FROM unrecognized_payloads\"` and the documents "
-                  "views hold it as received)")
+                  "the warehouse (named above); it is kept as received in the views activity_summary_documents and "
+                  "activity_documents and the table unrecognized_payloads")
         raise SystemExit(LEFT_OUT)
     if partial:
         out.print(f"partial: athlete(s) {', '.join(map(str, partial))} not finished (see above)")
