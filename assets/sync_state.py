@@ -139,7 +139,8 @@ def record_listing(conn: sqlite3.Connection, athlete_id: int, summaries: list[Re
         elif (found := compare(row["fingerprint"], summary.raw))[1] != row["fingerprint"]:
             fields, print_ = found
             changed += bool(fields)
-            conn.execute("UPDATE known_activities SET fingerprint = ?, start_ts = ?, needs_detail = CASE WHEN ? = 1 THEN 1 ELSE needs_detail END "
+            conn.execute("UPDATE known_activities SET fingerprint = ?, start_ts = ?, "
+                         "needs_detail = CASE WHEN ? = 1 THEN 1 ELSE needs_detail END "
                          "WHERE athlete_id = ? AND activity_id = ?",
                          (print_, started, int(bool(fields)), athlete_id, summary.id))
         if not zones and row is not None:
