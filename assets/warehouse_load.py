@@ -14,6 +14,7 @@ from fitsync.client.records import record
 from fitsync.client.state_store import StateStore
 from fitsync.assets.resources import FitsyncApi
 from fitsync.warehouse import db, load_pipeline, loads
+from fitsync.warehouse.plausible import type_issues
 
 from . import landing
 from .common import DUCKDB_POOL, FIRST, LEFT_OUT, athlete_id, athletes_partitions
@@ -30,7 +31,7 @@ def stage_batch(athlete: int, batch: landing.Landed) -> loads.Staged | None:
     if batch.bundle == "activity_zones":
         extra["activity_ids"] = [p["activity_id"] for p in batch.payloads]
     if batch.bundle in ("activity_summaries", "activity_details"):  # a detail is checked as its summary was
-        extra["issues"] = [list(record("activity", p).issues) for p in batch.payloads]
+        extra["issues"] = [[*record("activity", p).issues, *type_issues("activities", p)] for p in batch.payloads]
     frame = loads.frame(batch.payloads, athlete_id=athlete, **extra)
     return loads.stage(batch.bundle, frame, parents=batch.context.get("replace_parents"))
 

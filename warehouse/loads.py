@@ -25,6 +25,7 @@ from . import db, documents, staging
 from . import mappings as m
 from .expressions import REJECTED, rejects
 from .mappings import Mapping
+from .plausible import NOT_A_NUMBER
 
 # What each kind of fetched object fills, in order (parents before children).
 BUNDLES: dict[str, tuple[Mapping, ...]] = {
@@ -255,6 +256,9 @@ def _plausible(rows: pa.Table, mapping: Mapping) -> pa.Table:
         return rows
     values = pl.from_arrow(rows.select(list(mapping.checks)))
     out = {c: ~pl.col(c).is_between(r.low, r.high) for c, r in mapping.checks.items()}
+    for column, wrong in _not_numbers(rows, mapping).items():  # "abc" read as NULL, `true` read as 1: not the value
+        values = values.with_columns(wrong.alias(f"{column}__not_a_number"))
+        out[column] = out[column].fill_null(False) | pl.col(f"{column}__not_a_number")
     marked = values.select(pl.any_horizontal(list(out.values()))).to_series()
     flagged = bool(marked.any())
     if flagged:
@@ -264,6 +268,18 @@ def _plausible(rows: pa.Table, mapping: Mapping) -> pa.Table:
         rows = rows.set_column(rows.schema.get_field_index(column), column, typed)
     mark = pc.if_else(marked.to_arrow(), True, None) if flagged else pa.nulls(rows.num_rows, pa.bool_())
     return rows.append_column(REJECTED, mark)
+
+
+def _not_numbers(rows: pa.Table, mapping: Mapping) -> dict[str, pl.Series]:
+    """For each checked column a row's issues name as not a number (plausible.type_issues): which rows. Empty for a
+    batch without such an issue (nearly all: one look at the issues' texts)."""
+    if "issues" not in rows.column_names:
+        return {}
+    issues = pl.from_arrow(rows.select(["issues"])).get_column("issues")
+    texts = issues.explode().drop_nulls()
+    named = {t[len(NOT_A_NUMBER):].split("=", 1)[0] for t in texts.filter(texts.str.starts_with(NOT_A_NUMBER))}
+    return {c: issues.list.eval(pl.element().str.starts_with(f"{NOT_A_NUMBER}{c}=")).list.any().fill_null(False)
+            for c in sorted(named & set(mapping.checks))}
 
 
 def _complete(rows: pa.Table, mapping: Mapping, left_out: dict[str, int]) -> pa.Table:
@@ -285,8 +301,13 @@ def _rejected(conn: duckdb.DuckDBPyConnection, bundle: str, rows: tuple[pa.Table
     for table, mapping in zip(rows, BUNDLES[bundle]):
         if REJECTED not in table.column_names or table.column(REJECTED).null_count == table.num_rows:
             continue
-        texts = conn.sql(staging.select_sql(mapping, plan_of(bundle), refused=True)).fetchall()
-        found += sorted({(mapping.table, tuple(row[:-1]), row[-1]) for row in texts})
+        named = {tuple(row[:-1]): [row[-1]] for row in conn.sql(
+            staging.select_sql(mapping, plan_of(bundle), refused=True)).fetchall()}
+        if "issues" in table.column_names:  # members that are not numbers (plausible.type_issues)
+            marked = pl.from_arrow(table.select([*mapping.key, "issues", REJECTED])).filter(pl.col(REJECTED))
+            for row in marked.iter_rows():
+                named.setdefault(tuple(row[:-2]), []).extend(t for t in row[-2] or () if t.startswith(NOT_A_NUMBER))
+        found += sorted((mapping.table, key, "; ".join(t for t in texts if t)) for key, texts in named.items())
     return tuple(found)
 
 

@@ -113,6 +113,17 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+# How a record's issues (activities.issues) name a member that is not a number where its column holds one: a load
+# keeps the stored value of that column (loads._plausible) and names it with the refused values.
+NOT_A_NUMBER = "not a number: "
+
+
+def type_issues(table: str, raw: Any) -> list[str]:
+    """`not a number: distance='abc'` for each top-level member with a plausible range whose value is not a number."""
+    return [f"{NOT_A_NUMBER}{name}={value!r}"[:200] for name, value in implausible(table, raw).items()
+            if not _is_number(value)]
+
+
 def implausible(table: str, raw: Any, fields: tuple[str, ...] | None = None) -> dict[str, Any]:
     """The top-level members of a document that a load would refuse for `table` ({field: value as sent}): a number
     out of its range (or not finite), or something else where a number belongs."""

@@ -563,3 +563,28 @@ def test_a_summary_never_overwrites_a_loaded_detail_but_updates_the_kudos(wareho
         other = conn.execute("SELECT name FROM activities WHERE activity_id = ?", [listed_only["id"]]).fetchone()
     assert row == (detail["name"], detail["distance"], 77, True)
     assert other == ("Renamed, no detail yet",)
+
+
+def test_a_member_that_is_not_a_number_keeps_the_stored_value_and_is_named(warehouse: Path,
+                                                                           payloads: dict[str, Any]) -> None:
+    """`distance: "abc"` reads as NULL and `moving_time: true` as 1: neither is the value. The record names them
+    (plausible.type_issues, in activities.issues) and the load keeps what was stored, as for a number out of range."""
+    from fitsync.warehouse.plausible import type_issues
+
+    load_all(warehouse, payloads)
+    listed = payloads["summaries"][-1]
+    odd = {**listed, "distance": "abc", "moving_time": True}
+    issues = [*record("activity", odd).issues, *type_issues("activities", odd)]
+    assert "not a number: distance='abc'" in issues and "not a number: moving_time=True" in issues
+    with db.reading(warehouse) as conn:
+        before = conn.execute("SELECT distance, moving_time FROM activities WHERE activity_id = ?", [listed["id"]]).fetchone()
+    staged = loads.stage("activity_summaries", loads.frame([odd], athlete_id=payloads["athlete_id"], issues=[issues]))
+    with db.writing(warehouse) as conn:
+        loads.write(conn, staged)
+        after = conn.execute("SELECT distance, moving_time, issues FROM activities WHERE activity_id = ?",
+                             [listed["id"]]).fetchone()
+    assert after[:2] == before and None not in before
+    assert "not a number: distance='abc'" in after[2]
+    [(table, key, text)] = staged.rejected
+    assert (table, key) == ("activities", (listed["id"],))
+    assert "not a number: distance='abc'" in text and "not a number: moving_time=True" in text
