@@ -62,6 +62,15 @@ def test_config_precedence(tmp_path: Path) -> None:
     assert overridden.client_id == 22 and overridden.base_url == REAL_BASE_URL  # no config.toml in `other`
 
 
+def test_a_relative_home_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FITSYNC_HOME=fitsync-home works from where it is typed: Dagster's instance under it needs an absolute path (a
+    relative one failed once the sync had started), and a run's process may start elsewhere."""
+    monkeypatch.chdir(tmp_path)
+    config = Config.load({"FITSYNC_HOME": "fitsync-home"})
+    assert config.home == tmp_path / "fitsync-home" and config.home.is_absolute()
+    assert Config.load(config.environment()).home == config.home
+
+
 def test_a_configs_environment_loads_the_same_config(tmp_path: Path) -> None:
     """Config.environment is how a child process is given a Config: the same settings back, secrets revealed only
     there, an unset secret not passed as text."""

@@ -206,6 +206,7 @@ def test_killed_syncs_restart_to_the_same_warehouse_with_few_repeated_calls(sb: 
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)  # ≈ 50 s alone; past 120 s beside the rest of `-m slow` on 2 cores (PostgreSQL variant)
 def test_many_random_kills(sb: Harness, connect: Connect) -> None:
     rng = random.Random()
     attempts = []
