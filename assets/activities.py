@@ -50,9 +50,8 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
         return _webhook_work(context, client, aid, config, fitsync_api.max_wait_seconds)
     cursor = sync_state.get_cursor(store, aid, sync_state.LISTED_AFTER)
     why_full = _why_full(store, aid, config.full, cursor)
-    known = sync_state.known_ids(store, aid)
-    if (len(known) > sync_state.count_needing(store, aid, "detail")
-            and not Path(warehouse_path(str(client.config.home))).exists()):
+    if (not Path(warehouse_path(str(client.config.home))).exists()
+            and len(known := sync_state.known_ids(store, aid)) > sync_state.count_needing(store, aid, "detail")):
         # moved aside (damaged, or to start over): the details the state says were fetched are in no warehouse
         with store.transaction() as conn:
             sync_state.request_refresh(conn, aid, sorted(known), zones=True)
