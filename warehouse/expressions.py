@@ -68,14 +68,19 @@ NUMBER_READ = re.compile(r"TRY_CAST\(([A-Za-z_][A-Za-z0-9_]*)->>'(\$[^']*)' AS (
 REJECTED = "rejected"
 
 
+def _double_read(expr: str) -> tuple[str, str]:
+    """(the same read as a double, the column's type) of a number read (NUMBER_READ)."""
+    match = NUMBER_READ.fullmatch(expr)
+    assert match, expr
+    src, path, target = match.groups()
+    return f"TRY_CAST({src}->>'{path}' AS DOUBLE)", target
+
+
 def checked(expr: str, column: str, low: float, high: float) -> tuple[str, str]:
     """(a condition true where a number read's value lies outside [low, high] or is not finite, the text
     `column=value` there). The value is read as a double, so an overflow of the column's type is out of range, never
     NULL without a word."""
-    match = NUMBER_READ.fullmatch(expr)
-    assert match, expr
-    src, path, _ = match.groups()
-    number = f"TRY_CAST({src}->>'{path}' AS DOUBLE)"
+    number, _ = _double_read(expr)
     fits = f"({number} BETWEEN {low!r} AND {high!r})"
     return f"NOT coalesce({fits}, true)", f"CASE WHEN NOT {fits} THEN '{column}=' || {number} END"
 
@@ -83,10 +88,7 @@ def checked(expr: str, column: str, low: float, high: float) -> tuple[str, str]:
 def as_double(expr: str) -> str:
     """A number read staged as a (rounded, for an INTEGER) double: its range is checked before the cast to the
     column's type, so an overflow is caught, not cast to NULL."""
-    match = NUMBER_READ.fullmatch(expr)
-    assert match, expr
-    src, path, target = match.groups()
-    number = f"TRY_CAST({src}->>'{path}' AS DOUBLE)"
+    number, target = _double_read(expr)
     return f"round({number})" if target == "INTEGER" else number
 
 

@@ -164,9 +164,9 @@ def write(conn: duckdb.DuckDBPyConnection, staged: Staged) -> dict[str, int]:
             for i, mapping in enumerate(mappings):
                 rows = _merge(conn, mapping, _stage(i), staged.rows[i].num_rows, i in new)
                 written[mapping.table] = written.get(mapping.table, 0) + rows
-                if mapping.table == "activities" and staged.rows[i].num_rows:  # back from the dead: not deleted
-                    conn.execute(f"DELETE FROM deleted_activities WHERE activity_id IN "
-                                 f"(SELECT activity_id FROM {_stage(i)})")
+                if mapping.clears and staged.rows[i].num_rows:
+                    match = " AND ".join(f"{k} IN (SELECT {k} FROM {_stage(i)})" for k in mapping.key)
+                    conn.execute(f"DELETE FROM {mapping.clears} WHERE {match}")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

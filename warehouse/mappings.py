@@ -33,6 +33,8 @@ class Mapping:
     # never overwrites what an activity's detail said.
     kept: tuple[str, ...] = ()
     keep_when: str = ""
+    # A table of tombstones (deleted_activities) whose rows for the keys this mapping loads go: back, so not deleted.
+    clears: str = ""
 
     @functools.cached_property
     def checks(self) -> dict[str, Range]:
@@ -160,6 +162,7 @@ ACTIVITY_SUMMARIES = Mapping(
     documents=SUMMARIES,
     kept=tuple(c for c in ACTIVITY_COLUMNS if c not in ("activity_id", "athlete_id", "kudos_count")),
     keep_when="activities.detail_loaded",
+    clears="deleted_activities",
 )
 
 # Detailed activity: everything, plus its children below. The document itself is kept whole, as received, in a
@@ -174,6 +177,7 @@ ACTIVITY_DETAILS = Mapping(
     keep_on_update=("listed_at", "summary_raw"),
     update_when="activities.detail_hash IS DISTINCT FROM excluded.detail_hash",
     documents=DETAILS,
+    clears="deleted_activities",
 )
 
 
