@@ -25,7 +25,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
                         "average_watts"),
     "laps": ("lap_id", "activity_id", "lap_index", "start_date_local", "moving_time", "distance", "device_watts",
              "average_watts", "average_heartrate"),
-    "splits_metric": ("activity_id", "split", "distance", "elapsed_time", "moving_time", "average_heartrate"),
+    "splits_metric": ("activity_id", "split", "distance", "elapsed_time", "moving_time", "average_heartrate",
+                      "average_grade_adjusted_speed"),
     "gear": ("gear_id", "athlete_id", "kind", "name", "is_primary", "distance", "retired"),
     "segments": ("segment_id", "name"),
     "activity_zone_buckets": ("activity_id", "zone_type", "bucket_index", "min", "max", "seconds"),
@@ -38,6 +39,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "analysis_form_bands": ("band", "tsb_from", "tsb_to", "sort_order"),
     "analysis_power_durations": ("duration_s", "label"),
     "analysis_run_distances": ("splits", "label"),
+    "analysis_hr_zone_weights": ("zone_count", "zone", "load_per_hour"),
 }
 ATHLETE_FILTER: dict[str, str] = {
     "activities": "athlete_id = $athlete",

@@ -45,6 +45,26 @@ def _first(frame: pl.LazyFrame, value: str, name: str) -> pl.LazyFrame:
     return frame.group_by("athlete_id").agg(pl.col(value).sort_by("valid_from").first().alias(name))
 
 
+def _zone_load(t: Tables) -> pl.LazyFrame:
+    """Per activity: its seconds in each heart-rate zone times the zone's load per hour (uncalibrated)."""
+    weights = t["analysis_hr_zone_weights"]
+    return (t["activity_zone_buckets"].filter(pl.col("zone_type") == "heartrate")
+            .with_columns(pl.len().over("activity_id").cast(pl.Int32).alias("zone_count"))
+            .join(weights, left_on=["zone_count", "bucket_index"], right_on=["zone_count", "zone"], how="inner")
+            .group_by("activity_id")
+            .agg((pl.col("seconds") * pl.col("load_per_hour")).sum().truediv(3600).alias("zone_load"),
+                 pl.col("seconds").sum().alias("zone_seconds"))
+            .filter(pl.col("zone_seconds") > 0).drop("zone_seconds"))
+
+
+def _gap_speed(t: Tables) -> pl.LazyFrame:
+    """Per run whose every split carries a grade-adjusted speed: their time-weighted mean."""
+    gap, moving = pl.col("average_grade_adjusted_speed"), pl.col("moving_time")
+    return (t["splits_metric"].filter(moving > 0).group_by("activity_id")
+            .agg(((gap * moving).sum() / moving.sum()).alias("gap_speed"), gap.fill_null(0).min().alias("lowest"))
+            .filter(pl.col("lowest") > 0).drop("lowest"))
+
+
 def _activity_load(t: Tables) -> pl.LazyFrame:
     columns = t["activities"].select("activity_id", "moving_time", "elapsed_time", "distance", "device_watts",
                                      "weighted_average_watts", "average_heartrate", "suffer_score")
@@ -69,6 +89,8 @@ def _activity_load(t: Tables) -> pl.LazyFrame:
                 "iso_week")
         .join(columns, on="activity_id", how="inner")
         .join(families, on="sport_type", how="left")
+        .join(_zone_load(t), on="activity_id", how="left")
+        .join(_gap_speed(t), on="activity_id", how="left")
         .with_columns(pl.col("power_tss").fill_null(False),
                       pl.col("estimate_if").fill_null(t.setting("estimate_if_default")),
                       pl.when(pl.col("moving_time") != 0).then(pl.col("moving_time"))
@@ -85,36 +107,70 @@ def _activity_load(t: Tables) -> pl.LazyFrame:
     ftp, lthr = pl.coalesce("dated_ftp", "first_ftp"), pl.coalesce("set_lthr", "zone_lthr")
     seconds, watts, hr = pl.col("duration_s"), pl.col("weighted_average_watts"), pl.col("average_heartrate")
     timed = seconds > 0
-    source = (
-        pl.when(timed & pl.col("power_tss") & pl.col("device_watts").fill_null(False) & (watts > 0) & (ftp > 0))
-        .then(pl.lit("power"))
-        .when(timed & (hr > 0) & (lthr > 0)).then(pl.lit("heart_rate"))
-        .when(timed & (pl.col("sport_family") == "Run") & (pl.col("threshold_pace") > 0) & (pl.col("distance") > 0))
-        .then(pl.lit("pace"))
-        .when(pl.col("suffer_score").is_not_null()).then(pl.lit("suffer_score"))
-        .when(timed & (pl.col("estimate_if") > 0)).then(pl.lit("estimate"))
-        .otherwise(pl.lit("none"))
+
+    def load_of(factor: str) -> pl.Expr:
+        return seconds * pl.col(factor) * pl.col(factor) / 3600 * 100
+
+    rated = base.with_columns(
+        ftp.alias("ftp"), lthr.alias("lthr"),
+        pl.when(pl.col("dated_ftp").is_not_null()).then(pl.col("dated_source"))
+        .when(pl.col("first_ftp").is_not_null()).then(pl.lit("known_later")).alias("ftp_source"),
+        pl.when(pl.col("set_lthr").is_not_null()).then(pl.lit("setting"))
+        .when(pl.col("zone_lthr").is_not_null()).then(pl.lit("zones")).alias("lthr_source"),
+    ).with_columns(
+        pl.when(timed & pl.col("power_tss") & pl.col("device_watts").fill_null(False) & (watts > 0)
+                & (pl.col("ftp") > 0)).then(watts / pl.col("ftp")).alias("power_if"),
+        pl.when(timed & (pl.col("sport_family") == "Run") & (pl.col("threshold_pace") > 0) & (pl.col("distance") > 0))
+        .then(pl.coalesce("gap_speed", pl.col("distance") / seconds) * pl.col("threshold_pace") / 1000)
+        .alias("pace_if"),
+        pl.when(timed & (hr > 0) & (pl.col("lthr") > 0)).then(hr / pl.col("lthr")).alias("hr_if"),
+        pl.when(timed & (pl.col("estimate_if") > 0)).then(pl.col("estimate_if")).alias("estimate_if_used"),
+    ).with_columns(load_of("power_if").alias("power_load"), load_of("pace_if").alias("pace_load"),
+                   load_of("estimate_if_used").alias("estimated_load"))
+    calibration = (rated.filter((pl.col("power_load") > 0) & (pl.col("zone_load") > 0)).group_by("athlete_id")
+                   .agg(pl.len().alias("rides"), (pl.col("power_load") / pl.col("zone_load")).median().alias("ratio")))
+    ratio = pl.col("ratio")
+    accepted = ((pl.col("rides") >= t.setting("hr_calibration_min_rides"))
+                & ratio.is_between(t.setting("hr_calibration_min_ratio"), t.setting("hr_calibration_max_ratio")))
+    zoned = pl.col("zone_load") > 0
+    with_hr = (
+        rated.join(calibration, on="athlete_id", how="left")
+        .with_columns(pl.when(accepted).then(ratio).alias("hr_calibration"))
+        .with_columns(pl.when(zoned).then(pl.col("zone_load") * pl.col("hr_calibration").fill_null(1.0))
+                      .when(pl.col("hr_if").is_not_null()).then(load_of("hr_if")).alias("hr_load"),
+                      pl.when(zoned & pl.col("hr_calibration").is_not_null()).then(pl.lit("zones_calibrated"))
+                      .when(zoned).then(pl.lit("zones"))
+                      .when(pl.col("hr_if").is_not_null()).then(pl.lit("average_hr")).alias("hr_load_basis"))
     )
+    source = (pl.when(pl.col("power_load").is_not_null()).then(pl.lit("power"))
+              .when(pl.col("pace_load").is_not_null()).then(pl.lit("pace"))
+              .when(pl.col("hr_load").is_not_null()).then(pl.lit("heart_rate"))
+              .when(pl.col("suffer_score").is_not_null()).then(pl.lit("suffer_score"))
+              .when(pl.col("estimated_load").is_not_null()).then(pl.lit("estimate"))
+              .otherwise(pl.lit("none")))
     chosen = pl.col("load_source")
-    intensity = (pl.when(chosen == "power").then(watts / pl.col("ftp"))
-                 .when(chosen == "heart_rate").then(hr / pl.col("lthr"))
-                 .when(chosen == "pace").then(pl.col("distance") / seconds * pl.col("threshold_pace") / 1000)
-                 .when(chosen == "estimate").then(pl.col("estimate_if")))
-    factor = pl.col("intensity_factor")
+    hr_factor = (pl.when(pl.col("hr_load_basis") == "average_hr").then(pl.col("hr_if"))
+                 .when(timed).then((pl.col("hr_load") * 36 / seconds).sqrt()))
+    intensity = (pl.when(chosen == "power").then(pl.col("power_if"))
+                 .when(chosen == "pace").then(pl.col("pace_if"))
+                 .when(chosen == "heart_rate").then(hr_factor)
+                 .when(chosen == "estimate").then(pl.col("estimate_if_used")))
+    load = (pl.when(chosen == "power").then(pl.col("power_load"))
+            .when(chosen == "pace").then(pl.col("pace_load"))
+            .when(chosen == "heart_rate").then(pl.col("hr_load"))
+            .when(chosen == "suffer_score").then(pl.col("suffer_score"))
+            .when(chosen == "estimate").then(pl.col("estimated_load")))
     return (
-        base.with_columns(ftp.alias("ftp"), lthr.alias("lthr"),
-                          pl.when(pl.col("dated_ftp").is_not_null()).then(pl.col("dated_source"))
-                          .when(pl.col("first_ftp").is_not_null()).then(pl.lit("earliest_known")).alias("ftp_source"),
-                          pl.when(pl.col("set_lthr").is_not_null()).then(pl.lit("setting"))
-                          .when(pl.col("zone_lthr").is_not_null()).then(pl.lit("zones")).alias("lthr_source"),
-                          source.alias("load_source"))
-        .with_columns(intensity.alias("intensity_factor"))
+        with_hr.with_columns(source.alias("load_source"))
         .select("activity_id", "athlete_id", "sport_type", "sport_family", "local_date", "week_start", "iso_year",
                 "iso_week", "moving_time", "duration_s", watts.alias("np_watts"), "ftp", "ftp_source",
-                hr.alias("average_hr"), "lthr", "lthr_source", "intensity_factor",
-                pl.when(chosen == "suffer_score").then(pl.col("suffer_score"))
-                .when(factor.is_not_null()).then(seconds * factor * factor / 3600 * 100).alias("load"),
-                "load_source")
+                hr.alias("average_hr"), "lthr", "lthr_source", pl.col("threshold_pace").alias("threshold_pace_s_per_km"),
+                "power_load", "pace_load",
+                pl.when(pl.col("pace_load").is_not_null())
+                .then(pl.when(pl.col("gap_speed").is_not_null()).then(pl.lit("grade_adjusted"))
+                      .otherwise(pl.lit("average_speed"))).alias("pace_basis"),
+                "hr_load", "hr_load_basis", "hr_calibration", "suffer_score", "estimated_load",
+                intensity.alias("intensity_factor"), load.alias("load"), "load_source")
         .sort("athlete_id", "local_date", "activity_id")
     )
 
@@ -181,7 +237,10 @@ def pmc_by_family(t: Tables) -> pl.LazyFrame:
 
 def _pmc_by_family(t: Tables) -> pl.LazyFrame:
     ramp_days = int(t.setting("ramp_days"))
-    series = load_ewma(t, 1 - math.exp(-1 / t.setting("ctl_days")), 1 - math.exp(-1 / t.setting("atl_days"))
+    def constant(days: float) -> float:
+        return 1 / days if t.setting("pmc_constant_form") == 1 else 1 - math.exp(-1 / days)
+
+    series = load_ewma(t, constant(t.setting("ctl_days")), constant(t.setting("atl_days"))
                        ).rename({"a": "ctl", "b": "atl"})
 
     def earlier(column: str, days: int) -> pl.Expr:
@@ -243,6 +302,7 @@ def load_coverage_weekly(t: Tables) -> pl.LazyFrame:
     counts = (("power", "power_activities"), ("heart_rate", "heart_rate_activities"), ("pace", "pace_activities"),
               ("suffer_score", "suffer_score_activities"), ("estimate", "estimated_activities"),
               ("none", "unloaded_activities"))
+    later = (source == "power") & (pl.col("ftp_source") == "known_later")
     total = pl.col("moving_time_s")
     return (
         activity_load(t)
@@ -250,11 +310,13 @@ def load_coverage_weekly(t: Tables) -> pl.LazyFrame:
         .agg(pl.len().cast(pl.Int64).alias("activities"),
              seconds.sum().cast(pl.Int64).alias("moving_time_s"),
              seconds.filter(pl.col("load").is_not_null()).sum().cast(pl.Int64).alias("loaded_moving_time_s"),
-             seconds.filter(~source.is_in(["estimate", "none"])).sum().alias("measured_s"),
-             *((source == name).sum().cast(pl.Int64).alias(column) for name, column in counts))
+             seconds.filter(~source.is_in(["estimate", "none"]) & ~later.fill_null(False)).sum().alias("measured_s"),
+             *((source == name).sum().cast(pl.Int64).alias(column) for name, column in counts),
+             later.fill_null(False).sum().cast(pl.Int64).alias("later_ftp_activities"))
         .with_columns(pl.when(total != 0).then(pl.col("loaded_moving_time_s") / total).alias("coverage"),
                       pl.when(total != 0).then(pl.col("measured_s") / total).alias("measured_coverage"))
         .select("athlete_id", "week_start", "iso_year", "iso_week", "activities", "moving_time_s",
-                "loaded_moving_time_s", "coverage", "measured_coverage", *(column for _, column in counts))
+                "loaded_moving_time_s", "coverage", "measured_coverage", *(column for _, column in counts),
+                "later_ftp_activities")
         .sort("athlete_id", "week_start")
     )

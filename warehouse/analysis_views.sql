@@ -352,26 +352,35 @@ SELECT athlete_id, valid_from, lead(valid_from) OVER (PARTITION BY athlete_id OR
 FROM one
 ORDER BY athlete_id, valid_from;
 
--- Per activity: a load on the TSS scale (an hour at threshold = 100) and where it came from, the best source the
--- activity has, in this order (load_source):
---   'power'       TSS = duration * (NP / FTP)^2 / 3600 * 100, NP approximated by weighted_average_watts: device power
---                 on a sport type with power_tss, FTP for the local date from ftp_timeline (ftp_source: history,
---                 profile, or earliest_known before the athlete's first known FTP);
---   'heart_rate'  hrTSS = duration * (average HR / LTHR)^2 / 3600 * 100, LTHR from analysis_thresholds by date
---                 ('setting'), else the lower bound of zone lthr_zone of the athlete's 5 heart-rate zones in force
---                 (athlete_zone_history; the first version before it: 'zones');
---   'pace'        runs with a threshold pace set: rTSS = duration * (speed / threshold speed)^2 / 3600 * 100 on the
---                 average speed (no grade adjustment: the service gives no streams);
---   'suffer_score' the service's relative effort;
---   'estimate'    duration * estimate_if^2 / 3600 * 100, the sport type's usual intensity (analysis_sport_families;
---                 estimate_if_default for others);
---   'none'        nothing to go on (no duration).
--- duration is moving_time, else elapsed_time. intensity_factor is the source's: NP / FTP, HR / LTHR, speed /
--- threshold speed or estimate_if (NULL for the suffer score).
+-- Per activity: every load it could have on the TSS scale (an hour at threshold = 100), and the one chosen
+-- (load, load_source), explicit thresholds before derived ones:
+--   power_load     duration * (NP / FTP)^2 / 3600 * 100, NP approximated by weighted_average_watts: device power on
+--                  a sport type with power_tss, FTP for the local date from ftp_timeline (ftp_source: history,
+--                  profile, or known_later: before the athlete's first known FTP, the first one, known only later);
+--   pace_load      runs with a threshold pace set (analysis_thresholds): rTSS = duration * (speed / threshold
+--                  speed)^2 / 3600 * 100, on the grade-adjusted speed when every split carries it (the real service),
+--                  else the average speed (pace_basis);
+--   hr_load        the seconds in each heart-rate zone (activity_zone_buckets) times the zone's load per hour
+--                  (analysis_hr_zone_weights), scaled per athlete by hr_calibration = the median of power_load /
+--                  that zone load over the athlete's rides with both, when there are hr_calibration_min_rides and
+--                  the ratio is within hr_calibration_min_ratio .. max_ratio (hr_load_basis zones_calibrated, else
+--                  zones); without zone buckets, duration * (average HR / LTHR)^2 / 3600 * 100 (average_hr), LTHR
+--                  from analysis_thresholds by date ('setting'), else the lower bound of zone lthr_zone of the
+--                  athlete's 5 heart-rate zones in force (athlete_zone_history; the first version before it: 'zones');
+--   suffer_score   the service's relative effort;
+--   estimated_load duration * estimate_if^2 / 3600 * 100, the sport type's usual intensity (analysis_sport_families;
+--                  estimate_if_default for others).
+-- load_source is the first of power, pace (runs: rTSS before hrTSS, as TrainingPeaks orders them), heart_rate,
+-- suffer_score, estimate that the activity has; 'none' without any (no duration). duration is moving_time, else
+-- elapsed_time. intensity_factor is the chosen source's: NP / FTP, speed / threshold speed, HR / LTHR (for zone
+-- loads the IF an hour of that load means), estimate_if; NULL for the suffer score.
 CREATE OR REPLACE VIEW activity_load AS
 WITH settings AS MATERIALIZED (
     SELECT max(value) FILTER (WHERE name = 'lthr_zone') AS lthr_zone,
-           max(value) FILTER (WHERE name = 'estimate_if_default') AS estimate_if_default
+           max(value) FILTER (WHERE name = 'estimate_if_default') AS estimate_if_default,
+           max(value) FILTER (WHERE name = 'hr_calibration_min_rides') AS min_rides,
+           max(value) FILTER (WHERE name = 'hr_calibration_min_ratio') AS min_ratio,
+           max(value) FILTER (WHERE name = 'hr_calibration_max_ratio') AS max_ratio
     FROM analysis_settings
 ), f AS MATERIALIZED (
     SELECT sport_type, power_tss, estimate_if FROM analysis_sport_families
@@ -391,14 +400,30 @@ WITH settings AS MATERIALIZED (
     WHERE zones = 5 AND zone = (SELECT lthr_zone FROM settings) AND zone_min > 0
 ), first_zone AS MATERIALIZED (
     SELECT athlete_id, arg_min(lthr, valid_from) AS lthr FROM lthr_zones GROUP BY athlete_id
+), zone_load AS MATERIALIZED (
+    SELECT b.activity_id, sum(b.seconds * w.load_per_hour) / 3600 AS zone_load
+    FROM (SELECT activity_id, bucket_index, seconds, count(*) OVER (PARTITION BY activity_id) AS zone_count
+          FROM activity_zone_buckets WHERE zone_type = 'heartrate') b
+    JOIN analysis_hr_zone_weights w ON w.zone_count = b.zone_count AND w.zone = b.bucket_index
+    GROUP BY b.activity_id
+    HAVING sum(b.seconds) > 0
+), gap AS MATERIALIZED (
+    SELECT activity_id, sum(average_grade_adjusted_speed * moving_time) / sum(moving_time) AS gap_speed
+    FROM splits_metric
+    WHERE moving_time > 0
+    GROUP BY activity_id
+    HAVING min(coalesce(average_grade_adjusted_speed, 0)) > 0
 ), base AS (
     SELECT c.activity_id, c.athlete_id, c.sport_type, c.sport_family, c.local_date, c.week_start, c.iso_year,
            c.iso_week, a.moving_time, coalesce(nullif(a.moving_time, 0), a.elapsed_time) AS duration_s, a.distance,
            a.device_watts, a.weighted_average_watts, a.average_heartrate, a.suffer_score,
-           coalesce(f.power_tss, false) AS power_tss, coalesce(f.estimate_if, s.estimate_if_default) AS estimate_if
+           coalesce(f.power_tss, false) AS power_tss, coalesce(f.estimate_if, s.estimate_if_default) AS estimate_if,
+           z.zone_load, g.gap_speed
     FROM activity_calendar c
     JOIN activities a ON a.activity_id = c.activity_id
     LEFT JOIN f ON f.sport_type = c.sport_type
+    LEFT JOIN zone_load z ON z.activity_id = c.activity_id
+    LEFT JOIN gap g ON g.activity_id = c.activity_id
     CROSS JOIN settings s
 ), dated AS (
     SELECT base.*, tl.ftp AS dated_ftp, tl.source AS dated_source, first_ftp.ftp AS first_ftp,
@@ -413,37 +438,70 @@ WITH settings AS MATERIALIZED (
     ASOF LEFT JOIN pace_set ON pace_set.athlete_id = base.athlete_id AND base.local_date >= pace_set.valid_from
 ), sourced AS (
     SELECT *, coalesce(dated_ftp, first_ftp) AS ftp,
-           CASE WHEN dated_ftp IS NOT NULL THEN dated_source WHEN first_ftp IS NOT NULL THEN 'earliest_known' END
+           CASE WHEN dated_ftp IS NOT NULL THEN dated_source WHEN first_ftp IS NOT NULL THEN 'known_later' END
                AS ftp_source,
            coalesce(set_lthr, zone_lthr) AS lthr,
            CASE WHEN set_lthr IS NOT NULL THEN 'setting' WHEN zone_lthr IS NOT NULL THEN 'zones' END AS lthr_source
     FROM dated
-), chosen AS (
-    SELECT *,
-           CASE WHEN duration_s > 0 AND power_tss AND coalesce(device_watts, false) AND weighted_average_watts > 0
-                     AND ftp > 0 THEN 'power'
-                WHEN duration_s > 0 AND average_heartrate > 0 AND lthr > 0 THEN 'heart_rate'
-                WHEN duration_s > 0 AND sport_family = 'Run' AND threshold_pace > 0 AND distance > 0 THEN 'pace'
-                WHEN suffer_score IS NOT NULL THEN 'suffer_score'
-                WHEN duration_s > 0 AND estimate_if > 0 THEN 'estimate'
-                ELSE 'none' END AS load_source
-    FROM sourced
 ), rated AS (
     SELECT *,
-           CASE load_source WHEN 'power' THEN weighted_average_watts / ftp
-                            WHEN 'heart_rate' THEN average_heartrate / lthr
-                            WHEN 'pace' THEN distance / duration_s * threshold_pace / 1000
-                            WHEN 'estimate' THEN estimate_if END AS intensity_factor
-    FROM chosen
+           CASE WHEN duration_s > 0 AND power_tss AND coalesce(device_watts, false) AND weighted_average_watts > 0
+                     AND ftp > 0 THEN weighted_average_watts / ftp END AS power_if,
+           CASE WHEN duration_s > 0 AND sport_family = 'Run' AND threshold_pace > 0 AND distance > 0
+                THEN coalesce(gap_speed, distance / duration_s) * threshold_pace / 1000 END AS pace_if,
+           CASE WHEN duration_s > 0 AND average_heartrate > 0 AND lthr > 0 THEN average_heartrate / lthr END AS hr_if,
+           CASE WHEN duration_s > 0 AND estimate_if > 0 THEN estimate_if END AS estimate_if_used
+    FROM sourced
+), candidates AS (
+    SELECT *, duration_s * power_if * power_if / 3600 * 100 AS power_load,
+           duration_s * pace_if * pace_if / 3600 * 100 AS pace_load,
+           duration_s * estimate_if_used * estimate_if_used / 3600 * 100 AS estimated_load
+    FROM rated
+), calibration AS (
+    SELECT athlete_id, count(*) AS rides, median(power_load / zone_load) AS ratio
+    FROM candidates
+    WHERE power_load > 0 AND zone_load > 0
+    GROUP BY athlete_id
+), calibrated AS (
+    SELECT c.*,
+           CASE WHEN k.rides >= s.min_rides AND k.ratio BETWEEN s.min_ratio AND s.max_ratio THEN k.ratio END
+               AS hr_calibration
+    FROM candidates c
+    LEFT JOIN calibration k ON k.athlete_id = c.athlete_id
+    CROSS JOIN settings s
+), hr AS (
+    SELECT *,
+           CASE WHEN zone_load > 0 THEN zone_load * coalesce(hr_calibration, 1)
+                WHEN hr_if IS NOT NULL THEN duration_s * hr_if * hr_if / 3600 * 100 END AS hr_load,
+           CASE WHEN zone_load > 0 AND hr_calibration IS NOT NULL THEN 'zones_calibrated'
+                WHEN zone_load > 0 THEN 'zones'
+                WHEN hr_if IS NOT NULL THEN 'average_hr' END AS hr_load_basis
+    FROM calibrated
+), chosen AS (
+    SELECT *,
+           CASE WHEN power_load IS NOT NULL THEN 'power'
+                WHEN pace_load IS NOT NULL THEN 'pace'
+                WHEN hr_load IS NOT NULL THEN 'heart_rate'
+                WHEN suffer_score IS NOT NULL THEN 'suffer_score'
+                WHEN estimated_load IS NOT NULL THEN 'estimate'
+                ELSE 'none' END AS load_source
+    FROM hr
 )
 SELECT activity_id, athlete_id, sport_type, sport_family, local_date, week_start, iso_year, iso_week, moving_time,
        duration_s, weighted_average_watts AS np_watts, ftp, ftp_source, average_heartrate AS average_hr, lthr,
-       lthr_source, intensity_factor,
-       CASE WHEN load_source = 'suffer_score' THEN suffer_score
-            WHEN intensity_factor IS NOT NULL THEN duration_s * intensity_factor * intensity_factor / 3600 * 100 END
-           AS load,
+       lthr_source, threshold_pace AS threshold_pace_s_per_km, power_load, pace_load,
+       CASE WHEN pace_load IS NOT NULL THEN CASE WHEN gap_speed IS NOT NULL THEN 'grade_adjusted'
+                                                 ELSE 'average_speed' END END AS pace_basis,
+       hr_load, hr_load_basis, hr_calibration, suffer_score, estimated_load,
+       CASE load_source WHEN 'power' THEN power_if
+                        WHEN 'pace' THEN pace_if
+                        WHEN 'heart_rate' THEN CASE WHEN hr_load_basis = 'average_hr' THEN hr_if
+                                                    WHEN duration_s > 0 THEN sqrt(hr_load * 36 / duration_s) END
+                        WHEN 'estimate' THEN estimate_if_used END AS intensity_factor,
+       CASE load_source WHEN 'power' THEN power_load WHEN 'pace' THEN pace_load WHEN 'heart_rate' THEN hr_load
+                        WHEN 'suffer_score' THEN suffer_score WHEN 'estimate' THEN estimated_load END AS load,
        load_source
-FROM rated
+FROM chosen
 ORDER BY athlete_id, local_date, activity_id;
 
 -- A dense daily series per athlete from the first activity to as_of_date: rest days have load 0.
@@ -527,6 +585,12 @@ SELECT athlete_id, sport_family, date, load,
 FROM ewma
 GROUP BY athlete_id, sport_family, date, load;
 
+-- The time constant load_ewma takes for a PMC time constant in days: itself for the exact exponential (k = 1 -
+-- exp(-1/days), GoldenCheetah), or the one whose k is 1/days (TrainingPeaks) when pmc_constant_form is 1.
+CREATE OR REPLACE MACRO pmc_tau(days) AS
+    CASE WHEN (SELECT value FROM analysis_settings WHERE name = 'pmc_constant_form') = 1
+         THEN -1 / ln(1 - 1 / days) ELSE days END;
+
 -- The performance management chart of one sport family ('All': every activity), or of every family (NULL): CTL
 -- and ATL (load_ewma with ctl_days and atl_days), TSB = yesterday's CTL - ATL, ramp_rate = CTL minus CTL
 -- ramp_days earlier, and the form band of the TSB.
@@ -535,8 +599,8 @@ WITH params AS (
     SELECT CAST(max(value) FILTER (WHERE name = 'ramp_days') AS INTEGER) AS ramp_days FROM analysis_settings
 ), wide AS (
     SELECT athlete_id, sport_family, date, load, a AS ctl, b AS atl
-    FROM load_ewma((SELECT value FROM analysis_settings WHERE name = 'ctl_days'),
-                   (SELECT value FROM analysis_settings WHERE name = 'atl_days'), only_family)
+    FROM load_ewma((SELECT pmc_tau(value) FROM analysis_settings WHERE name = 'ctl_days'),
+                   (SELECT pmc_tau(value) FROM analysis_settings WHERE name = 'atl_days'), only_family)
 ), shaped AS (
     SELECT w.athlete_id, w.sport_family, w.date, w.load, w.ctl, w.atl,
            lag(w.ctl, 1, 0) OVER w1 - lag(w.atl, 1, 0) OVER w1 AS tsb,
@@ -602,21 +666,25 @@ JOIN ewma e ON e.athlete_id = s.athlete_id AND e.date = s.date
 ORDER BY s.athlete_id, s.date;
 
 -- Per athlete and ISO week: how much of the time has a load, how much of it was measured (power, heart rate, pace
--- or suffer score) rather than estimated, and how many activities each source gave.
+-- or suffer score) rather than estimated, and how many activities each source gave. Power load from an FTP known
+-- only later (ftp_source known_later) is not measured: it is counted apart (later_ftp_activities).
 CREATE OR REPLACE VIEW load_coverage_weekly AS
 SELECT athlete_id, week_start, iso_year, iso_week,
        CAST(count(*) AS BIGINT) AS activities,
        CAST(coalesce(sum(duration_s), 0) AS BIGINT) AS moving_time_s,
        CAST(coalesce(sum(duration_s) FILTER (WHERE load IS NOT NULL), 0) AS BIGINT) AS loaded_moving_time_s,
        coalesce(sum(duration_s) FILTER (WHERE load IS NOT NULL), 0) / nullif(sum(duration_s), 0) AS coverage,
-       coalesce(sum(duration_s) FILTER (WHERE load_source NOT IN ('estimate', 'none')), 0) / nullif(sum(duration_s), 0)
-           AS measured_coverage,
+       coalesce(sum(duration_s) FILTER (WHERE load_source NOT IN ('estimate', 'none')
+                                          AND NOT (load_source = 'power' AND ftp_source = 'known_later')), 0)
+           / nullif(sum(duration_s), 0) AS measured_coverage,
        CAST(count(*) FILTER (WHERE load_source = 'power') AS BIGINT) AS power_activities,
        CAST(count(*) FILTER (WHERE load_source = 'heart_rate') AS BIGINT) AS heart_rate_activities,
        CAST(count(*) FILTER (WHERE load_source = 'pace') AS BIGINT) AS pace_activities,
        CAST(count(*) FILTER (WHERE load_source = 'suffer_score') AS BIGINT) AS suffer_score_activities,
        CAST(count(*) FILTER (WHERE load_source = 'estimate') AS BIGINT) AS estimated_activities,
-       CAST(count(*) FILTER (WHERE load_source = 'none') AS BIGINT) AS unloaded_activities
+       CAST(count(*) FILTER (WHERE load_source = 'none') AS BIGINT) AS unloaded_activities,
+       CAST(count(*) FILTER (WHERE load_source = 'power' AND ftp_source = 'known_later') AS BIGINT)
+           AS later_ftp_activities
 FROM activity_load
 GROUP BY athlete_id, week_start, iso_year, iso_week
 ORDER BY athlete_id, week_start;
@@ -654,7 +722,9 @@ WHERE duration_s > 0 AND watts > 0 AND local_date IS NOT NULL;
 -- Mean-maximal power per athlete, season (season = the calendar year, 0 = all time) and duration of
 -- analysis_power_durations: the best average power of any effort lasting at least that long (an effort of D s at
 -- P W holds P or more for every shorter window, so the curve is a lower bound of the true one). The best effort is
--- the highest power; on a tie the earliest, then the lowest id.
+-- the highest power; on a tie the earliest, then the lowest id. at_duration: the best effort itself lasted less
+-- than the next listed duration, so the point is an effort of about that length, not a longer one carried down
+-- (charts draw only those as measured).
 CREATE OR REPLACE VIEW power_duration_curve AS
 WITH e AS (
     SELECT athlete_id, year AS season, source, source_id, activity_id, local_date, duration_s, watts
@@ -662,7 +732,7 @@ WITH e AS (
     UNION ALL
     SELECT athlete_id, 0, source, source_id, activity_id, local_date, duration_s, watts FROM power_efforts()
 ), d AS MATERIALIZED (
-    SELECT duration_s, label FROM analysis_power_durations
+    SELECT duration_s, label, lead(duration_s) OVER (ORDER BY duration_s) AS next_s FROM analysis_power_durations
 )
 SELECT e.athlete_id, e.season, d.duration_s, any_value(d.label) AS label,
        max(e.watts) AS best_watts,
@@ -670,59 +740,98 @@ SELECT e.athlete_id, e.season, d.duration_s, any_value(d.label) AS label,
        arg_max(e.source_id, (e.watts, -epoch(e.local_date), -e.source_id)) AS source_id,
        arg_max(e.activity_id, (e.watts, -epoch(e.local_date), -e.source_id)) AS activity_id,
        arg_max(e.local_date, (e.watts, -epoch(e.local_date), -e.source_id)) AS local_date,
-       arg_max(e.duration_s, (e.watts, -epoch(e.local_date), -e.source_id)) AS effort_duration_s
+       arg_max(e.duration_s, (e.watts, -epoch(e.local_date), -e.source_id)) AS effort_duration_s,
+       coalesce(arg_max(e.duration_s, (e.watts, -epoch(e.local_date), -e.source_id)) < any_value(d.next_s), true)
+           AS at_duration
 FROM e JOIN d ON e.duration_s >= d.duration_s
 GROUP BY e.athlete_id, e.season, d.duration_s
 ORDER BY e.athlete_id, e.season, d.duration_s;
 
--- Critical power and W' per athlete and season (0 = all time), the 2-parameter model P = CP + W'/t fitted as work
--- = CP * t + W' (least squares) on the best effort of each band between consecutive durations of
--- analysis_power_durations within cp_min_s .. cp_max_s (2-20 min): one point per band, so a dozen efforts of the
--- same length do not outweigh the rest. Points: how many bands had an effort; r2 of the work-time fit and the
--- power error (rmse_watts: root mean square of P - (CP + W'/t) over the points) say how well it fits. CP and W'
--- are NULL with fewer than cp_min_points points or a fit without physical meaning (CP or W' not positive), and
--- cp_note says why.
+-- Critical power and W' per athlete and season (0 = all time), the 2-parameter model P = CP + W'/t fitted on the
+-- power-duration envelope: an effort is a point only if no longer effort of the season was at least as strong (a
+-- sub-maximal 20:00 beside a harder 37:00 says nothing about CP). One point per band between consecutive durations
+-- of analysis_power_durations from cp_min_s up to cp_max_s (2-20 min; the last band includes cp_max_s, so no band
+-- holds only efforts of exactly one length): the band's strongest envelope effort at its real duration, so a dozen
+-- efforts of one length do not outweigh the rest. Two fits of the same points: work = CP * t + W' (least squares,
+-- cp_watts, w_prime_j, r2, rmse_watts) and P = CP + W' * (1/t) (cp_inverse_t_watts, w_prime_inverse_t_j).
+-- Gates (settings rows): at least cp_min_points points whose longest is cp_min_spread times the shortest; W'
+-- between w_prime_min_j and w_prime_max_j; CP at least cp_hour_share of the best power held for cp_hour_s or longer
+-- (CP lies above an hour's power). A fit that fails one is NULL and cp_note says which; 'ok' otherwise.
 CREATE OR REPLACE VIEW critical_power AS
 WITH params AS MATERIALIZED (
     SELECT max(value) FILTER (WHERE name = 'cp_min_s') AS lo, max(value) FILTER (WHERE name = 'cp_max_s') AS hi,
-           max(value) FILTER (WHERE name = 'cp_min_points') AS min_points
+           max(value) FILTER (WHERE name = 'cp_min_points') AS min_points,
+           max(value) FILTER (WHERE name = 'cp_min_spread') AS min_spread,
+           max(value) FILTER (WHERE name = 'cp_hour_s') AS hour_s,
+           max(value) FILTER (WHERE name = 'cp_hour_share') AS hour_share,
+           max(value) FILTER (WHERE name = 'w_prime_min_j') AS w_min, max(value) FILTER (WHERE name = 'w_prime_max_j') AS w_max
     FROM analysis_settings
 ), bands AS MATERIALIZED (
-    SELECT duration_s AS band_from, lead(duration_s) OVER (ORDER BY duration_s) AS band_to
-    FROM analysis_power_durations
+    SELECT band_from, CASE WHEN band_to IS NULL OR band_to >= params.hi THEN params.hi + 1 ELSE band_to END AS band_to
+    FROM (SELECT duration_s AS band_from, lead(duration_s) OVER (ORDER BY duration_s) AS band_to
+          FROM analysis_power_durations) CROSS JOIN params
+    WHERE band_from >= params.lo AND band_from < params.hi
 ), e AS (
     SELECT athlete_id, year AS season, source_id, local_date, duration_s, watts FROM power_efforts()
     UNION ALL
     SELECT athlete_id, 0, source_id, local_date, duration_s, watts FROM power_efforts()
+), longer AS (
+    SELECT *, max(watts) OVER (PARTITION BY athlete_id, season ORDER BY duration_s DESC
+                               RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS longer_best
+    FROM e
+), hour AS (
+    SELECT e.athlete_id, e.season, max(e.watts) AS hour_watts
+    FROM e CROSS JOIN params WHERE e.duration_s >= params.hour_s GROUP BY e.athlete_id, e.season
 ), points AS (
-    SELECT e.athlete_id, e.season, b.band_from,
-           arg_max(e.duration_s, (e.watts, -epoch(e.local_date), -e.source_id)) AS t,
-           max(e.watts) AS p
-    FROM e CROSS JOIN params
-    JOIN bands b ON e.duration_s >= b.band_from AND (e.duration_s < b.band_to OR b.band_to IS NULL)
-    WHERE e.duration_s BETWEEN params.lo AND params.hi
-    GROUP BY e.athlete_id, e.season, b.band_from
+    SELECT l.athlete_id, l.season, b.band_from,
+           arg_max(l.duration_s, (l.watts, -epoch(l.local_date), -l.source_id)) AS t,
+           max(l.watts) AS p
+    FROM longer l
+    JOIN bands b ON l.duration_s >= b.band_from AND l.duration_s < b.band_to
+    WHERE l.longer_best IS NULL OR l.longer_best < l.watts
+    GROUP BY l.athlete_id, l.season, b.band_from
+), seasons AS (
+    SELECT DISTINCT athlete_id, season FROM e
 ), fit AS (
-    SELECT athlete_id, season, CAST(count(*) AS INTEGER) AS points, regr_slope(p * t, t) AS cp,
-           regr_intercept(p * t, t) AS w_prime, regr_r2(p * t, t) AS r2, min(t) AS shortest_s, max(t) AS longest_s
-    FROM points
-    GROUP BY athlete_id, season
+    SELECT s.athlete_id, s.season, CAST(count(p.t) AS INTEGER) AS points, regr_slope(p.p * p.t, p.t) AS cp,
+           regr_intercept(p.p * p.t, p.t) AS w_prime, regr_r2(p.p * p.t, p.t) AS r2,
+           regr_intercept(p.p, 1.0 / p.t) AS cp_inv, regr_slope(p.p, 1.0 / p.t) AS w_prime_inv,
+           min(p.t) AS shortest_s, max(p.t) AS longest_s
+    FROM seasons s LEFT JOIN points p ON p.athlete_id = s.athlete_id AND p.season = s.season
+    GROUP BY s.athlete_id, s.season
 ), judged AS (
-    SELECT fit.*, points >= params.min_points AND cp > 0 AND w_prime > 0 AS ok,
-           CASE WHEN points < params.min_points THEN 'too few efforts between ' || CAST(params.lo AS INTEGER) || ' and '
-                     || CAST(params.hi AS INTEGER) || ' s: ' || points || ' of ' || CAST(params.min_points AS INTEGER)
-                WHEN cp <= 0 OR w_prime <= 0 THEN 'no physical fit (CP or W'' not positive)'
+    SELECT fit.*, h.hour_watts,
+           CASE WHEN fit.points < params.min_points
+                     THEN 'too few envelope efforts between ' || CAST(params.lo AS INTEGER) || ' and '
+                          || CAST(params.hi AS INTEGER) || ' s: ' || fit.points || ' of '
+                          || CAST(params.min_points AS INTEGER)
+                WHEN fit.longest_s < params.min_spread * fit.shortest_s
+                     THEN 'efforts too alike in length: ' || fit.shortest_s || '-' || fit.longest_s || ' s, needs '
+                          || CAST(params.min_spread AS INTEGER) || 'x'
+                WHEN fit.cp <= 0 OR fit.w_prime <= 0 THEN 'no physical fit (CP or W'' not positive)'
+                WHEN fit.w_prime < params.w_min OR fit.w_prime > params.w_max
+                     THEN 'implausible W'' ' || CAST(round(fit.w_prime) AS BIGINT) || ' J (outside '
+                          || CAST(params.w_min AS BIGINT) || '-' || CAST(params.w_max AS BIGINT)
+                          || ' J): the efforts are not maximal'
+                WHEN fit.cp < params.hour_share * h.hour_watts
+                     THEN 'implausible: CP ' || CAST(round(fit.cp) AS BIGINT) || ' W below '
+                          || CAST(round(h.hour_watts, 1) AS VARCHAR) || ' W held for ' || CAST(params.hour_s / 60 AS BIGINT)
+                          || ' min or more: the short efforts are not maximal'
                 ELSE 'ok' END AS cp_note
-    FROM fit CROSS JOIN params
+    FROM fit CROSS JOIN params LEFT JOIN hour h ON h.athlete_id = fit.athlete_id AND h.season = fit.season
 ), errors AS (
     SELECT j.athlete_id, j.season, sqrt(avg((p.p - (j.cp + j.w_prime / p.t)) ^ 2)) AS rmse_watts
     FROM judged j JOIN points p ON p.athlete_id = j.athlete_id AND p.season = j.season
-    WHERE j.ok
+    WHERE j.cp_note = 'ok'
     GROUP BY j.athlete_id, j.season
 )
-SELECT j.athlete_id, j.season, j.points, j.shortest_s, j.longest_s,
-       CASE WHEN j.ok THEN j.cp END AS cp_watts, CASE WHEN j.ok THEN j.w_prime END AS w_prime_j,
-       CASE WHEN j.ok THEN j.r2 END AS r2, er.rmse_watts, j.cp_note
+SELECT j.athlete_id, j.season, j.points, CAST(j.shortest_s AS INTEGER) AS shortest_s,
+       CAST(j.longest_s AS INTEGER) AS longest_s,
+       CASE WHEN j.cp_note = 'ok' THEN j.cp END AS cp_watts, CASE WHEN j.cp_note = 'ok' THEN j.w_prime END AS w_prime_j,
+       CASE WHEN j.cp_note = 'ok' THEN j.r2 END AS r2, er.rmse_watts,
+       CASE WHEN j.cp_note = 'ok' THEN j.cp_inv END AS cp_inverse_t_watts,
+       CASE WHEN j.cp_note = 'ok' THEN j.w_prime_inv END AS w_prime_inverse_t_j,
+       j.hour_watts AS best_hour_watts, j.cp_note
 FROM judged j LEFT JOIN errors er ON er.athlete_id = j.athlete_id AND er.season = j.season
 ORDER BY j.athlete_id, j.season;
 
@@ -1182,7 +1291,7 @@ COMMENT ON COLUMN ftp_timeline.valid_to IS 'First date of the next row (exclusiv
 COMMENT ON COLUMN ftp_timeline.ftp IS 'Functional threshold power, watts';
 COMMENT ON COLUMN ftp_timeline.source IS 'history (an analysis_ftp_history row) or profile (first day fitsync saw this value in the profile)';
 
-COMMENT ON VIEW activity_load IS 'Per activity: the training load from its best source (power TSS, heart-rate TSS, running pace TSS, suffer score, an estimate from duration and sport), the source, and the thresholds used';
+COMMENT ON VIEW activity_load IS 'Per activity: every training load it could have (power TSS, running pace TSS, heart-rate load, suffer score, an estimate from duration and sport), the one chosen, its source, and the thresholds used';
 COMMENT ON COLUMN activity_load.activity_id IS 'The activity';
 COMMENT ON COLUMN activity_load.athlete_id IS 'The athlete who owns the activity';
 COMMENT ON COLUMN activity_load.sport_type IS 'The activity''s sport type';
@@ -1195,13 +1304,22 @@ COMMENT ON COLUMN activity_load.moving_time IS 'Moving time of the activity, in 
 COMMENT ON COLUMN activity_load.duration_s IS 'The duration the load is computed over: moving_time, else elapsed_time, in seconds';
 COMMENT ON COLUMN activity_load.np_watts IS 'Normalized power, approximated by activities.weighted_average_watts, in watts';
 COMMENT ON COLUMN activity_load.ftp IS 'FTP in force on local_date, in watts (ftp_timeline); before the athlete''s first known FTP, that first one; NULL without any';
-COMMENT ON COLUMN activity_load.ftp_source IS 'Where ftp came from: history (an analysis_ftp_history row), profile (the profile FTP as fitsync saw it on or before that date), earliest_known (the activity predates every known FTP); NULL without an FTP';
+COMMENT ON COLUMN activity_load.ftp_source IS 'Where ftp came from: history (an analysis_ftp_history row), profile (the profile FTP as fitsync saw it on or before that date), known_later (the activity predates every known FTP: the first one, seen only later; not counted as measured); NULL without an FTP';
 COMMENT ON COLUMN activity_load.average_hr IS 'Average heart rate of the activity, bpm';
 COMMENT ON COLUMN activity_load.lthr IS 'Lactate-threshold heart rate for the local date, bpm (analysis_thresholds, else the lower bound of heart-rate zone lthr_zone)';
 COMMENT ON COLUMN activity_load.lthr_source IS 'Where lthr came from: setting (analysis_thresholds) or zones (the athlete''s heart-rate zones in force, or the first known before them); NULL without any';
-COMMENT ON COLUMN activity_load.intensity_factor IS 'The source''s intensity: NP / FTP (power), average HR / LTHR (heart_rate), speed / threshold speed (pace), estimate_if (estimate); NULL for the suffer score';
-COMMENT ON COLUMN activity_load.load IS 'Training load on the TSS scale (an hour at threshold = 100): duration_s * intensity_factor^2 / 3600 * 100, or the suffer score; NULL without a duration';
-COMMENT ON COLUMN activity_load.load_source IS 'The best source the activity has: power (TSS), heart_rate (hrTSS), pace (running rTSS), suffer_score (the service''s relative effort), estimate (duration and the sport''s usual intensity) or none';
+COMMENT ON COLUMN activity_load.threshold_pace_s_per_km IS 'Running threshold pace set for the local date (analysis_thresholds), seconds per km; NULL when none is set';
+COMMENT ON COLUMN activity_load.power_load IS 'Power TSS: duration_s * (NP / FTP)^2 / 3600 * 100 (device power on a power_tss sport type with an FTP); NULL otherwise';
+COMMENT ON COLUMN activity_load.pace_load IS 'Running pace TSS (rTSS): duration_s * (speed / threshold speed)^2 / 3600 * 100 for a run with a threshold pace set; NULL otherwise';
+COMMENT ON COLUMN activity_load.pace_basis IS 'The speed pace_load used: grade_adjusted (every split carries the service''s grade-adjusted speed) or average_speed';
+COMMENT ON COLUMN activity_load.hr_load IS 'Heart-rate load on the TSS scale: seconds in each heart-rate zone times the zone''s load per hour (analysis_hr_zone_weights) times hr_calibration; without zone buckets duration_s * (average HR / LTHR)^2 / 3600 * 100';
+COMMENT ON COLUMN activity_load.hr_load_basis IS 'How hr_load was computed: zones_calibrated, zones (default zone loads) or average_hr (no zone buckets: the last fallback)';
+COMMENT ON COLUMN activity_load.hr_calibration IS 'The athlete''s calibration of zone loads to power: median of power_load / default zone load over rides with both; NULL with fewer than hr_calibration_min_rides or a ratio outside its bounds';
+COMMENT ON COLUMN activity_load.suffer_score IS 'The service''s relative effort (suffer score), as given';
+COMMENT ON COLUMN activity_load.estimated_load IS 'Estimated load: duration_s * estimate_if^2 / 3600 * 100, the sport''s usual intensity';
+COMMENT ON COLUMN activity_load.intensity_factor IS 'The chosen source''s intensity: NP / FTP (power), speed / threshold speed (pace), average HR / LTHR or, for zone loads, the IF an hour of that load means (heart_rate), estimate_if (estimate); NULL for the suffer score';
+COMMENT ON COLUMN activity_load.load IS 'Training load on the TSS scale (an hour at threshold = 100): the candidate load_source names; NULL without a duration';
+COMMENT ON COLUMN activity_load.load_source IS 'The chosen source, the first the activity has of: power (TSS), pace (running rTSS: runs with a threshold pace), heart_rate (zone-based hrTSS), suffer_score (the service''s relative effort), estimate (duration and the sport''s usual intensity); none without any';
 
 COMMENT ON VIEW daily_load IS 'Per athlete, every local day from the first activity to as_of_date: the day''s summed load (0 on rest days)';
 COMMENT ON COLUMN daily_load.athlete_id IS 'The athlete';
@@ -1251,18 +1369,22 @@ COMMENT ON COLUMN power_duration_curve.source_id IS 'Its id (effort, lap or acti
 COMMENT ON COLUMN power_duration_curve.activity_id IS 'The activity it was part of';
 COMMENT ON COLUMN power_duration_curve.local_date IS 'Local date of the best';
 COMMENT ON COLUMN power_duration_curve.effort_duration_s IS 'How long the best effort actually lasted, seconds (at least duration_s)';
+COMMENT ON COLUMN power_duration_curve.at_duration IS 'Whether the best effort lasted less than the next listed duration: a measurement at about this duration, not a longer effort carried down';
 
-COMMENT ON VIEW critical_power IS 'Critical power and W'' per athlete and season (0 = all time): the 2-parameter model fitted on the best effort of each duration band between 2 and 20 min, with its fit quality';
+COMMENT ON VIEW critical_power IS 'Critical power and W'' per athlete and season (0 = all time): the 2-parameter model fitted on the power-duration envelope (one point per duration band between 2 and 20 min), with its fit quality; NULL unless it passes the physiological gates (cp_note)';
 COMMENT ON COLUMN critical_power.athlete_id IS 'The athlete';
 COMMENT ON COLUMN critical_power.season IS 'Calendar year of the efforts; 0 = all time';
-COMMENT ON COLUMN critical_power.points IS 'Duration bands with an effort (one point each) within cp_min_s .. cp_max_s';
+COMMENT ON COLUMN critical_power.points IS 'Duration bands with an envelope effort (one point each: no longer effort at least as strong) within cp_min_s .. cp_max_s';
 COMMENT ON COLUMN critical_power.shortest_s IS 'Duration of the shortest point, seconds';
 COMMENT ON COLUMN critical_power.longest_s IS 'Duration of the longest point, seconds';
 COMMENT ON COLUMN critical_power.cp_watts IS 'Critical power, watts: the slope of work over time (P = CP + W''/t); NULL without a fit (cp_note)';
 COMMENT ON COLUMN critical_power.w_prime_j IS 'W'', joules: the work above CP (the intercept of work over time); NULL without a fit';
 COMMENT ON COLUMN critical_power.r2 IS 'Coefficient of determination of the work-time fit (0-1)';
 COMMENT ON COLUMN critical_power.rmse_watts IS 'Root mean square of each point''s power minus the model''s, watts';
-COMMENT ON COLUMN critical_power.cp_note IS 'ok, or why there is no fit: too few efforts in the window, or no physical fit';
+COMMENT ON COLUMN critical_power.cp_inverse_t_watts IS 'Critical power of the power-1/t form (P = CP + W'' * (1/t), least squares on power), watts; NULL when the fit is not ok';
+COMMENT ON COLUMN critical_power.w_prime_inverse_t_j IS 'W'' of the power-1/t form, joules; NULL when the fit is not ok';
+COMMENT ON COLUMN critical_power.best_hour_watts IS 'Best power held for cp_hour_s (60 min) or longer in the season, watts: CP must be at least cp_hour_share of it';
+COMMENT ON COLUMN critical_power.cp_note IS 'ok, or why there is no fit: too few envelope efforts, efforts too alike in length, no physical fit, an implausible W'' or a CP below an hour''s power';
 
 COMMENT ON VIEW running_best_efforts IS 'Fastest runs over 1 km, 5 km, 10 km, half and marathon per athlete and season (0 = all time), from consecutive whole kilometre splits: the pace-duration curve';
 COMMENT ON COLUMN running_best_efforts.athlete_id IS 'The athlete';
@@ -1335,13 +1457,14 @@ COMMENT ON COLUMN load_coverage_weekly.activities IS 'Number of activities in th
 COMMENT ON COLUMN load_coverage_weekly.moving_time_s IS 'Total duration (moving time, else elapsed time) of the week''s activities, in seconds';
 COMMENT ON COLUMN load_coverage_weekly.loaded_moving_time_s IS 'Duration of the week''s activities that have a load (estimates included), in seconds';
 COMMENT ON COLUMN load_coverage_weekly.coverage IS 'loaded_moving_time_s / moving_time_s (0-1); NULL when the week has no moving time';
-COMMENT ON COLUMN load_coverage_weekly.measured_coverage IS 'Share of the week''s time whose load was measured (power, heart rate, pace or suffer score), not estimated (0-1)';
+COMMENT ON COLUMN load_coverage_weekly.measured_coverage IS 'Share of the week''s time whose load was measured (power with an FTP known then, heart rate, pace or suffer score), not estimated (0-1)';
 COMMENT ON COLUMN load_coverage_weekly.power_activities IS 'Activities whose load is power TSS';
 COMMENT ON COLUMN load_coverage_weekly.heart_rate_activities IS 'Activities whose load is heart-rate TSS';
 COMMENT ON COLUMN load_coverage_weekly.pace_activities IS 'Activities whose load is running pace TSS';
 COMMENT ON COLUMN load_coverage_weekly.suffer_score_activities IS 'Activities whose load is the service''s suffer score';
 COMMENT ON COLUMN load_coverage_weekly.estimated_activities IS 'Activities whose load is estimated from duration and sport';
 COMMENT ON COLUMN load_coverage_weekly.unloaded_activities IS 'Activities without a load (load_source none: no duration)';
+COMMENT ON COLUMN load_coverage_weekly.later_ftp_activities IS 'Activities whose power load rests on an FTP known only later (ftp_source known_later)';
 
 COMMENT ON VIEW volume_weekly IS 'Per athlete, ISO week and sport type: number of activities, distance, moving time and elevation gain';
 COMMENT ON COLUMN volume_weekly.athlete_id IS 'The athlete';

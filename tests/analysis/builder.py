@@ -82,13 +82,14 @@ class Builder:
                           [lap_id, activity_id, index, moving_time, moving_time, distance, local, watts is not None,
                            watts, hr])
 
-    def splits(self, activity_id: int, splits: list[tuple[float, ...]]) -> None:
-        """Kilometre splits: (distance m, elapsed s[, average heart rate]), numbered from 1."""
+    def splits(self, activity_id: int, splits: list[tuple[float, ...]], *, gap: float | None = None) -> None:
+        """Kilometre splits: (distance m, elapsed s[, average heart rate]), numbered from 1; `gap`: every split's
+        grade-adjusted speed, m/s (as the real service sends)."""
         for n, split in enumerate(splits, start=1):
             distance, elapsed, hr = (*split, None)[:3]
             self.conn.execute("INSERT INTO splits_metric (activity_id, split, distance, elapsed_time, moving_time, "
-                              "average_heartrate, raw) VALUES (?, ?, ?, ?, ?, ?, '{}')",
-                              [activity_id, n, distance, elapsed, elapsed, hr])
+                              "average_heartrate, average_grade_adjusted_speed, raw) VALUES (?, ?, ?, ?, ?, ?, ?, '{}')",
+                              [activity_id, n, distance, elapsed, elapsed, hr, gap])
 
     def gear(self, athlete_id: int, gear_id: str, kind: str, name: str, *, distance: float = 0.0,
              retired: bool | None = None) -> None:

@@ -15,6 +15,8 @@
 | 12 | power-duration and critical power: efforts on P = CP + W'/t, slower ones, a lap, a season with too few |
 | 13 | running best efforts from kilometre splits: a tie, a short split that breaks a run of splits |
 | 14 | aerobic decoupling from splits and from laps with power, efficiency factor, gear mileage and retirement |
+| 15 | critical-power gates, one season each: W' of 80 kJ, efforts too alike, a clean envelope beside a sub-maximal 20:00 and a strong 37:00, only sub-maximal efforts, one effort |
+| 16 | heart-rate load calibrated to power on 12 rides; a runner's threshold pace before heart rate, grade-adjusted splits |
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ PMC_DAYS = 6000
 RISK_WEEK = (100, 0, 50, 0, 100, 0, 50)  # athlete 11: one week of daily loads, repeated five times
 CP, W_PRIME = 250.0, 20000.0  # athlete 12: every best effort between 2 and 20 min lies on P = CP + W'/t
 CP_EFFORTS = (150, 240, 420, 540, 660, 840, 1100)  # one per band of analysis_power_durations within 2-20 min
+GATE_CP, GATE_W = 200.0, 15000.0  # athlete 15, 2024: the envelope lies on P = 200 + 15000/t
+CALIBRATION = (3600 * 0.8 ** 2 / 36) / 55  # athlete 16: power load of an hour at IF 0.8 / an hour in HR zone 2
 PMC_FIRST = "2008-01-01"
 
 
@@ -114,6 +118,8 @@ def build_world(path: Path) -> World:
     ids["h_set"] = b.activity(10, "2024-06-10 09:00:00", moving_time=3600, hr=153)
     ids["r_pace"] = b.activity(10, "2024-06-11 07:00:00", sport="Run", distance=10000, moving_time=3000)
     ids["x_none"] = b.activity(10, "2024-06-12 19:00:00", sport="Yoga", moving_time=0)
+    ids["h_buckets"] = b.activity(10, "2024-07-01 09:00:00", moving_time=3600, hr=150)
+    b.buckets(ids["h_buckets"], [600, 1200, 1200, 600, 0])  # zone loads 30, 55, 75, 100 an hour: 65, not calibrated
     # 11: load risk — five weeks of 100, rest, 50, rest, 100, rest, 50 (suffer scores), synced on the last day
     b.athlete(11, synced_at="2024-09-04 12:00:00+00")
     first = dt.date(2024, 8, 1)
@@ -187,6 +193,38 @@ def build_world(path: Path) -> World:
     b.athlete_zones(7, "2024-01-01", HR_BOUNDS[:3] + [(160, 200), (200, -1)], zone_type="power")
     # 8: busier, with nothing to look up (DuckDB 2.0 miscomputes sums after a LEFT JOIN to a side its statistics
     # prove empty for the filtered athlete; the views avoid that pattern, this athlete checks they do)
+    # 15: critical-power gates, one season each
+    b.athlete(15)
+
+    def ride(local: str, efforts: list[tuple[int, float]], **power: float) -> int:
+        activity = b.activity(15, local, moving_time=int(power.pop("moving_time", 7200)), **power)  # type: ignore[arg-type]
+        for n, (seconds, watts) in enumerate(efforts):
+            b.effort(15, activity, 1500 + n, local, seconds, watts=watts)
+        return activity
+
+    ride("2022-05-01 09:00:00", [(s_, 150 + 80000 / s_) for s_ in (150, 400, 900)])  # W' 80 kJ
+    ride("2023-05-01 09:00:00", [(150, 300.0), (200, 290.0), (330, 280.0)])  # 150-330 s: too alike
+    ride("2024-05-01 09:00:00", [(s_, GATE_CP + GATE_W / s_) for s_ in (150, 240, 420, 660, 900)]
+         + [(1200, 140.0), (2231, 190.0)])  # the sub-maximal 20:00 lies under the 37:00 at 190 W
+    ids["cp_hour_ride"] = b.activity(15, "2024-06-01 09:00:00", moving_time=6420, device_watts=True, np=185,
+                                     avg_watts=180)  # 107 min at 180 W: CP must not be far below it
+    # efforts each stronger than every longer one, but flattening out to the hour's power: CP 164 W, under it
+    ride("2025-05-01 09:00:00", [(150, 420.0), (300, 300.0), (600, 230.0), (1100, 200.0)])
+    b.activity(15, "2025-06-01 09:00:00", moving_time=3600, device_watts=True, np=205, avg_watts=198)
+    ride("2026-05-01 09:00:00", [(300, 250.0)])  # one effort
+    # 16: heart-rate load calibrated on rides with power (an hour in zone 2 at IF 0.8 each), a runner with a pace
+    b.athlete(16, ftp=250.0, synced_at="2024-01-01 12:00:00+00")
+    for day in range(12):
+        calibrating = b.activity(16, f"2024-02-{day + 1:02d} 09:00:00", device_watts=True, np=200, hr=140)
+        b.buckets(calibrating, [0, 3600, 0, 0, 0])
+    ids["hr_run"] = b.activity(16, "2024-03-01 07:00:00", sport="Run", distance=8000, moving_time=3600, hr=140)
+    b.buckets(ids["hr_run"], [1800, 1800, 0, 0, 0])
+    b.thresholds(16, "2024-04-01", lthr=160, pace=300)
+    ids["pace_run"] = b.activity(16, "2024-04-02 07:00:00", sport="Run", distance=10000, moving_time=3000, hr=150)
+    b.buckets(ids["pace_run"], [0, 3000, 0, 0, 0])
+    ids["gap_run"] = b.activity(16, "2024-04-03 07:00:00", sport="Run", distance=10000, moving_time=3000, hr=150)
+    b.splits(ids["gap_run"], [(1000, 300)] * 10, gap=3.5)
+    ids["hr_ride_after"] = b.activity(16, "2024-04-04 09:00:00", moving_time=1800, hr=150)  # no power, no buckets
     for i in range(60):
         local = f"2024-{1 + i % 12:02d}-{1 + (i * 7) % 28:02d} {6 + i % 12:02d}:00:00"
         activity = b.activity(8, local, distance=1000.0 + (i * 7919) % 90000, moving_time=600 + (i * 104729) % 20000,

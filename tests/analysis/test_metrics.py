@@ -190,7 +190,7 @@ def test_load_per_activity_with_its_source_and_ftp_by_date(world: World) -> None
         (D("2024-05-10"), D("2024-06-01"), 240, "profile"), (D("2024-06-01"), D("2024-06-14"), 200, "history"),
         (D("2024-06-14"), None, 250, "profile")]
     earliest = load[ids["p_earliest"]]  # before any known FTP: the first one (240), and it says so
-    assert (earliest["ftp"], earliest["ftp_source"], earliest["load"]) == (240, "earliest_known", pytest.approx(100.0))
+    assert (earliest["ftp"], earliest["ftp_source"], earliest["load"]) == (240, "known_later", pytest.approx(100.0))
     profile = load[ids["p_profile"]]  # the profile FTP seen on 05-10 (240), not today's 250: NP 250 for 1 h
     assert (profile["load_source"], profile["ftp"], profile["ftp_source"]) == ("power", 240, "profile")
     assert profile["load"] == pytest.approx(100 * (250 / 240) ** 2)
@@ -290,6 +290,9 @@ def test_power_duration_curve_by_hand(world: World) -> None:
     assert (curve[(0, 60)]["source"], curve[(0, 60)]["effort_duration_s"]) == ("lap", 60)
     assert (curve[(0, 3600)]["source"], curve[(0, 3600)]["activity_id"]) == ("activity", world.ids["cp_ride"])
     assert (0, 5400) not in curve  # nothing that long
+    # only a point whose own effort is about that long is a measurement: 5 s and 15 s carry the 30 s effort down
+    assert {d: curve[(0, d)]["at_duration"] for d in (5, 15, 30, 60, 1200, 3600)} == \
+        {5: False, 15: False, 30: True, 60: True, 1200: False, 3600: True}
     assert {d: curve[(2025, d)]["best_watts"] for d in (120, 600)} == {120: 300, 600: 260}  # the season's own
 
 
@@ -307,7 +310,75 @@ def test_critical_power_recovers_a_known_athlete(world: World) -> None:
     assert whole["r2"] == pytest.approx(1.0) and whole["rmse_watts"] == pytest.approx(0.0, abs=1e-6)
     few = fits[2025]
     assert (few["points"], few["cp_watts"], few["w_prime_j"], few["cp_note"]) == \
-        (2, None, None, "too few efforts between 120 and 1200 s: 2 of 3")
+        (2, None, None, "too few envelope efforts between 120 and 1200 s: 2 of 3")
+
+
+def test_critical_power_fits_the_envelope_and_passes_physiological_gates(world: World) -> None:
+    """Athlete 15, a season per edge: what a coach would refuse is NULL with the reason, never 'ok'."""
+    from .conftest import GATE_CP, GATE_W
+
+    fits = rows(both(world, "critical_power", 15), "season")
+    clean = fits[2024]  # the sub-maximal 20:00 at 140 W lies under the 37:00 at 190 W: not a point
+    assert (clean["cp_note"], clean["points"], clean["shortest_s"], clean["longest_s"]) == ("ok", 5, 150, 900)
+    assert clean["cp_watts"] == pytest.approx(GATE_CP) and clean["w_prime_j"] == pytest.approx(GATE_W)
+    assert (clean["cp_inverse_t_watts"], clean["w_prime_inverse_t_j"]) == (pytest.approx(GATE_CP), pytest.approx(GATE_W))
+    assert clean["best_hour_watts"] == 180.0
+    assert fits[2022]["cp_watts"] is None and fits[2022]["cp_note"] == \
+        "implausible W' 80000 J (outside 3000-50000 J): the efforts are not maximal"
+    assert fits[2023]["cp_watts"] is None and fits[2023]["cp_note"] == "efforts too alike in length: 150-330 s, needs 3x"
+    # CP 164 W beside an hour at 198 W: CP must lie above an hour's power
+    assert (fits[2025]["cp_watts"], fits[2025]["w_prime_j"], fits[2025]["r2"]) == (None, None, None)
+    assert fits[2025]["cp_note"] == "implausible: CP 164 W below 198.0 W held for 60 min or more: the short efforts " \
+        "are not maximal"
+    assert (fits[2026]["points"], fits[2026]["cp_watts"], fits[2026]["cp_note"]) == \
+        (1, None, "too few envelope efforts between 120 and 1200 s: 1 of 3")
+
+
+def test_heart_rate_load_is_zone_based_and_calibrated_to_power(world: World) -> None:
+    """Athlete 16: 12 rides an hour in zone 2 (55 an hour by default) at IF 0.8 (64): every zone load of the
+    athlete is scaled by 64 / 55. Athlete 10: too few rides with power, the defaults stand."""
+    from .conftest import CALIBRATION
+
+    ids = world.ids
+    load = rows(both(world, "activity_load", 16), "activity_id")
+    run = load[ids["hr_run"]]  # half an hour in zone 1 (30), half in zone 2 (55): 42.5 before calibration
+    assert (run["load_source"], run["hr_load_basis"]) == ("heart_rate", "zones_calibrated")
+    assert run["hr_calibration"] == pytest.approx(64 / 55) and CALIBRATION == pytest.approx(64 / 55)
+    assert run["load"] == pytest.approx(42.5 * 64 / 55) and run["hr_load"] == run["load"]
+    assert run["intensity_factor"] == pytest.approx(math.sqrt(42.5 * 64 / 55 / 100))
+    assert (run["power_load"], run["pace_load"], run["estimated_load"]) == (None, None, pytest.approx(0.75 ** 2 * 100))
+    calibrating = [r for r in load.values() if r["load_source"] == "power"]
+    assert len(calibrating) == 12 and all(r["hr_load"] == pytest.approx(r["power_load"]) for r in calibrating)
+    # a set threshold pace wins over heart rate for a run; both candidates are shown
+    pace = load[ids["pace_run"]]
+    assert (pace["load_source"], pace["pace_basis"], pace["intensity_factor"]) == ("pace", "average_speed", pytest.approx(1.0))
+    assert (pace["load"], pace["hr_load"]) == (pytest.approx(3000 / 36), pytest.approx(3000 / 3600 * 55 * 64 / 55))
+    gap = load[ids["gap_run"]]  # every split at a grade-adjusted 3.5 m/s against 3.33 m/s threshold: IF 1.05
+    assert (gap["pace_basis"], gap["intensity_factor"], gap["load"]) == \
+        ("grade_adjusted", pytest.approx(1.05), pytest.approx(3000 * 1.05 ** 2 / 36))
+    no_zones = load[ids["hr_ride_after"]]  # no zone buckets: average HR against the set LTHR, the last fallback
+    assert (no_zones["load_source"], no_zones["hr_load_basis"], no_zones["lthr"], no_zones["load"]) == \
+        ("heart_rate", "average_hr", 160, pytest.approx(1800 * (150 / 160) ** 2 / 36))
+    few = rows(both(world, "activity_load", 10), "activity_id")[ids["h_buckets"]]
+    assert (few["hr_load_basis"], few["hr_calibration"], few["load"]) == ("zones", None, pytest.approx(65.0))
+
+
+def test_pmc_constant_can_follow_trainingpeaks(tmp_path: Path) -> None:
+    """pmc_constant_form 1: CTL += (load - CTL) / 42, ATL with 1/7."""
+    path = tmp_path / "w.duckdb"
+    b = Builder(path)
+    b.athlete(1, synced_at="2024-01-20 12:00:00+00")
+    loads = [100, 0, 50, 80, 0, 0, 120]
+    for day, suffer in enumerate(loads):
+        if suffer:
+            b.activity(1, f"2024-01-{day + 1:02d} 09:00:00", suffer=suffer)
+    b.sql("UPDATE analysis_settings SET value = 1 WHERE name = 'pmc_constant_form'")
+    b.close()
+    pmc = both(path, "pmc", 1)
+    ctl = atl = 0.0
+    for x in [float(v) for v in loads] + [0.0] * (pmc.height - len(loads)):
+        ctl, atl = ctl + (x - ctl) / 42, atl + (x - atl) / 7
+    assert (pmc["ctl"][-1], pmc["atl"][-1]) == (pytest.approx(ctl), pytest.approx(atl))
 
 
 def test_running_best_efforts_by_hand(world: World) -> None:
