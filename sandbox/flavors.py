@@ -10,6 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from .faults import ApiError, invalid_token
+from .world_activity import CLIMB_K
+from .world_course import grade_factor
+from .world_tables import FALLBACK_SPORT, SPORTS
 
 # The real service names the zone kinds as object keys; the spec's zone objects carry them as `type`.
 REAL_ZONE_KEYS = {"heartrate": "heart_rate", "power": "power"}
@@ -26,6 +29,19 @@ def athlete_zones(zones: list[dict[str, Any]], flavor: str) -> Any:
         out[key] = {"custom_zones": zone.get("custom_zones", False), "zones": bounds} if key == "heart_rate" \
             else {"zones": bounds}
     return out
+
+
+def detailed_activity(body: dict[str, Any], flavor: str) -> dict[str, Any]:
+    """A run's kilometre splits carry the real service's grade-adjusted speed (recorded answers; not in the spec or
+    the public swagger): the flat speed of the same effort, by the sandbox's own grade model."""
+    if flavor != "real" or SPORTS.get(str(body.get("sport_type")), FALLBACK_SPORT).base != "run":
+        return body
+    for split in body.get("splits_metric") or []:
+        distance, speed = split.get("distance") or 0.0, split.get("average_speed") or 0.0
+        if distance > 0 and speed > 0:
+            grade_pct = (split.get("elevation_difference") or 0.0) / distance * 100
+            split["average_grade_adjusted_speed"] = round(speed / grade_factor(grade_pct, CLIMB_K["run"]), 2)
+    return body
 
 
 def stats_of_another_athlete(flavor: str) -> ApiError:

@@ -225,8 +225,9 @@ def _home(call: Call) -> tuple[float, float]:
 
 
 def _detailed(call: Call, row: sqlite3.Row, all_efforts: bool = False) -> dict[str, Any]:
-    return rep.activity(call.conn, row, detailed=True, read_all=call.has("activity:read_all"),
+    body = rep.activity(call.conn, row, detailed=True, read_all=call.has("activity:read_all"),
                         all_efforts=all_efforts, home=_home(call), private_segments=call.has("read_all"))
+    return flavors.detailed_activity(body, call.state.settings.flavor)
 
 
 def get_activity(call: Call) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from .world_tables import (
 
 _SUFFER_PER_HOUR = (12, 24, 45, 100, 120)  # relative-effort points per hour in HR zones 1-5
 _PACE_ZONE_RATIOS = (0.78, 0.88, 0.94, 1.01, 1.06)  # of threshold speed: upper bounds of pace zones 1-5
-_CLIMB_K = {"ride": 0.25, "run": 0.07, "fixed": 0.09}  # speed loss per % of grade
+CLIMB_K = {"ride": 0.25, "run": 0.07, "fixed": 0.09}  # speed loss per % of grade
 _WORKOUT_INTENSITY = {1: 1.06, 11: 1.06, 3: 1.03, 12: 1.03, 2: 0.95}
 _ROLLING = {"Ride": 0.005, "VirtualRide": 0.005, "GravelRide": 0.012, "MountainBikeRide": 0.025,
             "EMountainBikeRide": 0.025}  # rolling resistance for power estimates
@@ -153,7 +153,7 @@ def _plan(rng: random.Random, athlete: Athlete, sport_type: str, start_ts: int, 
     power = device and sport.legacy_type in ("Ride", "VirtualRide") and ftp is not None and meter
     if sport.distance_km is None:  # a time-only sport given a distance: its pace comes from the duration
         speed = 1.5
-    return _Plan(sport_type, sport, speed, _CLIMB_K[sport.base], workout_type, intensity, commute,
+    return _Plan(sport_type, sport, speed, CLIMB_K[sport.base], workout_type, intensity, commute,
                  rng.uniform(*sport.hr_frac) * (1 + (intensity - 1) * 1.5), bool(power), ftp)
 
 
@@ -443,13 +443,14 @@ class _ActivityBuilder:
                "athlete": {"id": self.athlete.id, "resource_state": 1}}
         if tl is None:
             rows = [dict(distance=0.0, elapsed=self.elapsed_time, moving=self.moving_time, clock=0, i0=0,
-                         i1=self.moving_time, gain=0.0, max_speed=0.0, watts=None)]
+                         i1=self.moving_time, gain=0.0, max_speed=0.0, watts=None, x0=None, x1=None)]
         else:
             points = self._lap_cuts()
             rows = [dict(distance=round(round(b1, 1) - round(b0, 1), 1), elapsed=tl.clock(b1) - tl.clock(b0),
                          moving=tl.sec(b1) - tl.sec(b0), clock=tl.clock(b0), i0=tl.sec(b0), i1=tl.sec(b1),
                          gain=round(tl.gained(b1) - tl.gained(b0), 1),
-                         max_speed=round(tl.max_speed(b0, b1) * self.spike, 1), watts=self._avg("watts", b0, b1))
+                         max_speed=round(tl.max_speed(b0, b1) * self.spike, 1), watts=self._avg("watts", b0, b1),
+                         x0=b0, x1=b1)
                     for b0, b1 in zip(points, points[1:])]
         out = []
         for n, row in enumerate(rows, start=1):
@@ -472,6 +473,7 @@ class _ActivityBuilder:
                 "average_cadence": round(self.cadence + self.rng.gauss(0, 1.2), 1) if self.cadence else None,
                 "device_watts": device_watts,
                 "average_watts": watts,
+                **self._heart_rate(row["x0"], row["x1"], with_max=True),
                 "lap_index": n,
                 "split": n,
             })
@@ -497,8 +499,22 @@ class _ActivityBuilder:
                 "moving_time": moving,
                 "split": n,
                 "average_speed": round(speed, 2),
+                **self._heart_rate(b0, b1, with_max=False),
                 "pace_zone": _pace_zone(speed / threshold) if self.plan.sport.base == "run" else 0,
             })
+        return out
+
+    def _heart_rate(self, x0: float | None, x1: float | None, *, with_max: bool) -> dict[str, Any]:
+        """A split's or lap's heart rate, as the real service sends it (the spec is silent): time-weighted over the
+        legs it spans; the lap's highest a few beats above its hardest leg. Nothing without a heart-rate sensor."""
+        if not self.hr_on:
+            return {}
+        parts = self._leg_parts(x0, x1) if x0 is not None and x1 is not None else []
+        average = weighted((leg.hr, secs) for leg, secs in parts) if parts else self.timed_hr
+        out = {"average_heartrate": round(average, 1)}
+        if with_max:
+            top = max((leg.hr for leg, _ in parts), default=average)
+            out["max_heartrate"] = float(round(min(self.athlete.data["max_hr"], top + 4)))
         return out
 
     def zones(self) -> tuple[list[dict[str, Any]], int | None]:

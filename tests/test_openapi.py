@@ -485,7 +485,10 @@ def test_document_is_structurally_valid_openapi_3_0(doc: dict[str, Any]) -> None
 
 OPTIONAL_PROPERTIES = {("TokenResponse", "scope"), ("TokenResponse", "athlete"),
                        ("AuthorizationCodeGrant", "redirect_uri"),
-                       ("PolylineMap", "polyline"), ("PolylineMap", "summary_polyline")}
+                       ("PolylineMap", "polyline"), ("PolylineMap", "summary_polyline"),
+                       # heart rate on splits and laps (a sensor's), grade-adjusted speed (runs, `real` flavour)
+                       ("Lap", "average_heartrate"), ("Lap", "max_heartrate"), ("Split", "average_heartrate"),
+                       ("Split", "average_grade_adjusted_speed")}
 
 
 def test_every_reference_resolves_and_every_schema_is_valid(doc: dict[str, Any], schemas: Schemas) -> None:

@@ -10,10 +10,12 @@ MIN_SPLITS, MIN_LAPS = 4, 2
 
 
 def aerobic_decoupling(t: Tables) -> pl.LazyFrame:
+    """Pa:HR by halves after the warm-up; NULL unless the output was steady (the view's comment says how)."""
+    warmup, max_cv = t.setting("decoupling_warmup_s"), t.setting("decoupling_max_cv")
     t_ = pl.col("moving_time")
     splits = (t["splits_metric"].filter((t_ > 0) & (pl.col("average_heartrate") > 0) & (pl.col("distance") > 0))
               .select("activity_id", pl.lit("splits").alias("basis"), pl.col("split").alias("n"), t_.alias("t"),
-                      (pl.col("distance") / t_).alias("output"), pl.lit("speed").alias("output_kind"),
+                      (pl.col("distance") / t_ * 60).alias("output"), pl.lit("speed").alias("output_kind"),
                       pl.col("average_heartrate").alias("hr")))
     laps = t["laps"].filter((t_ > 0) & (pl.col("average_heartrate") > 0))
     powered = laps.group_by("activity_id").agg(
@@ -21,7 +23,7 @@ def aerobic_decoupling(t: Tables) -> pl.LazyFrame:
     laps = (laps.join(powered, on="activity_id", how="inner")
             .filter(pl.col("all_power") | (pl.col("distance") > 0))
             .select("activity_id", pl.lit("laps").alias("basis"), pl.col("lap_index").alias("n"), t_.alias("t"),
-                    pl.when("all_power").then(pl.col("average_watts")).otherwise(pl.col("distance") / t_)
+                    pl.when("all_power").then(pl.col("average_watts")).otherwise(pl.col("distance") / t_ * 60)
                     .alias("output"),
                     pl.when("all_power").then(pl.lit("power")).otherwise(pl.lit("speed")).alias("output_kind"),
                     pl.col("average_heartrate").alias("hr")))
@@ -31,9 +33,12 @@ def aerobic_decoupling(t: Tables) -> pl.LazyFrame:
         splits.join(enough_splits, on="activity_id", how="semi"),
         laps.join(enough_splits, on="activity_id", how="anti").join(enough_laps, on="activity_id", how="semi"),
     ], how="vertical_relaxed")
-    placed = (units.sort("activity_id", "n")
-              .with_columns((pl.col("t").cum_sum().over("activity_id") - pl.col("t") / 2).alias("middle"),
-                            pl.col("t").sum().over("activity_id").alias("total")))
+    kept = (units.sort("activity_id", "n")
+            .filter(pl.col("t").cum_sum().over("activity_id") > warmup))
+    placed = (kept.with_columns((pl.col("t").cum_sum().over("activity_id") - pl.col("t") / 2).alias("middle"),
+                                pl.col("t").sum().over("activity_id").alias("total"),
+                                ((pl.col("output") * pl.col("t")).sum() / pl.col("t").sum()).over("activity_id")
+                                .alias("mean_output")))
     first = pl.col("middle") < pl.col("total") / 2
 
     def mean(column: str, half: pl.Expr) -> pl.Expr:
@@ -41,17 +46,25 @@ def aerobic_decoupling(t: Tables) -> pl.LazyFrame:
 
     halves = (placed.group_by("activity_id")
               .agg(pl.col("basis").first(), pl.col("output_kind").first(), pl.len().cast(pl.Int32).alias("units"),
-                   pl.col("t").sum().alias("moving_time_s"), mean("output", first).alias("output_1"),
+                   pl.col("t").sum().alias("moving_time_s"),
+                   ((pl.col("t") * (pl.col("output") - pl.col("mean_output")) ** 2).sum() / pl.col("t").sum()).sqrt()
+                   .truediv(pl.col("mean_output").first()).alias("output_cv"),
+                   mean("output", first).alias("output_1"),
                    mean("hr", first).alias("hr_1"), mean("output", ~first).alias("output_2"),
                    mean("hr", ~first).alias("hr_2")))
     ef1, ef2 = pl.col("output_1") / pl.col("hr_1"), pl.col("output_2") / pl.col("hr_2")
+    steady = pl.col("output_cv") <= max_cv
     return (
         halves.filter((pl.col("hr_1") > 0) & (pl.col("hr_2") > 0) & (pl.col("output_1") > 0))
         .join(activity_calendar(t).select("activity_id", "athlete_id", "local_date", "sport_family"),
               on="activity_id", how="inner")
         .select("athlete_id", "activity_id", "local_date", "sport_family", "basis", "output_kind", "units",
                 pl.col("moving_time_s").cast(pl.Int64), ef1.alias("first_half_ef"), ef2.alias("second_half_ef"),
-                ((ef1 - ef2) / ef1 * 100).alias("decoupling_pct"))
+                "output_cv", pl.when(steady).then((ef1 - ef2) / ef1 * 100).alias("decoupling_pct"),
+                pl.when(steady).then(pl.lit("steady"))
+                .otherwise(pl.lit("not steady: output varies ")
+                           + (pl.col("output_cv") * 100).round(0).cast(pl.Int64).cast(pl.String)
+                           + pl.lit(f" % (above {round(max_cv * 100)} %)")).alias("decoupling_note"))
         .sort("athlete_id", "local_date", "activity_id")
     )
 

@@ -873,14 +873,22 @@ ORDER BY athlete_id, season, splits;
 
 -- --- durability, efficiency and gear ------------------------------------------------------------------------
 
--- Aerobic decoupling (Pa:HR, Friel) per activity: the efficiency (output per heartbeat: speed, or power for laps
--- that all had device power) of the first half against the second, halves by moving time, each unit (split or lap)
--- in the half that holds its middle. Units: the kilometre splits when at least 4 have heart rate, else the laps
--- when at least 2 have; the service gives no streams. decoupling_pct = (first EF - second EF) / first EF * 100:
--- under 5 % is the usual mark of aerobic durability. Only activities with heart rate in both halves have a row.
+-- Aerobic decoupling (Pa:HR, Friel) per activity: the efficiency (output per heartbeat: speed in metres per minute,
+-- or power for laps that all had device power) of the first half against the second, halves by moving time, each
+-- unit (split or lap) in the half that holds its middle. Units: the kilometre splits when at least 4 have heart rate,
+-- else the laps when at least 2 have; the service gives no streams. The warm-up is left out: units that end within
+-- the first decoupling_warmup_s (10 min) of moving time (a unit that straddles it stays: a split cannot be cut).
+-- decoupling_pct = (first EF - second EF) / first EF * 100, under 5 % being the usual mark of aerobic durability;
+-- it means something only at a steady output, so it is NULL when the output's time-weighted coefficient of
+-- variation over the units (output_cv) is above decoupling_max_cv (intervals, hills), and decoupling_note says so.
+-- Only activities with heart rate in both halves have a row.
 CREATE OR REPLACE VIEW aerobic_decoupling AS
-WITH split_units AS (
-    SELECT activity_id, 'splits' AS basis, split AS n, moving_time AS t, distance / moving_time AS output,
+WITH params AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'decoupling_warmup_s') AS warmup_s,
+           max(value) FILTER (WHERE name = 'decoupling_max_cv') AS max_cv
+    FROM analysis_settings
+), split_units AS (
+    SELECT activity_id, 'splits' AS basis, split AS n, moving_time AS t, distance / moving_time * 60 AS output,
            'speed' AS output_kind, average_heartrate AS hr
     FROM splits_metric
     WHERE moving_time > 0 AND average_heartrate > 0 AND distance > 0
@@ -889,7 +897,7 @@ WITH split_units AS (
     FROM laps WHERE moving_time > 0 AND average_heartrate > 0 GROUP BY activity_id
 ), lap_units AS (
     SELECT l.activity_id, 'laps' AS basis, l.lap_index AS n, l.moving_time AS t,
-           CASE WHEN p.all_power THEN l.average_watts ELSE l.distance / l.moving_time END AS output,
+           CASE WHEN p.all_power THEN l.average_watts ELSE l.distance / l.moving_time * 60 END AS output,
            CASE WHEN p.all_power THEN 'power' ELSE 'speed' END AS output_kind, l.average_heartrate AS hr
     FROM laps l JOIN lap_power p ON p.activity_id = l.activity_id
     WHERE l.moving_time > 0 AND l.average_heartrate > 0 AND (p.all_power OR l.distance > 0)
@@ -901,13 +909,19 @@ WITH split_units AS (
     SELECT * FROM lap_units
     WHERE activity_id NOT IN (SELECT activity_id FROM split_counts)
       AND activity_id IN (SELECT activity_id FROM lap_units GROUP BY activity_id HAVING count(*) >= 2)
+), timed AS (
+    SELECT *, sum(t) OVER (PARTITION BY activity_id ORDER BY n ROWS UNBOUNDED PRECEDING) AS ends_s FROM units
+), kept AS (
+    SELECT timed.* FROM timed CROSS JOIN params WHERE timed.ends_s > params.warmup_s
 ), placed AS (
     SELECT *, sum(t) OVER (PARTITION BY activity_id ORDER BY n ROWS UNBOUNDED PRECEDING) - t / 2.0 AS middle,
-           sum(t) OVER (PARTITION BY activity_id) AS total
-    FROM units
+           sum(t) OVER (PARTITION BY activity_id) AS total,
+           sum(output * t) OVER (PARTITION BY activity_id) / sum(t) OVER (PARTITION BY activity_id) AS mean_output
+    FROM kept
 ), halves AS (
     SELECT activity_id, any_value(basis) AS basis, any_value(output_kind) AS output_kind,
            CAST(count(*) AS INTEGER) AS units, CAST(sum(t) AS BIGINT) AS moving_time_s,
+           sqrt(sum(t * (output - mean_output) ^ 2) / sum(t)) / any_value(mean_output) AS output_cv,
            sum(output * t) FILTER (WHERE middle < total / 2) / sum(t) FILTER (WHERE middle < total / 2) AS output_1,
            sum(hr * t) FILTER (WHERE middle < total / 2) / sum(t) FILTER (WHERE middle < total / 2) AS hr_1,
            sum(output * t) FILTER (WHERE middle >= total / 2) / sum(t) FILTER (WHERE middle >= total / 2) AS output_2,
@@ -916,9 +930,13 @@ WITH split_units AS (
     GROUP BY activity_id
 )
 SELECT c.athlete_id, h.activity_id, c.local_date, c.sport_family, h.basis, h.output_kind, h.units, h.moving_time_s,
-       h.output_1 / h.hr_1 AS first_half_ef, h.output_2 / h.hr_2 AS second_half_ef,
-       (h.output_1 / h.hr_1 - h.output_2 / h.hr_2) / (h.output_1 / h.hr_1) * 100 AS decoupling_pct
-FROM halves h JOIN activity_calendar c ON c.activity_id = h.activity_id
+       h.output_1 / h.hr_1 AS first_half_ef, h.output_2 / h.hr_2 AS second_half_ef, h.output_cv,
+       CASE WHEN h.output_cv <= p.max_cv THEN (h.output_1 / h.hr_1 - h.output_2 / h.hr_2) / (h.output_1 / h.hr_1) * 100
+           END AS decoupling_pct,
+       CASE WHEN h.output_cv <= p.max_cv THEN 'steady'
+            ELSE 'not steady: output varies ' || CAST(round(h.output_cv * 100) AS BIGINT) || ' % (above '
+                 || CAST(round(p.max_cv * 100) AS BIGINT) || ' %)' END AS decoupling_note
+FROM halves h JOIN activity_calendar c ON c.activity_id = h.activity_id CROSS JOIN params p
 WHERE h.hr_1 > 0 AND h.hr_2 > 0 AND h.output_1 > 0
 ORDER BY c.athlete_id, c.local_date, h.activity_id;
 
@@ -1404,12 +1422,14 @@ COMMENT ON COLUMN aerobic_decoupling.activity_id IS 'The activity';
 COMMENT ON COLUMN aerobic_decoupling.local_date IS 'Local date of the activity';
 COMMENT ON COLUMN aerobic_decoupling.sport_family IS 'The activity''s sport family';
 COMMENT ON COLUMN aerobic_decoupling.basis IS 'The units the halves are made of: splits (at least 4 kilometre splits with heart rate) or laps (at least 2)';
-COMMENT ON COLUMN aerobic_decoupling.output_kind IS 'Output per heartbeat: speed (m/s) or power (watts, when every lap had device power)';
-COMMENT ON COLUMN aerobic_decoupling.units IS 'Splits or laps used';
+COMMENT ON COLUMN aerobic_decoupling.output_kind IS 'Output per heartbeat: speed (metres per minute, as efficiency_factor_weekly) or power (watts, when every lap had device power)';
+COMMENT ON COLUMN aerobic_decoupling.units IS 'Splits or laps used (after the warm-up: units ending within decoupling_warmup_s are left out)';
 COMMENT ON COLUMN aerobic_decoupling.moving_time_s IS 'Their moving time, seconds';
 COMMENT ON COLUMN aerobic_decoupling.first_half_ef IS 'Time-weighted output / time-weighted heart rate over the first half';
 COMMENT ON COLUMN aerobic_decoupling.second_half_ef IS 'The same over the second half';
-COMMENT ON COLUMN aerobic_decoupling.decoupling_pct IS '(first_half_ef - second_half_ef) / first_half_ef * 100: how much efficiency fell; under 5 is the usual mark of durability';
+COMMENT ON COLUMN aerobic_decoupling.output_cv IS 'Time-weighted coefficient of variation of the output over the units (0 = perfectly steady)';
+COMMENT ON COLUMN aerobic_decoupling.decoupling_note IS 'steady, or why decoupling_pct is NULL (the output varies more than decoupling_max_cv)';
+COMMENT ON COLUMN aerobic_decoupling.decoupling_pct IS '(first_half_ef - second_half_ef) / first_half_ef * 100: how much efficiency fell; under 5 is the usual mark of durability. NULL when the output was not steady (decoupling_note)';
 
 COMMENT ON VIEW efficiency_factor_weekly IS 'Efficiency factor per athlete, ISO week, sport family and basis: normalized power or speed per heartbeat, time-weighted over the week''s activities with heart rate';
 COMMENT ON COLUMN efficiency_factor_weekly.athlete_id IS 'The athlete';

@@ -204,7 +204,7 @@ def _figures(d: dict[str, Any]) -> dict[str, tuple[str, Any, str]]:
                         "Mean-maximal power from segment efforts, laps and rides with device power, and the critical "
                         "power model fitted on the best effort of each band between 2 and 20 minutes."),
         "best_efforts": ("Running best efforts", charts.best_efforts(d["best_efforts"], d["as_of"].year),
-                         "The fastest 1 km, 5 km, 10 km, half and marathon within runs, from kilometre splits."),
+                         "The fastest 1, 5, 10, 21 and 42 km within runs, from whole kilometre splits."),
     }
 
 

@@ -151,9 +151,11 @@ def build_world(path: Path) -> World:
     b.athlete(14)
     b.gear(14, "b1", "bike", "Road bike", distance=123000.0, retired=False)
     b.gear(14, "g1", "shoe", "Old shoes", distance=800000.0, retired=True)
-    ids["dec_run"] = b.activity(14, "2024-09-02 07:00:00", sport="Run", distance=6000, moving_time=1800, hr=145,
+    ids["dec_run"] = b.activity(14, "2024-09-02 07:00:00", sport="Run", distance=8000, moving_time=2400, hr=145,
                                 gear="g1")
-    b.splits(ids["dec_run"], [(1000, 300, 140)] * 3 + [(1000, 300, 150)] * 3)
+    b.splits(ids["dec_run"], [(1000, 300, 120)] * 2 + [(1000, 300, 140)] * 3 + [(1000, 300, 150)] * 3)  # 10 min warm-up
+    ids["dec_fartlek"] = b.activity(14, "2024-09-05 07:00:00", sport="Run", distance=8000, moving_time=2400, hr=150)
+    b.splits(ids["dec_fartlek"], [(1000, 240, 150), (1000, 360, 150)] * 4)  # fast and slow kilometres: not steady
     ids["dec_ride"] = b.activity(14, "2024-09-03 09:00:00", distance=36000, moving_time=3600, device_watts=True,
                                  np=195, hr=132.5, gear="b1")
     b.lap(ids["dec_ride"], 1401, "2024-09-03 09:00:00", 1800, 200.0, index=1, hr=130)

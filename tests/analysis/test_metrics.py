@@ -398,16 +398,19 @@ def test_decoupling_efficiency_and_gear_by_hand(world: World) -> None:
     ids = world.ids
     dec = rows(both(world, "aerobic_decoupling", 14), "activity_id")
     run, ride = dec[ids["dec_run"]], dec[ids["dec_ride"]]
-    # the same pace at 140 then 150 bpm: efficiency falls by 1 - 140/150
-    assert (run["basis"], run["output_kind"], run["units"], run["decoupling_pct"]) == \
-        ("splits", "speed", 6, pytest.approx((1 - 140 / 150) * 100))
+    # after the 10-minute warm-up (two splits at 120 bpm), the same pace at 140 then 150 bpm: EF falls by 1 - 140/150
+    assert (run["basis"], run["output_kind"], run["units"], run["decoupling_pct"], run["decoupling_note"]) == \
+        ("splits", "speed", 6, pytest.approx((1 - 140 / 150) * 100), "steady")
+    assert (run["first_half_ef"], run["output_cv"]) == (pytest.approx(1000 / 300 * 60 / 140), pytest.approx(0.0))
+    fartlek = dec[ids["dec_fartlek"]]  # 1 km in 4:00 then 6:00: CV of speed 20 %, no decoupling to read
+    assert (fartlek["decoupling_pct"], fartlek["decoupling_note"]) == (None, "not steady: output varies 20 % (above 15 %)")
     # 200 W at 130 bpm, then 190 W at 135 bpm
     assert (ride["basis"], ride["output_kind"], ride["first_half_ef"], ride["second_half_ef"]) == \
         ("laps", "power", pytest.approx(200 / 130), pytest.approx(190 / 135))
     assert ride["decoupling_pct"] == pytest.approx((200 / 130 - 190 / 135) / (200 / 130) * 100)
     assert ids["old_bike_ride"] not in dec  # no heart rate
     ef = {(r["sport_family"], r["basis"]): r["efficiency_factor"] for r in both(world, "efficiency_factor_weekly", 14).iter_rows(named=True)}
-    assert ef == {("Ride", "power"): pytest.approx(195 / 132.5), ("Run", "speed"): pytest.approx(6000 / 30 / 145)}
+    assert ef == {("Ride", "power"): pytest.approx(195 / 132.5), ("Run", "speed"): pytest.approx((200 / 145 + 200 / 150) / 2)}
     gear = rows(both(world, "gear_mileage", 14), "gear_id")
     assert (gear["b1"]["activities"], gear["b1"]["distance_m"], gear["b1"]["retired"], gear["b1"]["retired_on"]) == \
         (1, 36000, False, None)

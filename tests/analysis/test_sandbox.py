@@ -53,17 +53,13 @@ def synced(sb: Harness, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sy
         yield Synced(home / "warehouse.duckdb", athlete, instance)
 
 
-# Views over fields only the real service sends (heart rate on splits and laps): the spec's sandbox has none, so
-# they run (and equal Polars) with no rows; tests/analysis/test_metrics.py gives them rows by hand.
-REAL_SERVICE_ONLY = {"aerobic_decoupling"}
-
-
 def test_every_view_returns_rows_and_equals_polars(synced: Synced) -> None:
+    """Every view has rows on a synced sandbox athlete, decoupling too: splits and laps carry heart rate."""
     for name in analysis.ANALYSES:
         if name == "athlete_zone_history":
             continue  # one zone snapshot: checked below
         frame = both(synced.path, name, synced.athlete_id)
-        assert (frame.height == 0) if name in REAL_SERVICE_ONLY else (frame.height > 0), name
+        assert frame.height > 0, name
     history = both(synced.path, "athlete_zone_history", synced.athlete_id)
     assert history["version"].unique().to_list() == [1] and history["valid_to"].null_count() == history.height
 
