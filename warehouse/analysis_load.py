@@ -268,6 +268,7 @@ def pmc(t: Tables) -> pl.LazyFrame:
 def load_risk_daily(t: Tables) -> pl.LazyFrame:
     acute, chronic = int(t.setting("acwr_acute_days")), int(t.setting("acwr_chronic_days"))
     window = int(t.setting("monotony_days"))
+    min_sessions, min_chronic = t.setting("acwr_min_sessions"), t.setting("acwr_min_chronic_load")
     ewma = (load_ewma(t, 2 / (acute + 1), 2 / (chronic + 1)).filter(pl.col("sport_family") == "All")
             .select("athlete_id", "date", pl.col("a").alias("ewma_acute"), pl.col("b").alias("ewma_chronic")))
     load = pl.col("load")
@@ -282,15 +283,27 @@ def load_risk_daily(t: Tables) -> pl.LazyFrame:
         .with_columns(pl.int_range(1, pl.len() + 1).over("athlete_id").alias("days"),
                       (summed(acute) / acute).alias("acute_load"), (summed(chronic) / chronic).alias("chronic_load"),
                       summed(window).alias("week_load"),
+                      pl.col("activities").rolling_sum(window_size=chronic, min_samples=1).over("athlete_id")
+                      .cast(pl.Int64).alias("chronic_sessions"),
                       load.rolling_mean(window_size=window, min_samples=1).over("athlete_id").alias("week_mean"),
                       load.rolling_std(window_size=window, min_samples=1, ddof=0).over("athlete_id").alias("week_sd"))
         .join(ewma, on=["athlete_id", "date"], how="inner")
-        .select("athlete_id", "date", "load", "acute_load", "chronic_load",
-                pl.when((pl.col("days") >= chronic) & (pl.col("chronic_load") > 1e-9))
+        .with_columns(((pl.col("days") >= chronic) & (pl.col("chronic_sessions") >= min_sessions)
+                       & (pl.col("chronic_load") >= min_chronic)).alias("ratio_ok"))
+        .select("athlete_id", "date", "load", "acute_load", "chronic_load", "chronic_sessions",
+                pl.when(pl.col("ratio_ok") & (pl.col("chronic_load") > 1e-9))
                 .then(pl.col("acute_load") / pl.col("chronic_load")).alias("acwr_rolling"),
                 "ewma_acute", "ewma_chronic",
-                pl.when((pl.col("days") >= chronic) & (pl.col("ewma_chronic") > 1e-9))
+                pl.when(pl.col("ratio_ok") & (pl.col("ewma_chronic") > 1e-9))
                 .then(pl.col("ewma_acute") / pl.col("ewma_chronic")).alias("acwr_ewma"),
+                pl.when(pl.col("days") < chronic).then(pl.lit(f"fewer than {chronic} days of history"))
+                .when(pl.col("chronic_sessions") < min_sessions)
+                .then(pl.lit("too few sessions: ") + pl.col("chronic_sessions").cast(pl.String)
+                      + pl.lit(f" of {int(min_sessions)} in {chronic} days"))
+                .when((pl.col("chronic_load") < min_chronic) | (pl.col("chronic_load") <= 1e-9))
+                .then(pl.lit("chronic load too low: ") + pl.col("chronic_load").round(1).cast(pl.String)
+                      + pl.lit(f" a day, under {int(min_chronic)}"))
+                .otherwise(pl.lit("ok")).alias("acwr_note"),
                 pl.when(full & (sd > 1e-6)).then(mean / sd).alias("monotony"),
                 pl.when(full & (sd > 1e-6)).then(pl.col("week_load") * mean / sd).alias("strain"))
         .sort("athlete_id", "date")

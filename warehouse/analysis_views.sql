@@ -623,17 +623,20 @@ SELECT athlete_id, date, load, ctl, atl, tsb, ramp_rate, form_band FROM pmc_of('
 
 -- Load risk per athlete and day, from all activities' daily load:
 --   acute_load / chronic_load: mean daily load over the last acwr_acute_days (7) and acwr_chronic_days (28) days,
---   today included; acwr_rolling = acute_load / chronic_load (the coupled rolling ratio, Gabbett 2016), NULL until
---   the series has a full chronic window or when chronic_load is 0 (below 1e-9: a month of rest);
+--   today included; acwr_rolling = acute_load / chronic_load (the coupled rolling ratio, Gabbett 2016);
 --   acwr_ewma = EWMA(acute) / EWMA(chronic) with lambda = 2 / (N + 1) (Williams et al. 2017), from 0 before the
---   first day, NULL until a full chronic window;
+--   first day. Both are NULL until the series has a full chronic window, while the chronic window holds fewer than
+--   acwr_min_sessions activities (chronic_sessions) or while chronic_load is below acwr_min_chronic_load a day: a
+--   ratio over one session in four weeks is 4.0 whatever the session was. acwr_note says which;
 --   monotony = mean / population standard deviation of the daily load over monotony_days (7) days, NULL when the
 --   loads are all equal or the window is not full; strain = the window's total load * monotony (Foster 1998).
 CREATE OR REPLACE VIEW load_risk_daily AS
 WITH params AS (
     SELECT CAST(max(value) FILTER (WHERE name = 'acwr_acute_days') AS INTEGER) AS acute_days,
            CAST(max(value) FILTER (WHERE name = 'acwr_chronic_days') AS INTEGER) AS chronic_days,
-           CAST(max(value) FILTER (WHERE name = 'monotony_days') AS INTEGER) AS monotony_days
+           CAST(max(value) FILTER (WHERE name = 'monotony_days') AS INTEGER) AS monotony_days,
+           max(value) FILTER (WHERE name = 'acwr_min_sessions') AS min_sessions,
+           max(value) FILTER (WHERE name = 'acwr_min_chronic_load') AS min_chronic
     FROM analysis_settings
 ), ewma AS (
     -- lambda = 2 / (N + 1) is k = 1 - exp(-1/tau) with tau = -1 / ln(1 - lambda)
@@ -642,8 +645,10 @@ WITH params AS (
                    (SELECT -1 / ln(1 - 2 / (value + 1)) FROM analysis_settings WHERE name = 'acwr_chronic_days'),
                    'All')
 ), windows AS (
-    SELECT d.athlete_id, d.date, d.load, p.chronic_days, p.monotony_days,
+    SELECT d.athlete_id, d.date, d.load, p.chronic_days, p.monotony_days, p.min_sessions, p.min_chronic,
            row_number() OVER w AS days,
+           CAST(sum(d.activities) OVER (w ROWS BETWEEN p.chronic_days - 1 PRECEDING AND CURRENT ROW) AS BIGINT)
+               AS chronic_sessions,
            sum(d.load) OVER (w ROWS BETWEEN p.acute_days - 1 PRECEDING AND CURRENT ROW) / p.acute_days AS acute_load,
            sum(d.load) OVER (w ROWS BETWEEN p.chronic_days - 1 PRECEDING AND CURRENT ROW) / p.chronic_days
                AS chronic_load,
@@ -654,14 +659,23 @@ WITH params AS (
     WHERE d.sport_family = 'All'
     WINDOW w AS (PARTITION BY d.athlete_id ORDER BY d.date)
 )
-SELECT s.athlete_id, s.date, s.load, s.acute_load, s.chronic_load,
-       CASE WHEN s.days >= s.chronic_days AND s.chronic_load > 1e-9 THEN s.acute_load / s.chronic_load END AS acwr_rolling,
+SELECT s.athlete_id, s.date, s.load, s.acute_load, s.chronic_load, s.chronic_sessions,
+       CASE WHEN s.ratio_ok AND s.chronic_load > 1e-9 THEN s.acute_load / s.chronic_load END AS acwr_rolling,
        e.ewma_acute, e.ewma_chronic,
-       CASE WHEN s.days >= s.chronic_days AND e.ewma_chronic > 1e-9 THEN e.ewma_acute / e.ewma_chronic END AS acwr_ewma,
+       CASE WHEN s.ratio_ok AND e.ewma_chronic > 1e-9 THEN e.ewma_acute / e.ewma_chronic END AS acwr_ewma,
+       CASE WHEN s.days < s.chronic_days THEN 'fewer than ' || s.chronic_days || ' days of history'
+            WHEN s.chronic_sessions < s.min_sessions
+                 THEN 'too few sessions: ' || s.chronic_sessions || ' of ' || CAST(s.min_sessions AS BIGINT) || ' in '
+                      || s.chronic_days || ' days'
+            WHEN s.chronic_load < s.min_chronic OR s.chronic_load <= 1e-9
+                 THEN 'chronic load too low: ' || CAST(round(s.chronic_load, 1) AS VARCHAR) || ' a day, under '
+                      || CAST(s.min_chronic AS BIGINT)
+            ELSE 'ok' END AS acwr_note,
        CASE WHEN s.days >= s.monotony_days AND s.week_sd > 1e-6 THEN s.week_mean / s.week_sd END AS monotony,
        CASE WHEN s.days >= s.monotony_days AND s.week_sd > 1e-6 THEN s.week_load * s.week_mean / s.week_sd END
            AS strain
-FROM windows s
+FROM (SELECT *, days >= chronic_days AND chronic_sessions >= min_sessions AND chronic_load >= min_chronic AS ratio_ok
+      FROM windows) s
 JOIN ewma e ON e.athlete_id = s.athlete_id AND e.date = s.date
 ORDER BY s.athlete_id, s.date;
 
@@ -1369,10 +1383,12 @@ COMMENT ON COLUMN load_risk_daily.date IS 'Local date';
 COMMENT ON COLUMN load_risk_daily.load IS 'The day''s load, all activities';
 COMMENT ON COLUMN load_risk_daily.acute_load IS 'Mean daily load over the last acwr_acute_days (7) days, today included';
 COMMENT ON COLUMN load_risk_daily.chronic_load IS 'Mean daily load over the last acwr_chronic_days (28) days, today included';
-COMMENT ON COLUMN load_risk_daily.acwr_rolling IS 'acute_load / chronic_load (coupled rolling ratio); NULL before a full chronic window or when chronic_load is 0';
+COMMENT ON COLUMN load_risk_daily.chronic_sessions IS 'Activities in the last acwr_chronic_days (28) days, today included';
+COMMENT ON COLUMN load_risk_daily.acwr_rolling IS 'acute_load / chronic_load (coupled rolling ratio); NULL unless acwr_note is ok';
 COMMENT ON COLUMN load_risk_daily.ewma_acute IS 'Exponentially weighted daily load, lambda = 2 / (acwr_acute_days + 1) (Williams et al. 2017), from 0';
 COMMENT ON COLUMN load_risk_daily.ewma_chronic IS 'Exponentially weighted daily load, lambda = 2 / (acwr_chronic_days + 1), from 0';
-COMMENT ON COLUMN load_risk_daily.acwr_ewma IS 'ewma_acute / ewma_chronic; NULL before a full chronic window or when ewma_chronic is 0';
+COMMENT ON COLUMN load_risk_daily.acwr_ewma IS 'ewma_acute / ewma_chronic; NULL unless acwr_note is ok (or when ewma_chronic is 0)';
+COMMENT ON COLUMN load_risk_daily.acwr_note IS 'ok, or why the ratios are NULL: fewer than acwr_chronic_days of history, fewer than acwr_min_sessions sessions in the chronic window, or a chronic load under acwr_min_chronic_load a day';
 COMMENT ON COLUMN load_risk_daily.monotony IS 'Mean / population standard deviation of the daily load over monotony_days (7) days (Foster 1998); NULL when the window is not full or every day had the same load';
 COMMENT ON COLUMN load_risk_daily.strain IS 'The window''s total load * monotony (Foster 1998)';
 

@@ -267,6 +267,26 @@ def test_load_risk_by_hand(world: World) -> None:
     assert day6["monotony"] is None and risk.row(6, named=True)["monotony"] == pytest.approx(mean / sd)
 
 
+def test_acute_chronic_ratio_needs_sessions_and_chronic_load(tmp_path: Path) -> None:
+    """One session after four quiet weeks is a ratio of 4.0 whatever it was: NULL, and the note says why."""
+    path = tmp_path / "w.duckdb"
+    b = Builder(path)
+    b.athlete(1, synced_at="2024-03-01 12:00:00+00")
+    b.activity(1, "2024-01-01 09:00:00", suffer=100)
+    b.activity(1, "2024-02-01 09:00:00", suffer=100)
+    b.athlete(2, synced_at="2024-02-01 12:00:00+00")
+    for day in range(1, 32, 3):  # eleven easy sessions of 5: enough sessions, too little load
+        b.activity(2, f"2024-01-{day:02d} 09:00:00", suffer=5)
+    b.close()
+    lone = rows(both(path, "load_risk_daily", 1), "date")[D("2024-02-01")]
+    assert (lone["acwr_rolling"], lone["acwr_ewma"], lone["chronic_sessions"], lone["acwr_note"]) == \
+        (None, None, 1, "too few sessions: 1 of 8 in 28 days")
+    assert lone["acute_load"] / lone["chronic_load"] == pytest.approx(4.0)  # what used to be drawn
+    easy = both(path, "load_risk_daily", 2).row(-1, named=True)
+    assert (easy["acwr_rolling"], easy["chronic_sessions"]) == (None, 9)
+    assert easy["acwr_note"] == f"chronic load too low: {round(45 / 28, 1)} a day, under 10"
+
+
 def test_pmc_per_sport_family(world: World) -> None:
     """Athlete 10's runs alone, by the recurrence; 'All' is the pmc view."""
     by_family = both(world, "pmc_by_family", 10)

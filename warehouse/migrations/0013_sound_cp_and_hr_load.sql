@@ -15,8 +15,10 @@ INSERT INTO analysis_settings VALUES
     ('hr_calibration_max_ratio', 2.0, 'Highest calibration ratio accepted; outside, the defaults stay'),
     ('pmc_constant_form', 0, 'CTL/ATL constant: 0 = 1 - exp(-1/days) (GoldenCheetah, the exact exponential), 1 = 1/days (TrainingPeaks)'),
     ('decoupling_warmup_s', 600, 'Aerobic decoupling leaves out the splits or laps that end within this much moving time, seconds'),
-    ('decoupling_max_cv', 0.15, 'Aerobic decoupling needs a steady output: above this coefficient of variation it is NULL');
-COMMENT ON COLUMN analysis_settings.name IS 'Setting name: ctl_days, atl_days, ramp_days, pi_polarized_above, lthr_zone, estimate_if_default, acwr_acute_days, acwr_chronic_days, monotony_days, cp_min_s, cp_max_s, cp_min_points, cp_min_spread, cp_hour_s, cp_hour_share, w_prime_min_j, w_prime_max_j, hr_calibration_min_rides, hr_calibration_min_ratio, hr_calibration_max_ratio, pmc_constant_form, decoupling_warmup_s, decoupling_max_cv';
+    ('decoupling_max_cv', 0.15, 'Aerobic decoupling needs a steady output: above this coefficient of variation it is NULL'),
+    ('acwr_min_sessions', 8, 'Fewest activities in the chronic window before the acute:chronic ratios are shown (one session in four weeks gives 4.0)'),
+    ('acwr_min_chronic_load', 10, 'Lowest chronic load, a day, before the acute:chronic ratios are shown');
+COMMENT ON COLUMN analysis_settings.name IS 'Setting name: ctl_days, atl_days, ramp_days, pi_polarized_above, lthr_zone, estimate_if_default, acwr_acute_days, acwr_chronic_days, monotony_days, cp_min_s, cp_max_s, cp_min_points, cp_min_spread, cp_hour_s, cp_hour_share, w_prime_min_j, w_prime_max_j, hr_calibration_min_rides, hr_calibration_min_ratio, hr_calibration_max_ratio, pmc_constant_form, decoupling_warmup_s, decoupling_max_cv, acwr_min_sessions, acwr_min_chronic_load';
 
 -- The critical-power window: 2 to 20 minutes, the last band 15-20 min inclusive (no band of exactly 20:00).
 UPDATE analysis_settings SET description = 'Longest effort the critical-power fit uses, seconds (20 min, inclusive: the last band runs from the duration before it)'
