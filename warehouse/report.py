@@ -18,6 +18,7 @@ from string import Template
 from typing import Any
 
 import polars as pl
+import polyline as polyline_codec
 
 from . import analysis_base as base
 from . import analysis_load as load
@@ -31,6 +32,8 @@ from . import report_charts as charts
 PMC_DAYS = 365
 VOLUME_WEEKS = 52
 ZONE_WEEKS = 26
+PI_WEEKS = 4  # the polarization index is drawn over this many weeks of zone time
+PI_MIN_HOURS = 3.0  # and only where they hold at least this much
 TOP_SEGMENTS = 4
 UNITS = {"km": 1000.0, "mi": 1609.344}
 CHART_SCALE = 2  # PNGs are drawn at twice their size on the page, for sharp text on dense screens
@@ -120,15 +123,18 @@ def _gather(t: base.Tables, conn: Any, athlete_id: int) -> dict[str, Any]:
     pmc_all = load.pmc(t).collect()
     pmc = pmc_all.filter(pl.col("date") > as_of - dt.timedelta(days=PMC_DAYS))
     week0 = as_of - dt.timedelta(days=as_of.weekday())
-    vol = volume.volume_weekly(t).collect().filter(
-        pl.col("week_start") > week0 - dt.timedelta(weeks=VOLUME_WEEKS))
+    families = t["analysis_sport_families"].select("sport_type", pl.col("family").alias("sport_family")).collect()
+    vol = (volume.volume_weekly(t).collect().filter(pl.col("week_start") > week0 - dt.timedelta(weeks=VOLUME_WEEKS))
+           .join(families, on="sport_type", how="left")
+           .with_columns(pl.col("sport_family").fill_null("Other")))
 
     zone_weeks = zones.zone_time_weekly(t).collect().filter(
         pl.col("week_start") > week0 - dt.timedelta(weeks=ZONE_WEEKS))
-    by_type = zone_weeks.group_by("zone_type").agg(pl.col("seconds").sum()).sort(["seconds", "zone_type"],
-                                                                                  descending=[True, False])
-    zone_type = by_type["zone_type"].first() if by_type.height else "heartrate"
-    seiler = zones.seiler_weekly(t).collect().filter(pl.col("zone_type") == zone_type)
+    present = set(zone_weeks["zone_type"].to_list())
+    zone_type = "heartrate" if "heartrate" in present or not present else sorted(present)[0]
+    seiler_all = zones.seiler_weekly(t).collect()
+    seiler = seiler_all.filter(pl.col("zone_type") == zone_type)
+    first_zone_week = week0 - dt.timedelta(weeks=ZONE_WEEKS - 1)
 
     progression = segments.segment_effort_progression(t).collect()
     events = segments.segment_pr_events(t).collect()
@@ -145,12 +151,19 @@ def _gather(t: base.Tables, conn: Any, athlete_id: int) -> dict[str, Any]:
              .group_by(pl.col("local_date").alias("date"), "load_source").agg(pl.col("load").sum())
              .sort("date", "load_source"))
     risk = load.load_risk_daily(t).collect().filter(pl.col("date") > as_of - dt.timedelta(days=PMC_DAYS))
+    daily = load.daily_load(t).collect()
+    tracks = _tracks(conn, athlete_id)
     return {
         "athlete_id": athlete_id, "name": name, "week0": week0, "unit": unit, "as_of": as_of, "as_of_row": as_of_row,
         "calendar": calendar, "recent": recent, "main_family": main_family, "pmc_all": pmc_all, "pmc": pmc,
         "bands": t["analysis_form_bands"].collect(), "volume": vol,
         "zone_type": zone_type, "zones": zone_weeks.filter(pl.col("zone_type") == zone_type),
+        "power_zones": zone_weeks.filter(pl.col("zone_type") == "power") if zone_type != "power" else None,
+        "pi": _rolling_pi(seiler, first_zone_week, week0),
+        "power_pi": _rolling_pi(seiler_all.filter(pl.col("zone_type") == "power"), first_zone_week, week0),
+        "first_zone_week": first_zone_week,
         "seiler": seiler, "seiler_recent": seiler.filter(pl.col("week_start") > week0 - dt.timedelta(weeks=ZONE_WEEKS)),
+        "daily": daily, "tracks": tracks,
         "pi_threshold": t.setting("pi_polarized_above"),
         "progression": progression, "events": events, "segment_summary": summary,
         "top_segments": top["segment_id"].to_list(), "eddington": edd, "curve": curve, "ytd": ytd,
@@ -158,6 +171,43 @@ def _gather(t: base.Tables, conn: Any, athlete_id: int) -> dict[str, Any]:
         "power_curve": power.power_duration_curve(t).collect(), "cp": power.critical_power(t).collect(),
         "best_efforts": power.running_best_efforts(t).collect(),
     }
+
+
+def _rolling_pi(seiler: pl.DataFrame, first_week: dt.date, last_week: dt.date) -> pl.DataFrame:
+    """Per week: the polarization index of the last PI_WEEKS weeks of zone time (NULL under PI_MIN_HOURS), and its
+    kind: measured, or zero (no zone-3 time: 0 by definition, not a measurement)."""
+    start = first_week - dt.timedelta(weeks=PI_WEEKS - 1)
+    weeks = pl.DataFrame({"week_start": pl.date_range(start, last_week, "1w", eager=True)})
+    z = [pl.col(c).rolling_sum(window_size=PI_WEEKS, min_samples=1) for c in ("z1", "z2", "z3")]
+    dense = (weeks.join(seiler.select("week_start", pl.col("z1_seconds").alias("z1"), pl.col("z2_seconds").alias("z2"),
+                                      pl.col("z3_seconds").alias("z3")), on="week_start", how="left")
+             .with_columns(pl.col("z1", "z2", "z3").fill_null(0).cast(pl.Float64))
+             .sort("week_start").with_columns(z[0].alias("r1"), z[1].alias("r2"), z[2].alias("r3")))
+    enough = (pl.col("r1") + pl.col("r2") + pl.col("r3")) >= PI_MIN_HOURS * 3600
+    index = zones.polarization_index(pl.col("r1"), pl.col("r2"), pl.col("r3"))
+    return (dense.with_columns(pl.when(enough).then(index).alias("polarization_index"))
+            .with_columns(pl.when(pl.col("polarization_index").is_null()).then(None)
+                          .when(pl.col("r3") == 0).then(pl.lit("zero")).otherwise(pl.lit("measured")).alias("kind"))
+            .filter(pl.col("week_start") >= first_week)
+            .select("week_start", "polarization_index", "kind"))
+
+
+def _tracks(conn: Any, athlete_id: int) -> pl.DataFrame:
+    """Every route of the athlete as points (activity_id, year, seq, lat, lon), from the summary polylines."""
+    rows = conn.execute("SELECT a.activity_id, year(CAST(a.start_date_local AS DATE)), a.summary_polyline "
+                        "FROM activities a WHERE a.athlete_id = ? AND coalesce(a.summary_polyline, '') <> ''",
+                        [athlete_id]).fetchall()
+    ids, years, seqs, lats, lons = [], [], [], [], []
+    for activity_id, year, encoded in rows:
+        try:
+            points = polyline_codec.decode(encoded)
+        except (ValueError, IndexError, TypeError):
+            continue  # a damaged polyline draws nothing rather than a wrong line
+        for seq, (lat, lon) in enumerate(points):
+            ids.append(activity_id), years.append(year), seqs.append(seq), lats.append(lat), lons.append(lon)
+    return pl.DataFrame({"activity_id": ids, "year": years, "seq": seqs, "lat": lats, "lon": lons},
+                        schema={"activity_id": pl.Int64, "year": pl.Int32, "seq": pl.Int32, "lat": pl.Float64,
+                                "lon": pl.Float64})
 
 
 def _figures(d: dict[str, Any]) -> dict[str, tuple[str, Any, str]]:
@@ -170,7 +220,9 @@ def _figures(d: dict[str, Any]) -> dict[str, tuple[str, Any, str]]:
     ytd = d["ytd"].filter(pl.col("sport_family") == family)
     fits = d["cp"].filter(pl.col("season") == 0)
     cp_all = fits.row(0, named=True) if fits.height else None
-    return {
+    pmc_first = d["pmc"]["date"].min() if d["pmc"].height else d["as_of"]
+    season = d["as_of"].year
+    figures = {
         "pmc": ("Fitness, fatigue and form",
                 charts.pmc(d["pmc"], d["bands"], d["loads"],
                            f" — last {PMC_DAYS} days" if d["pmc"].height >= PMC_DAYS else
@@ -184,11 +236,11 @@ def _figures(d: dict[str, Any]) -> dict[str, tuple[str, Any, str]]:
                                                d["week0"], f" — last {VOLUME_WEEKS} weeks"),
                           "Moving time per ISO week, by the activities' local dates."),
         "weekly_zones": ("Weekly time in zones",
-                         charts.weekly_zones(d["zones"], d["seiler_recent"], d["zone_type"], d["pi_threshold"],
-                                             d["week0"] - dt.timedelta(weeks=ZONE_WEEKS - 1), d["week0"],
-                                             f" — last {ZONE_WEEKS} weeks"),
+                         charts.weekly_zones(d["zones"], d["pi"], d["zone_type"], d["pi_threshold"],
+                                             d["first_zone_week"], d["week0"], f" — last {ZONE_WEEKS} weeks",
+                                             PI_MIN_HOURS),
                          "Each activity's time in its own zones (as its zones were then), summed per week; the "
-                         "polarization index uses Seiler's three zones mapped from them."),
+                         f"polarization index uses Seiler's three zones mapped from them, over {PI_WEEKS} weeks."),
         "segment_history": ("Segment history",
                             charts.segment_history(d["progression"], d["events"], d["top_segments"]),
                             "The segments with the most attempts. PRs are recomputed from the efforts in time "
@@ -197,15 +249,30 @@ def _figures(d: dict[str, Any]) -> dict[str, tuple[str, Any, str]]:
                       "The largest E such that on E days the distance reached E."),
         "ytd": ("Year to date", charts.ytd(ytd, family, unit, UNITS[unit], d["as_of"]),
                 "Cumulative distance from 1 January, per year, to compare seasons at the same date."),
-        "load_risk": ("Load risk", charts.load_risk(d["risk"]),
+        "load_risk": ("Load risk", charts.load_risk(d["risk"], pmc_first, d["as_of"]),
                       "Acute:chronic workload ratio, rolling (7-day mean ÷ 28-day mean) and exponentially weighted, "
                       "and Foster's training monotony, from the daily load above."),
         "power_curve": ("Power-duration curve", charts.power_curve(d["power_curve"], cp_all, d["as_of"].year),
                         "Mean-maximal power from segment efforts, laps and rides with device power, and the critical "
-                        "power model fitted on the best effort of each band between 2 and 20 minutes."),
+                        "power model fitted on the power-duration envelope between 2 and 20 minutes (drawn only when "
+                        "it passes its physiological gates)."),
         "best_efforts": ("Running best efforts", charts.best_efforts(d["best_efforts"], d["as_of"].year),
                          "The fastest 1, 5, 10, 21 and 42 km within runs, from whole kilometre splits."),
+        "calendar": ("Training calendar", charts.calendar(d["daily"], d["as_of"]),
+                     "Every day of the last year, coloured by its training load."),
+        "routes": ("Where you train", charts.routes(d["tracks"], "Routes, all time"),
+                   "Every route from its summary polyline; roads used often build up dark."),
+        "routes_season": ("Where you train this season",
+                          charts.routes(d["tracks"].filter(pl.col("year") == season), f"Routes, {season}"),
+                          f"The routes of {season}."),
     }
+    if d["power_zones"] is not None and d["power_zones"].height:
+        figures["power_zones"] = ("Weekly time in power zones",
+                                  charts.weekly_zones(d["power_zones"], d["power_pi"], "power", d["pi_threshold"],
+                                                      d["first_zone_week"], d["week0"],
+                                                      f" — last {ZONE_WEEKS} weeks", PI_MIN_HOURS),
+                                  "Each ride's time in its own power zones, summed per week.")
+    return figures
 
 
 # --- the summary --------------------------------------------------------------------------------------------
@@ -216,7 +283,9 @@ def _facts(d: dict[str, Any]) -> dict[str, Any]:
     six_weeks = d["activity_load"].filter(pl.col("local_date") > as_of - dt.timedelta(days=42))
     total_s = six_weeks["duration_s"].sum() or 0
     loaded_s = six_weeks.filter(pl.col("load").is_not_null())["duration_s"].sum() or 0
-    measured_s = six_weeks.filter(~pl.col("load_source").is_in(["estimate", "none"]))["duration_s"].sum() or 0
+    later = (pl.col("load_source") == "power") & (pl.col("ftp_source") == "known_later")
+    measured_s = six_weeks.filter(~pl.col("load_source").is_in(["estimate", "none"]) & ~later.fill_null(False))[
+        "duration_s"].sum() or 0
     ytd = d["ytd"].filter(pl.col("sport_family") == family)
     this_year = ytd.filter(pl.col("date") == as_of)
     try:
@@ -282,12 +351,53 @@ def _summary_markdown(d: dict[str, Any]) -> str:
     else:
         lines.append(f"- **Polarization, last 4 weeks ({kind})**: no index (no zone time, or more zone-3 than "
                      "zone-1 time)")
+    lines += _estimates(d, f)
     if f["recent_prs"].height:
         lines += ["", "| date | segment | time | faster than the best before |", "|---|---|---|---|"]
         for r in f["recent_prs"].iter_rows(named=True):
             lines.append(f"| {r['local_date']} | {r['segment_name']} | {_fmt_time(r['elapsed_time'])} | "
                          f"{_faster(r)} |")
     return "\n".join(lines) + "\n"
+
+
+def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
+    """What rests on estimates or defaults rather than measurement, said next to the figures it affects."""
+    every = d["activity_load"]
+    out = ["", "**What rests on estimates**", ""]
+    six = f["six_weeks"]
+    estimated = six.filter(pl.col("load_source") == "estimate")
+    if six.height:
+        out.append(f"- Load, last 42 days: {estimated.height} of {six.height} activities estimated from duration and "
+                   "sport (no power, pace, heart rate or relative effort)")
+    hr = every.filter(pl.col("load_source") == "heart_rate")
+    if hr.height:
+        basis = hr["hr_load_basis"].value_counts().sort("hr_load_basis")
+        counts = {r["hr_load_basis"]: r["count"] for r in basis.iter_rows(named=True)}
+        calibration = hr["hr_calibration"].drop_nulls()
+        parts = []
+        if counts.get("zones_calibrated"):
+            parts.append(f"{counts['zones_calibrated']} from heart-rate zones calibrated to your power "
+                         f"(× {calibration[0]:.2f})")
+        if counts.get("zones"):
+            parts.append(f"{counts['zones']} from heart-rate zones at default loads per zone (too few rides with "
+                         "power and heart rate to calibrate)")
+        if counts.get("average_hr"):
+            parts.append(f"{counts['average_hr']} from average heart rate only (no zone data: the roughest)")
+        out.append(f"- Heart-rate load, all time: {'; '.join(parts)}")
+    later = every.filter((pl.col("load_source") == "power") & (pl.col("ftp_source") == "known_later"))
+    if later.height:
+        out.append(f"- Power load on an FTP known only later: {later.height} activities before the first FTP fitsync "
+                   "saw (add `analysis_ftp_history` rows for those seasons)")
+    cp = d["cp"]
+    if cp.height:
+        seasons = []
+        for r in cp.sort("season", descending=True).iter_rows(named=True):
+            name = "all time" if r["season"] == 0 else str(r["season"])
+            seasons.append(f"{name} {r['cp_watts']:.0f} W / {r['w_prime_j'] / 1000:.1f} kJ" if r["cp_watts"] is not None
+                           else f"{name} none ({r['cp_note']})")
+        out.append("- Critical power by season (from segment efforts, laps and rides, not power streams): "
+                   + "; ".join(seasons))
+    return out
 
 
 # --- the page -----------------------------------------------------------------------------------------------

@@ -148,36 +148,73 @@ def _week_axis(first_week: dt.date, last_week: dt.date) -> tuple[Any, float]:
     return x, max(2.0, WIDTH / weeks * 0.72)
 
 
+FAMILY_COLORS = {"Ride": OKABE_ITO["blue"], "Run": OKABE_ITO["vermillion"], "Swim": OKABE_ITO["sky"],
+                 "Walk/Hike": OKABE_ITO["green"], "Ski": OKABE_ITO["purple"], "Other": "#b8b8b8"}
+
+
 def weekly_volume(frame: pl.DataFrame, first_week: dt.date, last_week: dt.date, title_suffix: str = "") -> Any:
-    """Stacked weekly moving time by sport type."""
+    """Stacked weekly moving time by sport family (a colour each; sport types in the tooltip)."""
     if frame.is_empty():
         return empty("Weekly volume by sport", "No activities in this period.")
+    order = list(FAMILY_COLORS)
+    frame = frame.with_columns(pl.when(pl.col("sport_family").is_in(order)).then(pl.col("sport_family"))
+                               .otherwise(pl.lit("Other")).alias("sport_family"))
+    families = [f for f in order if f in set(frame["sport_family"].to_list())]
     data = _weeks(frame.with_columns((pl.col("moving_time_s") / 3600).alias("hours"),
-                                     (pl.col("distance_m") / 1000).round(1).alias("km")))
+                                     (pl.col("distance_m") / 1000).round(1).alias("km"),
+                                     pl.col("sport_family").replace_strict(order, list(range(len(order))),
+                                                                           return_dtype=pl.Int32).alias("family_order")))
     data = _local(data, "week_start")
     x, width = _week_axis(first_week, last_week)
     chart = (alt.Chart(data).mark_bar(width=width)
              .encode(x=x, y=alt.Y("sum(hours):Q", title="moving time (hours)"),
-                     color=alt.Color("sport_type:N", title="sport", scale=alt.Scale(scheme="tableau10")),
-                     order=alt.Order("sport_type:N"),
-                     tooltip=["week_start:T", "sport_type:N", alt.Tooltip("hours:Q", format=".1f"), "km:Q"])
+                     color=alt.Color("sport_family:N", title="sport", sort=families,
+                                     scale=alt.Scale(domain=families, range=[FAMILY_COLORS[f] for f in families])),
+                     order=alt.Order("family_order:Q"),
+                     tooltip=["week_start:T", "sport_family:N", "sport_type:N", alt.Tooltip("hours:Q", format=".1f"),
+                              "km:Q"])
              .properties(width=WIDTH, height=260, title=alt.TitleParams(
                  "Weekly training time by sport" + title_suffix,
-                 subtitle="Moving time per ISO week (Monday start, local dates), stacked by sport type.")))
+                 subtitle="Moving time per ISO week (Monday start, local dates), stacked by sport family.")))
     return _config(chart)
 
 
-def weekly_zones(zones: pl.DataFrame, seiler: pl.DataFrame, zone_type: str, pi_threshold: float,
-                 first_week: dt.date, last_week: dt.date, title_suffix: str = "") -> Any:
-    """Stacked hours per zone each week; below, on its own axis, the weekly polarization index and its 2.0 line."""
+ZONE_UNITS = {"heartrate": "bpm", "power": "W"}
+PI_KINDS = {"measured": ("4-week index", "#222"), "zero": ("no zone-3 time: 0 by definition", "#9a9a9a")}
+
+
+def zone_labels(zones: pl.DataFrame, zone_type: str) -> list[str]:
+    """"Z1 < 120 bpm", "Z2 120–145 bpm", …, "Z5 ≥ 175 bpm": each zone with the bounds of its latest week."""
+    unit = ZONE_UNITS.get(zone_type, "")
+    latest = zones.sort("week_start").group_by("zone").agg(pl.col("zone_min").last(), pl.col("zone_max").last())
+    bounds = {r["zone"]: (r["zone_min"], r["zone_max"]) for r in latest.iter_rows(named=True)}
+    out = []
+    for zone in range(1, int(zones["zone"].max() or 0) + 1):
+        low, high = bounds.get(zone, (None, None))
+        if low is None:
+            out.append(f"Z{zone}")
+        elif high is None or high < 0:
+            out.append(f"Z{zone} ≥ {low:g} {unit}")
+        elif low <= 0:
+            out.append(f"Z{zone} < {high:g} {unit}")
+        else:
+            out.append(f"Z{zone} {low:g}–{high:g} {unit}")
+    return out
+
+
+def weekly_zones(zones: pl.DataFrame, pi: pl.DataFrame, zone_type: str, pi_threshold: float,
+                 first_week: dt.date, last_week: dt.date, title_suffix: str = "", pi_min_hours: float = 3.0) -> Any:
+    """Stacked hours per zone each week (legend: each zone's bounds); below, the polarization index over the last
+    four weeks, only where they hold enough zone time; "0 by definition" weeks drawn apart."""
+    kind = ZONE_TYPE_LABELS.get(zone_type, zone_type)
     if zones.is_empty():
-        return empty("Weekly time in zones", "No heart-rate or power zone data in this period.")
+        return empty(f"Weekly time in {kind} zones", f"No {kind} zone data in this period.")
     zone_count = int(zones["zone"].max() or 5)
     palette = ZONE_COLORS.get(zone_count) or ZONE_COLORS[7][:zone_count]
-    labels = [f"Z{i}" for i in range(1, zone_count + 1)]
+    labels = zone_labels(zones, zone_type)
     data = _weeks(zones.with_columns((pl.col("seconds") / 3600).alias("hours"),
-                                     pl.format("Z{}", pl.col("zone")).alias("zone_label")))
-    kind = ZONE_TYPE_LABELS.get(zone_type, zone_type)
+                                     pl.col("zone").map_elements(lambda z: labels[z - 1], return_dtype=pl.String)
+                                     .alias("zone_label")))
     x, width = _week_axis(first_week, last_week)
     bars = (alt.Chart(_local(data, "week_start")).mark_bar(width=width)
             .encode(x=x, y=alt.Y("hours:Q", title=f"time in {kind} zones (hours)"),
@@ -185,23 +222,35 @@ def weekly_zones(zones: pl.DataFrame, seiler: pl.DataFrame, zone_type: str, pi_t
                                     scale=alt.Scale(domain=labels, range=palette),
                                     legend=alt.Legend(orient="right", direction="vertical")),
                     order=alt.Order("zone:Q", sort="ascending")))
-    # every week of the period, so the index line breaks where a week has none (no time, or no z2 / z3 time)
-    weeks = pl.DataFrame({"week_start": pl.date_range(first_week, last_week, "1w", eager=True)})
-    pi = _weeks(weeks.join(seiler.select("week_start", "polarization_index"), on="week_start", how="left"))
-    pi_axis = alt.Y("polarization_index:Q", title="PI",
-                    scale=alt.Scale(domain=[0, max(3.0, float(pi["polarization_index"].max() or 0) + 0.2)]))
-    pi_line = (alt.Chart(pi).mark_line(color="#222", strokeWidth=1.6, point=alt.OverlayMarkDef(color="#222", size=28))
-               .encode(x=x, y=pi_axis))
+    points = _weeks(pi)
+    top = max(3.0, float(points["polarization_index"].max() or 0) + 0.2)
+    pi_axis = alt.Y("polarization_index:Q", title="PI", scale=alt.Scale(domain=[0, top], nice=False))
+    kinds = [k for k in PI_KINDS if k in set(points["kind"].drop_nulls().to_list())]
+    line = (alt.Chart(points.with_columns(pl.when(pl.col("kind") == "measured").then(pl.col("polarization_index"))
+                                          .alias("polarization_index")))
+            .mark_line(color="#222", strokeWidth=1.4).encode(x=x, y=pi_axis))
+    dots = (alt.Chart(points.filter(pl.col("kind").is_not_null()))
+            .mark_point(size=30, filled=True)
+            .encode(x=x, y=pi_axis,
+                    color=alt.Color("kind:N", title=None, sort=kinds,
+                                    scale=alt.Scale(domain=kinds, range=[PI_KINDS[k][1] for k in kinds]),
+                                    legend=alt.Legend(labelExpr=_labels_expr({k: PI_KINDS[k][0] for k in kinds}),
+                                                      orient="right", direction="vertical")),
+                    shape=alt.Shape("kind:N", sort=kinds, legend=None,
+                                    scale=alt.Scale(domain=kinds, range=["circle", "square"][:len(kinds)]))))
     rule = (alt.Chart(pl.DataFrame({"polarization_index": [pi_threshold]}))
             .mark_rule(color="#222", strokeDash=[5, 4], opacity=0.6).encode(y=pi_axis))
+    index_layers = [line, dots, rule] if kinds else [rule, alt.Chart(pl.DataFrame({"m": [
+        f"No 4 weeks with {pi_min_hours:g} h of zone time yet."]})).mark_text(fontSize=13, color="#666").encode(
+        text="m:N")]
     hours = bars.properties(width=WIDTH, height=230, title=alt.TitleParams(
         f"Weekly time in {kind} zones" + title_suffix,
-        subtitle="Hours per zone each ISO week, stacked from zone 1 (bottom)."))
-    index = (alt.layer(pi_line, rule).properties(width=WIDTH, height=110, title=alt.TitleParams(
-        "Polarization index (Treff et al. 2019)", fontSize=13,
-        subtitle=f"Seiler's three zones; dashed: {pi_threshold:g}, above is polarized. No point: no zone time, or "
-                 "more zone-3 than zone-1 time.")))
-    return _config(alt.vconcat(hours, index, spacing=14))
+        subtitle="Hours per zone each ISO week, stacked from zone 1 (bottom); the legend gives each zone's bounds."))
+    index = (alt.layer(*index_layers).properties(width=WIDTH, height=110, title=alt.TitleParams(
+        "Polarization index (Treff et al. 2019), over the last 4 weeks", fontSize=13,
+        subtitle=f"Seiler's three zones; dashed: {pi_threshold:g}, above is polarized. No point: under "
+                 f"{pi_min_hours:g} h of zone time in the 4 weeks, or more zone-3 than zone-1 time.")))
+    return _config(alt.vconcat(hours, index, spacing=14).resolve_scale(color="independent", shape="independent"))
 
 
 def segment_history(progression: pl.DataFrame, events: pl.DataFrame, segment_ids: list[int]) -> Any:
@@ -306,93 +355,206 @@ def ytd(frame: pl.DataFrame, family: str, unit: str, unit_m: float, as_of: dt.da
 
 
 def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) -> Any:
-    """Mean-maximal power by duration (log axis), all time and this season, with the CP model over its window."""
+    """Mean-maximal power (log duration axis), all time and this season, drawn from the efforts themselves: each dot
+    is a real effort at its real length; the steps between them are the lower bound the dots prove (an effort holds
+    its power over every shorter window). The CP model only over the efforts it was fitted on, and only when the
+    fit passed its gates."""
     if curve.is_empty():
         return empty("Power-duration curve", "No rides with device power yet.")
-    data = curve.with_columns(pl.when(pl.col("season") == 0).then(pl.lit("all time"))
-                              .otherwise(pl.col("season").cast(pl.String)).alias("period"))
-    periods = [p for p in ("all time", str(season)) if p in set(data["period"].to_list())]
-    data = data.filter(pl.col("period").is_in(periods))
-    ticks = [5, 15, 60, 300, 1200, 3600, 14400]
-    x = alt.X("duration_s:Q", title="duration", scale=alt.Scale(type="log", domain=[4, 16000], nice=False),
-              axis=alt.Axis(values=ticks, labelExpr=DURATION_LABEL))
-    lines = (alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=30), strokeWidth=2)
-             .encode(x=x, y=alt.Y("best_watts:Q", title="best average power (W)", scale=alt.Scale(zero=False)),
-                     color=alt.Color("period:N", title=None, sort=periods,
-                                     scale=alt.Scale(domain=periods,
-                                                     range=[OKABE_ITO["blue"], OKABE_ITO["orange"]][:len(periods)])),
-                     tooltip=["label:N", alt.Tooltip("best_watts:Q", format=".0f"), "source:N", "local_date:T"]))
-    layers = [lines]
-    subtitle = ["Best average power of any effort, lap or ride lasting at least that long (no power streams)."]
+    named = curve.with_columns(pl.when(pl.col("season") == 0).then(pl.lit("all time"))
+                               .otherwise(pl.col("season").cast(pl.String)).alias("period"))
+    periods = [p for p in ("all time", str(season)) if p in set(named["period"].to_list())]
+    shortest = int(curve["duration_s"].min())
+    efforts = (named.filter(pl.col("period").is_in(periods))
+               .group_by("period", "effort_duration_s")
+               .agg(pl.col("best_watts").max(), pl.col("source").first(), pl.col("local_date").first())
+               .rename({"effort_duration_s": "duration_s"})
+               .with_columns(pl.col("duration_s").map_elements(_mmss, return_dtype=pl.String).alias("lasted"))
+               .sort("period", "duration_s"))
+    starts = efforts.group_by("period").agg(pl.col("best_watts").first()).with_columns(
+        pl.lit(shortest).alias("duration_s"))  # the strongest short effort holds down to the curve's first duration
+    steps = pl.concat([starts.select("period", "duration_s", "best_watts"),
+                       efforts.select("period", "duration_s", "best_watts")]).sort("period", "duration_s")
+    longest = int(efforts["duration_s"].max())
+    colors = alt.Scale(domain=periods, range=[OKABE_ITO["blue"], OKABE_ITO["orange"]][:len(periods)])
+    ticks = [t for t in (5, 15, 60, 300, 1200, 3600, 14400, 36000) if t <= longest * 1.5]
+    x = alt.X("duration_s:Q", title="duration", axis=alt.Axis(values=ticks, labelExpr=DURATION_LABEL),
+              scale=alt.Scale(type="log", domain=[max(1, shortest * 0.8), max(16000, longest * 1.2)], nice=False))
+    y = alt.Y("best_watts:Q", title="best average power (W)", scale=alt.Scale(zero=False))
+    color = alt.Color("period:N", title=None, sort=periods, scale=colors)
+    tooltip = [alt.Tooltip("lasted:N", title="effort lasted"), alt.Tooltip("best_watts:Q", format=".0f"), "source:N",
+               "local_date:T"]
+    lines = (alt.Chart(steps).mark_line(strokeWidth=1.6, opacity=0.6, interpolate="step-before")
+             .encode(x=x, y=y, color=color))
+    dots = alt.Chart(efforts).mark_circle(size=55, opacity=1).encode(x=x, y=y, color=color, tooltip=tooltip)
+    labels = (alt.Chart(efforts.filter(pl.col("period") == periods[0])).mark_text(dy=-11, fontSize=10, color="#333")
+              .encode(x=x, y=y, text="lasted:N"))
+    layers = [lines, dots, labels]
+    subtitle = ["Dots: the best efforts, laps or rides with device power, at their real length (labelled).",
+                "Steps: the power each proves for every shorter duration (a lower bound: no power streams)."]
     if fit and fit.get("cp_watts") is not None:
         cp, w = float(fit["cp_watts"]), float(fit["w_prime_j"])
-        model = pl.DataFrame({"duration_s": [float(t) for t in range(120, 1201, 30)]}).with_columns(
+        lo, hi = int(fit["shortest_s"]), int(fit["longest_s"])
+        model = pl.DataFrame({"duration_s": [float(lo + (hi - lo) * i / 40) for i in range(41)]}).with_columns(
             (cp + w / pl.col("duration_s")).alias("best_watts"))
         layers.append(alt.Chart(model).mark_line(color="#222", strokeDash=[5, 4], strokeWidth=1.6)
                       .encode(x=x, y="best_watts:Q"))
-        subtitle.append(f"Dashed: critical power {cp:.0f} W, W′ {w / 1000:.1f} kJ (all time; {fit['points']} points "
-                        f"between 2 and 20 min, error {fit['rmse_watts']:.0f} W).")
+        subtitle.append(f"Dashed: P = CP + W′/t over the {fit['points']} envelope efforts it was fitted on "
+                        f"({_mmss(lo)}-{_mmss(hi)}): CP {cp:.0f} W, W′ {w / 1000:.1f} kJ (all time), "
+                        f"error {fit['rmse_watts']:.0f} W.")
     elif fit:
-        subtitle.append(f"No critical-power fit: {fit['cp_note']}.")
+        subtitle.append(f"No critical power drawn: {fit['cp_note']}.")
     chart = alt.layer(*layers).properties(width=WIDTH, height=280, title=alt.TitleParams(
         "Power-duration curve and critical power", subtitle=subtitle))
     return _config(chart)
 
 
 def best_efforts(best: pl.DataFrame, season: int) -> Any:
-    """Running best efforts: pace for each distance, all time and this season."""
+    """Running best efforts as pace on a pace axis (faster is higher), all time and this season, each labelled with
+    its pace and date."""
     if best.is_empty():
         return empty("Running best efforts", "No runs with kilometre splits yet.")
     data = (best.with_columns(pl.when(pl.col("season") == 0).then(pl.lit("all time"))
                               .otherwise(pl.col("season").cast(pl.String)).alias("period"),
-                              pl.col("pace_s_per_km").round(0).cast(pl.Int64).alias("pace"),
-                              pl.col("best_time_s").cast(pl.Int64).alias("time"))
-            .filter(pl.col("season").is_in([0, season])))
+                              pl.col("pace_s_per_km").round(0).cast(pl.Int64).alias("pace"))
+            .filter(pl.col("season").is_in([0, season]))
+            .with_columns((pl.col("pace").map_elements(_mmss, return_dtype=pl.String) + pl.lit("/km\n")
+                           + pl.col("best_time_s").cast(pl.Int64).map_elements(_mmss, return_dtype=pl.String)
+                           + pl.lit(" · ") + pl.col("local_date").cast(pl.String)).alias("text")))
     periods = [p for p in ("all time", str(season)) if p in set(data["period"].to_list())]
     labels = best.sort("splits")["label"].unique(maintain_order=True).to_list()
-    bars = (alt.Chart(data).mark_bar()
-            .encode(y=alt.Y("label:N", title=None, sort=labels), yOffset=alt.YOffset("period:N", sort=periods),
-                    x=alt.X("pace:Q", title="pace (min:ss per km)", axis=alt.Axis(labelExpr=MMSS),
-                            scale=alt.Scale(zero=False)),
-                    color=alt.Color("period:N", title=None, sort=periods,
-                                    scale=alt.Scale(domain=periods,
-                                                    range=[OKABE_ITO["blue"], OKABE_ITO["orange"]][:len(periods)])),
-                    tooltip=["label:N", "period:N", "local_date:T"]))
-    text = (alt.Chart(data.with_columns(pl.col("time").map_elements(_mmss, return_dtype=pl.String).alias("t")))
-            .mark_text(align="left", dx=4, fontSize=11, color="#333")
-            .encode(y=alt.Y("label:N", sort=labels), yOffset=alt.YOffset("period:N", sort=periods),
-                    x="pace:Q", text="t:N"))
-    chart = alt.layer(bars, text).properties(width=WIDTH, height=max(120, 38 * len(labels)), title=alt.TitleParams(
+    low, high = int(data["pace"].min()), int(data["pace"].max())
+    step = _time_step(max(30, high - low))
+    bottom, top = max(0, (low - step) // step * step), -(-(high + step) // step) * step
+    y = alt.Y("pace:Q", title="pace (min:ss per km), faster is higher",
+              scale=alt.Scale(domain=[top, bottom], nice=False),
+              axis=alt.Axis(labelExpr=MMSS, values=list(range(bottom, top + 1, step))))
+    x = alt.X("label:N", title="distance (consecutive whole kilometre splits)", sort=labels,
+              axis=alt.Axis(labelAngle=0))
+    color = alt.Color("period:N", title=None, sort=periods,
+                      scale=alt.Scale(domain=periods, range=[OKABE_ITO["blue"], OKABE_ITO["orange"]][:len(periods)]))
+    offset = alt.XOffset("period:N", sort=periods)
+    dots = (alt.Chart(data).mark_point(size=90, filled=True, opacity=1)
+            .encode(x=x, xOffset=offset, y=y, color=color, tooltip=["label:N", "period:N", "text:N"]))
+    text = (alt.Chart(data).mark_text(dy=-20, fontSize=10, color="#333", lineBreak="\n")
+            .encode(x=x, xOffset=offset, y=y, text="text:N"))
+    chart = alt.layer(dots, text).properties(width=WIDTH, height=260, title=alt.TitleParams(
         "Running best efforts",
-        subtitle="Fastest stretch of consecutive whole kilometre splits; labels: the time over the distance."))
+        subtitle="Fastest stretch of consecutive whole kilometre splits in one run: its pace, time and date."))
     return _config(chart)
 
 
-def load_risk(risk: pl.DataFrame) -> Any:
-    """Acute:chronic workload ratio (rolling and EWMA) with the 0.8–1.3 band; monotony below."""
-    data = risk.filter(pl.col("acwr_rolling").is_not_null() | pl.col("acwr_ewma").is_not_null())
-    if data.is_empty():
-        return empty("Load risk", "Needs 28 days of training history.")
-    days = (data["date"].max() - data["date"].min()).days + 1
-    data = _local(data, "date")
-    x = alt.X("date:T", title=None, axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=min(12, days)))
-    band = (alt.Chart(pl.DataFrame({"y0": [0.8], "y1": [1.3]})).mark_rect(color=OKABE_ITO["green"], opacity=0.12)
-            .encode(y=alt.Y("y0:Q"), y2="y1:Q"))
-    top_value = max(2.0, float(data.select(pl.max_horizontal("acwr_rolling", "acwr_ewma").max()).item() or 0) + 0.1)
-    lines = (alt.Chart(data).transform_fold(["acwr_rolling", "acwr_ewma"], as_=["measure", "value"])
-             .transform_calculate(label="datum.measure == 'acwr_rolling' ? 'rolling 7 d / 28 d' : 'EWMA 7 d / 28 d'")
-             .mark_line(strokeWidth=1.8)
-             .encode(x=x, y=alt.Y("value:Q", title="acute : chronic", scale=alt.Scale(domain=[0, top_value])),
-                     color=alt.Color("label:N", title=None, sort=["rolling 7 d / 28 d", "EWMA 7 d / 28 d"],
-                                     scale=alt.Scale(range=[OKABE_ITO["blue"], OKABE_ITO["vermillion"]]))))
-    ratio = alt.layer(band, lines).properties(width=WIDTH, height=200, title=alt.TitleParams(
-        "Load risk: acute:chronic workload ratio",
-        subtitle="Green band 0.8–1.3: the range usually read as safe; above 1.5, load rose faster than fitness."))
-    mono = (alt.Chart(data).mark_line(color="#444", strokeWidth=1.4)
-            .encode(x=x, y=alt.Y("monotony:Q", title="monotony"))
-            .properties(width=WIDTH, height=100, title=alt.TitleParams(
-                "Training monotony (Foster): 7-day mean ÷ standard deviation; above 2, little variety", fontSize=13)))
+def load_risk(risk: pl.DataFrame, first_day: dt.date, last_day: dt.date) -> Any:
+    """Acute:chronic workload ratio (rolling and EWMA), only where the chronic window holds enough sessions and
+    load; monotony below with its 2.0 line. Same time window as the fitness chart; a point on every day."""
+    if risk.is_empty():
+        return empty("Load risk", "No training load yet.")
+    days = (last_day - first_day).days + 1
+    span = [f"{first_day.isoformat()}T00:00:00", f"{(last_day + dt.timedelta(days=1)).isoformat()}T00:00:00"]
+    data = _local(risk, "date")
+    x = alt.X("date:T", title=None, scale=alt.Scale(domain=span),
+              axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=min(12, days)))
+    labels = ["rolling 7 d / 28 d", "EWMA 7 d / 28 d"]
+    shown = data.filter(pl.col("acwr_rolling").is_not_null() | pl.col("acwr_ewma").is_not_null())
+    top_value = max(2.0, float(shown.select(pl.max_horizontal("acwr_rolling", "acwr_ewma").max()).item() or 0) + 0.1) \
+        if shown.height else 2.0
+    y = alt.Y("value:Q", title="acute : chronic", scale=alt.Scale(domain=[0, top_value], nice=False))
+    folded = (alt.Chart(data).transform_fold(["acwr_rolling", "acwr_ewma"], as_=["measure", "value"])
+              .transform_calculate(label=f"datum.measure == 'acwr_rolling' ? '{labels[0]}' : '{labels[1]}'")
+              .encode(x=x, y=y, color=alt.Color("label:N", title=None, sort=labels,
+                                                scale=alt.Scale(domain=labels,
+                                                                range=[OKABE_ITO["blue"], OKABE_ITO["vermillion"]]))))
+    one = (alt.Chart(pl.DataFrame({"value": [1.0]})).mark_rule(color="#777", strokeDash=[4, 4]).encode(y=y))
+    layers = [one, folded.mark_line(strokeWidth=1.6), folded.mark_circle(size=9, opacity=0.9)]
+    note = risk.filter(pl.col("acwr_note") != "ok")["acwr_note"].tail(1).to_list()
+    if not shown.height:
+        message = f"No ratio yet: {note[0]}." if note else "No ratio yet."
+        layers.append(alt.Chart(pl.DataFrame({"m": [message]})).mark_text(fontSize=14, color="#666")
+                      .encode(text="m:N"))
+    shown_days = risk.filter(pl.col("acwr_note") == "ok").height
+    why = risk.filter(pl.col("acwr_note") != "ok")["acwr_note"].mode().to_list()
+    coverage = (f"Shown on {shown_days} of {risk.height} days" + (f"; most others: {why[0]}." if why else "."))
+    ratio = alt.layer(*layers).properties(width=WIDTH, height=200, title=alt.TitleParams(
+        "Load change: acute:chronic workload ratio",
+        subtitle=["Last 7 days' load against the last 28 (dashed: equal), only with at least 8 sessions and 10 load "
+                  "a day in the 28 days. " + coverage,
+                  "Above 1.5, load rose faster than fitness. The ratio's link to injury is disputed (Impellizzeri et "
+                  "al. 2020): read it as a change in load, not a risk score."]))
+    top_m = max(2.5, float(data["monotony"].max() or 0) + 0.2)
+    my = alt.Y("monotony:Q", title="monotony", scale=alt.Scale(domain=[0, top_m], nice=False))
+    mono_base = alt.Chart(data).encode(x=x, y=my)
+    two = alt.Chart(pl.DataFrame({"monotony": [2.0]})).mark_rule(color="#444", strokeDash=[5, 4]).encode(y=my)
+    mono = (alt.layer(two, mono_base.mark_line(color="#444", strokeWidth=1.3),
+                      mono_base.mark_circle(color="#444", size=9))
+            .properties(width=WIDTH, height=110, title=alt.TitleParams(
+                "Training monotony (Foster): 7-day mean ÷ standard deviation; above 2 (dashed), little variety",
+                fontSize=13)))
     return _config(alt.vconcat(ratio, mono, spacing=14).resolve_scale(color="independent"))
+
+
+def calendar(daily: pl.DataFrame, last_day: dt.date, weeks: int = 53) -> Any:
+    """A year of days as a grid (columns: weeks, rows: Monday to Sunday), each day coloured by its load; rest days
+    light grey."""
+    if daily.is_empty():
+        return empty("Training calendar", "No activities yet.")
+    monday = last_day - dt.timedelta(days=last_day.weekday()) - dt.timedelta(weeks=weeks - 1)
+    days = pl.DataFrame({"date": pl.date_range(monday, last_day, "1d", eager=True)})
+    data = (days.join(daily.select("date", "load", "activities"), on="date", how="left")
+            .with_columns(pl.col("load").fill_null(0.0), pl.col("activities").fill_null(0),
+                          (pl.col("date") - pl.col("date").dt.truncate("1w")).dt.total_days().alias("weekday"),
+                          pl.col("date").dt.truncate("1w").alias("week"))
+            .with_columns(pl.when(pl.col("load") > 0).then(pl.col("load")).alias("shown")))
+    firsts = sorted(w for w in data["week"].unique().to_list() if w.day <= 7)  # the week each month starts in
+    months = {w.isoformat(): w.strftime("%b %Y" if i == 0 or w.month == 1 else "%b") for i, w in enumerate(firsts)}
+    data = _local(data, "date").with_columns(pl.col("week").cast(pl.String))
+    names = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+    month_label = " : ".join(f"datum.value == '{w}' ? '{label}'" for w, label in sorted(months.items())) + " : ''"
+    x = alt.X("week:O", title=None, axis=alt.Axis(labelExpr=month_label, labelAngle=0, ticks=False, domain=False,
+                                                  labelOverlap=False))
+    y = alt.Y("weekday:O", title=None, axis=alt.Axis(labelExpr=f"{names}[datum.value]", ticks=False, domain=False))
+    rest = alt.Chart(data).mark_rect(color="#eeeeee", stroke="white", strokeWidth=1.5).encode(x=x, y=y)
+    top = float(data["load"].quantile(0.98) or 1.0)
+    loaded = (alt.Chart(data).mark_rect(stroke="white", strokeWidth=1.5)
+              .encode(x=x, y=y, color=alt.Color("shown:Q", title="load",
+                                                scale=alt.Scale(scheme="blues", domain=[0, max(top, 1.0)], clamp=True)),
+                      tooltip=["date:T", alt.Tooltip("load:Q", format=".0f"), "activities:Q"])
+              .transform_filter("datum.shown != null"))
+    chart = alt.layer(rest, loaded).properties(width=WIDTH, height=130, title=alt.TitleParams(
+        "Training calendar",
+        subtitle=f"Each day's training load (TSS scale), the last {weeks} weeks to {last_day.isoformat()}; "
+                 "grey: no training."))
+    return _config(chart)
+
+
+def routes(tracks: pl.DataFrame, title: str, max_points: int = 60_000) -> Any:
+    """Every route drawn thin and translucent, so often-ridden roads build up dark: a heatmap of where the athlete
+    trains. `tracks`: activity_id, seq, lat, lon (decoded summary polylines). The view keeps the central 96 % of
+    points, so one trip abroad does not shrink home to a dot; the subtitle says how many routes lie outside."""
+    if tracks.is_empty():
+        return empty(title, "No routes with GPS yet.")
+    lat_lo, lat_hi = tracks["lat"].quantile(0.02), tracks["lat"].quantile(0.98)
+    lon_lo, lon_hi = tracks["lon"].quantile(0.02), tracks["lon"].quantile(0.98)
+    pad_lat, pad_lon = max(0.005, (lat_hi - lat_lo) * 0.05), max(0.005, (lon_hi - lon_lo) * 0.05)
+    inside = (pl.col("lat").is_between(lat_lo - pad_lat, lat_hi + pad_lat)
+              & pl.col("lon").is_between(lon_lo - pad_lon, lon_hi + pad_lon))
+    # a route that leaves the area is cut there: each stretch inside is its own line (no chord across the gap)
+    marked = tracks.sort("activity_id", "seq").with_columns(inside.alias("inside"))
+    kept = (marked.with_columns((pl.col("inside") != pl.col("inside").shift(1).over("activity_id")).fill_null(True)
+                                .cum_sum().over("activity_id").alias("stretch"))
+            .filter(pl.col("inside"))
+            .with_columns(pl.format("{}-{}", "activity_id", "stretch").alias("line")))
+    every = max(1, -(-kept.height // max_points))
+    kept = kept.filter((pl.col("seq") % every == 0) | (pl.col("seq") == pl.col("seq").max().over("line")))
+    total = tracks["activity_id"].n_unique()
+    drawn = kept["activity_id"].n_unique()
+    outside = total - tracks.group_by("activity_id").agg(inside.all().alias("in"))["in"].sum()
+    lines = (alt.Chart(kept).mark_line(strokeWidth=1.1, opacity=max(0.08, min(0.6, 6 / max(1, drawn))),
+                                       color=OKABE_ITO["vermillion"])
+             .encode(longitude="lon:Q", latitude="lat:Q", detail="line:N", order="seq:Q"))
+    note = f"{total} route(s)" + (f"; {outside} leave the area shown and are cut at its edge" if outside else "")
+    chart = lines.project(type="mercator").properties(width=WIDTH, height=420, title=alt.TitleParams(
+        title, subtitle=f"Every route, thin and translucent: the darker, the more often. {note}."))
+    return _config(chart)
 
 
 def _count(n: int, noun: str) -> str:
@@ -400,8 +562,9 @@ def _count(n: int, noun: str) -> str:
 
 
 def _date_format(days: int) -> str:
-    """Month and year over a long span; day and month over a short one (not "Nov 2026" eleven times)."""
-    return "%b %Y" if days > 90 else "%d %b"
+    """Month and year over a long span; the day too over a short one (not "Nov 2026" eleven times). Always the
+    year: a short span can cross New Year."""
+    return "%b %Y" if days > 90 else "%d %b %Y"
 
 
 def _time_step(span: int) -> int:

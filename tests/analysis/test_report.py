@@ -17,8 +17,9 @@ from .conftest import World
 from .png import decode
 
 CHARTS = ["pmc", "weekly_volume", "weekly_zones", "segment_history", "eddington", "ytd", "load_risk", "power_curve",
-          "best_efforts"]
-NO_DATA_FOR_2 = {"weekly_zones", "load_risk", "power_curve", "best_efforts"}  # athlete 2 has none: a message
+          "best_efforts", "calendar", "routes", "routes_season"]
+# athlete 2 has none of these: a message
+NO_DATA_FOR_2 = {"weekly_zones", "load_risk", "power_curve", "best_efforts", "routes", "routes_season"}
 EXTERNAL = re.compile(r"(https?:)?//[\w.-]+\.[a-z]{2,}|\b(src|href)\s*=\s*[\"'](?!data:|#)", re.IGNORECASE)
 
 
@@ -96,3 +97,27 @@ def test_cli_writes_the_report_under_the_home(world: World, tmp_path: Path) -> N
     assert (out / "4" / "report.html").exists()
     missing = runner.invoke(report_command, [], env={"FITSYNC_HOME": str(tmp_path / "nowhere")})
     assert missing.exit_code == 1 and "no warehouse" in missing.output
+
+
+def _rows(spec: dict, *keys: str) -> list[dict]:
+    """The rows of every inline dataset of a chart spec that carry all `keys`."""
+    return [row for rows in spec.get("datasets", {}).values() for row in rows if all(k in row for k in keys)]
+
+
+def test_charts_draw_only_what_was_measured(world: World, tmp_path: Path) -> None:
+    """Power dots are real efforts at their real length; pace runs faster-up; zones carry their bounds; the
+    acute:chronic chart has no "safe" band."""
+    from fitsync.warehouse.report_charts import _mmss
+
+    power = report.build_report(world.path, tmp_path / "r12", athlete_id=12).figures["power_curve"].to_dict()
+    dots = _rows(power, "duration_s", "lasted")
+    assert dots and all(_mmss(int(r["duration_s"])) == r["lasted"] for r in dots)
+    assert 5 not in {r["duration_s"] for r in dots}  # no effort of 5 s: the 30 s effort is not drawn there
+    runs = report.build_report(world.path, tmp_path / "r13", athlete_id=13).figures["best_efforts"].to_dict()
+    scales = [layer["encoding"]["y"]["scale"]["domain"] for layer in runs["layer"] if "y" in layer["encoding"]]
+    assert scales and all(top > bottom for top, bottom in scales)  # the slower pace at the bottom
+    zones = report.build_report(world.path, tmp_path / "r5", athlete_id=5)
+    legend = zones.figures["weekly_zones"].to_dict()["vconcat"][0]["encoding"]["color"]["scale"]["domain"]
+    assert legend[0].startswith("Z1 < ") and legend[-1].startswith("Z5 ≥ ") and all("bpm" in z for z in legend)
+    risk = report.build_report(world.path, tmp_path / "r11", athlete_id=11).figures["load_risk"].to_dict()
+    assert not _rows(risk, "y0", "y1") and "safe" not in str(risk)
