@@ -80,8 +80,11 @@ def _activity_load(t: Tables) -> pl.LazyFrame:
              .select("athlete_id", "valid_from", pl.col("zone_min").cast(pl.Float64).alias("zone_lthr")))
 
     def asof(frame: pl.LazyFrame, right: pl.LazyFrame) -> pl.LazyFrame:
-        return frame.join_asof(right, left_on="local_date", right_on="valid_from", by="athlete_id",
-                               strategy="backward", check_sortedness=False).drop("valid_from")
+        # sorted here, every time: a join in between (to the athlete's first values) does not keep the order, and an
+        # as-of join over unsorted dates gives wrong answers, now and then
+        return frame.sort("local_date").join_asof(right.sort("valid_from"), left_on="local_date",
+                                                  right_on="valid_from", by="athlete_id", strategy="backward",
+                                                  check_sortedness=False).drop("valid_from")
 
     base = (
         activity_calendar(t)
@@ -95,7 +98,6 @@ def _activity_load(t: Tables) -> pl.LazyFrame:
                       pl.col("estimate_if").fill_null(t.setting("estimate_if_default")),
                       pl.when(pl.col("moving_time") != 0).then(pl.col("moving_time"))
                       .otherwise(pl.col("elapsed_time")).alias("duration_s"))
-        .sort("local_date")  # both sides sorted by the date, as the as-of joins need (within each athlete too)
     )
     base = asof(base, dated_ftp).join(_first(timeline, "ftp", "first_ftp"), on="athlete_id", how="left")
     base = asof(base, _dated(thresholds, "lthr").rename({"lthr": "set_lthr"}))
@@ -298,8 +300,8 @@ def load_risk_daily(t: Tables) -> pl.LazyFrame:
                 .then(pl.col("ewma_acute") / pl.col("ewma_chronic")).alias("acwr_ewma"),
                 pl.when(pl.col("days") < chronic).then(pl.lit(f"fewer than {chronic} days of history"))
                 .when(pl.col("chronic_sessions") < min_sessions)
-                .then(pl.lit("too few sessions: ") + pl.col("chronic_sessions").cast(pl.String)
-                      + pl.lit(f" of {int(min_sessions)} in {chronic} days"))
+                .then(pl.lit(f"too few sessions in {chronic} days: ") + pl.col("chronic_sessions").cast(pl.String)
+                      + pl.lit(f" (needs {int(min_sessions)})"))
                 .when((pl.col("chronic_load") < min_chronic) | (pl.col("chronic_load") <= 1e-9))
                 .then(pl.lit("chronic load too low: ") + pl.col("chronic_load").round(1).cast(pl.String)
                       + pl.lit(f" a day, under {int(min_chronic)}"))

@@ -298,10 +298,11 @@ def _facts(d: dict[str, Any]) -> dict[str, Any]:
     z = [int(recent_pi[c].sum()) for c in ("z1_seconds", "z2_seconds", "z3_seconds")]
     zc = [pl.col(c) for c in ("z1", "z2", "z3")]
     pi = pl.DataFrame({"z1": [z[0]], "z2": [z[1]], "z3": [z[2]]}, schema={c: pl.Float64 for c in ("z1", "z2", "z3")}
-                      ).select(zones.polarization_index(*zc)).item()
+                      ).select(zones.polarization_index(*zc)).item() if sum(z) >= PI_MIN_HOURS * 3600 else None
     return {
         "today": today, "coverage": loaded_s / total_s if total_s else None, "six_weeks": six_weeks,
         "measured": measured_s / total_s if total_s else None,
+        "later_ftp": (six_weeks.filter(later.fill_null(False))["duration_s"].sum() or 0) / total_s if total_s else None,
         "this_year": this_year["distance_m"][0] / UNITS[unit] if this_year.height else 0.0,
         "last_year": last_year["distance_m"][0] / UNITS[unit] if last_year.height else None,
         "this_year_hours": (d["ytd"].filter((pl.col("sport_family") == "All") & (pl.col("date") == as_of))
@@ -330,13 +331,14 @@ def _summary_markdown(d: dict[str, Any]) -> str:
              f"{row['last_activity_date']}; {d['recent'].height} in the last 365 days"]
     if f["today"]:
         t = f["today"]
-        lines.append(f"- **Form**: CTL {t['ctl']:.1f} · ATL {t['atl']:.1f} · TSB {t['tsb']:+.1f} "
+        lines.append(f"- **Form**: CTL {t['ctl']:.1f} · ATL {t['atl']:.1f} · TSB (yesterday's CTL − ATL) {t['tsb']:+.1f} "
                      f"({t['form_band'] or 'no band'}) · ramp {t['ramp_rate']:+.1f} per week")
     sources = f["six_weeks"]["load_source"].value_counts().sort("load_source")
     counts = ", ".join(f"{s} {n}" for s, n in sources.iter_rows())
     lines.append("- **Load coverage, last 42 days**: " +
-                 (f"{f['coverage']:.0%} of the time has a load, {f['measured']:.0%} measured rather than "
-                  f"estimated ({counts})" if f["coverage"] is not None else "no moving time"))
+                 (f"{f['coverage']:.0%} of the time has a load, {f['measured']:.0%} measured"
+                  + (f", {f['later_ftp']:.0%} from power on an FTP known only later" if f["later_ftp"] else "")
+                  + f" (by time; activities: {counts})" if f["coverage"] is not None else "no moving time"))
     compare = (f" (last year by this date: {f['last_year']:,.0f} {unit})" if f["last_year"] is not None else "")
     lines.append(f"- **This year**: {f['this_year']:,.0f} {unit} of {family}{compare}; "
                  f"{f['this_year_hours']:,.0f} h all sports")
@@ -349,8 +351,8 @@ def _summary_markdown(d: dict[str, Any]) -> str:
         verdict = "polarized" if f["pi"] > d["pi_threshold"] else "not polarized"
         lines.append(f"- **Polarization, last 4 weeks ({kind})**: PI {f['pi']:.2f} ({verdict})")
     else:
-        lines.append(f"- **Polarization, last 4 weeks ({kind})**: no index (no zone time, or more zone-3 than "
-                     "zone-1 time)")
+        lines.append(f"- **Polarization, last 4 weeks ({kind})**: no index (under {PI_MIN_HOURS:g} h of zone time, "
+                     "or more zone-3 than zone-1 time)")
     lines += _estimates(d, f)
     if f["recent_prs"].height:
         lines += ["", "| date | segment | time | faster than the best before |", "|---|---|---|---|"]
@@ -426,7 +428,8 @@ def _html(d: dict[str, Any], figures: dict[str, tuple[str, Any, str]], pngs: dic
                        "share of moving time with a load"))
     kind = charts.ZONE_TYPE_LABELS.get(d["zone_type"], d["zone_type"])
     cards.append(_card(f"Polarization (4 wk, {kind})", f"{f['pi']:.2f}" if f["pi"] is not None else "—",
-                       "above 2 is polarized" if f["pi"] is not None else "no PI: no zone time, or more zone-3 than zone-1"))
+                       "above 2 is polarized" if f["pi"] is not None else
+                       f"no PI: under {PI_MIN_HOURS:g} h of zone time, or more zone-3 than zone-1"))
 
     sections = []
     for name, (heading, _, caption) in figures.items():

@@ -20,7 +20,8 @@ BAND_COLORS = {"high risk": "#f4c7c3", "optimal": "#cfe8cf", "grey zone": "#e6e6
                "transition": "#fbe3b8"}
 ZONE_COLORS = {
     5: ["#9ecae1", "#74c476", "#f6d04d", "#fb8c00", "#d7301f"],
-    7: ["#c6dbef", "#6baed6", "#74c476", "#f6d04d", "#fb8c00", "#d7301f", "#7a0177"],
+    # power: a ramp of its own, so one colour never means two different zones side by side
+    7: ["#efedf5", "#dadaeb", "#bcbddc", "#9e9ac8", "#807dba", "#6a51a3", "#3f007d"],
 }
 ZONE_TYPE_LABELS = {"heartrate": "heart-rate", "power": "power"}
 # One colour-blind-safe palette (Okabe & Ito) for every categorical colour; zones keep their ordered ramps.
@@ -144,7 +145,7 @@ def _week_axis(first_week: dt.date, last_week: dt.date) -> tuple[Any, float]:
     mondays = [first_week + dt.timedelta(weeks=i) for i in range(0, weeks, step)]
     ticks = [alt.DateTime(year=m.year, month=m.month, date=m.day) for m in mondays]
     x = alt.X("mid:T", title="week (Monday start)", scale=alt.Scale(domain=domain, nice=False),
-              axis=alt.Axis(format="%d %b %y", labelAngle=-40, values=ticks, labelAlign="right"))
+              axis=alt.Axis(format="%d %b %Y", labelAngle=-40, values=ticks, labelAlign="right"))
     return x, max(2.0, WIDTH / weeks * 0.72)
 
 
@@ -270,7 +271,8 @@ def segment_history(progression: pl.DataFrame, events: pl.DataFrame, segment_ids
                 - progression.filter(pl.col("segment_id") == segment_id)["local_date"].min()).days + 1
         x = alt.X("local_date:T", title=None, axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=5))
         y_axis = alt.Axis(labelExpr=MMSS, values=list(range(bottom, top + 1, step)),
-                          title="elapsed time (h:mm:ss)" if top >= 3600 else "elapsed time (m:ss)")
+                          title="elapsed time (h:mm:ss), lower is faster" if top >= 3600 else
+                          "elapsed time (m:ss), lower is faster")
         points = (alt.Chart(efforts).mark_circle(size=36, color="#7a8ca5", opacity=0.75)
                   .encode(x=x, y=alt.Y("elapsed_time:Q", scale=y_scale, axis=y_axis),
                           tooltip=["local_date:T", "elapsed_time:Q", "attempt:Q"]))
@@ -289,7 +291,8 @@ def segment_history(progression: pl.DataFrame, events: pl.DataFrame, segment_ids
     rows = [alt.hconcat(*panels[i:i + 2], spacing=40) for i in range(0, len(panels), 2)]
     chart = alt.vconcat(*rows, spacing=20).properties(title=alt.TitleParams(
         "Segment history",
-        subtitle="Dots: efforts. Blue steps: the running best. Diamonds: PRs (hidden efforts excluded)."))
+        subtitle="The segments with the most attempts. Dots: efforts (lower is faster). Blue steps: the running best. "
+                 "Diamonds: PRs (hidden efforts excluded)."))
     return _config(chart)
 
 
@@ -301,8 +304,10 @@ def eddington(curve: pl.DataFrame, number: int, days_to_next: int, family: str, 
     data = curve.filter(pl.col("n") <= limit).with_columns(
         pl.when(pl.col("n") <= number).then(pl.lit("reached")).otherwise(pl.lit("not yet")).alias("status"))
     bars = (alt.Chart(data).mark_bar()
-            .encode(x=alt.X("n:Q", title=f"n ({unit} in a day)", scale=alt.Scale(domain=[0, limit + 1], nice=False)),
-                    y=alt.Y("days_at_least:Q", title=f"days with at least n {unit}"),
+            .encode(x=alt.X("n:Q", title=f"n ({unit} in a day)", scale=alt.Scale(domain=[0, limit + 1], nice=False),
+                            axis=alt.Axis(tickMinStep=1, format="d")),
+                    y=alt.Y("days_at_least:Q", title=f"days with at least n {unit}",
+                            axis=alt.Axis(tickMinStep=1, format="d")),
                     color=alt.Color("status:N", title=None, scale=alt.Scale(domain=["reached", "not yet"],
                                                                             range=[OKABE_ITO["green"], "#c9ced6"])),
                     tooltip=["n:Q", "days_at_least:Q"]))
@@ -312,7 +317,7 @@ def eddington(curve: pl.DataFrame, number: int, days_to_next: int, family: str, 
     rule = (alt.Chart(pl.DataFrame({"n": [number + 0.5]})).mark_rule(color="#222", strokeDash=[2, 3])
             .encode(x="n:Q"))
     mark = (alt.Chart(pl.DataFrame({"n": [number + 0.5], "days_at_least": [top], "label": [f"E = {number}"]}))
-            .mark_text(dx=6, dy=4, align="left", baseline="top", fontSize=13, fontWeight="bold", color="#222")
+            .mark_text(dx=-6, dy=4, align="right", baseline="top", fontSize=13, fontWeight="bold", color="#222")
             .encode(x="n:Q", y="days_at_least:Q", text="label:N"))
     chart = alt.layer(bars, diagonal, rule, mark).properties(width=WIDTH, height=260, title=alt.TitleParams(
         f"Eddington number ({family}, {unit}): {number}",
@@ -340,8 +345,12 @@ def ytd(frame: pl.DataFrame, family: str, unit: str, unit_m: float, as_of: dt.da
     past = [y for y in years if y != str(as_of.year)]
     current = [y for y in years if y == str(as_of.year)]
     colors = [YEAR_COLORS[i % len(YEAR_COLORS)] for i in range(len(past))] + ["#000000"] * len(current)
-    chart = (alt.Chart(data).mark_line()
-             .encode(x=alt.X("plot_date:T", title=None, axis=alt.Axis(format="%b", labelAngle=0)),
+    year_axis = ["2000-01-01T00:00:00", "2001-01-01T00:00:00"]  # every year drawn on one leap year's days
+    started_note = (f" Records start {started:%d %b %Y}: that year's line starts there."
+                    if started is not None and started.timetuple().tm_yday > 1 else "")
+    chart = (alt.Chart(data).mark_line(interpolate="step-after")
+             .encode(x=alt.X("plot_date:T", title=None, scale=alt.Scale(domain=year_axis),
+                             axis=alt.Axis(format="%b", labelAngle=0, tickCount={"interval": "month", "step": 1})),
                      y=alt.Y("distance:Q", title=f"distance since 1 January ({unit})"),
                      color=alt.Color("year_label:N", title="year", sort=years,
                                      scale=alt.Scale(domain=past + current, range=colors)),
@@ -350,7 +359,7 @@ def ytd(frame: pl.DataFrame, family: str, unit: str, unit_m: float, as_of: dt.da
              .properties(width=WIDTH, height=260, title=alt.TitleParams(
                  f"Year-to-date distance ({family})",
                  subtitle=f"Cumulative {unit} by day of the year, one line per year; {as_of.year} in bold black "
-                          f"(through {as_of.isoformat()}).")))
+                          f"(through {as_of.isoformat()})." + started_note)))
     return _config(chart)
 
 
@@ -371,11 +380,8 @@ def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) ->
                .rename({"effort_duration_s": "duration_s"})
                .with_columns(pl.col("duration_s").map_elements(_mmss, return_dtype=pl.String).alias("lasted"))
                .sort("period", "duration_s"))
-    starts = efforts.group_by("period").agg(pl.col("best_watts").first()).with_columns(
-        pl.lit(shortest).alias("duration_s"))  # the strongest short effort holds down to the curve's first duration
-    steps = pl.concat([starts.select("period", "duration_s", "best_watts"),
-                       efforts.select("period", "duration_s", "best_watts")]).sort("period", "duration_s")
-    longest = int(efforts["duration_s"].max())
+    steps = efforts.select("period", "duration_s", "best_watts")
+    shortest, longest = int(efforts["duration_s"].min()), int(efforts["duration_s"].max())
     colors = alt.Scale(domain=periods, range=[OKABE_ITO["blue"], OKABE_ITO["orange"]][:len(periods)])
     ticks = [t for t in (5, 15, 60, 300, 1200, 3600, 14400, 36000) if t <= longest * 1.5]
     x = alt.X("duration_s:Q", title="duration", axis=alt.Axis(values=ticks, labelExpr=DURATION_LABEL),
@@ -384,14 +390,18 @@ def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) ->
     color = alt.Color("period:N", title=None, sort=periods, scale=colors)
     tooltip = [alt.Tooltip("lasted:N", title="effort lasted"), alt.Tooltip("best_watts:Q", format=".0f"), "source:N",
                "local_date:T"]
-    lines = (alt.Chart(steps).mark_line(strokeWidth=1.6, opacity=0.6, interpolate="step-before")
-             .encode(x=x, y=y, color=color))
-    dots = alt.Chart(efforts).mark_circle(size=55, opacity=1).encode(x=x, y=y, color=color, tooltip=tooltip)
-    labels = (alt.Chart(efforts.filter(pl.col("period") == periods[0])).mark_text(dy=-11, fontSize=10, color="#333")
-              .encode(x=x, y=y, text="lasted:N"))
-    layers = [lines, dots, labels]
-    subtitle = ["Dots: the best efforts, laps or rides with device power, at their real length (labelled).",
-                "Steps: the power each proves for every shorter duration (a lower bound: no power streams)."]
+    layers = []
+    for period in reversed(periods):  # this season first, all time on top
+        mine = efforts.filter(pl.col("period") == period)
+        layers += [alt.Chart(steps.filter(pl.col("period") == period))
+                   .mark_line(strokeWidth=1.6, interpolate="step-before").encode(x=x, y=y, color=color),
+                   alt.Chart(mine).mark_circle(size=55, opacity=1).encode(x=x, y=y, color=color, tooltip=tooltip),
+                   alt.Chart(mine).mark_text(dy=-11 if period == periods[0] else 13, fontSize=10,
+                                             color="#333" if period == periods[0] else "#8a5a00")
+                   .encode(x=x, y=y, text="lasted:N")]
+    subtitle = ["Dots: the best efforts, laps or rides with device power, at their real length (labelled). Steps: "
+                "the power each",
+                "proves for every shorter duration down to the next dot (a lower bound: no power streams)."]
     if fit and fit.get("cp_watts") is not None:
         cp, w = float(fit["cp_watts"]), float(fit["w_prime_j"])
         lo, hi = int(fit["shortest_s"]), int(fit["longest_s"])
@@ -421,6 +431,11 @@ def best_efforts(best: pl.DataFrame, season: int) -> Any:
             .with_columns((pl.col("pace").map_elements(_mmss, return_dtype=pl.String) + pl.lit("/km\n")
                            + pl.col("best_time_s").cast(pl.Int64).map_elements(_mmss, return_dtype=pl.String)
                            + pl.lit(" · ") + pl.col("local_date").cast(pl.String)).alias("text")))
+    all_time = data.filter(pl.col("season") == 0).select("splits", pl.col("activity_id").alias("a0"),
+                                                         pl.col("best_time_s").alias("t0"))
+    same = (pl.col("activity_id") == pl.col("a0")) & (pl.col("best_time_s") == pl.col("t0"))
+    data = (data.join(all_time, on="splits", how="left")
+            .filter(~((pl.col("season") == season) & same.fill_null(False))).drop("a0", "t0"))
     periods = [p for p in ("all time", str(season)) if p in set(data["period"].to_list())]
     labels = best.sort("splits")["label"].unique(maintain_order=True).to_list()
     low, high = int(data["pace"].min()), int(data["pace"].max())
@@ -433,14 +448,15 @@ def best_efforts(best: pl.DataFrame, season: int) -> Any:
               axis=alt.Axis(labelAngle=0))
     color = alt.Color("period:N", title=None, sort=periods,
                       scale=alt.Scale(domain=periods, range=[OKABE_ITO["blue"], OKABE_ITO["orange"]][:len(periods)]))
-    offset = alt.XOffset("period:N", sort=periods)
     dots = (alt.Chart(data).mark_point(size=90, filled=True, opacity=1)
-            .encode(x=x, xOffset=offset, y=y, color=color, tooltip=["label:N", "period:N", "text:N"]))
-    text = (alt.Chart(data).mark_text(dy=-20, fontSize=10, color="#333", lineBreak="\n")
-            .encode(x=x, xOffset=offset, y=y, text="text:N"))
-    chart = alt.layer(dots, text).properties(width=WIDTH, height=260, title=alt.TitleParams(
+            .encode(x=x, y=y, color=color, tooltip=["label:N", "period:N", "text:N"]))
+    text = [(alt.Chart(data.filter(pl.col("period") == period))
+             .mark_text(dy=-20 if period == "all time" else 22, fontSize=10, color="#333", lineBreak="\n")
+             .encode(x=x, y=y, text="text:N")) for period in periods]
+    chart = alt.layer(dots, *text).properties(width=WIDTH, height=280, title=alt.TitleParams(
         "Running best efforts",
-        subtitle="Fastest stretch of consecutive whole kilometre splits in one run: its pace, time and date."))
+        subtitle=f"Fastest stretch of consecutive whole kilometre splits in one run: its pace, time and date. A "
+                 f"{season} best that is also the all-time best is drawn once."))
     return _config(chart)
 
 
@@ -465,27 +481,33 @@ def load_risk(risk: pl.DataFrame, first_day: dt.date, last_day: dt.date) -> Any:
                                                 scale=alt.Scale(domain=labels,
                                                                 range=[OKABE_ITO["blue"], OKABE_ITO["vermillion"]]))))
     one = (alt.Chart(pl.DataFrame({"value": [1.0]})).mark_rule(color="#777", strokeDash=[4, 4]).encode(y=y))
-    layers = [one, folded.mark_line(strokeWidth=1.6), folded.mark_circle(size=9, opacity=0.9)]
+    rise = (alt.Chart(pl.DataFrame({"value": [1.5]})).mark_rule(color="#777", strokeDash=[1, 3]).encode(y=y))
+    layers = [one, rise, folded.mark_line(strokeWidth=1.6), folded.mark_circle(size=9, opacity=0.9)]
     note = risk.filter(pl.col("acwr_note") != "ok")["acwr_note"].tail(1).to_list()
     if not shown.height:
         message = f"No ratio yet: {note[0]}." if note else "No ratio yet."
-        layers.append(alt.Chart(pl.DataFrame({"m": [message]})).mark_text(fontSize=14, color="#666")
-                      .encode(text="m:N"))
+        layers.append(alt.Chart(pl.DataFrame({"m": [message], "value": [top_value * 0.85]}))
+                      .mark_text(fontSize=14, color="#666").encode(y=y, text="m:N"))
     shown_days = risk.filter(pl.col("acwr_note") == "ok").height
     why = risk.filter(pl.col("acwr_note") != "ok")["acwr_note"].mode().to_list()
-    coverage = (f"Shown on {shown_days} of {risk.height} days" + (f"; most others: {why[0]}." if why else "."))
+    coverage = (f"Shown on {shown_days} of {risk.height} days" + (
+        f"; on {'most others' if shown_days else 'all'}: {why[0]}." if why else "."))
     ratio = alt.layer(*layers).properties(width=WIDTH, height=200, title=alt.TitleParams(
         "Load change: acute:chronic workload ratio",
         subtitle=["Last 7 days' load against the last 28 (dashed: equal), only with at least 8 sessions and 10 load "
                   "a day in the 28 days. " + coverage,
-                  "Above 1.5, load rose faster than fitness. The ratio's link to injury is disputed (Impellizzeri et "
-                  "al. 2020): read it as a change in load, not a risk score."]))
+                  "Above 1.5 (dotted), load rose faster than fitness. The ratio's link to injury is disputed "
+                  "(Impellizzeri et al. 2020): read it as a change in load, not a risk score."]))
     top_m = max(2.5, float(data["monotony"].max() or 0) + 0.2)
     my = alt.Y("monotony:Q", title="monotony", scale=alt.Scale(domain=[0, top_m], nice=False))
     mono_base = alt.Chart(data).encode(x=x, y=my)
     two = alt.Chart(pl.DataFrame({"monotony": [2.0]})).mark_rule(color="#444", strokeDash=[5, 4]).encode(y=my)
-    mono = (alt.layer(two, mono_base.mark_line(color="#444", strokeWidth=1.3),
-                      mono_base.mark_circle(color="#444", size=9))
+    mono_layers = [two, mono_base.mark_line(color="#444", strokeWidth=1.3), mono_base.mark_circle(color="#444", size=9)]
+    if data["monotony"].drop_nulls().is_empty():
+        mono_layers.append(alt.Chart(pl.DataFrame({"m": ["No monotony yet: needs 7 days with different loads."],
+                                                   "monotony": [top_m / 2]}))
+                           .mark_text(fontSize=13, color="#666").encode(y=my, text="m:N"))
+    mono = (alt.layer(*mono_layers)
             .properties(width=WIDTH, height=110, title=alt.TitleParams(
                 "Training monotony (Foster): 7-day mean ÷ standard deviation; above 2 (dashed), little variety",
                 fontSize=13)))
@@ -513,10 +535,10 @@ def calendar(daily: pl.DataFrame, last_day: dt.date, weeks: int = 53) -> Any:
                                                   labelOverlap=False))
     y = alt.Y("weekday:O", title=None, axis=alt.Axis(labelExpr=f"{names}[datum.value]", ticks=False, domain=False))
     rest = alt.Chart(data).mark_rect(color="#eeeeee", stroke="white", strokeWidth=1.5).encode(x=x, y=y)
-    top = float(data["load"].quantile(0.98) or 1.0)
+    top = float(data["load"].max() or 1.0)
     loaded = (alt.Chart(data).mark_rect(stroke="white", strokeWidth=1.5)
-              .encode(x=x, y=y, color=alt.Color("shown:Q", title="load",
-                                                scale=alt.Scale(scheme="blues", domain=[0, max(top, 1.0)], clamp=True)),
+              .encode(x=x, y=y, color=alt.Color("shown:Q", title="load that day",
+                                                scale=alt.Scale(scheme="blues", domain=[0, max(top, 1.0)])),
                       tooltip=["date:T", alt.Tooltip("load:Q", format=".0f"), "activities:Q"])
               .transform_filter("datum.shown != null"))
     chart = alt.layer(rest, loaded).properties(width=WIDTH, height=130, title=alt.TitleParams(

@@ -280,7 +280,7 @@ def test_acute_chronic_ratio_needs_sessions_and_chronic_load(tmp_path: Path) -> 
     b.close()
     lone = rows(both(path, "load_risk_daily", 1), "date")[D("2024-02-01")]
     assert (lone["acwr_rolling"], lone["acwr_ewma"], lone["chronic_sessions"], lone["acwr_note"]) == \
-        (None, None, 1, "too few sessions: 1 of 8 in 28 days")
+        (None, None, 1, "too few sessions in 28 days: 1 (needs 8)")
     assert lone["acute_load"] / lone["chronic_load"] == pytest.approx(4.0)  # what used to be drawn
     easy = both(path, "load_risk_daily", 2).row(-1, named=True)
     assert (easy["acwr_rolling"], easy["chronic_sessions"]) == (None, 9)
