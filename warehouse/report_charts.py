@@ -390,9 +390,12 @@ def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) ->
     color = alt.Color("period:N", title=None, sort=periods, scale=colors)
     tooltip = [alt.Tooltip("lasted:N", title="effort lasted"), alt.Tooltip("best_watts:Q", format=".0f"), "source:N",
                "local_date:T"]
+    everything = efforts.filter(pl.col("period") == periods[0]).select("duration_s", "best_watts")
     layers = []
     for period in reversed(periods):  # this season first, all time on top
         mine = efforts.filter(pl.col("period") == period)
+        if period != periods[0]:  # an effort that is also the all-time one is labelled once
+            mine = mine.join(everything, on=["duration_s", "best_watts"], how="anti")
         layers += [alt.Chart(steps.filter(pl.col("period") == period))
                    .mark_line(strokeWidth=1.6, interpolate="step-before").encode(x=x, y=y, color=color),
                    alt.Chart(mine).mark_circle(size=55, opacity=1).encode(x=x, y=y, color=color, tooltip=tooltip),
