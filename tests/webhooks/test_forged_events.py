@@ -5,6 +5,7 @@ recorded as rejected with the reason; the real ones still act (test_end_to_end.p
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from fitsync.webhooks.admission import CALLS_PER_ACTIVITY, allowance_cap
@@ -154,6 +155,8 @@ def test_a_flood_of_forged_creates_spends_only_the_webhook_share(sb: Harness, ho
     aid, ids = synced_athlete(home, sb, n=3)
     cap = small_share(home, 5)
     assert cap == 5
+    window = home.client.governor.lengths["short"]
+    first_window = int(time.time() // window)
     for i in range(300):
         assert home.post(home.event(aid, 9_700_000_000 + i, "create")).status_code == 200
     for known in ids:
@@ -165,7 +168,12 @@ def test_a_flood_of_forged_creates_spends_only_the_webhook_share(sb: Harness, ho
     assert calls(outcomes) <= cap * CALLS_PER_ACTIVITY + 2
     waiting = home.state("SELECT count(*), min(verdict_reason) FROM webhook_inbox WHERE verdict = 'deferred'")
     assert waiting[0][0] == 300 - (cap - len(ids)) and "webhook share" in waiting[0][1]
-    assert home.process() == ([], [])  # same window: the waiting events spend nothing
+    later_requests, _ = home.process()
+    if int(time.time() // window) == first_window:
+        assert later_requests == []  # same window: the waiting events spend nothing
+    else:  # the test straddled a window boundary (a quarter hour): the share refilled, and bounds the calls again
+        assert len(later_requests) <= 1 and all(
+            len(r.run_config["ops"]["activities"]["config"]["activity_ids"]) <= cap for r in later_requests)
     assert home.activity_ids(aid) == set(ids)  # and nothing forged landed
 
 
