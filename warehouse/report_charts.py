@@ -551,10 +551,15 @@ def calendar(daily: pl.DataFrame, last_day: dt.date, weeks: int = 53) -> Any:
     return _config(chart)
 
 
+MIN_ROUTE_POINTS = 10
+
+
 def routes(tracks: pl.DataFrame, title: str, max_points: int = 60_000) -> Any:
     """Every route drawn thin and translucent, so often-ridden roads build up dark: a heatmap of where the athlete
     trains. `tracks`: activity_id, seq, lat, lon (decoded summary polylines). The view keeps the central 96 % of
     points, so one trip abroad does not shrink home to a dot; the subtitle says how many routes lie outside."""
+    sparse = tracks.group_by("activity_id").agg(pl.len().alias("n")).filter(pl.col("n") < MIN_ROUTE_POINTS)
+    tracks = tracks.join(sparse, on="activity_id", how="anti")  # two or three points draw a chord, not a road
     if tracks.is_empty():
         return empty(title, "No routes with GPS yet.")
     lat_lo, lat_hi = tracks["lat"].quantile(0.02), tracks["lat"].quantile(0.98)
@@ -576,7 +581,8 @@ def routes(tracks: pl.DataFrame, title: str, max_points: int = 60_000) -> Any:
     lines = (alt.Chart(kept).mark_line(strokeWidth=1.1, opacity=max(0.08, min(0.6, 6 / max(1, drawn))),
                                        color=OKABE_ITO["vermillion"])
              .encode(longitude="lon:Q", latitude="lat:Q", detail="line:N", order="seq:Q"))
-    note = f"{total} route(s)" + (f"; {outside} leave the area shown and are cut at its edge" if outside else "")
+    note = (f"{total} route(s)" + (f"; {outside} leave the area shown and are cut at its edge" if outside else "")
+            + (f"; {sparse.height} with fewer than {MIN_ROUTE_POINTS} points left out" if sparse.height else ""))
     chart = lines.project(type="mercator").properties(width=WIDTH, height=420, title=alt.TitleParams(
         title, subtitle=f"Every route, thin and translucent: the darker, the more often. {note}."))
     return _config(chart)

@@ -10,6 +10,7 @@ import re
 import threading
 from typing import Any
 
+import duckdb
 import pytest
 
 from fitsync.client import athlete_zones
@@ -553,3 +554,26 @@ def test_a_warehouse_moved_aside_is_rebuilt_by_the_next_sync(sb: Harness, connec
     assert outcome.metadata["activity_details"]["fetched"] == len(ids)
     assert home.query("SELECT count(*) FILTER (detail_loaded), (SELECT count(*) FROM laps) FROM activities") == full
     assert full[0][0] == len(ids)
+
+
+def test_splits_and_laps_carry_heart_rate_and_the_real_service_grade_adjusted_speed(sb: Harness, connect: Connect,
+                                                                                   flavor: str) -> None:
+    """Heart rate on splits and laps (both flavours: the real service sends it, the spec is silent) makes
+    decoupling computable; a run's grade-adjusted speed (real flavour) is what its rTSS uses once a threshold pace
+    is set."""
+    aid = add_athlete(sb)
+    run = record(sb, aid, days_ago=2, sport_type="Run", device=True, distance=12000)
+    home = connect(aid)
+    home.sync()
+    [(splits, with_hr, with_gap)] = home.query(
+        "SELECT count(*), count(average_heartrate), count(average_grade_adjusted_speed) FROM splits_metric "
+        "WHERE activity_id = ?", run)
+    [(has_hr,)] = home.query("SELECT average_heartrate IS NOT NULL FROM activities WHERE activity_id = ?", run)
+    assert splits >= 10 and has_hr and with_hr == splits
+    assert with_gap == (splits if flavor == "real" else 0)
+    assert home.query("SELECT count(*) = count(average_heartrate) FROM laps WHERE activity_id = ?", run) == [(True,)]
+    with duckdb.connect(str(home.warehouse)) as conn:
+        conn.execute("INSERT INTO analysis_thresholds VALUES (?, DATE '2000-01-01', NULL, 300, 'test')", [aid])
+    assert home.query("SELECT load_source, pace_basis FROM activity_load WHERE activity_id = ?", run) == \
+        [("pace", "grade_adjusted" if flavor == "real" else "average_speed")]
+    assert home.query("SELECT count(*) FROM aerobic_decoupling WHERE activity_id = ?", run) == [(1,)]
