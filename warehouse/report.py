@@ -162,7 +162,7 @@ def _gather(t: base.Tables, conn: Any, athlete_id: int) -> dict[str, Any]:
         "pi": _rolling_pi(seiler, first_zone_week, week0),
         "power_pi": _rolling_pi(seiler_all.filter(pl.col("zone_type") == "power"), first_zone_week, week0),
         "first_zone_week": first_zone_week,
-        "seiler": seiler, "seiler_recent": seiler.filter(pl.col("week_start") > week0 - dt.timedelta(weeks=ZONE_WEEKS)),
+        "seiler": seiler,
         "daily": daily, "tracks": tracks,
         "pi_threshold": t.setting("pi_polarized_above"),
         "progression": progression, "events": events, "segment_summary": summary,

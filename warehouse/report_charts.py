@@ -373,7 +373,6 @@ def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) ->
     named = curve.with_columns(pl.when(pl.col("season") == 0).then(pl.lit("all time"))
                                .otherwise(pl.col("season").cast(pl.String)).alias("period"))
     periods = [p for p in ("all time", str(season)) if p in set(named["period"].to_list())]
-    shortest = int(curve["duration_s"].min())
     efforts = (named.filter(pl.col("period").is_in(periods))
                .group_by("period", "effort_duration_s")
                .agg(pl.col("best_watts").max(), pl.col("source").first(), pl.col("local_date").first())
