@@ -141,9 +141,6 @@ class AthleteApi:
     def athlete(self) -> Record:
         return self.one("athlete", "GET /athlete", self.call("GET", "/athlete"))
 
-    def update_weight(self, kilograms: float) -> Record:
-        return record("athlete", self.call("PUT", "/athlete", data={"weight": kilograms}))
-
     def stats(self) -> Record:
         return self.one("stats", "GET /athletes/{id}/stats", self.call("GET", f"/athletes/{self.athlete_id}/stats"))
 

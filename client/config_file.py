@@ -14,8 +14,6 @@ from typing import Any
 from .config import CONFIG_FILE, FIELD_DOCS, FIELDS, Config
 from .secret import Secret
 
-SECRET_FIELDS = ("client_secret", "secret_key", "state_url")
-
 
 def default(name: str) -> Any:
     spec = Config.__dataclass_fields__[name]

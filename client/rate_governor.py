@@ -272,13 +272,6 @@ class RateGovernor:
                      window_start = excluded.window_start,
                      last_granted = excluded.last_granted""", (lane.klass, lane.athlete_id, start, now))
 
-    def class_usage(self) -> dict[str, int]:
-        """Calls granted per class in the current 15-minute window (fairness figures, tests)."""
-        start = self._window_start("short", self.clock())
-        with self.store.reading() as conn:
-            return {r["class"]: r["used"] for r in conn.execute(
-                "SELECT class, used FROM rate_class_usage WHERE window_start = ?", (start,))}
-
     # learning from the service ------------------------------------------------------------------
 
     def observe(self, headers: Mapping[str, str], *, sent_at: float | None = None, refused_budget: str | None = None) -> None:

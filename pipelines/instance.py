@@ -46,7 +46,3 @@ def set_pool_limits(dagster_instance: DagsterInstance) -> None:
 
 def add_athlete_partition(fitsync_home: Path, athlete_id: int) -> None:
     instance(fitsync_home).add_dynamic_partitions(athletes_partitions.name, [str(athlete_id)])
-
-
-def athlete_partitions(fitsync_home: Path) -> list[str]:
-    return list(instance(fitsync_home).get_dynamic_partitions(athletes_partitions.name))

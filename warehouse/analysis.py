@@ -102,8 +102,6 @@ ORDER: dict[str, tuple[str, ...]] = {
     "eddington": ("athlete_id", "sport_family", "unit"),
     "eddington_curve": ("athlete_id", "sport_family", "unit", "n"),
 }
-# Optional filters some analyses take besides the athlete (column name = keyword).
-FILTERS = ("segment_id", "zone_type", "sport_family", "unit")
 
 
 # Filters applied while reading the tables, for the analyses computed separately per value of that column (each
