@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 
 import click
-
-from fitsync.sandbox.cli import sandbox
 
 from fitsync.cli.bench import bench
 from fitsync.cli.athletes import athletes, connect, disconnect, webhooks
@@ -17,10 +16,45 @@ from fitsync.cli.query import query
 from fitsync.cli.report import report
 from fitsync.cli.status import status
 from fitsync.cli.sync import sync
-from fitsync.cli.demo import demo
+
+# Commands whose modules load a whole service (the sandbox) or DuckDB: imported only when one is run, completed or
+# asked for its own help, so `fitsync --help` and every other command start without them. Each keeps the line
+# `fitsync --help` lists for it (tests/pipeline/test_cli_help.py checks it is the command's own).
+LAZY = {
+    "sandbox": ("fitsync.sandbox.cli:sandbox", "The Fitness Activity Service, served locally over real HTTP."),
+    "demo": ("fitsync.cli.demo:demo", "Sandbox → OAuth → full sync → webhooks → athlete changes → sensor-driven "
+                                      "run → a look at the warehouse."),
+}
 
 
-@click.group(cls=FitsyncGroup, context_settings={"help_option_names": ["-h", "--help"]})
+class FitsyncCommands(FitsyncGroup):
+    """The top-level group: the commands of LAZY load on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAZY and name not in self.commands:
+            module, attribute = LAZY[name][0].split(":")
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Click's listing, with a lazy command's line taken from LAZY rather than from importing it."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(map(len, names))
+        rows = []
+        for name in names:
+            if name in LAZY and name not in self.commands:
+                rows.append((name, click.Command(name, help=LAZY[name][1]).get_short_help_str(limit)))
+            elif (command := self.get_command(ctx, name)) is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=FitsyncCommands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="fitsync")
 @click.option("--debug", is_flag=True, help="Show the traceback of an unexpected error (or FITSYNC_DEBUG=1).")
 def main(debug: bool) -> None:
@@ -30,8 +64,6 @@ def main(debug: bool) -> None:
     os.umask(0o077)  # tokens, training data, GPS tracks, reports: everything fitsync writes is the owner's only
 
 
-main.add_command(sandbox)
-main.add_command(demo)
 for command in (init, connect, disconnect, athletes, status, doctor, webhooks, sync, query, report, bench):
     main.add_command(command)
 
