@@ -312,12 +312,16 @@ def load_risk_daily(t: Tables) -> pl.LazyFrame:
     )
 
 
+# Power load on an FTP fitsync saw only after the activity: an estimate, not a measurement.
+ON_LATER_FTP = (pl.col("load_source") == "power") & (pl.col("ftp_source") == "known_later")
+
+
 def load_coverage_weekly(t: Tables) -> pl.LazyFrame:
     seconds, source = pl.col("duration_s"), pl.col("load_source")
     counts = (("power", "power_activities"), ("heart_rate", "heart_rate_activities"), ("pace", "pace_activities"),
               ("suffer_score", "suffer_score_activities"), ("estimate", "estimated_activities"),
               ("none", "unloaded_activities"))
-    later = (source == "power") & (pl.col("ftp_source") == "known_later")
+    later = ON_LATER_FTP
     total = pl.col("moving_time_s")
     return (
         activity_load(t)

@@ -283,7 +283,7 @@ def _facts(d: dict[str, Any]) -> dict[str, Any]:
     six_weeks = d["activity_load"].filter(pl.col("local_date") > as_of - dt.timedelta(days=42))
     total_s = six_weeks["duration_s"].sum() or 0
     loaded_s = six_weeks.filter(pl.col("load").is_not_null())["duration_s"].sum() or 0
-    later = (pl.col("load_source") == "power") & (pl.col("ftp_source") == "known_later")
+    later = load.ON_LATER_FTP
     measured_s = six_weeks.filter(~pl.col("load_source").is_in(["estimate", "none"]) & ~later.fill_null(False))[
         "duration_s"].sum() or 0
     ytd = d["ytd"].filter(pl.col("sport_family") == family)
@@ -386,7 +386,7 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         if counts.get("average_hr"):
             parts.append(f"{counts['average_hr']} from average heart rate only (no zone data: the roughest)")
         out.append(f"- Heart-rate load, all time: {'; '.join(parts)}")
-    later = every.filter((pl.col("load_source") == "power") & (pl.col("ftp_source") == "known_later"))
+    later = every.filter(load.ON_LATER_FTP)
     if later.height:
         out.append(f"- Power load on an FTP known only later: {later.height} activities before the first FTP fitsync "
                    "saw (add `analysis_ftp_history` rows for those seasons)")

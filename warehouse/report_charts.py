@@ -77,9 +77,7 @@ def pmc(frame: pl.DataFrame, bands: pl.DataFrame, loads: pl.DataFrame, title_suf
         return empty("Performance management chart", "No activities with a training load yet.")
     data = _local(frame, "date")
     days = (frame["date"].max() - frame["date"].min()).days + 1
-    span = [data["date"].min(), (frame["date"].max() + dt.timedelta(days=1)).strftime("%Y-%m-%dT00:00:00")]
-    x = alt.X("date:T", title=None, scale=alt.Scale(domain=span),
-              axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=min(12, days)))
+    x = _day_axis(frame["date"].min(), frame["date"].max())
     lines = (alt.Chart(data).transform_fold(["ctl", "atl"], as_=["measure", "value"])
              .transform_calculate(label="datum.measure == 'ctl' ? 'Fitness (CTL, 42 d)' : 'Fatigue (ATL, 7 d)'")
              .mark_line(strokeWidth=2.2)
@@ -467,11 +465,8 @@ def load_risk(risk: pl.DataFrame, first_day: dt.date, last_day: dt.date) -> Any:
     load; monotony below with its 2.0 line. Same time window as the fitness chart; a point on every day."""
     if risk.is_empty():
         return empty("Load risk", "No training load yet.")
-    days = (last_day - first_day).days + 1
-    span = [f"{first_day.isoformat()}T00:00:00", f"{(last_day + dt.timedelta(days=1)).isoformat()}T00:00:00"]
     data = _local(risk, "date")
-    x = alt.X("date:T", title=None, scale=alt.Scale(domain=span),
-              axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=min(12, days)))
+    x = _day_axis(first_day, last_day)
     labels = ["rolling 7 d / 28 d", "EWMA 7 d / 28 d"]
     shown = data.filter(pl.col("acwr_rolling").is_not_null() | pl.col("acwr_ewma").is_not_null())
     top_value = max(2.0, float(shown.select(pl.max_horizontal("acwr_rolling", "acwr_ewma").max()).item() or 0) + 0.1) \
@@ -589,6 +584,15 @@ def routes(tracks: pl.DataFrame, title: str, max_points: int = 60_000) -> Any:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _day_axis(first_day: dt.date, last_day: dt.date) -> Any:
+    """The x encoding over whole local days from first_day to last_day (the fitness and load-change charts share
+    it, so their windows line up)."""
+    days = (last_day - first_day).days + 1
+    span = [f"{first_day.isoformat()}T00:00:00", f"{(last_day + dt.timedelta(days=1)).isoformat()}T00:00:00"]
+    return alt.X("date:T", title=None, scale=alt.Scale(domain=span),
+                 axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=min(12, days)))
 
 
 def _date_format(days: int) -> str:
