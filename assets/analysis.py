@@ -1,8 +1,8 @@
-"""Analysis assets: per athlete, the analyses of warehouse/analysis.py materialized as Parquet snapshots beside the
+"""Analysis assets: per athlete, the analysis views (warehouse/analysis_views.sql) snapshotted as Parquet beside the
 warehouse (for tools that read files) with Markdown previews, and the HTML report.
 
-They read the warehouse after the `warehouse` asset (the SQL views are always live; these are the same numbers,
-computed with Polars, frozen at the time of the run). With the automation condition they follow each load when
+They read the warehouse after the `warehouse` asset (the views are always live; the snapshots are their rows at
+the time of the run). With the automation condition they follow each load when
 the Dagster daemon runs; `analysis_job` runs them for a partition on demand.
 """
 
@@ -41,16 +41,12 @@ def markdown(frame: pl.DataFrame, limit: int = 12) -> str:
 
 def _materialize(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource, names: list[str],
                  preview: Any) -> MaterializeResult:
-    """Compute the named analyses for the partition's athlete, write each as Parquet, describe them."""
+    """Read the named analyses for the partition's athlete, write each as Parquet, describe them."""
     athlete = athlete_id(context.partition_key)
     folder = output_dir(duckdb_warehouse.database, "analysis", athlete)
     folder.mkdir(parents=True, exist_ok=True)
     db.ensure_schema(duckdb_warehouse.database)
-    frames: dict[str, pl.DataFrame] = {}
-    with db.reading(duckdb_warehouse.database) as conn:
-        tables = analysis.Tables(conn, athlete)
-        for name in names:
-            frames[name] = analysis.run(name, tables, athlete)
+    frames = analysis.frames(duckdb_warehouse.database, names, athlete)
     for name, frame in frames.items():
         frame.write_parquet(folder / f"{name}.parquet")
     title, shown = preview(frames)

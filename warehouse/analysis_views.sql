@@ -13,7 +13,8 @@
 --   * Lookup tables (athletes, segments, FTP history, settings) are LEFT JOINed through MATERIALIZED CTEs: DuckDB
 --     2.0.0 miscomputes sums when a filtered query LEFT JOINs a table its statistics prove empty for the filter
 --     value (tests/analysis has an athlete that triggers it).
--- warehouse/analysis.py computes the same results with Polars; tests assert both agree.
+-- Each view is the one definition of its analysis: Python reads it with warehouse/analysis.py (`view`), the report
+-- and the analysis assets through that.
 
 -- --- calendar -----------------------------------------------------------------------------------------------
 
@@ -500,7 +501,9 @@ SELECT activity_id, athlete_id, sport_type, sport_family, local_date, week_start
                         WHEN 'estimate' THEN estimate_if_used END AS intensity_factor,
        CASE load_source WHEN 'power' THEN power_load WHEN 'pace' THEN pace_load WHEN 'heart_rate' THEN hr_load
                         WHEN 'suffer_score' THEN suffer_score WHEN 'estimate' THEN estimated_load END AS load,
-       load_source
+       load_source,
+       load_source IN ('power', 'pace', 'heart_rate', 'suffer_score')
+           AND NOT coalesce(load_source = 'power' AND ftp_source = 'known_later', false) AS measured
 FROM chosen
 ORDER BY athlete_id, local_date, activity_id;
 
@@ -688,17 +691,14 @@ SELECT athlete_id, week_start, iso_year, iso_week,
        CAST(coalesce(sum(duration_s), 0) AS BIGINT) AS moving_time_s,
        CAST(coalesce(sum(duration_s) FILTER (WHERE load IS NOT NULL), 0) AS BIGINT) AS loaded_moving_time_s,
        coalesce(sum(duration_s) FILTER (WHERE load IS NOT NULL), 0) / nullif(sum(duration_s), 0) AS coverage,
-       coalesce(sum(duration_s) FILTER (WHERE load_source NOT IN ('estimate', 'none')
-                                          AND NOT (load_source = 'power' AND ftp_source = 'known_later')), 0)
-           / nullif(sum(duration_s), 0) AS measured_coverage,
+       coalesce(sum(duration_s) FILTER (WHERE measured), 0) / nullif(sum(duration_s), 0) AS measured_coverage,
        CAST(count(*) FILTER (WHERE load_source = 'power') AS BIGINT) AS power_activities,
        CAST(count(*) FILTER (WHERE load_source = 'heart_rate') AS BIGINT) AS heart_rate_activities,
        CAST(count(*) FILTER (WHERE load_source = 'pace') AS BIGINT) AS pace_activities,
        CAST(count(*) FILTER (WHERE load_source = 'suffer_score') AS BIGINT) AS suffer_score_activities,
        CAST(count(*) FILTER (WHERE load_source = 'estimate') AS BIGINT) AS estimated_activities,
        CAST(count(*) FILTER (WHERE load_source = 'none') AS BIGINT) AS unloaded_activities,
-       CAST(count(*) FILTER (WHERE load_source = 'power' AND ftp_source = 'known_later') AS BIGINT)
-           AS later_ftp_activities
+       CAST(count(*) FILTER (WHERE load_source = 'power' AND NOT measured) AS BIGINT) AS later_ftp_activities
 FROM activity_load
 GROUP BY athlete_id, week_start, iso_year, iso_week
 ORDER BY athlete_id, week_start;
@@ -1352,6 +1352,7 @@ COMMENT ON COLUMN activity_load.estimated_load IS 'Estimated load: duration_s * 
 COMMENT ON COLUMN activity_load.intensity_factor IS 'The chosen source''s intensity: NP / FTP (power), speed / threshold speed (pace), average HR / LTHR or, for zone loads, the IF an hour of that load means (heart_rate), estimate_if (estimate); NULL for the suffer score';
 COMMENT ON COLUMN activity_load.load IS 'Training load on the TSS scale (an hour at threshold = 100): the candidate load_source names; NULL without a duration';
 COMMENT ON COLUMN activity_load.load_source IS 'The chosen source, the first the activity has of: power (TSS), pace (running rTSS: runs with a threshold pace), heart_rate (zone-based hrTSS), suffer_score (the service''s relative effort), estimate (duration and the sport''s usual intensity); none without any';
+COMMENT ON COLUMN activity_load.measured IS 'Whether the load rests on a measurement of this activity: power on an FTP in force then, pace, heart rate or the suffer score; false for an estimate, for none and for power on an FTP known only later';
 
 COMMENT ON VIEW daily_load IS 'Per athlete, every local day from the first activity to as_of_date: the day''s summed load (0 on rest days)';
 COMMENT ON COLUMN daily_load.athlete_id IS 'The athlete';

@@ -1,8 +1,8 @@
 """`build_report`: a self-contained HTML report of an athlete's training (charts embedded as PNG data URIs, no
 network, no external URL) plus a PNG file per chart and a Markdown summary.
 
-Everything comes from the analyses of warehouse/analysis.py (Polars over the warehouse tables), so the numbers
-in the report are the numbers the SQL views give.
+Everything comes from the analysis views (warehouse/analysis_views.sql, read into Polars): the numbers in the
+report are the numbers an analyst's SQL gives.
 """
 
 from __future__ import annotations
@@ -20,13 +20,7 @@ from typing import Any
 import polars as pl
 import polyline as polyline_codec
 
-from . import analysis_base as base
-from . import analysis_load as load
-from . import analysis_power as power
-from . import analysis_segments as segments
-from . import analysis_volume as volume
-from . import analysis_zones as zones
-from . import db
+from . import analysis, db
 from . import report_charts as charts
 
 PMC_DAYS = 365
@@ -34,6 +28,8 @@ VOLUME_WEEKS = 52
 ZONE_WEEKS = 26
 PI_WEEKS = 4  # the polarization index is drawn over this many weeks of zone time
 PI_MIN_HOURS = 3.0  # and only where they hold at least this much
+# Power load on an FTP fitsync saw only after the activity (activity_load.measured says the rest is measured)
+LATER_FTP = (pl.col("load_source") == "power") & ~pl.col("measured")
 TOP_SEGMENTS = 4
 UNITS = {"km": 1000.0, "mi": 1609.344}
 CHART_SCALE = 2  # PNGs are drawn at twice their size on the page, for sharp text on dense screens
@@ -74,7 +70,7 @@ def build_report(warehouse_path: Path | str, out_dir: Path | str, athlete_id: in
     elif athlete_id not in known:
         raise ReportError(f"athlete {athlete_id} has no activities in the warehouse")
     with db.reading(warehouse_path) as conn:
-        data = _gather(base.Tables(conn, athlete_id), conn, athlete_id)
+        data = _gather(conn, athlete_id)
     out_dir.mkdir(parents=True, exist_ok=True)
     figures = _figures(data)
     pngs: dict[str, bytes] = {}
@@ -97,19 +93,24 @@ def build_report(warehouse_path: Path | str, out_dir: Path | str, athlete_id: in
 
 # --- the data -----------------------------------------------------------------------------------------------
 
-def _gather(t: base.Tables, conn: Any, athlete_id: int) -> dict[str, Any]:
+def _gather(conn: Any, athlete_id: int) -> dict[str, Any]:
+    def view(name: str) -> pl.DataFrame:
+        return analysis.view(conn, name, athlete_id)
+
+
     found = conn.execute("SELECT firstname, lastname, measurement_preference FROM athletes WHERE athlete_id = ?",
                          [athlete_id]).fetchall()
     who = found[0] if found else None
     first, last, preference = who if who else (None, None, None)
     name = " ".join(p for p in (first, last) if p) or f"Athlete {athlete_id}"
-    as_of_row = base.athlete_as_of(t).collect().row(0, named=True)
+    as_of_row = view("athlete_as_of").row(0, named=True)
     as_of: dt.date = as_of_row["as_of_date"]
-    calendar = base.activity_calendar(t).collect()
+    calendar = view("activity_calendar")
     unit = "mi" if preference == "feet" else "km"
 
     recent = calendar.filter(pl.col("local_date") > as_of - dt.timedelta(days=365))
-    amounts = volume._activities(t).collect()
+    amounts = calendar.join(conn.sql("SELECT activity_id, moving_time FROM activities WHERE athlete_id = $a",
+                                     params={"a": athlete_id}).pl(), on="activity_id")
     family_time = (amounts.filter(pl.col("sport_family") != "Other")
                    .group_by("sport_family").agg(pl.col("moving_time").sum().alias("t"),
                                                  pl.col("local_date").max().alias("last")))
@@ -120,62 +121,60 @@ def _gather(t: base.Tables, conn: Any, athlete_id: int) -> dict[str, Any]:
                                         nulls_last=True)["sport_family"].first()
                    if recent_families.height else "All")
 
-    pmc_all = load.pmc(t).collect()
+    pmc_all = view("pmc")
     pmc = pmc_all.filter(pl.col("date") > as_of - dt.timedelta(days=PMC_DAYS))
     week0 = as_of - dt.timedelta(days=as_of.weekday())
-    families = t["analysis_sport_families"].select("sport_type", pl.col("family").alias("sport_family")).collect()
-    vol = (volume.volume_weekly(t).collect().filter(pl.col("week_start") > week0 - dt.timedelta(weeks=VOLUME_WEEKS))
-           .join(families, on="sport_type", how="left")
-           .with_columns(pl.col("sport_family").fill_null("Other")))
+    vol = view("volume_weekly").filter(pl.col("week_start") > week0 - dt.timedelta(weeks=VOLUME_WEEKS))
 
-    zone_weeks = zones.zone_time_weekly(t).collect().filter(
+    zone_weeks = view("zone_time_weekly").filter(
         pl.col("week_start") > week0 - dt.timedelta(weeks=ZONE_WEEKS))
     present = set(zone_weeks["zone_type"].to_list())
     zone_type = "heartrate" if "heartrate" in present or not present else sorted(present)[0]
-    seiler_all = zones.seiler_weekly(t).collect()
+    seiler_all = view("seiler_weekly")
     seiler = seiler_all.filter(pl.col("zone_type") == zone_type)
     first_zone_week = week0 - dt.timedelta(weeks=ZONE_WEEKS - 1)
 
-    progression = segments.segment_effort_progression(t).collect()
-    events = segments.segment_pr_events(t).collect()
-    summary = segments.segment_pr_summary(t).collect()
+    progression = view("segment_effort_progression")
+    events = view("segment_pr_events")
+    summary = view("segment_pr_summary")
     top = summary.filter(pl.col("attempts") > 0).sort(["attempts", "segment_id"], descending=[True, False]).head(TOP_SEGMENTS)
 
-    edd = volume.eddington(t).collect()
-    curve = volume.eddington_curve(t).collect()
-    ytd = volume.ytd_cumulative(t).collect()
-    coverage = load.load_coverage_weekly(t).collect()
-    activity_load = load.activity_load(t).collect()
+    edd = view("eddington")
+    curve = view("eddington_curve")
+    ytd = view("ytd_cumulative")
+    coverage = view("load_coverage_weekly")
+    activity_load = view("activity_load")
     first_pmc_day = pmc["date"].min() if pmc.height else as_of
     loads = (activity_load.filter(pl.col("local_date") >= first_pmc_day)
              .group_by(pl.col("local_date").alias("date"), "load_source").agg(pl.col("load").sum())
              .sort("date", "load_source"))
-    risk = load.load_risk_daily(t).collect().filter(pl.col("date") > as_of - dt.timedelta(days=PMC_DAYS))
-    daily = load.daily_load(t).collect()
+    risk = view("load_risk_daily").filter(pl.col("date") > as_of - dt.timedelta(days=PMC_DAYS))
+    daily = view("daily_load")
     tracks = _tracks(conn, athlete_id)
     return {
         "athlete_id": athlete_id, "name": name, "week0": week0, "unit": unit, "as_of": as_of, "as_of_row": as_of_row,
         "calendar": calendar, "recent": recent, "main_family": main_family, "pmc_all": pmc_all, "pmc": pmc,
-        "bands": t["analysis_form_bands"].collect(), "volume": vol,
+        "bands": conn.sql("SELECT band, tsb_from, tsb_to, sort_order FROM analysis_form_bands").pl(), "volume": vol,
         "zone_type": zone_type, "zones": zone_weeks.filter(pl.col("zone_type") == zone_type),
         "power_zones": zone_weeks.filter(pl.col("zone_type") == "power") if zone_type != "power" else None,
-        "pi": _rolling_pi(seiler, first_zone_week, week0),
-        "power_pi": _rolling_pi(seiler_all.filter(pl.col("zone_type") == "power"), first_zone_week, week0),
+        "pi": _rolling_pi(conn, seiler, first_zone_week, week0),
+        "power_pi": _rolling_pi(conn, seiler_all.filter(pl.col("zone_type") == "power"), first_zone_week, week0),
         "first_zone_week": first_zone_week,
         "seiler": seiler,
         "daily": daily, "tracks": tracks,
-        "pi_threshold": t.setting("pi_polarized_above"),
+        "pi_threshold": conn.execute("SELECT value FROM analysis_settings WHERE name = 'pi_polarized_above'"
+                                     ).fetchall()[0][0],
         "progression": progression, "events": events, "segment_summary": summary,
         "top_segments": top["segment_id"].to_list(), "eddington": edd, "curve": curve, "ytd": ytd,
         "coverage": coverage, "activity_load": activity_load, "loads": loads, "risk": risk,
-        "power_curve": power.power_duration_curve(t).collect(), "cp": power.critical_power(t).collect(),
-        "best_efforts": power.running_best_efforts(t).collect(),
+        "power_curve": view("power_duration_curve"), "cp": view("critical_power"),
+        "best_efforts": view("running_best_efforts"),
     }
 
 
-def _rolling_pi(seiler: pl.DataFrame, first_week: dt.date, last_week: dt.date) -> pl.DataFrame:
-    """Per week: the polarization index of the last PI_WEEKS weeks of zone time (NULL under PI_MIN_HOURS), and its
-    kind: measured, or zero (no zone-3 time: 0 by definition, not a measurement)."""
+def _rolling_pi(conn: Any, seiler: pl.DataFrame, first_week: dt.date, last_week: dt.date) -> pl.DataFrame:
+    """Per week: the polarization index of the last PI_WEEKS weeks of zone time (NULL under PI_MIN_HOURS; the
+    warehouse's polarization_index macro), and its kind: measured, or zero (no zone-3 time: 0 by definition)."""
     start = first_week - dt.timedelta(weeks=PI_WEEKS - 1)
     weeks = pl.DataFrame({"week_start": pl.date_range(start, last_week, "1w", eager=True)})
     z = [pl.col(c).rolling_sum(window_size=PI_WEEKS, min_samples=1) for c in ("z1", "z2", "z3")]
@@ -184,7 +183,7 @@ def _rolling_pi(seiler: pl.DataFrame, first_week: dt.date, last_week: dt.date) -
              .with_columns(pl.col("z1", "z2", "z3").fill_null(0).cast(pl.Float64))
              .sort("week_start").with_columns(z[0].alias("r1"), z[1].alias("r2"), z[2].alias("r3")))
     enough = (pl.col("r1") + pl.col("r2") + pl.col("r3")) >= PI_MIN_HOURS * 3600
-    index = zones.polarization_index(pl.col("r1"), pl.col("r2"), pl.col("r3"))
+    index = conn.sql("SELECT polarization_index(r1, r2, r3) AS pi FROM dense").pl()["pi"]
     return (dense.with_columns(pl.when(enough).then(index).alias("polarization_index"))
             .with_columns(pl.when(pl.col("polarization_index").is_null()).then(None)
                           .when(pl.col("r3") == 0).then(pl.lit("zero")).otherwise(pl.lit("measured")).alias("kind"))
@@ -283,9 +282,8 @@ def _facts(d: dict[str, Any]) -> dict[str, Any]:
     six_weeks = d["activity_load"].filter(pl.col("local_date") > as_of - dt.timedelta(days=42))
     total_s = six_weeks["duration_s"].sum() or 0
     loaded_s = six_weeks.filter(pl.col("load").is_not_null())["duration_s"].sum() or 0
-    later = load.ON_LATER_FTP
-    measured_s = six_weeks.filter(~pl.col("load_source").is_in(["estimate", "none"]) & ~later.fill_null(False))[
-        "duration_s"].sum() or 0
+    later = LATER_FTP
+    measured_s = six_weeks.filter(pl.col("measured"))["duration_s"].sum() or 0
     ytd = d["ytd"].filter(pl.col("sport_family") == family)
     this_year = ytd.filter(pl.col("date") == as_of)
     try:
@@ -296,9 +294,8 @@ def _facts(d: dict[str, Any]) -> dict[str, Any]:
     edd = {r["unit"]: r for r in d["eddington"].filter(pl.col("sport_family") == family).iter_rows(named=True)}
     recent_pi = d["seiler"].filter(pl.col("week_start") > as_of - dt.timedelta(weeks=4))
     z = [int(recent_pi[c].sum()) for c in ("z1_seconds", "z2_seconds", "z3_seconds")]
-    zc = [pl.col(c) for c in ("z1", "z2", "z3")]
-    pi = pl.DataFrame({"z1": [z[0]], "z2": [z[1]], "z3": [z[2]]}, schema={c: pl.Float64 for c in ("z1", "z2", "z3")}
-                      ).select(zones.polarization_index(*zc)).item() if sum(z) >= PI_MIN_HOURS * 3600 else None
+    # the 4 weeks to as_of are the rolling PI's last week (week0 and the PI_WEEKS - 1 before it)
+    pi = d["pi"].filter(pl.col("week_start") == d["week0"])["polarization_index"].first() if sum(z) else None
     return {
         "today": today, "coverage": loaded_s / total_s if total_s else None, "six_weeks": six_weeks,
         "measured": measured_s / total_s if total_s else None,
@@ -386,7 +383,7 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         if counts.get("average_hr"):
             parts.append(f"{counts['average_hr']} from average heart rate only (no zone data: the roughest)")
         out.append(f"- Heart-rate load, all time: {'; '.join(parts)}")
-    later = every.filter(load.ON_LATER_FTP)
+    later = every.filter(LATER_FTP)
     if later.height:
         out.append(f"- Power load on an FTP known only later: {later.height} activities before the first FTP fitsync "
                    "saw (add `analysis_ftp_history` rows for those seasons)")
