@@ -5,7 +5,7 @@ uploaded late with an older start time would be missed by `after=<last sync>`, s
 listing starts OVERLAP before the newest start seen. Uploads backdated further (an import of old files) are
 caught by the athlete's stats: when the service counts more activities than fitsync knows — more than it did
 right after the last full listing — the listing goes all the way back. A full listing also runs when the last
-one is older than sync_state.FULL_EVERY, so deletions no webhook announced are found whoever schedules the syncs.
+one is older than progress.FULL_EVERY, so deletions no webhook announced are found whoever schedules the syncs.
 """
 
 
@@ -17,14 +17,15 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataV
 
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import UnexpectedShape, shape_problem
-from fitsync.assets.resources import FitsyncApi, warehouse_path
+from fitsync.resources.api import FitsyncApi, warehouse_path
 
 from fitsync.webhooks import inbox as webhook_inbox
 
-from . import landing, sync_state
+from fitsync.sync import landing, progress
 from .athlete import athlete_stats, athlete_zones
-from .deletion_proof import Proof, land_deletions, prove_deletions
-from .common import API_POOL, FIRST, Meter, SyncConfig, athlete_id, athletes_partitions, metered, priority
+from fitsync.sync.deletion_proof import Proof, land_deletions, prove_deletions
+from fitsync.resources.run import API_POOL, FIRST, Meter, SyncConfig, metered, priority
+from fitsync.resources.partitions import athlete_id, athletes_partitions
 
 # The cursor never moves past now plus this: a clock error or a hand-typed date next year must not hide every later
 # upload from incremental listings (such activities are loaded all the same).
@@ -48,19 +49,19 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
     store = client.store
     if config.activity_ids or config.deleted_ids:
         return _webhook_work(context, client, aid, config, fitsync_api.max_wait_seconds)
-    cursor = sync_state.get_cursor(store, aid, sync_state.LISTED_AFTER)
+    cursor = progress.get_cursor(store, aid, progress.LISTED_AFTER)
     why_full = _why_full(store, aid, config.full, cursor)
     if (not Path(warehouse_path(str(client.config.home))).exists()
-            and len(known := sync_state.known_ids(store, aid)) > sync_state.count_needing(store, aid, "detail")):
+            and len(known := progress.known_ids(store, aid)) > progress.count_needing(store, aid, "detail")):
         # moved aside (damaged, or to start over): the details the state says were fetched are in no warehouse
         with store.transaction() as conn:
-            sync_state.request_refresh(conn, aid, sorted(known), zones=True)
+            progress.request_refresh(conn, aid, sorted(known), zones=True)
         why_full = "the warehouse is new while fitsync knew activities: every one is fetched again"
         context.log.warning(f"athlete {aid}: {why_full}")
     full = why_full is not None
     if why_full and not config.full and cursor is not None:
         context.log.info(f"athlete {aid}: full listing because {why_full}")
-    after = None if full else sync_state.incremental_after(cursor)  # type: ignore[arg-type]
+    after = None if full else progress.incremental_after(cursor)  # type: ignore[arg-type]
     session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds,
                              priority=priority(context, store, aid))
     with metered(client) as meter:
@@ -76,7 +77,7 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
         refusal = None
         if full and complete:
             # Known but no longer listed: deleted, or made Only You for a grant without read_all.
-            known = sync_state.known_ids(store, aid)
+            known = progress.known_ids(store, aid)
             missing = sorted(known - seen)
             refusal = None if config.allow_shrink else (
                 shrink_refusal(len(known), len(seen), len(missing)) or stats_refusal(store, aid, missing))
@@ -85,11 +86,11 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
         deleted = sorted(proof.deleted)
         with store.transaction() as conn:
             if complete:
-                sync_state.set_cursor(conn, aid, sync_state.LISTED_AFTER, str(newest))
+                progress.set_cursor(conn, aid, progress.LISTED_AFTER, str(newest))
                 # a later sync listing from the same point with this same answer has nothing new to fetch
-                sync_state.set_cursor(conn, aid, sync_state.LISTING_DIGEST, "" if full else f"{after}:{listing.digest}")
+                progress.set_cursor(conn, aid, progress.LISTING_DIGEST, "" if full else f"{after}:{listing.digest}")
             if complete and full and not refusal:  # a listing not believed is tried again next run
-                sync_state.set_cursor(conn, aid, sync_state.FULL_LISTED_AT, str(int(time.time())))
+                progress.set_cursor(conn, aid, progress.FULL_LISTED_AT, str(int(time.time())))
             land_deletions(conn, aid, proof)
         if kept := {**proof.still_there, **proof.unproven}:
             context.log.warning(f"athlete {aid}: the listing lacks {len(kept)} activities the service did not confirm "
@@ -106,9 +107,9 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
                                       f"them, run `fitsync sync --full --allow-shrink --athlete {aid}`.",
                           metadata={"listed": len(seen), "would_delete": len(missing)})
         if complete and full:
-            gap = sync_state.stats_gap(store, aid)  # what the stats count and no listing shows: not ours to find
+            gap = progress.stats_gap(store, aid)  # what the stats count and no listing shows: not ours to find
             with store.transaction() as conn:
-                sync_state.set_cursor(conn, aid, sync_state.STATS_GAP, str(max(gap or 0, 0)))
+                progress.set_cursor(conn, aid, progress.STATS_GAP, str(max(gap or 0, 0)))
         return MaterializeResult(metadata=meter.metadata(
             mode="full reconciliation" if full else "incremental",
             full_because=MetadataValue.text(why_full or ""),
@@ -120,17 +121,17 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
 @dataclass(frozen=True)
 class Listing:
     seen: set[int]
-    totals: sync_state.ListingOutcome
+    totals: progress.ListingOutcome
     newest: int  # the newest start time seen, never past now + CLOCK_SKEW_SECONDS
     complete: bool
-    digest: str = ""  # of the whole answer (sync_state.digest)
+    digest: str = ""  # of the whole answer (progress.digest)
 
 
 def _list(store, session, aid: int, after: int | None, newest: int, meter: Meter) -> Listing:  # type: ignore[no-untyped-def]
     """List (from `after`, or all), recording each page as it comes; an incomplete listing says so."""
     seen: set[int] = set()
     unreadable: dict[str, int] = {}
-    totals = sync_state.ListingOutcome(0, 0, 0)
+    totals = progress.ListingOutcome(0, 0, 0)
     complete = True
     raws: list = []
     try:
@@ -148,7 +149,7 @@ def _list(store, session, aid: int, after: int | None, newest: int, meter: Meter
                 totals = _record_page(store, aid, page, totals)
                 page = []
             seen.add(summary.id)
-            started = sync_state.start_ts(summary.raw)
+            started = progress.start_ts(summary.raw)
             if started is not None and started <= time.time() + CLOCK_SKEW_SECONDS:
                 newest = max(newest, started)
         if page:
@@ -163,13 +164,13 @@ def _list(store, session, aid: int, after: int | None, newest: int, meter: Meter
         meter.wrong_answer(odd.endpoint, odd.problem)
     for problem, n in unreadable.items():
         meter.left_out(f"athlete {aid}: {n} listed element(s) left out: {problem} (kept raw in unrecognized_payloads)")
-    return Listing(seen, totals, newest, complete, sync_state.digest(raws))
+    return Listing(seen, totals, newest, complete, progress.digest(raws))
 
 
-def _record_page(store, aid: int, page: list, totals: sync_state.ListingOutcome) -> sync_state.ListingOutcome:  # type: ignore[no-untyped-def]
+def _record_page(store, aid: int, page: list, totals: progress.ListingOutcome) -> progress.ListingOutcome:  # type: ignore[no-untyped-def]
     with store.transaction() as conn:
         landing.land(conn, aid, "activity_summaries", [s.raw for s in page])
-        return totals + sync_state.record_listing(conn, aid, page)
+        return totals + progress.record_listing(conn, aid, page)
 
 
 def _webhook_work(context: AssetExecutionContext, client, aid: int, config: SyncConfig,  # type: ignore[no-untyped-def]
@@ -179,7 +180,7 @@ def _webhook_work(context: AssetExecutionContext, client, aid: int, config: Sync
         session = client.athlete(aid, max_wait=min(max_wait, 60.0), priority="webhook")
         proof = prove_deletions(session, list(config.deleted_ids)) if config.deleted_ids else Proof()
         with client.store.transaction() as conn:
-            sync_state.request_refresh(conn, aid, sorted(set(config.activity_ids) | set(proof.still_there)))
+            progress.request_refresh(conn, aid, sorted(set(config.activity_ids) | set(proof.still_there)))
             land_deletions(conn, aid, proof)
             for activity_id, verdict, reason in proof.verdicts():
                 webhook_inbox.set_delete_verdict(conn, aid, activity_id, verdict, reason)
@@ -195,13 +196,13 @@ def _why_full(store, aid: int, asked: bool, cursor: str | None) -> str | None:  
     """Why this listing goes all the way back, or None for an incremental one."""
     if asked:
         return "asked for (--full or the weekly schedule)"
-    return sync_state.full_listing_due(store, aid, cursor)
+    return progress.full_listing_due(store, aid, cursor)
 
 
 def _stats_gap(store, aid: int) -> str | None:  # type: ignore[no-untyped-def]
     """After an incremental listing: do the athlete's stats count activities fitsync has not seen (beyond the
     gap left after the last full listing, which no listing explains)?"""
-    gap, known_gap = sync_state.stats_gap(store, aid), sync_state.get_cursor(store, aid, sync_state.STATS_GAP)
+    gap, known_gap = progress.stats_gap(store, aid), progress.get_cursor(store, aid, progress.STATS_GAP)
     if gap is not None and gap > int(known_gap or 0):
         return (f"the athlete's stats count {gap - int(known_gap or 0)} more activities than fitsync has "
                 "(an upload backdated beyond the overlap window?)")
@@ -216,8 +217,8 @@ def stats_refusal(store, aid: int, missing: list[int]) -> str | None:  # type: i
     clearly more activities than fitsync would keep. A few deletions pass even if the stats lag behind."""
     if not missing:
         return None
-    total = sync_state.get_cursor(store, aid, sync_state.STATS_TOTAL)
-    gap_before = int(sync_state.get_cursor(store, aid, sync_state.STATS_GAP) or 0)
+    total = progress.get_cursor(store, aid, progress.STATS_TOTAL)
+    gap_before = int(progress.get_cursor(store, aid, progress.STATS_GAP) or 0)
     if total is None:
         return None
     with store.reading() as conn:

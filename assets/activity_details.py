@@ -15,10 +15,11 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 from fitsync.client.errors import MissingScope, NotFound, PaymentRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import Record, UnexpectedShape
-from fitsync.assets.resources import FitsyncApi
+from fitsync.resources.api import FitsyncApi
 
-from . import landing, sync_state
-from .common import API_POOL, DETAIL_CHUNK, athlete_id, athletes_partitions, is_webhook_run, metered, priority
+from fitsync.sync import landing, progress
+from fitsync.resources.run import API_POOL, DETAIL_CHUNK, is_webhook_run, metered, priority
+from fitsync.resources.partitions import athlete_id, athletes_partitions
 
 
 def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: str,
@@ -30,31 +31,31 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
     fetched = gone = zones_fetched = 0
     # Details bring their zones along, activity by activity: under the real limits a backfill takes days, and
     # the newest activities are then complete (detail and zones) on the first day, not after every detail.
-    zones_too = what == "detail" and not sync_state.known_non_subscriber(client.store, aid)
+    zones_too = what == "detail" and not progress.known_non_subscriber(client.store, aid)
     with metered(client) as meter:
-        if subscribers_only and sync_state.known_non_subscriber(client.store, aid):
-            meter.notes.append(sync_state.NOT_SUBSCRIBED)  # the queue stays: it is fetched once the profile says premium
+        if subscribers_only and progress.known_non_subscriber(client.store, aid):
+            meter.notes.append(progress.NOT_SUBSCRIBED)  # the queue stays: it is fetched once the profile says premium
             return MaterializeResult(metadata=meter.metadata(
-                fetched=0, not_found=0, remaining=sync_state.count_needing(client.store, aid, what)))
+                fetched=0, not_found=0, remaining=progress.count_needing(client.store, aid, what)))
         answered_wrong: set[int] = set()  # stays queued for the next run, not asked again in this one
         try:
-            while ids := sync_state.needing(client.store, aid, what, DETAIL_CHUNK, skip=answered_wrong):
+            while ids := progress.needing(client.store, aid, what, DETAIL_CHUNK, skip=answered_wrong):
                 payloads, done, missing, hidden, odd = [], [], [], [], []
                 zones, zones_done = [], []
-                want_zones = sync_state.needing_among(client.store, aid, ids, "zones") if zones_too else set()
+                want_zones = progress.needing_among(client.store, aid, ids, "zones") if zones_too else set()
                 stopped: Exception | None = None
                 for activity_id in ids:
                     try:
                         payloads.append(fetch(session, activity_id))
                         done.append(activity_id)
-                        if zones_too and activity_id in want_zones and sync_state.may_have_zones(payloads[-1]):
+                        if zones_too and activity_id in want_zones and progress.may_have_zones(payloads[-1]):
                             try:
                                 zones.append(_zones(session, activity_id))
                                 zones_done.append(activity_id)
                             except PaymentRequired:  # learnt here: the zones asset says so and spends nothing
                                 zones_too = False
                                 with client.store.transaction() as conn:
-                                    sync_state.note_subscriber(conn, aid, False)
+                                    progress.note_subscriber(conn, aid, False)
                             except (NotFound, UnexpectedShape, MissingScope):  # left queued for the zones asset
                                 pass
                     except NotFound:
@@ -74,27 +75,27 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
                 with client.store.transaction() as conn:
                     if payloads:
                         landing.land(conn, aid, bundle, payloads)
-                    sync_state.mark(conn, aid, done, what)
+                    progress.mark(conn, aid, done, what)
                     if zones:
                         landing.land(conn, aid, "activity_zones", zones)
-                        sync_state.mark(conn, aid, zones_done, "zones")
+                        progress.mark(conn, aid, zones_done, "zones")
                     for activity_id, error in odd:
                         landing.keep_unrecognized(conn, aid, error.endpoint, error.problem, error.body, activity_id)
                     if what == "detail":
-                        sync_state.note_details(conn, aid, payloads)
-                        sync_state.note_segments(conn, aid, sorted({
+                        progress.note_details(conn, aid, payloads)
+                        progress.note_segments(conn, aid, sorted({
                             e["segment"]["id"] for d in payloads for e in d.get("segment_efforts") or []
                             if isinstance(e.get("segment"), dict) and isinstance(e["segment"].get("id"), int)}),
                             starred=False)
                     if missing:  # deleted (or made private) since it was listed
                         landing.land(conn, aid, "delete_activities", [{"ids": missing, "reason": "not found"}])
-                        sync_state.forget(conn, aid, missing)
+                        progress.forget(conn, aid, missing)
                     if hidden:
                         landing.land(conn, aid, "delete_activities", [{"ids": hidden, "reason": "made private"}])
-                        sync_state.forget(conn, aid, hidden)
+                        progress.forget(conn, aid, hidden)
                 fetched, gone = fetched + len(done), gone + len(missing) + len(hidden)
                 zones_fetched += len(zones_done)
-                context.log.info(f"{what}: {fetched} fetched, {sync_state.count_needing(client.store, aid, what)} to go")
+                context.log.info(f"{what}: {fetched} fetched, {progress.count_needing(client.store, aid, what)} to go")
                 if stopped is not None:
                     raise stopped
         except RateBudgetExhausted as stop:
@@ -103,10 +104,10 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
             meter.notes.append(_skip_note(error))
             if isinstance(error, PaymentRequired):
                 with client.store.transaction() as conn:
-                    sync_state.note_subscriber(conn, aid, False)
+                    progress.note_subscriber(conn, aid, False)
         extra = {"zones_fetched": zones_fetched} if what == "detail" else {}
         return MaterializeResult(metadata=meter.metadata(
-            fetched=fetched, not_found=gone, remaining=sync_state.count_needing(client.store, aid, what), **extra))
+            fetched=fetched, not_found=gone, remaining=progress.count_needing(client.store, aid, what), **extra))
 
 
 def _skip_note(error: Exception) -> str:

@@ -17,7 +17,7 @@ from dagster_duckdb import DuckDBResource
 
 from fitsync.warehouse import analysis, db
 
-from .common import athlete_id, athletes_partitions
+from fitsync.resources.partitions import athlete_id, athletes_partitions
 
 GROUP = "analysis"
 EAGER = AutomationCondition.eager()

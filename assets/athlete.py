@@ -7,10 +7,11 @@ from fitsync.client.athlete_zones import AthleteZones
 from fitsync.client.errors import MissingScope
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import UnexpectedShape
-from fitsync.assets.resources import FitsyncApi
+from fitsync.resources.api import FitsyncApi
 
-from . import cadence, landing, sync_state
-from .common import API_POOL, athlete_id, athletes_partitions, metered, priority
+from fitsync.sync import cadence, landing, progress
+from fitsync.resources.run import API_POOL, metered, priority
+from fitsync.resources.partitions import athlete_id, athletes_partitions
 
 
 def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, method: str,
@@ -21,8 +22,8 @@ def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, met
     session = client.athlete(aid, max_wait=api.max_wait_seconds, priority=priority(context, client.store, aid))
     with metered(client) as meter:
         # a full listing checks its deletions against the stats: they are fetched for it whatever the cadence
-        due = bundle == "athlete_stats" and sync_state.full_listing_due(
-            client.store, aid, sync_state.get_cursor(client.store, aid, sync_state.LISTED_AFTER))
+        due = bundle == "athlete_stats" and progress.full_listing_due(
+            client.store, aid, progress.get_cursor(client.store, aid, progress.LISTED_AFTER))
         if slow and not due and (why := cadence.skip_reason(context, client, aid, bundle)):
             meter.notes.append(why)
             return MaterializeResult(metadata=meter.metadata(skipped=True))
@@ -50,11 +51,11 @@ def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, met
                 landing.keep_unrecognized(conn, aid, "GET /athlete/zones", "; ".join(body.problems), body.raw)
                 meter.notes.append(f"zones of a shape fitsync does not know were kept raw: {'; '.join(body.problems)}")
             if bundle == "athlete" and isinstance(payload.get("premium"), bool):
-                sync_state.note_subscriber(conn, aid, payload["premium"])
+                progress.note_subscriber(conn, aid, payload["premium"])
             if bundle == "athlete":
-                sync_state.set_cursor(conn, aid, sync_state.PROFILE_DIGEST, sync_state.digest([payload]))
+                progress.set_cursor(conn, aid, progress.PROFILE_DIGEST, progress.digest([payload]))
             if bundle == "athlete_stats" and (total := _all_time_count(payload)) is not None:
-                sync_state.set_cursor(conn, aid, sync_state.STATS_TOTAL, str(total))
+                progress.set_cursor(conn, aid, progress.STATS_TOTAL, str(total))
             if slow:
                 cadence.refreshed(conn, aid, bundle)
         extra = {"shape": body.shape} if isinstance(body, AthleteZones) else {}

@@ -8,10 +8,11 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 from fitsync.client.errors import MissingScope, NotFound, PaymentRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import UnexpectedShape
-from fitsync.assets.resources import FitsyncApi
+from fitsync.resources.api import FitsyncApi
 
-from . import cadence, landing, sync_state
-from .common import API_POOL, athlete_id, athletes_partitions, is_webhook_run, metered, priority
+from fitsync.sync import cadence, landing, progress
+from fitsync.resources.run import API_POOL, is_webhook_run, metered, priority
+from fitsync.resources.partitions import athlete_id, athletes_partitions
 
 
 @asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"})
@@ -38,7 +39,7 @@ def starred_segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
         with client.store.transaction() as conn:
             landing.land(conn, aid, "starred_segments", starred, {"replace_parents": [aid]})
             conn.execute("UPDATE known_segments SET starred = 0 WHERE athlete_id = ?", (aid,))
-            sync_state.note_segments(conn, aid, [s["id"] for s in starred], starred=True)
+            progress.note_segments(conn, aid, [s["id"] for s in starred], starred=True)
             cadence.refreshed(conn, aid, "starred_segments")
         return MaterializeResult(metadata=meter.metadata(starred=len(starred)))
 
@@ -51,7 +52,7 @@ def segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Materia
     aid = athlete_id(context.partition_key)
     session = client.athlete(aid, bulk=not is_webhook_run(context), max_wait=fitsync_api.max_wait_seconds,
                              priority=priority(context, client.store, aid))
-    todo = sync_state.segments_to_detail(client.store, aid)
+    todo = progress.segments_to_detail(client.store, aid)
     fetched = 0
     with metered(client) as meter:
         try:
@@ -85,7 +86,7 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
     aid = athlete_id(context.partition_key)
     session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds,
                              priority=priority(context, client.store, aid))
-    skip = (sync_state.NOT_SUBSCRIBED if sync_state.known_non_subscriber(client.store, aid)
+    skip = (progress.NOT_SUBSCRIBED if progress.known_non_subscriber(client.store, aid)
             else cadence.skip_reason(context, client, aid, "segment_effort_history"))
     if skip:
         with metered(client) as meter:
@@ -112,7 +113,7 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
         except PaymentRequired:
             meter.notes.append("skipped: effort histories need a subscription the athlete does not have (402)")
             with client.store.transaction() as conn:
-                sync_state.note_subscriber(conn, aid, False)
+                progress.note_subscriber(conn, aid, False)
             return MaterializeResult(metadata=meter.metadata(skipped=True, efforts=efforts))
         except RateBudgetExhausted as stop:
             meter.budget_spent(f"rate budget spent: the rest continues next run ({stop})")

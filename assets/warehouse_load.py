@@ -12,12 +12,13 @@ from dagster_duckdb import DuckDBResource
 
 from fitsync.client.records import record
 from fitsync.client.state_store import StateStore
-from fitsync.assets.resources import FitsyncApi
+from fitsync.resources.api import FitsyncApi
 from fitsync.warehouse import db, load_pipeline, loads
 from fitsync.warehouse.plausible import type_issues
 
-from . import landing
-from .common import DUCKDB_POOL, FIRST, LEFT_OUT, athlete_id, athletes_partitions
+from fitsync.sync import landing
+from fitsync.resources.run import DUCKDB_POOL, FIRST, LEFT_OUT
+from fitsync.resources.partitions import athlete_id, athletes_partitions
 
 FETCH_ASSETS = ["athlete", "athlete_stats", "athlete_zones", "activities", "activity_details", "activity_zones",
                 "starred_segments", "segments", "segment_effort_history"]

@@ -89,7 +89,7 @@ def _listing(api_url: str, token: str) -> list[dict[str, Any]]:
 @click.option("--max-nights", default=4, show_default=True, help="Nights to run before giving up on the backfill.")
 def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
     """Time until summaries, the last 30 days and the whole backfill are in the warehouse, real limits."""
-    from fitsync.assets.sync_state import may_have_zones, start_ts
+    from fitsync.sync.progress import may_have_zones, start_ts
     from fitsync.client.runtime import FitsyncClient
     from fitsync.warehouse import db
 

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from fitsync.assets import sync_state
+from fitsync.sync import progress
 from fitsync.client.config import Config, ConfigError
 from fitsync.client.runtime import FitsyncClient
 
@@ -127,8 +127,8 @@ def _run(client: FitsyncClient, instance: "DagsterInstance", config: Config, ath
 
 def _detailed(client: FitsyncClient, athlete_id: int) -> tuple[int, int]:
     """(activities known, of them detailed) for the athlete."""
-    known = len(sync_state.known_ids(client.store, athlete_id))
-    return known, known - sync_state.count_needing(client.store, athlete_id, "detail")
+    known = len(progress.known_ids(client.store, athlete_id))
+    return known, known - progress.count_needing(client.store, athlete_id, "detail")
 
 
 def _stopped(out: Console, client: FitsyncClient, signum: int, athlete_id: int | None, rest: list[int],

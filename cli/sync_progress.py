@@ -16,7 +16,7 @@ from dagster import DagsterEventType, DagsterInstance
 from rich.console import Console
 from rich.text import Text
 
-from fitsync.assets import sync_state
+from fitsync.sync import progress
 from fitsync.client.rate_governor import Wait, current_waits, seconds_for
 from fitsync.client.runtime import FitsyncClient
 
@@ -92,8 +92,8 @@ class SyncProgress:
         phase = self._phase_now = started[-1] if started else self._phase_now
         reading = Reading(phase, wait=max(current_waits(), key=lambda w: w.until, default=None), started=started)
         if phase in QUEUES:
-            todo = sync_state.count_needing(self.client.store, self.athlete_id, QUEUES[phase])
-            known = len(sync_state.known_ids(self.client.store, self.athlete_id))
+            todo = progress.count_needing(self.client.store, self.athlete_id, QUEUES[phase])
+            known = len(progress.known_ids(self.client.store, self.athlete_id))
             reading.done, reading.total = known - todo, known
         reading.eta = self._eta()
         return reading
@@ -127,9 +127,9 @@ class SyncProgress:
         """Calls still queued (details, then zones unless the athlete has no subscription) at the pace measured so
         far, fitted into what is left of the 15-minute and daily windows."""
         store, aid = self.client.store, self.athlete_id
-        calls = sync_state.count_needing(store, aid, "detail")
-        if not sync_state.known_non_subscriber(store, aid):
-            calls += sync_state.count_needing(store, aid, "zones")
+        calls = progress.count_needing(store, aid, "detail")
+        if not progress.known_non_subscriber(store, aid):
+            calls += progress.count_needing(store, aid, "zones")
         if not calls:
             return None
         lines = self.client.governor.snapshot()

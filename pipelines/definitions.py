@@ -12,7 +12,7 @@ from fitsync.assets import activities, activity_details, analysis, athlete, segm
 
 from fitsync.pipelines.jobs import nightly_sync, sync_job
 from fitsync.pipelines.purge import purge_athlete_job
-from fitsync.assets.resources import FitsyncApi, warehouse_path
+from fitsync.resources.api import FitsyncApi, warehouse_path
 from fitsync.pipelines.webhook_sensor import webhook_events, webhook_refresh_job
 
 # Dagster 1.13 re-creates a sensor with its jobs bound to the resources and passes `owners` along itself, which

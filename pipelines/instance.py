@@ -12,7 +12,9 @@ from pathlib import Path
 
 from dagster import DagsterInstance
 
-from fitsync.assets.common import API_POOL, DUCKDB_POOL, athletes_partitions
+from fitsync.resources.run import API_POOL, DUCKDB_POOL
+
+from fitsync.resources.partitions import athletes_partitions
 
 DAGSTER_YAML = resources.files(__package__).joinpath("dagster.yaml").read_text()
 

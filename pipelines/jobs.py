@@ -3,8 +3,8 @@
 from dagster import (AssetSelection, DagsterInvalidDefinitionError, DefaultScheduleStatus, RunRequest,
                      ScheduleDefinition, ScheduleEvaluationContext, SkipReason, define_asset_job, schedule)
 
-from fitsync.assets.cadence import REFRESH_TAG
-from fitsync.assets.common import athletes_partitions
+from fitsync.sync.cadence import REFRESH_TAG
+from fitsync.resources.partitions import athletes_partitions
 from fitsync.client.config import Config, ConfigError
 
 FULL_RECONCILIATION_WEEKDAY = 6  # Sunday

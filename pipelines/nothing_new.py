@@ -4,7 +4,7 @@ Most nightly syncs of a caught-up athlete find nothing: starting Dagster for the
 run of a dozen steps) for the same two calls. Before any run, `fitsync sync` checks, from the state store alone,
 that nothing is waiting (no detail, zones or segment to fetch, no landed batch to load, nothing on its cadence, no
 full listing due); then it asks the service for the profile and the incremental listing and compares each answer,
-whole, with the digest the last run stored (sync_state.LISTING_DIGEST, PROFILE_DIGEST). Identical answers mean
+whole, with the digest the last run stored (progress.LISTING_DIGEST, PROFILE_DIGEST). Identical answers mean
 the run would fetch and load nothing. Anything else — a difference, an error, a shape fitsync does not know, a
 budget that says wait — goes to the run, which handles it as always (at the price of those two calls again).
 """
@@ -15,7 +15,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from fitsync.assets import cadence, landing, sync_state
+from fitsync.sync import cadence, landing, progress
 from fitsync.client import stop_request
 from fitsync.client.runtime import FitsyncClient
 
@@ -32,23 +32,23 @@ class Check:
 def waiting(client: FitsyncClient, aid: int) -> str | None:
     """What a run would do without asking the service anything new, or None: nothing. No API call."""
     store = client.store
-    cursor = sync_state.get_cursor(store, aid, sync_state.LISTED_AFTER)
-    if why := sync_state.full_listing_due(store, aid, cursor):
+    cursor = progress.get_cursor(store, aid, progress.LISTED_AFTER)
+    if why := progress.full_listing_due(store, aid, cursor):
         return f"a full listing is due ({why})"
     for what in ("detail", "zones"):
-        if n := sync_state.count_needing(store, aid, what):
+        if n := progress.count_needing(store, aid, what):
             return f"{n} activities wait for their {'details' if what == 'detail' else what}"
-    if segments := sync_state.segments_to_detail(store, aid):
+    if segments := progress.segments_to_detail(store, aid):
         return f"{len(segments)} segments wait for their details"
     if landed := landing.count(store, aid):
         return f"{landed} fetched batches wait for the warehouse"
     for name in cadence.SLOW:
-        if name == "segment_effort_history" and sync_state.known_non_subscriber(store, aid):
+        if name == "segment_effort_history" and progress.known_non_subscriber(store, aid):
             continue
         if cadence.not_due(client, aid, name) is None:
             return f"{name} is due (slow_refresh_hours)"
-    if not sync_state.get_cursor(store, aid, sync_state.LISTING_DIGEST) \
-            or not sync_state.get_cursor(store, aid, sync_state.PROFILE_DIGEST):
+    if not progress.get_cursor(store, aid, progress.LISTING_DIGEST) \
+            or not progress.get_cursor(store, aid, progress.PROFILE_DIGEST):
         return "no incremental listing on record yet to compare with"
     return None
 
@@ -58,16 +58,16 @@ def check(client: FitsyncClient, aid: int, *, priority: str, max_wait: float) ->
     if why := waiting(client, aid):
         return Check(False, 0, why)
     store = client.store
-    cursor = sync_state.get_cursor(store, aid, sync_state.LISTED_AFTER)
-    after = sync_state.incremental_after(cursor)  # type: ignore[arg-type]
+    cursor = progress.get_cursor(store, aid, progress.LISTED_AFTER)
+    after = progress.incremental_after(cursor)  # type: ignore[arg-type]
     before = client.transport.calls
     session = client.athlete(aid, max_wait=max_wait, priority=priority)
     try:
         profile = session.athlete().raw
-        if sync_state.digest([profile]) != sync_state.get_cursor(store, aid, sync_state.PROFILE_DIGEST):
+        if progress.digest([profile]) != progress.get_cursor(store, aid, progress.PROFILE_DIGEST):
             return Check(False, client.transport.calls - before, "the profile changed")
-        listing = f"{after}:{sync_state.digest(s.raw for s in session.activities(after=after))}"
-        if listing != sync_state.get_cursor(store, aid, sync_state.LISTING_DIGEST):
+        listing = f"{after}:{progress.digest(s.raw for s in session.activities(after=after))}"
+        if listing != progress.get_cursor(store, aid, progress.LISTING_DIGEST):
             return Check(False, client.transport.calls - before, "the listing changed")
     except stop_request.StopRequested:
         raise
@@ -75,5 +75,5 @@ def check(client: FitsyncClient, aid: int, *, priority: str, max_wait: float) ->
         log.debug("nothing-new check of athlete %s: %s", aid, error)
         return Check(False, client.transport.calls - before, f"the check could not finish ({type(error).__name__})")
     with store.transaction() as conn:
-        sync_state.set_cursor(conn, aid, sync_state.NOTHING_NEW_AT, repr(time.time()))
+        progress.set_cursor(conn, aid, progress.NOTHING_NEW_AT, repr(time.time()))
     return Check(True, client.transport.calls - before, "the profile and the listing are as the last run saw them")

@@ -10,7 +10,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from fitsync.assets import sync_state
+from fitsync.sync import progress
 from fitsync.client.runtime import FitsyncClient
 from fitsync.warehouse import db
 
@@ -32,16 +32,16 @@ def collect(client: FitsyncClient, last_runs: dict[int, dict[str, Any]] | None =
         with store.reading() as conn:
             cursors = {r["name"]: (r["value"], r["updated_at"]) for r in conn.execute(
                 "SELECT name, value, updated_at FROM sync_cursors WHERE athlete_id = ?", (a.athlete_id,))}
-        listed = cursors.get(sync_state.LISTED_AFTER)
-        full = cursors.get(sync_state.FULL_LISTED_AT)
-        unchanged = cursors.get(sync_state.NOTHING_NEW_AT)
-        first, last = sync_state.queue_span(store, a.athlete_id)
+        listed = cursors.get(progress.LISTED_AFTER)
+        full = cursors.get(progress.FULL_LISTED_AT)
+        unchanged = cursors.get(progress.NOTHING_NEW_AT)
+        first, last = progress.queue_span(store, a.athlete_id)
         athletes.append({
             "athlete_id": a.athlete_id, "name": a.name, "status": a.status, "status_reason": a.status_reason,
             "scopes": a.scopes.replace(",", " ").split(), "access_token_expires_at": iso(a.access_expires_at),
-            "known_activities": len(sync_state.known_ids(store, a.athlete_id)),
-            "pending": {"details": sync_state.count_needing(store, a.athlete_id, "detail"),
-                        "zones": sync_state.count_needing(store, a.athlete_id, "zones"),
+            "known_activities": len(progress.known_ids(store, a.athlete_id)),
+            "pending": {"details": progress.count_needing(store, a.athlete_id, "detail"),
+                        "zones": progress.count_needing(store, a.athlete_id, "zones"),
                         # the order they come in: newest first, each detail with its zones
                         "details_from": iso(first), "details_to": iso(last)},
             "last_listing_at": iso(listed[1]) if listed else None,

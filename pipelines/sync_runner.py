@@ -14,15 +14,16 @@ from dagster import (AddDynamicPartitionsRequest, DagsterInstance, DagsterRunSta
                      RunRequest, RunsFilter, build_sensor_context)
 from dagster_duckdb import DuckDBResource
 
-from fitsync.assets.cadence import REFRESH_TAG
-from fitsync.assets.common import LEFT_OUT, PRIORITY_TAG, WRONG_ANSWER, athletes_partitions
+from fitsync.sync.cadence import REFRESH_TAG
+from fitsync.resources.run import LEFT_OUT, PRIORITY_TAG, WRONG_ANSWER
+from fitsync.resources.partitions import athletes_partitions
 from fitsync.client.config import FIELDS, Config
 from fitsync.client.secret import Secret
 from fitsync.client.state_store import AthleteBusy, open_store
 
 from fitsync.pipelines import step_failures
 from fitsync.pipelines.definitions import build_definitions
-from fitsync.assets.resources import FitsyncApi
+from fitsync.resources.api import FitsyncApi
 from fitsync.pipelines.webhook_sensor import webhook_events
 
 

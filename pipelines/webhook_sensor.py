@@ -7,8 +7,10 @@ from dagster import (AddDynamicPartitionsRequest, DagsterInstance, DagsterRunSta
                      DeleteDynamicPartitionsRequest, RunRequest, RunsFilter, SensorEvaluationContext, SensorResult,
                      SkipReason, define_asset_job, sensor)
 
-from fitsync.assets.common import WEBHOOK_TAG, athletes_partitions
-from fitsync.assets.sync_state import known_ids
+from fitsync.resources.run import WEBHOOK_TAG
+
+from fitsync.resources.partitions import athletes_partitions
+from fitsync.sync.progress import known_ids
 from fitsync.client.errors import FitsyncError, NotConnected, ReauthorizationRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
 
@@ -16,7 +18,7 @@ from fitsync.webhooks import admission as webhook_admission
 
 from fitsync.webhooks import inbox as webhook_inbox
 from fitsync.pipelines.purge import purge_athlete_job
-from fitsync.assets.resources import FitsyncApi
+from fitsync.resources.api import FitsyncApi
 from fitsync.webhooks.plan import load_lifecycle, plan, save_lifecycle
 
 webhook_refresh_job = define_asset_job(

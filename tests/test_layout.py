@@ -13,9 +13,11 @@ ALLOWED: dict[str, set[str]] = {
     "warehouse": set(),
     "sandbox": set(),
     "webhooks": {"client"},
-    "assets": {"client", "warehouse", "webhooks"},
-    "pipelines": {"client", "warehouse", "webhooks", "assets"},
-    "cli": {"client", "warehouse", "webhooks", "assets", "pipelines", "sandbox"},
+    "sync": {"client", "warehouse"},
+    "resources": {"client", "warehouse", "sync"},
+    "assets": {"client", "warehouse", "webhooks", "sync", "resources"},
+    "pipelines": {"client", "warehouse", "webhooks", "sync", "resources", "assets"},
+    "cli": {"client", "warehouse", "webhooks", "sync", "resources", "assets", "pipelines", "sandbox"},
 }
 
 
@@ -43,3 +45,19 @@ def test_every_package_of_the_distribution_is_in_the_layering() -> None:
     packages = {line.split('"')[1].split(".")[1] for line in text.split("package-dir = {", 1)[1].split("}", 1)[0]
                 .split(",") if '"fitsync.' in line and "migrations" not in line}
     assert packages == set(ALLOWED)
+
+
+def test_every_module_in_assets_defines_dagster_assets() -> None:
+    """assets/ holds asset definitions only: the sync's logic is in sync/, what the assets run with in resources/."""
+    import importlib
+
+    from dagster import AssetsDefinition
+
+    empty = []
+    for path in sorted((ROOT / "assets").glob("*.py")):
+        if path.stem == "__init__":
+            continue
+        module = importlib.import_module(f"fitsync.assets.{path.stem}")
+        if not any(isinstance(value, AssetsDefinition) for value in vars(module).values()):
+            empty.append(path.name)
+    assert empty == []

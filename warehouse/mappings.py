@@ -151,7 +151,7 @@ DETAIL_ONLY = {"description": text("description"), "calories": val("calories", "
 # Listing pages: summary fields; detail fields and the detail JSON are kept. The summary itself is kept whole in a
 # Parquet file (documents.SUMMARIES, the view activity_summary_documents); `summary_hash` tells a changed one.
 # Once the detail is loaded, the richer source wins: a summary changes only the kudos (which no re-pull follows); a
-# summary that shows the activity changed queues its detail again (assets/sync_state.record_listing), and the
+# summary that shows the activity changed queues its detail again (sync/progress.record_listing), and the
 # detail brings the new values.
 ACTIVITY_SUMMARIES = Mapping(
     "activities", ("activity_id",),

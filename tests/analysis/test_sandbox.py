@@ -16,7 +16,7 @@ from dagster_duckdb import DuckDBResource
 from polars.testing import assert_frame_equal
 
 from fitsync.assets import analysis as analysis_assets
-from fitsync.assets.common import athletes_partitions
+from fitsync.resources.partitions import athletes_partitions
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret

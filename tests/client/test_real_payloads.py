@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from fitsync.assets import landing
+from fitsync.sync import landing
 from fitsync.assets.warehouse_load import apply_batch
 from fitsync.client import athlete_zones, errors
 from fitsync.client.api import AthleteApi
@@ -272,7 +272,7 @@ def test_the_real_token_answer_has_no_scope_and_fitsync_does_not_need_it() -> No
 
 
 def test_a_summary_with_a_date_that_is_not_one_is_flagged_not_fatal(tmp_path: Path) -> None:
-    from fitsync.assets import sync_state
+    from fitsync.sync import progress
     from fitsync.client.records import record
 
     store = StateStore(tmp_path / "state.db")
@@ -281,5 +281,5 @@ def test_a_summary_with_a_date_that_is_not_one_is_flagged_not_fatal(tmp_path: Pa
     summaries = [record("activity", good), record("activity", odd)]
     assert summaries[1].issues == ("unexpected start_date='yesterday-ish'",)
     with store.transaction() as conn:
-        outcome = sync_state.record_listing(conn, ATHLETE, summaries)
-    assert outcome.new == 1 and sync_state.known_ids(store, ATHLETE) == {good["id"]}
+        outcome = progress.record_listing(conn, ATHLETE, summaries)
+    assert outcome.new == 1 and progress.known_ids(store, ATHLETE) == {good["id"]}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fitsync.assets import sync_state
+from fitsync.sync import progress
 from fitsync.pipelines.status import iso
 
 from ..sandbox_harness import Harness, wait_until
@@ -37,8 +37,8 @@ def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(sb: Harness,
         try:
             def detailing() -> bool:
                 assert process.poll() is None, process.communicate()
-                known = sync_state.known_ids(home.store, aid)
-                return len(known) == len(ids) and sync_state.count_needing(home.store, aid, "detail") < len(ids) - 3
+                known = progress.known_ids(home.store, aid)
+                return len(known) == len(ids) and progress.count_needing(home.store, aid, "detail") < len(ids) - 3
             wait_until(detailing, 60, "the sync to be detailing activities", interval=0.05)
             process.send_signal(signum)
             out, err = process.communicate(timeout=30)
@@ -46,7 +46,7 @@ def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(sb: Harness,
             process.kill()
     assert process.returncode == code, out + err
     assert "Traceback" not in err and "Stopped by" in err and name in err, err
-    left = sync_state.count_needing(home.store, aid, "detail")
+    left = progress.count_needing(home.store, aid, "detail")
     assert 0 < left < len(ids), err
     assert (f"after {len(ids) - left} new detail(s) in this run ({len(ids) - left} of {len(ids)} activities detailed "
             "in all)") in err, err

@@ -13,8 +13,9 @@ import pytest
 from dagster import (AssetKey, DagsterEventType, DagsterInstance, Definitions, DynamicPartitionsDefinition, RunRequest,
                      SkipReason, build_schedule_context)
 
-from fitsync.assets.cadence import REFRESH_TAG
-from fitsync.assets.common import API_POOL, DUCKDB_POOL, athletes_partitions
+from fitsync.sync.cadence import REFRESH_TAG
+from fitsync.resources.run import API_POOL, DUCKDB_POOL
+from fitsync.resources.partitions import athletes_partitions
 from fitsync.cli import checks
 from fitsync.client.config import Config
 from fitsync.pipelines.definitions import defs

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from dagster import DagsterInstance, DagsterRun, DagsterRunStatus, RunsFilter
 
-from fitsync.assets.common import athletes_partitions
+from fitsync.resources.partitions import athletes_partitions
 from fitsync.cli import checks
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fitsync.assets import landing, sync_state
+from fitsync.sync import landing, progress
 from fitsync.client.state_store import StateStore
 
 ATHLETE = 42
@@ -48,10 +48,10 @@ def test_segment_details_go_starred_first_then_in_the_order_their_efforts_were_s
     athlete's starred segments, those of the newest efforts get their details first under a short budget."""
     store = StateStore(tmp_path / "state.db")
     with store.transaction() as conn:
-        sync_state.note_segments(conn, ATHLETE, [900, 100, 500], starred=False)  # the newest activity's efforts
-        sync_state.note_segments(conn, ATHLETE, [300, 100], starred=False)  # an older one's (100 seen already)
-        sync_state.note_segments(conn, ATHLETE, [700, 500], starred=True)  # 500: seen in an effort, and starred
-        sync_state.note_segments(conn, ATHLETE + 1, [1], starred=True)  # another athlete's
+        progress.note_segments(conn, ATHLETE, [900, 100, 500], starred=False)  # the newest activity's efforts
+        progress.note_segments(conn, ATHLETE, [300, 100], starred=False)  # an older one's (100 seen already)
+        progress.note_segments(conn, ATHLETE, [700, 500], starred=True)  # 500: seen in an effort, and starred
+        progress.note_segments(conn, ATHLETE + 1, [1], starred=True)  # another athlete's
         conn.execute("UPDATE known_segments SET needs_detail = 0 WHERE segment_id = 300")  # fetched already
 
-    assert sync_state.segments_to_detail(store, ATHLETE) == [500, 700, 900, 100]
+    assert progress.segments_to_detail(store, ATHLETE) == [500, 700, 900, 100]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from fitsync.assets import sync_state
+from fitsync.sync import progress
 from fitsync.client.runtime import FitsyncClient
 from fitsync.pipelines import nothing_new
 
@@ -38,7 +38,7 @@ def test_nothing_new_costs_two_calls_and_no_dagster_and_a_change_runs_the_sync(s
     assert sb.counters()["requests"] - before == 2
     assert not (home.config.home / "dagster").exists()  # the CLI's Dagster instance was never opened
     assert home.state("SELECT count(*) FROM sync_cursors WHERE athlete_id = ? AND name = ?", home.athlete_id,
-                      sync_state.NOTHING_NEW_AT) == [(1,)]
+                      progress.NOTHING_NEW_AT) == [(1,)]
 
     renamed = home.query("SELECT activity_id FROM activities ORDER BY activity_id LIMIT 1")[0][0]
     change(sb, renamed, name="Renamed after the last sync")
@@ -53,13 +53,13 @@ def test_waiting_work_or_a_new_upload_is_never_taken_for_nothing_new(sb: Harness
     home = caught_up(sb, connect)
     with FitsyncClient(home.config) as client:
         assert nothing_new.waiting(client, home.athlete_id) is None
-        some = sorted(sync_state.known_ids(client.store, home.athlete_id))[:1]
+        some = sorted(progress.known_ids(client.store, home.athlete_id))[:1]
         with client.store.transaction() as conn:
-            sync_state.mark(conn, home.athlete_id, some, "detail", 1)
+            progress.mark(conn, home.athlete_id, some, "detail", 1)
         check = nothing_new.check(client, home.athlete_id, priority="incremental", max_wait=5)
         assert not check.nothing_new and check.calls == 0 and "wait for their details" in check.why
         with client.store.transaction() as conn:
-            sync_state.mark(conn, home.athlete_id, some, "detail", 0)
+            progress.mark(conn, home.athlete_id, some, "detail", 0)
             conn.execute("DELETE FROM sync_cursors WHERE athlete_id = ? AND name = 'refreshed_at:athlete_zones'",
                          (home.athlete_id,))
         assert "athlete_zones is due" in (nothing_new.waiting(client, home.athlete_id) or "")

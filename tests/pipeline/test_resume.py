@@ -18,7 +18,7 @@ import pytest
 from dagster import DagsterInstance
 from dagster._core.instance.ref import InstanceRef
 
-from fitsync.assets.common import DETAIL_CHUNK, DUCKDB_POOL
+from fitsync.resources.run import DETAIL_CHUNK, DUCKDB_POOL
 from fitsync.client.runtime import FitsyncClient
 
 from ..sandbox_harness import Harness, wait_until

@@ -29,7 +29,7 @@ import httpx
 import pytest
 from dagster import DagsterInstance, RunRequest, RunsFilter
 
-from fitsync.assets.common import athletes_partitions
+from fitsync.resources.partitions import athletes_partitions
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret

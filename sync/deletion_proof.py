@@ -15,7 +15,7 @@ from typing import Any
 from fitsync.client.errors import FitsyncError, MissingScope, NotFound
 from fitsync.client.rate_governor import RateBudgetExhausted
 
-from . import landing, sync_state
+from . import landing, progress
 
 
 @dataclass
@@ -59,4 +59,4 @@ def land_deletions(conn: Any, athlete_id: int, proof: Proof) -> None:
     for reason in sorted(set(proof.deleted.values())):
         ids = sorted(a for a, r in proof.deleted.items() if r == reason)
         landing.land(conn, athlete_id, "delete_activities", [{"ids": ids, "reason": reason}])
-        sync_state.forget(conn, athlete_id, ids)
+        progress.forget(conn, athlete_id, ids)

@@ -1,4 +1,4 @@
-"""What every fitsync asset shares: the athlete partitions, run config, pools and run metadata."""
+"""What every sync asset shares: run config, pools, tags, the rate class of a run, and run metadata."""
 
 from __future__ import annotations
 
@@ -7,15 +7,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from dagster import Config, DynamicPartitionsDefinition, MetadataValue
+from dagster import Config, MetadataValue
 
 from fitsync.client.rate_governor import CLASSES
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.state_store import StateStore
 
-from . import sync_state
-
-athletes_partitions = DynamicPartitionsDefinition(name="athletes")
+from fitsync.sync import progress
 
 API_POOL = "fitsync_api"
 DUCKDB_POOL = "fitsync_duckdb"
@@ -113,11 +111,7 @@ def priority(context: Any, store: StateStore, aid: int) -> str:
         return str(asked)
     if is_webhook_run(context):
         return "webhook"
-    if (sync_state.get_cursor(store, aid, sync_state.LISTED_AFTER) is None
-            or sync_state.count_needing(store, aid, "detail") > BACKFILL_BACKLOG):
+    if (progress.get_cursor(store, aid, progress.LISTED_AFTER) is None
+            or progress.count_needing(store, aid, "detail") > BACKFILL_BACKLOG):
         return "backfill"
     return "incremental"
-
-
-def athlete_id(partition_key: str) -> int:
-    return int(partition_key)

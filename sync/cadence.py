@@ -14,7 +14,7 @@ from typing import Any
 
 from fitsync.client.runtime import FitsyncClient
 
-from . import sync_state
+from . import progress
 
 REFRESH_TAG = "fitsync/refresh"  # "all": refresh everything whatever the cadence says
 
@@ -38,7 +38,7 @@ def not_due(client: FitsyncClient, aid: int, name: str) -> str | None:
     hours = client.config.slow_refresh_hours
     if hours <= 0:
         return None
-    last = sync_state.get_cursor(client.store, aid, _cursor(name))
+    last = progress.get_cursor(client.store, aid, _cursor(name))
     age = time.time() - float(last) if last is not None else None
     if age is None or not 0 <= age < hours * 3600:  # never, long ago, or a clock that went back
         return None
@@ -48,4 +48,4 @@ def not_due(client: FitsyncClient, aid: int, name: str) -> str | None:
 
 def refreshed(conn: sqlite3.Connection, aid: int, name: str) -> None:
     """Record a complete refresh (inside the caller's transaction)."""
-    sync_state.set_cursor(conn, aid, _cursor(name), repr(time.time()))
+    progress.set_cursor(conn, aid, _cursor(name), repr(time.time()))

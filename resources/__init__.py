@@ -1,0 +1,5 @@
+"""What the assets run with: the Dagster resource that talks to the service (`api`), the athlete partitions
+(`partitions`), and the run config, pools, tags and run metadata every sync asset shares (`run`).
+
+May import: client, warehouse, sync.
+"""
