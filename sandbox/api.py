@@ -15,7 +15,7 @@ from . import ratelimit, scopes, tokens
 from .broken_answers import broken
 from .apps import App, authenticate_client
 from .faults import ApiError, bad_request, missing_scope, subscription_required
-from .params import Param, parse_all
+from .params import Location, Param, parse_all
 from .state import SandboxState
 
 Auth = Literal["token", "client"]
@@ -53,7 +53,7 @@ class Call:
     granted: frozenset[str] = field(default_factory=frozenset)
 
     @property
-    def conn(self):  # type: ignore[no-untyped-def]
+    def conn(self):
         return self.state.conn
 
     @property
@@ -78,9 +78,9 @@ def bearer_token(request: Request, query_or_form: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-async def read_sources(request: Request) -> dict[str, Any]:
+async def read_sources(request: Request) -> dict[Location, dict[str, Any]]:
     """Query, form and JSON body of a request; a body that cannot be read is a 400."""
-    sources: dict[str, Any] = {"path": dict(request.path_params), "query": _single(request.query_params)}
+    sources: dict[Location, dict[str, Any]] = {"path": dict(request.path_params), "query": _single(request.query_params)}
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if request.method != "HEAD":  # bodies are read on GET too: clients may keep credentials out of the URL
         if ctype in ("application/x-www-form-urlencoded", "multipart/form-data"):

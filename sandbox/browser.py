@@ -28,12 +28,19 @@ def _field(page: str, name: str) -> str:
     return unescape(match.group(1))
 
 
+def _form_action(page: str) -> str:
+    match = re.search(r'<form method="post" action="([^"]+)"', page)
+    if match is None:
+        raise AssertionError(f"no form on the page:\n{page[:500]}")
+    return unescape(match.group(1))
+
+
 def sign_in(http: httpx.Client, authorize_url: str, athlete_id: int) -> httpx.Response:
     """Open the authorize URL; if the sign-in page shows, pick `athlete_id` and come back."""
     page = http.get(authorize_url)
     if 'name="athlete_id"' not in page.text:
         return page
-    action = unescape(re.search(r'<form method="post" action="([^"]+)"', page.text).group(1))  # type: ignore[union-attr]
+    action = _form_action(page.text)
     signed_in = http.post(action, data={"athlete_id": str(athlete_id), "next": _field(page.text, "next")})
     if signed_in.status_code in (302, 303) and signed_in.headers["location"].startswith("/"):
         # back to the authorize page only: following further could land on the app's redirect_uri
@@ -51,7 +58,7 @@ def consent(
     if page.status_code != 200 or 'name="request"' not in page.text:
         raise AssertionError(f"expected the consent page, got {page.status_code}: {page.text[:300]}")
     offered = re.findall(r'name="scope" value="([^"]+)"', page.text)
-    action = unescape(re.search(r'<form method="post" action="([^"]+)"', page.text).group(1))  # type: ignore[union-attr]
+    action = _form_action(page.text)
     answer = http.post(action, data={
         "request": _field(page.text, "request"),
         "decision": "accept" if accept else "deny",

@@ -6,16 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from typing import Any, Awaitable, Callable
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import store
 from .faults import ApiError
 from .state import SandboxState
-
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 INJECTED_STATUSES = (500, 502, 503)
 
@@ -74,13 +71,13 @@ class SandboxMiddleware:
             await send_fault(send, ApiError(413, "Request", "body", "too large"))
             return
 
-        async def counting_send(message: dict[str, Any]) -> None:
+        async def counting_send(message: Message) -> None:
             if public and message["type"] == "http.response.start":
                 store.bump(self.state.conn, f"status_{message['status']}")
             await send(message)
 
         if public and self._loses_answer(scope, settings):
-            async def discard(message: dict[str, Any]) -> None:
+            async def discard(message: Message) -> None:
                 pass
 
             await self.app(scope, receive, discard)  # handled and committed: only the answer goes missing
@@ -121,10 +118,10 @@ class _TooLarge(Exception):
     pass
 
 
-def _replay(messages: list[dict[str, Any]]) -> Receive:
+def _replay(messages: list[Message]) -> Receive:
     queue = list(messages)
 
-    async def receive() -> dict[str, Any]:
+    async def receive() -> Message:
         if queue:
             return queue.pop(0)
         return {"type": "http.disconnect"}

@@ -67,6 +67,7 @@ def exchange_code(
             "INSERT INTO token_families (app_id, athlete_id, scope, created_at) VALUES (?, ?, ?, ?)",
             (app.id, row["athlete_id"], row["scope"], now),
         ).lastrowid
+        assert family_id is not None  # the INSERT's row id
         conn.execute("UPDATE codes SET used_at = ?, family_id = ? WHERE hash = ?", (now, family_id, row["hash"]))
         _upsert_grant(conn, app.id, row["athlete_id"], row["scope"], now)
         access, expires_at = _new_access(conn, family_id, server_secret, now, settings)

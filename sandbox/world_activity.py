@@ -12,7 +12,7 @@ import random
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 from zoneinfo import ZoneInfo
 
 import polyline
@@ -333,6 +333,18 @@ def _default_name(rng: random.Random, sport: Sport, sport_type: str, local_iso: 
     return f"{part} {noun}"
 
 
+def _hr(leg: Leg) -> float:
+    """A leg's heart rate (_ActivityBuilder._set_leg_intensity sets one on every leg of the timeline)."""
+    assert leg.hr is not None
+    return leg.hr
+
+
+def _watts(leg: Leg) -> float:
+    """A leg's power (_ActivityBuilder._set_leg_intensity sets it on every leg of the timeline)."""
+    assert leg.watts is not None
+    return leg.watts
+
+
 class _ActivityBuilder:
     """Reads everything an activity reports off its timeline, so parts and totals agree."""
 
@@ -357,7 +369,9 @@ class _ActivityBuilder:
         rng, plan, tl, max_hr = self.rng, self.plan, self.tl, self.athlete.data["max_hr"]
         ftp = plan.ftp or self.athlete.data["weight"] * 2.6
         self.timed_hr = max_hr * plan.hr_frac
-        for leg, (b0, b1) in zip(tl.legs, tl.bounds) if tl else ():
+        if tl is None:
+            return
+        for leg, (b0, b1) in zip(tl.legs, tl.bounds):
             secs = max(1e-6, tl.moving(b1) - tl.moving(b0))
             if leg.effort:
                 minutes = secs / 60
@@ -393,6 +407,7 @@ class _ActivityBuilder:
         """One effort per segment leg, ranked against the efforts stored before it."""
         out = []
         tl, rng = self.tl, self.rng
+        assert tl is not None  # record() asks for efforts only when the activity has a timeline
         for leg, (b0, b1) in zip(tl.legs, tl.bounds):
             if not leg.effort:
                 continue
@@ -416,8 +431,8 @@ class _ActivityBuilder:
                 "average_cadence": round(cadence, 1) if cadence else None,
                 "device_watts": device_watts,
                 "average_watts": watts,
-                "average_heartrate": round(leg.hr, 1) if self.hr_on else None,
-                "max_heartrate": round(min(self.athlete.data["max_hr"], leg.hr + rng.uniform(3, 10))) if self.hr_on
+                "average_heartrate": round(_hr(leg), 1) if self.hr_on else None,
+                "max_heartrate": round(min(self.athlete.data["max_hr"], _hr(leg) + rng.uniform(3, 10))) if self.hr_on
                 else None,
                 "kom_rank": kom_rank,
                 "pr_rank": pr_rank,
@@ -428,8 +443,8 @@ class _ActivityBuilder:
             batch.next_effort += 1
         return out
 
-    def _lap_cuts(self) -> list[float]:
-        tl, sport = self.tl, self.plan.sport
+    def _lap_cuts(self, tl: Timeline) -> list[float]:
+        sport = self.plan.sport
         feet = self.athlete.data["measurement_preference"] == "feet"
         every = {"ride": 8046.72 if feet else 10_000.0, "run": 1609.344 if feet else 1000.0}.get(sport.base)
         if every is None or self.rng.random() < 0.3:
@@ -441,11 +456,12 @@ class _ActivityBuilder:
         tl = self.tl
         ref = {"activity": {"id": self.id, "resource_state": 1},
                "athlete": {"id": self.athlete.id, "resource_state": 1}}
+        rows: list[dict[str, Any]]
         if tl is None:
             rows = [dict(distance=0.0, elapsed=self.elapsed_time, moving=self.moving_time, clock=0, i0=0,
                          i1=self.moving_time, gain=0.0, max_speed=0.0, watts=None, x0=None, x1=None)]
         else:
-            points = self._lap_cuts()
+            points = self._lap_cuts(tl)
             rows = [dict(distance=round(round(b1, 1) - round(b0, 1), 1), elapsed=tl.clock(b1) - tl.clock(b0),
                          moving=tl.sec(b1) - tl.sec(b0), clock=tl.clock(b0), i0=tl.sec(b0), i1=tl.sec(b1),
                          gain=round(tl.gained(b1) - tl.gained(b0), 1),
@@ -511,9 +527,10 @@ class _ActivityBuilder:
             return {}
         parts = self._leg_parts(x0, x1) if x0 is not None and x1 is not None else []
         average = weighted((leg.hr, secs) for leg, secs in parts) if parts else self.timed_hr
+        assert average is not None  # every leg has a heart rate, and a part of a leg has moving time
         out = {"average_heartrate": round(average, 1)}
         if with_max:
-            top = max((leg.hr for leg, _ in parts), default=average)
+            top = max((_hr(leg) for leg, _ in parts), default=average)
             out["max_heartrate"] = float(round(min(self.athlete.data["max_hr"], top + 4)))
         return out
 
@@ -525,17 +542,18 @@ class _ActivityBuilder:
         parts = self._leg_parts(0.0, x1)
         if self.hr_on:
             zones = self.athlete.data["hr_zones"]
-            hr_parts = [(secs, leg.hr, 7.0, 0.0) for leg, secs in parts]
+            hr_parts = [(secs, _hr(leg), 7.0, 0.0) for leg, secs in parts]
             hr_parts = hr_parts or [(self.moving_time, self.timed_hr, 9.0, 0.0)]
             times = round_to_total(spread(hr_parts, [z["max"] for z in zones[:-1]]), self.moving_time)
             suffer = round(sum(t / 3600 * w for t, w in zip(times, _SUFFER_PER_HOUR)))
             out.append(_zone("heartrate", suffer, round(sum(times[3:]) / 60), zones, times))
         if self.plan.power and parts:
             ftp = self.plan.ftp
+            assert ftp is not None  # a power meter only for an athlete with an FTP (_plan)
             buckets = power_zones(ftp)
             edges = [b["max"] for b in buckets[:-1]]
             sd, zero = (0.15, 0.01) if self.plan.sport.indoor else (0.28, 0.08)
-            times = round_to_total(spread([(secs, leg.watts, leg.watts * sd, zero) for leg, secs in parts], edges),
+            times = round_to_total(spread([(secs, _watts(leg), _watts(leg) * sd, zero) for leg, secs in parts], edges),
                                    self.moving_time)
             tss = round(self.moving_time / 3600 * ((self.np_watts or 0.0) / ftp) ** 2 * 100)
             out.append(_zone("power", tss, round(sum(times[4:]) / 60), buckets, times))
@@ -550,14 +568,14 @@ class _ActivityBuilder:
         device_watts, avg_watts = self.device_watts, self.average_watts
         zones, suffer = self.zones()
         avg_hr = (self._avg("hr", 0.0, tl.distance) if tl else self.timed_hr) if self.hr_on else None
-        peak_hr = min(athlete.data["max_hr"], max(leg.hr for leg in tl.legs) if tl else self.timed_hr)
+        peak_hr = min(athlete.data["max_hr"], max(_hr(leg) for leg in tl.legs) if tl else self.timed_hr)
         peak_hr = max([peak_hr + rng.uniform(4, 12)] + [e["data"]["max_heartrate"] or 0 for e in efforts])
         kilojoules = round(avg_watts * self.moving_time / 1000, 1) if avg_watts is not None else None
         weight = athlete.data["weight"]
         met_kcal = sport.met * plan.intensity * weight * self.moving_time / 3600
         calories = round(kilojoules * rng.uniform(0.95, 1.1) if kilojoules else met_kcal, 1)
         achievements = sum(len(e["data"]["achievements"]) for e in efforts)
-        has_elev = tl is not None and (sport.gps or sport.hills > 0)
+        elevations = tl.z if tl is not None and (sport.gps or sport.hills > 0) else None
         kudos_max = {"everyone": 30, "followers_only": 12, "only_me": 0}[visibility]
         device_name = (INDOOR_APPS.get(sport.sport_type) or _device_for(athlete, sport)) if self.device else PHONE_APP
         return {
@@ -607,8 +625,8 @@ class _ActivityBuilder:
             "has_heartrate": self.hr_on,
             "average_heartrate": round(avg_hr, 1) if avg_hr else None,
             "max_heartrate": round(min(athlete.data["max_hr"], peak_hr)) if self.hr_on else None,
-            "elev_high": round(max(tl.z), 1) if has_elev else None,
-            "elev_low": round(min(tl.z), 1) if has_elev else None,
+            "elev_high": round(max(elevations), 1) if elevations is not None else None,
+            "elev_low": round(min(elevations), 1) if elevations is not None else None,
             "suffer_score": suffer,
             "calories": calories,
             "has_kudoed": False,
@@ -624,7 +642,8 @@ class _ActivityBuilder:
         }
 
 
-def _zone(kind: str, score: int, points: int, buckets: list[dict[str, int]], times: list[int]) -> dict[str, Any]:
+def _zone(kind: str, score: int, points: int, buckets: Sequence[Mapping[str, float]], times: list[int]
+          ) -> dict[str, Any]:
     return {
         "score": score,
         "distribution_buckets": [{"min": b["min"], "max": b["max"], "time": t} for b, t in zip(buckets, times)],

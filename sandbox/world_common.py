@@ -88,7 +88,9 @@ class LocalTime:
 
 
 def _offset(ts: float, zone: ZoneInfo) -> int:
-    return int(datetime.fromtimestamp(ts, zone).utcoffset().total_seconds())  # type: ignore[union-attr]
+    offset = datetime.fromtimestamp(ts, zone).utcoffset()
+    assert offset is not None  # an aware datetime's
+    return int(offset.total_seconds())
 
 
 def local_time(ts: int, tz_name: str) -> LocalTime:

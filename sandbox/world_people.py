@@ -159,7 +159,7 @@ def create_athlete(
     max_hr = rng.randint(172, 198)
     ftp_history = _ftp_history(rng, athlete_id, created_at, home_lat, weight, kind, created_ts, now_ts)
 
-    data = {
+    data: dict[str, Any] = {
         "username": _username(first, last, athlete_id),
         "firstname": first,
         "lastname": last,
@@ -369,7 +369,7 @@ def segments_near(conn: sqlite3.Connection, athlete: Athlete) -> list[Segment]:
         (lat0, lat1, lng0, lng1, athlete.id),
     ):
         d = json.loads(row["data"])
-        points = [tuple(p) for p in polyline.decode(d["map"]["polyline"], 5)]
+        points = [(lat, lng) for lat, lng in polyline.decode(d["map"]["polyline"], 5)]
         rise = d["distance"] * d["average_grade"] / 100
         z0 = d["elevation_low"] if rise >= 0 else d["elevation_low"] - rise
         out.append(Segment(

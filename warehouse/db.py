@@ -47,7 +47,7 @@ RESERVED_ALIASES = ("memory", "system", "temp", "main")
 
 def migration_scripts() -> list[tuple[int, str, str]]:
     folder = resources.files(__package__).joinpath(MIGRATIONS_PACKAGE)
-    scripts = sorted(p for p in folder.iterdir() if p.name.endswith(".sql"))
+    scripts = sorted((p for p in folder.iterdir() if p.name.endswith(".sql")), key=lambda p: p.name)
     return [(int(p.name.split("_", 1)[0]), p.name, p.read_text()) for p in scripts]
 
 
@@ -66,9 +66,9 @@ def migrate(path: Path | str) -> int:
     """
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with writing(path) as conn:
-        for name in (Path(path), Path(f"{path}.wal")):  # training data and GPS tracks: the owner's only
+        for file in (Path(path), Path(f"{path}.wal")):  # training data and GPS tracks: the owner's only
             with contextlib.suppress(OSError):
-                name.chmod(0o600)
+                file.chmod(0o600)
         conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
                      "applied_at TIMESTAMPTZ DEFAULT now())")
         conn.execute("CREATE TABLE IF NOT EXISTS schema_views (name VARCHAR PRIMARY KEY, checksum VARCHAR NOT NULL, "
@@ -83,7 +83,7 @@ def migrate(path: Path | str) -> int:
             _in_transaction(conn, sql, "INSERT OR REPLACE INTO schema_views (name, checksum) VALUES (?, ?)",
                             [VIEWS_SCRIPT, checksum])
         documents.create_view(conn, path)
-        return conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0]
+        return conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0]
 
 
 def ensure_schema(warehouse_path: Path | str) -> None:

@@ -33,7 +33,7 @@ def ahead(items: Iterable[T], depth: int = 2) -> Iterator[T]:
     """`items`, produced up to `depth` ahead on a worker thread. More than one ahead, since a large batch (details) and
     a small one (their zones) alternate. Order and exceptions are kept; closing the iterator early cancels the rest."""
     source = iter(items)
-    end = object()
+    end: Any = object()
     with ThreadPoolExecutor(1, thread_name_prefix="fitsync-staging") as pool:
         # one worker thread: the calls of next() run one at a time, in order
         pending = collections.deque(pool.submit(next, source, end) for _ in range(depth))

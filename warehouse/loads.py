@@ -14,7 +14,7 @@ import functools
 import json
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, cast
 
 import duckdb
 import polars as pl
@@ -254,7 +254,7 @@ def _plausible(rows: pa.Table, mapping: Mapping) -> pa.Table:
     batch without such a value (nearly all) is only compared and cast."""
     if not mapping.checks:
         return rows
-    values = pl.from_arrow(rows.select(list(mapping.checks)))
+    values = cast(pl.DataFrame, pl.from_arrow(rows.select(list(mapping.checks))))  # a table: a DataFrame
     out = {c: ~pl.col(c).is_between(r.low, r.high) for c, r in mapping.checks.items()}
     for column, wrong in _not_numbers(rows, mapping).items():  # "abc" read as NULL, `true` read as 1: not the value
         values = values.with_columns(wrong.alias(f"{column}__not_a_number"))
@@ -275,7 +275,7 @@ def _not_numbers(rows: pa.Table, mapping: Mapping) -> dict[str, pl.Series]:
     batch without such an issue (nearly all: one look at the issues' texts)."""
     if "issues" not in rows.column_names:
         return {}
-    issues = pl.from_arrow(rows.select(["issues"])).get_column("issues")
+    issues = cast(pl.DataFrame, pl.from_arrow(rows.select(["issues"]))).get_column("issues")  # a table: a DataFrame
     texts = issues.explode().drop_nulls()
     named = {t[len(NOT_A_NUMBER):].split("=", 1)[0] for t in texts.filter(texts.str.starts_with(NOT_A_NUMBER))}
     return {c: issues.list.eval(pl.element().str.starts_with(f"{NOT_A_NUMBER}{c}=")).list.any().fill_null(False)
@@ -304,7 +304,8 @@ def _rejected(conn: duckdb.DuckDBPyConnection, bundle: str, rows: tuple[pa.Table
         named = {tuple(row[:-1]): [row[-1]] for row in conn.sql(
             staging.select_sql(mapping, plan_of(bundle), refused=True)).fetchall()}
         if "issues" in table.column_names:  # members that are not numbers (plausible.type_issues)
-            marked = pl.from_arrow(table.select([*mapping.key, "issues", REJECTED])).filter(pl.col(REJECTED))
+            marked = cast(pl.DataFrame, pl.from_arrow(table.select([*mapping.key, "issues", REJECTED]))  # a table
+                          ).filter(pl.col(REJECTED))
             for row in marked.iter_rows():
                 named.setdefault(tuple(row[:-2]), []).extend(t for t in row[-2] or () if t.startswith(NOT_A_NUMBER))
         found += sorted((mapping.table, key, "; ".join(t for t in texts if t)) for key, texts in named.items())
@@ -382,7 +383,7 @@ def delete_activities(conn: duckdb.DuckDBPyConnection, activity_ids: Sequence[in
             [when, reason, ids],
         )
         removed = conn.execute("SELECT count(*) FROM activities WHERE activity_id IN (SELECT unnest(?::BIGINT[]))",
-                               [ids]).fetchone()[0]
+                               [ids]).fetchall()[0][0]
         for table in ("splits_metric", "laps", "segment_efforts", "activity_zones", "activity_zone_buckets", "activities"):
             conn.execute(f"DELETE FROM {table} WHERE activity_id IN (SELECT unnest(?::BIGINT[]))", [ids])
         conn.execute("COMMIT")

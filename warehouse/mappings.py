@@ -51,8 +51,12 @@ class Mapping:
     @functools.cached_property
     def check_types(self) -> dict[str, pa.DataType]:
         """The Arrow type each checked column is cast to once checked (it is staged as a double)."""
-        return {c: pa.int32() if NUMBER_READ.fullmatch(self.columns[c]).group(3) == "INTEGER" else pa.float64()  # type: ignore[union-attr]
-                for c in self._ranges}
+        types = {}
+        for c in self._ranges:
+            read = NUMBER_READ.fullmatch(self.columns[c])
+            assert read is not None  # _ranges holds only the columns NUMBER_READ reads
+            types[c] = pa.int32() if read.group(3) == "INTEGER" else pa.float64()
+        return types
 
     @property
     def required(self) -> tuple[str, ...]:

@@ -203,7 +203,11 @@ def _tracks(conn: Any, athlete_id: int) -> pl.DataFrame:
         except (ValueError, IndexError, TypeError):
             continue  # a damaged polyline draws nothing rather than a wrong line
         for seq, (lat, lon) in enumerate(points):
-            ids.append(activity_id), years.append(year), seqs.append(seq), lats.append(lat), lons.append(lon)
+            ids.append(activity_id)
+            years.append(year)
+            seqs.append(seq)
+            lats.append(lat)
+            lons.append(lon)
     return pl.DataFrame({"activity_id": ids, "year": years, "seq": seqs, "lat": lats, "lon": lons},
                         schema={"activity_id": pl.Int64, "year": pl.Int32, "seq": pl.Int32, "lat": pl.Float64,
                                 "lon": pl.Float64})

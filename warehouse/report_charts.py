@@ -7,7 +7,7 @@ wall-clock strings (no zone), so they display as the athlete's local days wherev
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, cast
 
 import altair as alt
 import polars as pl
@@ -56,6 +56,28 @@ def _config(chart: Any) -> Any:
             .configure_view(stroke=None))
 
 
+# Polars types a column's min() and max() as any Python value; a numeric column's are numbers, a date column's dates
+# (None when the column holds no value).
+def _low(column: pl.Series) -> float | None:
+    """The least value of a numeric column, None if it has none."""
+    return cast("float | None", column.min())
+
+
+def _high(column: pl.Series) -> float | None:
+    """The greatest value of a numeric column, None if it has none."""
+    return cast("float | None", column.max())
+
+
+def _int_bounds(column: pl.Series) -> tuple[int, int]:
+    """The least and greatest value of a numeric column that has values, as ints."""
+    return int(cast(float, column.min())), int(cast(float, column.max()))
+
+
+def _day_bounds(column: pl.Series) -> tuple[dt.date, dt.date]:
+    """The first and last day of a date column that has values."""
+    return cast(dt.date, column.min()), cast(dt.date, column.max())
+
+
 def _local(frame: pl.DataFrame, *columns: str) -> pl.DataFrame:
     """Dates as local wall-clock ISO strings (Vega parses them as local time: no shift by a zone)."""
     return frame.with_columns(pl.col(c).cast(pl.Date).dt.strftime("%Y-%m-%dT00:00:00") for c in columns)
@@ -76,8 +98,9 @@ def pmc(frame: pl.DataFrame, bands: pl.DataFrame, loads: pl.DataFrame, title_suf
     if frame.is_empty():
         return empty("Performance management chart", "No activities with a training load yet.")
     data = _local(frame, "date")
-    days = (frame["date"].max() - frame["date"].min()).days + 1
-    x = _day_axis(frame["date"].min(), frame["date"].max())
+    first_day, last_day = _day_bounds(frame["date"])
+    days = (last_day - first_day).days + 1
+    x = _day_axis(first_day, last_day)
     lines = (alt.Chart(data).transform_fold(["ctl", "atl"], as_=["measure", "value"])
              .transform_calculate(label="datum.measure == 'ctl' ? 'Fitness (CTL, 42 d)' : 'Fatigue (ATL, 7 d)'")
              .mark_line(strokeWidth=2.2)
@@ -103,8 +126,8 @@ def pmc(frame: pl.DataFrame, bands: pl.DataFrame, loads: pl.DataFrame, title_suf
                        order=alt.Order("order:Q"))
                .properties(width=WIDTH, height=110, title=alt.TitleParams(
                    "Daily load, by where it came from", fontSize=13)))
-    low = min(-40.0, float(frame["tsb"].min() or 0) - 5)
-    high = max(35.0, float(frame["tsb"].max() or 0) + 5)
+    low = min(-40.0, float(_low(frame["tsb"]) or 0) - 5)
+    high = max(35.0, float(_high(frame["tsb"]) or 0) + 5)
     band_rows = bands.sort("sort_order").with_columns(
         pl.col("tsb_from").fill_null(low).clip(low, high).alias("y0"),
         pl.col("tsb_to").fill_null(high).clip(low, high).alias("y1"))
@@ -188,7 +211,7 @@ def zone_labels(zones: pl.DataFrame, zone_type: str) -> list[str]:
     latest = zones.sort("week_start").group_by("zone").agg(pl.col("zone_min").last(), pl.col("zone_max").last())
     bounds = {r["zone"]: (r["zone_min"], r["zone_max"]) for r in latest.iter_rows(named=True)}
     out = []
-    for zone in range(1, int(zones["zone"].max() or 0) + 1):
+    for zone in range(1, int(_high(zones["zone"]) or 0) + 1):
         low, high = bounds.get(zone, (None, None))
         if low is None:
             out.append(f"Z{zone}")
@@ -208,7 +231,7 @@ def weekly_zones(zones: pl.DataFrame, pi: pl.DataFrame, zone_type: str, pi_thres
     kind = ZONE_TYPE_LABELS.get(zone_type, zone_type)
     if zones.is_empty():
         return empty(f"Weekly time in {kind} zones", f"No {kind} zone data in this period.")
-    zone_count = int(zones["zone"].max() or 5)
+    zone_count = int(_high(zones["zone"]) or 5)
     palette = ZONE_COLORS.get(zone_count) or ZONE_COLORS[7][:zone_count]
     labels = zone_labels(zones, zone_type)
     data = _weeks(zones.with_columns((pl.col("seconds") / 3600).alias("hours"),
@@ -222,7 +245,7 @@ def weekly_zones(zones: pl.DataFrame, pi: pl.DataFrame, zone_type: str, pi_thres
                                     legend=alt.Legend(orient="right", direction="vertical")),
                     order=alt.Order("zone:Q", sort="ascending")))
     points = _weeks(pi)
-    top = max(3.0, float(points["polarization_index"].max() or 0) + 0.2)
+    top = max(3.0, float(_high(points["polarization_index"]) or 0) + 0.2)
     pi_axis = alt.Y("polarization_index:Q", title="PI", scale=alt.Scale(domain=[0, top], nice=False))
     kinds = [k for k in PI_KINDS if k in set(points["kind"].drop_nulls().to_list())]
     line = (alt.Chart(points.with_columns(pl.when(pl.col("kind") == "measured").then(pl.col("polarization_index"))
@@ -261,12 +284,12 @@ def segment_history(progression: pl.DataFrame, events: pl.DataFrame, segment_ids
         efforts = _local(progression.filter(pl.col("segment_id") == segment_id), "local_date")
         prs = _local(events.filter(pl.col("segment_id") == segment_id), "local_date")
         name = efforts["segment_name"][0] or f"segment {segment_id}"
-        low, high = int(efforts["elapsed_time"].min()), int(efforts["elapsed_time"].max())
+        low, high = _int_bounds(efforts["elapsed_time"])
         step = _time_step(high - low)
         bottom, top = max(0, (low - step // 2) // step * step), -(-(high + step // 2) // step) * step
         y_scale = alt.Scale(domain=[bottom, top], nice=False)
-        days = (progression.filter(pl.col("segment_id") == segment_id)["local_date"].max()
-                - progression.filter(pl.col("segment_id") == segment_id)["local_date"].min()).days + 1
+        first_day, last_day = _day_bounds(progression.filter(pl.col("segment_id") == segment_id)["local_date"])
+        days = (last_day - first_day).days + 1
         x = alt.X("local_date:T", title=None, axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=5))
         y_axis = alt.Axis(labelExpr=MMSS, values=list(range(bottom, top + 1, step)),
                           title="elapsed time (h:mm:ss), lower is faster" if top >= 3600 else
@@ -298,7 +321,7 @@ def eddington(curve: pl.DataFrame, number: int, days_to_next: int, family: str, 
     """Days reaching n (bars) against the n = days line; the Eddington number is where they cross."""
     if curve.is_empty():
         return empty("Eddington number", "No distance yet.")
-    limit = max(10, min(int(curve["n"].max()), max(2 * number, number + 20)))
+    limit = max(10, min(int(cast(float, curve["n"].max())), max(2 * number, number + 20)))
     data = curve.filter(pl.col("n") <= limit).with_columns(
         pl.when(pl.col("n") <= number).then(pl.lit("reached")).otherwise(pl.lit("not yet")).alias("status"))
     bars = (alt.Chart(data).mark_bar()
@@ -311,7 +334,7 @@ def eddington(curve: pl.DataFrame, number: int, days_to_next: int, family: str, 
                     tooltip=["n:Q", "days_at_least:Q"]))
     diagonal = (alt.Chart(pl.DataFrame({"n": [0, limit + 1], "days_at_least": [0, limit + 1]}))
                 .mark_line(color=OKABE_ITO["vermillion"], strokeDash=[6, 4]).encode(x="n:Q", y="days_at_least:Q"))
-    top = int(data["days_at_least"].max() or 1)
+    top = int(_high(data["days_at_least"]) or 1)
     rule = (alt.Chart(pl.DataFrame({"n": [number + 0.5]})).mark_rule(color="#222", strokeDash=[2, 3])
             .encode(x="n:Q"))
     mark = (alt.Chart(pl.DataFrame({"n": [number + 0.5], "days_at_least": [top], "label": [f"E = {number}"]}))
@@ -331,7 +354,7 @@ def ytd(frame: pl.DataFrame, family: str, unit: str, unit_m: float, as_of: dt.da
     if frame.is_empty():
         return empty("Year to date", "No activities yet.")
     frame = frame.filter(pl.col("year") > as_of.year - YTD_YEARS)
-    started = frame.filter(pl.col("distance_m") > 0)["date"].min()
+    started = cast("dt.date | None", frame.filter(pl.col("distance_m") > 0)["date"].min())
     if started is not None:
         frame = frame.filter(pl.col("date") >= started - dt.timedelta(days=1))
     data = (frame.with_columns((pl.col("distance_m") / unit_m).alias("distance"),
@@ -378,7 +401,7 @@ def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) ->
                .with_columns(pl.col("duration_s").map_elements(_mmss, return_dtype=pl.String).alias("lasted"))
                .sort("period", "duration_s"))
     steps = efforts.select("period", "duration_s", "best_watts")
-    shortest, longest = int(efforts["duration_s"].min()), int(efforts["duration_s"].max())
+    shortest, longest = _int_bounds(efforts["duration_s"])
     colors = alt.Scale(domain=periods, range=[OKABE_ITO["blue"], OKABE_ITO["orange"]][:len(periods)])
     ticks = [t for t in (5, 15, 60, 300, 1200, 3600, 14400, 36000) if t <= longest * 1.5]
     x = alt.X("duration_s:Q", title="duration", axis=alt.Axis(values=ticks, labelExpr=DURATION_LABEL),
@@ -438,7 +461,7 @@ def best_efforts(best: pl.DataFrame, season: int) -> Any:
             .filter(~((pl.col("season") == season) & same.fill_null(False))).drop("a0", "t0"))
     periods = [p for p in ("all time", str(season)) if p in set(data["period"].to_list())]
     labels = best.sort("splits")["label"].unique(maintain_order=True).to_list()
-    low, high = int(data["pace"].min()), int(data["pace"].max())
+    low, high = _int_bounds(data["pace"])
     step = _time_step(max(30, high - low))
     bottom, top = max(0, (low - step) // step * step), -(-(high + step) // step) * step
     y = alt.Y("pace:Q", title="pace (min:ss per km), faster is higher",
@@ -495,7 +518,7 @@ def load_risk(risk: pl.DataFrame, first_day: dt.date, last_day: dt.date) -> Any:
                   "a day in the 28 days. " + coverage,
                   "Above 1.5 (dotted), load rose faster than fitness. The ratio's link to injury is disputed "
                   "(Impellizzeri et al. 2020): read it as a change in load, not a risk score."]))
-    top_m = max(2.5, float(data["monotony"].max() or 0) + 0.2)
+    top_m = max(2.5, float(_high(data["monotony"]) or 0) + 0.2)
     my = alt.Y("monotony:Q", title="monotony", scale=alt.Scale(domain=[0, top_m], nice=False))
     mono_base = alt.Chart(data).encode(x=x, y=my)
     two = alt.Chart(pl.DataFrame({"monotony": [2.0]})).mark_rule(color="#444", strokeDash=[5, 4]).encode(y=my)
@@ -532,7 +555,7 @@ def calendar(daily: pl.DataFrame, last_day: dt.date, weeks: int = 53) -> Any:
                                                   labelOverlap=False))
     y = alt.Y("weekday:O", title=None, axis=alt.Axis(labelExpr=f"{names}[datum.value]", ticks=False, domain=False))
     rest = alt.Chart(data).mark_rect(color="#eeeeee", stroke="white", strokeWidth=1.5).encode(x=x, y=y)
-    top = float(data["load"].max() or 1.0)
+    top = float(_high(data["load"]) or 1.0)
     loaded = (alt.Chart(data).mark_rect(stroke="white", strokeWidth=1.5)
               .encode(x=x, y=y, color=alt.Color("shown:Q", title="load that day",
                                                 scale=alt.Scale(scheme="blues", domain=[0, max(top, 1.0)])),
@@ -558,6 +581,8 @@ def routes(tracks: pl.DataFrame, title: str, max_points: int = 60_000) -> Any:
         return empty(title, "No routes with GPS yet.")
     lat_lo, lat_hi = tracks["lat"].quantile(0.02), tracks["lat"].quantile(0.98)
     lon_lo, lon_hi = tracks["lon"].quantile(0.02), tracks["lon"].quantile(0.98)
+    # None only for a column without values: tracks has rows, and decoded points their lat and lon
+    assert lat_lo is not None and lat_hi is not None and lon_lo is not None and lon_hi is not None
     pad_lat, pad_lon = max(0.005, (lat_hi - lat_lo) * 0.05), max(0.005, (lon_hi - lon_lo) * 0.05)
     inside = (pl.col("lat").is_between(lat_lo - pad_lat, lat_hi + pad_lat)
               & pl.col("lon").is_between(lon_lo - pad_lon, lon_hi + pad_lon))

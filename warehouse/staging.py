@@ -127,7 +127,7 @@ def select_sql(mapping: Mapping, p: Plan, refused: bool = False) -> str:
         keys = " AND ".join(f"{k} IS NOT NULL" for k in mapping.key)
         return (f"SELECT {', '.join(f'{columns[k]} AS {k}' for k in mapping.key)}, {columns[REJECTED]} AS {REJECTED} "
                 f"FROM {source} WHERE {keys} AND ({columns['any_refused']})")
-    exprs = ", ".join(f"{expr} AS {col}" for col, expr in columns.items())
+    select_list = ", ".join(f"{expr} AS {col}" for col, expr in columns.items())
     if mapping.documents:  # the document itself rides along, for documents.write_new
-        exprs += f", raw AS {DOCUMENT}"
-    return f"SELECT {exprs} FROM {source} WHERE " + " AND ".join(f"{k} IS NOT NULL" for k in mapping.key)
+        select_list += f", raw AS {DOCUMENT}"
+    return f"SELECT {select_list} FROM {source} WHERE " + " AND ".join(f"{k} IS NOT NULL" for k in mapping.key)
