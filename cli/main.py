@@ -8,7 +8,8 @@ import os
 import click
 
 from fitsync.cli.bench import bench
-from fitsync.cli.athletes import athletes, connect, disconnect, webhooks
+from fitsync.cli.athletes import athletes, connect, disconnect
+from fitsync.cli.webhooks import webhooks
 from fitsync.cli.doctor import doctor
 from fitsync.cli.errors import FitsyncGroup
 from fitsync.cli.init import init

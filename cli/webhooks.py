@@ -1,0 +1,95 @@
+"""`fitsync webhooks`: the application's push subscription (subscribe, status, unsubscribe) and the receiver that
+stores the service's events in the inbox (serve)."""
+
+from __future__ import annotations
+
+import click
+
+from fitsync.client.errors import FitsyncError
+
+from .athletes import open_client
+
+
+@click.group()
+def webhooks() -> None:
+    """The application's push subscription."""
+
+
+@webhooks.command()
+@click.option("--callback-url", required=True,
+              help="Public address of `fitsync webhooks serve` up to its prefix, e.g. https://host/webhooks; "
+                   "fitsync appends a random path secret.")
+def subscribe(callback_url: str) -> None:
+    """Create the subscription (the service validates the callback first); again after unsubscribe rotates the
+    path secret."""
+    from fitsync.webhooks.subscriptions import masked, subscribe as create_subscription
+
+    with open_client() as client:
+        try:
+            sub_id = create_subscription(client, callback_url)
+        except FitsyncError as error:
+            raise click.ClickException(str(error)) from None
+        current = client.subscription_state.current()
+    click.echo(f"Subscribed: id {sub_id} → {masked(current.callback_url) if current else callback_url}")
+
+
+@webhooks.command()
+def status() -> None:
+    """Show the application's subscription."""
+    from fitsync.webhooks.subscriptions import masked
+
+    with open_client() as client:
+        subs = client.subscriptions().view()
+    if not subs:
+        click.echo("No subscription.")
+    for sub in subs:
+        click.echo(f"{sub.id}\t{masked(str(sub.get('callback_url')))}\tcreated {sub.get('created_at')}")
+
+
+@webhooks.command()
+def unsubscribe() -> None:
+    """Delete the application's subscription."""
+    with open_client() as client:
+        subs = client.subscriptions().view()
+        if not subs:
+            raise click.ClickException("the application has no subscription")
+        for sub in subs:
+            client.subscriptions().delete(int(sub.id))
+        client.subscription_state.forget()
+    click.echo("Unsubscribed.")
+
+
+@webhooks.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (behind a reverse proxy or tunnel that terminates TLS).")
+@click.option("--port", default=8710, show_default=True, type=int, help="Port to listen on.")
+@click.option("--prefix", "--path", "prefix", default="/webhooks", show_default=True,
+              help="Path the events arrive under; the subscription's secret follows it.")
+def serve(host: str, port: int, prefix: str) -> None:
+    """Receive the service's events into the inbox (the `webhook_events` sensor acts on them)."""
+    import logging
+
+    import uvicorn
+
+    from fitsync.cli.receiver_server import ReceiverServer
+    from fitsync.cli.stop_signals import StopSignals
+    from fitsync.webhooks.receiver import Receiver
+
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", datefmt="%Y-%m-%dT%H:%M:%S")
+    logging.getLogger("fitsync.webhooks.receiver").setLevel(logging.INFO)  # one line per event
+    client = open_client()
+    if client.subscription_state.encrypt_stored_address():
+        click.echo("The subscription's callback address (it ends in the path secret) is now stored encrypted.")
+    receiver = Receiver(client, prefix)
+    click.echo(f"Receiving events at http://{host}:{port}{receiver.prefix}/<secret> "
+               "(put it behind HTTPS for the real service)")
+    if receiver.weak_secret():
+        click.echo("Warning: the subscription's callback path is guessable (made before fitsync added a path "
+                   "secret): run `fitsync webhooks unsubscribe` and `fitsync webhooks subscribe "
+                   "--callback-url <public address up to the prefix>` to get one.", err=True)
+    server = ReceiverServer(uvicorn.Config(receiver.app, host=host, port=port, log_level="warning", access_log=False))
+    server.run()  # on SIGINT / SIGTERM uvicorn stops accepting, finishes the requests in flight, then returns
+    if server.stop_signal:
+        click.echo(f"Stopped by {StopSignals.name(server.stop_signal)}: {receiver.stored} events stored since start; "
+                   "the service retries what was not acknowledged.", err=True)
+        raise SystemExit(StopSignals.exit_code(server.stop_signal))
