@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Generator, Iterator
 
 import httpx
 
@@ -42,7 +42,7 @@ class BearerToken(httpx.Auth):
         self._token, self._read_at = token, time.monotonic()
         self.sent: Secret | None = None  # the token the last attempt carried
 
-    def auth_flow(self, request: httpx.Request) -> Iterator[httpx.Request]:
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         if time.monotonic() - self._read_at >= self.tokens.config.refresh_margin / 2:
             self._token, self._read_at = self.tokens.access_token(self.athlete_id), time.monotonic()
         self.sent = self._token
@@ -223,7 +223,7 @@ class PushSubscriptions:
     def __init__(self, base_url: str, transport: Transport, client_id: int, client_secret: str) -> None:
         self.url = base_url.rstrip("/") + "/push_subscriptions"
         self.transport = transport
-        self._creds = {"client_id": client_id, "client_secret": client_secret}
+        self._creds: dict[str, int | str] = {"client_id": client_id, "client_secret": client_secret}
 
     def create(self, callback_url: str, verify_token: str) -> int:
         response = self.transport.request("POST", self.url, idempotent=False,

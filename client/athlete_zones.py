@@ -34,8 +34,9 @@ def _buckets_ok(buckets: Any) -> bool:
 
 
 def read(body: Any) -> AthleteZones:
+    zones: list[dict[str, Any]] = []
+    problems: list[str] = []
     if isinstance(body, list):
-        zones, problems = [], []
         for item in body:
             checked = record("zone", item)
             if checked.issues or not _buckets_ok(item.get("distribution_buckets")):
@@ -45,7 +46,6 @@ def read(body: Any) -> AthleteZones:
                           "distribution_buckets": item["distribution_buckets"], "received": item})
         return AthleteZones("array", zones, tuple(problems), body)
     if isinstance(body, dict):
-        zones, problems = [], []
         for key, value in body.items():
             if not isinstance(value, dict) or not _buckets_ok(value.get("zones")):
                 problems.append(f"unexpected {key}: not an object with a list of zones")

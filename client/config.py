@@ -27,6 +27,8 @@ class Config:
     client_secret: Secret = field(default_factory=lambda: Secret(""))
     home: Path = field(default_factory=lambda: Path.home() / ".fitsync")
     secret_key: Secret = field(default_factory=lambda: Secret(""))
+    # The key before secret_key, only while the stored tokens are re-encrypted with the new one (a rotation).
+    secret_key_previous: Secret = field(default_factory=lambda: Secret(""))
     deauthorize_path: str = "/oauth/deauthorize"
     timeout: float = 30.0
     # Rate windows of the service (natural boundaries); shortened only for tests against the sandbox.
@@ -133,6 +135,7 @@ FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "client_id": ("FITSYNC_CLIENT_ID", int),
     "client_secret": ("FITSYNC_CLIENT_SECRET", _secret),
     "secret_key": ("FITSYNC_SECRET_KEY", _secret),
+    "secret_key_previous": ("FITSYNC_SECRET_KEY_PREVIOUS", _secret),
     "deauthorize_path": ("FITSYNC_DEAUTHORIZE_PATH", str),
     "timeout": ("FITSYNC_TIMEOUT", float),
     "short_window": ("FITSYNC_RATE_SHORT_WINDOW", int),
@@ -161,7 +164,12 @@ FIELD_DOCS: dict[str, str] = {
                 "/oauth/token and deauthorize_path.",
     "client_id": "Your application's id at the service (its API settings page).",
     "client_secret": "Your application's secret. Keep this file mode 600, or set FITSYNC_CLIENT_SECRET instead.",
-    "secret_key": "Key that encrypts the stored tokens. Empty: a key file is created in the home (mode 600).",
+    "secret_key": "Passphrase that encrypts the stored tokens (the key is derived with scrypt and a random salt kept "
+                  "in the state store). Every host sharing a state store needs the same one. Empty: a key file is "
+                  "created in the home (mode 600).",
+    "secret_key_previous": "Only to change secret_key: the passphrase before (or the contents of the key file "
+                           "before), whole, as one value. The first fitsync process that opens the state store "
+                           "re-encrypts every stored token with secret_key; then remove this setting.",
     "deauthorize_path": "Where a token is revoked: set /oauth/revoke once the service retires the old address.",
     "timeout": "Seconds to wait for each read from the service before retrying.",
     "short_window": "Length in seconds of the service's short rate window. Change only for a sandbox started "
@@ -200,5 +208,5 @@ def parse_field(name: str, raw: Any, source: str) -> Any:
     try:
         return FIELDS[name][1](raw)
     except (TypeError, ValueError, ZoneInfoNotFoundError):
-        shown = "***" if name in ("client_secret", "secret_key", "state_url") else repr(raw)
+        shown = "***" if FIELDS[name][1] is _secret else repr(raw)
         raise ConfigError(f"{source}: {name} has an invalid value {shown}") from None

@@ -17,7 +17,10 @@ from .secret import Secret
 
 def default(name: str) -> Any:
     spec = Config.__dataclass_fields__[name]
-    return spec.default if spec.default is not MISSING else spec.default_factory()  # type: ignore[misc]
+    if spec.default is not MISSING:
+        return spec.default
+    assert spec.default_factory is not MISSING  # every setting has a default
+    return spec.default_factory()
 
 
 def _toml(value: Any) -> str:

@@ -1,15 +1,30 @@
-"""Tokens at rest are encrypted (Fernet): a copied state file alone does not give access to anyone's data."""
+"""Tokens at rest are encrypted (Fernet): a copied state file alone does not give access to anyone's data.
+
+The key: FITSYNC_SECRET_KEY, a passphrase, stretched with scrypt and a random salt the state store keeps (app_state
+`token_key_salt`, written once by the first process, so every host sharing the store derives the same key from the
+same passphrase); without a passphrase, a random Fernet key in the home's key file (mode 0600).
+
+Rotation (MultiFernet): values are encrypted with the current key and decrypted with any key they may still be
+under: that of FITSYNC_SECRET_KEY_PREVIOUS (the passphrase before, or the contents of the key file before) and the
+unsalted SHA-256 keys of the passphrases, which fitsync used before the salt. The first process that opens a store
+whose values are not all under the current key re-encrypts them in one transaction (`check_key` → `rotate`); from
+then on a process still on the old key is refused before it writes a token the others could not read.
+"""
 
 from __future__ import annotations
 
 import base64
+import binascii
+import functools
 import hashlib
+import logging
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterable
 
-from cryptography.fernet import Fernet, InvalidToken
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 from .errors import FitsyncError
 from .secret import Secret
@@ -17,75 +32,249 @@ from .secret import Secret
 if TYPE_CHECKING:
     from .state_store import StateStore
 
+log = logging.getLogger(__name__)
+
 KEY_FILE = "secret.key"
-
-
-class TokenCipher:
-    def __init__(self, key: bytes) -> None:
-        self._fernet = Fernet(key)
-
-    @classmethod
-    def for_home(cls, home: Path, secret_key: Secret) -> "TokenCipher":
-        """Key from FITSYNC_SECRET_KEY (any passphrase) or a generated key file with mode 0600."""
-        if secret_key:
-            return cls(base64.urlsafe_b64encode(hashlib.sha256(secret_key.reveal().encode()).digest()))
-        path = home / KEY_FILE
-        home.mkdir(parents=True, exist_ok=True)
-        if not path.exists():
-            # Write a complete file under a private name, then link it into place: another process sees
-            # either no key file or the whole key, and the first link wins.
-            tmp = home / f".{KEY_FILE}.{os.getpid()}.{os.urandom(4).hex()}"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(Fernet.generate_key())
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                pass
-            finally:
-                tmp.unlink()
-        return cls(path.read_bytes().strip())
-
-    def encrypt(self, value: str) -> bytes:
-        return self._fernet.encrypt(value.encode())
-
-    def decrypt(self, blob: bytes) -> Secret:
-        try:
-            return Secret(self._fernet.decrypt(blob).decode())
-        except InvalidToken:
-            raise CipherError("stored tokens cannot be decrypted: FITSYNC_SECRET_KEY or the key file changed") from None
-
-    def __repr__(self) -> str:
-        return "TokenCipher(***)"
+KEY_CHECK = "token_key_check"
+SALT = "token_key_salt"
+SALT_BYTES = 16
+# scrypt's cost: about 0.08 s and 32 MiB per derivation on a 2-core machine; once per passphrase and process.
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**15, 8, 1
+# The app_state values encrypted with the token key (callback_url unless an older fitsync stored it in plain text).
+ENCRYPTED_STATE = (KEY_CHECK, "verify_token", "callback_token", "callback_url")
 
 
 class CipherError(FitsyncError):
     pass
 
 
-KEY_CHECK = "token_key_check"
+@functools.lru_cache(maxsize=8)
+def derive_key(passphrase: Secret, salt: bytes) -> bytes:
+    """The Fernet key of a passphrase: scrypt with the store's salt. Cached: derived once per process, not per use."""
+    kdf = Scrypt(salt=salt, length=32, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P)
+    return base64.urlsafe_b64encode(kdf.derive(passphrase.reveal().encode()))
 
 
-def check_key(store: "StateStore", cipher: TokenCipher) -> None:
-    """Refuse a key other than the one the store's tokens are encrypted with, before anything is written with it.
+def legacy_key(passphrase: Secret) -> bytes:
+    """The key fitsync derived before the salt (unsalted SHA-256): opens a store written then, never encrypts."""
+    return base64.urlsafe_b64encode(hashlib.sha256(passphrase.reveal().encode()).digest())
+
+
+def fernet_key(text: Secret) -> bytes | None:
+    """`text` as a Fernet key (the contents of a key file given as the previous key), or None."""
+    key = text.reveal().strip().encode()
+    try:
+        Fernet(key)
+    except (ValueError, binascii.Error):
+        return None
+    return key
+
+
+class TokenCipher:
+    """Encrypts with the current key; decrypts with it or with any of the `previous` keys."""
+
+    def __init__(self, key: bytes, previous: Iterable[bytes] = ()) -> None:
+        self._current = Fernet(key)
+        self._any = MultiFernet([self._current, *(Fernet(k) for k in dict.fromkeys(previous) if k != key)])
+
+    @classmethod
+    def for_home(cls, home: Path, secret_key: Secret, store: StateStore | None = None,
+                 previous: Secret | None = None) -> "TokenCipher":
+        """The key of FITSYNC_SECRET_KEY (a passphrase, with the salt of `store`) or of the key file (mode 0600, made by
+        the first process), and the keys stored values may still be under: those of `previous`
+        (FITSYNC_SECRET_KEY_PREVIOUS) and the passphrases' unsalted ones."""
+        passphrases = [p for p in (secret_key, previous) if p]
+        file_key = None if secret_key else _key_file(home)
+        if not passphrases:
+            assert file_key is not None
+            return cls(file_key)
+        if store is None:
+            raise ValueError("a passphrase's key needs the state store: its salt is kept there")
+        unsalted = [legacy_key(p) for p in passphrases]
+        if previous and (raw := fernet_key(previous)) is not None:
+            unsalted.append(raw)
+        if file_key is not None:
+            unsalted.insert(0, file_key)
+        salt = _salt(store, cls(unsalted[0], unsalted[1:]))
+        salted = [derive_key(p, salt) for p in passphrases]
+        if file_key is None:
+            return cls(salted[0], [*salted[1:], *unsalted])
+        return cls(file_key, [*salted, *unsalted])
+
+    def encrypt(self, value: str) -> bytes:
+        return self._current.encrypt(value.encode())
+
+    def decrypt(self, blob: bytes) -> Secret:
+        try:
+            return Secret(self._any.decrypt(blob).decode())
+        except InvalidToken:
+            raise CipherError("stored tokens cannot be decrypted: FITSYNC_SECRET_KEY or the key file changed") from None
+
+    def is_current(self, blob: bytes) -> bool:
+        """Whether `blob` is encrypted with the current key."""
+        try:
+            self._current.decrypt(blob)
+        except InvalidToken:
+            return False
+        return True
+
+    def opens(self, blob: bytes) -> bool:
+        """Whether any known key decrypts `blob`."""
+        try:
+            self._any.decrypt(blob)
+        except InvalidToken:
+            return False
+        return True
+
+    def renewed(self, blob: bytes) -> bytes | None:
+        """`blob` encrypted with the current key (the same value and time stamp); None when it is already."""
+        if self.is_current(blob):
+            return None
+        try:
+            return self._any.rotate(blob)
+        except InvalidToken:
+            raise CipherError("a stored value opens with none of the token keys") from None
+
+    def require_current(self, conn: Any) -> None:
+        """In a write transaction, before a token is written: refuse when the store's key check value is no longer
+        under this cipher's current key. Another process has rotated the key since this one opened the store: what
+        this one would write, processes with the new key alone could not read."""
+        check = _check_value(conn)
+        if check is not None and not self.is_current(check):
+            raise CipherError("the stored tokens were re-encrypted with another key since this process started "
+                              "(FITSYNC_SECRET_KEY was changed): restart it with the current FITSYNC_SECRET_KEY")
+
+    def __repr__(self) -> str:
+        return "TokenCipher(***)"
+
+
+def _key_file(home: Path) -> bytes:
+    path = home / KEY_FILE
+    home.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        # Write a complete file under a private name, then link it into place: another process sees
+        # either no key file or the whole key, and the first link wins.
+        tmp = home / f".{KEY_FILE}.{os.getpid()}.{os.urandom(4).hex()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(Fernet.generate_key())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink()
+    return path.read_bytes().strip()
+
+
+def _check_value(conn: Any) -> bytes | None:
+    row = conn.execute("SELECT value FROM app_state WHERE key = ?", (KEY_CHECK,)).fetchone()
+    return None if row is None else bytes(row[0])
+
+
+def _proof(conn: Any) -> bytes | None:
+    """A value only the store's key decrypts: the key check value, or in a store written before the check, a token."""
+    check = _check_value(conn)
+    if check is not None:
+        return check
+    row = conn.execute("SELECT refresh_token FROM athletes WHERE refresh_token IS NOT NULL LIMIT 1").fetchone()
+    return None if row is None else bytes(row[0])
+
+
+def _salt(store: StateStore, unsalted: TokenCipher) -> bytes:
+    """The store's salt for passphrases; the first process writes it (insert if absent, under the write lock: two
+    first processes agree). A store without one was written with the passphrases' unsalted keys or a key file, which
+    `unsalted` holds: a key none of which opens its values is refused before the salt is written."""
+    with store.reading() as conn:
+        proof = _proof(conn)  # read before the salt: a process that writes the salt re-encrypts only after that
+        row = conn.execute("SELECT value FROM app_state WHERE key = ?", (SALT,)).fetchone()
+    if row is not None:
+        return bytes(row[0])
+    if proof is not None and not unsalted.opens(proof):
+        raise wrong_key(store)
+    with store.transaction() as conn:
+        conn.execute("INSERT INTO app_state (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING",
+                     (SALT, os.urandom(SALT_BYTES), time.time()))
+        row = conn.execute("SELECT value FROM app_state WHERE key = ?", (SALT,)).fetchone()
+    return bytes(row[0])
+
+
+def wrong_key(store: StateStore) -> CipherError:
+    return CipherError(f"the tokens in {store.describe()} were encrypted with another key: FITSYNC_SECRET_KEY or "
+                       f"the key file changed. Every host sharing a state database needs the same "
+                       f"FITSYNC_SECRET_KEY (or a copy of the first host's {KEY_FILE}); to change FITSYNC_SECRET_KEY, "
+                       f"give the one before in FITSYNC_SECRET_KEY_PREVIOUS")
+
+
+def check_key(store: StateStore, cipher: TokenCipher) -> int:
+    """Refuse a key other than the one the store's tokens are encrypted with, before anything is written with it;
+    bring a store still under a previous key to the current one. Returns how many values were re-encrypted.
 
     The first process on a store records a value only its key decrypts; every later one must decrypt it. Without
     this, a host with a key file of its own beside a shared PostgreSQL store (or a state.db copied without its key)
-    would encrypt the next rotated refresh token with a key no other host has: the token would be lost to them."""
+    would encrypt the next rotated refresh token with a key no other host has: the token would be lost to them.
+    A check value under one of the cipher's previous keys (FITSYNC_SECRET_KEY_PREVIOUS, or fitsync's key before the
+    salt) means a rotation: `rotate` re-encrypts everything at once."""
     with store.reading() as conn:
-        row = conn.execute("SELECT value FROM app_state WHERE key = ?", (KEY_CHECK,)).fetchone()
-        # A store written before this check: a token it holds proves the key.
-        proof = row if row is not None else conn.execute(
-            "SELECT refresh_token FROM athletes WHERE refresh_token IS NOT NULL LIMIT 1").fetchone()
-    try:
-        if proof is not None:
-            cipher.decrypt(bytes(proof[0]))
-    except CipherError:
-        raise CipherError(f"the tokens in {store.describe()} were encrypted with another key: FITSYNC_SECRET_KEY or "
-                          f"the key file changed. Every host sharing a state database needs the same "
-                          f"FITSYNC_SECRET_KEY (or a copy of the first host's {KEY_FILE})") from None
-    if row is None:
-        with store.transaction() as conn:
-            conn.execute("INSERT INTO app_state (key, value, updated_at) VALUES (?, ?, ?) "
-                         "ON CONFLICT (key) DO NOTHING", (KEY_CHECK, cipher.encrypt(KEY_CHECK), time.time()))
-        check_key(store, cipher)  # another process may have recorded its key first
+        check = _check_value(conn)
+        proof = check if check is not None else _proof(conn)
+    if proof is not None and not cipher.opens(proof):
+        raise wrong_key(store)
+    if check is not None and cipher.is_current(check):
+        return 0
+    return rotate(store, cipher)
+
+
+def rotate(store: StateStore, cipher: TokenCipher) -> int:
+    """Re-encrypt every stored token and secret with the cipher's current key (MultiFernet.rotate) in one write
+    transaction, and record the key check value under that key; returns how many values changed.
+
+    Refused with nothing written when the store's key check value (or a token, in a store from before the check) opens
+    with none of the cipher's keys. A value none of them opens is left as it was (it was unreadable already) and
+    named in a warning. A token refresh holds the same write lock: none is lost between the read and the write."""
+    changed, unreadable = 0, []
+    with store.transaction() as conn:
+        proof = _proof(conn)
+        if proof is not None and not cipher.opens(proof):
+            raise wrong_key(store)
+        rows = conn.execute("SELECT athlete_id, access_token, refresh_token FROM athletes "
+                            "WHERE access_token IS NOT NULL OR refresh_token IS NOT NULL").fetchall()
+        for athlete_id, *blobs in rows:
+            values: list[bytes | None] = []
+            for name, blob in zip(("access token", "refresh token"), blobs):
+                new = None
+                if blob is not None:
+                    try:
+                        new = cipher.renewed(bytes(blob))
+                    except CipherError:
+                        unreadable.append(f"athlete {athlete_id}'s {name}")
+                values.append(new)
+            if values != [None, None]:
+                conn.execute("UPDATE athletes SET access_token = COALESCE(?, access_token), "
+                             "refresh_token = COALESCE(?, refresh_token) WHERE athlete_id = ?",
+                             (*values, athlete_id))
+                changed += sum(v is not None for v in values)
+        for key in ENCRYPTED_STATE[1:]:
+            row = conn.execute("SELECT value FROM app_state WHERE key = ?", (key,)).fetchone()
+            blob = None if row is None else bytes(row[0])
+            if blob is None or blob.startswith((b"http://", b"https://")):
+                continue  # absent, or an address an older fitsync stored in plain text
+            try:
+                new = cipher.renewed(blob)
+            except CipherError:
+                unreadable.append(key)
+                continue
+            if new is not None:
+                conn.execute("UPDATE app_state SET value = ?, updated_at = ? WHERE key = ?", (new, time.time(), key))
+                changed += 1
+        check = _check_value(conn)
+        if check is None or not cipher.is_current(check):
+            conn.execute("INSERT INTO app_state (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE "
+                         "SET value = excluded.value, updated_at = excluded.updated_at",
+                         (KEY_CHECK, cipher.encrypt(KEY_CHECK), time.time()))
+    if changed:
+        log.info("re-encrypted %d stored tokens and secrets in %s with the current key", changed, store.describe())
+    if unreadable:
+        log.warning("%s in %s open with none of the token keys and were left as they were: %s", len(unreadable),
+                    store.describe(), ", ".join(unreadable))
+    return changed

@@ -87,5 +87,5 @@ def transport(**options: typing.Any) -> httpx.HTTPTransport:
     backend; tests/client/test_bounded_io.py fails if this stops taking effect)."""
     made = httpx.HTTPTransport(**options)
     pool = made._pool
-    pool._network_backend = DeadlineBackend(pool._network_backend or httpcore.SyncBackend())  # type: ignore[attr-defined]
+    pool._network_backend = DeadlineBackend(pool._network_backend or httpcore.SyncBackend())
     return made

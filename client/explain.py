@@ -54,7 +54,9 @@ def disk_full(where: Path | None = None) -> str:
 
 def _messages(error: BaseException) -> str:
     """The error's text and its causes', lower-cased: wrappers (SQLAlchemy, Dagster) keep the cause's words."""
-    seen, texts, current = set(), [], error
+    seen: set[int] = set()
+    texts: list[str] = []
+    current: BaseException | None = error
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         texts.append(str(current))

@@ -61,7 +61,8 @@ def exchange_code(config: Config, transport: Transport, code: str) -> dict[str, 
     )
     if response.status_code != 200:
         raise OAuthError(f"the code exchange failed with {response.status_code}: {fault_summary(response)}")
-    return response.json()
+    body: dict[str, Any] = response.json()
+    return body
 
 
 def deauthorize(config: Config, transport: Transport, access_token: str) -> bool:

@@ -21,7 +21,7 @@ class FitsyncClient:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.store = open_store(config)
-        self.cipher = TokenCipher.for_home(config.home, config.secret_key)
+        self.cipher = TokenCipher.for_home(config.home, config.secret_key, self.store, config.secret_key_previous)
         check_key(self.store, self.cipher)
         self.governor = RateGovernor(self.store, short_window=config.short_window, long_window=config.long_window,
                                      bulk_reserve=config.bulk_reserve, boundary_guard=config.boundary_guard)

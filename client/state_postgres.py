@@ -54,7 +54,7 @@ class Row(Sequence[Any]):
     def __init__(self, names: dict[str, int], values: Sequence[Any]) -> None:
         self._names, self._values = names, tuple(values)
 
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+    def __getitem__(self, key: Any) -> Any:
         return self._values[self._names[key]] if isinstance(key, str) else self._values[key]
 
     def __len__(self) -> int:
@@ -86,11 +86,11 @@ class Connection:
         self.raw = raw
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
-        return self.raw.execute(adapt(sql), tuple(params))  # type: ignore[arg-type]
+        return self.raw.execute(adapt(sql), tuple(params))
 
     def executemany(self, sql: str, seq: Sequence[Sequence[Any]]) -> psycopg.Cursor[Any]:
         cursor = self.raw.cursor()
-        cursor.executemany(adapt(sql), [tuple(p) for p in seq])  # type: ignore[arg-type]
+        cursor.executemany(adapt(sql), [tuple(p) for p in seq])
         return cursor
 
     def close(self) -> None:
@@ -150,7 +150,9 @@ class PostgresStateStore(StateStore):
         conn = self.connect()
         try:
             key = (ATHLETE_LOCKS, athlete_id % 2**31)
-            if not conn.raw.execute("SELECT pg_try_advisory_lock(%s, %s)", key).fetchone()[0]:
+            locked = conn.raw.execute("SELECT pg_try_advisory_lock(%s, %s)", key).fetchone()
+            assert locked is not None  # a SELECT of one value answers one row
+            if not locked[0]:
                 holder = conn.raw.execute(
                     "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
                     "WHERE l.locktype = 'advisory' AND l.classid = %s AND l.objid = %s AND l.granted", key).fetchone()

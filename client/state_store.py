@@ -260,7 +260,7 @@ class StateStore:
     @property
     def schema_version(self) -> int:
         with self.reading() as conn:
-            return conn.execute("PRAGMA user_version").fetchone()[0]
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
 def open_store(config: "Config") -> StateStore:

@@ -22,6 +22,7 @@ class Subscription:
 
 
 class SubscriptionState:
+    # The values it encrypts are in crypto.ENCRYPTED_STATE: a change of key re-encrypts them (crypto.rotate).
     def __init__(self, store: StateStore, cipher: TokenCipher) -> None:
         self.store = store
         self.cipher = cipher
@@ -82,6 +83,7 @@ class SubscriptionState:
 
     def _put(self, key: str, value: bytes) -> None:
         with self.store.transaction() as conn:
+            self.cipher.require_current(conn)
             conn.execute(
                 """INSERT INTO app_state (key, value, updated_at) VALUES (?, ?, ?)
                    ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at""",

@@ -9,6 +9,7 @@ refresh token before anyone uses the new access token.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +55,7 @@ class TokenManager:
             raise OAuthError("the token response carries no athlete id")
         now = time.time()
         with self.store.transaction() as conn:
+            self.cipher.require_current(conn)  # the key the other processes read with (not rotated meanwhile)
             conn.execute(
                 """INSERT INTO athletes (athlete_id, firstname, lastname, scopes, status, status_reason, access_token,
                                          access_expires_at, refresh_token, connected_at, granted_at, updated_at)
@@ -102,8 +104,9 @@ class TokenManager:
 
     def refresh(self, athlete_id: int, rejected: Secret | None = None) -> Secret:
         """Refresh under the cross-process lock; `rejected` is a token the service just answered 401 to."""
-        refused: str | None = None
         with self.store.transaction() as conn:
+            # A new refresh token is written with this process's key: refuse before the call if the key was rotated.
+            self.cipher.require_current(conn)
             row = self._row(conn, athlete_id)
             current = self.cipher.decrypt(row["access_token"])
             still_good = row["access_expires_at"] - time.time() > self.config.refresh_margin
@@ -111,10 +114,9 @@ class TokenManager:
                 return current  # someone else refreshed while we waited for the lock
             body = self._refresh_call(self.cipher.decrypt(row["refresh_token"]))
             if isinstance(body, str):
-                refused = body
                 conn.execute(
                     "UPDATE athletes SET status = 'needs_reauth', status_reason = ?, updated_at = ? WHERE athlete_id = ?",
-                    (refused, time.time(), athlete_id),
+                    (body, time.time(), athlete_id),
                 )
             else:
                 conn.execute(
@@ -123,9 +125,9 @@ class TokenManager:
                     (self.cipher.encrypt(body["access_token"]), int(body["expires_at"]),
                      self.cipher.encrypt(body["refresh_token"]), time.time(), athlete_id),
                 )
-        if refused is not None:
-            log.error("athlete %s needs re-authorization: %s", athlete_id, refused)
-            raise ReauthorizationRequired(athlete_id, refused)
+        if isinstance(body, str):  # the service refused the refresh token
+            log.error("athlete %s needs re-authorization: %s", athlete_id, body)
+            raise ReauthorizationRequired(athlete_id, body)
         # Committed: the new refresh token is on disk before the new access token is used.
         return Secret(body["access_token"])
 
@@ -155,7 +157,7 @@ class TokenManager:
             reason += ("; the answer to fitsync's previous refresh was lost in transit after the service had "
                        "rotated the refresh token")
         if response.status_code == 200:
-            body = response.json()
+            body: dict[str, Any] = response.json()
             if not all(isinstance(body.get(k), t) for k, t in (("access_token", str), ("refresh_token", str),
                                                                ("expires_at", int))):
                 raise OAuthError("the token endpoint answered without access_token, refresh_token or expires_at")
@@ -167,8 +169,8 @@ class TokenManager:
                              "check FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET")
         raise OAuthError(f"token refresh failed with {response.status_code}: {reason}")
 
-    def _row(self, conn, athlete_id: int):  # type: ignore[no-untyped-def]
-        row = conn.execute("SELECT * FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
+    def _row(self, conn: sqlite3.Connection, athlete_id: int) -> sqlite3.Row:
+        row: sqlite3.Row | None = conn.execute("SELECT * FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
         if row is None or row["status"] == "disconnected" or row["access_token"] is None:
             raise NotConnected(athlete_id)
         if row["status"] == "needs_reauth":

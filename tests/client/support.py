@@ -43,7 +43,7 @@ def cli_env(config: Config) -> dict[str, str | None]:
 def stored_refresh_token(config: Config, athlete_id: int) -> str:
     """The refresh token a fitsync home holds for an athlete, decrypted."""
     store = open_store(config)
-    cipher = TokenCipher.for_home(config.home, config.secret_key)
+    cipher = TokenCipher.for_home(config.home, config.secret_key, store, config.secret_key_previous)
     with store.reading() as conn:
         row = conn.execute("SELECT refresh_token FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
     return cipher.decrypt(row["refresh_token"]).reveal()
@@ -51,7 +51,7 @@ def stored_refresh_token(config: Config, athlete_id: int) -> str:
 
 def stored_access_token(config: Config, athlete_id: int) -> str:
     store = open_store(config)
-    cipher = TokenCipher.for_home(config.home, config.secret_key)
+    cipher = TokenCipher.for_home(config.home, config.secret_key, store, config.secret_key_previous)
     with store.reading() as conn:
         row = conn.execute("SELECT access_token FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
     return cipher.decrypt(row["access_token"]).reveal()
