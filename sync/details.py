@@ -1,0 +1,102 @@
+"""The details and zones queue, one chunk at a time: fetch each queued activity's detail (and, for the details,
+its zones right after), then record the whole chunk in one transaction — landed payloads, ticks in the queue,
+deletions the service proved, answers of the wrong shape kept raw — so that a killed or budget-stopped run is
+continued by the next one without repeating a call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from fitsync.client.errors import MissingScope, NotFound, PaymentRequired
+from fitsync.client.rate_governor import RateBudgetExhausted
+from fitsync.client.records import Record, UnexpectedShape
+from fitsync.client.state_store import StateStore
+
+from . import landing, progress
+
+Fetch = Callable[[Any, int], dict[str, Any]]
+
+
+@dataclass
+class Chunk:
+    """What one pass over a chunk of the queue got."""
+
+    payloads: list[dict[str, Any]] = field(default_factory=list)
+    done: list[int] = field(default_factory=list)
+    missing: list[int] = field(default_factory=list)  # 404: deleted (or made private) since it was listed
+    hidden: list[int] = field(default_factory=list)  # made Only You: this grant may no longer see it
+    odd: list[tuple[int, UnexpectedShape]] = field(default_factory=list)  # kept raw, stays queued
+    zones: list[dict[str, Any]] = field(default_factory=list)
+    zones_done: list[int] = field(default_factory=list)
+    no_subscription: bool = False  # a zones call answered 402: the athlete has no subscription
+    stopped: Exception | None = None  # why the chunk ended early (budget, 402, a scope not granted)
+
+
+def fetch_detail(session: Any, activity_id: int) -> dict[str, Any]:
+    record: Record = session.activity(activity_id, include_all_efforts=True)
+    if record.id != activity_id:
+        raise UnexpectedShape("GET /activities/{id}", "activity", record.raw, f"activity {record.id} for {activity_id}")
+    return record.raw
+
+
+def fetch_zones(session: Any, activity_id: int) -> dict[str, Any]:
+    return {"activity_id": activity_id, "zones": [z.raw for z in session.activity_zones(activity_id)]}
+
+
+def fetch_chunk(session: Any, ids: list[int], fetch: Fetch, want_zones: set[int]) -> Chunk:
+    """Fetch `ids` in turn, and the zones of those in `want_zones` that can have zones; stop at the first answer
+    that ends the run (kept in `stopped`), keeping what was already fetched: it is never fetched twice."""
+    chunk = Chunk()
+    for activity_id in ids:
+        try:
+            chunk.payloads.append(fetch(session, activity_id))
+            chunk.done.append(activity_id)
+            if (not chunk.no_subscription and activity_id in want_zones
+                    and progress.may_have_zones(chunk.payloads[-1])):
+                try:
+                    chunk.zones.append(fetch_zones(session, activity_id))
+                    chunk.zones_done.append(activity_id)
+                except PaymentRequired:  # learnt here: the zones asset says so and spends nothing
+                    chunk.no_subscription = True
+                except (NotFound, UnexpectedShape, MissingScope):  # left queued for the zones asset
+                    pass
+        except NotFound:
+            chunk.missing.append(activity_id)
+        except UnexpectedShape as error:
+            chunk.odd.append((activity_id, error))
+        except MissingScope as error:
+            if error.scope != "activity:read_all":
+                chunk.stopped = error
+                break
+            chunk.hidden.append(activity_id)
+        except (RateBudgetExhausted, PaymentRequired) as error:
+            chunk.stopped = error
+            break
+    return chunk
+
+
+def record_chunk(store: StateStore, aid: int, what: str, bundle: str, chunk: Chunk) -> None:
+    """Land and tick off the chunk in one transaction."""
+    with store.transaction() as conn:
+        if chunk.payloads:
+            landing.land(conn, aid, bundle, chunk.payloads)
+        progress.mark(conn, aid, chunk.done, what)
+        if chunk.zones:
+            landing.land(conn, aid, "activity_zones", chunk.zones)
+            progress.mark(conn, aid, chunk.zones_done, "zones")
+        if chunk.no_subscription:
+            progress.note_subscriber(conn, aid, False)
+        for activity_id, error in chunk.odd:
+            landing.keep_unrecognized(conn, aid, error.endpoint, error.problem, error.body, activity_id)
+        if what == "detail":
+            progress.note_details(conn, aid, chunk.payloads)
+            progress.note_segments(conn, aid, sorted({
+                e["segment"]["id"] for d in chunk.payloads for e in d.get("segment_efforts") or []
+                if isinstance(e.get("segment"), dict) and isinstance(e["segment"].get("id"), int)}), starred=False)
+        if chunk.missing:
+            landing.land(conn, aid, "delete_activities", [{"ids": chunk.missing, "reason": "not found"}])
+            progress.forget(conn, aid, chunk.missing)
+        if chunk.hidden:
+            landing.land(conn, aid, "delete_activities", [{"ids": chunk.hidden, "reason": "made private"}])
+            progress.forget(conn, aid, chunk.hidden)
