@@ -63,8 +63,16 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 _MADE_BASETEMP = pytest.StashKey[str]()
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """`slow` tests run only on demand (`pytest -m slow`); each has a short version in the default run."""
+    """`slow` tests run only on demand (`pytest -m slow`); each has a short version in the default run. A test
+    marked `postgres_slow` runs on SQLite by default and on PostgreSQL with `-m slow` too, unless it is also marked
+    `postgres_by_default` (its SQL is the client and webhook tests' own, and running every scenario twice would
+    take the suite past CI's time)."""
+    for item in items:
+        if ("postgres" in item.keywords and item.get_closest_marker("postgres_slow")
+                and not item.get_closest_marker("postgres_by_default")):
+            item.add_marker(pytest.mark.slow)
     if "slow" in (config.getoption("markexpr") or ""):
         return
     skip = pytest.mark.skip(reason="slow: run with -m slow")
@@ -98,7 +106,7 @@ def postgres_server() -> Iterator[pg.PostgresServer]:
 StateUrl = Callable[[], str]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def new_state_url(request: pytest.FixtureRequest) -> StateUrl:
     """Where each fitsync home of a test keeps its state: "" for the SQLite file in the home, else a fresh
     PostgreSQL database per call (per home), as separate installations would have."""

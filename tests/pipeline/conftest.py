@@ -48,7 +48,6 @@ KEYS = {"activities": ("activity_id",), "laps": ("lap_id",), "segment_efforts": 
 # --- the world ------------------------------------------------------------------------------------------------
 
 
-
 def record_many(sb: Harness, athlete_id: int, n: int, *, oldest_days: float = 60.0,
                 only_me_every: int = 0) -> list[int]:
     """n activities spread over the last `oldest_days` days, oldest first, alternating sports."""
@@ -75,24 +74,6 @@ def write_config(config: Config) -> None:
         lines.append(f'state_url = "{config.state_url.reveal()}"')
     config.home.mkdir(parents=True, exist_ok=True)
     (config.home / "config.toml").write_text("\n".join(lines) + "\n")
-
-
-# The pipeline tests whose PostgreSQL variant runs by default: killed and resumed syncs (what a dead process leaves
-# in the store). Two syncs of one athlete on PostgreSQL are in the default run's tests/pipeline/test_many_hosts.py
-# (three workers, one skips an athlete another is syncing), the doctor's check of Dagster's PostgreSQL URL in
-# test_deployment.py; the doctor's state-store check on PostgreSQL runs with -m slow.
-# The rest run on PostgreSQL with `pytest -m slow`: their SQL is the SQL the client and webhook tests already run on
-# both backends, and running all of them twice would take the suite past CI's time.
-POSTGRES_BY_DEFAULT = {"test_killed_syncs_restart_to_the_same_warehouse_with_few_repeated_calls"}
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        params = getattr(item, "callspec", None)
-        if (params and params.params.get("new_state_url") == "postgres" and item.path.parent.name == "pipeline"
-                and item.originalname not in POSTGRES_BY_DEFAULT):  # type: ignore[attr-defined]
-            item.add_marker(pytest.mark.slow)
 
 
 @dataclass

@@ -20,6 +20,10 @@ from .conftest import REPO, Connect, Home, add_athlete, record, record_many, sub
 from .test_cli import FITSYNC, env_for, fitsync
 from .test_resume import TINY, WINDOW
 
+# the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
+pytestmark = pytest.mark.postgres_slow
+
+
 
 # Ctrl-C stops at the same safe point as SIGTERM (one handler): its exit code and line run with -m slow.
 @pytest.mark.parametrize("signum, code, name", [(signal.SIGTERM, 143, "SIGTERM"),

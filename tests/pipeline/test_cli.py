@@ -11,6 +11,10 @@ from pathlib import Path
 from ..sandbox_harness import Harness
 from .conftest import REPO, Connect, Home, add_athlete, record_many, subprocess_env
 
+# the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
+pytestmark = pytest.mark.postgres_slow
+
+
 FITSYNC = [sys.executable, "-m", "fitsync.cli.main"]
 
 

@@ -13,6 +13,10 @@ import pytest
 from ..sandbox_harness import Harness
 from .conftest import REPO, Connect, add_athlete, subprocess_env
 
+# the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
+pytestmark = pytest.mark.postgres_slow
+
+
 
 def fitsync(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "fitsync.cli.main", *args], cwd=REPO,

@@ -25,6 +25,10 @@ from fitsync.warehouse import db
 from ..sandbox_harness import Harness
 from .conftest import REPO, Connect, add_athlete, record_many, subprocess_env
 
+# the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
+pytestmark = pytest.mark.postgres_slow
+
+
 FETCH = {"athlete", "athlete_stats", "athlete_zones", "activities", "activity_details", "activity_zones",
          "starred_segments", "segments", "segment_effort_history"}
 LOADS = {"activity_summaries", "warehouse"}  # the DuckDB writers

@@ -32,6 +32,10 @@ from ..sandbox_harness import Harness, add_athlete, change, record, save_grant, 
 from ..processes import free_port
 from .conftest import REPO, make_config, subprocess_env, write_config
 
+# the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
+pytestmark = pytest.mark.postgres_slow
+
+
 PIPELINES = REPO / "pipelines"
 BIN = Path(sys.executable).parent
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}

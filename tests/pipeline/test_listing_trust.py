@@ -3,6 +3,8 @@ complete, plausible listing lacks, and the incremental cursor never moves past n
 
 from __future__ import annotations
 
+import pytest
+
 import subprocess
 import sys
 from typing import Any
@@ -16,6 +18,10 @@ from fitsync.pipelines.sync_runner import resources_for, sync_athlete
 
 from .conftest import Connect, Recorder, add_athlete, change, delete, record, record_many, subprocess_env
 from .test_sync import warehouse_ids
+
+# the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
+pytestmark = pytest.mark.postgres_slow
+
 
 
 def test_an_empty_full_listing_deletes_nothing_and_says_how_to_override(sb: Harness, connect: Connect) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import subprocess
 import sys
 
@@ -11,6 +13,10 @@ from fitsync.pipelines import nothing_new
 
 from ..sandbox_harness import Harness, add_athlete, change, record
 from .conftest import REPO, Connect, Home, record_many, subprocess_env
+
+# the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
+pytestmark = pytest.mark.postgres_slow
+
 
 
 def fitsync_sync(home: Home) -> subprocess.CompletedProcess[str]:

@@ -26,6 +26,10 @@ from .conftest import (REPO, Connect, Home, Recorder, add_athlete, dump, duplica
                        subprocess_env)
 from .sync_worker import REQUEST_LOG
 
+# the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
+pytestmark = pytest.mark.postgres_slow
+
+
 # A sync worker takes 20-40 s alone; with the suite on both cores of a busy machine, 2-3 times that. The limit only
 # catches a hang.
 WORKER_TIMEOUT = 240.0
@@ -199,6 +203,7 @@ def _killed_sync_equals_uninterrupted(sb: Harness, connect: Connect, n: int,
 # Three sync processes (two killed, the last) beside a reference sync: about a minute beside the suite. A kill among
 # the details and one while loading; kills after any call (zones included) are test_many_random_kills, -m slow.
 @pytest.mark.timeout(420)
+@pytest.mark.postgres_by_default
 def test_killed_syncs_restart_to_the_same_warehouse_with_few_repeated_calls(sb: Harness, connect: Connect) -> None:
     rng = random.Random()
     points = [after_details(rng.randint(3, 21)), while_loading(rng.randint(1, 3))]

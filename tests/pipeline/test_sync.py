@@ -19,6 +19,9 @@ from fitsync.warehouse import db
 from ..sandbox_harness import Grant, Harness
 from .conftest import Connect, Home, Recorder, add_athlete, change, delete, duplicate_keys, record, record_many
 
+# the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
+pytestmark = pytest.mark.postgres_slow
+
 READ_ONLY_SCOPES = ("read", "profile:read_all", "activity:read")
 
 

@@ -3,6 +3,8 @@ Every connection fitsync opens runs with DuckDB 2.0's false-"Conversion Error" o
 
 from __future__ import annotations
 
+import pytest
+
 import stat
 import subprocess
 import sys
@@ -15,8 +17,12 @@ from ..sandbox_harness import Harness, wait_until
 from .conftest import REPO, Connect, add_athlete, record_many
 from .test_cli import FITSYNC, env_for, fitsync, synced_by_cli
 
+# the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
+pytestmark = pytest.mark.postgres_slow
+
 HOLDER = """
 import sys, duckdb
+
 conn = duckdb.connect(sys.argv[1], read_only=True)
 print("open", flush=True)
 sys.stdin.readline()

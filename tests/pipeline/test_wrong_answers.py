@@ -6,6 +6,8 @@ stats of the wrong shape, a detail that is not an activity. Over loopback HTTP, 
 
 from __future__ import annotations
 
+import pytest
+
 import subprocess
 import sys
 
@@ -13,6 +15,10 @@ from dagster import DagsterEventType
 
 from ..sandbox_harness import Harness
 from .conftest import Connect, Home, Recorder, add_athlete, record_many, subprocess_env
+
+# the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
+pytestmark = pytest.mark.postgres_slow
+
 
 ABSURD = {"distance": 1e308, "moving_time": 10**30, "elapsed_time": -2**63, "kudos_count": 2**70}
 NUMBERS = "activity_id, distance, moving_time, elapsed_time, kudos_count, average_speed, name"

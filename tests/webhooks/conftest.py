@@ -367,33 +367,6 @@ def fast_retries(sb: Harness) -> Iterator[None]:
 MakeHome = Callable[..., WebhookHome]
 
 
-# The webhook tests whose PostgreSQL variant runs by default: the receiver's and the sensor's (the inbox, its
-# verdicts and the sensor's transaction are SQL of their own on each backend) and those end-to-end cases where the
-# state store decides the outcome (a delivery stored once, the webhook share spent across events, events held while
-# a refresh runs). The other scenarios run on PostgreSQL with `pytest -m slow`: their backend's SQL is that of the
-# ones above, and running all of them twice took the suite past CI's time. A receiver killed mid-burst on PostgreSQL
-# is also what tests/pipeline/test_many_hosts.py does, with two receivers and a daemon.
-POSTGRES_BY_DEFAULT_MODULES = {"test_receiver", "test_sensor"}
-POSTGRES_BY_DEFAULT = {
-    "test_s6_3_r2_retried_delivery_is_stored_and_acted_on_once",
-    "test_duplicate_post_is_stored_once_and_runs_once",
-    "test_a_flood_of_forged_creates_spends_only_the_webhook_share",
-    "test_events_wait_while_the_athletes_refresh_runs_then_fold_into_one",
-    "test_s6_1_r1_recorded_activity_reaches_the_warehouse",
-    "test_no_secret_is_stored_in_plain_text",
-}
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        params = getattr(item, "callspec", None)
-        if (params and params.params.get("new_state_url") == "postgres" and item.path.parent.name == "webhooks"
-                and item.path.stem not in POSTGRES_BY_DEFAULT_MODULES
-                and item.originalname not in POSTGRES_BY_DEFAULT):  # type: ignore[attr-defined]
-            item.add_marker(pytest.mark.slow)
-
-
 @pytest.fixture
 def make_home(sb: Harness, tmp_path: Path, dagster_instance: DagsterInstance,
               roomy_limits: None, new_state_url: Callable[[], str]) -> Iterator[MakeHome]:

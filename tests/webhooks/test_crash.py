@@ -27,6 +27,10 @@ from ..sandbox_harness import Harness, wait_until
 from ..processes import Burst
 from .conftest import MakeHome, WebhookHome, add_athlete, free_port, serve_process
 
+# the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
+pytestmark = pytest.mark.postgres_slow
+
+
 SUBSCRIPTION_ID = 990_777
 
 

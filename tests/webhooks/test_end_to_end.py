@@ -20,6 +20,8 @@ in the sandbox to the warehouse: sandbox delivery → receiver → inbox → `we
 
 from __future__ import annotations
 
+import pytest
+
 import datetime as dt
 import time
 from typing import Any
@@ -32,6 +34,10 @@ from fitsync.pipelines.sync_runner import SyncOutcome
 from ..sandbox_harness import Harness, wait_until
 from .conftest import (READ_ONLY_SCOPES, RUN_KEY_TAG, FailFirst, Gate, WebhookHome, add_athlete, change, delete,
                        fitsync, purge_log, record, revoke)
+
+# the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
+pytestmark = pytest.mark.postgres_slow
+
 
 FETCH = ("activities", "activity_details", "activity_zones")
 
@@ -61,6 +67,7 @@ def synced_athlete(home: WebhookHome, sb: Harness, n: int = 2, **connect: object
     return aid, ids
 
 
+@pytest.mark.postgres_by_default
 def test_s6_1_r1_recorded_activity_reaches_the_warehouse(sb: Harness, home: WebhookHome, e2e_flavor: str) -> None:
     aid, ids = synced_athlete(home, sb)
     new = record(sb, aid, sport_type="Run", name="Fresh run")
@@ -253,6 +260,7 @@ def test_s6_1_r4_explicit_sync_after_purge_does_not_reschedule_the_athlete(sb: H
 
 # --- duplicates -----------------------------------------------------------------------------------------------------
 
+@pytest.mark.postgres_by_default
 def test_s6_3_r2_retried_delivery_is_stored_and_acted_on_once(sb: Harness, home: WebhookHome,
                                                             fast_retries: None) -> None:
     """The receiver stores the event but its 200 is lost (answered 500): the service retries the same event."""
@@ -275,6 +283,7 @@ def test_s6_3_r2_retried_delivery_is_stored_and_acted_on_once(sb: Harness, home:
     assert home.runs_with_key(requests[0].run_key) == 1  # type: ignore[arg-type]
 
 
+@pytest.mark.postgres_by_default
 def test_duplicate_post_is_stored_once_and_runs_once(sb: Harness, home: WebhookHome) -> None:
     aid, (first, _) = synced_athlete(home, sb)
     change(sb, first, name="Delivered once, posted thrice")

@@ -4,6 +4,8 @@ recorded as rejected with the reason; the real ones still act (test_end_to_end.p
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import time
 from pathlib import Path
@@ -13,6 +15,10 @@ from fitsync.webhooks.admission import CALLS_PER_ACTIVITY, allowance_cap
 from ..sandbox_harness import Harness
 from .conftest import WebhookHome, add_athlete, delete, record, revoke
 from .test_end_to_end import synced_athlete
+
+# the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
+pytestmark = pytest.mark.postgres_slow
+
 
 
 def verdicts(home: WebhookHome) -> list[tuple[str, str, str]]:
@@ -149,6 +155,7 @@ def small_share(home: WebhookHome, activities: int) -> int:
     return allowance_cap(home.config.webhook_share, limit)
 
 
+@pytest.mark.postgres_by_default
 def test_a_flood_of_forged_creates_spends_only_the_webhook_share(sb: Harness, home: WebhookHome) -> None:
     """300 forged `create` events for ids fitsync never saw, then updates of real activities: the real ones go
     first, the share bounds the calls, the rest wait (deferred, with the reason) and spend nothing more."""
@@ -177,6 +184,7 @@ def test_a_flood_of_forged_creates_spends_only_the_webhook_share(sb: Harness, ho
     assert home.activity_ids(aid) == set(ids)  # and nothing forged landed
 
 
+@pytest.mark.postgres_by_default
 def test_events_wait_while_the_athletes_refresh_runs_then_fold_into_one(sb: Harness, home: WebhookHome) -> None:
     from dagster import DagsterRun, DagsterRunStatus
     from dagster._core.utils import make_new_run_id
@@ -229,6 +237,7 @@ def _plain_text_places(home: WebhookHome, secret: str, legitimate: set[str]) -> 
     return places
 
 
+@pytest.mark.postgres_by_default
 def test_no_secret_is_stored_in_plain_text(sb: Harness, home: WebhookHome) -> None:
     """After connect, subscribe, a sync and webhook traffic, no file under the home and no state row holds a token,
     the callback's path secret or the verify token as it is (issue 28): all of them are encrypted at rest."""
