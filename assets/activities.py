@@ -61,7 +61,7 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
     full = why_full is not None
     if why_full and not config.full and cursor is not None:
         context.log.info(f"athlete {aid}: full listing because {why_full}")
-    after = None if full else progress.incremental_after(cursor)  # type: ignore[arg-type]
+    after = None if full or cursor is None else progress.incremental_after(cursor)
     session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds,
                              priority=priority(context, store, aid))
     with metered(client) as meter:
@@ -127,7 +127,7 @@ class Listing:
     digest: str = ""  # of the whole answer (progress.digest)
 
 
-def _list(store, session, aid: int, after: int | None, newest: int, meter: Meter) -> Listing:  # type: ignore[no-untyped-def]
+def _list(store, session, aid: int, after: int | None, newest: int, meter: Meter) -> Listing:
     """List (from `after`, or all), recording each page as it comes; an incomplete listing says so."""
     seen: set[int] = set()
     unreadable: dict[str, int] = {}
@@ -167,13 +167,13 @@ def _list(store, session, aid: int, after: int | None, newest: int, meter: Meter
     return Listing(seen, totals, newest, complete, progress.digest(raws))
 
 
-def _record_page(store, aid: int, page: list, totals: progress.ListingOutcome) -> progress.ListingOutcome:  # type: ignore[no-untyped-def]
+def _record_page(store, aid: int, page: list, totals: progress.ListingOutcome) -> progress.ListingOutcome:
     with store.transaction() as conn:
         landing.land(conn, aid, "activity_summaries", [s.raw for s in page])
         return totals + progress.record_listing(conn, aid, page)
 
 
-def _webhook_work(context: AssetExecutionContext, client, aid: int, config: SyncConfig,  # type: ignore[no-untyped-def]
+def _webhook_work(context: AssetExecutionContext, client, aid: int, config: SyncConfig,
                   max_wait: float) -> MaterializeResult:
     """Queue the re-pulls; delete only what the service confirms is gone (deletion_proof.py)."""
     with metered(client) as meter:
@@ -192,14 +192,14 @@ def _webhook_work(context: AssetExecutionContext, client, aid: int, config: Sync
             delete_events_rejected=len(proof.still_there) + len(proof.unproven)))
 
 
-def _why_full(store, aid: int, asked: bool, cursor: str | None) -> str | None:  # type: ignore[no-untyped-def]
+def _why_full(store, aid: int, asked: bool, cursor: str | None) -> str | None:
     """Why this listing goes all the way back, or None for an incremental one."""
     if asked:
         return "asked for (--full or the weekly schedule)"
     return progress.full_listing_due(store, aid, cursor)
 
 
-def _stats_gap(store, aid: int) -> str | None:  # type: ignore[no-untyped-def]
+def _stats_gap(store, aid: int) -> str | None:
     """After an incremental listing: do the athlete's stats count activities fitsync has not seen (beyond the
     gap left after the last full listing, which no listing explains)?"""
     gap, known_gap = progress.stats_gap(store, aid), progress.get_cursor(store, aid, progress.STATS_GAP)
@@ -212,7 +212,7 @@ def _stats_gap(store, aid: int) -> str | None:  # type: ignore[no-untyped-def]
 STATS_TOLERANCE_SHARE, STATS_TOLERANCE_MIN = 0.05, 10
 
 
-def stats_refusal(store, aid: int, missing: list[int]) -> str | None:  # type: ignore[no-untyped-def]
+def stats_refusal(store, aid: int, missing: list[int]) -> str | None:
     """Why deleting `missing` contradicts the athlete's stats, or None: the stats (fetched this run) still count
     clearly more activities than fitsync would keep. A few deletions pass even if the stats lag behind."""
     if not missing:

@@ -57,11 +57,11 @@ def _materialize(context: AssetExecutionContext, duckdb_warehouse: DuckDBResourc
     })
 
 
-ASSET = dict(partitions_def=athletes_partitions, deps=["warehouse"], group_name=GROUP, kinds={"duckdb", "polars"},
+ASSET: dict[str, Any] = dict(partitions_def=athletes_partitions, deps=["warehouse"], group_name=GROUP, kinds={"duckdb", "polars"},
              automation_condition=EAGER)
 
 
-@asset(**ASSET)  # type: ignore[call-overload]
+@asset(**ASSET)
 def pr_progression(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
     """Segment PR progression: every effort with the running best, PR events, per-segment summary, PRs per month."""
     def preview(f: dict[str, pl.DataFrame]) -> tuple[str, pl.DataFrame]:
@@ -72,7 +72,7 @@ def pr_progression(context: AssetExecutionContext, duckdb_warehouse: DuckDBResou
                                                     "segment_pr_summary", "pr_monthly"], preview)
 
 
-@asset(**ASSET)  # type: ignore[call-overload]
+@asset(**ASSET)
 def zone_trends(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
     """Weekly and monthly time per zone with shares, Seiler's three zones with the polarization index, and the
     athlete's zone definitions over time."""
@@ -86,7 +86,7 @@ def zone_trends(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource
                                                     "seiler_monthly", "athlete_zone_history"], preview)
 
 
-@asset(**ASSET)  # type: ignore[call-overload]
+@asset(**ASSET)
 def training_load(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
     """Load per activity with its source and the FTP timeline, the dense daily series (all and per sport),
     CTL/ATL/TSB/ramp (all and per sport), load risk (ACWR, monotony, strain) and load coverage."""
@@ -99,7 +99,7 @@ def training_load(context: AssetExecutionContext, duckdb_warehouse: DuckDBResour
                                                     "load_coverage_weekly"], preview)
 
 
-@asset(**ASSET)  # type: ignore[call-overload]
+@asset(**ASSET)
 def performance(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
     """Power-duration curve and critical power, running best efforts, aerobic decoupling and efficiency factor."""
     def preview(f: dict[str, pl.DataFrame]) -> tuple[str, pl.DataFrame]:
@@ -110,7 +110,7 @@ def performance(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource
                                                     "aerobic_decoupling", "efficiency_factor_weekly"], preview)
 
 
-@asset(**ASSET)  # type: ignore[call-overload]
+@asset(**ASSET)
 def volume(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
     """Weekly, monthly and yearly volume by sport type, year-to-date totals, the Eddington numbers and gear use."""
     def preview(f: dict[str, pl.DataFrame]) -> tuple[str, pl.DataFrame]:

@@ -1,6 +1,8 @@
 """The athlete's profile (+gear), stats and zones: one call each, snapshots kept per sync date."""
 
 
+from typing import Any
+
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from fitsync.client.athlete_zones import AthleteZones
@@ -62,9 +64,10 @@ def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, met
         return MaterializeResult(metadata=meter.metadata(skipped=False, **extra))
 
 
-def _all_time_count(stats: dict) -> int | None:  # type: ignore[type-arg]
+def _all_time_count(stats: dict[str, Any]) -> int | None:
     counts = [(stats.get(f"all_{group}_totals") or {}).get("count") for group in ("ride", "run", "swim")]
-    return sum(counts) if all(isinstance(c, int) for c in counts) else None  # type: ignore[arg-type]
+    known = [c for c in counts if isinstance(c, int)]
+    return sum(known) if len(known) == len(counts) else None
 
 
 @asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"})

@@ -131,7 +131,11 @@ def load_landed(context: AssetExecutionContext, store: StateStore, aid: int, dat
 
     staged = load_pipeline.ahead((batch, stage_batch(aid, batch)) for batch in landing.pending(store, aid))
     # waits out readers (an analyst's session), saying so in the run's log
-    load_pipeline.write_held(database, staged, write_one, notice=lambda m: (context.log.warning(m), db.log.warning(m)))
+    def notice(message: str) -> None:
+        context.log.warning(message)
+        db.log.warning(message)
+
+    load_pipeline.write_held(database, staged, write_one, notice=notice)
     for line in loaded.problems(aid):
         context.log.warning(line)
     return loaded
@@ -160,7 +164,7 @@ def warehouse(context: AssetExecutionContext, fitsync_api: FitsyncApi, duckdb_wa
     db.migrate(duckdb_warehouse.database)
     loaded = load_landed(context, fitsync_api.client().store, aid, duckdb_warehouse.database)
     with db.reading(duckdb_warehouse.database) as conn:
-        counts = {t: conn.execute(f"SELECT count(*) FROM {t} WHERE athlete_id = ?", [aid]).fetchone()[0]
+        counts = {t: conn.execute(f"SELECT count(*) FROM {t} WHERE athlete_id = ?", [aid]).fetchall()[0][0]
                   for t in ("activities", "segment_efforts", "starred_segments")}
         cursor = conn.execute(
             "SELECT strftime(start_date_local, '%Y-%m-%d %H:%M') AS start_local, sport_type, name, "
@@ -193,7 +197,7 @@ KEYS = {"activities": "activity_id", "laps": "lap_id", "segment_efforts": "effor
 @asset_check(asset=warehouse, description="Every table's key is unique.")
 def unique_keys(duckdb_warehouse: DuckDBResource) -> AssetCheckResult:
     with db.reading(duckdb_warehouse.database) as conn:
-        dupes = {t: conn.execute(f"SELECT count(*) - count(DISTINCT ({k})) FROM {t}").fetchone()[0] for t, k in KEYS.items()}
+        dupes = {t: conn.execute(f"SELECT count(*) - count(DISTINCT ({k})) FROM {t}").fetchall()[0][0] for t, k in KEYS.items()}
     return AssetCheckResult(passed=not any(dupes.values()), metadata={"duplicates": MetadataValue.json(dupes)})
 
 
@@ -201,7 +205,7 @@ def unique_keys(duckdb_warehouse: DuckDBResource) -> AssetCheckResult:
 def children_have_parents(duckdb_warehouse: DuckDBResource) -> AssetCheckResult:
     with db.reading(duckdb_warehouse.database) as conn:
         orphans = {t: conn.execute(f"SELECT count(*) FROM {t} c WHERE NOT EXISTS "
-                                   f"(SELECT 1 FROM activities a WHERE a.activity_id = c.activity_id)").fetchone()[0]
+                                   f"(SELECT 1 FROM activities a WHERE a.activity_id = c.activity_id)").fetchall()[0][0]
                    for t in CHILD_TABLES}
     return AssetCheckResult(passed=not any(orphans.values()), metadata={"orphans": MetadataValue.json(orphans)})
 
@@ -210,6 +214,6 @@ def children_have_parents(duckdb_warehouse: DuckDBResource) -> AssetCheckResult:
                                            "still catching up under the rate limit).")
 def details_present(duckdb_warehouse: DuckDBResource) -> AssetCheckResult:
     with db.reading(duckdb_warehouse.database) as conn:
-        missing = conn.execute("SELECT count(*) FROM activities WHERE detail_fetched_at IS NULL").fetchone()[0]
+        missing = conn.execute("SELECT count(*) FROM activities WHERE detail_fetched_at IS NULL").fetchall()[0][0]
     return AssetCheckResult(passed=missing == 0, severity=AssetCheckSeverity.WARN,
                             metadata={"activities_without_detail": missing})

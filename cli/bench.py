@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
@@ -28,7 +29,8 @@ def bench(name: str | None, args: tuple[str, ...]) -> None:
     root = str(_bench_package_root())
     if root not in sys.path:
         sys.path.insert(0, root)
-    from bench.__main__ import cli
+    # bench/ is a folder of the checkout, not part of the package: loaded by name, its `cli` is untyped here
+    cli = importlib.import_module("bench.__main__").cli
 
     code = cli([*([name] if name else []), *args], prog="fitsync bench")
     if code:

@@ -13,7 +13,7 @@ import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import httpx
 import yaml
@@ -148,7 +148,7 @@ def _state_server(config: Config) -> Iterator[Check]:
     yield from _athletes(config, athletes)
 
 
-def _athletes(config: Config, athletes: list) -> Iterator[Check]:  # type: ignore[type-arg]
+def _athletes(config: Config, athletes: list[Any]) -> Iterator[Check]:
     for athlete_id, status, _ in athletes:
         if status != "connected":
             yield Check(f"athlete {athlete_id}", False, status, f"run `fitsync connect` as athlete {athlete_id}")
@@ -170,7 +170,8 @@ def _refresh(config: Config, athlete_id: int) -> Check:
                      f"run `fitsync connect` as athlete {athlete_id}")
     except (FitsyncError, httpx.HTTPError) as error:
         return Check(name, False, f"token refresh failed: {error}", "see the other failed checks (auth_url, app credentials)")
-    left = (record.access_expires_at - time.time()) / 60 if record else 0
+    expires_at = record.access_expires_at if record else None  # the refresh just stored it
+    left = (expires_at - time.time()) / 60 if expires_at is not None else 0
     return Check(name, True, f"token refresh accepted, access token valid {left:.0f} more min, scopes "
                              f"{record.scopes if record else '?'}")
 
@@ -202,9 +203,9 @@ REBUILD = "move it aside (mv {path} {path}.damaged) and run `fitsync sync`: it f
 def _warehouse(path: Path) -> Check:
     try:
         with db.reading(path, timeout=5) as conn:
-            version = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0]
-            duckdb_version = conn.execute("SELECT version()").fetchone()[0]
-            blocks, block_size = conn.execute("SELECT total_blocks, block_size FROM pragma_database_size()").fetchone()
+            version = conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0]
+            duckdb_version = conn.execute("SELECT version()").fetchall()[0][0]
+            blocks, block_size = conn.execute("SELECT total_blocks, block_size FROM pragma_database_size()").fetchall()[0]
     except Exception as error:  # noqa: BLE001 (busy or damaged: either way the line says which)
         return Check("warehouse", False, f"{path}: {str(error).splitlines()[0]}",
                      f"if another session holds it, close that; else it is damaged: {REBUILD.format(path=path)}")

@@ -168,7 +168,9 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
 
             with UvicornThread(Receiver(client).app) as receiver:
                 subscription_id = subscribe(client, receiver.base_url + DEFAULT_PREFIX)
-                callback = masked(client.subscription_state.current().callback_url)  # type: ignore[union-attr]
+                subscription = client.subscription_state.current()
+                assert subscription is not None  # subscribe() stored it
+                callback = masked(subscription.callback_url)
                 out.print(f"[bold]4.[/] Webhook receiver at {callback}, subscription {subscription_id}")
                 signals.checkpoint()
 
@@ -195,13 +197,13 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
         table.add_column("table")
         table.add_column("rows", justify="right")
         for name in SUMMARY_TABLES:
-            table.add_row(name, str(conn.execute(f"SELECT count(*) FROM {name}").fetchone()[0]))
+            table.add_row(name, str(conn.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0]))
         check = conn.execute(
             "SELECT (SELECT name FROM activities WHERE activity_id = ?), "
             "(SELECT count(*) FROM activities WHERE activity_id = ?), "
             "(SELECT count(*) FROM activities WHERE activity_id = ?), "
             "(SELECT count(*) FROM deleted_activities WHERE activity_id = ?)",
-            [renamed, deleted, created, deleted]).fetchone()
+            [renamed, deleted, created, deleted]).fetchall()[0]
     out.print(table)
     out.print(f"Renamed: {check[0]!r} · deleted one gone: {check[1] == 0} (audited: {check[3] == 1}) · "
               f"new one present: {check[2] == 1}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 import click
 from rich.console import Console
@@ -47,7 +47,7 @@ def _warehouse() -> Path:
 @click.option("--limit", default=200, show_default=True, help="Rows shown per table at most (the rest is counted).")
 @click.option("--list", "list_relations", is_flag=True, help="List the warehouse's tables and views, with what each holds.")
 @click.option("--describe", metavar="NAME", help="The columns of one table or view: type and what each means.")
-def query(sql_words: tuple[str, ...], script: "click.utils.LazyFile | None", fmt: str, output: Path | None, limit: int,
+def query(sql_words: tuple[str, ...], script: IO[str] | None, fmt: str, output: Path | None, limit: int,
           list_relations: bool, describe: str | None) -> None:
     """Run SQL on the warehouse (read-only): `fitsync query "SELECT …"`, `-f report.sql`, `--format csv -o out.csv`."""
     sql: str | None = " ".join(sql_words)
@@ -88,7 +88,8 @@ def query(sql_words: tuple[str, ...], script: "click.utils.LazyFile | None", fmt
                 if fmt == "table":
                     _show(result, limit, len(statements) > 1)
                 elif last:
-                    _export(pl.from_arrow(result.to_arrow_table()), fmt, output)  # type: ignore[arg-type]
+                    # from_arrow answers a Series only for an Arrow array; an Arrow table makes a DataFrame
+                    _export(cast(pl.DataFrame, pl.from_arrow(result.to_arrow_table())), fmt, output)
             except duckdb.Error as error:  # DuckDB's own message says what is wrong with the SQL
                 where = f"statement {index + 1}: " if len(statements) > 1 else ""
                 raise click.ClickException(where + str(error).splitlines()[0]) from None
@@ -119,7 +120,8 @@ def _show(result: duckdb.DuckDBPyConnection, limit: int, several: bool) -> None:
 
 def _export(frame: pl.DataFrame, fmt: str, output: Path | None) -> None:
     if fmt == "parquet":
-        frame.write_parquet(output)  # type: ignore[arg-type]
+        assert output is not None  # query() refuses parquet without --output
+        frame.write_parquet(output)
     elif fmt == "csv":
         text = frame.write_csv()
         output.write_text(text) if output else sys.stdout.write(text)

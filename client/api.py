@@ -91,7 +91,8 @@ class AthleteApi:
             try:
                 return json.loads(response.content.decode("utf-8", errors="replace"))
             except ValueError as error:
-                raise UnexpectedShape(endpoint, "answer", _start(response), f"an answer that is not JSON ({error})")
+                raise UnexpectedShape(endpoint, "answer", _start(response),
+                                      f"an answer that is not JSON ({error})") from None
         except RecursionError:
             raise UnexpectedShape(endpoint, "answer", _start(response),
                                   "an answer nested deeper than the JSON parser goes") from None

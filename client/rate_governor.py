@@ -20,7 +20,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from . import stop_request
 from .state_store import StateStore
@@ -226,14 +226,14 @@ class RateGovernor:
     # turns ----------------------------------------------------------------------------------------
 
     @staticmethod
-    def _waiting(conn, me: str, lane: Lane, *, alive_until: float, blocked_until: float) -> None:  # type: ignore[no-untyped-def]
+    def _waiting(conn: Any, me: str, lane: Lane, *, alive_until: float, blocked_until: float) -> None:
         conn.execute(
             """INSERT INTO rate_waiters (waiter, class, athlete_id, alive_until, blocked_until) VALUES (?, ?, ?, ?, ?)
                ON CONFLICT (waiter) DO UPDATE SET class = excluded.class, athlete_id = excluded.athlete_id,
                  alive_until = excluded.alive_until, blocked_until = excluded.blocked_until""",
             (me, lane.klass, lane.athlete_id, alive_until, blocked_until))
 
-    def _someone_before(self, conn, me: str, lane: Lane, now: float, short_limit: int) -> bool:  # type: ignore[no-untyped-def]
+    def _someone_before(self, conn: Any, me: str, lane: Lane, now: float, short_limit: int) -> bool:
         """Whether a rival that could go now goes first: classes under their floor before those over it, then by
         rank, then the athlete of the class with the fewest calls this window, then the one served least recently.
         A rival just served counts for a moment (HOLD_SHARE): it is about to ask again."""
@@ -255,7 +255,7 @@ class RateGovernor:
         mine = key(lane.klass, lane.athlete_id)
         return any(key(r["class"], r["athlete_id"]) < mine for r in rivals)
 
-    def _served(self, conn, me: str, lane: Lane, now: float) -> None:  # type: ignore[no-untyped-def]
+    def _served(self, conn: Any, me: str, lane: Lane, now: float) -> None:
         start = self._window_start("short", now)
         conn.execute("DELETE FROM rate_waiters WHERE alive_until < ?", (now,))
         hold = min(TURN_ALIVE, self.lengths["short"] * HOLD_SHARE)
@@ -335,7 +335,7 @@ class RateGovernor:
     def _next_boundary(self, window: str, now: float) -> float:
         return self._window_start(window, now) + self.lengths[window]
 
-    def _ledger(self, conn, now: float) -> dict[tuple[str, str], tuple[int, int]]:  # type: ignore[no-untyped-def]
+    def _ledger(self, conn: Any, now: float) -> dict[tuple[str, str], tuple[int, int]]:
         ledger = {key: (0, limit) for key, limit in DEFAULT_LIMITS.items()}
         for row in conn.execute("SELECT window_kind, budget, window_start, used, limit_value FROM rate_ledger"):
             current = row["window_start"] == self._window_start(row["window_kind"], now)
@@ -343,7 +343,7 @@ class RateGovernor:
         return ledger
 
     @staticmethod
-    def _write(conn, window: str, budget: str, start: int, used: int, limit: int) -> None:  # type: ignore[no-untyped-def]
+    def _write(conn: Any, window: str, budget: str, start: int, used: int, limit: int) -> None:
         conn.execute(
             """INSERT INTO rate_ledger (window_kind, budget, window_start, used, limit_value) VALUES (?, ?, ?, ?, ?)
                ON CONFLICT (window_kind, budget) DO UPDATE SET window_start = excluded.window_start,

@@ -121,6 +121,7 @@ class PostgresStateStore(StateStore):
     def describe(self) -> str:
         return describe_url(self.url)
 
+    # override: a psycopg connection behind the sqlite3 one's interface (the SQL both stores share)
     def connect(self, wait: float = 60.0) -> Connection:  # type: ignore[override]
         """A connection, tried again for up to `retry_seconds` (no longer than the caller's `wait`) while a server this
         process has reached before does not answer: a restart or a failover of a few seconds fails nothing."""

@@ -14,7 +14,7 @@ from dagster import DagsterInstance
 
 from fitsync.resources.run import API_POOL, DUCKDB_POOL
 
-from fitsync.resources.partitions import athletes_partitions
+from fitsync.resources.partitions import ATHLETES
 
 DAGSTER_YAML = resources.files(__package__).joinpath("dagster.yaml").read_text()
 
@@ -47,4 +47,4 @@ def set_pool_limits(dagster_instance: DagsterInstance) -> None:
 
 
 def add_athlete_partition(fitsync_home: Path, athlete_id: int) -> None:
-    instance(fitsync_home).add_dynamic_partitions(athletes_partitions.name, [str(athlete_id)])
+    instance(fitsync_home).add_dynamic_partitions(ATHLETES, [str(athlete_id)])

@@ -4,7 +4,7 @@ from dagster import (AssetSelection, DagsterInvalidDefinitionError, DefaultSched
                      ScheduleDefinition, ScheduleEvaluationContext, SkipReason, define_asset_job, schedule)
 
 from fitsync.sync.cadence import REFRESH_TAG
-from fitsync.resources.partitions import athletes_partitions
+from fitsync.resources.partitions import ATHLETES
 from fitsync.client.config import Config, ConfigError
 
 FULL_RECONCILIATION_WEEKDAY = 6  # Sunday
@@ -17,9 +17,9 @@ sync_job = define_asset_job(
 
 
 def build_nightly_sync(cron: str = Config.nightly_schedule, timezone: str = Config.nightly_timezone) -> ScheduleDefinition:
-    def nightly_sync(context: ScheduleEvaluationContext):  # type: ignore[no-untyped-def]
+    def nightly_sync(context: ScheduleEvaluationContext) -> SkipReason | list[RunRequest]:
         """Fan out over the athlete partitions: a plain ScheduleDefinition would launch without a partition key."""
-        athletes = context.instance.get_dynamic_partitions(athletes_partitions.name)
+        athletes = context.instance.get_dynamic_partitions(ATHLETES)
         if not athletes:
             return SkipReason("no connected athletes: run `fitsync connect`")
         when = context.scheduled_execution_time

@@ -59,7 +59,8 @@ def check(client: FitsyncClient, aid: int, *, priority: str, max_wait: float) ->
         return Check(False, 0, why)
     store = client.store
     cursor = progress.get_cursor(store, aid, progress.LISTED_AFTER)
-    after = progress.incremental_after(cursor)  # type: ignore[arg-type]
+    assert cursor is not None  # waiting() found nothing: without this cursor a full listing would be due
+    after = progress.incremental_after(cursor)
     before = client.transport.calls
     session = client.athlete(aid, max_wait=max_wait, priority=priority)
     try:

@@ -6,6 +6,7 @@ from dagster import Config, OpExecutionContext, job, op
 from dagster_duckdb import DuckDBResource
 
 from fitsync.assets.analysis import output_dir
+from fitsync.client.runtime import FitsyncClient
 from fitsync.resources.run import DUCKDB_POOL
 from fitsync.warehouse import db
 from fitsync.warehouse.purge import purge_athlete
@@ -20,13 +21,13 @@ class PurgeConfig(Config):
     athlete_id: int
 
 
-def forget_athlete_state(client, athlete_id: int) -> dict[str, int]:  # type: ignore[no-untyped-def]
+def forget_athlete_state(client: FitsyncClient, athlete_id: int) -> dict[str, int]:
     """Tokens, cursors, queues and landed data of the athlete, in one state-store transaction."""
     with client.store.transaction() as conn:
         return {t: conn.execute(f"DELETE FROM {t} WHERE athlete_id = ?", (athlete_id,)).rowcount for t in STATE_TABLES}
 
 
-def purge_everything(client, warehouse_path: str, athlete_id: int) -> tuple[dict[str, int], dict[str, int]]:  # type: ignore[no-untyped-def]
+def purge_everything(client: FitsyncClient, warehouse_path: str, athlete_id: int) -> tuple[dict[str, int], dict[str, int]]:
     """State-store rows, then warehouse rows, of the athlete: (state counts, warehouse counts)."""
     state = forget_athlete_state(client, athlete_id)
     db.migrate(warehouse_path)

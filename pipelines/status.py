@@ -22,7 +22,7 @@ WAREHOUSE_TABLES = ("activities", "segment_efforts", "activity_zones", "starred_
 def iso(epoch: float | int | str | None) -> str | None:
     if epoch in (None, ""):
         return None
-    return dt.datetime.fromtimestamp(float(epoch), dt.timezone.utc).isoformat(timespec="seconds")  # type: ignore[arg-type]
+    return dt.datetime.fromtimestamp(float(epoch), dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def collect(client: FitsyncClient, last_runs: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -73,7 +73,7 @@ def _warehouse(path: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"path": str(path), "exists": True, "bytes": path.stat().st_size}
     try:
         with db.reading(path, timeout=2.0) as conn:
-            out["rows"] = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in WAREHOUSE_TABLES}
+            out["rows"] = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in WAREHOUSE_TABLES}
     except Exception as error:  # noqa: BLE001 (busy or damaged: say so, the rest of the status still helps)
         out["rows"] = None
         out["note"] = f"row counts unavailable: {str(error).splitlines()[0]}"

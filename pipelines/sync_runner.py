@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from dagster import (AddDynamicPartitionsRequest, DagsterInstance, DagsterRunStatus, DeleteDynamicPartitionsRequest,
-                     RunRequest, RunsFilter, build_sensor_context)
+                     RunRequest, RunsFilter, SensorResult, build_sensor_context)
 from dagster_duckdb import DuckDBResource
 
 from fitsync.sync.cadence import REFRESH_TAG
 from fitsync.resources.run import LEFT_OUT, PRIORITY_TAG, WRONG_ANSWER
-from fitsync.resources.partitions import athletes_partitions
+from fitsync.resources.partitions import ATHLETES
 from fitsync.client.config import FIELDS, Config
 from fitsync.client.secret import Secret
 from fitsync.client.state_store import AthleteBusy, open_store
@@ -142,8 +142,11 @@ def run_job(config: Config, instance: DagsterInstance, job_name: str, *, partiti
     for event in result.get_asset_materialization_events():
         mat = event.step_materialization_data.materialization
         metadata[mat.asset_key.to_user_string()] = {k: getattr(v, "value", v) for k, v in mat.metadata.items()}
-    failures = [(e.step_key, step_failures.failure_text(e.step_failure_data.error, config))
-                for e in result.all_events if e.is_step_failure and e.step_failure_data.error]
+    failures: list[tuple[str, str]] = []
+    for e in result.all_events:
+        if e.is_step_failure and e.step_failure_data.error:
+            assert e.step_key is not None  # a step's failure names its step
+            failures.append((e.step_key, step_failures.failure_text(e.step_failure_data.error, config)))
     # an answer of the wrong shape fails the athlete's sync, though its step let the others go on
     failures += [(asset, str(meta[WRONG_ANSWER])) for asset, meta in sorted(metadata.items()) if meta.get(WRONG_ANSWER)]
     who = f"athlete {partition_key}: " if partition_key else ""
@@ -192,7 +195,7 @@ def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, 
     if row is None or row["status"] != "connected":
         status = row["status"] if row else "not connected"
         return SyncOutcome(athlete_id, False, {}, f"athlete {athlete_id} is {status}: run `fitsync connect`")
-    instance.add_dynamic_partitions(athletes_partitions.name, [str(athlete_id)])
+    instance.add_dynamic_partitions(ATHLETES, [str(athlete_id)])
     try:
         with store.athlete_lock(athlete_id):
             return run_job(config, instance, "sync_athlete", partition_key=str(athlete_id),
@@ -209,7 +212,7 @@ def tick_webhook_sensor(config: Config, instance: DagsterInstance, cursor: str |
     """One evaluation of the shipped `webhook_events` sensor, as the daemon would do it."""
     with build_sensor_context(instance=instance, cursor=cursor, resources=resources_for(config)) as context:
         result = webhook_events(context)
-    if not hasattr(result, "run_requests"):
+    if not isinstance(result, SensorResult):  # a SkipReason: nothing to launch, the cursor stays
         return [], cursor
     for request in result.dynamic_partitions_requests or []:
         if isinstance(request, AddDynamicPartitionsRequest):

@@ -9,10 +9,11 @@ from dagster import (AddDynamicPartitionsRequest, DagsterInstance, DagsterRunSta
 
 from fitsync.resources.run import WEBHOOK_TAG
 
-from fitsync.resources.partitions import athletes_partitions
+from fitsync.resources.partitions import ATHLETES
 from fitsync.sync.progress import known_ids
 from fitsync.client.errors import FitsyncError, NotConnected, ReauthorizationRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
+from fitsync.client.runtime import FitsyncClient
 
 from fitsync.webhooks import admission as webhook_admission
 
@@ -30,7 +31,7 @@ webhook_refresh_job = define_asset_job(
 
 @sensor(jobs=[webhook_refresh_job, purge_athlete_job], minimum_interval_seconds=5,
         default_status=DefaultSensorStatus.RUNNING)
-def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi):  # type: ignore[no-untyped-def]
+def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi) -> SensorResult | SkipReason:
     """Reads the inbox after its cursor and launches one run per athlete with work, keyed by the events. A
     deauthorization purges only once the service refuses the athlete's token (events are not signed)."""
     client = fitsync_api.client()
@@ -79,7 +80,7 @@ def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi):  
         connected = {r[0] for r in conn.execute("SELECT athlete_id FROM athletes WHERE status <> 'disconnected'")}
         for athlete_id in set(work.work) - connected:
             work.ignored.extend(work.work.pop(athlete_id).inbox_ids)
-    partitions = set(context.instance.get_dynamic_partitions(athletes_partitions.name))
+    partitions = set(context.instance.get_dynamic_partitions(ATHLETES))
     runs = [
         RunRequest(run_key=w.run_key, job_name=webhook_refresh_job.name, partition_key=str(w.athlete_id),
                    tags={WEBHOOK_TAG: "webhook"},
@@ -92,8 +93,11 @@ def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi):  
              for athlete_id, event in work.deauthorized.items()]
     new = sorted({str(w.athlete_id) for w in work.work.values()} - partitions)
     gone = sorted({str(a) for a in work.deauthorized} & partitions)
-    requests = ([AddDynamicPartitionsRequest(athletes_partitions.name, new)] if new else []) + \
-               ([DeleteDynamicPartitionsRequest(athletes_partitions.name, gone)] if gone else [])
+    requests: list[AddDynamicPartitionsRequest | DeleteDynamicPartitionsRequest] = []
+    if new:
+        requests.append(AddDynamicPartitionsRequest(ATHLETES, new))
+    if gone:
+        requests.append(DeleteDynamicPartitionsRequest(ATHLETES, gone))
     webhook_inbox.mark_processed(client.store, [e.inbox_id for e in events])
     context.log.info(f"{len(events)} events → {len(runs)} runs ({len(work.ignored)} superseded, unproven or for "
                      "departed athletes)")
@@ -111,7 +115,7 @@ def _refreshing(instance: DagsterInstance, athletes: set[int]) -> set[int]:
     return {int(r.tags["dagster/partition"]) for r in runs if r.tags.get("dagster/partition", "").isdigit()} & athletes
 
 
-def _check_deauthorization(client, event: webhook_inbox.Event) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+def _check_deauthorization(client: FitsyncClient, event: webhook_inbox.Event) -> tuple[str, str]:
     """(verdict, reason): confirmed only when the service refuses the athlete's token; a newer grant stands."""
     with client.store.reading() as conn:
         row = conn.execute("SELECT granted_at, status FROM athletes WHERE athlete_id = ?", (event.owner_id,)).fetchone()

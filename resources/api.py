@@ -4,6 +4,7 @@ shares); and where the warehouse file is."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from dagster import ConfigurableResource
 from pydantic import Field, PrivateAttr
@@ -29,7 +30,7 @@ class FitsyncApi(ConfigurableResource):
     _client: FitsyncClient | None = PrivateAttr(default=None)
 
     def config(self) -> Config:
-        overrides: dict[str, object] = {}
+        overrides: dict[str, Any] = {}  # Config.load's keyword overrides, one type per field
         for name in ("base_url", "auth_url", "home"):
             if getattr(self, name):
                 overrides[name] = Path(getattr(self, name)) if name == "home" else getattr(self, name).rstrip("/")

@@ -2,7 +2,11 @@
 
 from dagster import DynamicPartitionsDefinition
 
-athletes_partitions = DynamicPartitionsDefinition(name="athletes")
+ATHLETES = "athletes"
+"""The name of the athletes' partitions, for the instance's dynamic-partition calls (the definition's `name` is
+typed optional: a dynamic partitions definition may also be a function without a name)."""
+
+athletes_partitions = DynamicPartitionsDefinition(name=ATHLETES)
 
 
 def athlete_id(partition_key: str) -> int:

@@ -163,7 +163,7 @@ def full_listing_due(store: StateStore, athlete_id: int, cursor: str | None) -> 
     return None
 
 
-def stats_group(summary: dict) -> str | None:  # type: ignore[type-arg]
+def stats_group(summary: dict[str, Any]) -> str | None:
     """The stats total that counts this activity, if any: only activities visible to Everyone are counted."""
     visibility = summary.get("visibility")
     public = visibility == "everyone" if visibility is not None else summary.get("private") is False

@@ -69,7 +69,7 @@ class Burst:
     def send(self, indexes: list[int]) -> "Burst":
         for i in indexes:
             self._todo.put(i)
-        for thread in self._threads:
+        for _ in self._threads:
             self._todo.put(-1)
         for thread in self._threads:
             thread.start()

@@ -202,7 +202,7 @@ def test_s3_1_r3_any_visibility_change_is_private_update_for_read_all_apps(sb: H
     activity = record(sb, pair.athlete_id, visibility="everyone")
     steps = [("followers_only", "false"), ("only_me", "true"), ("everyone", "false"), ("only_me", "true"),
              ("followers_only", "false")]
-    for visibility, private in steps:
+    for visibility, _private in steps:
         change(sb, activity, visibility=visibility)
     updates = [p["updates"] for p in payloads(sb, pair.read_all)[1:]]
     assert updates == [{"private": private} for _, private in steps]

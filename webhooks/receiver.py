@@ -120,7 +120,7 @@ class Receiver:
             return _refuse(400, str(error) if isinstance(error, webhook_inbox.InvalidEvent) else "malformed JSON")
         return self._accept(event)
 
-    def _accept(self, event: dict) -> Response:  # type: ignore[type-arg]
+    def _accept(self, event: dict[str, Any]) -> Response:
         try:
             refused = self._with_store(lambda conn: self._refusal(conn, event))
             if refused is not None:
@@ -135,7 +135,7 @@ class Receiver:
                  event["owner_id"], "stored" if stored else "already stored (a retried delivery)")
         return JSONResponse({"stored": stored})
 
-    def _refusal(self, conn: Any, event: dict) -> Response | None:  # type: ignore[type-arg]
+    def _refusal(self, conn: Any, event: dict[str, Any]) -> Response | None:
         """Why this event is not ours (an unknown subscription or owner), or None."""
         subscription = self.client.subscription_state.current(conn)
         if subscription is None or event["subscription_id"] != subscription.id:
@@ -149,7 +149,7 @@ class Receiver:
             return _refuse(403, "unknown owner")
         return None
 
-    def _store_event(self, conn: Any, event: dict) -> bool:  # type: ignore[type-arg]
+    def _store_event(self, conn: Any, event: dict[str, Any]) -> bool:
         with self.client.store.transaction(conn):
             stored = webhook_inbox.store_event(conn, event)
         self.stored += stored

@@ -490,7 +490,8 @@ def test_polarization_index_follows_treff_table_1_and_rules(tmp_path: Path) -> N
     frame = pl.DataFrame({"z1": [float(c[0][0]) for c in cases], "z2": [float(c[0][1]) for c in cases],
                           "z3": [float(c[0][2]) for c in cases]})
     with db.reading(path) as conn:
-        sql = conn.execute("SELECT polarization_index(z1, z2, z3), polarization_note(z1, z2, z3) FROM frame").fetchall()
+        sql = conn.from_arrow(frame.to_arrow()).select(
+            "polarization_index(z1, z2, z3), polarization_note(z1, z2, z3)").fetchall()
     for (zones, pi, note), got in zip(cases, sql):
         assert (None if got[0] is None else round(got[0], 2), got[1]) == (pi, note), zones
 

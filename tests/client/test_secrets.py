@@ -95,7 +95,7 @@ def test_secrets_absent_from_logs_errors_and_reprs(sb: Harness, make_config: Mak
 
 def test_secret_wrapper() -> None:
     secret = Secret("hunter2")
-    assert "hunter2" not in repr(secret) + str(secret) + f"{secret}" + f"{secret!r:>30}" + "%s" % secret
+    assert "hunter2" not in repr(secret) + str(secret) + f"{secret}" + f"{secret!r:>30}" + "%s" % secret  # noqa: UP031 (every formatting path)
     assert secret.reveal() == "hunter2" and secret == Secret("hunter2") and secret and not Secret("")
     with pytest.raises(TypeError):
         pickle.dumps(secret)
