@@ -18,14 +18,13 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataV
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import UnexpectedShape, shape_problem
 from fitsync.resources.api import FitsyncApi, warehouse_path
-
+from fitsync.resources.partitions import athlete_id, athletes_partitions
+from fitsync.resources.run import API_POOL, FIRST, Meter, SyncConfig, metered, priority
+from fitsync.sync import landing, progress
+from fitsync.sync.deletion_proof import Proof, land_deletions, prove_deletions
 from fitsync.webhooks import inbox as webhook_inbox
 
-from fitsync.sync import landing, progress
 from .athlete import athlete_stats, athlete_zones
-from fitsync.sync.deletion_proof import Proof, land_deletions, prove_deletions
-from fitsync.resources.run import API_POOL, FIRST, Meter, SyncConfig, metered, priority
-from fitsync.resources.partitions import athlete_id, athletes_partitions
 
 # The cursor never moves past now plus this: a clock error or a hand-typed date next year must not hide every later
 # upload from incremental listings (such activities are loaded all the same).

@@ -11,13 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from dagster import (AssetExecutionContext, AssetSelection, AutomationCondition, MaterializeResult, MetadataValue,
-                     asset, define_asset_job)
+from dagster import (
+    AssetExecutionContext,
+    AssetSelection,
+    AutomationCondition,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    define_asset_job,
+)
 from dagster_duckdb import DuckDBResource
 
-from fitsync.warehouse import analysis, db
-
 from fitsync.resources.partitions import athlete_id, athletes_partitions
+from fitsync.warehouse import analysis, db
 
 GROUP = "analysis"
 EAGER = AutomationCondition.eager()
@@ -137,7 +143,7 @@ def report(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> 
         "path": MetadataValue.path(str(result.html_path)),
         "summary": MetadataValue.md(result.summary_markdown),
         "charts": MetadataValue.json([p.name for p in result.png_paths]),
-        "built_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "built_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     })
 
 

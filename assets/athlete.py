@@ -10,10 +10,9 @@ from fitsync.client.errors import MissingScope
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import UnexpectedShape
 from fitsync.resources.api import FitsyncApi
-
-from fitsync.sync import cadence, landing, progress
-from fitsync.resources.run import API_POOL, metered, priority
 from fitsync.resources.partitions import athlete_id, athletes_partitions
+from fitsync.resources.run import API_POOL, metered, priority
+from fitsync.sync import cadence, landing, progress
 
 
 def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, method: str,

@@ -9,10 +9,9 @@ from fitsync.client.errors import MissingScope, NotFound, PaymentRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import UnexpectedShape
 from fitsync.resources.api import FitsyncApi
-
-from fitsync.sync import cadence, landing, progress
-from fitsync.resources.run import API_POOL, is_webhook_run, metered, priority
 from fitsync.resources.partitions import athlete_id, athletes_partitions
+from fitsync.resources.run import API_POOL, is_webhook_run, metered, priority
+from fitsync.sync import cadence, landing, progress
 
 
 @asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"})

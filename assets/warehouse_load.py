@@ -6,19 +6,26 @@ from typing import Any
 
 import duckdb
 import polars as pl
-from dagster import (AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetExecutionContext, MaterializeResult,
-                     MetadataValue, asset, asset_check)
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    asset_check,
+)
 from dagster_duckdb import DuckDBResource
 
 from fitsync.client.records import record
 from fitsync.client.state_store import StateStore
 from fitsync.resources.api import FitsyncApi
+from fitsync.resources.partitions import athlete_id, athletes_partitions
+from fitsync.resources.run import DUCKDB_POOL, FIRST, LEFT_OUT
+from fitsync.sync import landing
 from fitsync.warehouse import db, load_pipeline, loads
 from fitsync.warehouse.plausible import type_issues
-
-from fitsync.sync import landing
-from fitsync.resources.run import DUCKDB_POOL, FIRST, LEFT_OUT
-from fitsync.resources.partitions import athlete_id, athletes_partitions
 
 FETCH_ASSETS = ["athlete", "athlete_stats", "athlete_zones", "activities", "activity_details", "activity_zones",
                 "starred_segments", "segments", "segment_effort_history"]

@@ -85,10 +85,10 @@ def fitsync_row(label: str, outcome: Any, counted: int, minimum: int, seconds: f
 @click.option("--new", "k", default=10, show_default=True, help="New activities before the incremental sync (k).")
 def main(n: int, k: int) -> None:
     """Calls of a backfill and an incremental sync vs the minimum, fitsync and re-list-everything."""
-    from fitsync.sync.progress import may_have_zones
     from fitsync.client.runtime import FitsyncClient
     from fitsync.pipelines import instance as dagster_instance
     from fitsync.pipelines.sync_runner import sync_athlete
+    from fitsync.sync.progress import may_have_zones
     from fitsync.warehouse import db
 
     started = time.monotonic()

@@ -17,10 +17,11 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import httpx
 from rich.console import Console
@@ -302,7 +303,7 @@ def save(name: str, *, params: dict[str, Any], tables: Sequence[dict[str, Any]],
         out.print(f"target: {target['target']} → {target['measured']}: {mark}")
     payload = {
         "benchmark": name, "command": command_line(name),
-        "run_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "run_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "seconds": round(time.monotonic() - started, 1), "machine": machine(), "params": params,
         "targets": list(targets), "tables": list(tables), "data": data,
     }

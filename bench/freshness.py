@@ -52,10 +52,10 @@ def main(changes: int, activities: int, seed: int) -> None:
     """Change in the sandbox → row in the warehouse, p50/max, with the shipped webhook_events sensor."""
     from fitsync.client.runtime import FitsyncClient
     from fitsync.pipelines import instance as dagster_instance
-    from fitsync.webhooks.subscriptions import subscribe
     from fitsync.pipelines.sync_runner import execute_run_request, sync_athlete, tick_webhook_sensor
     from fitsync.pipelines.webhook_sensor import webhook_events
     from fitsync.warehouse import db
+    from fitsync.webhooks.subscriptions import subscribe
 
     started = time.monotonic()
     common.quiet_dagster()

@@ -89,8 +89,8 @@ def _listing(api_url: str, token: str) -> list[dict[str, Any]]:
 @click.option("--max-nights", default=4, show_default=True, help="Nights to run before giving up on the backfill.")
 def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
     """Time until summaries, the last 30 days and the whole backfill are in the warehouse, real limits."""
-    from fitsync.sync.progress import may_have_zones, start_ts
     from fitsync.client.runtime import FitsyncClient
+    from fitsync.sync.progress import may_have_zones, start_ts
     from fitsync.warehouse import db
 
     if 900 % scale or 86400 % scale:
@@ -280,7 +280,7 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
                 tables=[main_table, night_table], targets=targets,
                 data={"seen": seen, "nights": nights, "minimum": minimum, "old": old, "no_change": no_change,
                       "summaries_after_listing": after_listing,
-                      "run_at": dt.datetime.now(dt.timezone.utc).isoformat()},
+                      "run_at": dt.datetime.now(dt.UTC).isoformat()},
                 started=started)
 
 

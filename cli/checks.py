@@ -11,9 +11,10 @@ import os
 import sqlite3
 import stat
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import httpx
 import yaml

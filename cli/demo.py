@@ -23,6 +23,7 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
+from fitsync.cli.stop_signals import StopSignals
 from fitsync.client import oauth
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
@@ -30,11 +31,8 @@ from fitsync.client.secret import Secret
 from fitsync.sandbox import browser
 from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread, UvicornThread
 from fitsync.warehouse import db
-
-from fitsync.webhooks.subscriptions import subscribe
-from fitsync.cli.stop_signals import StopSignals
-from fitsync.webhooks.subscriptions import masked
 from fitsync.webhooks.receiver import DEFAULT_PREFIX, Receiver
+from fitsync.webhooks.subscriptions import masked, subscribe
 
 if TYPE_CHECKING:
     from dagster import DagsterInstance
@@ -69,7 +67,7 @@ def connect_athlete(config: Config, client: FitsyncClient, base_url: str, athlet
     return client.tokens.save_grant(body, body.get("scope") or granted).athlete_id
 
 
-def process_events(config: Config, client: FitsyncClient, instance: "DagsterInstance", expected: int,
+def process_events(config: Config, client: FitsyncClient, instance: DagsterInstance, expected: int,
                    timeout: float = 30.0) -> int:
     """What `dagster dev` does on its own: tick the sensor until the events are in, run what it asks for."""
     from fitsync.pipelines.sync_runner import execute_run_request, tick_webhook_sensor

@@ -7,9 +7,8 @@ import os
 
 import click
 
-from fitsync.cli.bench import bench
 from fitsync.cli.athletes import athletes, connect, disconnect
-from fitsync.cli.webhooks import webhooks
+from fitsync.cli.bench import bench
 from fitsync.cli.doctor import doctor
 from fitsync.cli.errors import FitsyncGroup
 from fitsync.cli.init import init
@@ -17,6 +16,7 @@ from fitsync.cli.query import query
 from fitsync.cli.report import report
 from fitsync.cli.status import status
 from fitsync.cli.sync import sync
+from fitsync.cli.webhooks import webhooks
 
 # Commands whose modules load a whole service (the sandbox) or DuckDB: imported only when one is run, completed or
 # asked for its own help, so `fitsync --help` and every other command start without them. Each keeps the line

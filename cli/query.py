@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-
 from typing import IO, TYPE_CHECKING, cast
 
 import click

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import signal
+from collections.abc import Iterator
 from types import FrameType
-from typing import Iterator
 
 import uvicorn
 

@@ -24,7 +24,7 @@ class StopSignals:
         self._seen: list[int] = []
         self._closed = False
 
-    def __enter__(self) -> "StopSignals":
+    def __enter__(self) -> StopSignals:
         stop_request.clear()
         self._reader, self._writer = socket.socketpair()
         for end in (self._reader, self._writer):

@@ -10,12 +10,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from fitsync.sync import progress
+from fitsync.cli.stop_signals import StopSignals
 from fitsync.client.config import Config, ConfigError
 from fitsync.client.runtime import FitsyncClient
-
 from fitsync.pipelines import nothing_new
-from fitsync.cli.stop_signals import StopSignals
+from fitsync.sync import progress
 
 if TYPE_CHECKING:
     from dagster import DagsterInstance
@@ -72,7 +71,9 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
                     continue
                 out.print(Text(f"athlete {athlete_id}: {found.why}: syncing", style="dim"), soft_wrap=True)
             if instance is None:
-                from fitsync.pipelines import instance as dagster_instance  # Dagster loads in seconds: only when a run is needed
+                from fitsync.pipelines import (
+                    instance as dagster_instance,  # Dagster loads in seconds: only when a run is needed
+                )
                 instance = dagster_instance.instance(config.home)
             detailed_before = _detailed(client, athlete_id)
             outcome = _run(client, instance, config, athlete_id, out, full=full, allow_shrink=allow_shrink,
@@ -113,8 +114,8 @@ PARTIAL = 3
 LEFT_OUT = 4
 
 
-def _run(client: FitsyncClient, instance: "DagsterInstance", config: Config, athlete_id: int, out: Console, *,
-         full: bool, allow_shrink: bool, max_wait: float, priority: str | None) -> "SyncOutcome":
+def _run(client: FitsyncClient, instance: DagsterInstance, config: Config, athlete_id: int, out: Console, *,
+         full: bool, allow_shrink: bool, max_wait: float, priority: str | None) -> SyncOutcome:
     """One Dagster run of the sync job for the athlete, its steps shown as they go."""
     from fitsync.cli.sync_progress import SyncProgress
     from fitsync.pipelines.sync_runner import sync_athlete
@@ -148,7 +149,7 @@ def _stopped(out: Console, client: FitsyncClient, signum: int, athlete_id: int |
     raise SystemExit(StopSignals.exit_code(signum))
 
 
-def _report(out: Console, outcome: "SyncOutcome") -> None:
+def _report(out: Console, outcome: SyncOutcome) -> None:
     if not outcome.metadata:  # nothing ran to the end: the error above says why
         return
     verdict = "FAILED" if not outcome.success else "LEFT OUT" if outcome.left_out() else "ok"

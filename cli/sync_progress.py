@@ -16,9 +16,9 @@ from dagster import DagsterEventType, DagsterInstance
 from rich.console import Console
 from rich.text import Text
 
-from fitsync.sync import progress
 from fitsync.client.rate_governor import Wait, current_waits, seconds_for
 from fitsync.client.runtime import FitsyncClient
+from fitsync.sync import progress
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ class SyncProgress:
     _cursor: str | None = None
     _phase_now: str | None = None
 
-    def __enter__(self) -> "SyncProgress":
+    def __enter__(self) -> SyncProgress:
         self._thread = threading.Thread(target=self._paint, daemon=True)
         self._thread.start()
         return self

@@ -22,7 +22,8 @@ def webhooks() -> None:
 def subscribe(callback_url: str) -> None:
     """Create the subscription (the service validates the callback first); again after unsubscribe rotates the
     path secret."""
-    from fitsync.webhooks.subscriptions import masked, subscribe as create_subscription
+    from fitsync.webhooks.subscriptions import masked
+    from fitsync.webhooks.subscriptions import subscribe as create_subscription
 
     with open_client() as client:
         try:

@@ -9,16 +9,17 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from typing import Any, Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
+from typing import Any
 
 import httpx
 
 from . import athlete_zones, errors
 from .known_fields import unknown_fields
+from .rate_governor import Lane
 from .records import Record, UnexpectedShape, record, records, shape_problem
 from .secret import Secret
 from .tokens import TokenManager
-from .rate_governor import Lane
 from .transport import Budget, Transport
 
 PAGE_SIZE = 200

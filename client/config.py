@@ -6,9 +6,10 @@ import dataclasses
 import logging
 import os
 import tomllib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .secret import Secret
@@ -84,11 +85,11 @@ class Config:
             )
         return self.client_id, self.client_secret.reveal()
 
-    def replace(self, **changes: Any) -> "Config":
+    def replace(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **changes)
 
     @classmethod
-    def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Config":
+    def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Config:
         env = os.environ if env is None else env
         # overrides win over the environment here too: the config file is read from the home that is used
         # absolute: the Dagster instance under it needs an absolute path, and a run's process may start elsewhere

@@ -20,8 +20,9 @@ import hashlib
 import logging
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
@@ -79,7 +80,7 @@ class TokenCipher:
 
     @classmethod
     def for_home(cls, home: Path, secret_key: Secret, store: StateStore | None = None,
-                 previous: Secret | None = None) -> "TokenCipher":
+                 previous: Secret | None = None) -> TokenCipher:
         """The key of FITSYNC_SECRET_KEY (a passphrase, with the salt of `store`) or of the key file (mode 0600, made by
         the first process), and the keys stored values may still be under: those of `previous`
         (FITSYNC_SECRET_KEY_PREVIOUS) and the passphrases' unsalted ones."""

@@ -11,7 +11,7 @@ import contextlib
 import threading
 import time
 import typing
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpcore
 import httpx

@@ -108,7 +108,7 @@ class LoopbackReceiver:
     def redirect_uri(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}{self._path}"
 
-    def __enter__(self) -> "LoopbackReceiver":
+    def __enter__(self) -> LoopbackReceiver:
         self._thread.start()
         return self
 

@@ -7,8 +7,9 @@ kept whole with its raw JSON and a list of issues, so one odd activity never fai
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 # The service's sport types (legacy `type` values are a subset); new ones appear from time to time.
 SPORT_TYPES = frozenset({

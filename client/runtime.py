@@ -48,7 +48,7 @@ class FitsyncClient:
                         "seconds", type(error).__name__)
         self.transport.close()
 
-    def __enter__(self) -> "FitsyncClient":
+    def __enter__(self) -> FitsyncClient:
         return self
 
     def __exit__(self, *exc: object) -> None:

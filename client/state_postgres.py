@@ -16,7 +16,8 @@ import os
 import re
 import socket
 import time
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg

@@ -10,8 +10,9 @@ import contextlib
 import fcntl
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .config import Config
@@ -263,7 +264,7 @@ class StateStore:
             return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
-def open_store(config: "Config") -> StateStore:
+def open_store(config: Config) -> StateStore:
     """The configured state store: PostgreSQL when `state_url` names one, else the SQLite file in the home."""
     url = config.state_url.reveal()
     if url and not url.startswith(("postgresql://", "postgres://")):

@@ -4,16 +4,23 @@ import os
 import warnings
 from typing import Any
 
-from dagster import (AssetSelection, AutomationConditionSensorDefinition, DefaultSensorStatus, Definitions, EnvVar,
-                     in_process_executor, load_asset_checks_from_modules, load_assets_from_modules)
+from dagster import (
+    AssetSelection,
+    AutomationConditionSensorDefinition,
+    DefaultSensorStatus,
+    Definitions,
+    EnvVar,
+    in_process_executor,
+    load_asset_checks_from_modules,
+    load_assets_from_modules,
+)
 from dagster_duckdb import DuckDBResource
 
 from fitsync.assets import activities, activity_details, analysis, athlete, segments, warehouse_load
-
 from fitsync.pipelines.jobs import nightly_sync, sync_job
 from fitsync.pipelines.purge import purge_athlete_job
-from fitsync.resources.api import FitsyncApi, warehouse_path
 from fitsync.pipelines.webhook_sensor import webhook_events, webhook_refresh_job
+from fitsync.resources.api import FitsyncApi, warehouse_path
 
 # Dagster 1.13 re-creates a sensor with its jobs bound to the resources and passes `owners` along itself, which
 # warns that the parameter is beta although fitsync never sets it. Only that warning is silenced.

@@ -12,9 +12,8 @@ from pathlib import Path
 
 from dagster import DagsterInstance
 
-from fitsync.resources.run import API_POOL, DUCKDB_POOL
-
 from fitsync.resources.partitions import ATHLETES
+from fitsync.resources.run import API_POOL, DUCKDB_POOL
 
 DAGSTER_YAML = resources.files(__package__).joinpath("dagster.yaml").read_text()
 

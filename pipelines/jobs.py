@@ -1,11 +1,20 @@
 """Jobs and the nightly schedule: one run per connected athlete (partition)."""
 
-from dagster import (AssetSelection, DagsterInvalidDefinitionError, DefaultScheduleStatus, RunRequest,
-                     ScheduleDefinition, ScheduleEvaluationContext, SkipReason, define_asset_job, schedule)
+from dagster import (
+    AssetSelection,
+    DagsterInvalidDefinitionError,
+    DefaultScheduleStatus,
+    RunRequest,
+    ScheduleDefinition,
+    ScheduleEvaluationContext,
+    SkipReason,
+    define_asset_job,
+    schedule,
+)
 
-from fitsync.sync.cadence import REFRESH_TAG
-from fitsync.resources.partitions import ATHLETES
 from fitsync.client.config import Config, ConfigError
+from fitsync.resources.partitions import ATHLETES
+from fitsync.sync.cadence import REFRESH_TAG
 
 FULL_RECONCILIATION_WEEKDAY = 6  # Sunday
 

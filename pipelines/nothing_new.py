@@ -15,9 +15,9 @@ import logging
 import time
 from dataclasses import dataclass
 
-from fitsync.sync import cadence, landing, progress
 from fitsync.client import stop_request
 from fitsync.client.runtime import FitsyncClient
+from fitsync.sync import cadence, landing, progress
 
 log = logging.getLogger(__name__)
 

@@ -7,11 +7,10 @@ from dagster_duckdb import DuckDBResource
 
 from fitsync.assets.analysis import output_dir
 from fitsync.client.runtime import FitsyncClient
+from fitsync.resources.api import FitsyncApi
 from fitsync.resources.run import DUCKDB_POOL
 from fitsync.warehouse import db
 from fitsync.warehouse.purge import purge_athlete
-
-from fitsync.resources.api import FitsyncApi
 
 ANALYSIS_OUTPUTS = ("analysis", "reports")
 STATE_TABLES = ("athletes", "sync_cursors", "known_activities", "known_segments", "landing", "webhook_lifecycle")

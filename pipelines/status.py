@@ -10,10 +10,9 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from fitsync.sync import progress
 from fitsync.client.runtime import FitsyncClient
+from fitsync.sync import progress
 from fitsync.warehouse import db
-
 from fitsync.webhooks.subscriptions import masked
 
 WAREHOUSE_TABLES = ("activities", "segment_efforts", "activity_zones", "starred_segments", "deleted_activities")
@@ -22,7 +21,7 @@ WAREHOUSE_TABLES = ("activities", "segment_efforts", "activity_zones", "starred_
 def iso(epoch: float | int | str | None) -> str | None:
     if epoch in (None, ""):
         return None
-    return dt.datetime.fromtimestamp(float(epoch), dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.fromtimestamp(float(epoch), dt.UTC).isoformat(timespec="seconds")
 
 
 def collect(client: FitsyncClient, last_runs: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:

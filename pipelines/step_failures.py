@@ -9,12 +9,12 @@ class name and points at the run's log.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 from fitsync.client.config import Config
 from fitsync.client.errors import FitsyncError
-
 from fitsync.client.explain import DISK_TROUBLE, debugging, disk_full, too_slow, unreachable
 
 WRAPPERS = {"DagsterExecutionStepExecutionError", "DagsterUserCodeExecutionError"}

@@ -6,26 +6,33 @@ import os
 import signal
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
-from dagster import (AddDynamicPartitionsRequest, DagsterInstance, DagsterRunStatus, DeleteDynamicPartitionsRequest,
-                     RunRequest, RunsFilter, SensorResult, build_sensor_context)
+from dagster import (
+    AddDynamicPartitionsRequest,
+    DagsterInstance,
+    DagsterRunStatus,
+    DeleteDynamicPartitionsRequest,
+    RunRequest,
+    RunsFilter,
+    SensorResult,
+    build_sensor_context,
+)
 from dagster_duckdb import DuckDBResource
 
-from fitsync.sync.cadence import REFRESH_TAG
-from fitsync.resources.run import LEFT_OUT, PRIORITY_TAG, WRONG_ANSWER
-from fitsync.resources.partitions import ATHLETES
 from fitsync.client.config import FIELDS, Config
 from fitsync.client.secret import Secret
 from fitsync.client.state_store import AthleteBusy, open_store
-
 from fitsync.pipelines import step_failures
 from fitsync.pipelines.definitions import build_definitions
-from fitsync.resources.api import FitsyncApi
 from fitsync.pipelines.webhook_sensor import webhook_events
-
+from fitsync.resources.api import FitsyncApi
+from fitsync.resources.partitions import ATHLETES
+from fitsync.resources.run import LEFT_OUT, PRIORITY_TAG, WRONG_ANSWER
+from fitsync.sync.cadence import REFRESH_TAG
 
 RUN_KEY_TAG = "dagster/run_key"
 HOST_TAG, PID_TAG = "fitsync/host", "fitsync/pid"

@@ -3,23 +3,31 @@
 import time
 
 import httpx
-from dagster import (AddDynamicPartitionsRequest, DagsterInstance, DagsterRunStatus, DefaultSensorStatus,
-                     DeleteDynamicPartitionsRequest, RunRequest, RunsFilter, SensorEvaluationContext, SensorResult,
-                     SkipReason, define_asset_job, sensor)
+from dagster import (
+    AddDynamicPartitionsRequest,
+    DagsterInstance,
+    DagsterRunStatus,
+    DefaultSensorStatus,
+    DeleteDynamicPartitionsRequest,
+    RunRequest,
+    RunsFilter,
+    SensorEvaluationContext,
+    SensorResult,
+    SkipReason,
+    define_asset_job,
+    sensor,
+)
 
-from fitsync.resources.run import WEBHOOK_TAG
-
-from fitsync.resources.partitions import ATHLETES
-from fitsync.sync.progress import known_ids
 from fitsync.client.errors import FitsyncError, NotConnected, ReauthorizationRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.runtime import FitsyncClient
-
-from fitsync.webhooks import admission as webhook_admission
-
-from fitsync.webhooks import inbox as webhook_inbox
 from fitsync.pipelines.purge import purge_athlete_job
 from fitsync.resources.api import FitsyncApi
+from fitsync.resources.partitions import ATHLETES
+from fitsync.resources.run import WEBHOOK_TAG
+from fitsync.sync.progress import known_ids
+from fitsync.webhooks import admission as webhook_admission
+from fitsync.webhooks import inbox as webhook_inbox
 from fitsync.webhooks.plan import load_lifecycle, plan, save_lifecycle
 
 webhook_refresh_job = define_asset_job(

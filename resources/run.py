@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from dagster import Config, MetadataValue
 
 from fitsync.client.rate_governor import CLASSES
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.state_store import StateStore
-
 from fitsync.sync import progress
 
 API_POOL = "fitsync_api"

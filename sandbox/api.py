@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal
+from typing import Any, Literal
 
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from . import ratelimit, scopes, tokens
-from .broken_answers import broken
 from .apps import App, authenticate_client
+from .broken_answers import broken
 from .faults import ApiError, bad_request, missing_scope, subscription_required
 from .params import Location, Param, parse_all
 from .state import SandboxState
@@ -28,7 +29,7 @@ class Operation:
     operation_id: str
     method: str
     path: str
-    handler: Callable[["Call"], Any]
+    handler: Callable[[Call], Any]
     resource: str
     summary: str
     params: tuple[Param, ...] = ()

@@ -115,4 +115,4 @@ def parse_when(value: Any) -> dt.datetime | None:
         when = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
         raise bad_request("Activity", "start_date") from None
-    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
+    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)

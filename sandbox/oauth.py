@@ -5,10 +5,11 @@ from __future__ import annotations
 import html
 import json
 import time
+from collections.abc import Awaitable, Callable
 from importlib import resources as pkg_resources
 from string import Template
-from typing import Any, Awaitable, Callable
-from urllib.parse import urlencode, urlsplit, urlunsplit, parse_qsl
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response

@@ -9,12 +9,12 @@ import time
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from . import representations as rep
 from . import flavors, push, store, world
+from . import representations as rep
 from .api import Call
+from .faults import ApiError, bad_request, forbidden, not_found
 from .world_activity import pace_zones
 from .world_common import raise_id_floor
-from .faults import ApiError, bad_request, forbidden, not_found
 
 RECENT_DAYS = 28
 STATS_GROUPS = {"ride": ("Ride", "VirtualRide", "EBikeRide"), "run": ("Run", "VirtualRun"), "swim": ("Swim",)}
@@ -363,5 +363,5 @@ def _athlete_facts(conn: sqlite3.Connection, athlete_id: int) -> dict[str, Any]:
 
 
 def _iso(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 

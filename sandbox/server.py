@@ -39,7 +39,7 @@ def open_state(options: ServerOptions) -> SandboxState:
     """Open the db, seed an empty world, apply setting overrides and read (or create) the secrets."""
     conn = store.connect(options.db)
     if store.get_meta(conn, "seed") is None:
-        anchor = options.seed.anchor or dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+        anchor = options.seed.anchor or dt.datetime.now(dt.UTC).replace(microsecond=0)
         world.seed_world(conn, seed=options.seed.seed, athletes=options.seed.athletes,
                          activities_per_athlete=options.seed.activities_per_athlete, anchor=anchor)
     state = SandboxState(
@@ -79,7 +79,7 @@ class UvicornThread:
                                                     timeout_keep_alive=KEEP_ALIVE_SECONDS))
         self._thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
 
-    def start(self, timeout: float = 30.0) -> "UvicornThread":
+    def start(self, timeout: float = 30.0) -> UvicornThread:
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not self.server.started:
@@ -100,7 +100,7 @@ class UvicornThread:
         self.server.should_exit = True
         self._thread.join(timeout=10)
 
-    def __enter__(self) -> "UvicornThread":
+    def __enter__(self) -> UvicornThread:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -123,6 +123,6 @@ class ServerThread(UvicornThread):
     def console_key(self) -> str:
         return self.state.console_key
 
-    def __enter__(self) -> "ServerThread":
+    def __enter__(self) -> ServerThread:
         self.start()
         return self

@@ -53,7 +53,7 @@ class Settings:
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
-    def updated(self, changes: dict[str, Any]) -> "Settings":
+    def updated(self, changes: dict[str, Any]) -> Settings:
         """Return a copy with `changes` applied, type-checked against the field types."""
         known = {f.name: f for f in fields(self)}
         unknown = sorted(set(changes) - set(known))
@@ -65,7 +65,7 @@ class Settings:
         return Settings(**current)
 
     @classmethod
-    def from_json(cls, text: str | None) -> "Settings":
+    def from_json(cls, text: str | None) -> Settings:
         return cls().updated(json.loads(text)) if text else cls()
 
 

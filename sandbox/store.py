@@ -7,9 +7,10 @@ import json
 import os
 import secrets
 import sqlite3
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .settings import Settings
 

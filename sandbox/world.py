@@ -27,9 +27,24 @@ from zoneinfo import ZoneInfo
 from . import store
 from .world_activity import Batch, manual_activity, record
 from .world_common import (
-    ACTIVITY_BASE, ATHLETE_BASE, CLIMB_CATEGORY_DESC, EFFORT_BASE, GEAR_BASE, LAP_BASE, LEGACY_TYPES,
-    PRIVATE_ATHLETE_KEYS, SEGMENT_BASE, SPORT_TYPES, UTC, VISIBILITIES, climb_category, epoch, pick, power_zones,
-    seeded, sport_family,
+    ACTIVITY_BASE,
+    ATHLETE_BASE,
+    CLIMB_CATEGORY_DESC,
+    EFFORT_BASE,
+    GEAR_BASE,
+    LAP_BASE,
+    LEGACY_TYPES,
+    PRIVATE_ATHLETE_KEYS,
+    SEGMENT_BASE,
+    SPORT_TYPES,
+    UTC,
+    VISIBILITIES,
+    climb_category,
+    epoch,
+    pick,
+    power_zones,
+    seeded,
+    sport_family,
 )
 from .world_people import Athlete, create_athlete
 from .world_tables import KIND_MIX, REGIONS, SPORT_MIX, START_HOURS

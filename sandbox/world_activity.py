@@ -10,24 +10,59 @@ import hashlib
 import math
 import random
 import sqlite3
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Mapping, Sequence
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import polyline
 
 from .world_common import (
-    ACTIVITY_BASE, EFFORT_BASE, SPORT_TYPES, VISIBILITIES, LocalTime, dumps, epoch, iso, local_time, next_id,
-    next_lap_id, pick, power_zones, seeded, sport_family,
+    ACTIVITY_BASE,
+    EFFORT_BASE,
+    SPORT_TYPES,
+    VISIBILITIES,
+    LocalTime,
+    dumps,
+    epoch,
+    iso,
+    local_time,
+    next_id,
+    next_lap_id,
+    pick,
+    power_zones,
+    seeded,
+    sport_family,
 )
 from .world_course import (
-    XY, Leg, Timeline, connector, cut_points, grade_factor, offset, round_to_total, spread, thin, weighted, xy_dist,
+    XY,
+    Leg,
+    Timeline,
+    connector,
+    cut_points,
+    grade_factor,
+    offset,
+    round_to_total,
+    spread,
+    thin,
+    weighted,
+    xy_dist,
 )
 from .world_people import Athlete, Segment, load_athlete, segments_near
 from .world_tables import (
-    BIKE_COMPUTERS, CUSTOM_NAMES, DAY_PARTS, DESCRIPTIONS, FALLBACK_SPORT, GEAR_ROLES, INDOOR_APPS, PHONE_APP, SPORTS,
-    WATCHES, Region, Sport,
+    BIKE_COMPUTERS,
+    CUSTOM_NAMES,
+    DAY_PARTS,
+    DESCRIPTIONS,
+    FALLBACK_SPORT,
+    GEAR_ROLES,
+    INDOOR_APPS,
+    PHONE_APP,
+    SPORTS,
+    WATCHES,
+    Region,
+    Sport,
 )
 
 _SUFFER_PER_HOUR = (12, 24, 45, 100, 120)  # relative-effort points per hour in HR zones 1-5

@@ -6,14 +6,15 @@ import json
 import math
 import random
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Sequence
+from datetime import UTC, datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from .world_tables import OTHER_SPORT_TYPES, SPORTS
 
-UTC = timezone.utc
+UTC = UTC
 ATHLETE_BASE = 48_000_001
 SEGMENT_BASE = 2_000_001
 ACTIVITY_BASE = 9_000_000_001

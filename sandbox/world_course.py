@@ -9,8 +9,9 @@ from __future__ import annotations
 import bisect
 import math
 import random
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 EARTH_RADIUS = 6_371_000.0
 STEP = 100.0  # metres between timeline samples

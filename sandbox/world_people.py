@@ -7,20 +7,41 @@ import math
 import random
 import sqlite3
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
 import polyline
 
 from .world_common import (
-    ATHLETE_BASE, MIN_CLIMB_GRADE, SEGMENT_BASE, UTC, box, climb_category, dumps, epoch, iso, next_id,
-    next_gear_number, pick, seeded,
+    ATHLETE_BASE,
+    MIN_CLIMB_GRADE,
+    SEGMENT_BASE,
+    UTC,
+    box,
+    climb_category,
+    dumps,
+    epoch,
+    iso,
+    next_gear_number,
+    next_id,
+    pick,
+    seeded,
 )
 from .world_course import XY, Plane, offset, path_length, wander
 from .world_tables import (
-    BIKES, FIRST_NAMES, KIND_MIX, LAST_NAMES, PRIVATE_SEGMENT_NAMES, REGIONS, REGIONS_BY_NAME, SHOES, Region,
-    SegmentSpec, Sport,
+    BIKES,
+    FIRST_NAMES,
+    KIND_MIX,
+    LAST_NAMES,
+    PRIVATE_SEGMENT_NAMES,
+    REGIONS,
+    REGIONS_BY_NAME,
+    SHOES,
+    Region,
+    SegmentSpec,
+    Sport,
 )
 
 _HR_ZONE_SHARES = (0.65, 0.81, 0.89, 0.97)  # of max HR: upper bounds of zones 1-4

@@ -10,9 +10,10 @@ import hashlib
 import json
 import sqlite3
 import time
-from datetime import datetime
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from datetime import datetime
+from typing import Any
 
 from fitsync.client.records import Record
 from fitsync.client.state_store import StateStore
@@ -46,7 +47,7 @@ class ListingOutcome:
     new: int
     changed: int
 
-    def __add__(self, other: "ListingOutcome") -> "ListingOutcome":
+    def __add__(self, other: ListingOutcome) -> ListingOutcome:
         return ListingOutcome(self.seen + other.seen, self.new + other.new, self.changed + other.changed)
 
 

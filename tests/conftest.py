@@ -6,8 +6,8 @@ import datetime as dt
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 from dagster import DagsterInstance, instance_for_test
@@ -85,7 +85,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def sandbox_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
     db = tmp_path_factory.mktemp("sandbox") / "sandbox.db"
     options = ServerOptions(db=str(db), port=0, seed=SeedOptions(SEED.seed, SEED.athletes, SEED.activities_per_athlete,
-                                                                  dt.datetime.now(dt.timezone.utc).replace(microsecond=0)))
+                                                                  dt.datetime.now(dt.UTC).replace(microsecond=0)))
     with ServerThread(options) as server:
         yield server
 

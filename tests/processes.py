@@ -66,7 +66,7 @@ class Burst:
         self._lock = threading.Lock()
         self._threads = [threading.Thread(target=self._work, daemon=True) for _ in range(threads)]
 
-    def send(self, indexes: list[int]) -> "Burst":
+    def send(self, indexes: list[int]) -> Burst:
         for i in indexes:
             self._todo.put(i)
         for _ in self._threads:

@@ -6,8 +6,9 @@ import contextlib
 import datetime as dt
 import secrets
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 
@@ -270,7 +271,7 @@ class Receiver:
             await asyncio.sleep(delay)
         return Response(status_code=status)
 
-    def start(self, timeout: float = 10.0) -> "Receiver":
+    def start(self, timeout: float = 10.0) -> Receiver:
         from fitsync.sandbox.server import UvicornThread
 
         self._server = UvicornThread(self.app).start(timeout)
@@ -281,7 +282,7 @@ class Receiver:
         if self._server is not None:
             self._server.stop()
 
-    def __enter__(self) -> "Receiver":
+    def __enter__(self) -> Receiver:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -313,7 +314,7 @@ def add_athlete(sb: Harness, premium: bool = True, **options: Any) -> int:
 def record(sb: Harness, athlete_id: int, *, days_ago: float | None = None, **fields: Any) -> int:
     """A device upload (full detail) for the athlete; `days_ago` sets its start time."""
     if days_ago is not None:
-        fields["start_date"] = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=days_ago)).isoformat()
+        fields["start_date"] = (dt.datetime.now(dt.UTC) - dt.timedelta(days=days_ago)).isoformat()
     response = sb.console.post(f"/athletes/{athlete_id}/activities", json=fields)
     assert response.status_code == 200, response.text
     return int(response.json()["id"])

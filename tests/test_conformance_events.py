@@ -50,8 +50,9 @@ from __future__ import annotations
 import calendar
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest

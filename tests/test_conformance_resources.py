@@ -231,7 +231,7 @@ def test_s4_1_r2_per_page_defaults_to_30(sb, full, premium_id):
 
 def test_s4_1_r2_per_page_above_200_is_clamped_to_200(sb):
     athlete = new_athlete(sb)
-    start = dt.datetime(2018, 1, 1, 6, tzinfo=dt.timezone.utc)
+    start = dt.datetime(2018, 1, 1, 6, tzinfo=dt.UTC)
     for n in range(205):
         record(sb, athlete, sport_type="Walk", distance=1000.0, moving_time=600,
                start_date=(start + dt.timedelta(hours=n)).isoformat())

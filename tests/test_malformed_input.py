@@ -17,8 +17,9 @@ The athlete console (`/sandbox/...`) is swept the same way without a key and wit
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest

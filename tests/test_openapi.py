@@ -33,8 +33,9 @@ import datetime as dt
 import re
 import sqlite3
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest

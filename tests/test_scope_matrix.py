@@ -27,8 +27,9 @@ around the athlete's home (polylines and start/end points within 400 m), and the
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 import polyline

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import polyline
@@ -12,11 +12,11 @@ import pytest
 
 from fitsync.sandbox import store, world
 
-ANCHOR = datetime(2026, 3, 29, 9, 30, tzinfo=timezone.utc)  # the morning Europe switched to summer time
+ANCHOR = datetime(2026, 3, 29, 9, 30, tzinfo=UTC)  # the morning Europe switched to summer time
 TABLES = ("athletes", "gear", "segments", "stars", "activities", "efforts", "meta")
 
 
-def _seeded(seed: int = 11, athletes: int = 4, per: int = 60) -> "store.sqlite3.Connection":
+def _seeded(seed: int = 11, athletes: int = 4, per: int = 60) -> store.sqlite3.Connection:
     conn = store.connect(":memory:")
     world.seed_world(conn, seed=seed, athletes=athletes, activities_per_athlete=per, anchor=ANCHOR)
     return conn

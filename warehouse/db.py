@@ -13,9 +13,9 @@ import hashlib
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Iterator
 
 import duckdb
 

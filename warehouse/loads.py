@@ -13,8 +13,9 @@ import datetime as dt
 import functools
 import json
 import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence, cast
+from typing import Any, cast
 
 import duckdb
 import polars as pl
@@ -66,7 +67,7 @@ BATCH_SCHEMA: dict[str, Any] = {
 def frame(objects: Iterable[Any], *, athlete_id: int | None = None, activity_ids: Sequence[int] | None = None,
           fetched_at: dt.datetime | None = None, issues: Sequence[Sequence[str]] | None = None) -> pl.DataFrame:
     """A batch: one row per fetched object with its raw JSON and the context the mappings read."""
-    fetched_at = fetched_at or dt.datetime.now(dt.timezone.utc)
+    fetched_at = fetched_at or dt.datetime.now(dt.UTC)
     raws = [o if isinstance(o, str) else json.dumps(o, separators=(",", ":")) for o in objects]
     n = len(raws)
     return pl.DataFrame(
@@ -365,7 +366,7 @@ def delete_activities(conn: duckdb.DuckDBPyConnection, activity_ids: Sequence[in
     restored). With `athlete_id`, only that athlete's: an event about one athlete never removes another's rows."""
     if not activity_ids:
         return 0
-    when = when or dt.datetime.now(dt.timezone.utc)
+    when = when or dt.datetime.now(dt.UTC)
     ids = list(activity_ids)
     if athlete_id is not None:
         ids = [r[0] for r in conn.execute("SELECT activity_id FROM activities WHERE athlete_id = ? AND activity_id IN "

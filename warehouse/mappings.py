@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from .documents import DETAILS, SUMMARIES, Kind
-from .expressions import NUMBER_READ, coord, columns, instant, json_of, local, text, val, zone_name
+from .expressions import NUMBER_READ, columns, coord, instant, json_of, local, text, val, zone_name
 from .plausible import Range, range_of
 
 

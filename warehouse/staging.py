@@ -16,8 +16,18 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from .expressions import (FIELD_READ, JSON_READ, REJECTED, checked, graft, json_leaves, leaf_types, parse_once,
-                          as_double, refused_text)
+from .expressions import (
+    FIELD_READ,
+    JSON_READ,
+    REJECTED,
+    as_double,
+    checked,
+    graft,
+    json_leaves,
+    leaf_types,
+    parse_once,
+    refused_text,
+)
 from .mappings import ARRAY_PATHS, MEMBER_ROWS, Mapping, array_column, unnest_source
 
 ITEM = "item"

@@ -19,8 +19,8 @@ import json
 import math
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from fitsync.webhooks.inbox import Event
 

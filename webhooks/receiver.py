@@ -13,7 +13,8 @@ import hmac
 import json
 import logging
 import threading
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -21,7 +22,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from fitsync.client.runtime import FitsyncClient
-
 from fitsync.webhooks import inbox as webhook_inbox
 
 log = logging.getLogger(__name__)

@@ -49,7 +49,7 @@ class Builder:
         """An activity starting at `local` (wall clock) with the UTC offset `offset_h` (start_date = local - offset)."""
         activity_id = activity_id or next(self._ids)
         wall = dt.datetime.fromisoformat(local)
-        instant = (wall - dt.timedelta(hours=offset_h)).replace(tzinfo=dt.timezone.utc)
+        instant = (wall - dt.timedelta(hours=offset_h)).replace(tzinfo=dt.UTC)
         self.conn.execute(
             "INSERT INTO activities (activity_id, athlete_id, name, sport_type, type, start_date, start_date_local, "
             "timezone, utc_offset, distance, moving_time, elapsed_time, total_elevation_gain, device_watts, "
@@ -65,7 +65,7 @@ class Builder:
                offset_h: float = 0.0, watts: float | None = None) -> int:
         effort_id = effort_id or next(self._ids)
         wall = dt.datetime.fromisoformat(local)
-        instant = (wall - dt.timedelta(hours=offset_h)).replace(tzinfo=dt.timezone.utc)
+        instant = (wall - dt.timedelta(hours=offset_h)).replace(tzinfo=dt.UTC)
         self.conn.execute(
             "INSERT INTO segment_efforts (effort_id, activity_id, athlete_id, segment_id, name, elapsed_time, "
             "moving_time, start_date, start_date_local, pr_rank, hidden, device_watts, average_watts, raw) "

@@ -5,9 +5,9 @@ tables, and the Dagster analysis assets materialize with previews, Parquet snaps
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import polars as pl
 import pytest
@@ -16,17 +16,16 @@ from dagster_duckdb import DuckDBResource
 from polars.testing import assert_frame_equal
 
 from fitsync.assets import analysis as analysis_assets
-from fitsync.resources.partitions import athletes_partitions
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 from fitsync.pipelines.sync_runner import sync_athlete
+from fitsync.resources.partitions import athletes_partitions
 from fitsync.warehouse import analysis, db
 
+from ..conftest import ROOMY_LIMITS
 from ..sandbox_harness import Harness, save_grant
 from .test_metrics import read, recurrence
-
-from ..conftest import ROOMY_LIMITS
 
 
 @dataclass

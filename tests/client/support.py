@@ -135,7 +135,7 @@ class CallbackReceiver:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/webhook"
 
-    def __enter__(self) -> "CallbackReceiver":
+    def __enter__(self) -> CallbackReceiver:
         self._thread.start()
         return self
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import resource
 import time
-from typing import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from starlette.applications import Starlette

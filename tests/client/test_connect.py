@@ -23,9 +23,9 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
+from fitsync.cli.main import main
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
-from fitsync.cli.main import main
 from fitsync.sandbox import browser
 
 from ..sandbox_harness import Harness

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import duckdb
 import pytest
@@ -16,17 +17,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from fitsync.sync import landing
 from fitsync.assets.warehouse_load import apply_batch
 from fitsync.client import athlete_zones, errors
 from fitsync.client.api import AthleteApi
-from fitsync.client.records import UnexpectedShape
 from fitsync.client.config import Config
+from fitsync.client.records import UnexpectedShape
 from fitsync.client.secret import Secret
 from fitsync.client.shape_reports import ShapeReports
 from fitsync.client.state_store import StateStore
 from fitsync.client.transport import Transport
 from fitsync.sandbox.server import UvicornThread
+from fitsync.sync import landing
 from fitsync.warehouse import db
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"
@@ -272,8 +273,8 @@ def test_the_real_token_answer_has_no_scope_and_fitsync_does_not_need_it() -> No
 
 
 def test_a_summary_with_a_date_that_is_not_one_is_flagged_not_fatal(tmp_path: Path) -> None:
-    from fitsync.sync import progress
     from fitsync.client.records import record
+    from fitsync.sync import progress
 
     store = StateStore(tmp_path / "state.db")
     good, odd = fixture("swagger_athlete_activities.json")

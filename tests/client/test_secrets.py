@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from fitsync.cli.main import main
 from fitsync.client import oauth
 from fitsync.client.config import Config
 from fitsync.client.errors import NotFound, OAuthError, ReauthorizationRequired
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
-from fitsync.cli.main import main
 
 from ..sandbox_harness import App, Harness, save_grant
 from .conftest import MakeConfig

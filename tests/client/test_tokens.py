@@ -18,9 +18,9 @@ import time
 import pytest
 from click.testing import CliRunner
 
+from fitsync.cli.main import main
 from fitsync.client.errors import ReauthorizationRequired
 from fitsync.client.runtime import FitsyncClient
-from fitsync.cli.main import main
 
 from ..sandbox_harness import App, Harness, query, wait_until
 from .conftest import Connected, MakeConfig, connect_athlete

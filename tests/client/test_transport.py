@@ -18,13 +18,12 @@ import time
 from typing import Any
 
 import httpx
-
-from fitsync.client.transport import UncertainOutcome
 import pytest
 
 from fitsync.client.api import AthleteApi
 from fitsync.client.errors import ApiError, NotFound
 from fitsync.client.runtime import FitsyncClient
+from fitsync.client.transport import UncertainOutcome
 
 from ..sandbox_harness import App, Harness, query
 from .conftest import Connected, MakeConfig, connect_athlete

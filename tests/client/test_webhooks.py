@@ -13,9 +13,9 @@ import socket
 
 from click.testing import CliRunner
 
+from fitsync.cli.main import main
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
-from fitsync.cli.main import main
 from fitsync.webhooks.subscriptions import masked
 
 from ..sandbox_harness import App, Harness

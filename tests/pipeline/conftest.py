@@ -11,9 +11,10 @@ from __future__ import annotations
 import functools
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -28,8 +29,8 @@ from fitsync.sandbox.server import ServerThread
 from fitsync.warehouse import db
 
 # add_athlete and record are re-exported for this folder's tests.
-from ..processes import subprocess_env
-from ..sandbox_harness import add_athlete, change, delete, record, save_grant, ALL_SCOPES, App, Grant, Harness
+from ..processes import subprocess_env  # noqa: F401 (the test modules import it from here)
+from ..sandbox_harness import ALL_SCOPES, App, Grant, Harness, add_athlete, change, delete, record, save_grant  # noqa: F401 (the test modules import them from here)
 
 REPO = Path(__file__).resolve().parents[2]
 # Columns that record when fitsync fetched or loaded something: they differ between two equal syncs.

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fitsync.sync import progress
 from fitsync.pipelines.status import iso
+from fitsync.sync import progress
 
 from ..sandbox_harness import Harness, wait_until
 from .conftest import REPO, Connect, Home, add_athlete, record, record_many, subprocess_env

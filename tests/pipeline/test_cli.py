@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from ..sandbox_harness import Harness
 from .conftest import REPO, Connect, Home, add_athlete, record_many, subprocess_env

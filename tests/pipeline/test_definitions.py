@@ -10,16 +10,24 @@ import sys
 from pathlib import Path
 
 import pytest
-from dagster import (AssetKey, DagsterEventType, DagsterInstance, Definitions, DynamicPartitionsDefinition, RunRequest,
-                     SkipReason, build_schedule_context)
+from dagster import (
+    AssetKey,
+    DagsterEventType,
+    DagsterInstance,
+    Definitions,
+    DynamicPartitionsDefinition,
+    RunRequest,
+    SkipReason,
+    build_schedule_context,
+)
 
-from fitsync.sync.cadence import REFRESH_TAG
-from fitsync.resources.run import API_POOL, DUCKDB_POOL
-from fitsync.resources.partitions import athletes_partitions
 from fitsync.cli import checks
 from fitsync.client.config import Config
 from fitsync.pipelines.definitions import defs
 from fitsync.pipelines.jobs import nightly_sync
+from fitsync.resources.partitions import athletes_partitions
+from fitsync.resources.run import API_POOL, DUCKDB_POOL
+from fitsync.sync.cadence import REFRESH_TAG
 from fitsync.warehouse import db
 
 from ..sandbox_harness import Harness
@@ -73,7 +81,7 @@ def _evaluate(instance: DagsterInstance, when: dt.datetime) -> list[RunRequest] 
 
 
 def test_nightly_schedule_fans_out_one_run_per_athlete_with_daily_run_keys(dagster_instance: DagsterInstance) -> None:
-    tuesday = dt.datetime(2026, 3, 3, 3, 30, tzinfo=dt.timezone.utc)
+    tuesday = dt.datetime(2026, 3, 3, 3, 30, tzinfo=dt.UTC)
     skipped = _evaluate(dagster_instance, tuesday)
     assert isinstance(skipped, SkipReason) and "connect" in (skipped.skip_message or "")
 
@@ -89,14 +97,14 @@ def test_nightly_schedule_fans_out_one_run_per_athlete_with_daily_run_keys(dagst
     assert isinstance(wednesday, list) and not {r.run_key for r in wednesday} & set(keys)
     assert all(r.run_config["ops"]["activities"]["config"]["full"] is False for r in requests)
     assert all(r.tags[REFRESH_TAG] == "all" for r in requests)  # stats, zones, starred: every night
-    sunday = _evaluate(dagster_instance, dt.datetime(2026, 3, 8, 3, 30, tzinfo=dt.timezone.utc))
+    sunday = _evaluate(dagster_instance, dt.datetime(2026, 3, 8, 3, 30, tzinfo=dt.UTC))
     assert isinstance(sunday, list) and all(r.run_config["ops"]["activities"]["config"]["full"] for r in sunday)
 
 
 def test_a_schedule_that_runs_twice_a_day_gets_new_run_keys_each_time(dagster_instance: DagsterInstance) -> None:
     dagster_instance.add_dynamic_partitions(athletes_partitions.name, ["101"])
-    morning = _evaluate(dagster_instance, dt.datetime(2026, 3, 3, 3, 0, tzinfo=dt.timezone.utc))
-    evening = _evaluate(dagster_instance, dt.datetime(2026, 3, 3, 15, 0, tzinfo=dt.timezone.utc))
+    morning = _evaluate(dagster_instance, dt.datetime(2026, 3, 3, 3, 0, tzinfo=dt.UTC))
+    evening = _evaluate(dagster_instance, dt.datetime(2026, 3, 3, 15, 0, tzinfo=dt.UTC))
     assert isinstance(morning, list) and isinstance(evening, list)
     assert morning[0].run_key != evening[0].run_key  # a key Dagster has seen would skip the evening's run for good
 
@@ -188,8 +196,13 @@ def test_dagster_definitions_validate_without_warnings(tmp_path: Path) -> None:
 def test_schedules_and_sensors_run_by_default_and_analysis_follows_each_load() -> None:
     """`dagster dev` needs no switch flipped: the nightly schedule and both sensors start running; after a warehouse
     load of an athlete, the automation sensor's evaluation asks for that athlete's analysis assets."""
-    from dagster import (AssetMaterialization, DefaultScheduleStatus, DefaultSensorStatus,
-                         evaluate_automation_conditions, instance_for_test)
+    from dagster import (
+        AssetMaterialization,
+        DefaultScheduleStatus,
+        DefaultSensorStatus,
+        evaluate_automation_conditions,
+        instance_for_test,
+    )
 
     repository = defs.get_repository_def()
     assert {s.name: s.default_status for s in repository.schedule_defs} == {"nightly_sync": DefaultScheduleStatus.RUNNING}

@@ -11,25 +11,26 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
 import yaml
 from dagster import DagsterInstance, DagsterRun, DagsterRunStatus, RunsFilter
 
-from fitsync.resources.partitions import athletes_partitions
 from fitsync.cli import checks
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 from fitsync.pipelines.instance import set_pool_limits
+from fitsync.resources.partitions import athletes_partitions
 from fitsync.warehouse import db
 
 from ..postgres_server import PostgresServer
-from ..sandbox_harness import Harness, add_athlete, change, record, save_grant, wait_until
 from ..processes import free_port
+from ..sandbox_harness import Harness, add_athlete, change, record, save_grant, wait_until
 from .conftest import REPO, make_config, subprocess_env, write_config
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fitsync.sync import landing, progress
 from fitsync.client.state_store import StateStore
+from fitsync.sync import landing, progress
 
 ATHLETE = 42
 

@@ -3,19 +3,18 @@ complete, plausible listing lacks, and the incremental cursor never moves past n
 
 from __future__ import annotations
 
-import pytest
-
 import subprocess
 import sys
 from typing import Any
 
+import pytest
 from dagster import materialize
 
-from ..sandbox_harness import Harness
 from fitsync.assets.activities import activities
 from fitsync.assets.athlete import athlete_stats
 from fitsync.pipelines.sync_runner import resources_for, sync_athlete
 
+from ..sandbox_harness import Harness
 from .conftest import Connect, Recorder, add_athlete, change, delete, record, record_many, subprocess_env
 from .test_sync import warehouse_ids
 

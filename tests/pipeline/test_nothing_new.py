@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
-
 import subprocess
 import sys
 
-from fitsync.sync import progress
+import pytest
+
 from fitsync.client.runtime import FitsyncClient
 from fitsync.pipelines import nothing_new
+from fitsync.sync import progress
 
 from ..sandbox_harness import Harness, add_athlete, change, record
 from .conftest import REPO, Connect, Home, record_many, subprocess_env

@@ -10,20 +10,19 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from dagster import DagsterInstance
 from dagster._core.instance.ref import InstanceRef
 
-from fitsync.resources.run import DETAIL_CHUNK, DUCKDB_POOL
 from fitsync.client.runtime import FitsyncClient
+from fitsync.resources.run import DETAIL_CHUNK, DUCKDB_POOL
 
 from ..sandbox_harness import Harness, wait_until
-from .conftest import (REPO, Connect, Home, Recorder, add_athlete, dump, duplicate_keys, record_many,
-                       subprocess_env)
+from .conftest import REPO, Connect, Home, Recorder, add_athlete, dump, duplicate_keys, record_many, subprocess_env
 from .sync_worker import REQUEST_LOG
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
@@ -50,7 +49,7 @@ class Worker:
     log_start: int = 0  # lines of requests.log before this process started
     output: Path | None = None
 
-    def start(self) -> "Worker":
+    def start(self) -> Worker:
         self.log_start = len(self.requests())
         self.output = self.home.config.home / f"worker-{time.monotonic_ns()}.out"
         with self.output.open("wb") as out:

@@ -118,7 +118,7 @@ def test_warehouse_equals_the_service_after_a_sync(sb: Harness, connect: Connect
     assert gear and home.query("SELECT gear_id, kind FROM gear WHERE athlete_id = ? ORDER BY ALL", aid) == sorted(gear)
 
     stats = api_ok(sb, grant, f"/athletes/{aid}/stats")
-    today = dt.datetime.now(dt.timezone.utc).date()
+    today = dt.datetime.now(dt.UTC).date()
     snapshot = home.query("SELECT snapshot_date, biggest_ride_distance FROM athlete_stats WHERE athlete_id = ?", aid)
     assert len(snapshot) == 1 and snapshot[0][0] in (today, today - dt.timedelta(days=1))
     assert snapshot[0][1] == pytest.approx(stats["biggest_ride_distance"])
@@ -241,7 +241,7 @@ def test_full_reconciliation_finds_old_renames_and_deletions_no_webhook_announce
     [(reason, summary_id, when)] = home.query(
         "SELECT reason, last_summary_raw->>'$.id', deleted_at FROM deleted_activities WHERE activity_id = ?", gone)
     assert reason == "missing in reconciliation, confirmed: the service answers 404" and int(summary_id) == gone
-    assert abs((dt.datetime.now(dt.timezone.utc) - when).total_seconds()) < 120
+    assert abs((dt.datetime.now(dt.UTC) - when).total_seconds()) < 120
     assert home.query("SELECT name FROM activities WHERE activity_id = ?", renamed) == [("Renamed months later",)]
 
     home.sync(full=True)  # nothing changed: nothing deleted twice, nothing re-fetched

@@ -3,13 +3,13 @@ Every connection fitsync opens runs with DuckDB 2.0's false-"Conversion Error" o
 
 from __future__ import annotations
 
-import pytest
-
 import stat
 import subprocess
 import sys
 import threading
 from pathlib import Path
+
+import pytest
 
 from fitsync.warehouse import db
 

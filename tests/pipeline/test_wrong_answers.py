@@ -6,11 +6,10 @@ stats of the wrong shape, a detail that is not an activity. Over loopback HTTP, 
 
 from __future__ import annotations
 
-import pytest
-
 import subprocess
 import sys
 
+import pytest
 from dagster import DagsterEventType
 
 from ..sandbox_harness import Harness

@@ -12,7 +12,8 @@ plain-HTTP port is the one adapter here.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pydantic
 import pytest

@@ -234,7 +234,7 @@ def test_reloading_the_same_data_changes_nothing(warehouse: Path, payloads: dict
 
 def _staged_batches(p: dict[str, Any], threads: set[str]) -> Any:
     """Details and zones in batches of 3, staged like the warehouse asset does (recording the staging thread)."""
-    aid, when = p["athlete_id"], dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc)
+    aid, when = p["athlete_id"], dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
     for first in range(0, len(p["details"]), 3):
         threads.add(threading.current_thread().name)
         zones = p["zones"][first:first + 3]

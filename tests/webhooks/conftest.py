@@ -21,27 +21,31 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest
 from dagster import DagsterInstance, RunRequest, RunsFilter
 
-from fitsync.resources.partitions import athletes_partitions
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
-from fitsync.webhooks.subscriptions import subscribe
 from fitsync.pipelines.sync_runner import SyncOutcome, execute_run_request, sync_athlete, tick_webhook_sensor
-from fitsync.webhooks.receiver import DEFAULT_PREFIX, Receiver
+from fitsync.resources.partitions import athletes_partitions
 from fitsync.sandbox.server import UvicornThread
 from fitsync.warehouse import db
+from fitsync.webhooks.receiver import DEFAULT_PREFIX, Receiver
+from fitsync.webhooks.subscriptions import subscribe
 
 # add_athlete and record are re-exported for this folder's tests.
-from ..processes import free_port, serve_receiver
-from ..sandbox_harness import add_athlete, change, delete, record, save_grant, ALL_SCOPES, App, Harness, wait_until
+from ..processes import (
+    free_port,  # noqa: F401 (the test modules import it from here)
+    serve_receiver,
+)
+from ..sandbox_harness import ALL_SCOPES, App, Harness, add_athlete, change, delete, record, save_grant, wait_until  # noqa: F401 (the test modules import them from here)
 
 FAST_RETRIES = {"retry_delays": [0.2, 0.2]}
 READ_ONLY_SCOPES = ("read", "profile:read_all", "activity:read")

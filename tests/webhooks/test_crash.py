@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from ..sandbox_harness import Harness, wait_until
 from ..processes import Burst
+from ..sandbox_harness import Harness, wait_until
 from .conftest import MakeHome, WebhookHome, add_athlete, free_port, serve_process
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own

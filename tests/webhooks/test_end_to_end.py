@@ -20,20 +20,31 @@ in the sandbox to the warehouse: sandbox delivery → receiver → inbox → `we
 
 from __future__ import annotations
 
-import pytest
-
 import datetime as dt
 import time
 from typing import Any
 
+import pytest
 from dagster import RunsFilter, build_schedule_context
 
 from fitsync.pipelines.jobs import nightly_sync
 from fitsync.pipelines.sync_runner import SyncOutcome
 
 from ..sandbox_harness import Harness, wait_until
-from .conftest import (READ_ONLY_SCOPES, RUN_KEY_TAG, FailFirst, Gate, WebhookHome, add_athlete, change, delete,
-                       fitsync, purge_log, record, revoke)
+from .conftest import (
+    READ_ONLY_SCOPES,
+    RUN_KEY_TAG,
+    FailFirst,
+    Gate,
+    WebhookHome,
+    add_athlete,
+    change,
+    delete,
+    fitsync,
+    purge_log,
+    record,
+    revoke,
+)
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
 pytestmark = pytest.mark.postgres_slow
@@ -231,7 +242,7 @@ def test_s6_1_r4_deauthorization_purges_the_athlete(sb: Harness, home: WebhookHo
 
     # Later: no sync for them is scheduled, an explicit one does not bring data back, events are refused.
     with build_schedule_context(instance=home.instance,
-                                scheduled_execution_time=dt.datetime.now(dt.timezone.utc)) as context:
+                                scheduled_execution_time=dt.datetime.now(dt.UTC)) as context:
         nightly = nightly_sync(context)
     assert [r.partition_key for r in nightly] == [str(staying)]  # type: ignore[union-attr]
     assert home.tick() == []
@@ -254,7 +265,7 @@ def test_s6_1_r4_explicit_sync_after_purge_does_not_reschedule_the_athlete(sb: H
     assert not home.sync(leaving, check=False).success
     assert home.partitions() == set()
     with build_schedule_context(instance=home.instance,
-                                scheduled_execution_time=dt.datetime.now(dt.timezone.utc)) as context:
+                                scheduled_execution_time=dt.datetime.now(dt.UTC)) as context:
         assert not isinstance(nightly_sync(context), list)  # SkipReason: nobody to sync
 
 

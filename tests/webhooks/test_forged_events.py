@@ -4,11 +4,11 @@ recorded as rejected with the reason; the real ones still act (test_end_to_end.p
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import time
 from pathlib import Path
+
+import pytest
 
 from fitsync.webhooks.admission import CALLS_PER_ACTIVITY, allowance_cap
 

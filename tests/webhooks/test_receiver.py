@@ -28,17 +28,19 @@ from __future__ import annotations
 import json
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
 
-from fitsync.webhooks.subscriptions import masked
 from fitsync.webhooks.receiver import MAX_BODY_BYTES
+from fitsync.webhooks.subscriptions import masked
 
 from ..sandbox_harness import Harness
 from .conftest import MakeHome, WebhookHome, add_athlete, fitsync, free_port, record, serve_process
+
 
 @pytest.fixture
 def receiving(sb: Harness, make_home: MakeHome) -> tuple[WebhookHome, int]:

@@ -20,11 +20,11 @@ from typing import Any
 
 from dagster import AddDynamicPartitionsRequest, SensorResult, SkipReason, build_sensor_context
 
-from fitsync.webhooks import inbox as webhook_inbox
 from fitsync.pipelines.sync_runner import resources_for
 from fitsync.pipelines.webhook_sensor import webhook_events
+from fitsync.webhooks import inbox as webhook_inbox
 
-from ..sandbox_harness import wait_until, Harness
+from ..sandbox_harness import Harness, wait_until
 from .conftest import MakeHome, WebhookHome, add_athlete, record, revoke
 
 
