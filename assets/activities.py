@@ -8,7 +8,6 @@ right after the last full listing — the listing goes all the way back. A full 
 one is older than progress.FULL_EVERY, so deletions no webhook announced are found whoever schedules the syncs.
 """
 
-
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,8 +35,14 @@ MISSING = "missing in reconciliation"
 SHRINK_SHARE, SHRINK_MIN = 0.2, 50
 
 
-@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"}, deps=[athlete_stats, athlete_zones],
-       op_tags=FIRST)
+@asset(
+    partitions_def=athletes_partitions,
+    pool=API_POOL,
+    group_name="fetch",
+    kinds={"api"},
+    deps=[athlete_stats, athlete_zones],
+    op_tags=FIRST,
+)
 def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: FitsyncApi) -> MaterializeResult:
     """Activity summaries; new or changed activities are queued for their detail (and zones).
 
@@ -50,8 +55,9 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
         return _webhook_work(context, client, aid, config, fitsync_api.max_wait_seconds)
     cursor = progress.get_cursor(store, aid, progress.LISTED_AFTER)
     why_full = _why_full(store, aid, config.full, cursor)
-    if (not Path(warehouse_path(str(client.config.home))).exists()
-            and len(known := progress.known_ids(store, aid)) > progress.count_needing(store, aid, "detail")):
+    if not Path(warehouse_path(str(client.config.home))).exists() and len(
+        known := progress.known_ids(store, aid)
+    ) > progress.count_needing(store, aid, "detail"):
         # moved aside (damaged, or to start over): the details the state says were fetched are in no warehouse
         with store.transaction() as conn:
             progress.request_refresh(conn, aid, sorted(known), zones=True)
@@ -61,8 +67,9 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
     if why_full and not config.full and cursor is not None:
         context.log.info(f"athlete {aid}: full listing because {why_full}")
     after = None if full or cursor is None else progress.incremental_after(cursor)
-    session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds,
-                             priority=priority(context, store, aid))
+    session = client.athlete(
+        aid, bulk=True, max_wait=fitsync_api.max_wait_seconds, priority=priority(context, store, aid)
+    )
     with metered(client) as meter:
         listing = _list(store, session, aid, after, int(cursor) if cursor else 0, meter)
         if listing.complete and not full and (why_full := _stats_gap(store, aid)):
@@ -78,8 +85,11 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
             # Known but no longer listed: deleted, or made Only You for a grant without read_all.
             known = progress.known_ids(store, aid)
             missing = sorted(known - seen)
-            refusal = None if config.allow_shrink else (
-                shrink_refusal(len(known), len(seen), len(missing)) or stats_refusal(store, aid, missing))
+            refusal = (
+                None
+                if config.allow_shrink
+                else (shrink_refusal(len(known), len(seen), len(missing)) or stats_refusal(store, aid, missing))
+            )
         # Absent from a listing is no proof: each is asked for by id, as a webhook delete is (deletion_proof.py).
         proof = prove_deletions(session, missing, hint=MISSING) if missing and not refusal else Proof()
         deleted = sorted(proof.deleted)
@@ -92,29 +102,42 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
                 progress.set_cursor(conn, aid, progress.FULL_LISTED_AT, str(int(time.time())))
             land_deletions(conn, aid, proof)
         if kept := {**proof.still_there, **proof.unproven}:
-            context.log.warning(f"athlete {aid}: the listing lacks {len(kept)} activities the service did not confirm "
-                                f"gone; nothing of them is deleted: " + ", ".join(f"{a} ({r})" for a, r in
-                                                                                 sorted(kept.items())[:10]))
-            meter.notes.append(f"{len(kept)} activities missing from the listing are kept: the service did not "
-                               "confirm them gone")
+            context.log.warning(
+                f"athlete {aid}: the listing lacks {len(kept)} activities the service did not confirm "
+                f"gone; nothing of them is deleted: " + ", ".join(f"{a} ({r})" for a, r in sorted(kept.items())[:10])
+            )
+            meter.notes.append(
+                f"{len(kept)} activities missing from the listing are kept: the service did not confirm them gone"
+            )
         if deleted:
-            context.log.warning(f"athlete {aid}: {len(deleted)} activities no longer listed are deleted (kept with "
-                                f"their last JSON in deleted_activities): {', '.join(map(str, deleted[:20]))}"
-                                + (" …" if len(deleted) > 20 else ""))
+            context.log.warning(
+                f"athlete {aid}: {len(deleted)} activities no longer listed are deleted (kept with "
+                f"their last JSON in deleted_activities): {', '.join(map(str, deleted[:20]))}"
+                + (" …" if len(deleted) > 20 else "")
+            )
         if refusal:
-            raise Failure(description=f"athlete {aid}: {refusal}. Nothing was deleted. If the athlete really removed "
-                                      f"them, run `fitsync sync --full --allow-shrink --athlete {aid}`.",
-                          metadata={"listed": len(seen), "would_delete": len(missing)})
+            raise Failure(
+                description=f"athlete {aid}: {refusal}. Nothing was deleted. If the athlete really removed "
+                f"them, run `fitsync sync --full --allow-shrink --athlete {aid}`.",
+                metadata={"listed": len(seen), "would_delete": len(missing)},
+            )
         if complete and full:
             gap = progress.stats_gap(store, aid)  # what the stats count and no listing shows: not ours to find
             with store.transaction() as conn:
                 progress.set_cursor(conn, aid, progress.STATS_GAP, str(max(gap or 0, 0)))
-        return MaterializeResult(metadata=meter.metadata(
-            mode="full reconciliation" if full else "incremental",
-            full_because=MetadataValue.text(why_full or ""),
-            listed=totals.seen, new=totals.new, changed=totals.changed, reconciled_deletions=len(deleted),
-            missing_not_deleted=len(proof.still_there) + len(proof.unproven),
-            listing_after=MetadataValue.text(str(after)), complete=complete))
+        return MaterializeResult(
+            metadata=meter.metadata(
+                mode="full reconciliation" if full else "incremental",
+                full_because=MetadataValue.text(why_full or ""),
+                listed=totals.seen,
+                new=totals.new,
+                changed=totals.changed,
+                reconciled_deletions=len(deleted),
+                missing_not_deleted=len(proof.still_there) + len(proof.unproven),
+                listing_after=MetadataValue.text(str(after)),
+                complete=complete,
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -172,8 +195,9 @@ def _record_page(store, aid: int, page: list, totals: progress.ListingOutcome) -
         return totals + progress.record_listing(conn, aid, page)
 
 
-def _webhook_work(context: AssetExecutionContext, client, aid: int, config: SyncConfig,
-                  max_wait: float) -> MaterializeResult:
+def _webhook_work(
+    context: AssetExecutionContext, client, aid: int, config: SyncConfig, max_wait: float
+) -> MaterializeResult:
     """Queue the re-pulls; delete only what the service confirms is gone (deletion_proof.py)."""
     with metered(client) as meter:
         session = client.athlete(aid, max_wait=min(max_wait, 60.0), priority="webhook")
@@ -186,9 +210,14 @@ def _webhook_work(context: AssetExecutionContext, client, aid: int, config: Sync
         for activity_id, reason in {**proof.still_there, **proof.unproven}.items():
             context.log.warning(f"athlete {aid}: a delete event for activity {activity_id} was not acted on: {reason}")
             meter.notes.append(f"delete event for {activity_id} not acted on: {reason}")
-        return MaterializeResult(metadata=meter.metadata(
-            mode="webhook", queued=len(set(config.activity_ids) | set(proof.still_there)), deleted=len(proof.deleted),
-            delete_events_rejected=len(proof.still_there) + len(proof.unproven)))
+        return MaterializeResult(
+            metadata=meter.metadata(
+                mode="webhook",
+                queued=len(set(config.activity_ids) | set(proof.still_there)),
+                deleted=len(proof.deleted),
+                delete_events_rejected=len(proof.still_there) + len(proof.unproven),
+            )
+        )
 
 
 def _why_full(store, aid: int, asked: bool, cursor: str | None) -> str | None:
@@ -203,8 +232,10 @@ def _stats_gap(store, aid: int) -> str | None:
     gap left after the last full listing, which no listing explains)?"""
     gap, known_gap = progress.stats_gap(store, aid), progress.get_cursor(store, aid, progress.STATS_GAP)
     if gap is not None and gap > int(known_gap or 0):
-        return (f"the athlete's stats count {gap - int(known_gap or 0)} more activities than fitsync has "
-                "(an upload backdated beyond the overlap window?)")
+        return (
+            f"the athlete's stats count {gap - int(known_gap or 0)} more activities than fitsync has "
+            "(an upload backdated beyond the overlap window?)"
+        )
     return None
 
 
@@ -222,12 +253,17 @@ def stats_refusal(store, aid: int, missing: list[int]) -> str | None:
         return None
     with store.reading() as conn:
         marks = ",".join("?" * len(missing))
-        counted = conn.execute(f"SELECT count(*) FILTER (WHERE activity_id NOT IN ({marks})) FROM known_activities "
-                               "WHERE athlete_id = ? AND stats_group IS NOT NULL", (*missing, aid)).fetchone()[0]
+        counted = conn.execute(
+            f"SELECT count(*) FILTER (WHERE activity_id NOT IN ({marks})) FROM known_activities "
+            "WHERE athlete_id = ? AND stats_group IS NOT NULL",
+            (*missing, aid),
+        ).fetchone()[0]
     excess = int(total) - counted - gap_before
     if excess > max(STATS_TOLERANCE_MIN, STATS_TOLERANCE_SHARE * int(total)):
-        return (f"the athlete's stats still count {excess} more activities than would be left after deleting the "
-                f"{len(missing)} the listing lacks")
+        return (
+            f"the athlete's stats still count {excess} more activities than would be left after deleting the "
+            f"{len(missing)} the listing lacks"
+        )
     return None
 
 
@@ -237,6 +273,8 @@ def shrink_refusal(known: int, listed: int, missing: int) -> str | None:
     if known and not listed:
         return f"the service listed no activities while fitsync knows {known}"
     if missing > SHRINK_MIN and missing > SHRINK_SHARE * known:
-        return (f"the listing lacks {missing} of the {known} activities fitsync knows (more than "
-                f"{SHRINK_SHARE:.0%} and more than {SHRINK_MIN})")
+        return (
+            f"the listing lacks {missing} of the {known} activities fitsync knows (more than "
+            f"{SHRINK_SHARE:.0%} and more than {SHRINK_MIN})"
+        )
     return None

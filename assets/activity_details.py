@@ -17,13 +17,23 @@ from fitsync.resources.run import API_POOL, DETAIL_CHUNK, is_webhook_run, metere
 from fitsync.sync import details, progress
 
 
-def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: str, fetch: details.Fetch,
-           subscribers_only: bool = False) -> MaterializeResult:
+def _drain(
+    context: AssetExecutionContext,
+    api: FitsyncApi,
+    what: str,
+    bundle: str,
+    fetch: details.Fetch,
+    subscribers_only: bool = False,
+) -> MaterializeResult:
     """Work through the athlete's `what` queue chunk by chunk until it is empty or the run must stop."""
     client = api.client()
     aid = athlete_id(context.partition_key)
-    session = client.athlete(aid, bulk=not is_webhook_run(context), max_wait=api.max_wait_seconds,
-                             priority=priority(context, client.store, aid))
+    session = client.athlete(
+        aid,
+        bulk=not is_webhook_run(context),
+        max_wait=api.max_wait_seconds,
+        priority=priority(context, client.store, aid),
+    )
     fetched = gone = zones_fetched = 0
     # Details bring their zones along, activity by activity: under the real limits a backfill takes days, and
     # the newest activities are then complete (detail and zones) on the first day, not after every detail.
@@ -31,8 +41,11 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
     with metered(client) as meter:
         if subscribers_only and progress.known_non_subscriber(client.store, aid):
             meter.notes.append(progress.NOT_SUBSCRIBED)  # the queue stays: it is fetched once the profile says premium
-            return MaterializeResult(metadata=meter.metadata(
-                fetched=0, not_found=0, remaining=progress.count_needing(client.store, aid, what)))
+            return MaterializeResult(
+                metadata=meter.metadata(
+                    fetched=0, not_found=0, remaining=progress.count_needing(client.store, aid, what)
+                )
+            )
         answered_wrong: set[int] = set()  # stays queued for the next run, not asked again in this one
         try:
             while ids := progress.needing(client.store, aid, what, DETAIL_CHUNK, skip=answered_wrong):
@@ -56,8 +69,11 @@ def _drain(context: AssetExecutionContext, api: FitsyncApi, what: str, bundle: s
                 with client.store.transaction() as conn:
                     progress.note_subscriber(conn, aid, False)
         extra = {"zones_fetched": zones_fetched} if what == "detail" else {}
-        return MaterializeResult(metadata=meter.metadata(
-            fetched=fetched, not_found=gone, remaining=progress.count_needing(client.store, aid, what), **extra))
+        return MaterializeResult(
+            metadata=meter.metadata(
+                fetched=fetched, not_found=gone, remaining=progress.count_needing(client.store, aid, what), **extra
+            )
+        )
 
 
 def _skip_note(error: Exception) -> str:
@@ -73,10 +89,14 @@ def activity_details(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
     return _drain(context, fitsync_api, "detail", "activity_details", details.fetch_detail)
 
 
-@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"},
-       deps=["activities", "athlete", activity_details])  # after the details: they say which activities can have zones
+@asset(
+    partitions_def=athletes_partitions,
+    pool=API_POOL,
+    group_name="fetch",
+    kinds={"api"},
+    deps=["activities", "athlete", activity_details],
+)  # after the details: they say which activities can have zones
 def activity_zones(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
     """Time in heart-rate and power zones per activity: a subscriber feature, so a 402 is a skip, not a failure,
     and no call is spent while the profile (fetched first) says the athlete has no subscription."""
     return _drain(context, fitsync_api, "zones", "activity_zones", details.fetch_zones, subscribers_only=True)
-

@@ -1,6 +1,5 @@
 """The athlete's profile (+gear), stats and zones: one call each, snapshots kept per sync date."""
 
-
 from typing import Any
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
@@ -15,8 +14,9 @@ from fitsync.resources.run import API_POOL, metered, priority
 from fitsync.sync import cadence, landing, progress
 
 
-def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, method: str,
-               slow: bool = False) -> MaterializeResult:
+def _fetch_one(
+    context: AssetExecutionContext, api: FitsyncApi, bundle: str, method: str, slow: bool = False
+) -> MaterializeResult:
     """One call; `slow`: only when its cadence says it is due (cadence.py)."""
     client = api.client()
     aid = athlete_id(context.partition_key)
@@ -24,7 +24,8 @@ def _fetch_one(context: AssetExecutionContext, api: FitsyncApi, bundle: str, met
     with metered(client) as meter:
         # a full listing checks its deletions against the stats: they are fetched for it whatever the cadence
         due = bundle == "athlete_stats" and progress.full_listing_due(
-            client.store, aid, progress.get_cursor(client.store, aid, progress.LISTED_AFTER))
+            client.store, aid, progress.get_cursor(client.store, aid, progress.LISTED_AFTER)
+        )
         if slow and not due and (why := cadence.skip_reason(context, client, aid, bundle)):
             meter.notes.append(why)
             return MaterializeResult(metadata=meter.metadata(skipped=True))

@@ -1,6 +1,5 @@
 """Starred segments, segment details (starred and seen in efforts) and effort histories on starred segments."""
 
-
 import datetime as dt
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
@@ -19,8 +18,7 @@ def starred_segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
     """The athlete's starred segments (the whole list each time: unstarring shows up as a removal)."""
     client = fitsync_api.client()
     aid = athlete_id(context.partition_key)
-    session = client.athlete(aid, max_wait=fitsync_api.max_wait_seconds,
-                             priority=priority(context, client.store, aid))
+    session = client.athlete(aid, max_wait=fitsync_api.max_wait_seconds, priority=priority(context, client.store, aid))
     with metered(client) as meter:
         if why := cadence.skip_reason(context, client, aid, "starred_segments"):
             meter.notes.append(why)
@@ -43,14 +41,23 @@ def starred_segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
         return MaterializeResult(metadata=meter.metadata(starred=len(starred)))
 
 
-@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"},
-       deps=["starred_segments", "activity_details"])
+@asset(
+    partitions_def=athletes_partitions,
+    pool=API_POOL,
+    group_name="fetch",
+    kinds={"api"},
+    deps=["starred_segments", "activity_details"],
+)
 def segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
     """Segment details, once per segment: starred ones and every segment seen in an effort."""
     client = fitsync_api.client()
     aid = athlete_id(context.partition_key)
-    session = client.athlete(aid, bulk=not is_webhook_run(context), max_wait=fitsync_api.max_wait_seconds,
-                             priority=priority(context, client.store, aid))
+    session = client.athlete(
+        aid,
+        bulk=not is_webhook_run(context),
+        max_wait=fitsync_api.max_wait_seconds,
+        priority=priority(context, client.store, aid),
+    )
     todo = progress.segments_to_detail(client.store, aid)
     fetched = 0
     with metered(client) as meter:
@@ -68,32 +75,46 @@ def segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Materia
                 with client.store.transaction() as conn:
                     if payload:
                         landing.land(conn, aid, "segments", payload)
-                    conn.execute("UPDATE known_segments SET needs_detail = 0 WHERE athlete_id = ? AND segment_id = ?",
-                                 (aid, segment_id))
+                    conn.execute(
+                        "UPDATE known_segments SET needs_detail = 0 WHERE athlete_id = ? AND segment_id = ?",
+                        (aid, segment_id),
+                    )
                 fetched += len(payload)
         except RateBudgetExhausted as stop:
             meter.budget_spent(f"rate budget spent: the rest continues next run ({stop})")
         return MaterializeResult(metadata=meter.metadata(fetched=fetched, queued=len(todo)))
 
 
-@asset(partitions_def=athletes_partitions, pool=API_POOL, group_name="fetch", kinds={"api"},
-       deps=["starred_segments", "athlete"])
+@asset(
+    partitions_def=athletes_partitions,
+    pool=API_POOL,
+    group_name="fetch",
+    kinds={"api"},
+    deps=["starred_segments", "athlete"],
+)
 def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
     """The athlete's efforts on each starred segment, incrementally: a subscriber feature, so a 402 is a skip and
     no call is spent while the profile (fetched first) says the athlete has no subscription."""
     client = fitsync_api.client()
     aid = athlete_id(context.partition_key)
-    session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds,
-                             priority=priority(context, client.store, aid))
-    skip = (progress.NOT_SUBSCRIBED if progress.known_non_subscriber(client.store, aid)
-            else cadence.skip_reason(context, client, aid, "segment_effort_history"))
+    session = client.athlete(
+        aid, bulk=True, max_wait=fitsync_api.max_wait_seconds, priority=priority(context, client.store, aid)
+    )
+    skip = (
+        progress.NOT_SUBSCRIBED
+        if progress.known_non_subscriber(client.store, aid)
+        else cadence.skip_reason(context, client, aid, "segment_effort_history")
+    )
     if skip:
         with metered(client) as meter:
             meter.notes.append(skip)
             return MaterializeResult(metadata=meter.metadata(skipped=True, efforts=0))
     with client.store.reading() as conn:
-        starred = conn.execute("SELECT segment_id, efforts_after FROM known_segments WHERE athlete_id = ? AND starred = 1 "
-                               "ORDER BY segment_id", (aid,)).fetchall()
+        starred = conn.execute(
+            "SELECT segment_id, efforts_after FROM known_segments WHERE athlete_id = ? AND starred = 1 "
+            "ORDER BY segment_id",
+            (aid,),
+        ).fetchall()
     efforts = 0
     with metered(client) as meter:
         try:
@@ -104,8 +125,10 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
                 with client.store.transaction() as conn:
                     if batch:
                         landing.land(conn, aid, "segment_efforts", [{"segment_efforts": batch}])
-                    conn.execute("UPDATE known_segments SET efforts_after = ? WHERE athlete_id = ? AND segment_id = ?",
-                                 (newest, aid, row["segment_id"]))
+                    conn.execute(
+                        "UPDATE known_segments SET efforts_after = ? WHERE athlete_id = ? AND segment_id = ?",
+                        (newest, aid, row["segment_id"]),
+                    )
                 efforts += len(batch)
             with client.store.transaction() as conn:
                 cadence.refreshed(conn, aid, "segment_effort_history")

@@ -1,6 +1,5 @@
 """The one DuckDB writer: applies what the fetch assets landed, in order, one transaction per batch."""
 
-
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,8 +26,17 @@ from fitsync.sync import landing
 from fitsync.warehouse import db, load_pipeline, loads
 from fitsync.warehouse.plausible import type_issues
 
-FETCH_ASSETS = ["athlete", "athlete_stats", "athlete_zones", "activities", "activity_details", "activity_zones",
-                "starred_segments", "segments", "segment_effort_history"]
+FETCH_ASSETS = [
+    "athlete",
+    "athlete_stats",
+    "athlete_zones",
+    "activities",
+    "activity_details",
+    "activity_zones",
+    "starred_segments",
+    "segments",
+    "segment_effort_history",
+]
 
 
 def stage_batch(athlete: int, batch: landing.Landed) -> loads.Staged | None:
@@ -44,8 +52,9 @@ def stage_batch(athlete: int, batch: landing.Landed) -> loads.Staged | None:
     return loads.stage(batch.bundle, frame, parents=batch.context.get("replace_parents"))
 
 
-def write_batch(conn: duckdb.DuckDBPyConnection, athlete: int, batch: landing.Landed,
-                staged: loads.Staged | None) -> dict[str, int]:
+def write_batch(
+    conn: duckdb.DuckDBPyConnection, athlete: int, batch: landing.Landed, staged: loads.Staged | None
+) -> dict[str, int]:
     """Write one staged batch (or apply a landed deletion) in its own transaction."""
     if staged is not None:
         return loads.write(conn, staged)
@@ -88,19 +97,27 @@ class Loaded:
             by_table.setdefault(table, []).append(f"{'/'.join(map(str, key))} ({text})")
         for table, rows in sorted(by_table.items()):
             more = f" and {len(rows) - shown} more" if len(rows) > shown else ""
-            lines.append(f"athlete {aid}: {len(rows)} {table} row(s) with implausible values, kept as they were stored "
-                         f"(the JSON as received is kept): {'; '.join(rows[:shown])}{more}")
+            lines.append(
+                f"athlete {aid}: {len(rows)} {table} row(s) with implausible values, kept as they were stored "
+                f"(the JSON as received is kept): {'; '.join(rows[:shown])}{more}"
+            )
         if self.left_out:
-            lines.append(f"athlete {aid}: " + ", ".join(f"{n} {t} row(s)" for t, n in sorted(self.left_out.items()))
-                         + " left out of the warehouse: a value their table requires (an id) is missing or not a "
-                         "number in what the service sent (a detailed activity's JSON is kept whole in "
-                         "activity_documents)")
+            lines.append(
+                f"athlete {aid}: "
+                + ", ".join(f"{n} {t} row(s)" for t, n in sorted(self.left_out.items()))
+                + " left out of the warehouse: a value their table requires (an id) is missing or not a "
+                "number in what the service sent (a detailed activity's JSON is kept whole in "
+                "activity_documents)"
+            )
         return lines
 
     def metadata(self, aid: int) -> dict[str, Any]:
-        out: dict[str, Any] = {"batches": self.batches, "rows_written": MetadataValue.json(self.written),
-                               "rows_left_out": MetadataValue.json(self.left_out),
-                               "implausible_rows": len(self.rejected)}
+        out: dict[str, Any] = {
+            "batches": self.batches,
+            "rows_written": MetadataValue.json(self.written),
+            "rows_left_out": MetadataValue.json(self.left_out),
+            "implausible_rows": len(self.rejected),
+        }
         if problems := self.problems(aid):
             out[LEFT_OUT] = MetadataValue.md("\n".join(f"- {line}" for line in problems))
         return out
@@ -110,10 +127,12 @@ class Loaded:
         tables: dict[str, int] = {}
         for table, _, _ in self.rejected:
             tables[table] = tables.get(table, 0) + 1
-        return AssetCheckResult(check_name=PLAUSIBLE, passed=not self.rejected and not self.left_out,
-                                severity=AssetCheckSeverity.ERROR,
-                                metadata={"implausible": MetadataValue.json(tables),
-                                          "left_out": MetadataValue.json(self.left_out)})
+        return AssetCheckResult(
+            check_name=PLAUSIBLE,
+            passed=not self.rejected and not self.left_out,
+            severity=AssetCheckSeverity.ERROR,
+            metadata={"implausible": MetadataValue.json(tables), "left_out": MetadataValue.json(self.left_out)},
+        )
 
 
 PLAUSIBLE = "values_plausible"
@@ -137,6 +156,7 @@ def load_landed(context: AssetExecutionContext, store: StateStore, aid: int, dat
         landing.remove(store, batch.ids)
 
     staged = load_pipeline.ahead((batch, stage_batch(aid, batch)) for batch in landing.pending(store, aid))
+
     # waits out readers (an analyst's session), saying so in the run's log
     def notice(message: str) -> None:
         context.log.warning(message)
@@ -148,10 +168,18 @@ def load_landed(context: AssetExecutionContext, store: StateStore, aid: int, dat
     return loaded
 
 
-@asset(partitions_def=athletes_partitions, pool=DUCKDB_POOL, group_name="warehouse", kinds={"duckdb"},
-       deps=["activities"], op_tags=FIRST, check_specs=[AssetCheckSpec(PLAUSIBLE, asset="activity_summaries")])
-def activity_summaries(context: AssetExecutionContext, fitsync_api: FitsyncApi,
-                       duckdb_warehouse: DuckDBResource) -> MaterializeResult:
+@asset(
+    partitions_def=athletes_partitions,
+    pool=DUCKDB_POOL,
+    group_name="warehouse",
+    kinds={"duckdb"},
+    deps=["activities"],
+    op_tags=FIRST,
+    check_specs=[AssetCheckSpec(PLAUSIBLE, asset="activity_summaries")],
+)
+def activity_summaries(
+    context: AssetExecutionContext, fitsync_api: FitsyncApi, duckdb_warehouse: DuckDBResource
+) -> MaterializeResult:
     """What the listing brought (and the profile and stats before it), in the warehouse before any detail.
 
     Under the real service's limits the details of a backfill take days; the summaries alone already answer
@@ -163,28 +191,43 @@ def activity_summaries(context: AssetExecutionContext, fitsync_api: FitsyncApi,
     return MaterializeResult(metadata=loaded.metadata(aid), check_results=[loaded.check()])
 
 
-@asset(partitions_def=athletes_partitions, pool=DUCKDB_POOL, group_name="warehouse", kinds={"duckdb"},
-       deps=[*FETCH_ASSETS, activity_summaries], check_specs=[AssetCheckSpec(PLAUSIBLE, asset="warehouse")])
-def warehouse(context: AssetExecutionContext, fitsync_api: FitsyncApi, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
+@asset(
+    partitions_def=athletes_partitions,
+    pool=DUCKDB_POOL,
+    group_name="warehouse",
+    kinds={"duckdb"},
+    deps=[*FETCH_ASSETS, activity_summaries],
+    check_specs=[AssetCheckSpec(PLAUSIBLE, asset="warehouse")],
+)
+def warehouse(
+    context: AssetExecutionContext, fitsync_api: FitsyncApi, duckdb_warehouse: DuckDBResource
+) -> MaterializeResult:
     """Everything fetched for the athlete, upserted into the warehouse tables."""
     aid = athlete_id(context.partition_key)
     db.migrate(duckdb_warehouse.database)
     loaded = load_landed(context, fitsync_api.client().store, aid, duckdb_warehouse.database)
     with db.reading(duckdb_warehouse.database) as conn:
-        counts = {t: conn.execute(f"SELECT count(*) FROM {t} WHERE athlete_id = ?", [aid]).fetchall()[0][0]
-                  for t in ("activities", "segment_efforts", "starred_segments")}
+        counts = {
+            t: conn.execute(f"SELECT count(*) FROM {t} WHERE athlete_id = ?", [aid]).fetchall()[0][0]
+            for t in ("activities", "segment_efforts", "starred_segments")
+        }
         cursor = conn.execute(
             "SELECT strftime(start_date_local, '%Y-%m-%d %H:%M') AS start_local, sport_type, name, "
             "round(distance / 1000, 1) AS km FROM activities WHERE athlete_id = ? "
-            "ORDER BY start_date DESC LIMIT 5", [aid])
+            "ORDER BY start_date DESC LIMIT 5",
+            [aid],
+        )
         rows = cursor.fetchall()
         preview = pl.DataFrame(rows, schema=[d[0] for d in cursor.description], orient="row")
-    return MaterializeResult(metadata={
-        **loaded.metadata(aid),
-        **{f"{t}_total": n for t, n in counts.items()},
-        "latest_activities": MetadataValue.md(_markdown(preview)),
-        "path": MetadataValue.path(duckdb_warehouse.database),
-    }, check_results=[loaded.check()])
+    return MaterializeResult(
+        metadata={
+            **loaded.metadata(aid),
+            **{f"{t}_total": n for t, n in counts.items()},
+            "latest_activities": MetadataValue.md(_markdown(preview)),
+            "path": MetadataValue.path(duckdb_warehouse.database),
+        },
+        check_results=[loaded.check()],
+    )
 
 
 def _markdown(frame: pl.DataFrame) -> str:
@@ -196,31 +239,50 @@ def _markdown(frame: pl.DataFrame) -> str:
 CHILD_TABLES = ("splits_metric", "laps", "segment_efforts", "activity_zones", "activity_zone_buckets")
 # The child tables have no key index since schema 12 (their keys are unique by construction): this check is what
 # would tell if a load ever broke that.
-KEYS = {"activities": "activity_id", "laps": "lap_id", "segment_efforts": "effort_id", "segments": "segment_id",
-        "gear": "gear_id", "athletes": "athlete_id", "splits_metric": "activity_id, split",
-        "activity_zones": "activity_id, zone_type", "activity_zone_buckets": "activity_id, zone_type, bucket_index"}
+KEYS = {
+    "activities": "activity_id",
+    "laps": "lap_id",
+    "segment_efforts": "effort_id",
+    "segments": "segment_id",
+    "gear": "gear_id",
+    "athletes": "athlete_id",
+    "splits_metric": "activity_id, split",
+    "activity_zones": "activity_id, zone_type",
+    "activity_zone_buckets": "activity_id, zone_type, bucket_index",
+}
 
 
 @asset_check(asset=warehouse, description="Every table's key is unique.")
 def unique_keys(duckdb_warehouse: DuckDBResource) -> AssetCheckResult:
     with db.reading(duckdb_warehouse.database) as conn:
-        dupes = {t: conn.execute(f"SELECT count(*) - count(DISTINCT ({k})) FROM {t}").fetchall()[0][0] for t, k in KEYS.items()}
+        dupes = {
+            t: conn.execute(f"SELECT count(*) - count(DISTINCT ({k})) FROM {t}").fetchall()[0][0]
+            for t, k in KEYS.items()
+        }
     return AssetCheckResult(passed=not any(dupes.values()), metadata={"duplicates": MetadataValue.json(dupes)})
 
 
 @asset_check(asset=warehouse, description="Every split, lap, effort and zone row has its activity.")
 def children_have_parents(duckdb_warehouse: DuckDBResource) -> AssetCheckResult:
     with db.reading(duckdb_warehouse.database) as conn:
-        orphans = {t: conn.execute(f"SELECT count(*) FROM {t} c WHERE NOT EXISTS "
-                                   f"(SELECT 1 FROM activities a WHERE a.activity_id = c.activity_id)").fetchall()[0][0]
-                   for t in CHILD_TABLES}
+        orphans = {
+            t: conn.execute(
+                f"SELECT count(*) FROM {t} c WHERE NOT EXISTS "
+                f"(SELECT 1 FROM activities a WHERE a.activity_id = c.activity_id)"
+            ).fetchall()[0][0]
+            for t in CHILD_TABLES
+        }
     return AssetCheckResult(passed=not any(orphans.values()), metadata={"orphans": MetadataValue.json(orphans)})
 
 
-@asset_check(asset=warehouse, description="Every listed activity has its detail (a warning while a backfill is "
-                                           "still catching up under the rate limit).")
+@asset_check(
+    asset=warehouse,
+    description="Every listed activity has its detail (a warning while a backfill is "
+    "still catching up under the rate limit).",
+)
 def details_present(duckdb_warehouse: DuckDBResource) -> AssetCheckResult:
     with db.reading(duckdb_warehouse.database) as conn:
         missing = conn.execute("SELECT count(*) FROM activities WHERE detail_fetched_at IS NULL").fetchall()[0][0]
-    return AssetCheckResult(passed=missing == 0, severity=AssetCheckSeverity.WARN,
-                            metadata={"activities_without_detail": missing})
+    return AssetCheckResult(
+        passed=missing == 0, severity=AssetCheckSeverity.WARN, metadata={"activities_without_detail": missing}
+    )

@@ -74,9 +74,15 @@ def main() -> None:
         lines += ["", text["summary"]]
     for name in names:
         r = results[name]
-        lines += ["", f"<a id=\"{name}\"></a>", f"## {TITLES.get(name, name)}", "",
-                  f"Command: `{r['command']}` — run {r['run_at']}, {r['seconds']} s, load average "
-                  f"{r['machine'].get('load_average_1m', (r['params'].get('load_average') or ['?'])[0])}.", ""]
+        lines += [
+            "",
+            f'<a id="{name}"></a>',
+            f"## {TITLES.get(name, name)}",
+            "",
+            f"Command: `{r['command']}` — run {r['run_at']}, {r['seconds']} s, load average "
+            f"{r['machine'].get('load_average_1m', (r['params'].get('load_average') or ['?'])[0])}.",
+            "",
+        ]
         if name in text:
             lines += [text[name], ""]
         lines.append(markdown(r["tables"]))

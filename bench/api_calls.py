@@ -65,19 +65,35 @@ class Relister:
 
 
 def segment_ids(details: dict[int, dict[str, Any]], only: set[int] | None = None) -> set[int]:
-    return {e["segment"]["id"] for aid, d in details.items() if only is None or aid in only
-            for e in d.get("segment_efforts") or [] if isinstance(e.get("segment"), dict)}
+    return {
+        e["segment"]["id"]
+        for aid, d in details.items()
+        if only is None or aid in only
+        for e in d.get("segment_efforts") or []
+        if isinstance(e.get("segment"), dict)
+    }
 
 
 def fitsync_row(label: str, outcome: Any, counted: int, minimum: int, seconds: float) -> dict[str, Any]:
     md = outcome.metadata
     calls = {a: int(md.get(a, {}).get("api_calls", 0)) for a in md}
     activity = sum(calls.get(a, 0) for a in ACTIVITY_ASSETS)
-    return {"run": label, "approach": "fitsync", "listing": calls.get("activities", 0),
-            "detail": calls.get("activity_details", 0), "zones": calls.get("activity_zones", 0),
-            "activity_calls": activity, "other_calls": sum(calls.values()) - activity,
-            "metadata_total": sum(calls.values()), "sandbox_requests": counted, "minimum": minimum,
-            "ratio": activity / minimum, "seconds": seconds, "per_asset": calls, "success": outcome.success}
+    return {
+        "run": label,
+        "approach": "fitsync",
+        "listing": calls.get("activities", 0),
+        "detail": calls.get("activity_details", 0),
+        "zones": calls.get("activity_zones", 0),
+        "activity_calls": activity,
+        "other_calls": sum(calls.values()) - activity,
+        "metadata_total": sum(calls.values()),
+        "sandbox_requests": counted,
+        "minimum": minimum,
+        "ratio": activity / minimum,
+        "seconds": seconds,
+        "per_asset": calls,
+        "success": outcome.success,
+    }
 
 
 @click.command()
@@ -121,21 +137,39 @@ def main(n: int, k: int) -> None:
             t = time.monotonic()
             details = relister.run()
             seconds = time.monotonic() - t
-            rows.append({"run": label, "approach": "re-list everything", "listing": pages(len(details)),
-                         "detail": len(details), "zones": len(details), "activity_calls": relister.calls,
-                         "other_calls": 0, "metadata_total": None, "sandbox_requests": sb.counters().get("requests", 0),
-                         "minimum": minimum, "ratio": relister.calls / minimum, "seconds": seconds})
+            rows.append(
+                {
+                    "run": label,
+                    "approach": "re-list everything",
+                    "listing": pages(len(details)),
+                    "detail": len(details),
+                    "zones": len(details),
+                    "activity_calls": relister.calls,
+                    "other_calls": 0,
+                    "metadata_total": None,
+                    "sandbox_requests": sb.counters().get("requests", 0),
+                    "minimum": minimum,
+                    "ratio": relister.calls / minimum,
+                    "seconds": seconds,
+                }
+            )
             return details
 
         def other_minimum(label: str, asset_calls: dict[str, int], new_segments: set[int], first: bool) -> None:
             starred = inspect.get("/segments/starred", per_page=PAGE)
-            efforts = {s["id"]: len(inspect.get("/segment_efforts", segment_id=s["id"], per_page=PAGE)) for s in starred}
+            efforts = {
+                s["id"]: len(inspect.get("/segment_efforts", segment_id=s["id"], per_page=PAGE)) for s in starred
+            }
             # stats, athlete zones, starred segments and effort histories: on the first run, then on their own
             # cadence (slow_refresh_hours, 20 h): not again in a sync later that day
-            expected = {"athlete": 1, "athlete_stats": int(first), "athlete_zones": int(first),
-                        "starred_segments": pages(len(starred)) if first else 0,
-                        "segment_effort_history": sum(pages(e) for e in efforts.values()) if first else 0,
-                        "segments": len(new_segments)}
+            expected = {
+                "athlete": 1,
+                "athlete_stats": int(first),
+                "athlete_zones": int(first),
+                "starred_segments": pages(len(starred)) if first else 0,
+                "segment_effort_history": sum(pages(e) for e in efforts.values()) if first else 0,
+                "segments": len(new_segments),
+            }
             for asset, minimum in expected.items():
                 other.append({"run": label, "asset": asset, "calls": asset_calls.get(asset, 0), "minimum": minimum})
 
@@ -171,38 +205,83 @@ def main(n: int, k: int) -> None:
     assert in_warehouse == n + k, f"warehouse has {in_warehouse} activities, the sandbox {n + k}"
     main_table = table(
         f"API calls: backfill of {n} activities, then an incremental sync with {k} new",
-        ["run", "approach", "listing", "detail", "zones", "activity calls", "sandbox requests", "minimum",
-         "calls / minimum", "other assets", "seconds"],
-        [[r["run"], r["approach"], r["listing"], r["detail"], r["zones"], r["activity_calls"], r["sandbox_requests"],
-          r["minimum"], f"{r['ratio']:.2f}", r["other_calls"] if r["approach"] == "fitsync" else "—", r["seconds"]]
-         for r in rows],
+        [
+            "run",
+            "approach",
+            "listing",
+            "detail",
+            "zones",
+            "activity calls",
+            "sandbox requests",
+            "minimum",
+            "calls / minimum",
+            "other assets",
+            "seconds",
+        ],
+        [
+            [
+                r["run"],
+                r["approach"],
+                r["listing"],
+                r["detail"],
+                r["zones"],
+                r["activity_calls"],
+                r["sandbox_requests"],
+                r["minimum"],
+                f"{r['ratio']:.2f}",
+                r["other_calls"] if r["approach"] == "fitsync" else "—",
+                r["seconds"],
+            ]
+            for r in rows
+        ],
         caption="activity calls = listing + detail + zones; minimum = N//200+1 listing pages + 1 detail per activity "
-                "+ 1 zones call per activity with heart rate or a power meter (incremental: 1 page + the same for "
-                "the k new). sandbox requests = the sandbox's own count (fitsync: every asset).")
+        "+ 1 zones call per activity with heart rate or a power meter (incremental: 1 page + the same for "
+        "the k new). sandbox requests = the sandbox's own count (fitsync: every asset).",
+    )
     other_table = table(
         "fitsync's other assets (not in the activity figures above) vs their minimum",
-        ["run", "asset", "calls", "minimum"], [[o["run"], o["asset"], o["calls"], o["minimum"]] for o in other])
+        ["run", "asset", "calls", "minimum"],
+        [[o["run"], o["asset"], o["calls"], o["minimum"]] for o in other],
+    )
     fits = [r for r in rows if r["approach"] == "fitsync"]
     base = [r for r in rows if r["approach"] != "fitsync"]
     ratio_table = table(
         "Re-list everything vs fitsync (activity calls)",
         ["run", "fitsync", "re-list everything", "re-list / fitsync"],
-        [[f["run"], f["activity_calls"], b["activity_calls"], f"{b['activity_calls'] / f['activity_calls']:.1f}×"]
-         for f, b in zip(fits, base)])
+        [
+            [f["run"], f["activity_calls"], b["activity_calls"], f"{b['activity_calls'] / f['activity_calls']:.1f}×"]
+            for f, b in zip(fits, base)
+        ],
+    )
     consistent = all(r["sandbox_requests"] == r["metadata_total"] for r in fits)
     other_ok = all(o["calls"] == o["minimum"] for o in other)
     targets = [
-        target("fitsync's activity calls = minimum (ratio 1.00), backfill and incremental",
-               ", ".join(f"{r['ratio']:.2f}" for r in fits), all(r["activity_calls"] == r["minimum"] for r in fits)),
-        target("other assets at their minimum", "yes" if other_ok else
-               "; ".join(f"{o['asset']} {o['calls']} vs {o['minimum']}" for o in other if o["calls"] != o["minimum"]),
-               other_ok),
-        target("run metadata agrees with the sandbox's request counter",
-               ", ".join(f"{r['metadata_total']} / {r['sandbox_requests']}" for r in fits), consistent),
+        target(
+            "fitsync's activity calls = minimum (ratio 1.00), backfill and incremental",
+            ", ".join(f"{r['ratio']:.2f}" for r in fits),
+            all(r["activity_calls"] == r["minimum"] for r in fits),
+        ),
+        target(
+            "other assets at their minimum",
+            "yes"
+            if other_ok
+            else "; ".join(f"{o['asset']} {o['calls']} vs {o['minimum']}" for o in other if o["calls"] != o["minimum"]),
+            other_ok,
+        ),
+        target(
+            "run metadata agrees with the sandbox's request counter",
+            ", ".join(f"{r['metadata_total']} / {r['sandbox_requests']}" for r in fits),
+            consistent,
+        ),
     ]
-    common.save("api-calls", params={"activities": n, "new": k}, tables=[main_table, other_table, ratio_table],
-                targets=targets, data={"rows": rows, "other": other, "warehouse_activities": in_warehouse},
-                started=started)
+    common.save(
+        "api-calls",
+        params={"activities": n, "new": k},
+        tables=[main_table, other_table, ratio_table],
+        targets=targets,
+        data={"rows": rows, "other": other, "warehouse_activities": in_warehouse},
+        started=started,
+    )
 
 
 if __name__ == "__main__":

@@ -39,15 +39,22 @@ SCRATCH = Path(__file__).resolve().parents[1] / ".bench-out"  # untracked: where
 def results_dir() -> Path:
     """A run rewrites the tracked figures only when asked (FITSYNC_BENCH_RECORD=1, when refreshing the docs)."""
     return RESULTS if os.environ.get("FITSYNC_BENCH_RECORD") == "1" else SCRATCH
+
+
 REPO = Path(__file__).resolve().parent.parent
 # A budget no benchmark reaches unless it means to (the defaults are 100 reads per 15 minutes).
-GENEROUS_LIMITS = {"read_limit_short": 1_000_000, "read_limit_long": 10_000_000,
-                   "overall_limit_short": 1_000_000, "overall_limit_long": 10_000_000}
+GENEROUS_LIMITS = {
+    "read_limit_short": 1_000_000,
+    "read_limit_long": 10_000_000,
+    "overall_limit_short": 1_000_000,
+    "overall_limit_long": 10_000_000,
+}
 
 out = Console(width=None if sys.stdout.isatty() else 150)
 
 
 # ---------------------------------------------------------------------------------------------- sandbox
+
 
 @dataclass
 class Sandbox:
@@ -85,8 +92,15 @@ class Sandbox:
         return response.json()
 
     def config(self, home: Path, app: dict[str, Any], **overrides: Any) -> Config:
-        return Config.load({}, home=home, base_url=self.api_url, auth_url=self.base_url,
-                           client_id=app["client_id"], client_secret=Secret(app["client_secret"]), **overrides)
+        return Config.load(
+            {},
+            home=home,
+            base_url=self.api_url,
+            auth_url=self.base_url,
+            client_id=app["client_id"],
+            client_secret=Secret(app["client_secret"]),
+            **overrides,
+        )
 
     def connected_home(self, athlete_id: int, prefix: str) -> Config:
         """A fresh FITSYNC_HOME (temporary folder) with its own app, the athlete connected to it."""
@@ -106,13 +120,24 @@ class Sandbox:
         self.server.stop()
 
 
-def start_sandbox(athletes: int = 1, activities: int = 40, *, seed: int = 42, db: str = ":memory:",
-                  settings: dict[str, Any] | None = None) -> Sandbox:
-    options = ServerOptions(db=db, port=0, settings={**GENEROUS_LIMITS, **(settings or {})},
-                            seed=SeedOptions(seed=seed, athletes=athletes, activities_per_athlete=activities))
+def start_sandbox(
+    athletes: int = 1,
+    activities: int = 40,
+    *,
+    seed: int = 42,
+    db: str = ":memory:",
+    settings: dict[str, Any] | None = None,
+) -> Sandbox:
+    options = ServerOptions(
+        db=db,
+        port=0,
+        settings={**GENEROUS_LIMITS, **(settings or {})},
+        seed=SeedOptions(seed=seed, athletes=athletes, activities_per_athlete=activities),
+    )
     server = ServerThread(options).start()
-    console = httpx.Client(base_url=server.base_url + "/sandbox", timeout=60,
-                           headers={"X-Sandbox-Console-Key": server.console_key})
+    console = httpx.Client(
+        base_url=server.base_url + "/sandbox", timeout=60, headers={"X-Sandbox-Console-Key": server.console_key}
+    )
     return Sandbox(server, console)
 
 
@@ -141,6 +166,7 @@ def quiet_dagster() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- figures
+
 
 def percentile(values: Sequence[float], p: float) -> float:
     """Nearest-rank percentile (p in 0..100); NaN for no values."""
@@ -184,17 +210,28 @@ sys.exit(os.waitstatus_to_exitcode(status) & 0xFF)
 """
 
 
-def run_measured(argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: Path | None = None,
-                 timeout: float = 900.0, capture: bool = True,
-                 on_start: Callable[[int], None] | None = None) -> dict[str, Any]:
+def run_measured(
+    argv: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 900.0,
+    capture: bool = True,
+    on_start: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """Run a command in a child process; its wall time and peak RSS (the kernel's ru_maxrss for the command,
     from wait4 in a small launcher: see _LAUNCHER). `on_start` gets the command's pid."""
     work = Path(tempfile.mkdtemp(prefix="bench-measured-"))
     report = work / "rusage.json"
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(report), *argv], env=env, cwd=cwd,
-                            stdout=subprocess.PIPE if capture else None,
-                            stderr=subprocess.STDOUT if capture else None, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _LAUNCHER, str(report), *argv],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE if capture else None,
+        stderr=subprocess.STDOUT if capture else None,
+        text=True,
+    )
     chunks: list[str] = []
     reader = None
     if capture:
@@ -220,11 +257,16 @@ def run_measured(argv: Sequence[str], *, env: dict[str, str] | None = None, cwd:
         reader.join(timeout=10)
     usage = json.loads(report.read_text()) if report.exists() else {"maxrss_kib": float("nan")}
     shutil.rmtree(work, ignore_errors=True)
-    return {"seconds": seconds, "maxrss_mib": mib(usage["maxrss_kib"]), "returncode": proc.returncode,
-            "output": "".join(chunks)}
+    return {
+        "seconds": seconds,
+        "maxrss_mib": mib(usage["maxrss_kib"]),
+        "returncode": proc.returncode,
+        "output": "".join(chunks),
+    }
 
 
 # ---------------------------------------------------------------------------------------------- output
+
 
 def machine() -> dict[str, Any]:
     import duckdb
@@ -242,19 +284,28 @@ def machine() -> dict[str, Any]:
             cpu = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), cpu)
     except OSError:
         pass
-    return {"cpus": os.cpu_count(), "cpu": cpu, "memory_gib": mem, "load_average_1m": round(os.getloadavg()[0], 2),
-            "platform": platform.platform(),
-            "python": platform.python_version(), "duckdb": duckdb.__version__, "polars": polars.__version__}
+    return {
+        "cpus": os.cpu_count(),
+        "cpu": cpu,
+        "memory_gib": mem,
+        "load_average_1m": round(os.getloadavg()[0], 2),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "duckdb": duckdb.__version__,
+        "polars": polars.__version__,
+    }
 
 
 def command_line(name: str) -> str:
     """How this benchmark was started, as someone would type it again."""
     args = sys.argv[1:]
-    args = args[args.index(name) + 1:] if name in args else []  # `all` runs each with its defaults
+    args = args[args.index(name) + 1 :] if name in args else []  # `all` runs each with its defaults
     return "python -m bench " + " ".join([name, *map(shlex.quote, args)])
 
 
-def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None) -> dict[str, Any]:
+def table(
+    title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None
+) -> dict[str, Any]:
     """Print a table and return it as data (for the JSON file and docs)."""
     rows = [[_cell(v) for v in row] for row in rows]
     t = Table(title=title, caption=caption, title_justify="left")
@@ -284,8 +335,12 @@ def markdown(tables: Sequence[dict[str, Any]]) -> str:
     """The tables as GitHub Markdown (docs/performance.md is written from these)."""
     parts = []
     for t in tables:
-        lines = [f"**{t['title']}**", "", "| " + " | ".join(t["columns"]) + " |",
-                 "|" + "|".join(["---"] + ["---:"] * (len(t["columns"]) - 1)) + "|"]
+        lines = [
+            f"**{t['title']}**",
+            "",
+            "| " + " | ".join(t["columns"]) + " |",
+            "|" + "|".join(["---"] + ["---:"] * (len(t["columns"]) - 1)) + "|",
+        ]
         lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in t["rows"]]
         if t.get("caption"):
             lines += ["", t["caption"]]
@@ -293,8 +348,15 @@ def markdown(tables: Sequence[dict[str, Any]]) -> str:
     return "\n\n".join(parts)
 
 
-def save(name: str, *, params: dict[str, Any], tables: Sequence[dict[str, Any]], targets: Sequence[dict[str, Any]],
-         data: dict[str, Any], started: float) -> Path:
+def save(
+    name: str,
+    *,
+    params: dict[str, Any],
+    tables: Sequence[dict[str, Any]],
+    targets: Sequence[dict[str, Any]],
+    data: dict[str, Any],
+    started: float,
+) -> Path:
     """<results>/<name>.json: what was run, on what, the figures, the targets and whether each is met."""
     folder = results_dir()
     folder.mkdir(parents=True, exist_ok=True)
@@ -302,10 +364,15 @@ def save(name: str, *, params: dict[str, Any], tables: Sequence[dict[str, Any]],
         mark = "[green]met[/]" if target["met"] else "[red]NOT met[/]"
         out.print(f"target: {target['target']} → {target['measured']}: {mark}")
     payload = {
-        "benchmark": name, "command": command_line(name),
+        "benchmark": name,
+        "command": command_line(name),
         "run_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "seconds": round(time.monotonic() - started, 1), "machine": machine(), "params": params,
-        "targets": list(targets), "tables": list(tables), "data": data,
+        "seconds": round(time.monotonic() - started, 1),
+        "machine": machine(),
+        "params": params,
+        "targets": list(targets),
+        "tables": list(tables),
+        "data": data,
     }
     path = folder / f"{name}.json"
     path.write_text(json.dumps(payload, indent=2, default=str) + "\n")

@@ -38,6 +38,7 @@ def backfill(activities: int) -> dict[str, Any]:
 
     def sample(pid: int) -> None:
         """RSS of the sync process against the sandbox's request count: fetch phase vs warehouse load phase."""
+
         def loop() -> None:
             t0 = time.monotonic()
             while not stop.wait(0.25):
@@ -58,8 +59,13 @@ def backfill(activities: int) -> dict[str, Any]:
         sb.connect(config, athlete_id)
         sb.reset_counters()
         common.out.print(f"[dim]fitsync sync --athlete {athlete_id} ({activities:,} activities)…[/]")
-        run = common.run_measured([sys.executable, "-m", "fitsync.cli.main", "sync", "--athlete", str(athlete_id)],
-                                  env=common.env_for(config), cwd=work, timeout=1800, on_start=sample)
+        run = common.run_measured(
+            [sys.executable, "-m", "fitsync.cli.main", "sync", "--athlete", str(athlete_id)],
+            env=common.env_for(config),
+            cwd=work,
+            timeout=1800,
+            on_start=sample,
+        )
         stop.set()
         if run["returncode"] != 0:
             raise RuntimeError(f"the backfill failed: {run['output'][-3000:]}")
@@ -74,15 +80,26 @@ def backfill(activities: int) -> dict[str, Any]:
     assert stored == activities == details, (stored, details, activities)
     fetching = [rss for _, rss, n in samples if n < requests]
     loading = [rss for _, rss, n in samples if n >= requests]
-    return {"activities": activities, "seconds": run["seconds"], "maxrss_mib": run["maxrss_mib"],
-            "requests": requests, "stored": stored, "fetch_peak_mib": max(fetching, default=float("nan")),
-            "load_peak_mib": max(loading, default=float("nan")), "samples": samples[::4]}
+    return {
+        "activities": activities,
+        "seconds": run["seconds"],
+        "maxrss_mib": run["maxrss_mib"],
+        "requests": requests,
+        "stored": stored,
+        "fetch_peak_mib": max(fetching, default=float("nan")),
+        "load_peak_mib": max(loading, default=float("nan")),
+        "samples": samples[::4],
+    }
 
 
 @click.command()
 @click.option("--scales", default="1000,10000", show_default=True, help="Backfill sizes (activities), comma-separated.")
-@click.option("--repeats", default=2, show_default=True,
-              help="Runs of each scale but the largest (peak memory varies from run to run; the median is used).")
+@click.option(
+    "--repeats",
+    default=2,
+    show_default=True,
+    help="Runs of each scale but the largest (peak memory varies from run to run; the median is used).",
+)
 @click.option("--demo/--no-demo", "with_demo", default=True, show_default=True, help="Also time `fitsync demo`.")
 def main(scales: str, repeats: int, with_demo: bool) -> None:
     """`fitsync demo` wall time and peak memory; backfill peak memory at 1k and 10k activities."""
@@ -92,8 +109,12 @@ def main(scales: str, repeats: int, with_demo: bool) -> None:
     if with_demo:
         home = Path(tempfile.mkdtemp(prefix="bench-demo-")) / "fitsync-demo"
         common.out.print("[dim]fitsync demo…[/]")
-        demo_run = common.run_measured([sys.executable, "-m", "fitsync.cli.main", "demo", "--home", str(home)],
-                                       env=common.clean_env(), cwd=home.parent, timeout=600)
+        demo_run = common.run_measured(
+            [sys.executable, "-m", "fitsync.cli.main", "demo", "--home", str(home)],
+            env=common.clean_env(),
+            cwd=home.parent,
+            timeout=600,
+        )
         shutil.rmtree(home.parent, ignore_errors=True)
         if demo_run["returncode"] != 0:
             raise RuntimeError(f"fitsync demo failed: {demo_run['output'][-3000:]}")
@@ -103,32 +124,71 @@ def main(scales: str, repeats: int, with_demo: bool) -> None:
 
     tables = []
     if demo_run:
-        tables.append(table("fitsync demo (default: 2 athletes × 150 activities, sandbox in-process)",
-                            ["command", "wall s", "peak RSS MiB"],
-                            [["fitsync demo", demo_run["seconds"], demo_run["maxrss_mib"]]]))
+        tables.append(
+            table(
+                "fitsync demo (default: 2 athletes × 150 activities, sandbox in-process)",
+                ["command", "wall s", "peak RSS MiB"],
+                [["fitsync demo", demo_run["seconds"], demo_run["maxrss_mib"]]],
+            )
+        )
     first = sizes[0]
-    tables.append(table(
-        "Backfill (fitsync sync --athlete ID, full Dagster job, sandbox in another process)",
-        ["activities", "API requests", "wall s", "activities/s", "peak RSS MiB", "peak while fetching",
-         "peak while loading the warehouse", f"peak vs {first:,} (median)"],
-        [[r["activities"], r["requests"], r["seconds"], r["activities"] / r["seconds"], r["maxrss_mib"],
-          r["fetch_peak_mib"], r["load_peak_mib"], f"{r['maxrss_mib'] / median[first]:.2f}×"] for r in runs],
-        caption="peak RSS: ru_maxrss of the sync process; the two phase peaks are sampled every 0.25 s (fetching: "
-                "while the sandbox still receives requests; loading: after the last request)."))
+    tables.append(
+        table(
+            "Backfill (fitsync sync --athlete ID, full Dagster job, sandbox in another process)",
+            [
+                "activities",
+                "API requests",
+                "wall s",
+                "activities/s",
+                "peak RSS MiB",
+                "peak while fetching",
+                "peak while loading the warehouse",
+                f"peak vs {first:,} (median)",
+            ],
+            [
+                [
+                    r["activities"],
+                    r["requests"],
+                    r["seconds"],
+                    r["activities"] / r["seconds"],
+                    r["maxrss_mib"],
+                    r["fetch_peak_mib"],
+                    r["load_peak_mib"],
+                    f"{r['maxrss_mib'] / median[first]:.2f}×",
+                ]
+                for r in runs
+            ],
+            caption="peak RSS: ru_maxrss of the sync process; the two phase peaks are sampled every 0.25 s (fetching: "
+            "while the sandbox still receives requests; loading: after the last request).",
+        )
+    )
     targets = []
     if demo_run:
-        targets.append(target(f"fitsync demo < {DEMO_TARGET_S:g} s", f"{demo_run['seconds']:.1f} s",
-                              demo_run["seconds"] < DEMO_TARGET_S))
+        targets.append(
+            target(
+                f"fitsync demo < {DEMO_TARGET_S:g} s",
+                f"{demo_run['seconds']:.1f} s",
+                demo_run["seconds"] < DEMO_TARGET_S,
+            )
+        )
     if len(sizes) > 1:
         last = sizes[-1]
         ratio = median[last] / median[first]
-        targets.append(target(f"backfill peak memory flat in history length ({last:,} vs {first:,} activities, "
-                              f"≤ {FLAT_RATIO}×)",
-                              f"{median[last]:.0f} vs {median[first]:.0f} MiB = {ratio:.2f}×", ratio <= FLAT_RATIO))
-    common.save("demo", params={"scales": sizes, "repeats": repeats, "demo": with_demo}, tables=tables,
-                targets=targets,
-                data={"demo": {k: v for k, v in (demo_run or {}).items() if k != "output"}, "backfills": runs},
-                started=started)
+        targets.append(
+            target(
+                f"backfill peak memory flat in history length ({last:,} vs {first:,} activities, ≤ {FLAT_RATIO}×)",
+                f"{median[last]:.0f} vs {median[first]:.0f} MiB = {ratio:.2f}×",
+                ratio <= FLAT_RATIO,
+            )
+        )
+    common.save(
+        "demo",
+        params={"scales": sizes, "repeats": repeats, "demo": with_demo},
+        tables=tables,
+        targets=targets,
+        data={"demo": {k: v for k, v in (demo_run or {}).items() if k != "output"}, "backfills": runs},
+        started=started,
+    )
 
 
 if __name__ == "__main__":

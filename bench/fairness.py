@@ -44,8 +44,9 @@ class Caller(threading.Thread):
             time.sleep(self.request_s)  # the request itself
 
 
-def scenario(policy: str, *, window: int, windows: int, refresh_calls: int, request_s: float,
-             seed: int) -> dict[str, Any]:
+def scenario(
+    policy: str, *, window: int, windows: int, refresh_calls: int, request_s: float, seed: int
+) -> dict[str, Any]:
     """Run the mix for `windows` windows; latencies (seconds) of the refreshes and calls per backfill athlete."""
     from fitsync.client import rate_governor
     from fitsync.client.rate_governor import Lane, RateGovernor
@@ -53,17 +54,27 @@ def scenario(policy: str, *, window: int, windows: int, refresh_calls: int, requ
 
     fair = policy == "by priority"
     rng = random.Random(seed)
-    governor = RateGovernor(StateStore(Path(tempfile.mkdtemp(prefix="bench-fairness-")) / "state.db"),
-                            short_window=window, boundary_guard=0.05)
-    governor.observe({"X-ReadRateLimit-Limit": f"{LIMIT},100000000", "X-ReadRateLimit-Usage": "0,0",
-                      "X-RateLimit-Limit": f"{2 * LIMIT},200000000", "X-RateLimit-Usage": "0,0"})
+    governor = RateGovernor(
+        StateStore(Path(tempfile.mkdtemp(prefix="bench-fairness-")) / "state.db"),
+        short_window=window,
+        boundary_guard=0.05,
+    )
+    governor.observe(
+        {
+            "X-ReadRateLimit-Limit": f"{LIMIT},100000000",
+            "X-ReadRateLimit-Usage": "0,0",
+            "X-RateLimit-Limit": f"{2 * LIMIT},200000000",
+            "X-RateLimit-Usage": "0,0",
+        }
+    )
     saved = rate_governor.RateGovernor._someone_before
     if not fair:  # before issue 15: whoever asks first
         rate_governor.RateGovernor._someone_before = lambda *args, **kwargs: False  # type: ignore[method-assign]
     try:
         workers = [(1, 3), (2, 1), (3, 1), (4, 1), (5, 1)]
-        backfills = [Caller(governor, Lane("backfill", a), bulk=True, request_s=request_s)
-                     for a, n in workers for _ in range(n)]
+        backfills = [
+            Caller(governor, Lane("backfill", a), bulk=True, request_s=request_s) for a, n in workers for _ in range(n)
+        ]
         for c in backfills:
             c.start()
         start = time.time()
@@ -71,8 +82,13 @@ def scenario(policy: str, *, window: int, windows: int, refresh_calls: int, requ
         latencies = []
         while time.time() < end - window:
             time.sleep(rng.uniform(0.3, 1.0) * window)
-            refresh = Caller(governor, Lane("webhook" if fair else "backfill", 100 + len(latencies)), bulk=False,
-                             request_s=request_s, calls=refresh_calls)
+            refresh = Caller(
+                governor,
+                Lane("webhook" if fair else "backfill", 100 + len(latencies)),
+                bulk=False,
+                request_s=request_s,
+                calls=refresh_calls,
+            )
             asked = time.time()
             refresh.start()
             refresh.join()
@@ -101,9 +117,12 @@ def main(scale: int, windows: int, refresh_calls: int, request_ms: float, seed: 
     if 900 % scale:
         raise click.BadParameter("900 must divide by it", param_hint="--scale")
     window = 900 // scale
-    results = {policy: scenario(policy, window=window, windows=windows, refresh_calls=refresh_calls,
-                                request_s=request_ms / 1000, seed=seed)
-               for policy in ("whoever asks first (before)", "by priority")}
+    results = {
+        policy: scenario(
+            policy, window=window, windows=windows, refresh_calls=refresh_calls, request_s=request_ms / 1000, seed=seed
+        )
+        for policy in ("whoever asks first (before)", "by priority")
+    }
     rows, shares = [], []
     for policy, r in results.items():
         lat = [x * scale / 60 for x in r["latencies"]]  # real-service minutes
@@ -112,22 +131,37 @@ def main(scale: int, windows: int, refresh_calls: int, request_ms: float, seed: 
         shares.append([policy, *(f"{r['calls'].get(a, 0) / total:.0%}" for a in range(1, 6))])
     latency_table = table(
         f"Webhook re-pull ({refresh_calls} calls) while 5 backfills hold the budget: latency in real-service minutes",
-        ["policy", "re-pulls", "p50 min", "p99 min", "max min"], rows,
+        ["policy", "re-pulls", "p50 min", "p99 min", "max min"],
+        rows,
         caption=f"Read ceiling {LIMIT} per 15 minutes, window scaled ×{scale} ({window} s); the backfills leave the "
-                "10 % bulk reserve free. Latency: first request to last grant.")
-    share_table = table("Each backfill athlete's share of the backfills' calls (athlete 1 runs three workers)",
-                        ["policy", "athlete 1", "athlete 2", "athlete 3", "athlete 4", "athlete 5"], shares)
+        "10 % bulk reserve free. Latency: first request to last grant.",
+    )
+    share_table = table(
+        "Each backfill athlete's share of the backfills' calls (athlete 1 runs three workers)",
+        ["policy", "athlete 1", "athlete 2", "athlete 3", "athlete 4", "athlete 5"],
+        shares,
+    )
     fair = results["by priority"]
     p99 = percentile([x * scale / 60 for x in fair["latencies"]], 99)
     total = sum(fair["calls"].values())
     spread = max(fair["calls"].values()) / total - min(fair["calls"].values()) / total
-    common.save("fairness", params={"scale": scale, "windows": windows, "refresh_calls": refresh_calls,
-                                    "request_ms": request_ms, "seed": seed},
-                tables=[latency_table, share_table],
-                targets=[target("webhook re-pull p99 < 15 minutes while 5 backfills run", f"{p99:.1f} min", p99 < 15),
-                         target("backfill athletes share evenly (max − min share ≤ 10 points)",
-                                f"{spread:.0%}", spread <= 0.10)],
-                data={k: v for k, v in results.items()}, started=started)
+    common.save(
+        "fairness",
+        params={
+            "scale": scale,
+            "windows": windows,
+            "refresh_calls": refresh_calls,
+            "request_ms": request_ms,
+            "seed": seed,
+        },
+        tables=[latency_table, share_table],
+        targets=[
+            target("webhook re-pull p99 < 15 minutes while 5 backfills run", f"{p99:.1f} min", p99 < 15),
+            target("backfill athletes share evenly (max − min share ≤ 10 points)", f"{spread:.0%}", spread <= 0.10),
+        ],
+        data={k: v for k, v in results.items()},
+        started=started,
+    )
 
 
 if __name__ == "__main__":

@@ -29,9 +29,14 @@ from .webhook_ack import PATH, free_port
 
 
 def start_receiver(config: Any, port: int) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "fitsync.cli.main", "webhooks", "serve", "--host", "127.0.0.1",
-                             "--port", str(port)], env=common.env_for(config), cwd=common.REPO,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fitsync.cli.main", "webhooks", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=common.env_for(config),
+        cwd=common.REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 30
     while True:
         try:
@@ -77,11 +82,16 @@ def main(changes: int, activities: int, seed: int) -> None:
         with FitsyncClient(config) as client:
             subscribe(client, f"http://127.0.0.1:{port}{PATH}")
         with db.reading(home / "warehouse.duckdb") as conn:
-            existing = [r[0] for r in conn.execute("SELECT activity_id FROM activities ORDER BY start_date DESC").fetchall()]
+            existing = [
+                r[0] for r in conn.execute("SELECT activity_id FROM activities ORDER BY start_date DESC").fetchall()
+            ]
 
         # --- the athlete, in a thread: one change per sensor interval, at a random phase
         t0 = time.time() + 1.0
-        plan = [(t0 + j * interval + rng.uniform(0, interval), ("create", "rename", "delete")[j % 3]) for j in range(changes)]
+        plan = [
+            (t0 + j * interval + rng.uniform(0, interval), ("create", "rename", "delete")[j % 3])
+            for j in range(changes)
+        ]
         lock = threading.Lock()
 
         def athlete() -> None:
@@ -169,25 +179,56 @@ def main(changes: int, activities: int, seed: int) -> None:
     detail = table(
         f"Freshness: athlete change → warehouse, webhook_events sensor every {interval:g} s",
         ["#", "change", "activity", "→ inbox ms", "→ warehouse s"],
-        [[i + 1, r["kind"], str(r["activity_id"]), f"{r['inbox_s'] * 1000:.1f}", f"{r['warehouse_s']:.2f}"]
-         for i, r in enumerate(records)])
+        [
+            [i + 1, r["kind"], str(r["activity_id"]), f"{r['inbox_s'] * 1000:.1f}", f"{r['warehouse_s']:.2f}"]
+            for i, r in enumerate(records)
+        ],
+    )
     summary = table(
         "Freshness summary",
-        ["changes", "in warehouse", "→ inbox p50 ms", "→ inbox max ms", "→ warehouse p50 s", "→ warehouse max s",
-         "sensor ticks", "runs"],
-        [[len(records), len(totals), f"{percentile(inbox_times, 50) * 1000:.1f}",
-          f"{max(inbox_times, default=float('nan')) * 1000:.1f}", percentile(totals, 50),
-          max(totals, default=float("nan")), ticks, runs]],
+        [
+            "changes",
+            "in warehouse",
+            "→ inbox p50 ms",
+            "→ inbox max ms",
+            "→ warehouse p50 s",
+            "→ warehouse max s",
+            "sensor ticks",
+            "runs",
+        ],
+        [
+            [
+                len(records),
+                len(totals),
+                f"{percentile(inbox_times, 50) * 1000:.1f}",
+                f"{max(inbox_times, default=float('nan')) * 1000:.1f}",
+                percentile(totals, 50),
+                max(totals, default=float("nan")),
+                ticks,
+                runs,
+            ]
+        ],
         caption="Runs executed in-process right after the tick (as execute_run_request does); under `dagster dev` "
-                "each run also pays its run launcher's process start. Expected: about half the sensor interval "
-                "plus one run on average, one interval plus one run at worst.")
+        "each run also pays its run launcher's process start. Expected: about half the sensor interval "
+        "plus one run on average, one interval plus one run at worst.",
+    )
     worst = max(totals, default=float("inf"))
-    targets = [target("every change reaches the warehouse", f"{len(totals)}/{len(records)}", not missing),
-               target(f"within seconds (max ≤ one sensor interval + 5 s = {interval + 5:g} s)",
-                      f"p50 {percentile(totals, 50):.1f} s, max {worst:.1f} s", worst <= interval + 5)]
-    common.save("freshness", params={"changes": changes, "activities": activities, "seed": seed, "interval": interval},
-                tables=[detail, summary], targets=targets, data={"changes": records, "ticks": ticks, "runs": runs},
-                started=started)
+    targets = [
+        target("every change reaches the warehouse", f"{len(totals)}/{len(records)}", not missing),
+        target(
+            f"within seconds (max ≤ one sensor interval + 5 s = {interval + 5:g} s)",
+            f"p50 {percentile(totals, 50):.1f} s, max {worst:.1f} s",
+            worst <= interval + 5,
+        ),
+    ]
+    common.save(
+        "freshness",
+        params={"changes": changes, "activities": activities, "seed": seed, "interval": interval},
+        tables=[detail, summary],
+        targets=targets,
+        data={"changes": records, "ticks": ticks, "runs": runs},
+        started=started,
+    )
 
 
 if __name__ == "__main__":

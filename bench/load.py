@@ -65,8 +65,11 @@ class Templates:
             ids.update({lap["id"]: 1000 + j for j, lap in enumerate(detail.get("laps") or [])})
             ids.update({e["id"]: 2000 + j for j, e in enumerate(detail.get("segment_efforts") or [])})
             text = json.dumps(detail, separators=(",", ":"))
-            text = re.sub(r'"id":(\d+)', lambda m: f'"id":@@{ids[int(m.group(1))]}@@' if int(m.group(1)) in ids
-                          else m.group(0), text)
+            text = re.sub(
+                r'"id":(\d+)',
+                lambda m: f'"id":@@{ids[int(m.group(1))]}@@' if int(m.group(1)) in ids else m.group(0),
+                text,
+            )
             pieces: list[str | int] = []
             for k, piece in enumerate(self.MARK.split(text)):
                 pieces.append(int(piece) if k % 2 else piece)
@@ -106,7 +109,9 @@ def fetch_templates(count: int) -> tuple[Templates, int]:
             token = client.tokens.access_token(athlete_id).reveal()
         with httpx.Client(base_url=sb.api_url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
             listed = http.get("/athlete/activities", params={"per_page": 200}).json()
-            details = [http.get(f"/activities/{a['id']}", params={"include_all_efforts": "true"}).json() for a in listed]
+            details = [
+                http.get(f"/activities/{a['id']}", params={"include_all_efforts": "true"}).json() for a in listed
+            ]
             zones = [http.get(f"/activities/{a['id']}/zones").json() for a in listed]
         shutil.rmtree(home, ignore_errors=True)
     finally:
@@ -114,15 +119,18 @@ def fetch_templates(count: int) -> tuple[Templates, int]:
     return Templates(details, zones), athlete_id
 
 
-def batches(templates: Templates, start: int, stop: int, size: int = BATCH) -> Iterator[tuple[list[str], list[str], list[int]]]:
+def batches(
+    templates: Templates, start: int, stop: int, size: int = BATCH
+) -> Iterator[tuple[list[str], list[str], list[int]]]:
     for first in range(start, stop, size):
         ids = list(range(first, min(first + size, stop)))
         pairs = [templates.activity(i) for i in ids]
         yield [p[0] for p in pairs], [p[1] for p in pairs], [ACTIVITY_BASE + i for i in ids]
 
 
-def load_range(path: Path, templates: Templates, athlete_id: int, start: int, stop: int,
-               batch_starts: list[int] | None = None) -> tuple[float, float | None, dict[str, int]]:
+def load_range(
+    path: Path, templates: Templates, athlete_id: int, start: int, stop: int, batch_starts: list[int] | None = None
+) -> tuple[float, float | None, dict[str, int]]:
     """Load activities [start, stop) (or only the batches beginning at batch_starts) the way the warehouse asset
     does: (seconds the load took, writer's closes included; seconds with the closes left out where the loader has
     them apart, else None; rows written per table).
@@ -134,11 +142,15 @@ def load_range(path: Path, templates: Templates, athlete_id: int, start: int, st
     from fitsync.warehouse import db, loads
 
     written: dict[str, int] = {}
-    ranges = [(s, min(s + BATCH, stop)) for s in (batch_starts if batch_starts is not None else range(start, stop, BATCH))]
+    ranges = [
+        (s, min(s + BATCH, stop)) for s in (batch_starts if batch_starts is not None else range(start, stop, BATCH))
+    ]
 
     def frames(details: list[str], zones: list[str], ids: list[int]) -> list[tuple[str, Any]]:
-        return [("activity_details", loads.frame(details, athlete_id=athlete_id)),
-                ("activity_zones", loads.frame(zones, athlete_id=athlete_id, activity_ids=ids))]
+        return [
+            ("activity_details", loads.frame(details, athlete_id=athlete_id)),
+            ("activity_zones", loads.frame(zones, athlete_id=athlete_id, activity_ids=ids)),
+        ]
 
     def add(rows: dict[str, int]) -> None:
         for name, n in rows.items():
@@ -148,8 +160,12 @@ def load_range(path: Path, templates: Templates, athlete_id: int, start: int, st
     if hasattr(loads, "stage"):  # not the loader of before issue 15
         from fitsync.warehouse import load_pipeline as pipeline
 
-        staged = pipeline.ahead(loads.stage(bundle, frame) for lo, hi in ranges
-                                for batch in batches(templates, lo, hi) for bundle, frame in frames(*batch))
+        staged = pipeline.ahead(
+            loads.stage(bundle, frame)
+            for lo, hi in ranges
+            for batch in batches(templates, lo, hi)
+            for bundle, frame in frames(*batch)
+        )
         pipeline.write_held(path, staged, lambda conn, batch: add(loads.write(conn, batch)))
         return time.perf_counter() - started, None, written
     spent = 0.0
@@ -174,8 +190,10 @@ def fingerprint(path: Path) -> dict[str, tuple[int, int]]:
     from fitsync.warehouse import db
 
     with db.reading(path) as conn:
-        return {t: tuple(conn.execute(f"SELECT count(*), sum(hash(x)::HUGEINT) FROM {t} AS x").fetchone())
-                for t in TABLES + ("segments",)}
+        return {
+            t: tuple(conn.execute(f"SELECT count(*), sum(hash(x)::HUGEINT) FROM {t} AS x").fetchone())
+            for t in TABLES + ("segments",)
+        }
 
 
 def row_by_row(source: Path, sample_ids: list[int], workdir: Path) -> tuple[float, int, dict[str, int]]:
@@ -193,8 +211,12 @@ def row_by_row(source: Path, sample_ids: list[int], workdir: Path) -> tuple[floa
     per_table: dict[str, int] = {}
     spent = 0.0
     with db.writing(target_path) as conn:
-        constrained = {r[0] for r in conn.execute("SELECT table_name FROM duckdb_constraints() "
-                                                  "WHERE constraint_type = 'PRIMARY KEY'").fetchall()}
+        constrained = {
+            r[0]
+            for r in conn.execute(
+                "SELECT table_name FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY'"
+            ).fetchall()
+        }
         for t, (columns, values) in rows.items():
             updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in keys[t])
             sql = f"INSERT INTO {t} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
@@ -224,13 +246,26 @@ def peak_rss_mib() -> float:
 
 @click.command()
 @click.option("--scales", default="10000,100000", show_default=True, help="Activity counts, comma-separated.")
-@click.option("--templates", "template_count", default=40, show_default=True,
-              help="Real sandbox activities the synthetic ones are copied from.")
+@click.option(
+    "--templates",
+    "template_count",
+    default=40,
+    show_default=True,
+    help="Real sandbox activities the synthetic ones are copied from.",
+)
 @click.option("--sample", default=100, show_default=True, help="Activities inserted row by row for the baseline.")
-@click.option("--reload-sample", default=10, show_default=True,
-              help="Batches of 500 re-loaded at scales above the first (the first is re-loaded whole).")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where the warehouse files go (default: a temporary folder, removed at the end).")
+@click.option(
+    "--reload-sample",
+    default=10,
+    show_default=True,
+    help="Batches of 500 re-loaded at scales above the first (the first is re-loaded whole).",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where the warehouse files go (default: a temporary folder, removed at the end).",
+)
 def main(scales: str, template_count: int, sample: int, reload_sample: int, workdir: Path | None) -> None:
     """Upsert throughput at 10k and 100k activities vs row-by-row inserts; re-load changes nothing."""
     from fitsync.warehouse import db
@@ -256,10 +291,19 @@ def main(scales: str, template_count: int, sample: int, reload_sample: int, work
             loaded = size
             stored = counts(path)
             rows = sum(stored.values())
-            results.append({"activities": size, "rows": rows, "per_table": stored, "seconds": cumulative,
-                            "rows_per_s": rows / cumulative, "activities_per_s": size / cumulative,
-                            "file_mib": path.stat().st_size / 2**20, "documents_mib": documents_mib(path),
-                            "peak_rss_mib": peak_rss_mib()})
+            results.append(
+                {
+                    "activities": size,
+                    "rows": rows,
+                    "per_table": stored,
+                    "seconds": cumulative,
+                    "rows_per_s": rows / cumulative,
+                    "activities_per_s": size / cumulative,
+                    "file_mib": path.stat().st_size / 2**20,
+                    "documents_mib": documents_mib(path),
+                    "peak_rss_mib": peak_rss_mib(),
+                }
+            )
             assert stored["activities"] == size, stored
             # re-load: the whole first scale, a spread-out sample of batches above it
             before = fingerprint(path)
@@ -272,13 +316,26 @@ def main(scales: str, template_count: int, sample: int, reload_sample: int, work
             re_seconds, _, re_written = load_range(path, templates, athlete_id, 0, size, starts)
             after = fingerprint(path)
             reloaded = size if starts is None else sum(min(BATCH, size - s) for s in starts)
-            reloads.append({"activities": size, "reloaded": reloaded, "rows_written": sum(re_written.values()),
-                            "written_per_table": re_written, "unchanged": before == after, "seconds": re_seconds})
+            reloads.append(
+                {
+                    "activities": size,
+                    "reloaded": reloaded,
+                    "rows_written": sum(re_written.values()),
+                    "written_per_table": re_written,
+                    "unchanged": before == after,
+                    "seconds": re_seconds,
+                }
+            )
             if n == 0 and sample:
                 common.out.print(f"[dim]row-by-row baseline on {sample} activities…[/]")
                 b_seconds, b_rows, b_tables = row_by_row(path, [ACTIVITY_BASE + i for i in range(sample)], work)
-                baseline = {"activities": sample, "rows": b_rows, "per_table": b_tables, "seconds": b_seconds,
-                            "rows_per_s": b_rows / b_seconds}
+                baseline = {
+                    "activities": sample,
+                    "rows": b_rows,
+                    "per_table": b_tables,
+                    "seconds": b_seconds,
+                    "rows_per_s": b_rows / b_seconds,
+                }
                 common.out.print(f"[dim]the load before issue 15 on {size:,} activities (from the git history)…[/]")
                 old_load = load_before.measure(templates, athlete_id, size, work)
             gc.collect()
@@ -287,33 +344,94 @@ def main(scales: str, template_count: int, sample: int, reload_sample: int, work
 
     rows_table = table(
         "Warehouse load: detailed activities with splits, laps, efforts and zone buckets",
-        ["activities", "rows stored", "activities", "splits", "laps", "efforts", "zones", "zone buckets", "seconds",
-         "rows/s", "vs row-by-row", "file MiB", "documents MiB", "peak RSS MiB"],
-        [[r["activities"], r["rows"], *[r["per_table"][t] for t in TABLES], r["seconds"], r["rows_per_s"],
-          f"{r['rows_per_s'] / baseline['rows_per_s']:.0f}×" if baseline else "—", r["file_mib"], r["documents_mib"],
-          r["peak_rss_mib"]]
-         for r in results]
-        + ([[f"before issue 15 ({old_load['activities']:,} activities)", old_load["rows"], *["" for _ in TABLES],
-             old_load["seconds"], old_load["rows_per_s"],
-             f"{old_load['rows_per_s'] / baseline['rows_per_s']:.0f}×" if baseline else "—", "—", "—", "—"],
-            ["  the same, its writer's closes left out", old_load["rows"], *["" for _ in TABLES],
-             old_load["seconds_without_closes"], old_load["rows_per_s_without_closes"],
-             f"{old_load['rows_per_s_without_closes'] / baseline['rows_per_s']:.0f}×" if baseline else "—",
-             "—", "—", "—"]] if old_load else [])
-        + ([[f"row-by-row ({baseline['activities']} activities)", baseline["rows"],
-             *[baseline["per_table"][t] for t in TABLES], baseline["seconds"], baseline["rows_per_s"], "1×", "—", "—", "—"]]
-           if baseline else []),
+        [
+            "activities",
+            "rows stored",
+            "activities",
+            "splits",
+            "laps",
+            "efforts",
+            "zones",
+            "zone buckets",
+            "seconds",
+            "rows/s",
+            "vs row-by-row",
+            "file MiB",
+            "documents MiB",
+            "peak RSS MiB",
+        ],
+        [
+            [
+                r["activities"],
+                r["rows"],
+                *[r["per_table"][t] for t in TABLES],
+                r["seconds"],
+                r["rows_per_s"],
+                f"{r['rows_per_s'] / baseline['rows_per_s']:.0f}×" if baseline else "—",
+                r["file_mib"],
+                r["documents_mib"],
+                r["peak_rss_mib"],
+            ]
+            for r in results
+        ]
+        + (
+            [
+                [
+                    f"before issue 15 ({old_load['activities']:,} activities)",
+                    old_load["rows"],
+                    *["" for _ in TABLES],
+                    old_load["seconds"],
+                    old_load["rows_per_s"],
+                    f"{old_load['rows_per_s'] / baseline['rows_per_s']:.0f}×" if baseline else "—",
+                    "—",
+                    "—",
+                    "—",
+                ],
+                [
+                    "  the same, its writer's closes left out",
+                    old_load["rows"],
+                    *["" for _ in TABLES],
+                    old_load["seconds_without_closes"],
+                    old_load["rows_per_s_without_closes"],
+                    f"{old_load['rows_per_s_without_closes'] / baseline['rows_per_s']:.0f}×" if baseline else "—",
+                    "—",
+                    "—",
+                    "—",
+                ],
+            ]
+            if old_load
+            else []
+        )
+        + (
+            [
+                [
+                    f"row-by-row ({baseline['activities']} activities)",
+                    baseline["rows"],
+                    *[baseline["per_table"][t] for t in TABLES],
+                    baseline["seconds"],
+                    baseline["rows_per_s"],
+                    "1×",
+                    "—",
+                    "—",
+                    "—",
+                ]
+            ]
+            if baseline
+            else []
+        ),
         caption=f"fitsync: batches of {BATCH} staged up to two ahead on a worker thread (load_pipeline.ahead → loads.stage) and "
-                "written by one writer held up to a second (load_pipeline.write_held → loads.write), each batch its own "
-                "transaction, from an empty warehouse, as the warehouse asset loads; seconds: the whole load, the "
-                "writer's closes (checkpoints) included. Row-by-row: one parameterised upsert per row (executemany) "
-                "of the same rows, already parsed, closes not timed. Before issue 15: the loader of that time (git "
-                "history) on the first scale, same templates and batches, a writer per batch; with and without its "
-                "closes (this benchmark timed loads without the closes until 2026-11-26).")
+        "written by one writer held up to a second (load_pipeline.write_held → loads.write), each batch its own "
+        "transaction, from an empty warehouse, as the warehouse asset loads; seconds: the whole load, the "
+        "writer's closes (checkpoints) included. Row-by-row: one parameterised upsert per row (executemany) "
+        "of the same rows, already parsed, closes not timed. Before issue 15: the loader of that time (git "
+        "history) on the first scale, same templates and batches, a writer per batch; with and without its "
+        "closes (this benchmark timed loads without the closes until 2026-11-26).",
+    )
     reload_table = table(
         "Re-loading the same data",
         ["scale", "activities re-loaded", "rows written", "tables unchanged (hash)", "seconds"],
-        [[r["activities"], r["reloaded"], r["rows_written"], r["unchanged"], r["seconds"]] for r in reloads])
+        [[r["activities"], r["reloaded"], r["rows_written"], r["unchanged"], r["seconds"]] for r in reloads],
+    )
     for r in reloads:
         assert r["rows_written"] == 0 and r["unchanged"], f"re-load changed the warehouse: {r}"
     common.out.print("re-load of the same data changed nothing: [green]asserted[/]")
@@ -321,30 +439,57 @@ def main(scales: str, template_count: int, sample: int, reload_sample: int, work
     if baseline:
         for r in results:
             ratio = r["rows_per_s"] / baseline["rows_per_s"]
-            targets.append(target(f"≥ {TARGET_RATIO:g}× row-by-row at {r['activities']:,} activities",
-                                  f"{ratio:.0f}× ({r['rows_per_s']:,.0f} vs {baseline['rows_per_s']:,.0f} rows/s)",
-                                  ratio >= TARGET_RATIO))
+            targets.append(
+                target(
+                    f"≥ {TARGET_RATIO:g}× row-by-row at {r['activities']:,} activities",
+                    f"{ratio:.0f}× ({r['rows_per_s']:,.0f} vs {baseline['rows_per_s']:,.0f} rows/s)",
+                    ratio >= TARGET_RATIO,
+                )
+            )
     largest = results[-1]
     if old_load:
         speedup = largest["rows_per_s"] / old_load["rows_per_s"]
         without = largest["rows_per_s"] / old_load["rows_per_s_without_closes"]
-        targets.append(target(f"≥ {TARGET_SPEEDUP:g}× the load before issue 15 at {largest['activities']:,} activities "
-                              f"(same run, closes included; before: {old_load['activities']:,} activities)",
-                              f"{speedup:.2f}× ({largest['rows_per_s']:,.0f} vs {old_load['rows_per_s']:,.0f} rows/s; "
-                              f"{without:.2f}× its rows/s without closes)",
-                              speedup >= TARGET_SPEEDUP))
+        targets.append(
+            target(
+                f"≥ {TARGET_SPEEDUP:g}× the load before issue 15 at {largest['activities']:,} activities "
+                f"(same run, closes included; before: {old_load['activities']:,} activities)",
+                f"{speedup:.2f}× ({largest['rows_per_s']:,.0f} vs {old_load['rows_per_s']:,.0f} rows/s; "
+                f"{without:.2f}× its rows/s without closes)",
+                speedup >= TARGET_SPEEDUP,
+            )
+        )
     if len(results) > 1:
         growth = results[-1]["peak_rss_mib"] / results[0]["peak_rss_mib"]
-        targets.append(target(f"peak memory flat in history length (≤ {MEMORY_GROWTH:g}× from "
-                              f"{results[0]['activities']:,} to {results[-1]['activities']:,} activities)",
-                              f"{growth:.2f}×", growth <= MEMORY_GROWTH))
-    targets.append(target("re-load of the same data changes nothing", "0 rows written, hashes equal",
-                          all(r["rows_written"] == 0 and r["unchanged"] for r in reloads)))
-    common.save("load", params={"scales": sizes, "templates": template_count, "sample": sample, "batch": BATCH,
-                                "reload_sample": reload_sample},
-                tables=[rows_table, reload_table], targets=targets,
-                data={"results": results, "baseline": baseline, "before_issue_15": old_load, "reloads": reloads},
-                started=started)
+        targets.append(
+            target(
+                f"peak memory flat in history length (≤ {MEMORY_GROWTH:g}× from "
+                f"{results[0]['activities']:,} to {results[-1]['activities']:,} activities)",
+                f"{growth:.2f}×",
+                growth <= MEMORY_GROWTH,
+            )
+        )
+    targets.append(
+        target(
+            "re-load of the same data changes nothing",
+            "0 rows written, hashes equal",
+            all(r["rows_written"] == 0 and r["unchanged"] for r in reloads),
+        )
+    )
+    common.save(
+        "load",
+        params={
+            "scales": sizes,
+            "templates": template_count,
+            "sample": sample,
+            "batch": BATCH,
+            "reload_sample": reload_sample,
+        },
+        tables=[rows_table, reload_table],
+        targets=targets,
+        data={"results": results, "baseline": baseline, "before_issue_15": old_load, "reloads": reloads},
+        started=started,
+    )
 
 
 if __name__ == "__main__":

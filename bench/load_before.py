@@ -29,8 +29,9 @@ def measure(templates: Any, athlete_id: int, count: int, work: Path) -> dict[str
     the git history is not at hand (a source tarball), with the reason printed."""
     root = Path(tempfile.mkdtemp(prefix="before-", dir=work))
     try:
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", BEFORE_COMMIT, "warehouse"],
-                                 capture_output=True, check=False)
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", BEFORE_COMMIT, "warehouse"], capture_output=True, check=False
+        )
         if archive.returncode:
             print(f"no load-before-issue-15 baseline: {archive.stderr.decode(errors='replace').strip()}")
             return None
@@ -43,8 +44,14 @@ def measure(templates: Any, athlete_id: int, count: int, work: Path) -> dict[str
         with (root / "templates.pkl").open("wb") as f:
             pickle.dump(templates, f)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(REPO)])}
-        child = subprocess.run([sys.executable, "-m", "bench.load_before", str(root), str(athlete_id), str(count)],
-                               cwd=REPO, env=env, capture_output=True, text=True, check=False)
+        child = subprocess.run(
+            [sys.executable, "-m", "bench.load_before", str(root), str(athlete_id), str(count)],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if child.returncode:
             print(f"no load-before-issue-15 baseline: the old loader failed:\n{child.stderr[-2000:]}")
             return None
@@ -68,8 +75,14 @@ def _child(root: Path, athlete_id: int, count: int) -> dict[str, Any]:
     seconds, without_closes, _ = load_range(path, templates, athlete_id, 0, count)
     assert without_closes is not None, "the old loader has no held writer: its closes are timed apart"
     rows = sum(counts(path).values())
-    return {"activities": count, "seconds": seconds, "rows": rows, "rows_per_s": rows / seconds,
-            "seconds_without_closes": without_closes, "rows_per_s_without_closes": rows / without_closes}
+    return {
+        "activities": count,
+        "seconds": seconds,
+        "rows": rows,
+        "rows_per_s": rows / seconds,
+        "seconds_without_closes": without_closes,
+        "rows_per_s_without_closes": rows / without_closes,
+    }
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ HANG_AFTER = 5.0  # seconds past the end after which a call still waiting is rep
 
 # ----------------------------------------------------------------------------------------------- workers
 
+
 def _window_end(now: float, window: float) -> float:
     return (now // window + 1) * window
 
@@ -70,8 +71,12 @@ def worker(job: dict[str, Any]) -> None:
     else:
         import httpx
 
-        http = httpx.Client(base_url=job["api_url"], headers={"Authorization": f"Bearer {job['token']}"}, timeout=30,
-                            event_hooks={"request": [on_request], "response": [on_response]})
+        http = httpx.Client(
+            base_url=job["api_url"],
+            headers={"Authorization": f"Bearer {job['token']}"},
+            timeout=30,
+            event_hooks={"request": [on_request], "response": [on_response]},
+        )
         window = job["window"]
 
         def call() -> None:
@@ -115,11 +120,30 @@ def worker(job: dict[str, Any]) -> None:
 
 # ----------------------------------------------------------------------------------------------- runner
 
-def run_config(sb: common.Sandbox, approach: str, processes: int, *, window: int, windows: int, limit: int,
-               guard: float, bulk: bool, athlete_id: int, state_url: str = "") -> dict[str, Any]:
+
+def run_config(
+    sb: common.Sandbox,
+    approach: str,
+    processes: int,
+    *,
+    window: int,
+    windows: int,
+    limit: int,
+    guard: float,
+    bulk: bool,
+    athlete_id: int,
+    state_url: str = "",
+) -> dict[str, Any]:
     home = Path(tempfile.mkdtemp(prefix="bench-rate-"))
-    config = sb.config(home, sb.new_app(f"bench {approach} ×{processes}"), short_window=window, long_window=86400,
-                       boundary_guard=guard, timeout=15.0, state_url=Secret(state_url))
+    config = sb.config(
+        home,
+        sb.new_app(f"bench {approach} ×{processes}"),
+        short_window=window,
+        long_window=86400,
+        boundary_guard=guard,
+        timeout=15.0,
+        state_url=Secret(state_url),
+    )
     sb.connect(config, athlete_id)
     job: dict[str, Any] = {"approach": approach, "athlete_id": athlete_id, "window": window, "bulk": bulk}
     if approach == "baseline":
@@ -128,9 +152,18 @@ def run_config(sb: common.Sandbox, approach: str, processes: int, *, window: int
         with FitsyncClient(config) as client:
             job.update(api_url=sb.api_url, token=client.tokens.access_token(athlete_id).reveal())
     env = common.env_for(config)
-    procs = [subprocess.Popen([sys.executable, "-m", "bench.rate_budget", "worker", json.dumps(job)], env=env,
-                              cwd=common.REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for _ in range(processes)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "bench.rate_budget", "worker", json.dumps(job)],
+            env=env,
+            cwd=common.REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(processes)
+    ]
     try:
         for proc in procs:
             line = proc.stdout.readline()  # type: ignore[union-attr]
@@ -157,18 +190,27 @@ def run_config(sb: common.Sandbox, approach: str, processes: int, *, window: int
     events = [e for r in reports for e in r["events"]]
     inside = [e for e in events if start <= e[0] < end]
     ok = sum(1 for e in inside if e[1] == 200)
-    per_window = [sum(1 for e in inside if e[1] == 200 and start + w * window <= e[0] < start + (w + 1) * window)
-                  for w in range(windows)]
+    per_window = [
+        sum(1 for e in inside if e[1] == 200 and start + w * window <= e[0] < start + (w + 1) * window)
+        for w in range(windows)
+    ]
     maximum = limit * windows
     return {
-        "approach": approach + (" (bulk)" if bulk else ""), "processes": processes, "guard": guard,
+        "approach": approach + (" (bulk)" if bulk else ""),
+        "processes": processes,
+        "guard": guard,
         "state": "postgresql" if state_url else "sqlite",
-        "hung": sum(1 for r in reports if r["hung"]), "ok": ok, "maximum": maximum,
-        "share": ok / maximum, "throughput_per_s": ok / (end - start),
-        "limit_per_s": limit / window, "status_429": sum(1 for e in events if e[1] == 429),
+        "hung": sum(1 for r in reports if r["hung"]),
+        "ok": ok,
+        "maximum": maximum,
+        "share": ok / maximum,
+        "throughput_per_s": ok / (end - start),
+        "limit_per_s": limit / window,
+        "status_429": sum(1 for e in events if e[1] == 429),
         "sandbox_429": after.get("status_429", 0) - before.get("status_429", 0),
         "max_read_usage": max((e[2] for e in events if e[1] == 200 and e[2] is not None), default=0),
-        "per_window": per_window, "failures": [f for r in reports for f in r["failures"]],
+        "per_window": per_window,
+        "failures": [f for r in reports for f in r["failures"]],
         "sent_after_end": sum(1 for e in events if e[0] >= end),
     }
 
@@ -178,23 +220,53 @@ def run_config(sb: common.Sandbox, approach: str, processes: int, *, window: int
 @click.option("--read-limit", default=20, show_default=True, help="Read requests per short window.")
 @click.option("--windows", default=10, show_default=True, help="Whole windows each configuration runs for.")
 @click.option("--processes", default="1,4", show_default=True, help="Process counts to run, comma-separated.")
-@click.option("--guard", default=0.2, show_default=True,
-              help="fitsync's boundary_guard for these short windows (seconds; the default 1.0 is for 15-minute windows).")
-@click.option("--bulk/--no-bulk", default=True, show_default=True,
-              help="Also run fitsync in bulk (backfill) mode, which leaves its reserve of each window unused.")
-@click.option("--postgres/--no-postgres", default=True, show_default=True,
-              help="Also run the largest process count on one PostgreSQL state store (FITSYNC_STATE_URL), where the "
-                   "machine has the server binaries (a throwaway server is started).")
-@click.option("--default-guard/--no-default-guard", default=True, show_default=True,
-              help="Also run 1 fitsync process with the shipped boundary_guard (1.0 s) on these windows.")
-def main(window: int, read_limit: int, windows: int, processes: str, guard: float, bulk: bool,
-         default_guard: bool, postgres: bool) -> None:
+@click.option(
+    "--guard",
+    default=0.2,
+    show_default=True,
+    help="fitsync's boundary_guard for these short windows (seconds; the default 1.0 is for 15-minute windows).",
+)
+@click.option(
+    "--bulk/--no-bulk",
+    default=True,
+    show_default=True,
+    help="Also run fitsync in bulk (backfill) mode, which leaves its reserve of each window unused.",
+)
+@click.option(
+    "--postgres/--no-postgres",
+    default=True,
+    show_default=True,
+    help="Also run the largest process count on one PostgreSQL state store (FITSYNC_STATE_URL), where the "
+    "machine has the server binaries (a throwaway server is started).",
+)
+@click.option(
+    "--default-guard/--no-default-guard",
+    default=True,
+    show_default=True,
+    help="Also run 1 fitsync process with the shipped boundary_guard (1.0 s) on these windows.",
+)
+def main(
+    window: int,
+    read_limit: int,
+    windows: int,
+    processes: str,
+    guard: float,
+    bulk: bool,
+    default_guard: bool,
+    postgres: bool,
+) -> None:
     """Share of the rate budget used and 429s, fitsync vs a header-reading client, 1 and 4 processes."""
     started = time.monotonic()
     counts = [int(p) for p in processes.split(",") if p.strip()]
     # reads also spend the overall budget: give it room so the read limit is the one that binds
-    settings = {"short_window": window, "read_limit_short": read_limit, "overall_limit_short": read_limit * 2,
-                "long_window": 86400, "read_limit_long": 10_000_000, "overall_limit_long": 10_000_000}
+    settings = {
+        "short_window": window,
+        "read_limit_short": read_limit,
+        "overall_limit_short": read_limit * 2,
+        "long_window": 86400,
+        "read_limit_long": 10_000_000,
+        "overall_limit_long": 10_000_000,
+    }
     sb = common.start_sandbox(athletes=1, activities=5, settings=settings)
     results = []
     try:
@@ -207,51 +279,123 @@ def main(window: int, read_limit: int, windows: int, processes: str, guard: floa
 
             plan.append(("fitsync", 1, False, Config().boundary_guard))
         for approach, n, as_bulk, g in plan:
-            common.out.print(f"[dim]{approach}{' (bulk)' if as_bulk else ''} × {n} process(es), guard {g} s, "
-                             f"{windows} windows…[/]")
-            results.append(run_config(sb, approach, n, window=window, windows=windows, limit=read_limit, guard=g,
-                                      bulk=as_bulk, athlete_id=athlete_id))
+            common.out.print(
+                f"[dim]{approach}{' (bulk)' if as_bulk else ''} × {n} process(es), guard {g} s, {windows} windows…[/]"
+            )
+            results.append(
+                run_config(
+                    sb,
+                    approach,
+                    n,
+                    window=window,
+                    windows=windows,
+                    limit=read_limit,
+                    guard=g,
+                    bulk=as_bulk,
+                    athlete_id=athlete_id,
+                )
+            )
         if postgres:
             server = _postgres_server()
             if server is not None:
                 try:
                     n = max(counts)
-                    common.out.print(f"[dim]fitsync × {n} process(es), one PostgreSQL state store, {windows} windows…[/]")
-                    results.append(run_config(sb, "fitsync", n, window=window, windows=windows, limit=read_limit,
-                                              guard=guard, bulk=False, athlete_id=athlete_id,
-                                              state_url=server.new_database()))
+                    common.out.print(
+                        f"[dim]fitsync × {n} process(es), one PostgreSQL state store, {windows} windows…[/]"
+                    )
+                    results.append(
+                        run_config(
+                            sb,
+                            "fitsync",
+                            n,
+                            window=window,
+                            windows=windows,
+                            limit=read_limit,
+                            guard=guard,
+                            bulk=False,
+                            athlete_id=athlete_id,
+                            state_url=server.new_database(),
+                        )
+                    )
                 finally:
                     server.stop()
     finally:
         sb.close()
 
     def name(r: dict[str, Any]) -> str:
-        label = {"fitsync": "fitsync", "baseline": "sleep when headers say spent",
-                 "fitsync (bulk)": "fitsync, bulk mode"}[r["approach"]]
-        return (label + (f", boundary_guard {r['guard']} s" if r["approach"] != "baseline" else "")
-                + (", PostgreSQL state store" if r.get("state") == "postgresql" else ""))
+        label = {
+            "fitsync": "fitsync",
+            "baseline": "sleep when headers say spent",
+            "fitsync (bulk)": "fitsync, bulk mode",
+        }[r["approach"]]
+        return (
+            label
+            + (f", boundary_guard {r['guard']} s" if r["approach"] != "baseline" else "")
+            + (", PostgreSQL state store" if r.get("state") == "postgresql" else "")
+        )
+
     main_table = table(
         f"Rate budget: {read_limit} reads per {window} s window, {windows} windows per configuration",
-        ["client", "processes", "answered calls", "maximum", "share of maximum", "calls/s", "429s (clients)",
-         "429s (sandbox)", "max usage seen", "failures", "hung"],
-        [[name(r), r["processes"], r["ok"], r["maximum"], f"{r['share']:.1%}", r["throughput_per_s"],
-          r["status_429"], r["sandbox_429"], f"{r['max_read_usage']}/{read_limit}", len(r["failures"]),
-          r["hung"]] for r in results],
+        [
+            "client",
+            "processes",
+            "answered calls",
+            "maximum",
+            "share of maximum",
+            "calls/s",
+            "429s (clients)",
+            "429s (sandbox)",
+            "max usage seen",
+            "failures",
+            "hung",
+        ],
+        [
+            [
+                name(r),
+                r["processes"],
+                r["ok"],
+                r["maximum"],
+                f"{r['share']:.1%}",
+                r["throughput_per_s"],
+                r["status_429"],
+                r["sandbox_429"],
+                f"{r['max_read_usage']}/{read_limit}",
+                len(r["failures"]),
+                r["hung"],
+            ]
+            for r in results
+        ],
         caption=f"maximum = {read_limit} × {windows} windows. Bulk mode leaves bulk_reserve (10%) of each short window to "
-                "interactive and webhook work by design. hung = processes whose call was still blocked "
-                f"{HANG_AFTER:.0f} s after the end.")
+        "interactive and webhook work by design. hung = processes whose call was still blocked "
+        f"{HANG_AFTER:.0f} s after the end.",
+    )
     targets = []
     for r in results:
         if r["approach"] != "fitsync" or r["guard"] != guard:
             continue
         on = " on one PostgreSQL state store" if r.get("state") == "postgresql" else ""
-        targets.append(target(f"fitsync, {r['processes']} process(es){on}: ≥ 95% of the budget with zero 429s",
-                              f"{r['share']:.1%}, {r['sandbox_429']} 429s",
-                              r["share"] >= TARGET_SHARE and r["sandbox_429"] == 0 and r["status_429"] == 0
-                              and not r["failures"]))
-    common.save("rate-budget", params={"window": window, "read_limit": read_limit, "windows": windows,
-                                       "processes": counts, "guard": guard, "bulk": bulk},
-                tables=[main_table], targets=targets, data={"results": results}, started=started)
+        targets.append(
+            target(
+                f"fitsync, {r['processes']} process(es){on}: ≥ 95% of the budget with zero 429s",
+                f"{r['share']:.1%}, {r['sandbox_429']} 429s",
+                r["share"] >= TARGET_SHARE and r["sandbox_429"] == 0 and r["status_429"] == 0 and not r["failures"],
+            )
+        )
+    common.save(
+        "rate-budget",
+        params={
+            "window": window,
+            "read_limit": read_limit,
+            "windows": windows,
+            "processes": counts,
+            "guard": guard,
+            "bulk": bulk,
+        },
+        tables=[main_table],
+        targets=targets,
+        data={"results": results},
+        started=started,
+    )
 
 
 def _postgres_server() -> Any:

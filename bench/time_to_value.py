@@ -82,10 +82,18 @@ def _listing(api_url: str, token: str) -> list[dict[str, Any]]:
 
 @click.command()
 @click.option("--activities", "n", default=1500, show_default=True, help="Activities in the athlete's history.")
-@click.option("--scale", default=150, show_default=True,
-              help="Real seconds per benchmark second (900 and 86400 must divide by it).")
-@click.option("--start-hour", default=3.5, show_default=True,
-              help="UTC hour (real-service time) at which each night's run starts; negative: the first at once.")
+@click.option(
+    "--scale",
+    default=150,
+    show_default=True,
+    help="Real seconds per benchmark second (900 and 86400 must divide by it).",
+)
+@click.option(
+    "--start-hour",
+    default=3.5,
+    show_default=True,
+    help="UTC hour (real-service time) at which each night's run starts; negative: the first at once.",
+)
 @click.option("--max-nights", default=4, show_default=True, help="Nights to run before giving up on the backfill.")
 def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
     """Time until summaries, the last 30 days and the whole backfill are in the warehouse, real limits."""
@@ -97,8 +105,9 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
         raise click.BadParameter("900 and 86400 must divide by it", param_hint="--scale")
     started = time.monotonic()
     short, long = 900 // scale, 86400 // scale
-    sb = common.start_sandbox(athletes=1, activities=n,
-                              settings={**REAL_LIMITS, "short_window": short, "long_window": long})
+    sb = common.start_sandbox(
+        athletes=1, activities=n, settings={**REAL_LIMITS, "short_window": short, "long_window": long}
+    )
     try:
         aid = sb.athletes()[0]["id"]
         # What the data is, read with an app of its own (rate limits are per app): never counted below.
@@ -106,8 +115,14 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
         with FitsyncClient(inspect) as client:
             token = client.tokens.access_token(aid).reveal()
         listed = _listing(sb.api_url, token)
-        starred_count = len(httpx.get(f"{sb.api_url}/segments/starred", params={"per_page": PAGE},
-                                      headers={"Authorization": f"Bearer {token}"}, timeout=60).json())
+        starred_count = len(
+            httpx.get(
+                f"{sb.api_url}/segments/starred",
+                params={"per_page": PAGE},
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=60,
+            ).json()
+        )
         config = sb.connected_home(aid, "bench-ttv-").replace(short_window=short, long_window=long)
         home = config.home
         now = time.time()
@@ -116,8 +131,11 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
         power = sum(1 for s in listed if s.get("device_watts"))
         hr = sum(1 for s in listed if s.get("has_heartrate"))
         pages = len(listed) // PAGE + 1
-        minimum = {"summaries": pages, "recent": pages + len(recent) + len(recent & zoned),
-                   "backfill": pages + len(listed) + len(zoned)}
+        minimum = {
+            "summaries": pages,
+            "recent": pages + len(recent) + len(recent & zoned),
+            "backfill": pages + len(listed) + len(zoned),
+        }
 
         env = common.env_for(config, FITSYNC_SLOW_REFRESH_HOURS="0")  # as the nightly schedule: refresh everything
         seen: dict[str, tuple[float, int]] = {}  # milestone → (real-service seconds since the first start, calls)
@@ -140,14 +158,19 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
         def look() -> None:
             try:
                 with db.reading(home / "warehouse.duckdb", timeout=0.5) as conn:
-                    if not conn.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'activities'"
-                                        ).fetchone()[0]:
+                    if not conn.execute(
+                        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'activities'"
+                    ).fetchone()[0]:
                         return
                     have = conn.execute("SELECT count(*) FROM activities").fetchone()[0]
-                    done = {r[0] for r in conn.execute(
-                        "SELECT a.activity_id FROM activities a WHERE a.detail_loaded AND (NOT (a.has_heartrate "
-                        "IS DISTINCT FROM false OR a.device_watts) OR EXISTS (SELECT 1 FROM activity_zones z "
-                        "WHERE z.activity_id = a.activity_id))").fetchall()}
+                    done = {
+                        r[0]
+                        for r in conn.execute(
+                            "SELECT a.activity_id FROM activities a WHERE a.detail_loaded AND (NOT (a.has_heartrate "
+                            "IS DISTINCT FROM false OR a.device_watts) OR EXISTS (SELECT 1 FROM activity_zones z "
+                            "WHERE z.activity_id = a.activity_id))"
+                        ).fetchall()
+                    }
             except Exception:  # the loader holds the file: look again in a moment
                 return
             at = real(time.monotonic())
@@ -169,9 +192,14 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
             t_start = time.monotonic()
             night_starts.append(t_start)
             before = calls()
-            proc = subprocess.Popen([sys.executable, "-m", "fitsync.cli.main", "sync", "--max-wait", str(short)],
-                                    env=env, cwd=common.REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                    text=True)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "fitsync.cli.main", "sync", "--max-wait", str(short)],
+                env=env,
+                cwd=common.REPO,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             lines: list[str] = []
 
             def read_waits(stream: Any = proc.stderr, into: list[str] = lines) -> None:
@@ -193,9 +221,15 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
             err = "".join(lines)
             if proc.returncode not in (0, 3):
                 raise RuntimeError(f"fitsync sync failed ({proc.returncode}): {err[-2000:]}")
-            nights.append({"night": night, "calls": calls() - before, "exit": proc.returncode,
-                           "run_real_hours": round(real(time.monotonic()) % 86400 / 3600, 2),
-                           "bench_seconds": round(time.monotonic() - t_start, 1)})
+            nights.append(
+                {
+                    "night": night,
+                    "calls": calls() - before,
+                    "exit": proc.returncode,
+                    "run_real_hours": round(real(time.monotonic()) % 86400 / 3600, 2),
+                    "bench_seconds": round(time.monotonic() - t_start, 1),
+                }
+            )
             if "backfill" in seen:
                 break
         # The next night's sync finishes what the budget left (effort histories, segments), then a sync with
@@ -204,11 +238,18 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
         wait = (start_hour * 3600 / scale % long - time.time() % long) % long
         common.out.print(f"[dim]the next night: waiting {wait:.0f} s for 03:30 (scaled)…[/]")
         time.sleep(wait)
+
         def sync_to_the_end(sync_env: dict[str, str], what: str) -> tuple[float, int]:
             """`fitsync sync` run whole: (wall seconds, calls)."""
             before, t0 = calls(), time.monotonic()
-            done = subprocess.run([sys.executable, "-m", "fitsync.cli.main", "sync"], check=False, env=sync_env,
-                                  cwd=common.REPO, capture_output=True, text=True)
+            done = subprocess.run(
+                [sys.executable, "-m", "fitsync.cli.main", "sync"],
+                check=False,
+                env=sync_env,
+                cwd=common.REPO,
+                capture_output=True,
+                text=True,
+            )
             if done.returncode:
                 raise RuntimeError(f"{what} did not finish ({done.returncode}): {done.stderr[-2000:]}")
             return time.monotonic() - t0, calls() - before
@@ -233,55 +274,100 @@ def main(n: int, scale: int, start_hour: float, max_nights: int) -> None:
         k = night_of(call_index)
         return (k - 1) * day + nights[0]["run_real_hours"] * 3600
 
-    old = {"summaries": old_time(pages + 5), "recent": old_time(old_backfill_calls + 5),
-           "backfill": old_time(old_backfill_calls + 5)}
+    old = {
+        "summaries": old_time(pages + 5),
+        "recent": old_time(old_backfill_calls + 5),
+        "backfill": old_time(old_backfill_calls + 5),
+    }
     old_calls = {"summaries": pages, "recent": old_backfill_calls, "backfill": old_backfill_calls}
-    labels = {"summaries": "summaries queryable (volume, YTD, Eddington, PMC)",
-              "recent": f"last {RECENT_DAYS} days complete ({len(recent)} activities)",
-              "backfill": f"whole backfill ({len(listed)} activities)"}
+    labels = {
+        "summaries": "summaries queryable (volume, YTD, Eddington, PMC)",
+        "recent": f"last {RECENT_DAYS} days complete ({len(recent)} activities)",
+        "backfill": f"whole backfill ({len(listed)} activities)",
+    }
     rows = []
     for key, label in labels.items():
         at, spent = seen.get(key, (None, None))
         rows.append([label, real_time(at), spent, real_time(old[key]), old_calls[key], minimum[key]])
     after_listing = summaries_after_listing[0] if summaries_after_listing else None
-    rows.append(["summaries queryable after the last listing page",
-                 "—" if after_listing is None else f"{after_listing:.2f} s", 0,
-                 real_time(old["summaries"]), "—", 0])  # before: when the night's run ended
+    rows.append(
+        [
+            "summaries queryable after the last listing page",
+            "—" if after_listing is None else f"{after_listing:.2f} s",
+            0,
+            real_time(old["summaries"]),
+            "—",
+            0,
+        ]
+    )  # before: when the night's run ended
     # before issue 15 a sync re-pulled the profile, stats, zones, starred segments and every starred segment's
     # efforts (one page each), then listed one page
     old_no_change = 4 + starred_count + 1
-    rows.append(["sync with nothing new (start-up included)", f"{no_change['seconds']:.1f} s", no_change["calls"],
-                 "—", old_no_change, 2])
+    rows.append(
+        [
+            "sync with nothing new (start-up included)",
+            f"{no_change['seconds']:.1f} s",
+            no_change["calls"],
+            "—",
+            old_no_change,
+            2,
+        ]
+    )
     main_table = table(
         f"Time to value under the real limits (time-scaled ×{scale}): one athlete, {len(listed)} activities",
         ["milestone", "fitsync: real-service time", "calls", "before issue 15 (modelled)", "calls", "minimum calls"],
         rows,
         caption=f"{hr} activities with heart rate, {power} with device power, {len(zoned)} that can have zones. "
-                "Nights start at 03:30 UTC; a night's run waits through 15-minute windows until the daily ceiling. "
-                "Calls include the profile, stats, zones and starred segments.")
-    night_table = table("Nights", ["night", "calls", "exit code", "run length (real hours)", "bench seconds"],
-                        [[x["night"], x["calls"], x["exit"], x["run_real_hours"], x["bench_seconds"]] for x in nights]
-                        + [[f"{len(nights) + 1} (the next night: daily refreshes, what the budget left)",
-                            no_change["next_night_calls"], 0, "—", "—"]])
+        "Nights start at 03:30 UTC; a night's run waits through 15-minute windows until the daily ceiling. "
+        "Calls include the profile, stats, zones and starred segments.",
+    )
+    night_table = table(
+        "Nights",
+        ["night", "calls", "exit code", "run length (real hours)", "bench seconds"],
+        [[x["night"], x["calls"], x["exit"], x["run_real_hours"], x["bench_seconds"]] for x in nights]
+        + [
+            [
+                f"{len(nights) + 1} (the next night: daily refreshes, what the budget left)",
+                no_change["next_night_calls"],
+                0,
+                "—",
+                "—",
+            ]
+        ],
+    )
     summaries_at = seen.get("summaries", (math.inf, 0))[0]
     recent_at = seen.get("recent", (math.inf, 0))[0]
     targets = [
         target("first answers within the first 15-minute window", real_time(summaries_at), summaries_at <= 900),
-        target("summaries queryable within 2 s after the last listing page",
-               "—" if after_listing is None else f"{after_listing:.2f} s",
-               after_listing is not None and after_listing <= 2.0),
+        target(
+            "summaries queryable within 2 s after the last listing page",
+            "—" if after_listing is None else f"{after_listing:.2f} s",
+            after_listing is not None and after_listing <= 2.0,
+        ),
         target("last 30 days complete in the first day", real_time(recent_at), recent_at <= day),
         target("a sync with nothing new costs ≤ 2 calls", str(no_change["calls"]), no_change["calls"] <= 2),
-        target("a sync with nothing new takes ≤ 2 s, start-up included", f"{no_change['seconds']:.1f} s",
-               no_change["seconds"] <= 2.0),
+        target(
+            "a sync with nothing new takes ≤ 2 s, start-up included",
+            f"{no_change['seconds']:.1f} s",
+            no_change["seconds"] <= 2.0,
+        ),
     ]
-    common.save("time-to-value", params={"activities": n, "scale": scale, "start_hour": start_hour,
-                                          "limits": REAL_LIMITS},
-                tables=[main_table, night_table], targets=targets,
-                data={"seen": seen, "nights": nights, "minimum": minimum, "old": old, "no_change": no_change,
-                      "summaries_after_listing": after_listing,
-                      "run_at": dt.datetime.now(dt.UTC).isoformat()},
-                started=started)
+    common.save(
+        "time-to-value",
+        params={"activities": n, "scale": scale, "start_hour": start_hour, "limits": REAL_LIMITS},
+        tables=[main_table, night_table],
+        targets=targets,
+        data={
+            "seen": seen,
+            "nights": nights,
+            "minimum": minimum,
+            "old": old,
+            "no_change": no_change,
+            "summaries_after_listing": after_listing,
+            "run_at": dt.datetime.now(dt.UTC).isoformat(),
+        },
+        started=started,
+    )
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ PREFIX = "/webhooks"
 
 # ----------------------------------------------------------------------------------------------- generator
 
+
 class Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
@@ -69,12 +70,20 @@ async def _generate(job: dict[str, Any]) -> dict[str, Any]:
     errors: list[str] = []
 
     async def send(i: int, scheduled: float) -> None:
-        event = {"object_type": "activity", "object_id": job["first_id"] + i, "aspect_type": "create", "updates": {},
-                 "owner_id": job["owner_id"], "subscription_id": job["subscription_id"],
-                 "event_time": int(time.time())}
+        event = {
+            "object_type": "activity",
+            "object_id": job["first_id"] + i,
+            "aspect_type": "create",
+            "updates": {},
+            "owner_id": job["owner_id"],
+            "subscription_id": job["subscription_id"],
+            "event_time": int(time.time()),
+        }
         body = json.dumps(event, separators=(",", ":")).encode()
-        request = (f"POST {job['path']} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
-                   f"Content-Length: {len(body)}\r\nUser-Agent: bench\r\n\r\n").encode() + body
+        request = (
+            f"POST {job['path']} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nUser-Agent: bench\r\n\r\n"
+        ).encode() + body
         conn = idle.pop() if idle else await connect()
         sent = time.perf_counter()
         try:
@@ -116,6 +125,7 @@ def generator(job: dict[str, Any]) -> None:
 
 # ----------------------------------------------------------------------------------------------- runner
 
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -133,8 +143,14 @@ def inbox_count(state_path: Path) -> int:
 def step(job: dict[str, Any], state_path: Path, rate: int, seconds: float) -> dict[str, Any]:
     job = {**job, "rate": rate, "count": int(rate * seconds)}
     before = inbox_count(state_path)
-    proc = subprocess.run([sys.executable, "-m", "bench.webhook_ack", "generate", json.dumps(job)], cwd=common.REPO,
-                          env=job["env"], capture_output=True, text=True, timeout=seconds * 10 + 60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.webhook_ack", "generate", json.dumps(job)],
+        cwd=common.REPO,
+        env=job["env"],
+        capture_output=True,
+        text=True,
+        timeout=seconds * 10 + 60,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"the load generator failed: {proc.stderr[-3000:]}")
     report = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -144,14 +160,27 @@ def step(job: dict[str, Any], state_path: Path, rate: int, seconds: float) -> di
     acked = sum(1 for r in report["results"] if r[2] == 200)
     stored_answers = sum(1 for r in report["results"] if r[3])
     row = {
-        "rate": rate, "events": job["count"], "acknowledged": acked, "stored": stored_now,
-        "stored_answers": stored_answers, "non_200": sum(1 for r in report["results"] if r[2] != 200),
-        "errors": report["error_count"], "p50_ms": percentile(lat, 50), "p99_ms": percentile(lat, 99),
-        "max_ms": max(lat, default=float("nan")), "achieved_per_s": acked / report["elapsed"],
-        "generator_lag_p99_ms": percentile(lag, 99), "seconds": seconds,
+        "rate": rate,
+        "events": job["count"],
+        "acknowledged": acked,
+        "stored": stored_now,
+        "stored_answers": stored_answers,
+        "non_200": sum(1 for r in report["results"] if r[2] != 200),
+        "errors": report["error_count"],
+        "p50_ms": percentile(lat, 50),
+        "p99_ms": percentile(lat, 99),
+        "max_ms": max(lat, default=float("nan")),
+        "achieved_per_s": acked / report["elapsed"],
+        "generator_lag_p99_ms": percentile(lag, 99),
+        "seconds": seconds,
     }
-    row["met"] = (row["p99_ms"] < P99_TARGET_MS and acked == job["count"] and stored_now == acked
-                  and row["errors"] == 0 and row["generator_lag_p99_ms"] < P99_TARGET_MS)
+    row["met"] = (
+        row["p99_ms"] < P99_TARGET_MS
+        and acked == job["count"]
+        and stored_now == acked
+        and row["errors"] == 0
+        and row["generator_lag_p99_ms"] < P99_TARGET_MS
+    )
     return row
 
 
@@ -159,8 +188,12 @@ def step(job: dict[str, Any], state_path: Path, rate: int, seconds: float) -> di
 @click.option("--seconds", default=10.0, show_default=True, help="Duration of the 100/s and 500/s steps.")
 @click.option("--search-seconds", default=5.0, show_default=True, help="Duration of each step of the search.")
 @click.option("--rates", default="100,500", show_default=True, help="Fixed rates, events/s.")
-@click.option("--search", default="750,1000,1500,2000,3000,4000,6000,8000", show_default=True,
-              help="Rising rates tried after the fixed ones, until one misses the target (empty: no search).")
+@click.option(
+    "--search",
+    default="750,1000,1500,2000,3000,4000,6000,8000",
+    show_default=True,
+    help="Rising rates tried after the fixed ones, until one misses the target (empty: no search).",
+)
 def main(seconds: float, search_seconds: float, rates: str, search: str) -> None:
     """Receiver acknowledgement latency p50/p99/max at fixed rates and the highest sustainable rate."""
     from fitsync.client.runtime import FitsyncClient
@@ -175,9 +208,14 @@ def main(seconds: float, search_seconds: float, rates: str, search: str) -> None
         athlete_id = sb.athletes()[0]["id"]
         config = sb.connected_home(athlete_id, "bench-webhook-")
         env = common.env_for(config)
-        receiver = subprocess.Popen([sys.executable, "-m", "fitsync.cli.main", "webhooks", "serve", "--host",
-                                     "127.0.0.1", "--port", str(port)], env=env, cwd=common.REPO,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        receiver = subprocess.Popen(
+            [sys.executable, "-m", "fitsync.cli.main", "webhooks", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env=env,
+            cwd=common.REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         callback = f"http://127.0.0.1:{port}{PREFIX}"
         deadline = time.monotonic() + 30
         while True:
@@ -192,8 +230,14 @@ def main(seconds: float, search_seconds: float, rates: str, search: str) -> None
         with FitsyncClient(config) as client:
             subscription_id = subscribe(client, callback)  # the sandbox validates the callback (GET) first
             path = httpx.URL(client.subscription_state.current().callback_url).path  # type: ignore[union-attr]
-        job = {"host": "127.0.0.1", "port": port, "owner_id": athlete_id, "subscription_id": subscription_id,
-               "env": env, "path": path}
+        job = {
+            "host": "127.0.0.1",
+            "port": port,
+            "owner_id": athlete_id,
+            "subscription_id": subscription_id,
+            "env": env,
+            "path": path,
+        }
         first_id = 10**12
         steps = [(int(r), seconds) for r in rates.split(",") if r.strip()]
         search_rates = [int(r) for r in search.split(",") if r.strip()]
@@ -216,27 +260,69 @@ def main(seconds: float, search_seconds: float, rates: str, search: str) -> None
     sustainable = max(passing, default=None)
     result_table = table(
         "Webhook receiver: acknowledgement latency over loopback (fitsync webhooks serve, its own process)",
-        ["events/s", "events", "acknowledged (200)", "stored in inbox", "errors", "p50 ms", "p99 ms", "max ms",
-         "achieved/s", "generator lag p99 ms", "meets target"],
-        [[r["rate"], r["events"], r["acknowledged"], r["stored"], r["errors"] + r["non_200"], f"{r['p50_ms']:.2f}",
-          f"{r['p99_ms']:.2f}", f"{r['max_ms']:.1f}", r["achieved_per_s"], f"{r['generator_lag_p99_ms']:.2f}",
-          r["met"]] for r in rows],
+        [
+            "events/s",
+            "events",
+            "acknowledged (200)",
+            "stored in inbox",
+            "errors",
+            "p50 ms",
+            "p99 ms",
+            "max ms",
+            "achieved/s",
+            "generator lag p99 ms",
+            "meets target",
+        ],
+        [
+            [
+                r["rate"],
+                r["events"],
+                r["acknowledged"],
+                r["stored"],
+                r["errors"] + r["non_200"],
+                f"{r['p50_ms']:.2f}",
+                f"{r['p99_ms']:.2f}",
+                f"{r['max_ms']:.1f}",
+                r["achieved_per_s"],
+                f"{r['generator_lag_p99_ms']:.2f}",
+                r["met"],
+            ]
+            for r in rows
+        ],
         caption=f"target: p99 < {P99_TARGET_MS:g} ms with every event acknowledged and stored. Highest sustainable: "
-                + (f"at least {sustainable} events/s (every rate tried met it)" if rows and rows[-1]["met"] else
-                   f"{sustainable if sustainable else 'none'} events/s (the last rate meeting it)") + ".")
+        + (
+            f"at least {sustainable} events/s (every rate tried met it)"
+            if rows and rows[-1]["met"]
+            else f"{sustainable if sustainable else 'none'} events/s (the last rate meeting it)"
+        )
+        + ".",
+    )
     at_500 = next((r for r in rows if r["rate"] == 500), None)
     targets = []
     if at_500:
-        targets.append(target("p99 < 20 ms at 500 events/s with nothing lost",
-                              f"p99 {at_500['p99_ms']:.2f} ms, {at_500['stored']}/{at_500['acknowledged']} stored/acked "
-                              f"of {at_500['events']}", at_500["met"]))
-    targets.append(target("every acknowledged event stored (all steps)",
-                          ", ".join(f"{r['stored']}/{r['acknowledged']}" for r in rows),
-                          all(r["stored"] == r["acknowledged"] for r in rows)))
-    common.save("webhook-ack", params={"seconds": seconds, "search_seconds": search_seconds, "rates": rates,
-                                       "search": search},
-                tables=[result_table], targets=targets, data={"rows": rows, "highest_sustainable": sustainable},
-                started=started)
+        targets.append(
+            target(
+                "p99 < 20 ms at 500 events/s with nothing lost",
+                f"p99 {at_500['p99_ms']:.2f} ms, {at_500['stored']}/{at_500['acknowledged']} stored/acked "
+                f"of {at_500['events']}",
+                at_500["met"],
+            )
+        )
+    targets.append(
+        target(
+            "every acknowledged event stored (all steps)",
+            ", ".join(f"{r['stored']}/{r['acknowledged']}" for r in rows),
+            all(r["stored"] == r["acknowledged"] for r in rows),
+        )
+    )
+    common.save(
+        "webhook-ack",
+        params={"seconds": seconds, "search_seconds": search_seconds, "rates": rates, "search": search},
+        tables=[result_table],
+        targets=targets,
+        data={"rows": rows, "highest_sustainable": sustainable},
+        started=started,
+    )
 
 
 if __name__ == "__main__":

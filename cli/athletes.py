@@ -24,8 +24,13 @@ def open_client() -> FitsyncClient:
 
 
 @click.command()
-@click.option("--scopes", "scope_list", default=",".join(oauth.DEFAULT_SCOPES), show_default=True,
-              help="Comma-separated scopes to request.")
+@click.option(
+    "--scopes",
+    "scope_list",
+    default=",".join(oauth.DEFAULT_SCOPES),
+    show_default=True,
+    help="Comma-separated scopes to request.",
+)
 @click.option("--headless", is_flag=True, help="No browser here: print the URL and paste the redirected one back.")
 @click.option("--no-browser", is_flag=True, help="Print the URL instead of opening a browser.")
 @click.option("--port", default=0, type=int, help="Loopback port for the redirect (default: any free port).")
@@ -38,8 +43,10 @@ def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeou
             if headless:
                 auth = oauth.authorization(client.config, HEADLESS_REDIRECT, wanted)
                 click.echo(f"Open this address in a browser and authorize fitsync:\n\n  {auth.url}\n")
-                click.echo("Your browser then fails to load a localhost page: copy that page's address from the "
-                           "address bar and paste it here.")
+                click.echo(
+                    "Your browser then fails to load a localhost page: copy that page's address from the "
+                    "address bar and paste it here."
+                )
                 # Hidden on a terminal (the URL holds the code); read from stdin when it is piped: getpass
                 # would read the terminal instead of the pipe.
                 redirected = click.prompt("Redirected URL", hide_input=sys.stdin.isatty())
@@ -78,16 +85,21 @@ def disconnect(athlete_id: int) -> None:
             token = client.tokens.access_token(athlete_id)
             revoked = oauth.deauthorize(client.config, client.transport, token.reveal())
         except (FitsyncError, httpx.HTTPError) as error:
-            click.secho(f"could not revoke at the service ({type(error).__name__}: {error}); "
-                        "deleting the local tokens anyway", fg="yellow")
+            click.secho(
+                f"could not revoke at the service ({type(error).__name__}: {error}); deleting the local tokens anyway",
+                fg="yellow",
+            )
             revoked = False
         # The service's deauthorization event will name an athlete fitsync no longer knows: purge now.
         state, rows = purge_everything(client, str(client.config.home / "warehouse.duckdb"), athlete_id)
         dagster_instance = instance(client.config.home)
         if dagster_instance.has_dynamic_partition("athletes", str(athlete_id)):
             dagster_instance.delete_dynamic_partition("athletes", str(athlete_id))
-    click.echo(f"Disconnected athlete {athlete_id}" + ("" if revoked else " (the service had already revoked access)")
-               + f"; removed {sum(rows.values())} warehouse rows and {sum(state.values())} state rows")
+    click.echo(
+        f"Disconnected athlete {athlete_id}"
+        + ("" if revoked else " (the service had already revoked access)")
+        + f"; removed {sum(rows.values())} warehouse rows and {sum(state.values())} state rows"
+    )
 
 
 @click.command()

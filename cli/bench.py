@@ -17,8 +17,7 @@ def _bench_package_root() -> Path:
     raise click.ClickException("the benchmarks live in fitsync's source checkout: run this from its root")
 
 
-@click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
-                                 "help_option_names": []})
+@click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []})
 @click.argument("name", required=False)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def bench(name: str | None, args: tuple[str, ...]) -> None:

@@ -45,9 +45,12 @@ def run(load: Callable[[], Config] = Config.load) -> list[Check]:
 
 def _checks(config: Config) -> Iterator[Check]:
     home = config.home
-    yield Check("configuration", bool(config.client_id and config.client_secret),
-                f"home {home}, service {config.base_url}, app {config.client_id or 'not set'}",
-                "set FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET (or client_id / client_secret in config.toml)")
+    yield Check(
+        "configuration",
+        bool(config.client_id and config.client_secret),
+        f"home {home}, service {config.base_url}, app {config.client_id or 'not set'}",
+        "set FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET (or client_id / client_secret in config.toml)",
+    )
     yield from _modes(home)
     yield _reachable(config)
     yield _authorize_page(config)
@@ -68,17 +71,24 @@ def _guarded(name: str, checks: Callable[[], Iterator[Check]]) -> Iterator[Check
     try:
         yield from checks()
     except Exception as error:  # noqa: BLE001 (whatever stopped it is the finding)
-        yield Check(name, False, f"could not be checked: {explain(error)}",
-                    "fix the failed checks above, then run `fitsync doctor` again")
+        yield Check(
+            name,
+            False,
+            f"could not be checked: {explain(error)}",
+            "fix the failed checks above, then run `fitsync doctor` again",
+        )
 
 
 def _modes(home: Path) -> Iterator[Check]:
-    for path, wanted in ((home, 0o700), (home / CONFIG_FILE, 0o600), (home / "state.db", 0o600),
-                         (home / "warehouse.duckdb", 0o600)):
+    for path, wanted in (
+        (home, 0o700),
+        (home / CONFIG_FILE, 0o600),
+        (home / "state.db", 0o600),
+        (home / "warehouse.duckdb", 0o600),
+    ):
         if path.exists():
             mode = stat.S_IMODE(path.stat().st_mode)
-            yield Check(f"mode of {path.name or path}", not mode & 0o077, f"{mode:o}",
-                        f"chmod {wanted:o} {path}")
+            yield Check(f"mode of {path.name or path}", not mode & 0o077, f"{mode:o}", f"chmod {wanted:o} {path}")
 
 
 def _reachable(config: Config) -> Check:
@@ -86,28 +96,54 @@ def _reachable(config: Config) -> Check:
     try:
         answer = httpx.get(url, timeout=10)
     except httpx.HTTPError as error:
-        return Check("service", False, f"{url}: {type(error).__name__} {error}",
-                     "check the network, or base_url / FITSYNC_BASE_URL (the API root, e.g. https://host/api/v3)")
+        return Check(
+            "service",
+            False,
+            f"{url}: {type(error).__name__} {error}",
+            "check the network, or base_url / FITSYNC_BASE_URL (the API root, e.g. https://host/api/v3)",
+        )
     ok = answer.status_code == 401  # no token sent: the API's own refusal proves the address
-    return Check("service", ok, f"{url} answers {answer.status_code} without a token",
-                 "" if ok else "base_url must be the API root (…/api/v3): this address is not the service's API")
+    return Check(
+        "service",
+        ok,
+        f"{url} answers {answer.status_code} without a token",
+        "" if ok else "base_url must be the API root (…/api/v3): this address is not the service's API",
+    )
 
 
 def _authorize_page(config: Config) -> Check:
     url = f"{config.auth_url}/oauth/authorize"
     try:
-        answer = httpx.get(url, params={"client_id": config.client_id or 0, "response_type": "code",
-                                        "redirect_uri": "http://localhost/", "scope": "read"}, timeout=10)
+        answer = httpx.get(
+            url,
+            params={
+                "client_id": config.client_id or 0,
+                "response_type": "code",
+                "redirect_uri": "http://localhost/",
+                "scope": "read",
+            },
+            timeout=10,
+        )
     except httpx.HTTPError as error:
-        return Check("authorization page", False, f"{url}: {type(error).__name__}",
-                     "check auth_url / FITSYNC_AUTH_URL: the site root, e.g. https://www.strava.com")
+        return Check(
+            "authorization page",
+            False,
+            f"{url}: {type(error).__name__}",
+            "check auth_url / FITSYNC_AUTH_URL: the site root, e.g. https://www.strava.com",
+        )
     ok = answer.status_code != 404
-    return Check("authorization page", ok, f"{url} answers {answer.status_code}",
-                 "" if ok else "auth_url must be the site root without /oauth (fitsync adds /oauth/authorize)")
+    return Check(
+        "authorization page",
+        ok,
+        f"{url} answers {answer.status_code}",
+        "" if ok else "auth_url must be the site root without /oauth (fitsync adds /oauth/authorize)",
+    )
 
 
-DAMAGED_STATE = ("move it aside (mv {path} {path}.damaged) and restore state.db from a backup; without one, "
-                 "`fitsync connect` each athlete again (the warehouse keeps their data)")
+DAMAGED_STATE = (
+    "move it aside (mv {path} {path}.damaged) and restore state.db from a backup; without one, "
+    "`fitsync connect` each athlete again (the warehouse keeps their data)"
+)
 
 
 def _state(config: Config, path: Path) -> Iterator[Check]:
@@ -125,9 +161,12 @@ def _state(config: Config, path: Path) -> Iterator[Check]:
     except sqlite3.Error as error:
         yield Check("state database", False, f"{path}: {error}", DAMAGED_STATE.format(path=path))
         return
-    yield Check("state database", integrity == "ok" and version <= len(MIGRATIONS),
-                f"{path}: integrity {integrity}, schema {version} of {len(MIGRATIONS)}",
-                DAMAGED_STATE.format(path=path) if integrity != "ok" else "upgrade fitsync: the state is newer")
+    yield Check(
+        "state database",
+        integrity == "ok" and version <= len(MIGRATIONS),
+        f"{path}: integrity {integrity}, schema {version} of {len(MIGRATIONS)}",
+        DAMAGED_STATE.format(path=path) if integrity != "ok" else "upgrade fitsync: the state is newer",
+    )
     yield from _athletes(config, athletes)
 
 
@@ -141,11 +180,19 @@ def _state_server(config: Config) -> Iterator[Check]:
             version = conn.execute("SELECT version FROM fitsync_schema").fetchone()[0]
             athletes = conn.execute("SELECT athlete_id, status, access_expires_at FROM athletes").fetchall()
     except store.errors as error:
-        yield Check("state database", False, f"{store.describe()}: {type(error).__name__}",
-                    "check FITSYNC_STATE_URL and that the server is up; run `fitsync sync` once to create the tables")
+        yield Check(
+            "state database",
+            False,
+            f"{store.describe()}: {type(error).__name__}",
+            "check FITSYNC_STATE_URL and that the server is up; run `fitsync sync` once to create the tables",
+        )
         return
-    yield Check("state database", version <= len(MIGRATIONS), f"{store.describe()}, schema {version} of "
-                f"{len(MIGRATIONS)}", "upgrade fitsync: the state is newer")
+    yield Check(
+        "state database",
+        version <= len(MIGRATIONS),
+        f"{store.describe()}, schema {version} of {len(MIGRATIONS)}",
+        "upgrade fitsync: the state is newer",
+    )
     yield from _athletes(config, athletes)
 
 
@@ -167,14 +214,23 @@ def _refresh(config: Config, athlete_id: int) -> Check:
             client.tokens.refresh(athlete_id, rejected=current)
             record = client.tokens.athlete(athlete_id)
     except ReauthorizationRequired:
-        return Check(name, False, "the service refused the refresh token: access was revoked or replaced",
-                     f"run `fitsync connect` as athlete {athlete_id}")
+        return Check(
+            name,
+            False,
+            "the service refused the refresh token: access was revoked or replaced",
+            f"run `fitsync connect` as athlete {athlete_id}",
+        )
     except (FitsyncError, httpx.HTTPError) as error:
-        return Check(name, False, f"token refresh failed: {error}", "see the other failed checks (auth_url, app credentials)")
+        return Check(
+            name, False, f"token refresh failed: {error}", "see the other failed checks (auth_url, app credentials)"
+        )
     expires_at = record.access_expires_at if record else None  # the refresh just stored it
     left = (expires_at - time.time()) / 60 if expires_at is not None else 0
-    return Check(name, True, f"token refresh accepted, access token valid {left:.0f} more min, scopes "
-                             f"{record.scopes if record else '?'}")
+    return Check(
+        name,
+        True,
+        f"token refresh accepted, access token valid {left:.0f} more min, scopes {record.scopes if record else '?'}",
+    )
 
 
 def _callback(config: Config) -> Iterator[Check]:
@@ -189,12 +245,20 @@ def _callback(config: Config) -> Iterator[Check]:
     try:
         answer = httpx.get(subscription.callback_url, timeout=10)
     except httpx.HTTPError as error:
-        yield Check("webhook callback", False, f"{shown}: {type(error).__name__}",
-                    "start `fitsync webhooks serve` and make the address reachable from the service")
+        yield Check(
+            "webhook callback",
+            False,
+            f"{shown}: {type(error).__name__}",
+            "start `fitsync webhooks serve` and make the address reachable from the service",
+        )
         return
     ok = answer.status_code == 400  # the receiver at the secret path, refusing a GET without hub.* parameters
-    yield Check("webhook callback", ok, f"{shown} answers {answer.status_code}",
-                "" if ok else "the address does not reach `fitsync webhooks serve` (wrong proxy route or prefix?)")
+    yield Check(
+        "webhook callback",
+        ok,
+        f"{shown} answers {answer.status_code}",
+        "" if ok else "the address does not reach `fitsync webhooks serve` (wrong proxy route or prefix?)",
+    )
 
 
 # The next sync fetches again what the state says is in the warehouse (assets/activities.py).
@@ -206,17 +270,31 @@ def _warehouse(path: Path) -> Check:
         with db.reading(path, timeout=5) as conn:
             version = conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0]
             duckdb_version = conn.execute("SELECT version()").fetchall()[0][0]
-            blocks, block_size = conn.execute("SELECT total_blocks, block_size FROM pragma_database_size()").fetchall()[0]
+            blocks, block_size = conn.execute("SELECT total_blocks, block_size FROM pragma_database_size()").fetchall()[
+                0
+            ]
     except Exception as error:  # noqa: BLE001 (busy or damaged: either way the line says which)
-        return Check("warehouse", False, f"{path}: {str(error).splitlines()[0]}",
-                     f"if another session holds it, close that; else it is damaged: {REBUILD.format(path=path)}")
+        return Check(
+            "warehouse",
+            False,
+            f"{path}: {str(error).splitlines()[0]}",
+            f"if another session holds it, close that; else it is damaged: {REBUILD.format(path=path)}",
+        )
     promised, size = blocks * block_size, path.stat().st_size
     if size < promised:  # cut short (a copy interrupted, a full disk): queries of the missing blocks would fail
-        return Check("warehouse", False, f"{path}: {size:,} bytes of the {promised:,} its header counts: truncated",
-                     REBUILD.format(path=path))
+        return Check(
+            "warehouse",
+            False,
+            f"{path}: {size:,} bytes of the {promised:,} its header counts: truncated",
+            REBUILD.format(path=path),
+        )
     latest = max(v for v, _, _ in db.migration_scripts())
-    return Check("warehouse", version is not None and version <= latest,
-                 f"schema {version} of {latest}, DuckDB {duckdb_version}", "upgrade fitsync: the warehouse is newer")
+    return Check(
+        "warehouse",
+        version is not None and version <= latest,
+        f"schema {version} of {latest}, DuckDB {duckdb_version}",
+        "upgrade fitsync: the warehouse is newer",
+    )
 
 
 def nightly(config: Config) -> Check:
@@ -227,7 +305,7 @@ def nightly(config: Config) -> Check:
         build_nightly_sync(config.nightly_schedule, config.nightly_timezone)
     except ConfigError as error:
         return Check("nightly sync", False, str(error), "correct nightly_schedule")
-    return Check("nightly sync", True, f"\"{config.nightly_schedule}\" in {config.nightly_timezone}")
+    return Check("nightly sync", True, f'"{config.nightly_schedule}" in {config.nightly_timezone}')
 
 
 # SQLAlchemy 2.1 reads a plain postgresql:// URL as psycopg 3, whose server-side parameters break dagster-postgres
@@ -240,8 +318,10 @@ def dagster_instance(home: Path, shared: bool = False) -> Iterator[Check]:
     and the server answering. Nothing to check for the default instance (SQLite files under its home); with the
     state store `shared` by hosts, a line says where that instance is, since no other host sees it."""
     path = Path(os.environ.get("DAGSTER_HOME") or home / "dagster") / "dagster.yaml"
-    only_here = (f"runs and athletes' partitions in SQLite under {path.parent}, on this machine only; for several "
-                 "hosts set DAGSTER_HOME to an instance on PostgreSQL (docs/deployment.md)")
+    only_here = (
+        f"runs and athletes' partitions in SQLite under {path.parent}, on this machine only; for several "
+        "hosts set DAGSTER_HOME to an instance on PostgreSQL (docs/deployment.md)"
+    )
     try:
         settings = yaml.safe_load(path.read_text()) or {}
     except FileNotFoundError:
@@ -262,18 +342,26 @@ def dagster_instance(home: Path, shared: bool = False) -> Iterator[Check]:
     variable = source.get("env") if isinstance(source, dict) else None
     url = os.environ.get(variable, "") if variable else str(source)
     if not url:
-        yield Check("dagster instance", False, f"{path} reads its database URL from {variable}, which is not set",
-                    f"set {variable}={DAGSTER_URL_SCHEME}://user:password@host:5432/dagster for every Dagster "
-                    "process (webserver, daemon, code server) and for fitsync")
+        yield Check(
+            "dagster instance",
+            False,
+            f"{path} reads its database URL from {variable}, which is not set",
+            f"set {variable}={DAGSTER_URL_SCHEME}://user:password@host:5432/dagster for every Dagster "
+            "process (webserver, daemon, code server) and for fitsync",
+        )
         return
     from fitsync.client.state_postgres import describe_url
 
     shown = describe_url(url)
     scheme = url.split("://", 1)[0]
     if scheme != DAGSTER_URL_SCHEME:
-        yield Check("dagster instance", False, f"{shown}: dagster-postgres needs the psycopg2 driver; under "
-                    f"SQLAlchemy 2.1 \"{scheme}://\" selects another, and creating a run fails",
-                    f"write the URL as {DAGSTER_URL_SCHEME}://… (in {variable or path})")
+        yield Check(
+            "dagster instance",
+            False,
+            f"{shown}: dagster-postgres needs the psycopg2 driver; under "
+            f'SQLAlchemy 2.1 "{scheme}://" selects another, and creating a run fails',
+            f"write the URL as {DAGSTER_URL_SCHEME}://… (in {variable or path})",
+        )
         return
     try:
         import psycopg
@@ -281,11 +369,14 @@ def dagster_instance(home: Path, shared: bool = False) -> Iterator[Check]:
         with psycopg.connect("postgresql://" + url.split("://", 1)[1], connect_timeout=5) as conn:
             conn.execute("SELECT 1")
     except ImportError:
-        yield Check("dagster instance", False, f"{shown}: psycopg is not installed",
-                    "pip install 'fitsync[postgres]'")
+        yield Check("dagster instance", False, f"{shown}: psycopg is not installed", "pip install 'fitsync[postgres]'")
         return
     except psycopg.Error as error:
-        yield Check("dagster instance", False, f"{shown}: {type(error).__name__}",
-                    f"check {variable or path} and that the server is up")
+        yield Check(
+            "dagster instance",
+            False,
+            f"{shown}: {type(error).__name__}",
+            f"check {variable or path} and that the server is up",
+        )
         return
     yield Check("dagster instance", True, f"{shown} answers (Dagster's runs, schedules and sensors)")

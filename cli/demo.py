@@ -39,10 +39,24 @@ if TYPE_CHECKING:
 
 MARKER = ".fitsync-demo"
 # The demo app gets a generous budget (limits differ per app on the real service too).
-DEMO_LIMITS = {"read_limit_short": 5000, "read_limit_long": 50000, "overall_limit_short": 10000,
-               "overall_limit_long": 100000}
-SUMMARY_TABLES = ("athletes", "activities", "splits_metric", "laps", "segment_efforts", "segments",
-                  "starred_segments", "activity_zone_buckets", "athlete_stats_totals", "deleted_activities")
+DEMO_LIMITS = {
+    "read_limit_short": 5000,
+    "read_limit_long": 50000,
+    "overall_limit_short": 10000,
+    "overall_limit_long": 100000,
+}
+SUMMARY_TABLES = (
+    "athletes",
+    "activities",
+    "splits_metric",
+    "laps",
+    "segment_efforts",
+    "segments",
+    "starred_segments",
+    "activity_zone_buckets",
+    "athlete_stats_totals",
+    "deleted_activities",
+)
 
 
 def fresh_home(home: Path) -> Path:
@@ -67,8 +81,9 @@ def connect_athlete(config: Config, client: FitsyncClient, base_url: str, athlet
     return client.tokens.save_grant(body, body.get("scope") or granted).athlete_id
 
 
-def process_events(config: Config, client: FitsyncClient, instance: DagsterInstance, expected: int,
-                   timeout: float = 30.0) -> int:
+def process_events(
+    config: Config, client: FitsyncClient, instance: DagsterInstance, expected: int, timeout: float = 30.0
+) -> int:
     """What `dagster dev` does on its own: tick the sensor until the events are in, run what it asks for."""
     from fitsync.pipelines.sync_runner import execute_run_request, tick_webhook_sensor
 
@@ -94,13 +109,30 @@ def inbox_size(client: FitsyncClient) -> int:
 
 
 @click.command()
-@click.option("--home", type=click.Path(file_okay=False, path_type=Path), default=Path("fitsync-demo"),
-              show_default=True, help="Folder for the demo's state and warehouse (emptied first).")
-@click.option("--athletes", default=2, show_default=True, type=click.IntRange(1, 20), help="Athletes in the demo world.")
-@click.option("--activities-per-athlete", default=150, show_default=True, type=click.IntRange(2, 5000),
-              help="Activities each athlete has recorded (at least 2: the demo renames one and deletes another).")
-@click.option("--flavor", type=click.Choice(["spec", "real"]), default="spec", show_default=True,
-              help="The sandbox answers as the spec says, or as the real service does where they differ.")
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("fitsync-demo"),
+    show_default=True,
+    help="Folder for the demo's state and warehouse (emptied first).",
+)
+@click.option(
+    "--athletes", default=2, show_default=True, type=click.IntRange(1, 20), help="Athletes in the demo world."
+)
+@click.option(
+    "--activities-per-athlete",
+    default=150,
+    show_default=True,
+    type=click.IntRange(2, 5000),
+    help="Activities each athlete has recorded (at least 2: the demo renames one and deletes another).",
+)
+@click.option(
+    "--flavor",
+    type=click.Choice(["spec", "real"]),
+    default="spec",
+    show_default=True,
+    help="The sandbox answers as the spec says, or as the real service does where they differ.",
+)
 def demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str) -> None:
     """Sandbox → OAuth → full sync → webhooks → athlete changes → sensor-driven run → a look at the warehouse."""
     with StopSignals() as signals:
@@ -110,8 +142,11 @@ def demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str) ->
             if not signals.received:
                 raise
     if signals.received:
-        click.echo(f"Stopped by {StopSignals.name(signals.received)}: the demo's sandbox is shut down; what it "
-                   f"synced so far is in {home}. `fitsync demo` starts it over.", err=True)
+        click.echo(
+            f"Stopped by {StopSignals.name(signals.received)}: the demo's sandbox is shut down; what it "
+            f"synced so far is in {home}. `fitsync demo` starts it over.",
+            err=True,
+        )
         raise SystemExit(StopSignals.exit_code(signals.received))
 
 
@@ -140,17 +175,29 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
     warnings.filterwarnings("ignore", module="dagster")
     home = fresh_home(home.resolve())
     os.environ["FITSYNC_HOME"] = str(home)  # what a failure's message names (a full disk: this folder's)
-    options = ServerOptions(port=0, settings={**DEMO_LIMITS, "flavor": flavor},
-                            seed=SeedOptions(athletes=athletes, activities_per_athlete=activities_per_athlete))
+    options = ServerOptions(
+        port=0,
+        settings={**DEMO_LIMITS, "flavor": flavor},
+        seed=SeedOptions(athletes=athletes, activities_per_athlete=activities_per_athlete),
+    )
     with ServerThread(options) as sandbox, httpx.Client(base_url=sandbox.base_url, timeout=15) as http:
         console = {"X-Sandbox-Console-Key": sandbox.console_key}
-        out.print(f"[bold]1.[/] Sandbox ({flavor} flavour) with {athletes} athletes × {activities_per_athlete} "
-                  f"activities at {sandbox.api_url}")
+        out.print(
+            f"[bold]1.[/] Sandbox ({flavor} flavour) with {athletes} athletes × {activities_per_athlete} "
+            f"activities at {sandbox.api_url}"
+        )
         signals.checkpoint()
-        app = http.post("/sandbox/apps", json={"name": "fitsync demo", "callback_domain": "localhost"},
-                        headers=console).json()
-        config = Config.load({}, home=home, base_url=sandbox.api_url, auth_url=sandbox.base_url,
-                             client_id=app["client_id"], client_secret=Secret(app["client_secret"]))
+        app = http.post(
+            "/sandbox/apps", json={"name": "fitsync demo", "callback_domain": "localhost"}, headers=console
+        ).json()
+        config = Config.load(
+            {},
+            home=home,
+            base_url=sandbox.api_url,
+            auth_url=sandbox.base_url,
+            client_id=app["client_id"],
+            client_secret=Secret(app["client_secret"]),
+        )
         instance = dagster_instance.instance(home)
         with FitsyncClient(config) as client:
             world = http.get("/sandbox/athletes", headers=console).json()
@@ -174,20 +221,25 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
 
                 first = ids[0]
                 token = client.tokens.access_token(first).reveal()
-                listing = http.get("/api/v3/athlete/activities", params={"per_page": 3},
-                                   headers={"Authorization": f"Bearer {token}"}).json()
+                listing = http.get(
+                    "/api/v3/athlete/activities", params={"per_page": 3}, headers={"Authorization": f"Bearer {token}"}
+                ).json()
                 renamed, deleted = listing[0]["id"], listing[1]["id"]
                 changed_at = time.monotonic()
-                http.patch(f"/sandbox/activities/{renamed}", json={"name": "Demo: renamed by the athlete"},
-                           headers=console)
+                http.patch(
+                    f"/sandbox/activities/{renamed}", json={"name": "Demo: renamed by the athlete"}, headers=console
+                )
                 http.delete(f"/sandbox/activities/{deleted}", headers=console)
-                created = http.post(f"/sandbox/athletes/{first}/activities", json={"sport_type": "Run"},
-                                    headers=console).json()["id"]
+                created = http.post(
+                    f"/sandbox/athletes/{first}/activities", json={"sport_type": "Run"}, headers=console
+                ).json()["id"]
                 out.print(f"[bold]5.[/] As athlete {first}: renamed {renamed}, deleted {deleted}, recorded {created}")
                 signals.checkpoint()
                 calls = process_events(config, client, instance, expected=3)
-                out.print(f"[bold]6.[/] The webhook_events sensor turned the events into a run "
-                          f"({calls} API calls); in the warehouse {time.monotonic() - changed_at:.1f} s after the change")
+                out.print(
+                    f"[bold]6.[/] The webhook_events sensor turned the events into a run "
+                    f"({calls} API calls); in the warehouse {time.monotonic() - changed_at:.1f} s after the change"
+                )
                 signals.checkpoint()
 
     with db.reading(home / "warehouse.duckdb") as conn:
@@ -201,16 +253,19 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
             "(SELECT count(*) FROM activities WHERE activity_id = ?), "
             "(SELECT count(*) FROM activities WHERE activity_id = ?), "
             "(SELECT count(*) FROM deleted_activities WHERE activity_id = ?)",
-            [renamed, deleted, created, deleted]).fetchall()[0]
+            [renamed, deleted, created, deleted],
+        ).fetchall()[0]
     out.print(table)
-    out.print(f"Renamed: {check[0]!r} · deleted one gone: {check[1] == 0} (audited: {check[3] == 1}) · "
-              f"new one present: {check[2] == 1}")
+    out.print(
+        f"Renamed: {check[0]!r} · deleted one gone: {check[1] == 0} (audited: {check[3] == 1}) · "
+        f"new one present: {check[2] == 1}"
+    )
     out.print(f"\nWarehouse: {home / 'warehouse.duckdb'}  ({time.monotonic() - started:.0f} s)")
     out.print("Look at it (copy a line; each is one command):")
     fitsync, bin_dir = _installed_command("fitsync"), _installed_command("")
     hints = [
-        f"FITSYNC_HOME={home} {fitsync} query \"SELECT sport_type, count(*), round(sum(distance)/1000) AS km "
-        "FROM activities GROUP BY ALL ORDER BY 2 DESC\"",
+        f'FITSYNC_HOME={home} {fitsync} query "SELECT sport_type, count(*), round(sum(distance)/1000) AS km '
+        'FROM activities GROUP BY ALL ORDER BY 2 DESC"',
         f"FITSYNC_HOME={home} {fitsync} report --out {home / 'report'}",
         f"{bin_dir}pip install -q -e '.[dev]' && DAGSTER_HOME={home / 'dagster'} FITSYNC_HOME={home} "
         f"{bin_dir}dagster dev -w workspace.yaml",

@@ -14,7 +14,9 @@ def doctor() -> None:
     checks = run()
     for check in checks:
         mark = "✓" if check.ok else "✗"
-        click.echo(f"{mark} {check.name}: {check.detail}" + ("" if check.ok or not check.fix else f" — fix: {check.fix}"))
+        click.echo(
+            f"{mark} {check.name}: {check.detail}" + ("" if check.ok or not check.fix else f" — fix: {check.fix}")
+        )
     failed = [c for c in checks if not c.ok]
     if failed:
         click.echo(f"{len(failed)} of {len(checks)} checks failed", err=True)

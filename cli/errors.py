@@ -34,8 +34,11 @@ class FitsyncGroup(click.Group):
             if debugging():
                 traceback.print_exc()
             story = explain(error)
-            known = (isinstance(error, (FitsyncError, ConfigError, httpx.HTTPError, OSError, sqlite3.Error))
-                     or is_state_server_error(error) or not story.startswith(f"{type(error).__name__}: "))
+            known = (
+                isinstance(error, (FitsyncError, ConfigError, httpx.HTTPError, OSError, sqlite3.Error))
+                or is_state_server_error(error)
+                or not story.startswith(f"{type(error).__name__}: ")
+            )
             hint = "" if known or debugging() else " (run with --debug or FITSYNC_DEBUG=1 for the details)"
             click.echo(f"Error: {story}{hint}", err=True)
             raise SystemExit(1) from None

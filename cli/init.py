@@ -14,11 +14,15 @@ from fitsync.client.config_file import write
 
 @click.command()
 @click.option("--client-id", type=int, help="Your app's id at the service (asked for when not given).")
-@click.option("--client-secret", help="Your app's secret (asked for, hidden, when not given; or set "
-                                      "FITSYNC_CLIENT_SECRET and leave it out of the file).")
+@click.option(
+    "--client-secret",
+    help="Your app's secret (asked for, hidden, when not given; or set "
+    "FITSYNC_CLIENT_SECRET and leave it out of the file).",
+)
 @click.option("--base-url", default=REAL_BASE_URL, show_default=True, help="The API root.")
-@click.option("--auth-url", default=REAL_AUTH_URL, show_default=True,
-              help="The site of the authorization pages, without /oauth.")
+@click.option(
+    "--auth-url", default=REAL_AUTH_URL, show_default=True, help="The site of the authorization pages, without /oauth."
+)
 @click.option("--secret-in-env", is_flag=True, help="Keep the secret out of the file (FITSYNC_CLIENT_SECRET).")
 def init(client_id: int | None, client_secret: str | None, base_url: str, auth_url: str, secret_in_env: bool) -> None:
     """Write FITSYNC_HOME/config.toml with every setting explained; an existing one is kept as a .bak copy."""
@@ -33,8 +37,10 @@ def init(client_id: int | None, client_secret: str | None, base_url: str, auth_u
             raise click.UsageError("give --client-secret, or --secret-in-env and set FITSYNC_CLIENT_SECRET")
         client_secret = click.prompt("Client secret (not shown)", hide_input=True)
     if auth_url.rstrip("/").endswith("/oauth"):
-        raise click.UsageError(f"--auth-url is the site without /oauth (fitsync adds /oauth/authorize): "
-                               f"try {auth_url.rstrip('/').removesuffix('/oauth')}")
+        raise click.UsageError(
+            f"--auth-url is the site without /oauth (fitsync adds /oauth/authorize): "
+            f"try {auth_url.rstrip('/').removesuffix('/oauth')}"
+        )
     values: dict[str, object] = {"client_id": client_id}
     if client_secret:
         values["client_secret"] = client_secret

@@ -23,8 +23,10 @@ from fitsync.cli.webhooks import webhooks
 # `fitsync --help` lists for it (tests/pipeline/test_cli_help.py checks it is the command's own).
 LAZY = {
     "sandbox": ("fitsync.sandbox.cli:sandbox", "The Fitness Activity Service, served locally over real HTTP."),
-    "demo": ("fitsync.cli.demo:demo", "Sandbox → OAuth → full sync → webhooks → athlete changes → sensor-driven "
-                                      "run → a look at the warehouse."),
+    "demo": (
+        "fitsync.cli.demo:demo",
+        "Sandbox → OAuth → full sync → webhooks → athlete changes → sensor-driven run → a look at the warehouse.",
+    ),
 }
 
 

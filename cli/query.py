@@ -39,26 +39,49 @@ def _warehouse() -> Path:
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("sql_words", nargs=-1)
 @click.option("-f", "--file", "script", type=click.File("r"), help="Read the SQL from this file (`-` for stdin).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
-              help="table on screen, or the last result as CSV, JSON (an array of objects) or Parquet.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the result to this file instead of stdout (required for parquet).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="table",
+    show_default=True,
+    help="table on screen, or the last result as CSV, JSON (an array of objects) or Parquet.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the result to this file instead of stdout (required for parquet).",
+)
 @click.option("--limit", default=200, show_default=True, help="Rows shown per table at most (the rest is counted).")
-@click.option("--list", "list_relations", is_flag=True, help="List the warehouse's tables and views, with what each holds.")
+@click.option(
+    "--list", "list_relations", is_flag=True, help="List the warehouse's tables and views, with what each holds."
+)
 @click.option("--describe", metavar="NAME", help="The columns of one table or view: type and what each means.")
-def query(sql_words: tuple[str, ...], script: IO[str] | None, fmt: str, output: Path | None, limit: int,
-          list_relations: bool, describe: str | None) -> None:
+def query(
+    sql_words: tuple[str, ...],
+    script: IO[str] | None,
+    fmt: str,
+    output: Path | None,
+    limit: int,
+    list_relations: bool,
+    describe: str | None,
+) -> None:
     """Run SQL on the warehouse (read-only): `fitsync query "SELECT …"`, `-f report.sql`, `--format csv -o out.csv`."""
     sql: str | None = " ".join(sql_words)
     if list_relations:
-        sql = ("SELECT table_name AS name, 'table' AS kind, comment FROM duckdb_tables() WHERE NOT internal "
-               "UNION ALL SELECT view_name, 'view', comment FROM duckdb_views() WHERE NOT internal "
-               "AND schema_name = 'main' ORDER BY kind, name")
+        sql = (
+            "SELECT table_name AS name, 'table' AS kind, comment FROM duckdb_tables() WHERE NOT internal "
+            "UNION ALL SELECT view_name, 'view', comment FROM duckdb_views() WHERE NOT internal "
+            "AND schema_name = 'main' ORDER BY kind, name"
+        )
         limit = max(limit, 1000)
     elif describe is not None:
-        sql = (f"SELECT column_name AS name, data_type AS type, comment FROM duckdb_columns() "
-               f"WHERE schema_name = 'main' AND table_name = '{describe.replace(chr(39), chr(39) * 2)}' "
-               "ORDER BY column_index")
+        sql = (
+            f"SELECT column_name AS name, data_type AS type, comment FROM duckdb_columns() "
+            f"WHERE schema_name = 'main' AND table_name = '{describe.replace(chr(39), chr(39) * 2)}' "
+            "ORDER BY column_index"
+        )
         limit = max(limit, 1000)
     elif script is not None:
         sql = script.read()
@@ -111,8 +134,11 @@ def _show(result: duckdb.DuckDBPyConnection, limit: int, several: bool) -> None:
     out = Console()
     out.print(table)
     if more:
-        out.print(f"… {more:,} more rows not shown: raise --limit, or write them all with --format csv -o FILE",
-                  style="yellow", soft_wrap=True)
+        out.print(
+            f"… {more:,} more rows not shown: raise --limit, or write them all with --format csv -o FILE",
+            style="yellow",
+            soft_wrap=True,
+        )
     elif several:
         out.print(f"{len(rows):,} rows", style="dim")
 

@@ -11,10 +11,20 @@ from fitsync.client.config import Config, ConfigError
 
 
 @click.command()
-@click.option("--athlete", "athlete_id", type=int, default=None,
-              help="Only this athlete (default: every athlete in the warehouse).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder for the report (default: FITSYNC_HOME/reports); one subfolder per athlete.")
+@click.option(
+    "--athlete",
+    "athlete_id",
+    type=int,
+    default=None,
+    help="Only this athlete (default: every athlete in the warehouse).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder for the report (default: FITSYNC_HOME/reports); one subfolder per athlete.",
+)
 def report(athlete_id: int | None, out_dir: Path | None) -> None:
     """Write a self-contained HTML training report with charts (PMC, volume, zones, segments, Eddington, YTD)."""
     from fitsync.warehouse import db
@@ -38,7 +48,9 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
             click.echo(result.title)
             click.echo(f"  report   {result.html_path}")
             click.echo(f"  summary  {result.markdown_path}")
-            click.echo(f"  charts   {len(result.png_paths)} PNGs in {result.html_path.parent}: "
-                       + ", ".join(p.name for p in result.png_paths))
+            click.echo(
+                f"  charts   {len(result.png_paths)} PNGs in {result.html_path.parent}: "
+                + ", ".join(p.name for p in result.png_paths)
+            )
     except reports.ReportError as error:
         raise click.ClickException(str(error)) from None

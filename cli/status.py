@@ -26,9 +26,13 @@ def _last_runs(config: Config, athlete_ids: list[int]) -> dict[int, dict[str, An
         records = instance.get_run_records(RunsFilter(tags={"dagster/partition": str(athlete_id)}), limit=1)
         if records:
             record = records[0]
-            out[athlete_id] = {"job": record.dagster_run.job_name, "status": record.dagster_run.status.value,
-                               "started_at": iso(record.start_time), "ended_at": iso(record.end_time),
-                               "run_id": record.dagster_run.run_id}
+            out[athlete_id] = {
+                "job": record.dagster_run.job_name,
+                "status": record.dagster_run.status.value,
+                "started_at": iso(record.start_time),
+                "ended_at": iso(record.end_time),
+                "run_id": record.dagster_run.run_id,
+            }
     return out
 
 
@@ -65,16 +69,27 @@ def status(as_json: bool) -> None:
     if not report["athletes"]:
         out.print("No athletes connected: run `fitsync connect`.")
     table = Table(title="Athletes")
-    for column in ("athlete", "status", "known", "pending details / zones", "next (newest first)", "last listing",
-                   "last run"):
+    for column in (
+        "athlete",
+        "status",
+        "known",
+        "pending details / zones",
+        "next (newest first)",
+        "last listing",
+        "last run",
+    ):
         table.add_column(column)
     for a in report["athletes"]:
         run = a["last_run"] or {}
-        table.add_row(f"{a['athlete_id']} {a['name']}", a["status"] + (f" ({a['status_reason']})" if a["status_reason"]
-                                                                      else ""),
-                      str(a["known_activities"]), f"{a['pending']['details']} / {a['pending']['zones']}",
-                      _span(a["pending"]), a["last_listing_at"] or "never",
-                      _last_sync(run, a["last_nothing_new_at"]))
+        table.add_row(
+            f"{a['athlete_id']} {a['name']}",
+            a["status"] + (f" ({a['status_reason']})" if a["status_reason"] else ""),
+            str(a["known_activities"]),
+            f"{a['pending']['details']} / {a['pending']['zones']}",
+            _span(a["pending"]),
+            a["last_listing_at"] or "never",
+            _last_sync(run, a["last_nothing_new_at"]),
+        )
     out.print(table)
     budget = Table(title="Rate budget (this app)")
     for column in ("window", "budget", "used", "limit", "resets at"):
@@ -83,10 +98,21 @@ def status(as_json: bool) -> None:
         budget.add_row(line["window"], line["budget"], str(line["used"]), str(line["limit"]), line["resets_at"])
     out.print(budget)
     hooks, house = report["webhooks"], report["warehouse"]
-    out.print(f"Webhooks: subscription {hooks['subscription_id'] or 'none'} {hooks['callback'] or ''} · last event "
-              f"{hooks['last_event_at'] or 'never'} · {hooks['unprocessed']} unprocessed, {hooks['deferred']} waiting",
-              soft_wrap=True, markup=False)
+    out.print(
+        f"Webhooks: subscription {hooks['subscription_id'] or 'none'} {hooks['callback'] or ''} · last event "
+        f"{hooks['last_event_at'] or 'never'} · {hooks['unprocessed']} unprocessed, {hooks['deferred']} waiting",
+        soft_wrap=True,
+        markup=False,
+    )
     rows = ", ".join(f"{t} {n:,}" for t, n in (house.get("rows") or {}).items())
-    out.print(f"Warehouse: {house['path']}" + (f" · {house['bytes'] / 1e6:.1f} MB · {rows}" if house["exists"]
-                                              else " (not created yet: run `fitsync sync`)")
-              + (f" · {house['note']}" if house.get("note") else ""), soft_wrap=True, markup=False)
+    out.print(
+        f"Warehouse: {house['path']}"
+        + (
+            f" · {house['bytes'] / 1e6:.1f} MB · {rows}"
+            if house["exists"]
+            else " (not created yet: run `fitsync sync`)"
+        )
+        + (f" · {house['note']}" if house.get("note") else ""),
+        soft_wrap=True,
+        markup=False,
+    )

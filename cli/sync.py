@@ -35,15 +35,31 @@ def _config() -> Config:
 
 
 @click.command()
-@click.option("--athlete", "athlete_ids", type=int, multiple=True,
-              help="Only this athlete (repeatable); its calls go before other syncs' on a shared budget.")
-@click.option("--full", is_flag=True, help="List every activity and reconcile deletions; refresh stats, zones and starred "
-              "segments whenever they were last fetched.")
-@click.option("--allow-shrink", is_flag=True,
-              help="With --full: delete what the listing lacks even when that is more than a fifth of the activities "
-                   "(or the listing is empty).")
-@click.option("--max-wait", default=900.0, show_default=True,
-              help="Seconds to wait for the rate budget before leaving the rest to the next run.")
+@click.option(
+    "--athlete",
+    "athlete_ids",
+    type=int,
+    multiple=True,
+    help="Only this athlete (repeatable); its calls go before other syncs' on a shared budget.",
+)
+@click.option(
+    "--full",
+    is_flag=True,
+    help="List every activity and reconcile deletions; refresh stats, zones and starred "
+    "segments whenever they were last fetched.",
+)
+@click.option(
+    "--allow-shrink",
+    is_flag=True,
+    help="With --full: delete what the listing lacks even when that is more than a fifth of the activities "
+    "(or the listing is empty).",
+)
+@click.option(
+    "--max-wait",
+    default=900.0,
+    show_default=True,
+    help="Seconds to wait for the rate budget before leaving the rest to the next run.",
+)
 def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait: float) -> None:
     """Sync connected athletes into the warehouse.
 
@@ -74,12 +90,22 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
                 from fitsync.pipelines import (
                     instance as dagster_instance,  # Dagster loads in seconds: only when a run is needed
                 )
+
                 instance = dagster_instance.instance(config.home)
             detailed_before = _detailed(client, athlete_id)
-            outcome = _run(client, instance, config, athlete_id, out, full=full, allow_shrink=allow_shrink,
-                           max_wait=max_wait, priority=priority)
+            outcome = _run(
+                client,
+                instance,
+                config,
+                athlete_id,
+                out,
+                full=full,
+                allow_shrink=allow_shrink,
+                max_wait=max_wait,
+                priority=priority,
+            )
             if signals.received:
-                _stopped(out, client, signals.received, athlete_id, targets[index + 1:], detailed_before)
+                _stopped(out, client, signals.received, athlete_id, targets[index + 1 :], detailed_before)
             if outcome.skipped:
                 out.print(Text(outcome.skipped, style="yellow"), soft_wrap=True)
                 partial.append(athlete_id)
@@ -94,16 +120,23 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
             if not outcome.success:
                 failed.append(athlete_id)
             elif early := outcome.stopped_early():
-                out.print(Text(f"athlete {athlete_id}: stopped early, {early[0]}; `fitsync sync` continues "
-                               "where this stopped", style="yellow"), soft_wrap=True)
+                out.print(
+                    Text(
+                        f"athlete {athlete_id}: stopped early, {early[0]}; `fitsync sync` continues where this stopped",
+                        style="yellow",
+                    ),
+                    soft_wrap=True,
+                )
                 partial.append(athlete_id)
     if failed:
         raise click.ClickException(f"sync failed for athlete(s) {', '.join(map(str, failed))}: see the log above")
     click.echo(f"warehouse: {config.home / 'warehouse.duckdb'}")
     if left_out:
-        out.print(f"left out: some of what the service sent for athlete(s) {', '.join(map(str, left_out))} is not in "
-                  "the warehouse (named above); it is kept as received in the views activity_summary_documents and "
-                  "activity_documents and the table unrecognized_payloads")
+        out.print(
+            f"left out: some of what the service sent for athlete(s) {', '.join(map(str, left_out))} is not in "
+            "the warehouse (named above); it is kept as received in the views activity_summary_documents and "
+            "activity_documents and the table unrecognized_payloads"
+        )
         raise SystemExit(LEFT_OUT)
     if partial:
         out.print(f"partial: athlete(s) {', '.join(map(str, partial))} not finished (see above)")
@@ -114,16 +147,35 @@ PARTIAL = 3
 LEFT_OUT = 4
 
 
-def _run(client: FitsyncClient, instance: DagsterInstance, config: Config, athlete_id: int, out: Console, *,
-         full: bool, allow_shrink: bool, max_wait: float, priority: str | None) -> SyncOutcome:
+def _run(
+    client: FitsyncClient,
+    instance: DagsterInstance,
+    config: Config,
+    athlete_id: int,
+    out: Console,
+    *,
+    full: bool,
+    allow_shrink: bool,
+    max_wait: float,
+    priority: str | None,
+) -> SyncOutcome:
     """One Dagster run of the sync job for the athlete, its steps shown as they go."""
     from fitsync.cli.sync_progress import SyncProgress
     from fitsync.pipelines.sync_runner import sync_athlete
 
     run_id = str(uuid.uuid4())  # known before the run starts: the progress display follows its steps
     with SyncProgress(client, instance, athlete_id, run_id, out, plain=not out.is_terminal):
-        return sync_athlete(config, athlete_id, instance, full=full, allow_shrink=allow_shrink,
-                            max_wait_seconds=max_wait, log_level=DAGSTER_LOG_LEVEL, run_id=run_id, priority=priority)
+        return sync_athlete(
+            config,
+            athlete_id,
+            instance,
+            full=full,
+            allow_shrink=allow_shrink,
+            max_wait_seconds=max_wait,
+            log_level=DAGSTER_LOG_LEVEL,
+            run_id=run_id,
+            priority=priority,
+        )
 
 
 def _detailed(client: FitsyncClient, athlete_id: int) -> tuple[int, int]:
@@ -132,20 +184,34 @@ def _detailed(client: FitsyncClient, athlete_id: int) -> tuple[int, int]:
     return known, known - progress.count_needing(client.store, athlete_id, "detail")
 
 
-def _stopped(out: Console, client: FitsyncClient, signum: int, athlete_id: int | None, rest: list[int],
-             detailed_before: tuple[int, int] = (0, 0)) -> None:
+def _stopped(
+    out: Console,
+    client: FitsyncClient,
+    signum: int,
+    athlete_id: int | None,
+    rest: list[int],
+    detailed_before: tuple[int, int] = (0, 0),
+) -> None:
     """One line of what was done (by this run: what it found already done is not counted) and what remains, then the
     signal's exit code."""
     parts = []
     if athlete_id is not None:
         known, detailed = _detailed(client, athlete_id)
         fetched = max(0, detailed - detailed_before[1])
-        parts.append(f"athlete {athlete_id} interrupted after {fetched} new detail(s) in this run "
-                     f"({detailed} of {known} activities detailed in all)")
+        parts.append(
+            f"athlete {athlete_id} interrupted after {fetched} new detail(s) in this run "
+            f"({detailed} of {known} activities detailed in all)"
+        )
     if rest:
         parts.append(f"not started: athlete(s) {', '.join(map(str, rest))}")
-    out.print(Text(f"Stopped by {StopSignals.name(signum)}: {'; '.join(parts) or 'nothing started'}. "
-                   "Run `fitsync sync` to continue where this stopped.", style="yellow"), soft_wrap=True)
+    out.print(
+        Text(
+            f"Stopped by {StopSignals.name(signum)}: {'; '.join(parts) or 'nothing started'}. "
+            "Run `fitsync sync` to continue where this stopped.",
+            style="yellow",
+        ),
+        soft_wrap=True,
+    )
     raise SystemExit(StopSignals.exit_code(signum))
 
 
@@ -157,7 +223,12 @@ def _report(out: Console, outcome: SyncOutcome) -> None:
     for column in ("asset", "api calls", "notes"):
         table.add_column(column)
     for asset, meta in sorted(outcome.metadata.items()):
-        notes = ", ".join(f"{k}={v}" for k, v in meta.items()
-                          if k in ("new", "changed", "fetched", "remaining", "reconciled_deletions", "skipped", "mode"))
-        table.add_row(asset, str(meta.get("api_calls", "")), notes + (" " + str(meta["notes"]) if "notes" in meta else ""))
+        notes = ", ".join(
+            f"{k}={v}"
+            for k, v in meta.items()
+            if k in ("new", "changed", "fetched", "remaining", "reconciled_deletions", "skipped", "mode")
+        )
+        table.add_row(
+            asset, str(meta.get("api_calls", "")), notes + (" " + str(meta["notes"]) if "notes" in meta else "")
+        )
     out.print(table)

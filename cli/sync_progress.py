@@ -24,11 +24,20 @@ log = logging.getLogger(__name__)
 
 # Dagster step (asset) → the phase a user recognises; steps not named here show under their own name.
 PHASES: dict[str, str] = {
-    "athlete": "profile", "athlete_stats": "stats", "athlete_zones": "heart-rate and power zones",
-    "activities": "listing", "activity_details": "details", "activity_zones": "activity zones",
-    "starred_segments": "starred segments", "segments": "segments", "segment_effort_history": "segment efforts",
-    "activity_summaries": "loading the summaries", "warehouse": "loading the warehouse", "warehouse_unique_keys": "checking the warehouse",
-    "warehouse_children_have_parents": "checking the warehouse", "warehouse_details_present": "checking the warehouse",
+    "athlete": "profile",
+    "athlete_stats": "stats",
+    "athlete_zones": "heart-rate and power zones",
+    "activities": "listing",
+    "activity_details": "details",
+    "activity_zones": "activity zones",
+    "starred_segments": "starred segments",
+    "segments": "segments",
+    "segment_effort_history": "segment efforts",
+    "activity_summaries": "loading the summaries",
+    "warehouse": "loading the warehouse",
+    "warehouse_unique_keys": "checking the warehouse",
+    "warehouse_children_have_parents": "checking the warehouse",
+    "warehouse_details_present": "checking the warehouse",
 }
 # Phases whose work is a queue of activities in the state store: shown as done/total.
 QUEUES: dict[str, str] = {"details": "detail", "activity zones": "zones"}
@@ -48,8 +57,7 @@ def duration(seconds: float) -> str:
 
 def describe_wait(wait: Wait, now: float) -> str:
     window = WINDOW_NAMES.get(wait.window_seconds, f"{wait.window_seconds}-second")
-    return (f"waiting {duration(wait.until - now)} for the {window} {wait.budget} window "
-            f"(used {wait.used}/{wait.limit})")
+    return f"waiting {duration(wait.until - now)} for the {window} {wait.budget} window (used {wait.used}/{wait.limit})"
 
 
 @dataclass
@@ -138,7 +146,9 @@ class SyncProgress:
         working = time.monotonic() - self._started - self._waited
         made = used - self._calls_at_start
         pace = working / made if made >= 10 else SECONDS_PER_CALL
-        return seconds_for(calls, lines, time.time(), self.client.governor.lengths, pace, self.client.governor.bulk_reserve)
+        return seconds_for(
+            calls, lines, time.time(), self.client.governor.lengths, pace, self.client.governor.bulk_reserve
+        )
 
     def _paint(self) -> None:
         if self.plain:

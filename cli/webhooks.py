@@ -16,9 +16,12 @@ def webhooks() -> None:
 
 
 @webhooks.command()
-@click.option("--callback-url", required=True,
-              help="Public address of `fitsync webhooks serve` up to its prefix, e.g. https://host/webhooks; "
-                   "fitsync appends a random path secret.")
+@click.option(
+    "--callback-url",
+    required=True,
+    help="Public address of `fitsync webhooks serve` up to its prefix, e.g. https://host/webhooks; "
+    "fitsync appends a random path secret.",
+)
 def subscribe(callback_url: str) -> None:
     """Create the subscription (the service validates the callback first); again after unsubscribe rotates the
     path secret."""
@@ -61,11 +64,21 @@ def unsubscribe() -> None:
 
 
 @webhooks.command()
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on (behind a reverse proxy or tunnel that terminates TLS).")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on (behind a reverse proxy or tunnel that terminates TLS).",
+)
 @click.option("--port", default=8710, show_default=True, type=int, help="Port to listen on.")
-@click.option("--prefix", "--path", "prefix", default="/webhooks", show_default=True,
-              help="Path the events arrive under; the subscription's secret follows it.")
+@click.option(
+    "--prefix",
+    "--path",
+    "prefix",
+    default="/webhooks",
+    show_default=True,
+    help="Path the events arrive under; the subscription's secret follows it.",
+)
 def serve(host: str, port: int, prefix: str) -> None:
     """Receive the service's events into the inbox (the `webhook_events` sensor acts on them)."""
     import logging
@@ -82,15 +95,22 @@ def serve(host: str, port: int, prefix: str) -> None:
     if client.subscription_state.encrypt_stored_address():
         click.echo("The subscription's callback address (it ends in the path secret) is now stored encrypted.")
     receiver = Receiver(client, prefix)
-    click.echo(f"Receiving events at http://{host}:{port}{receiver.prefix}/<secret> "
-               "(put it behind HTTPS for the real service)")
+    click.echo(
+        f"Receiving events at http://{host}:{port}{receiver.prefix}/<secret> (put it behind HTTPS for the real service)"
+    )
     if receiver.weak_secret():
-        click.echo("Warning: the subscription's callback path is guessable (made before fitsync added a path "
-                   "secret): run `fitsync webhooks unsubscribe` and `fitsync webhooks subscribe "
-                   "--callback-url <public address up to the prefix>` to get one.", err=True)
+        click.echo(
+            "Warning: the subscription's callback path is guessable (made before fitsync added a path "
+            "secret): run `fitsync webhooks unsubscribe` and `fitsync webhooks subscribe "
+            "--callback-url <public address up to the prefix>` to get one.",
+            err=True,
+        )
     server = ReceiverServer(uvicorn.Config(receiver.app, host=host, port=port, log_level="warning", access_log=False))
     server.run()  # on SIGINT / SIGTERM uvicorn stops accepting, finishes the requests in flight, then returns
     if server.stop_signal:
-        click.echo(f"Stopped by {StopSignals.name(server.stop_signal)}: {receiver.stored} events stored since start; "
-                   "the service retries what was not acknowledged.", err=True)
+        click.echo(
+            f"Stopped by {StopSignals.name(server.stop_signal)}: {receiver.stored} events stored since start; "
+            "the service retries what was not acknowledged.",
+            err=True,
+        )
         raise SystemExit(StopSignals.exit_code(server.stop_signal))

@@ -52,9 +52,18 @@ class BearerToken(httpx.Auth):
 
 
 class AthleteApi:
-    def __init__(self, base_url: str, transport: Transport, tokens: TokenManager, athlete_id: int, *,
-                 bulk: bool = False, max_wait: float | None = None, reporter: Reporter | None = None,
-                 priority: str | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        transport: Transport,
+        tokens: TokenManager,
+        athlete_id: int,
+        *,
+        bulk: bool = False,
+        max_wait: float | None = None,
+        reporter: Reporter | None = None,
+        priority: str | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.reporter = reporter
         self.transport = transport
@@ -73,8 +82,9 @@ class AthleteApi:
         response = self._send(method, path, auth, budget, idempotent, kwargs)
         if response.status_code == 401 and _is_token_error(response):
             token = self.tokens.refresh(self.athlete_id, rejected=auth.sent)
-            response = self._send(method, path, BearerToken(self.tokens, self.athlete_id, token), budget, idempotent,
-                                  kwargs)
+            response = self._send(
+                method, path, BearerToken(self.tokens, self.athlete_id, token), budget, idempotent, kwargs
+            )
         if response.status_code >= 400:
             fault = _json(response)
             raise errors.for_status(response.status_code, fault)(response.status_code, method, path, fault)
@@ -92,19 +102,32 @@ class AthleteApi:
             try:
                 return json.loads(response.content.decode("utf-8", errors="replace"))
             except ValueError as error:
-                raise UnexpectedShape(endpoint, "answer", _start(response),
-                                      f"an answer that is not JSON ({error})") from None
+                raise UnexpectedShape(
+                    endpoint, "answer", _start(response), f"an answer that is not JSON ({error})"
+                ) from None
         except RecursionError:
-            raise UnexpectedShape(endpoint, "answer", _start(response),
-                                  "an answer nested deeper than the JSON parser goes") from None
+            raise UnexpectedShape(
+                endpoint, "answer", _start(response), "an answer nested deeper than the JSON parser goes"
+            ) from None
         except ValueError as error:
-            raise UnexpectedShape(endpoint, "answer", _start(response), f"an answer that is not JSON ({error})") from None
+            raise UnexpectedShape(
+                endpoint, "answer", _start(response), f"an answer that is not JSON ({error})"
+            ) from None
 
-    def _send(self, method: str, path: str, auth: BearerToken, budget: Budget, idempotent: bool,
-              kwargs: dict[str, Any]) -> httpx.Response:
-        return self.transport.request(method, self.base_url + path, budget=budget, bulk=self.bulk,
-                                      idempotent=idempotent, max_wait=self.max_wait, lane=self.lane, auth=auth,
-                                      **kwargs)
+    def _send(
+        self, method: str, path: str, auth: BearerToken, budget: Budget, idempotent: bool, kwargs: dict[str, Any]
+    ) -> httpx.Response:
+        return self.transport.request(
+            method,
+            self.base_url + path,
+            budget=budget,
+            bulk=self.bulk,
+            idempotent=idempotent,
+            max_wait=self.max_wait,
+            lane=self.lane,
+            auth=auth,
+            **kwargs,
+        )
 
     def one(self, kind: str, endpoint: str, body: Any) -> Record:
         """The body as a record; what does not match expectations is reported under `endpoint` (kept raw). A body that
@@ -127,8 +150,9 @@ class AthleteApi:
             raise UnexpectedShape(endpoint, kind, body)
         return [self._record(kind, endpoint, item) for item in body]  # an odd element is flagged, never the whole page
 
-    def pages(self, kind: str, path: str, params: dict[str, Any], per_page: int = PAGE_SIZE,
-              endpoint: str | None = None) -> Iterator[Record]:
+    def pages(
+        self, kind: str, path: str, params: dict[str, Any], per_page: int = PAGE_SIZE, endpoint: str | None = None
+    ) -> Iterator[Record]:
         page = 1
         while True:
             body = self.call("GET", path, params={**params, "page": page, "per_page": per_page})
@@ -155,15 +179,25 @@ class AthleteApi:
 
     # activities -----------------------------------------------------------------------------------
 
-    def activities(self, *, before: dt.datetime | int | None = None, after: dt.datetime | int | None = None,
-                   per_page: int = PAGE_SIZE) -> Iterator[Record]:
+    def activities(
+        self,
+        *,
+        before: dt.datetime | int | None = None,
+        after: dt.datetime | int | None = None,
+        per_page: int = PAGE_SIZE,
+    ) -> Iterator[Record]:
         """Summaries; newest first, or oldest first when only `after` is given (the service's rule)."""
         params = {k: v for k, v in (("before", _epoch(before)), ("after", _epoch(after))) if v is not None}
         return self.pages("activity", "/athlete/activities", params, per_page)
 
     def activity(self, activity_id: int, include_all_efforts: bool = True) -> Record:
-        return self.one("activity", "GET /activities/{id}", self.call(
-            "GET", f"/activities/{activity_id}", params={"include_all_efforts": str(include_all_efforts).lower()}))
+        return self.one(
+            "activity",
+            "GET /activities/{id}",
+            self.call(
+                "GET", f"/activities/{activity_id}", params={"include_all_efforts": str(include_all_efforts).lower()}
+            ),
+        )
 
     def laps(self, activity_id: int) -> list[Record]:
         return self.many("lap", "GET /activities/{id}/laps", self.call("GET", f"/activities/{activity_id}/laps"))
@@ -171,13 +205,27 @@ class AthleteApi:
     def activity_zones(self, activity_id: int) -> list[Record]:
         return self.many("zone", "GET /activities/{id}/zones", self.call("GET", f"/activities/{activity_id}/zones"))
 
-    def create_activity(self, *, name: str, sport_type: str, start_date_local: dt.datetime, elapsed_time: int,
-                        description: str | None = None, distance: float | None = None, trainer: bool = False,
-                        commute: bool = False) -> Record:
+    def create_activity(
+        self,
+        *,
+        name: str,
+        sport_type: str,
+        start_date_local: dt.datetime,
+        elapsed_time: int,
+        description: str | None = None,
+        distance: float | None = None,
+        trainer: bool = False,
+        commute: bool = False,
+    ) -> Record:
         """Not retried once it may have reached the service: a repeat would create a duplicate."""
-        form = {"name": name, "sport_type": sport_type, "elapsed_time": elapsed_time,
-                "start_date_local": start_date_local.replace(tzinfo=None).isoformat(timespec="seconds") + "Z",
-                "trainer": int(trainer), "commute": int(commute)}
+        form = {
+            "name": name,
+            "sport_type": sport_type,
+            "elapsed_time": elapsed_time,
+            "start_date_local": start_date_local.replace(tzinfo=None).isoformat(timespec="seconds") + "Z",
+            "trainer": int(trainer),
+            "commute": int(commute),
+        }
         if description is not None:
             form["description"] = description
         if distance is not None:
@@ -196,11 +244,18 @@ class AthleteApi:
         return self.pages("segment", "/segments/starred", {}, per_page)
 
     def star_segment(self, segment_id: int, starred: bool) -> Record:
-        return record("segment", self.call("PUT", f"/segments/{segment_id}/starred",
-                                           data={"starred": str(starred).lower()}))
+        return record(
+            "segment", self.call("PUT", f"/segments/{segment_id}/starred", data={"starred": str(starred).lower()})
+        )
 
-    def segment_efforts(self, segment_id: int, *, start_local: dt.datetime | None = None,
-                        end_local: dt.datetime | None = None, per_page: int = PAGE_SIZE) -> Iterator[Record]:
+    def segment_efforts(
+        self,
+        segment_id: int,
+        *,
+        start_local: dt.datetime | None = None,
+        end_local: dt.datetime | None = None,
+        per_page: int = PAGE_SIZE,
+    ) -> Iterator[Record]:
         params: dict[str, Any] = {"segment_id": segment_id}
         if start_local is not None:
             params["start_date_local"] = start_local.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
@@ -211,11 +266,22 @@ class AthleteApi:
     def segment_effort(self, effort_id: int) -> Record:
         return self.one("effort", "GET /segment_efforts/{id}", self.call("GET", f"/segment_efforts/{effort_id}"))
 
-    def explore_segments(self, bounds: tuple[float, float, float, float], *, activity_type: str | None = None,
-                         min_cat: int | None = None, max_cat: int | None = None) -> list[Record]:
+    def explore_segments(
+        self,
+        bounds: tuple[float, float, float, float],
+        *,
+        activity_type: str | None = None,
+        min_cat: int | None = None,
+        max_cat: int | None = None,
+    ) -> list[Record]:
         params: dict[str, Any] = {"bounds": ",".join(str(b) for b in bounds)}
-        params.update({k: v for k, v in (("activity_type", activity_type), ("min_cat", min_cat),
-                                          ("max_cat", max_cat)) if v is not None})
+        params.update(
+            {
+                k: v
+                for k, v in (("activity_type", activity_type), ("min_cat", min_cat), ("max_cat", max_cat))
+                if v is not None
+            }
+        )
         return records("segment", self.call("GET", "/segments/explore", params=params)["segments"])
 
 
@@ -228,13 +294,21 @@ class PushSubscriptions:
         self._creds: dict[str, int | str] = {"client_id": client_id, "client_secret": client_secret}
 
     def create(self, callback_url: str, verify_token: str) -> int:
-        response = self.transport.request("POST", self.url, idempotent=False,
-                                          data={**self._creds, "callback_url": callback_url, "verify_token": verify_token})
+        response = self.transport.request(
+            "POST",
+            self.url,
+            idempotent=False,
+            data={**self._creds, "callback_url": callback_url, "verify_token": verify_token},
+        )
         return int(self._checked(response, "POST")["id"])
 
     def view(self) -> list[Record]:
-        response = self.transport.request("GET", self.url, content=httpx.QueryParams(self._creds).__str__().encode(),
-                                          headers={"Content-Type": "application/x-www-form-urlencoded"})
+        response = self.transport.request(
+            "GET",
+            self.url,
+            content=httpx.QueryParams(self._creds).__str__().encode(),
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
         return records("subscription", self._checked(response, "GET"))
 
     def delete(self, subscription_id: int) -> None:
@@ -244,7 +318,9 @@ class PushSubscriptions:
     def _checked(self, response: httpx.Response, method: str) -> Any:
         if response.status_code >= 400:
             fault = _json(response)
-            raise errors.for_status(response.status_code, fault)(response.status_code, method, "/push_subscriptions", fault)
+            raise errors.for_status(response.status_code, fault)(
+                response.status_code, method, "/push_subscriptions", fault
+            )
         return None if response.status_code == 204 else response.json()
 
 

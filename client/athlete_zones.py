@@ -42,8 +42,14 @@ def read(body: Any) -> AthleteZones:
             if checked.issues or not _buckets_ok(item.get("distribution_buckets")):
                 problems.extend(checked.issues or ("distribution_buckets is not a list of objects",))
                 continue
-            zones.append({"type": item["type"], "custom_zones": item.get("custom_zones"),
-                          "distribution_buckets": item["distribution_buckets"], "received": item})
+            zones.append(
+                {
+                    "type": item["type"],
+                    "custom_zones": item.get("custom_zones"),
+                    "distribution_buckets": item["distribution_buckets"],
+                    "received": item,
+                }
+            )
         return AthleteZones("array", zones, tuple(problems), body)
     if isinstance(body, dict):
         for key, value in body.items():
@@ -52,8 +58,14 @@ def read(body: Any) -> AthleteZones:
                 continue
             if key not in REAL_KEYS:
                 problems.append(f"unknown zone kind {key!r} (loaded as zone_type {key!r})")
-            zones.append({"type": REAL_KEYS.get(key, key), "custom_zones": value.get("custom_zones"),
-                          "distribution_buckets": value["zones"], "received": value})
+            zones.append(
+                {
+                    "type": REAL_KEYS.get(key, key),
+                    "custom_zones": value.get("custom_zones"),
+                    "distribution_buckets": value["zones"],
+                    "received": value,
+                }
+            )
         if zones or not body:
             return AthleteZones("object", zones, tuple(problems), body)
         return AthleteZones("unknown", [], tuple(problems), body)

@@ -93,7 +93,9 @@ class Config:
         env = os.environ if env is None else env
         # overrides win over the environment here too: the config file is read from the home that is used
         # absolute: the Dagster instance under it needs an absolute path, and a run's process may start elsewhere
-        home = Path(overrides.get("home") or env.get("FITSYNC_HOME") or Path.home() / ".fitsync").expanduser().absolute()
+        home = (
+            Path(overrides.get("home") or env.get("FITSYNC_HOME") or Path.home() / ".fitsync").expanduser().absolute()
+        )
         values: dict[str, Any] = {"home": home}
         file = home / CONFIG_FILE
         if file.exists():
@@ -118,8 +120,9 @@ def _warn_if_readable(file: Path) -> None:
     if file in _WARNED or not file.stat().st_mode & 0o077:
         return
     _WARNED.add(file)
-    log.warning("%s can be read by other users of this machine and may hold the client secret: run `chmod 600 %s`",
-                file, file)
+    log.warning(
+        "%s can be read by other users of this machine and may hold the client secret: run `chmod 600 %s`", file, file
+    )
 
 
 class ConfigError(Exception):
@@ -160,46 +163,46 @@ FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
 # docs/configuration.md (a test keeps both in step with this table).
 FIELD_DOCS: dict[str, str] = {
     "base_url": "The API root. The real service's is the default (moving to https://api-v3.strava.com during "
-                "2027); the sandbox's is http://127.0.0.1:PORT/api/v3.",
+    "2027); the sandbox's is http://127.0.0.1:PORT/api/v3.",
     "auth_url": "The site that serves the authorization pages, without /oauth: fitsync adds /oauth/authorize, "
-                "/oauth/token and deauthorize_path.",
+    "/oauth/token and deauthorize_path.",
     "client_id": "Your application's id at the service (its API settings page).",
     "client_secret": "Your application's secret. Keep this file mode 600, or set FITSYNC_CLIENT_SECRET instead.",
     "secret_key": "Passphrase that encrypts the stored tokens (the key is derived with scrypt and a random salt kept "
-                  "in the state store). Every host sharing a state store needs the same one. Empty: a key file is "
-                  "created in the home (mode 600).",
+    "in the state store). Every host sharing a state store needs the same one. Empty: a key file is "
+    "created in the home (mode 600).",
     "secret_key_previous": "Only to change secret_key: the passphrase before (or the contents of the key file "
-                           "before), whole, as one value. The first fitsync process that opens the state store "
-                           "re-encrypts every stored token with secret_key; then remove this setting.",
+    "before), whole, as one value. The first fitsync process that opens the state store "
+    "re-encrypts every stored token with secret_key; then remove this setting.",
     "deauthorize_path": "Where a token is revoked: set /oauth/revoke once the service retires the old address.",
     "timeout": "Seconds to wait for each read from the service before retrying.",
     "short_window": "Length in seconds of the service's short rate window. Change only for a sandbox started "
-                    "with a shorter one.",
+    "with a shorter one.",
     "long_window": "Length in seconds of the service's daily rate window (sandbox testing only).",
     "boundary_guard": "Seconds around a window boundary when no request is sent: the service may count it in "
-                      "either window.",
+    "either window.",
     "bulk_reserve": "Share of each 15-minute window that backfills leave for webhook refreshes and interactive "
-                    "commands.",
+    "commands.",
     "webhook_share": "Share of each 15-minute read window that webhook-triggered re-pulls may take (events are "
-                     "unsigned hints); the rest waits for the nightly sync.",
+    "unsigned hints); the rest waits for the nightly sync.",
     "refresh_margin": "Seconds before an access token expires when it is refreshed.",
     "max_retries": "Attempts for an answer that failed for a passing reason (5xx, network, 429 with a short wait).",
     "max_response_bytes": "Largest answer accepted, once decoded; a larger one fails that request.",
     "response_deadline": "Seconds within which a whole answer must arrive, however slowly it drips.",
     "slow_refresh_hours": "Hours between re-fetches of stats, heart-rate and power zones, starred segments and their "
-                          "effort histories; a sync in between reads the profile and the activity listing only. "
-                          "The nightly sync (24 h apart) and `fitsync sync --full` always refresh them; 0: every "
-                          "sync.",
+    "effort histories; a sync in between reads the profile and the activity listing only. "
+    "The nightly sync (24 h apart) and `fitsync sync --full` always refresh them; 0: every "
+    "sync.",
     "state_url": "Where fitsync keeps tokens, the rate ledger, cursors and the webhook inbox. Empty: state.db in the "
-                 "home (SQLite, one machine). postgresql://user:password@host/db: one database that every host "
-                 "running fitsync shares (its password is a secret: prefer FITSYNC_STATE_URL).",
+    "home (SQLite, one machine). postgresql://user:password@host/db: one database that every host "
+    "running fitsync shares (its password is a secret: prefer FITSYNC_STATE_URL).",
     "state_retry_seconds": "Seconds fitsync keeps trying a PostgreSQL state store that does not answer (a restart, a "
-                           "failover) before a command or step fails, saying so once it has waited a moment.",
+    "failover) before a command or step fails, saying so once it has waited a moment.",
     "nightly_schedule": "When Dagster's nightly sync of every athlete starts, as a cron expression (minute hour day "
-                        "month weekday) in nightly_timezone. The service's daily limit resets at 00:00 UTC: a start "
-                        "soon after it has the whole day's budget. Read when the code location loads.",
+    "month weekday) in nightly_timezone. The service's daily limit resets at 00:00 UTC: a start "
+    "soon after it has the whole day's budget. Read when the code location loads.",
     "nightly_timezone": "Time zone of nightly_schedule (an IANA name such as Europe/Berlin); Sunday's run, in this "
-                        "zone, is the weekly full reconciliation.",
+    "zone, is the weekly full reconciliation.",
 }
 
 

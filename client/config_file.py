@@ -35,8 +35,11 @@ def _toml(value: Any) -> str:
 
 def render(values: dict[str, Any]) -> str:
     """Every setting with what it is for; those in `values` set, the rest commented out at their default."""
-    lines = ["# fitsync configuration. Environment variables (named below each setting) win over this file.",
-             "# Reference: docs/configuration.md. Check it with `fitsync doctor`.", ""]
+    lines = [
+        "# fitsync configuration. Environment variables (named below each setting) win over this file.",
+        "# Reference: docs/configuration.md. Check it with `fitsync doctor`.",
+        "",
+    ]
     for name, (env, _) in FIELDS.items():
         lines.extend(textwrap.wrap(f"{FIELD_DOCS[name]} ({env})", 100, initial_indent="# ", subsequent_indent="# "))
         if name in values:
@@ -54,13 +57,19 @@ def reference() -> str:
     for name, (env, _) in FIELDS.items():
         value = default(name)
         rows.append(f"| `{name}` | `{env}` | {f'`{_toml(value)}`' if value else '—'} | {FIELD_DOCS[name]} |")
-    return "\n".join([
-        "# Configuration", "",
-        "fitsync reads its settings from defaults, then `FITSYNC_HOME/config.toml`, then `FITSYNC_*` environment",
-        "variables (the last one wins). `FITSYNC_HOME` itself (default `~/.fitsync`) is only an environment variable.",
-        "`fitsync init` writes a commented `config.toml` (mode 600); `fitsync doctor` checks the result.",
-        "This page is generated from the table in `client/config.py` (a test keeps it in step).", "",
-        *rows, ""])
+    return "\n".join(
+        [
+            "# Configuration",
+            "",
+            "fitsync reads its settings from defaults, then `FITSYNC_HOME/config.toml`, then `FITSYNC_*` environment",
+            "variables (the last one wins). `FITSYNC_HOME` itself (default `~/.fitsync`) is only an environment variable.",
+            "`fitsync init` writes a commented `config.toml` (mode 600); `fitsync doctor` checks the result.",
+            "This page is generated from the table in `client/config.py` (a test keeps it in step).",
+            "",
+            *rows,
+            "",
+        ]
+    )
 
 
 def write(home: Path, values: dict[str, Any]) -> Path | None:
@@ -71,7 +80,11 @@ def write(home: Path, values: dict[str, Any]) -> Path | None:
     kept = None
     if target.exists():
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        kept = next(p for n in range(1000) if not (p := target.with_name(f"{CONFIG_FILE}.{stamp}{f'-{n}' if n else ''}.bak")).exists())
+        kept = next(
+            p
+            for n in range(1000)
+            if not (p := target.with_name(f"{CONFIG_FILE}.{stamp}{f'-{n}' if n else ''}.bak")).exists()
+        )
         target.rename(kept)
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -79,8 +79,9 @@ class TokenCipher:
         self._any = MultiFernet([self._current, *(Fernet(k) for k in dict.fromkeys(previous) if k != key)])
 
     @classmethod
-    def for_home(cls, home: Path, secret_key: Secret, store: StateStore | None = None,
-                 previous: Secret | None = None) -> TokenCipher:
+    def for_home(
+        cls, home: Path, secret_key: Secret, store: StateStore | None = None, previous: Secret | None = None
+    ) -> TokenCipher:
         """The key of FITSYNC_SECRET_KEY (a passphrase, with the salt of `store`) or of the key file (mode 0600, made by
         the first process), and the keys stored values may still be under: those of `previous`
         (FITSYNC_SECRET_KEY_PREVIOUS) and the passphrases' unsalted ones."""
@@ -142,8 +143,10 @@ class TokenCipher:
         this one would write, processes with the new key alone could not read."""
         check = _check_value(conn)
         if check is not None and not self.is_current(check):
-            raise CipherError("the stored tokens were re-encrypted with another key since this process started "
-                              "(FITSYNC_SECRET_KEY was changed): restart it with the current FITSYNC_SECRET_KEY")
+            raise CipherError(
+                "the stored tokens were re-encrypted with another key since this process started "
+                "(FITSYNC_SECRET_KEY was changed): restart it with the current FITSYNC_SECRET_KEY"
+            )
 
     def __repr__(self) -> str:
         return "TokenCipher(***)"
@@ -194,17 +197,21 @@ def _salt(store: StateStore, unsalted: TokenCipher) -> bytes:
     if proof is not None and not unsalted.opens(proof):
         raise wrong_key(store)
     with store.transaction() as conn:
-        conn.execute("INSERT INTO app_state (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING",
-                     (SALT, os.urandom(SALT_BYTES), time.time()))
+        conn.execute(
+            "INSERT INTO app_state (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING",
+            (SALT, os.urandom(SALT_BYTES), time.time()),
+        )
         row = conn.execute("SELECT value FROM app_state WHERE key = ?", (SALT,)).fetchone()
     return bytes(row[0])
 
 
 def wrong_key(store: StateStore) -> CipherError:
-    return CipherError(f"the tokens in {store.describe()} were encrypted with another key: FITSYNC_SECRET_KEY or "
-                       f"the key file changed. Every host sharing a state database needs the same "
-                       f"FITSYNC_SECRET_KEY (or a copy of the first host's {KEY_FILE}); to change FITSYNC_SECRET_KEY, "
-                       f"give the one before in FITSYNC_SECRET_KEY_PREVIOUS")
+    return CipherError(
+        f"the tokens in {store.describe()} were encrypted with another key: FITSYNC_SECRET_KEY or "
+        f"the key file changed. Every host sharing a state database needs the same "
+        f"FITSYNC_SECRET_KEY (or a copy of the first host's {KEY_FILE}); to change FITSYNC_SECRET_KEY, "
+        f"give the one before in FITSYNC_SECRET_KEY_PREVIOUS"
+    )
 
 
 def check_key(store: StateStore, cipher: TokenCipher) -> int:
@@ -238,8 +245,10 @@ def rotate(store: StateStore, cipher: TokenCipher) -> int:
         proof = _proof(conn)
         if proof is not None and not cipher.opens(proof):
             raise wrong_key(store)
-        rows = conn.execute("SELECT athlete_id, access_token, refresh_token FROM athletes "
-                            "WHERE access_token IS NOT NULL OR refresh_token IS NOT NULL").fetchall()
+        rows = conn.execute(
+            "SELECT athlete_id, access_token, refresh_token FROM athletes "
+            "WHERE access_token IS NOT NULL OR refresh_token IS NOT NULL"
+        ).fetchall()
         for athlete_id, *blobs in rows:
             values: list[bytes | None] = []
             for name, blob in zip(("access token", "refresh token"), blobs):
@@ -251,9 +260,11 @@ def rotate(store: StateStore, cipher: TokenCipher) -> int:
                         unreadable.append(f"athlete {athlete_id}'s {name}")
                 values.append(new)
             if values != [None, None]:
-                conn.execute("UPDATE athletes SET access_token = COALESCE(?, access_token), "
-                             "refresh_token = COALESCE(?, refresh_token) WHERE athlete_id = ?",
-                             (*values, athlete_id))
+                conn.execute(
+                    "UPDATE athletes SET access_token = COALESCE(?, access_token), "
+                    "refresh_token = COALESCE(?, refresh_token) WHERE athlete_id = ?",
+                    (*values, athlete_id),
+                )
                 changed += sum(v is not None for v in values)
         for key in ENCRYPTED_STATE[1:]:
             row = conn.execute("SELECT value FROM app_state WHERE key = ?", (key,)).fetchone()
@@ -270,12 +281,18 @@ def rotate(store: StateStore, cipher: TokenCipher) -> int:
                 changed += 1
         check = _check_value(conn)
         if check is None or not cipher.is_current(check):
-            conn.execute("INSERT INTO app_state (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE "
-                         "SET value = excluded.value, updated_at = excluded.updated_at",
-                         (KEY_CHECK, cipher.encrypt(KEY_CHECK), time.time()))
+            conn.execute(
+                "INSERT INTO app_state (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE "
+                "SET value = excluded.value, updated_at = excluded.updated_at",
+                (KEY_CHECK, cipher.encrypt(KEY_CHECK), time.time()),
+            )
     if changed:
         log.info("re-encrypted %d stored tokens and secrets in %s with the current key", changed, store.describe())
     if unreadable:
-        log.warning("%s in %s open with none of the token keys and were left as they were: %s", len(unreadable),
-                    store.describe(), ", ".join(unreadable))
+        log.warning(
+            "%s in %s open with none of the token keys and were left as they were: %s",
+            len(unreadable),
+            store.describe(),
+            ", ".join(unreadable),
+        )
     return changed

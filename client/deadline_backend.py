@@ -49,7 +49,9 @@ class _Stream(httpcore.NetworkStream):
                 raise httpcore.ReadTimeout("the request's deadline passed" if limit == ends else "timed out")
             try:
                 return self._inner.read(max_bytes, min(left, SLICE))
-            except httpcore.ReadTimeout:  # nothing arrived in this slice (nothing was consumed): wait on, unless stopped
+            except (
+                httpcore.ReadTimeout
+            ):  # nothing arrived in this slice (nothing was consumed): wait on, unless stopped
                 stop_request.checkpoint()
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
@@ -58,8 +60,9 @@ class _Stream(httpcore.NetworkStream):
     def close(self) -> None:
         self._inner.close()
 
-    def start_tls(self, ssl_context: typing.Any, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
+    def start_tls(
+        self, ssl_context: typing.Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
         return _Stream(self._inner.start_tls(ssl_context, server_hostname, timeout))
 
     def get_extra_info(self, info: str) -> typing.Any:
@@ -70,12 +73,19 @@ class DeadlineBackend(httpcore.NetworkBackend):
     def __init__(self, inner: httpcore.NetworkBackend) -> None:
         self._inner = inner
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: typing.Iterable[typing.Any] | None = None) -> httpcore.NetworkStream:
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: typing.Iterable[typing.Any] | None = None,
+    ) -> httpcore.NetworkStream:
         return _Stream(self._inner.connect_tcp(host, port, timeout, local_address, socket_options))
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: typing.Iterable[typing.Any] | None = None) -> httpcore.NetworkStream:
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: typing.Iterable[typing.Any] | None = None
+    ) -> httpcore.NetworkStream:
         return _Stream(self._inner.connect_unix_socket(path, timeout, socket_options))
 
     def sleep(self, seconds: float) -> None:

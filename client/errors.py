@@ -38,9 +38,11 @@ class ApplicationInactive(Forbidden):
     """The real service refuses every request of an application whose owner has no active subscription."""
 
     def __str__(self) -> str:
-        return (f"{self.method} {self.path} → 403: the service says this application is inactive (it refuses every "
-                "request until the account that owns the app has an active subscription and the app is reactivated "
-                "in the service's API settings)")
+        return (
+            f"{self.method} {self.path} → 403: the service says this application is inactive (it refuses every "
+            "request until the account that owns the app has an active subscription and the app is reactivated "
+            "in the service's API settings)"
+        )
 
 
 class PaymentRequired(ApiError):
@@ -79,8 +81,11 @@ def for_status(status: int, fault: dict[str, Any] | None) -> type[ApiError]:
     field = errors[0].get("field", "") if errors and isinstance(errors[0], dict) else ""
     if status == 401 and isinstance(field, str) and field.endswith("_permission"):
         return MissingScope
-    if status == 403 and (errors[0].get("resource"), field, errors[0].get("code")) == ("Application", "Status",
-                                                                                       "Inactive"):
+    if status == 403 and (errors[0].get("resource"), field, errors[0].get("code")) == (
+        "Application",
+        "Status",
+        "Inactive",
+    ):
         return ApplicationInactive
     return {402: PaymentRequired, 403: Forbidden, 404: NotFound}.get(status, ApiError)
 

@@ -48,8 +48,10 @@ def disk_full(where: Path | None = None) -> str:
         free = f"{shutil.disk_usage(probe).free / 2**20:,.0f} MiB free"
     except OSError:
         free = "free space unknown"
-    return (f"the disk holding {folder} is full or failing ({free}): free some space there (or set FITSYNC_HOME "
-            "to a roomier disk), then run the command again; nothing half-written was kept")
+    return (
+        f"the disk holding {folder} is full or failing ({free}): free some space there (or set FITSYNC_HOME "
+        "to a roomier disk), then run the command again; nothing half-written was kept"
+    )
 
 
 def _messages(error: BaseException) -> str:
@@ -72,27 +74,35 @@ def explain(error: BaseException) -> str:
     if (isinstance(error, OSError) and error.errno == errno.ENOSPC) or any(t in text for t in DISK_TROUBLE):
         return disk_full()
     if any(t in text for t in DAMAGED):
-        return (f"a database under {home_folder()} is damaged ({text.split(' | ')[0][:120]}): run `fitsync doctor` "
-                "to see which, then move it aside and restore it from a backup (a lost state.db means connecting "
-                "the athletes again with `fitsync connect`; a lost warehouse.duckdb is rebuilt by `fitsync sync "
-                "--full`)")
+        return (
+            f"a database under {home_folder()} is damaged ({text.split(' | ')[0][:120]}): run `fitsync doctor` "
+            "to see which, then move it aside and restore it from a backup (a lost state.db means connecting "
+            "the athletes again with `fitsync connect`; a lost warehouse.duckdb is rebuilt by `fitsync sync "
+            "--full`)"
+        )
     if isinstance(error, httpx.ConnectError):
         url = error.request.url
         return unreachable(f"{url.scheme}://{url.host}{':' + str(url.port) if url.port else ''}", str(error))
     if isinstance(error, httpx.TimeoutException):
         return too_slow(f"{error.request.method} {error.request.url.path}")
     if isinstance(error, OSError) and error.filename:
-        return (f"cannot use {error.filename} ({error.strerror}): FITSYNC_HOME must be a folder fitsync can create "
-                "and write (set FITSYNC_HOME, or fix the folder's owner and mode)")
+        return (
+            f"cannot use {error.filename} ({error.strerror}): FITSYNC_HOME must be a folder fitsync can create "
+            "and write (set FITSYNC_HOME, or fix the folder's owner and mode)"
+        )
     if isinstance(error, sqlite3.OperationalError) and "unable to open" in str(error):
-        return ("the state database cannot be opened: FITSYNC_HOME must be a writable folder "
-                f"({os.environ.get('FITSYNC_HOME') or '~/.fitsync'})")
+        return (
+            "the state database cannot be opened: FITSYNC_HOME must be a writable folder "
+            f"({os.environ.get('FITSYNC_HOME') or '~/.fitsync'})"
+        )
     if isinstance(error, sqlite3.OperationalError) and "locked" in str(error):
         return "the state database stayed locked by another fitsync process: run it again when that one is done"
     if is_state_server_error(error):
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        return (f"the state database cannot be used ({first}): check FITSYNC_STATE_URL (or state_url in "
-                "config.toml) and that the PostgreSQL server is up")
+        return (
+            f"the state database cannot be used ({first}): check FITSYNC_STATE_URL (or state_url in "
+            "config.toml) and that the PostgreSQL server is up"
+        )
     return f"{type(error).__name__}: {error}"
 
 

@@ -13,7 +13,8 @@ from importlib.resources import files
 from typing import Any
 
 KNOWN: dict[str, frozenset[str]] = {
-    kind: frozenset(names) for kind, names in json.loads(files(__package__).joinpath("known_fields.json").read_text()).items()
+    kind: frozenset(names)
+    for kind, names in json.loads(files(__package__).joinpath("known_fields.json").read_text()).items()
 }
 
 

@@ -27,14 +27,26 @@ class Authorization:
     redirect_uri: str
 
 
-def authorization(config: Config, redirect_uri: str, scopes: tuple[str, ...] = DEFAULT_SCOPES, *,
-                  mobile: bool = False, force_prompt: bool = False) -> Authorization:
+def authorization(
+    config: Config,
+    redirect_uri: str,
+    scopes: tuple[str, ...] = DEFAULT_SCOPES,
+    *,
+    mobile: bool = False,
+    force_prompt: bool = False,
+) -> Authorization:
     client_id, _ = config.require_app()
     state = secrets.token_urlsafe(24)
-    query = urlencode({
-        "client_id": client_id, "redirect_uri": redirect_uri, "response_type": "code",
-        "approval_prompt": "force" if force_prompt else "auto", "scope": ",".join(scopes), "state": state,
-    })
+    query = urlencode(
+        {
+            "client_id": client_id,
+            "redirect_uri": redirect_uri,
+            "response_type": "code",
+            "approval_prompt": "force" if force_prompt else "auto",
+            "scope": ",".join(scopes),
+            "state": state,
+        }
+    )
     path = "/oauth/mobile/authorize" if mobile else "/oauth/authorize"
     return Authorization(f"{config.auth_url}{path}?{query}", state, redirect_uri)
 
@@ -56,7 +68,10 @@ def parse_redirect(url: str, expected_state: str) -> tuple[str, str]:
 def exchange_code(config: Config, transport: Transport, code: str) -> dict[str, Any]:
     client_id, client_secret = config.require_app()
     response = transport.request(
-        "POST", config.token_url, budget=None, idempotent=False,
+        "POST",
+        config.token_url,
+        budget=None,
+        idempotent=False,
         data={"client_id": client_id, "client_secret": client_secret, "code": code, "grant_type": "authorization_code"},
     )
     if response.status_code != 200:
@@ -67,8 +82,9 @@ def exchange_code(config: Config, transport: Transport, code: str) -> dict[str, 
 
 def deauthorize(config: Config, transport: Transport, access_token: str) -> bool:
     """Revoke fitsync's access for the athlete; False when the token was already invalid."""
-    response = transport.request("POST", config.auth_url + config.deauthorize_path, budget=None,
-                                 data={"access_token": access_token})
+    response = transport.request(
+        "POST", config.auth_url + config.deauthorize_path, budget=None, data={"access_token": access_token}
+    )
     if response.status_code == 401:
         return False
     if response.status_code != 200:
@@ -89,7 +105,9 @@ class LoopbackReceiver:
                     self.send_error(404)
                     return
                 received.append(self.path)
-                body = b"<!doctype html><title>fitsync</title><p>fitsync received the answer. You can close this tab.</p>"
+                body = (
+                    b"<!doctype html><title>fitsync</title><p>fitsync received the answer. You can close this tab.</p>"
+                )
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
                 self.send_header("Content-Length", str(len(body)))
@@ -120,4 +138,3 @@ class LoopbackReceiver:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
-

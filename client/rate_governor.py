@@ -31,7 +31,10 @@ log = logging.getLogger(__name__)
 WINDOWS = ("short", "long")
 BUDGETS = ("overall", "read")
 DEFAULT_LIMITS = {("short", "overall"): 200, ("long", "overall"): 2000, ("short", "read"): 100, ("long", "read"): 1000}
-HEADERS = {"overall": ("X-RateLimit-Limit", "X-RateLimit-Usage"), "read": ("X-ReadRateLimit-Limit", "X-ReadRateLimit-Usage")}
+HEADERS = {
+    "overall": ("X-RateLimit-Limit", "X-RateLimit-Usage"),
+    "read": ("X-ReadRateLimit-Limit", "X-ReadRateLimit-Usage"),
+}
 
 
 @dataclass(frozen=True)
@@ -104,13 +107,21 @@ def current_waits() -> list[Wait]:
         return list(_waits.values())
 
 
-def seconds_for(calls: int, lines: list[BudgetLine], now: float, lengths: dict[str, int],
-                seconds_per_call: float, reserve: float = 0.0) -> float:
+def seconds_for(
+    calls: int,
+    lines: list[BudgetLine],
+    now: float,
+    lengths: dict[str, int],
+    seconds_per_call: float,
+    reserve: float = 0.0,
+) -> float:
     """How long `calls` read requests take against what is left of both windows: the windows refill at their
     boundaries, each at most its limit (less the reserve bulk work leaves), and the daily one caps them all."""
     ledger = {(x.window, x.budget): x for x in lines}
-    usable = {key: max(0, line.limit - (math.floor(line.limit * reserve) if key[0] == "short" else 0))
-              for key, line in ledger.items()}
+    usable = {
+        key: max(0, line.limit - (math.floor(line.limit * reserve) if key[0] == "short" else 0))
+        for key, line in ledger.items()
+    }
     left = {key: max(0, usable[key] - line.used) for key, line in ledger.items()}
     boundary = {w: next((x.resets_at for x in lines if x.window == w), now + lengths[w]) for w in WINDOWS}
     clock, todo = now, calls
@@ -155,8 +166,14 @@ class RateGovernor:
 
     # reservations -------------------------------------------------------------------------------
 
-    def reserve(self, counts_as_read: bool = True, *, bulk: bool = False, max_wait: float | None = None,
-                lane: Lane | None = None) -> None:
+    def reserve(
+        self,
+        counts_as_read: bool = True,
+        *,
+        bulk: bool = False,
+        max_wait: float | None = None,
+        lane: Lane | None = None,
+    ) -> None:
         """Block until a request may be sent and it is its turn, and count it. Raises RateBudgetExhausted past
         `max_wait`."""
         lane = lane or Lane("incremental" if bulk else "interactive")
@@ -197,10 +214,15 @@ class RateGovernor:
                     waits.append((self._next_boundary(window, now) - now + self._guard(window), window, budget))
             # A request sent this close to a boundary may be counted by the service in the next window, which
             # this ledger would start at zero: wait for the boundary instead.
-            waits = waits or [(self._next_boundary(w, now) - now + self._guard(w), w, "boundary") for w in WINDOWS
-                              if self._next_boundary(w, now) - now < self._guard(w)]
+            waits = waits or [
+                (self._next_boundary(w, now) - now + self._guard(w), w, "boundary")
+                for w in WINDOWS
+                if self._next_boundary(w, now) - now < self._guard(w)
+            ]
             if waits:  # asleep until then: no rival of requests that can go now
-                self._waiting(conn, me, lane, alive_until=now + max(waits)[0] + TURN_ALIVE, blocked_until=now + max(waits)[0])
+                self._waiting(
+                    conn, me, lane, alive_until=now + max(waits)[0] + TURN_ALIVE, blocked_until=now + max(waits)[0]
+                )
                 return max(waits)
             self._waiting(conn, me, lane, alive_until=now + TURN_ALIVE, blocked_until=0.0)
             if self._someone_before(conn, me, lane, now, ledger[("short", "read")][1]):
@@ -232,26 +254,36 @@ class RateGovernor:
             """INSERT INTO rate_waiters (waiter, class, athlete_id, alive_until, blocked_until) VALUES (?, ?, ?, ?, ?)
                ON CONFLICT (waiter) DO UPDATE SET class = excluded.class, athlete_id = excluded.athlete_id,
                  alive_until = excluded.alive_until, blocked_until = excluded.blocked_until""",
-            (me, lane.klass, lane.athlete_id, alive_until, blocked_until))
+            (me, lane.klass, lane.athlete_id, alive_until, blocked_until),
+        )
 
     def _someone_before(self, conn: Any, me: str, lane: Lane, now: float, short_limit: int) -> bool:
         """Whether a rival that could go now goes first: classes under their floor before those over it, then by
         rank, then the athlete of the class with the fewest calls this window, then the one served least recently.
         A rival just served counts for a moment (HOLD_SHARE): it is about to ask again."""
-        rivals = conn.execute("SELECT class, athlete_id FROM rate_waiters WHERE waiter != ? AND alive_until >= ? "
-                              "AND blocked_until <= ?", (me, now, now)).fetchall()
+        rivals = conn.execute(
+            "SELECT class, athlete_id FROM rate_waiters WHERE waiter != ? AND alive_until >= ? AND blocked_until <= ?",
+            (me, now, now),
+        ).fetchall()
         if not rivals:
             return False
         start = self._window_start("short", now)
-        used = {r["class"]: r["used"] for r in conn.execute(
-            "SELECT class, used FROM rate_class_usage WHERE window_start = ?", (start,))}
-        served = {(r["class"], r["athlete_id"]): (r["used"] if r["window_start"] == start else 0, r["last_granted"])
-                  for r in conn.execute("SELECT class, athlete_id, window_start, used, last_granted FROM rate_turns")}
+        used = {
+            r["class"]: r["used"]
+            for r in conn.execute("SELECT class, used FROM rate_class_usage WHERE window_start = ?", (start,))
+        }
+        served = {
+            (r["class"], r["athlete_id"]): (r["used"] if r["window_start"] == start else 0, r["last_granted"])
+            for r in conn.execute("SELECT class, athlete_id, window_start, used, last_granted FROM rate_turns")
+        }
 
         def key(klass: str, athlete_id: int | None) -> tuple[bool, int, int, float]:
             kind = CLASSES.get(klass, CLASSES["backfill"])
-            return (used.get(klass, 0) >= math.floor(kind.floor * short_limit), kind.rank,
-                    *served.get((klass, athlete_id), (0, 0.0)))
+            return (
+                used.get(klass, 0) >= math.floor(kind.floor * short_limit),
+                kind.rank,
+                *served.get((klass, athlete_id), (0, 0.0)),
+            )
 
         mine = key(lane.klass, lane.athlete_id)
         return any(key(r["class"], r["athlete_id"]) < mine for r in rivals)
@@ -264,18 +296,24 @@ class RateGovernor:
         conn.execute(
             """INSERT INTO rate_class_usage (class, window_start, used) VALUES (?, ?, 1)
                ON CONFLICT (class) DO UPDATE SET used = CASE WHEN rate_class_usage.window_start = excluded.window_start
-                 THEN rate_class_usage.used + 1 ELSE 1 END, window_start = excluded.window_start""", (lane.klass, start))
+                 THEN rate_class_usage.used + 1 ELSE 1 END, window_start = excluded.window_start""",
+            (lane.klass, start),
+        )
         if lane.athlete_id is not None:
             conn.execute(
                 """INSERT INTO rate_turns (class, athlete_id, window_start, used, last_granted) VALUES (?, ?, ?, 1, ?)
                    ON CONFLICT (class, athlete_id) DO UPDATE SET used = CASE
                      WHEN rate_turns.window_start = excluded.window_start THEN rate_turns.used + 1 ELSE 1 END,
                      window_start = excluded.window_start,
-                     last_granted = excluded.last_granted""", (lane.klass, lane.athlete_id, start, now))
+                     last_granted = excluded.last_granted""",
+                (lane.klass, lane.athlete_id, start, now),
+            )
 
     # learning from the service ------------------------------------------------------------------
 
-    def observe(self, headers: Mapping[str, str], *, sent_at: float | None = None, refused_budget: str | None = None) -> None:
+    def observe(
+        self, headers: Mapping[str, str], *, sent_at: float | None = None, refused_budget: str | None = None
+    ) -> None:
         """Take the service's view of usage and limits; after a 429, treat the refused budget as spent.
 
         Usage reported for a request sent in an earlier window says nothing about the current one.

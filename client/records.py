@@ -12,14 +12,60 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # The service's sport types (legacy `type` values are a subset); new ones appear from time to time.
-SPORT_TYPES = frozenset({
-    "AlpineSki", "BackcountrySki", "Badminton", "Canoeing", "Crossfit", "EBikeRide", "Elliptical",
-    "EMountainBikeRide", "Golf", "GravelRide", "Handcycle", "HighIntensityIntervalTraining", "Hike", "IceSkate",
-    "InlineSkate", "Kayaking", "Kitesurf", "MountainBikeRide", "NordicSki", "Pickleball", "Pilates", "Racquetball",
-    "Ride", "RockClimbing", "RollerSki", "Rowing", "Run", "Sail", "Skateboard", "Snowboard", "Snowshoe", "Soccer",
-    "Squash", "StairStepper", "StandUpPaddling", "Surfing", "Swim", "TableTennis", "Tennis", "TrailRun", "Velomobile",
-    "VirtualRide", "VirtualRow", "VirtualRun", "Walk", "WeightTraining", "Wheelchair", "Windsurf", "Workout", "Yoga",
-})
+SPORT_TYPES = frozenset(
+    {
+        "AlpineSki",
+        "BackcountrySki",
+        "Badminton",
+        "Canoeing",
+        "Crossfit",
+        "EBikeRide",
+        "Elliptical",
+        "EMountainBikeRide",
+        "Golf",
+        "GravelRide",
+        "Handcycle",
+        "HighIntensityIntervalTraining",
+        "Hike",
+        "IceSkate",
+        "InlineSkate",
+        "Kayaking",
+        "Kitesurf",
+        "MountainBikeRide",
+        "NordicSki",
+        "Pickleball",
+        "Pilates",
+        "Racquetball",
+        "Ride",
+        "RockClimbing",
+        "RollerSki",
+        "Rowing",
+        "Run",
+        "Sail",
+        "Skateboard",
+        "Snowboard",
+        "Snowshoe",
+        "Soccer",
+        "Squash",
+        "StairStepper",
+        "StandUpPaddling",
+        "Surfing",
+        "Swim",
+        "TableTennis",
+        "Tennis",
+        "TrailRun",
+        "Velomobile",
+        "VirtualRide",
+        "VirtualRow",
+        "VirtualRun",
+        "Walk",
+        "WeightTraining",
+        "Wheelchair",
+        "Windsurf",
+        "Workout",
+        "Yoga",
+    }
+)
 
 
 def _is_int(v: Any) -> bool:
@@ -44,9 +90,17 @@ Check = Callable[[Any], bool]
 # kind → field → check; fields absent from a kind's table are not checked.
 EXPECTATIONS: dict[str, dict[str, Check]] = {
     "athlete": {"id": _is_int},
-    "activity": {"id": _is_int, "name": lambda v: isinstance(v, str), "start_date": _is_iso,
-                 "start_date_local": _is_iso, "distance": _is_number, "moving_time": _is_int,
-                 "elapsed_time": _is_int, "sport_type": lambda v: v in SPORT_TYPES, "utc_offset": _is_number},
+    "activity": {
+        "id": _is_int,
+        "name": lambda v: isinstance(v, str),
+        "start_date": _is_iso,
+        "start_date_local": _is_iso,
+        "distance": _is_number,
+        "moving_time": _is_int,
+        "elapsed_time": _is_int,
+        "sport_type": lambda v: v in SPORT_TYPES,
+        "utc_offset": _is_number,
+    },
     "lap": {"id": _is_int, "lap_index": _is_int, "elapsed_time": _is_int},
     "segment": {"id": _is_int, "name": lambda v: isinstance(v, str), "distance": _is_number},
     "effort": {"id": _is_int, "elapsed_time": _is_int, "start_date": _is_iso, "segment": lambda v: isinstance(v, dict)},
@@ -100,7 +154,9 @@ class UnexpectedShape(ValueError):
 
 
 def _totals(body: dict[str, Any]) -> list[Any]:
-    return [body.get(f"{period}_{sport}_totals") for period in ("recent", "ytd", "all") for sport in ("ride", "run", "swim")]
+    return [
+        body.get(f"{period}_{sport}_totals") for period in ("recent", "ytd", "all") for sport in ("ride", "run", "swim")
+    ]
 
 
 # kind → what makes a single answer of that kind something else altogether (None: it is one). A field that is odd is
@@ -110,9 +166,12 @@ SHAPES: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "activity": lambda b: None if _is_int(b.get("id")) else "an activity without a numeric id",
     "segment": lambda b: None if _is_int(b.get("id")) else "a segment without a numeric id",
     "effort": lambda b: None if _is_int(b.get("id")) else "an effort without a numeric id",
-    "stats": lambda b: (None if any(isinstance(t, dict) for t in _totals(b)) and all(
-        t is None or isinstance(t, dict) and _is_number(t.get("count", 0)) for t in _totals(b))
-        else "stats without their ride, run and swim totals"),
+    "stats": lambda b: (
+        None
+        if any(isinstance(t, dict) for t in _totals(b))
+        and all(t is None or isinstance(t, dict) and _is_number(t.get("count", 0)) for t in _totals(b))
+        else "stats without their ride, run and swim totals"
+    ),
 }
 
 

@@ -23,18 +23,37 @@ class FitsyncClient:
         self.store = open_store(config)
         self.cipher = TokenCipher.for_home(config.home, config.secret_key, self.store, config.secret_key_previous)
         check_key(self.store, self.cipher)
-        self.governor = RateGovernor(self.store, short_window=config.short_window, long_window=config.long_window,
-                                     bulk_reserve=config.bulk_reserve, boundary_guard=config.boundary_guard)
-        self.transport = Transport(self.governor, timeout=config.timeout, max_retries=config.max_retries,
-                                   max_response_bytes=config.max_response_bytes, deadline=config.response_deadline)
+        self.governor = RateGovernor(
+            self.store,
+            short_window=config.short_window,
+            long_window=config.long_window,
+            bulk_reserve=config.bulk_reserve,
+            boundary_guard=config.boundary_guard,
+        )
+        self.transport = Transport(
+            self.governor,
+            timeout=config.timeout,
+            max_retries=config.max_retries,
+            max_response_bytes=config.max_response_bytes,
+            deadline=config.response_deadline,
+        )
         self.tokens = TokenManager(config, self.store, self.cipher, self.transport)
         self.subscription_state = SubscriptionState(self.store, self.cipher)
         self.shape_reports = ShapeReports(self.store)
 
-    def athlete(self, athlete_id: int, *, bulk: bool = False, max_wait: float | None = None,
-                priority: str | None = None) -> AthleteApi:
-        return AthleteApi(self.config.base_url, self.transport, self.tokens, athlete_id, bulk=bulk, max_wait=max_wait,
-                          reporter=self.shape_reports.report, priority=priority)
+    def athlete(
+        self, athlete_id: int, *, bulk: bool = False, max_wait: float | None = None, priority: str | None = None
+    ) -> AthleteApi:
+        return AthleteApi(
+            self.config.base_url,
+            self.transport,
+            self.tokens,
+            athlete_id,
+            bulk=bulk,
+            max_wait=max_wait,
+            reporter=self.shape_reports.report,
+            priority=priority,
+        )
 
     def subscriptions(self) -> PushSubscriptions:
         client_id, client_secret = self.config.require_app()
@@ -44,8 +63,10 @@ class FitsyncClient:
         try:
             self.governor.leave()
         except Exception as error:  # the state store gone: the places lapse on their own within seconds
-            log.warning("could not give up this process's places in the rate budget's queue (%s): they lapse within "
-                        "seconds", type(error).__name__)
+            log.warning(
+                "could not give up this process's places in the rate budget's queue (%s): they lapse within seconds",
+                type(error).__name__,
+            )
         self.transport.close()
 
     def __enter__(self) -> FitsyncClient:

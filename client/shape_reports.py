@@ -43,7 +43,8 @@ class ShapeReports:
                 cursor = conn.execute(
                     "INSERT INTO shape_reports VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (endpoint, problem) DO UPDATE "
                     "SET seen = shape_reports.seen + 1, last_seen = excluded.last_seen RETURNING seen",
-                    (endpoint, problem, None if object_id is None else str(object_id), now, now))
+                    (endpoint, problem, None if object_id is None else str(object_id), now, now),
+                )
                 if cursor.fetchone()[0] == 1:
                     new.append(problem)
         for problem in new:
@@ -53,5 +54,9 @@ class ShapeReports:
 
     def all(self) -> list[ShapeReport]:
         with self.store.reading() as conn:
-            return [ShapeReport(r["endpoint"], r["problem"], r["first_object"], r["seen"]) for r in conn.execute(
-                "SELECT endpoint, problem, first_object, seen FROM shape_reports ORDER BY first_seen")]
+            return [
+                ShapeReport(r["endpoint"], r["problem"], r["first_object"], r["seen"])
+                for r in conn.execute(
+                    "SELECT endpoint, problem, first_object, seen FROM shape_reports ORDER BY first_seen"
+                )
+            ]

@@ -129,16 +129,24 @@ class PostgresStateStore(StateStore):
         gives_up, pause = time.monotonic() + (min(self.retry_seconds, wait) if self._reached else 0), 0.25
         while True:
             try:
-                raw = psycopg.connect(self.url, autocommit=True, row_factory=_row_factory, connect_timeout=10,
-                                      application_name=f"fitsync {socket.gethostname()}:{os.getpid()}")
+                raw = psycopg.connect(
+                    self.url,
+                    autocommit=True,
+                    row_factory=_row_factory,
+                    connect_timeout=10,
+                    application_name=f"fitsync {socket.gethostname()}:{os.getpid()}",
+                )
                 break
             except psycopg.OperationalError as error:
                 if time.monotonic() + pause > gives_up:
                     raise
                 if pause == 0.25:
-                    log.warning("the state database %s does not answer (%s): trying again for up to %.0f s",
-                                self.describe(), str(error).strip().splitlines()[0] if str(error).strip() else
-                                type(error).__name__, gives_up - time.monotonic())
+                    log.warning(
+                        "the state database %s does not answer (%s): trying again for up to %.0f s",
+                        self.describe(),
+                        str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__,
+                        gives_up - time.monotonic(),
+                    )
                 stop_request.sleep(pause)  # a stop asked for ends the wait
                 pause = min(pause * 2, 2.0)
         self._reached = True
@@ -157,7 +165,9 @@ class PostgresStateStore(StateStore):
             if not locked[0]:
                 holder = conn.raw.execute(
                     "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-                    "WHERE l.locktype = 'advisory' AND l.classid = %s AND l.objid = %s AND l.granted", key).fetchone()
+                    "WHERE l.locktype = 'advisory' AND l.classid = %s AND l.objid = %s AND l.granted",
+                    key,
+                ).fetchone()
                 raise AthleteBusy(athlete_id, f"process {holder[0].removeprefix('fitsync ')}" if holder else "")
             try:
                 yield

@@ -160,8 +160,9 @@ MIGRATIONS: tuple[str, ...] = (
 class AthleteBusy(Exception):
     def __init__(self, athlete_id: int, owner: str) -> None:
         self.athlete_id, self.owner = athlete_id, owner
-        super().__init__(f"athlete {athlete_id} is being synced by {owner or 'another process'}: skipped (it "
-                         "continues there)")
+        super().__init__(
+            f"athlete {athlete_id} is being synced by {owner or 'another process'}: skipped (it continues there)"
+        )
 
 
 class StateStore:
@@ -270,8 +271,10 @@ def open_store(config: Config) -> StateStore:
     if url and not url.startswith(("postgresql://", "postgres://")):
         from .config import ConfigError
 
-        raise ConfigError("state_url (FITSYNC_STATE_URL) must be a postgresql://user:password@host/database address, "
-                          "or empty for the SQLite file in the home")
+        raise ConfigError(
+            "state_url (FITSYNC_STATE_URL) must be a postgresql://user:password@host/database address, "
+            "or empty for the SQLite file in the home"
+        )
     config.home.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
         os.chmod(config.home, 0o700)  # tokens' key, landed JSON, the warehouse: the owner's only

@@ -57,8 +57,9 @@ class SubscriptionState:
         if conn is None:
             with self.store.reading() as conn:
                 return self.current(conn)
-        values = dict(conn.execute("SELECT key, value FROM app_state WHERE key IN ('subscription_id', 'callback_url')"
-                                   ).fetchall())
+        values = dict(
+            conn.execute("SELECT key, value FROM app_state WHERE key IN ('subscription_id', 'callback_url')").fetchall()
+        )
         sub_id, url = values.get("subscription_id"), values.get("callback_url")
         return None if sub_id is None or url is None else Subscription(int(sub_id), self._address(bytes(url)))
 
@@ -79,7 +80,9 @@ class SubscriptionState:
 
     def forget(self) -> None:
         with self.store.transaction() as conn:
-            conn.execute("DELETE FROM app_state WHERE key IN ('subscription_id', 'callback_url', 'verify_token', 'callback_token')")
+            conn.execute(
+                "DELETE FROM app_state WHERE key IN ('subscription_id', 'callback_url', 'verify_token', 'callback_token')"
+            )
 
     def _put(self, key: str, value: bytes) -> None:
         with self.store.transaction() as conn:

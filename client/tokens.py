@@ -65,9 +65,18 @@ class TokenManager:
                      status_reason = NULL, access_token = excluded.access_token,
                      access_expires_at = excluded.access_expires_at, refresh_token = excluded.refresh_token,
                      granted_at = excluded.granted_at, updated_at = excluded.updated_at""",
-                (athlete["id"], athlete.get("firstname"), athlete.get("lastname"), scopes,
-                 self.cipher.encrypt(body["access_token"]), int(body["expires_at"]),
-                 self.cipher.encrypt(body["refresh_token"]), now, now, now),
+                (
+                    athlete["id"],
+                    athlete.get("firstname"),
+                    athlete.get("lastname"),
+                    scopes,
+                    self.cipher.encrypt(body["access_token"]),
+                    int(body["expires_at"]),
+                    self.cipher.encrypt(body["refresh_token"]),
+                    now,
+                    now,
+                    now,
+                ),
             )
         record = self.athlete(athlete["id"])
         assert record is not None
@@ -77,14 +86,17 @@ class TokenManager:
         with self.store.reading() as conn:
             row = conn.execute(
                 """SELECT athlete_id, firstname, lastname, scopes, status, status_reason, access_expires_at
-                   FROM athletes WHERE athlete_id = ?""", (athlete_id,)).fetchone()
+                   FROM athletes WHERE athlete_id = ?""",
+                (athlete_id,),
+            ).fetchone()
         return AthleteRecord(**dict(row)) if row else None
 
     def athletes(self) -> list[AthleteRecord]:
         with self.store.reading() as conn:
             rows = conn.execute(
                 """SELECT athlete_id, firstname, lastname, scopes, status, status_reason, access_expires_at
-                   FROM athletes ORDER BY athlete_id""").fetchall()
+                   FROM athletes ORDER BY athlete_id"""
+            ).fetchall()
         return [AthleteRecord(**dict(r)) for r in rows]
 
     def forget(self, athlete_id: int) -> None:
@@ -122,8 +134,13 @@ class TokenManager:
                 conn.execute(
                     """UPDATE athletes SET access_token = ?, access_expires_at = ?, refresh_token = ?, updated_at = ?
                        WHERE athlete_id = ?""",
-                    (self.cipher.encrypt(body["access_token"]), int(body["expires_at"]),
-                     self.cipher.encrypt(body["refresh_token"]), time.time(), athlete_id),
+                    (
+                        self.cipher.encrypt(body["access_token"]),
+                        int(body["expires_at"]),
+                        self.cipher.encrypt(body["refresh_token"]),
+                        time.time(),
+                        athlete_id,
+                    ),
                 )
         if isinstance(body, str):  # the service refused the refresh token
             log.error("athlete %s needs re-authorization: %s", athlete_id, body)
@@ -134,8 +151,12 @@ class TokenManager:
     def _refresh_call(self, refresh_token: Secret) -> dict[str, Any] | str:
         """The token response, or the reason the service refused this refresh token."""
         client_id, client_secret = self.config.require_app()
-        form = {"client_id": client_id, "client_secret": client_secret, "grant_type": "refresh_token",
-                "refresh_token": refresh_token.reveal()}
+        form = {
+            "client_id": client_id,
+            "client_secret": client_secret,
+            "grant_type": "refresh_token",
+            "refresh_token": refresh_token.reveal(),
+        }
 
         def post(idempotent: bool) -> Any:
             return self.transport.request("POST", self.config.token_url, budget=None, idempotent=idempotent, data=form)
@@ -154,19 +175,25 @@ class TokenManager:
                 response = post(idempotent=True)
         reason = fault_summary(response)
         if lost and response.status_code == 400 and "RefreshToken." in reason:
-            reason += ("; the answer to fitsync's previous refresh was lost in transit after the service had "
-                       "rotated the refresh token")
+            reason += (
+                "; the answer to fitsync's previous refresh was lost in transit after the service had "
+                "rotated the refresh token"
+            )
         if response.status_code == 200:
             body: dict[str, Any] = response.json()
-            if not all(isinstance(body.get(k), t) for k, t in (("access_token", str), ("refresh_token", str),
-                                                               ("expires_at", int))):
+            if not all(
+                isinstance(body.get(k), t)
+                for k, t in (("access_token", str), ("refresh_token", str), ("expires_at", int))
+            ):
                 raise OAuthError("the token endpoint answered without access_token, refresh_token or expires_at")
             return body
         if response.status_code == 400 and "RefreshToken." in reason:
             return reason
         if response.status_code == 401:
-            raise OAuthError(f"the service rejected fitsync's application credentials ({reason}): "
-                             "check FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET")
+            raise OAuthError(
+                f"the service rejected fitsync's application credentials ({reason}): "
+                "check FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET"
+            )
         raise OAuthError(f"token refresh failed with {response.status_code}: {reason}")
 
     def _row(self, conn: sqlite3.Connection, athlete_id: int) -> sqlite3.Row:
@@ -176,4 +203,3 @@ class TokenManager:
         if row["status"] == "needs_reauth":
             raise ReauthorizationRequired(athlete_id, row["status_reason"] or "refresh token rejected")
         return row
-

@@ -76,8 +76,11 @@ class Transport:
         self._quiet_until, self._quiet_reason = 0.0, ""
         self.max_response_bytes = max_response_bytes
         self.deadline = deadline
-        self.http = http or httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-                                         headers={"User-Agent": "fitsync"}, transport=deadline_backend.transport())
+        self.http = http or httpx.Client(
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            headers={"User-Agent": "fitsync"},
+            transport=deadline_backend.transport(),
+        )
         self.max_retries = max_retries
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
@@ -107,20 +110,33 @@ class Transport:
                 response = self._with_retries(method, url, budget, bulk, idempotent, max_wait, kwargs, lane)
             except NOT_SENT + MAYBE_SENT + (DeadlineExceeded,) as error:
                 self._quiet_until = time.monotonic() + self.quiet_seconds
-                self._quiet_reason = (f"the service left {method} {url_path(url)} unanswered "
-                                      f"({type(error).__name__} after {self.max_retries} tries)")
+                self._quiet_reason = (
+                    f"the service left {method} {url_path(url)} unanswered "
+                    f"({type(error).__name__} after {self.max_retries} tries)"
+                )
                 raise
             if response.status_code != 429:
                 return response
-            log.warning("429 on %s %s (%s budget): waiting for the next window", method, url_path(url),
-                        _refused_budget(response))
+            log.warning(
+                "429 on %s %s (%s budget): waiting for the next window",
+                method,
+                url_path(url),
+                _refused_budget(response),
+            )
             if self.governor is None or budget is None:  # no ledger to wait on: back off instead
-                self.sleep(min(self.backoff_max, self.backoff_initial * 2 ** attempt))
+                self.sleep(min(self.backoff_max, self.backoff_initial * 2**attempt))
         raise RuntimeError(f"{method} {url_path(url)} was rate limited {MAX_RATE_LIMITED} times in a row")
 
     def _with_retries(
-        self, method: str, url: str, budget: Budget | None, bulk: bool, idempotent: bool, max_wait: float | None,
-        kwargs: dict[str, Any], lane: Lane | None = None,
+        self,
+        method: str,
+        url: str,
+        budget: Budget | None,
+        bulk: bool,
+        idempotent: bool,
+        max_wait: float | None,
+        kwargs: dict[str, Any],
+        lane: Lane | None = None,
     ) -> httpx.Response:
         retryable = NOT_SENT + (MAYBE_SENT + (ServerError,) if idempotent else ())
         retrying = Retrying(
@@ -140,13 +156,21 @@ class Transport:
         except MAYBE_SENT as error:
             if idempotent:
                 raise
-            raise UncertainOutcome(f"{method} {url_path(url)}: the connection failed after the request may have "
-                                   f"reached the service ({type(error).__name__}); it was not repeated — check "
-                                   "whether it took effect before trying again") from error
+            raise UncertainOutcome(
+                f"{method} {url_path(url)}: the connection failed after the request may have "
+                f"reached the service ({type(error).__name__}); it was not repeated — check "
+                "whether it took effect before trying again"
+            ) from error
         raise AssertionError("unreachable")
 
     def _send_once(
-        self, method: str, url: str, budget: Budget | None, bulk: bool, max_wait: float | None, kwargs: dict[str, Any],
+        self,
+        method: str,
+        url: str,
+        budget: Budget | None,
+        bulk: bool,
+        max_wait: float | None,
+        kwargs: dict[str, Any],
         lane: Lane | None = None,
     ) -> httpx.Response:
         stop_request.checkpoint()
@@ -158,13 +182,16 @@ class Transport:
         try:
             with deadline_backend.within(self.deadline):  # status line, headers and body
                 built = {k: v for k, v in kwargs.items() if k != "auth"}  # auth applies as it is sent (api.BearerToken)
-                response = self._bounded(self.http.send(self.http.build_request(method, url, **built), stream=True,
-                                                        auth=kwargs.get("auth")))
+                response = self._bounded(
+                    self.http.send(self.http.build_request(method, url, **built), stream=True, auth=kwargs.get("auth"))
+                )
         except httpx.ReadTimeout:
             if time.monotonic() - started < self.deadline:
                 raise  # an ordinary read timeout: retried
-            raise DeadlineExceeded(f"{where}: the answer was not read whole within {self.deadline:.0f} s "
-                                   "(response_deadline); stopped reading it") from None
+            raise DeadlineExceeded(
+                f"{where}: the answer was not read whole within {self.deadline:.0f} s "
+                "(response_deadline); stopped reading it"
+            ) from None
         if self.governor is not None and budget is not None:
             # After a 429 the refused budget is spent for the window the request was sent in (not a later one).
             refused = _refused_budget(response) if response.status_code == 429 else None
@@ -173,31 +200,44 @@ class Transport:
             raise ServerError(response)
         return response
 
-
     def _bounded(self, streamed: httpx.Response) -> httpx.Response:
         """The answer read whole, within `max_response_bytes` (decoded) and `deadline` seconds of reading."""
         where = f"{streamed.request.method} {streamed.request.url.path}"
         try:
             declared = streamed.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > self.max_response_bytes:
-                raise ResponseTooLarge(f"{where}: the answer announces {int(declared):,} bytes, more than the "
-                                       f"{self.max_response_bytes:,} fitsync accepts (max_response_bytes)")
+                raise ResponseTooLarge(
+                    f"{where}: the answer announces {int(declared):,} bytes, more than the "
+                    f"{self.max_response_bytes:,} fitsync accepts (max_response_bytes)"
+                )
             body, ends = bytearray(), time.monotonic() + self.deadline
             for chunk in streamed.iter_bytes():
                 body += chunk
                 if len(body) > self.max_response_bytes:
-                    raise ResponseTooLarge(f"{where}: the answer grew past {self.max_response_bytes:,} bytes "
-                                           "(max_response_bytes); stopped reading it")
+                    raise ResponseTooLarge(
+                        f"{where}: the answer grew past {self.max_response_bytes:,} bytes "
+                        "(max_response_bytes); stopped reading it"
+                    )
                 if time.monotonic() > ends:
-                    raise DeadlineExceeded(f"{where}: the answer was not read whole within {self.deadline:.0f} s "
-                                           "(response_deadline); stopped reading it")
+                    raise DeadlineExceeded(
+                        f"{where}: the answer was not read whole within {self.deadline:.0f} s "
+                        "(response_deadline); stopped reading it"
+                    )
         finally:
             streamed.close()
         # Decoded already: the copy must not claim an encoding or a length it no longer has.
-        headers = [(k, v) for k, v in streamed.headers.multi_items()
-                   if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
-        return httpx.Response(streamed.status_code, headers=headers, content=bytes(body), request=streamed.request,
-                              extensions=streamed.extensions)
+        headers = [
+            (k, v)
+            for k, v in streamed.headers.multi_items()
+            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        ]
+        return httpx.Response(
+            streamed.status_code,
+            headers=headers,
+            content=bytes(body),
+            request=streamed.request,
+            extensions=streamed.extensions,
+        )
 
 
 def url_path(url: str) -> str:
@@ -215,5 +255,6 @@ def _refused_budget(response: httpx.Response) -> str:
 
 def _log_retry(method: str, url: str, state: RetryCallState) -> None:
     error = state.outcome.exception() if state.outcome else None
-    log.warning("retrying %s %s after %s (attempt %d)", method, url_path(url), type(error).__name__,
-                state.attempt_number)
+    log.warning(
+        "retrying %s %s after %s (attempt %d)", method, url_path(url), type(error).__name__, state.attempt_number
+    )

@@ -37,9 +37,13 @@ def _env(name: str) -> Any:
 def default_resources() -> dict[str, Any]:
     """From FITSYNC_* variables; unset ones fall back to FITSYNC_HOME/config.toml and the real service."""
     return {
-        "fitsync_api": FitsyncApi(base_url=_env("FITSYNC_BASE_URL"), auth_url=_env("FITSYNC_AUTH_URL"),
-                                  client_id=_env("FITSYNC_CLIENT_ID"), client_secret=_env("FITSYNC_CLIENT_SECRET"),
-                                  home=_env("FITSYNC_HOME")),
+        "fitsync_api": FitsyncApi(
+            base_url=_env("FITSYNC_BASE_URL"),
+            auth_url=_env("FITSYNC_AUTH_URL"),
+            client_id=_env("FITSYNC_CLIENT_ID"),
+            client_secret=_env("FITSYNC_CLIENT_SECRET"),
+            home=_env("FITSYNC_HOME"),
+        ),
         "duckdb_warehouse": DuckDBResource(database=warehouse_path(os.environ.get("FITSYNC_HOME", ""))),
     }
 
@@ -47,8 +51,12 @@ def default_resources() -> dict[str, Any]:
 # The analysis assets follow each warehouse load (their automation conditions); this sensor evaluates them and is
 # on by default, where Dagster's own default automation sensor would start switched off.
 analysis_automation = AutomationConditionSensorDefinition(
-    "analysis_automation", target=AssetSelection.groups(analysis.GROUP), default_status=DefaultSensorStatus.RUNNING,
-    minimum_interval_seconds=30, description="Materializes the analysis assets after each warehouse load.")
+    "analysis_automation",
+    target=AssetSelection.groups(analysis.GROUP),
+    default_status=DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=30,
+    description="Materializes the analysis assets after each warehouse load.",
+)
 
 
 def build_definitions(resources: dict[str, Any] | None = None) -> Definitions:

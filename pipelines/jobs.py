@@ -25,7 +25,9 @@ sync_job = define_asset_job(
 )
 
 
-def build_nightly_sync(cron: str = Config.nightly_schedule, timezone: str = Config.nightly_timezone) -> ScheduleDefinition:
+def build_nightly_sync(
+    cron: str = Config.nightly_schedule, timezone: str = Config.nightly_timezone
+) -> ScheduleDefinition:
     def nightly_sync(context: ScheduleEvaluationContext) -> SkipReason | list[RunRequest]:
         """Fan out over the athlete partitions: a plain ScheduleDefinition would launch without a partition key."""
         athletes = context.instance.get_dynamic_partitions(ATHLETES)
@@ -36,15 +38,29 @@ def build_nightly_sync(cron: str = Config.nightly_schedule, timezone: str = Conf
         # run refreshes what changes slowly (stats, zones, starred segments), whenever a manual sync last did.
         full = when.weekday() == FULL_RECONCILIATION_WEEKDAY
         # One key per tick, not per day: a schedule that runs twice a day must not find its second tick's keys used.
-        return [RunRequest(run_key=f"nightly-{when:%Y-%m-%dT%H%M}-{a}", partition_key=a, tags={REFRESH_TAG: "all"},
-                           run_config={"ops": {"activities": {"config": {"full": full}}}}) for a in athletes]
+        return [
+            RunRequest(
+                run_key=f"nightly-{when:%Y-%m-%dT%H%M}-{a}",
+                partition_key=a,
+                tags={REFRESH_TAG: "all"},
+                run_config={"ops": {"activities": {"config": {"full": full}}}},
+            )
+            for a in athletes
+        ]
 
     try:  # Running as soon as the daemon starts: a nightly sync nobody switched on is no sync at all.
-        return schedule(name="nightly_sync", job=sync_job, cron_schedule=cron, execution_timezone=timezone,
-                        default_status=DefaultScheduleStatus.RUNNING)(nightly_sync)
+        return schedule(
+            name="nightly_sync",
+            job=sync_job,
+            cron_schedule=cron,
+            execution_timezone=timezone,
+            default_status=DefaultScheduleStatus.RUNNING,
+        )(nightly_sync)
     except DagsterInvalidDefinitionError:
-        raise ConfigError(f"nightly_schedule {cron!r} is not a cron expression: five fields, minute hour day month "
-                          'weekday, e.g. "30 3 * * *" (set it in config.toml or FITSYNC_NIGHTLY_SCHEDULE)') from None
+        raise ConfigError(
+            f"nightly_schedule {cron!r} is not a cron expression: five fields, minute hour day month "
+            'weekday, e.g. "30 3 * * *" (set it in config.toml or FITSYNC_NIGHTLY_SCHEDULE)'
+        ) from None
 
 
 def _configured() -> ScheduleDefinition:

@@ -47,8 +47,9 @@ def waiting(client: FitsyncClient, aid: int) -> str | None:
             continue
         if cadence.not_due(client, aid, name) is None:
             return f"{name} is due (slow_refresh_hours)"
-    if not progress.get_cursor(store, aid, progress.LISTING_DIGEST) \
-            or not progress.get_cursor(store, aid, progress.PROFILE_DIGEST):
+    if not progress.get_cursor(store, aid, progress.LISTING_DIGEST) or not progress.get_cursor(
+        store, aid, progress.PROFILE_DIGEST
+    ):
         return "no incremental listing on record yet to compare with"
     return None
 

@@ -26,7 +26,9 @@ def forget_athlete_state(client: FitsyncClient, athlete_id: int) -> dict[str, in
         return {t: conn.execute(f"DELETE FROM {t} WHERE athlete_id = ?", (athlete_id,)).rowcount for t in STATE_TABLES}
 
 
-def purge_everything(client: FitsyncClient, warehouse_path: str, athlete_id: int) -> tuple[dict[str, int], dict[str, int]]:
+def purge_everything(
+    client: FitsyncClient, warehouse_path: str, athlete_id: int
+) -> tuple[dict[str, int], dict[str, int]]:
     """State-store rows, then warehouse rows, of the athlete: (state counts, warehouse counts)."""
     state = forget_athlete_state(client, athlete_id)
     db.migrate(warehouse_path)
@@ -41,10 +43,13 @@ def purge_everything(client: FitsyncClient, warehouse_path: str, athlete_id: int
 
 
 @op(pool=DUCKDB_POOL)
-def purge_athlete_data(context: OpExecutionContext, config: PurgeConfig, fitsync_api: FitsyncApi,
-                       duckdb_warehouse: DuckDBResource) -> None:
+def purge_athlete_data(
+    context: OpExecutionContext, config: PurgeConfig, fitsync_api: FitsyncApi, duckdb_warehouse: DuckDBResource
+) -> None:
     state, rows = purge_everything(fitsync_api.client(), duckdb_warehouse.database, config.athlete_id)
-    context.log.info(f"purged athlete {config.athlete_id} after deauthorization: warehouse rows {rows}; state rows {state}")
+    context.log.info(
+        f"purged athlete {config.athlete_id} after deauthorization: warehouse rows {rows}; state rows {state}"
+    )
 
 
 @job(description="Remove an athlete's tokens, state and warehouse data after they revoked fitsync's access.")

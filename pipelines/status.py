@@ -29,39 +29,59 @@ def collect(client: FitsyncClient, last_runs: dict[int, dict[str, Any]] | None =
     athletes = []
     for a in client.tokens.athletes():
         with store.reading() as conn:
-            cursors = {r["name"]: (r["value"], r["updated_at"]) for r in conn.execute(
-                "SELECT name, value, updated_at FROM sync_cursors WHERE athlete_id = ?", (a.athlete_id,))}
+            cursors = {
+                r["name"]: (r["value"], r["updated_at"])
+                for r in conn.execute(
+                    "SELECT name, value, updated_at FROM sync_cursors WHERE athlete_id = ?", (a.athlete_id,)
+                )
+            }
         listed = cursors.get(progress.LISTED_AFTER)
         full = cursors.get(progress.FULL_LISTED_AT)
         unchanged = cursors.get(progress.NOTHING_NEW_AT)
         first, last = progress.queue_span(store, a.athlete_id)
-        athletes.append({
-            "athlete_id": a.athlete_id, "name": a.name, "status": a.status, "status_reason": a.status_reason,
-            "scopes": a.scopes.replace(",", " ").split(), "access_token_expires_at": iso(a.access_expires_at),
-            "known_activities": len(progress.known_ids(store, a.athlete_id)),
-            "pending": {"details": progress.count_needing(store, a.athlete_id, "detail"),
-                        "zones": progress.count_needing(store, a.athlete_id, "zones"),
-                        # the order they come in: newest first, each detail with its zones
-                        "details_from": iso(first), "details_to": iso(last)},
-            "last_listing_at": iso(listed[1]) if listed else None,
-            "newest_start_listed": iso(listed[0]) if listed else None,
-            "last_full_listing_at": iso(full[0]) if full else None,
-            "last_run": (last_runs or {}).get(a.athlete_id),
-            "last_nothing_new_at": iso(unchanged[1]) if unchanged else None,  # a sync that needed no run
-        })
+        athletes.append(
+            {
+                "athlete_id": a.athlete_id,
+                "name": a.name,
+                "status": a.status,
+                "status_reason": a.status_reason,
+                "scopes": a.scopes.replace(",", " ").split(),
+                "access_token_expires_at": iso(a.access_expires_at),
+                "known_activities": len(progress.known_ids(store, a.athlete_id)),
+                "pending": {
+                    "details": progress.count_needing(store, a.athlete_id, "detail"),
+                    "zones": progress.count_needing(store, a.athlete_id, "zones"),
+                    # the order they come in: newest first, each detail with its zones
+                    "details_from": iso(first),
+                    "details_to": iso(last),
+                },
+                "last_listing_at": iso(listed[1]) if listed else None,
+                "newest_start_listed": iso(listed[0]) if listed else None,
+                "last_full_listing_at": iso(full[0]) if full else None,
+                "last_run": (last_runs or {}).get(a.athlete_id),
+                "last_nothing_new_at": iso(unchanged[1]) if unchanged else None,  # a sync that needed no run
+            }
+        )
     with store.reading() as conn:
-        inbox = conn.execute("SELECT max(received_at) AS last, count(*) FILTER (WHERE processed_at IS NULL) AS waiting, "
-                             "count(*) FILTER (WHERE verdict = 'deferred') AS deferred FROM webhook_inbox").fetchone()
+        inbox = conn.execute(
+            "SELECT max(received_at) AS last, count(*) FILTER (WHERE processed_at IS NULL) AS waiting, "
+            "count(*) FILTER (WHERE verdict = 'deferred') AS deferred FROM webhook_inbox"
+        ).fetchone()
     subscription = client.subscription_state.current()
     return {
         "home": str(client.config.home),
         "athletes": athletes,
-        "webhooks": {"subscription_id": subscription.id if subscription else None,
-                     "callback": masked(subscription.callback_url) if subscription else None,
-                     "last_event_at": iso(inbox["last"]), "unprocessed": inbox["waiting"],
-                     "deferred": inbox["deferred"]},
-        "rate_budget": [{"window": b.window, "budget": b.budget, "used": b.used, "limit": b.limit,
-                         "resets_at": iso(b.resets_at)} for b in client.governor.snapshot()],
+        "webhooks": {
+            "subscription_id": subscription.id if subscription else None,
+            "callback": masked(subscription.callback_url) if subscription else None,
+            "last_event_at": iso(inbox["last"]),
+            "unprocessed": inbox["waiting"],
+            "deferred": inbox["deferred"],
+        },
+        "rate_budget": [
+            {"window": b.window, "budget": b.budget, "used": b.used, "limit": b.limit, "resets_at": iso(b.resets_at)}
+            for b in client.governor.snapshot()
+        ],
         "warehouse": _warehouse(client.config.home / "warehouse.duckdb"),
     }
 

@@ -53,13 +53,20 @@ class SyncOutcome:
     def left_out(self) -> list[str]:
         """What the service sent that the warehouse left out (implausible values, rows without an id), one line each:
         the run is done, but not "ok"."""
-        return [line.removeprefix("- ") for meta in self.metadata.values()
-                for line in str(meta.get(LEFT_OUT) or "").splitlines() if line.strip()]
+        return [
+            line.removeprefix("- ")
+            for meta in self.metadata.values()
+            for line in str(meta.get(LEFT_OUT) or "").splitlines()
+            if line.strip()
+        ]
 
     def stopped_early(self) -> list[str]:
         """Why steps left work for the next run (the rate budget ran out), one line per step."""
-        return [f"{asset}: {meta['stopped_early']}" for asset, meta in sorted(self.metadata.items())
-                if meta.get("stopped_early")]
+        return [
+            f"{asset}: {meta['stopped_early']}"
+            for asset, meta in sorted(self.metadata.items())
+            if meta.get("stopped_early")
+        ]
 
 
 # Config fields the resource carries as its own fields (secrets stay out of `settings`).
@@ -70,13 +77,21 @@ def resources_for(config: Config, max_wait_seconds: float = 900.0) -> dict[str, 
     """Resources that run with exactly this Config (not whatever FITSYNC_* says in the run's process)."""
     # Secrets (the token key, a state URL's password) are not settings: the run's process reads them where this one
     # did (FITSYNC_* or the home's config.toml), never from a resource's configuration.
-    settings = {name: str(value) for name in FIELDS
-                if name not in OWN_FIELDS and not isinstance(value := getattr(config, name), Secret)}
+    settings = {
+        name: str(value)
+        for name in FIELDS
+        if name not in OWN_FIELDS and not isinstance(value := getattr(config, name), Secret)
+    }
     return {
-        "fitsync_api": FitsyncApi(base_url=config.base_url, auth_url=config.auth_url,
-                                  client_id=str(config.client_id or ""),
-                                  client_secret=config.client_secret.reveal(), home=str(config.home),
-                                  max_wait_seconds=max_wait_seconds, settings=settings),
+        "fitsync_api": FitsyncApi(
+            base_url=config.base_url,
+            auth_url=config.auth_url,
+            client_id=str(config.client_id or ""),
+            client_secret=config.client_secret.reveal(),
+            home=str(config.home),
+            max_wait_seconds=max_wait_seconds,
+            settings=settings,
+        ),
         "duckdb_warehouse": DuckDBResource(database=str(config.home / "warehouse.duckdb")),
     }
 
@@ -85,8 +100,11 @@ def release_dead_runs(instance: DagsterInstance) -> list[str]:
     """Runs of this machine whose process died (killed mid-run) still hold pool slots; no daemon frees slots of
     in-process runs, so the next run would wait for them forever. Fail those runs and free their slots."""
     released = []
-    for run in instance.get_runs(RunsFilter(statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING],
-                                            tags={HOST_TAG: socket.gethostname()})):
+    for run in instance.get_runs(
+        RunsFilter(
+            statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING], tags={HOST_TAG: socket.gethostname()}
+        )
+    ):
         pid = int(run.tags.get(PID_TAG, "0"))
         if pid and not _alive(pid):
             instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
@@ -135,16 +153,30 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def run_job(config: Config, instance: DagsterInstance, job_name: str, *, partition_key: str | None = None,
-            run_config: dict[str, Any] | None = None, tags: dict[str, str] | None = None,
-            max_wait_seconds: float = 900.0, log_level: str = "WARNING", run_id: str | None = None) -> SyncOutcome:
+def run_job(
+    config: Config,
+    instance: DagsterInstance,
+    job_name: str,
+    *,
+    partition_key: str | None = None,
+    run_config: dict[str, Any] | None = None,
+    tags: dict[str, str] | None = None,
+    max_wait_seconds: float = 900.0,
+    log_level: str = "WARNING",
+    run_id: str | None = None,
+) -> SyncOutcome:
     release_dead_runs(instance)
     job = build_definitions(resources_for(config, max_wait_seconds)).resolve_job_def(job_name)
-    result = off_the_main_thread(lambda: job.execute_in_process(
-        run_config={**(run_config or {}), "loggers": {"console": {"config": {"log_level": log_level}}}},
-        instance=instance, partition_key=partition_key, raise_on_error=False, run_id=run_id,
-        tags={**(tags or {}), HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())},
-    ))
+    result = off_the_main_thread(
+        lambda: job.execute_in_process(
+            run_config={**(run_config or {}), "loggers": {"console": {"config": {"log_level": log_level}}}},
+            instance=instance,
+            partition_key=partition_key,
+            raise_on_error=False,
+            run_id=run_id,
+            tags={**(tags or {}), HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())},
+        )
+    )
     metadata = {}
     for event in result.get_asset_materialization_events():
         mat = event.step_materialization_data.materialization
@@ -157,8 +189,12 @@ def run_job(config: Config, instance: DagsterInstance, job_name: str, *, partiti
     # an answer of the wrong shape fails the athlete's sync, though its step let the others go on
     failures += [(asset, str(meta[WRONG_ANSWER])) for asset, meta in sorted(metadata.items()) if meta.get(WRONG_ANSWER)]
     who = f"athlete {partition_key}: " if partition_key else ""
-    return SyncOutcome(int(partition_key) if partition_key else None, result.success and not failures, metadata,
-                       f"{who}{step_failures.summary(failures)}" if failures else None)
+    return SyncOutcome(
+        int(partition_key) if partition_key else None,
+        result.success and not failures,
+        metadata,
+        f"{who}{step_failures.summary(failures)}" if failures else None,
+    )
 
 
 def off_the_main_thread(work: Callable[[], T]) -> T:
@@ -191,9 +227,18 @@ def off_the_main_thread(work: Callable[[], T]) -> T:
     return box["result"]
 
 
-def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, full: bool = False,
-                 allow_shrink: bool = False, max_wait_seconds: float = 900.0, log_level: str = "WARNING",
-                 run_id: str | None = None, priority: str | None = None) -> SyncOutcome:
+def sync_athlete(
+    config: Config,
+    athlete_id: int,
+    instance: DagsterInstance,
+    *,
+    full: bool = False,
+    allow_shrink: bool = False,
+    max_wait_seconds: float = 900.0,
+    log_level: str = "WARNING",
+    run_id: str | None = None,
+    priority: str | None = None,
+) -> SyncOutcome:
     """One run of the sync job; an athlete who is not connected gets no run (and no partition). `priority`: the
     rate governor's class for all its calls (rate_governor.CLASSES), instead of what the run's work implies."""
     store = open_store(config)
@@ -205,17 +250,28 @@ def sync_athlete(config: Config, athlete_id: int, instance: DagsterInstance, *, 
     instance.add_dynamic_partitions(ATHLETES, [str(athlete_id)])
     try:
         with store.athlete_lock(athlete_id):
-            return run_job(config, instance, "sync_athlete", partition_key=str(athlete_id),
-                           run_config={"ops": {"activities": {"config": {"full": full, "allow_shrink": allow_shrink}}}},
-                           tags={"fitsync/trigger": "cli", **({REFRESH_TAG: "all"} if full else {}),
-                                 **({PRIORITY_TAG: priority} if priority else {})},
-                           max_wait_seconds=max_wait_seconds, log_level=log_level,
-                           run_id=run_id)
+            return run_job(
+                config,
+                instance,
+                "sync_athlete",
+                partition_key=str(athlete_id),
+                run_config={"ops": {"activities": {"config": {"full": full, "allow_shrink": allow_shrink}}}},
+                tags={
+                    "fitsync/trigger": "cli",
+                    **({REFRESH_TAG: "all"} if full else {}),
+                    **({PRIORITY_TAG: priority} if priority else {}),
+                },
+                max_wait_seconds=max_wait_seconds,
+                log_level=log_level,
+                run_id=run_id,
+            )
     except AthleteBusy as busy:
         return SyncOutcome(athlete_id, False, {}, skipped=str(busy))
 
 
-def tick_webhook_sensor(config: Config, instance: DagsterInstance, cursor: str | None) -> tuple[list[RunRequest], str | None]:
+def tick_webhook_sensor(
+    config: Config, instance: DagsterInstance, cursor: str | None
+) -> tuple[list[RunRequest], str | None]:
     """One evaluation of the shipped `webhook_events` sensor, as the daemon would do it."""
     with build_sensor_context(instance=instance, cursor=cursor, resources=resources_for(config)) as context:
         result = webhook_events(context)
@@ -234,6 +290,11 @@ def execute_run_request(config: Config, instance: DagsterInstance, request: RunR
     """Launch like the daemon does: a run key Dagster has already seen launches nothing."""
     if request.run_key and instance.get_runs(RunsFilter(tags={RUN_KEY_TAG: request.run_key}), limit=1):
         return None
-    return run_job(config, instance, request.job_name or "webhook_refresh", partition_key=request.partition_key,
-                   run_config=dict(request.run_config),
-                   tags={**request.tags, **({RUN_KEY_TAG: request.run_key} if request.run_key else {})})
+    return run_job(
+        config,
+        instance,
+        request.job_name or "webhook_refresh",
+        partition_key=request.partition_key,
+        run_config=dict(request.run_config),
+        tags={**request.tags, **({RUN_KEY_TAG: request.run_key} if request.run_key else {})},
+    )

@@ -37,8 +37,11 @@ webhook_refresh_job = define_asset_job(
 )
 
 
-@sensor(jobs=[webhook_refresh_job, purge_athlete_job], minimum_interval_seconds=5,
-        default_status=DefaultSensorStatus.RUNNING)
+@sensor(
+    jobs=[webhook_refresh_job, purge_athlete_job],
+    minimum_interval_seconds=5,
+    default_status=DefaultSensorStatus.RUNNING,
+)
 def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi) -> SensorResult | SkipReason:
     """Reads the inbox after its cursor and launches one run per athlete with work, keyed by the events. A
     deauthorization purges only once the service refuses the athlete's token (events are not signed)."""
@@ -54,16 +57,24 @@ def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi) ->
     owners = {e.owner_id for e in candidates}
     busy, known = _refreshing(context.instance, owners), {a: known_ids(client.store, a) for a in owners}
     with client.store.transaction() as conn:  # read before it: the write lock is held only for the bookkeeping
-        admission = webhook_admission.admit(candidates, busy=busy, known=known.__getitem__,
-                                            remaining=webhook_admission.remaining(conn, cap, window_start), cap=cap)
+        admission = webhook_admission.admit(
+            candidates,
+            busy=busy,
+            known=known.__getitem__,
+            remaining=webhook_admission.remaining(conn, cap, window_start),
+            cap=cap,
+        )
         webhook_admission.spend(conn, cap, window_start, admission.spent)
         for reason in set(admission.held.values()):
             webhook_inbox.set_verdict(conn, [i for i, r in admission.held.items() if r == reason], "deferred", reason)
-        webhook_inbox.set_verdict(conn, admission.expired, "rejected",
-                                  "not acted on: waited a day; left to the nightly sync")
+        webhook_inbox.set_verdict(
+            conn, admission.expired, "rejected", "not acted on: waited a day; left to the nightly sync"
+        )
         # Admitted events that waited before are undecided again (a run records a delete's verdict).
-        conn.executemany("UPDATE webhook_inbox SET verdict = NULL, verdict_reason = NULL "
-                         "WHERE id = ? AND verdict = 'deferred'", [(e.inbox_id,) for e in admission.admitted])
+        conn.executemany(
+            "UPDATE webhook_inbox SET verdict = NULL, verdict_reason = NULL WHERE id = ? AND verdict = 'deferred'",
+            [(e.inbox_id,) for e in admission.admitted],
+        )
         before = load_lifecycle(conn)
         after = dict(before)
         work = plan(admission.admitted, after)
@@ -81,24 +92,37 @@ def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi) ->
                 work.ignored.append(event.inbox_id)
                 continue
             # Stop every sync at once: no tokens, no partition; the purge run removes the data.
-            conn.execute("UPDATE athletes SET status = 'disconnected', access_token = NULL, refresh_token = NULL, "
-                         "status_reason = 'deauthorized by the athlete', updated_at = ? WHERE athlete_id = ?",
-                         (time.time(), athlete_id))
+            conn.execute(
+                "UPDATE athletes SET status = 'disconnected', access_token = NULL, refresh_token = NULL, "
+                "status_reason = 'deauthorized by the athlete', updated_at = ? WHERE athlete_id = ?",
+                (time.time(), athlete_id),
+            )
         # An event stored while the athlete was leaving (or after a batch boundary) launches nothing for them.
         connected = {r[0] for r in conn.execute("SELECT athlete_id FROM athletes WHERE status <> 'disconnected'")}
         for athlete_id in set(work.work) - connected:
             work.ignored.extend(work.work.pop(athlete_id).inbox_ids)
     partitions = set(context.instance.get_dynamic_partitions(ATHLETES))
     runs = [
-        RunRequest(run_key=w.run_key, job_name=webhook_refresh_job.name, partition_key=str(w.athlete_id),
-                   tags={WEBHOOK_TAG: "webhook"},
-                   run_config={"ops": {"activities": {"config": {"activity_ids": sorted(w.refresh),
-                                                                 "deleted_ids": sorted(w.delete)}}}})
-        for w in work.work.values() if w.refresh or w.delete
+        RunRequest(
+            run_key=w.run_key,
+            job_name=webhook_refresh_job.name,
+            partition_key=str(w.athlete_id),
+            tags={WEBHOOK_TAG: "webhook"},
+            run_config={
+                "ops": {"activities": {"config": {"activity_ids": sorted(w.refresh), "deleted_ids": sorted(w.delete)}}}
+            },
+        )
+        for w in work.work.values()
+        if w.refresh or w.delete
     ]
-    runs += [RunRequest(run_key=f"deauthorized-{event.inbox_id}", job_name=purge_athlete_job.name,
-                        run_config={"ops": {"purge_athlete_data": {"config": {"athlete_id": athlete_id}}}})
-             for athlete_id, event in work.deauthorized.items()]
+    runs += [
+        RunRequest(
+            run_key=f"deauthorized-{event.inbox_id}",
+            job_name=purge_athlete_job.name,
+            run_config={"ops": {"purge_athlete_data": {"config": {"athlete_id": athlete_id}}}},
+        )
+        for athlete_id, event in work.deauthorized.items()
+    ]
     new = sorted({str(w.athlete_id) for w in work.work.values()} - partitions)
     gone = sorted({str(a) for a in work.deauthorized} & partitions)
     requests: list[AddDynamicPartitionsRequest | DeleteDynamicPartitionsRequest] = []
@@ -107,14 +131,17 @@ def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi) ->
     if gone:
         requests.append(DeleteDynamicPartitionsRequest(ATHLETES, gone))
     webhook_inbox.mark_processed(client.store, [e.inbox_id for e in events])
-    context.log.info(f"{len(events)} events → {len(runs)} runs ({len(work.ignored)} superseded, unproven or for "
-                     "departed athletes)")
-    return SensorResult(run_requests=runs, cursor=str(events[-1].inbox_id) if events else context.cursor,
-                        dynamic_partitions_requests=requests)
+    context.log.info(
+        f"{len(events)} events → {len(runs)} runs ({len(work.ignored)} superseded, unproven or for departed athletes)"
+    )
+    return SensorResult(
+        run_requests=runs,
+        cursor=str(events[-1].inbox_id) if events else context.cursor,
+        dynamic_partitions_requests=requests,
+    )
 
 
-IN_FLIGHT = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING,
-             DagsterRunStatus.STARTED]
+IN_FLIGHT = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
 
 
 def _refreshing(instance: DagsterInstance, athletes: set[int]) -> set[int]:

@@ -71,8 +71,11 @@ class Meter:
 
     def metadata(self, **extra: Any) -> dict[str, Any]:
         budget = {f"{b.window} {b.budget}": f"{b.used}/{b.limit}" for b in self.client.governor.snapshot()}
-        out: dict[str, Any] = {"api_calls": self.calls, "rate_budget": MetadataValue.json(budget),
-                               "seconds": round(time.monotonic() - self.started, 2)}
+        out: dict[str, Any] = {
+            "api_calls": self.calls,
+            "rate_budget": MetadataValue.json(budget),
+            "seconds": round(time.monotonic() - self.started, 2),
+        }
         if self.notes:
             out["notes"] = MetadataValue.md("\n".join(f"- {n}" for n in self.notes))
         if self.stopped_early:
@@ -111,7 +114,9 @@ def priority(context: Any, store: StateStore, aid: int) -> str:
         return str(asked)
     if is_webhook_run(context):
         return "webhook"
-    if (progress.get_cursor(store, aid, progress.LISTED_AFTER) is None
-            or progress.count_needing(store, aid, "detail") > BACKFILL_BACKLOG):
+    if (
+        progress.get_cursor(store, aid, progress.LISTED_AFTER) is None
+        or progress.count_needing(store, aid, "detail") > BACKFILL_BACKLOG
+    ):
         return "backfill"
     return "incremental"

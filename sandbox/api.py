@@ -81,7 +81,10 @@ def bearer_token(request: Request, query_or_form: dict[str, Any]) -> str | None:
 
 async def read_sources(request: Request) -> dict[Location, dict[str, Any]]:
     """Query, form and JSON body of a request; a body that cannot be read is a 400."""
-    sources: dict[Location, dict[str, Any]] = {"path": dict(request.path_params), "query": _single(request.query_params)}
+    sources: dict[Location, dict[str, Any]] = {
+        "path": dict(request.path_params),
+        "query": _single(request.query_params),
+    }
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if request.method != "HEAD":  # bodies are read on GET too: clients may keep credentials out of the URL
         if ctype in ("application/x-www-form-urlencoded", "multipart/form-data"):
@@ -126,7 +129,9 @@ def endpoint(state: SandboxState, op: Operation) -> Callable[[Request], Awaitabl
                 call.granted = scopes.effective(call.grant.scope)
                 app_id = call.grant.app_id
             else:
-                call.app = authenticate_client(state.conn, credentials.get("client_id"), credentials.get("client_secret"))
+                call.app = authenticate_client(
+                    state.conn, credentials.get("client_id"), credentials.get("client_secret")
+                )
                 app_id = call.app.id
             usage, refused = ratelimit.charge(state.conn, app_id, op.counts_as_read, settings)
             headers = usage.headers(settings)
@@ -143,7 +148,9 @@ def endpoint(state: SandboxState, op: Operation) -> Callable[[Request], Awaitabl
         except ApiError as error:
             return JSONResponse(error.payload(), status_code=error.status, headers=headers)
         if (fault := state.settings.fault_answers.get(f"{op.method} {op.path}")) is not None:
-            return Response(broken(result, fault), status_code=op.status, headers=headers, media_type="application/json")
+            return Response(
+                broken(result, fault), status_code=op.status, headers=headers, media_type="application/json"
+            )
         if result is None:
             return Response(status_code=204, headers=headers)
         return JSONResponse(result, status_code=op.status, headers=headers)
@@ -155,4 +162,3 @@ def endpoint(state: SandboxState, op: Operation) -> Callable[[Request], Awaitabl
 def _is_premium(state: SandboxState, athlete_id: int) -> bool:
     row = state.conn.execute("SELECT premium FROM athletes WHERE id = ?", (athlete_id,)).fetchone()
     return bool(row and row["premium"])
-

@@ -38,8 +38,13 @@ def build_app(state: SandboxState, *, run_worker: bool = True) -> SandboxMiddlew
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        error = ApiError(exc.status_code, "Request", "path" if exc.status_code == 404 else "method", "invalid",
-                         message="Resource Not Found" if exc.status_code == 404 else None)
+        error = ApiError(
+            exc.status_code,
+            "Request",
+            "path" if exc.status_code == 404 else "method",
+            "invalid",
+            message="Resource Not Found" if exc.status_code == 404 else None,
+        )
         return JSONResponse(error.payload(), status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
     async def server_error(request: Request, exc: Exception) -> Response:
@@ -67,6 +72,7 @@ def build_app(state: SandboxState, *, run_worker: bool = True) -> SandboxMiddlew
         *oauth.routes(state),
         *console_routes.routes(state),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan,
-                    exception_handlers={HTTPException: http_error, Exception: server_error})
+    app = Starlette(
+        routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error, Exception: server_error}
+    )
     return SandboxMiddleware(app, state)

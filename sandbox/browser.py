@@ -59,11 +59,14 @@ def consent(
         raise AssertionError(f"expected the consent page, got {page.status_code}: {page.text[:300]}")
     offered = re.findall(r'name="scope" value="([^"]+)"', page.text)
     action = _form_action(page.text)
-    answer = http.post(action, data={
-        "request": _field(page.text, "request"),
-        "decision": "accept" if accept else "deny",
-        "scope": [s for s in offered if s not in untick],
-    })
+    answer = http.post(
+        action,
+        data={
+            "request": _field(page.text, "request"),
+            "decision": "accept" if accept else "deny",
+            "scope": [s for s in offered if s not in untick],
+        },
+    )
     return _redirect(answer)
 
 

@@ -35,7 +35,9 @@ def parse_settings(items: tuple[str, ...]) -> dict[str, Any]:
         try:
             parsed[name] = json.loads(value)
         except ValueError:
-            raise click.BadParameter(f"{item!r}: the value must be JSON (true, 2, [1, 5], \"POST /oauth/token\")") from None
+            raise click.BadParameter(
+                f'{item!r}: the value must be JSON (true, 2, [1, 5], "POST /oauth/token")'
+            ) from None
     return parsed
 
 
@@ -49,29 +51,71 @@ def sandbox() -> None:
 @click.option("--port", default=8700, show_default=True, type=int, help="Port to listen on.")
 @click.option("--db", default=":memory:", show_default=True, help="SQLite file (or :memory:).")
 @click.option("--seed", default=42, show_default=True, type=int, help="World seed (first start only).")
-@click.option("--athletes", default=3, show_default=True, type=click.IntRange(1, 500),
-              help="Athletes in a new world (first start only).")
-@click.option("--activities-per-athlete", default=60, show_default=True, type=click.IntRange(0, 20000),
-              help="Activities each athlete has recorded in a new world (first start only).")
+@click.option(
+    "--athletes",
+    default=3,
+    show_default=True,
+    type=click.IntRange(1, 500),
+    help="Athletes in a new world (first start only).",
+)
+@click.option(
+    "--activities-per-athlete",
+    default=60,
+    show_default=True,
+    type=click.IntRange(0, 20000),
+    help="Activities each athlete has recorded in a new world (first start only).",
+)
 @click.option("--api-prefix", default="/api/v3", show_default=True, help="Path the API is served under.")
-@click.option("--auth-prefix", default="/oauth", show_default=True, help="Path the authorization pages are served under.")
-@click.option("--flavor", type=click.Choice(["spec", "real"]), default="spec", show_default=True,
-              help="Answer as the spec says, or as the real service does where it differs (docs/real-service.md).")
-@click.option("--set", "overrides", multiple=True, metavar="NAME=JSON",
-              help="Override a setting, e.g. --set short_window=2 --set rotate_refresh_tokens=false.")
-def serve(host: str, port: int, db: str, seed: int, athletes: int, activities_per_athlete: int, api_prefix: str,
-          auth_prefix: str, flavor: str, overrides: tuple[str, ...]) -> None:
+@click.option(
+    "--auth-prefix", default="/oauth", show_default=True, help="Path the authorization pages are served under."
+)
+@click.option(
+    "--flavor",
+    type=click.Choice(["spec", "real"]),
+    default="spec",
+    show_default=True,
+    help="Answer as the spec says, or as the real service does where it differs (docs/real-service.md).",
+)
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="NAME=JSON",
+    help="Override a setting, e.g. --set short_window=2 --set rotate_refresh_tokens=false.",
+)
+def serve(
+    host: str,
+    port: int,
+    db: str,
+    seed: int,
+    athletes: int,
+    activities_per_athlete: int,
+    api_prefix: str,
+    auth_prefix: str,
+    flavor: str,
+    overrides: tuple[str, ...],
+) -> None:
     """Serve the API, the authorization pages and the console."""
     settings = {"flavor": flavor, **parse_settings(overrides)}
-    options = ServerOptions(db=db, host=host, port=port, api_prefix=api_prefix, auth_prefix=auth_prefix,
-                            seed=SeedOptions(seed, athletes, activities_per_athlete), settings=settings, log_level="info")
+    options = ServerOptions(
+        db=db,
+        host=host,
+        port=port,
+        api_prefix=api_prefix,
+        auth_prefix=auth_prefix,
+        seed=SeedOptions(seed, athletes, activities_per_athlete),
+        settings=settings,
+        log_level="info",
+    )
     try:
         server, state = make_server(options)
     except ValueError as error:
         raise click.ClickException(str(error)) from None
     key_note = f"written to {db}.console-key" if db != ":memory:" else "in memory only"
-    click.echo(f"Fitness Activity Service sandbox ({flavor} flavour) on http://{host}:{port}{state.api_prefix} "
-               f"(authorize at {state.auth_prefix}/authorize)")
+    click.echo(
+        f"Fitness Activity Service sandbox ({flavor} flavour) on http://{host}:{port}{state.api_prefix} "
+        f"(authorize at {state.auth_prefix}/authorize)"
+    )
     click.echo(f"Console key ({key_note}): {state.console_key}")
     server.run()
 
@@ -115,7 +159,9 @@ def athlete_list(db: str) -> None:
 @db_option
 @click.option("--firstname", help="First name (default: generated).")
 @click.option("--lastname", help="Last name (default: generated).")
-@click.option("--premium/--no-premium", default=True, help="A subscriber (zones and effort histories answer) or not (402).")
+@click.option(
+    "--premium/--no-premium", default=True, help="A subscriber (zones and effort histories answer) or not (402)."
+)
 @click.option("--region", help="Home region, where the athlete's activities and segments lie (default: generated).")
 def athlete_add(db: str, firstname: str | None, lastname: str | None, premium: bool, region: str | None) -> None:
     """A new athlete with gear, zones and starred segments, and no activities yet."""
@@ -153,11 +199,24 @@ def activity() -> None:
 @click.option("--start-date", help="UTC ISO time; default an hour ago.")
 @click.option("--distance", type=float, help="Meters.")
 @click.option("--name", help="Title (default: generated).")
-@click.option("--visibility", type=click.Choice(console.VISIBILITIES), default="everyone", show_default=True,
-              help="Who may see it: only_me activities need the activity:read_all scope.")
+@click.option(
+    "--visibility",
+    type=click.Choice(console.VISIBILITIES),
+    default="everyone",
+    show_default=True,
+    help="Who may see it: only_me activities need the activity:read_all scope.",
+)
 @click.option("--phone", is_flag=True, help="Recorded on a phone: GPS only, no heart rate or power (and no zones).")
-def activity_record(db: str, athlete_id: int, sport_type: str, start_date: str | None, distance: float | None,
-                    name: str | None, visibility: str, phone: bool) -> None:
+def activity_record(
+    db: str,
+    athlete_id: int,
+    sport_type: str,
+    start_date: str | None,
+    distance: float | None,
+    name: str | None,
+    visibility: str,
+    phone: bool,
+) -> None:
     """Record an activity with full detail, as a device upload (subscribers hear a create event)."""
     options: dict[str, Any] = {"sport_type": sport_type, "visibility": visibility, "device": not phone}
     if start_date:
@@ -175,10 +234,15 @@ def activity_record(db: str, athlete_id: int, sport_type: str, start_date: str |
 @click.option("--name", help="New title.")
 @click.option("--sport-type", help="New sport type.")
 @click.option("--visibility", type=click.Choice(console.VISIBILITIES), help="New visibility.")
-def activity_update(db: str, activity_id: int, name: str | None, sport_type: str | None, visibility: str | None) -> None:
+def activity_update(
+    db: str, activity_id: int, name: str | None, sport_type: str | None, visibility: str | None
+) -> None:
     """Rename, retype or change who sees an activity (an update event follows)."""
-    _run(lambda: console.update_activity(store.connect(db), activity_id, name=name, sport_type=sport_type,
-                                         visibility=visibility))
+    _run(
+        lambda: console.update_activity(
+            store.connect(db), activity_id, name=name, sport_type=sport_type, visibility=visibility
+        )
+    )
 
 
 @activity.command("delete")
@@ -210,5 +274,3 @@ def settings_cmd(db: str, changes: tuple[str, ...]) -> None:
 def counters_cmd(db: str) -> None:
     """Requests, status codes, 429s and deliveries counted by the server."""
     click.echo(json.dumps(store.counters(store.connect(db)), indent=2))
-
-

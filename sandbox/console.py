@@ -21,8 +21,13 @@ VISIBILITIES = ("everyone", "followers_only", "only_me")
 
 def list_athletes(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     return [
-        {"id": r["id"], "premium": bool(r["premium"]), "firstname": r["firstname"], "lastname": r["lastname"],
-         "activities": r["activities"]}
+        {
+            "id": r["id"],
+            "premium": bool(r["premium"]),
+            "firstname": r["firstname"],
+            "lastname": r["lastname"],
+            "activities": r["activities"],
+        }
         for r in conn.execute(
             """SELECT a.id, a.premium, json_extract(a.data, '$.firstname') AS firstname,
                       json_extract(a.data, '$.lastname') AS lastname,
@@ -55,13 +60,20 @@ def record_activity(conn: sqlite3.Connection, athlete_id: int, **options: Any) -
             raise not_found("Athlete")
         activity_id = world.record_activity(conn, athlete_id, **options)
         row = conn.execute("SELECT * FROM activities WHERE id = ?", (activity_id,)).fetchone()
-        push.emit_activity_change(conn, athlete_id=athlete_id, activity_id=activity_id, before=None,
-                                  after=resources.activity_view(row))
+        push.emit_activity_change(
+            conn, athlete_id=athlete_id, activity_id=activity_id, before=None, after=resources.activity_view(row)
+        )
     return activity_id
 
 
-def update_activity(conn: sqlite3.Connection, activity_id: int, *, name: str | None = None, sport_type: str | None = None,
-                    visibility: str | None = None) -> dict[str, Any]:
+def update_activity(
+    conn: sqlite3.Connection,
+    activity_id: int,
+    *,
+    name: str | None = None,
+    sport_type: str | None = None,
+    visibility: str | None = None,
+) -> dict[str, Any]:
     """Rename, retype or change visibility, as the athlete does in the service's app."""
     changes: dict[str, Any] = {}
     if name is not None:
@@ -79,8 +91,13 @@ def update_activity(conn: sqlite3.Connection, activity_id: int, *, name: str | N
         if row is None:
             raise not_found("Activity")
         row = resources.apply_activity_changes(conn, row, changes)
-    return {"id": row["id"], "name": json.loads(row["data"])["name"], "sport_type": row["sport_type"],
-            "type": row["type"], "visibility": row["visibility"]}
+    return {
+        "id": row["id"],
+        "name": json.loads(row["data"])["name"],
+        "sport_type": row["sport_type"],
+        "type": row["type"],
+        "visibility": row["visibility"],
+    }
 
 
 def delete_activity(conn: sqlite3.Connection, activity_id: int) -> None:
@@ -102,8 +119,9 @@ def register_app(conn: sqlite3.Connection, name: str, callback_domain: str) -> d
     try:
         app, secret = create_app(conn, name, callback_domain)
     except ValueError as error:
-        raise ApiError(400, "Application", "name" if "name" in str(error) else "callback_domain", "invalid",
-                       message=str(error)) from None
+        raise ApiError(
+            400, "Application", "name" if "name" in str(error) else "callback_domain", "invalid", message=str(error)
+        ) from None
     return {"client_id": app.id, "client_secret": secret, "name": app.name, "callback_domain": app.callback_domain}
 
 

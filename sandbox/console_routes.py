@@ -76,8 +76,10 @@ def add_athlete(state: SandboxState, request: Request, body: dict[str, Any]) -> 
 
 
 def record_activity(state: SandboxState, request: Request, body: dict[str, Any]) -> dict[str, Any]:
-    options: dict[str, Any] = {"visibility": _str(body, "visibility") or "everyone",
-                               "sport_type": _str(body, "sport_type") or "Ride"}
+    options: dict[str, Any] = {
+        "visibility": _str(body, "visibility") or "everyone",
+        "sport_type": _str(body, "sport_type") or "Ride",
+    }
     if body.get("name") is not None:
         options["name"] = _str(body, "name")
     if body.get("start_date") is not None:
@@ -95,8 +97,13 @@ def record_activity(state: SandboxState, request: Request, body: dict[str, Any])
 
 
 def update_activity(state: SandboxState, request: Request, body: dict[str, Any]) -> dict[str, Any]:
-    return console.update_activity(state.conn, _int(request, "id"), name=_str(body, "name"),
-                                   sport_type=_str(body, "sport_type"), visibility=_str(body, "visibility"))
+    return console.update_activity(
+        state.conn,
+        _int(request, "id"),
+        name=_str(body, "name"),
+        sport_type=_str(body, "sport_type"),
+        visibility=_str(body, "visibility"),
+    )
 
 
 def revoke(state: SandboxState, request: Request, body: dict[str, Any]) -> dict[str, Any]:
@@ -129,7 +136,11 @@ def routes(state: SandboxState) -> list[Route]:
         Route("/sandbox/health", lambda request: JSONResponse({"ok": True}), methods=["GET"]),
         r("/athletes", lambda s, q, b: console.list_athletes(s.conn), ["GET"]),
         r("/athletes", add_athlete, ["POST"]),
-        r("/athletes/{id}/premium", lambda s, q, b: console.set_premium(s.conn, _int(q, "id"), _bool(b, "premium")), ["PUT"]),
+        r(
+            "/athletes/{id}/premium",
+            lambda s, q, b: console.set_premium(s.conn, _int(q, "id"), _bool(b, "premium")),
+            ["PUT"],
+        ),
         r("/athletes/{id}/activities", record_activity, ["POST"]),
         r("/athletes/{id}/revoke", revoke, ["POST"]),
         r("/activities/{id}", update_activity, ["PATCH"]),

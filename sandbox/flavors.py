@@ -26,8 +26,11 @@ def athlete_zones(zones: list[dict[str, Any]], flavor: str) -> Any:
     for zone in zones:
         bounds = [{"min": b["min"], "max": b["max"]} for b in zone["distribution_buckets"]]
         key = REAL_ZONE_KEYS[zone["type"]]
-        out[key] = {"custom_zones": zone.get("custom_zones", False), "zones": bounds} if key == "heart_rate" \
+        out[key] = (
+            {"custom_zones": zone.get("custom_zones", False), "zones": bounds}
+            if key == "heart_rate"
             else {"zones": bounds}
+        )
     return out
 
 

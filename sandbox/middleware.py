@@ -31,8 +31,13 @@ async def send_fault(send: Send, error: ApiError, headers: dict[str, str] | None
 
 async def drop_connection(send: Send) -> None:
     """Start a response and break it off: the client sees the connection fail mid-answer."""
-    await send({"type": "http.response.start", "status": 200,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", b"4096")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", b"4096")],
+        }
+    )
     await send({"type": "http.response.body", "body": b"{", "more_body": True})
     raise DroppedConnection("injected dropped connection")
 
@@ -77,6 +82,7 @@ class SandboxMiddleware:
             await send(message)
 
         if public and self._loses_answer(scope, settings):
+
             async def discard(message: Message) -> None:
                 pass
 

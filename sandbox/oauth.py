@@ -32,7 +32,9 @@ def _template(name: str) -> Template:
 
 
 def _page(title: str, content: str, mobile: bool, status: int = 200) -> HTMLResponse:
-    body = _template("page.html").substitute(title=html.escape(title), content=content, layout="mobile" if mobile else "")
+    body = _template("page.html").substitute(
+        title=html.escape(title), content=content, layout="mobile" if mobile else ""
+    )
     return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store", "X-Frame-Options": "DENY"})
 
 
@@ -108,14 +110,26 @@ def authorize_page(state: SandboxState, mobile: bool) -> Callable[[Request], Awa
         granted = tokens.active_grant_scope(state.conn, app.id, athlete_id)
         if prompt == "auto" and granted is not None and set(requested) <= set(granted.split()):
             with store.transaction(state.conn):
-                code = tokens.issue_code(state.conn, app, athlete_id, redirect_uri, scopes.render(requested), state.settings)
-            return _redirect_back(redirect_uri, {"code": code, "scope": ",".join(scopes.render(requested).split())}, state_param)
+                code = tokens.issue_code(
+                    state.conn, app, athlete_id, redirect_uri, scopes.render(requested), state.settings
+                )
+            return _redirect_back(
+                redirect_uri, {"code": code, "scope": ",".join(scopes.render(requested).split())}, state_param
+            )
         request_id = new_secret()
         with store.transaction(state.conn):
             state.conn.execute(
                 """INSERT INTO consent_requests (hash, app_id, athlete_id, redirect_uri, scope, state, created_at)
                    VALUES (?, ?, ?, ?, ?, ?, ?)""",
-                (digest(request_id), app.id, athlete_id, redirect_uri, " ".join(requested), state_param, int(time.time())),
+                (
+                    digest(request_id),
+                    app.id,
+                    athlete_id,
+                    redirect_uri,
+                    " ".join(requested),
+                    state_param,
+                    int(time.time()),
+                ),
             )
         return _consent_page(state, app, athlete_id, requested, redirect_uri, request_id, mobile)
 
@@ -138,7 +152,13 @@ def _login_page(state: SandboxState, request: Request, mobile: bool) -> HTMLResp
 
 
 def _consent_page(
-    state: SandboxState, app: App, athlete_id: int, requested: list[str], redirect_uri: str, request_id: str, mobile: bool
+    state: SandboxState,
+    app: App,
+    athlete_id: int,
+    requested: list[str],
+    redirect_uri: str,
+    request_id: str,
+    mobile: bool,
 ) -> HTMLResponse:
     athlete = json.loads(state.conn.execute("SELECT data FROM athletes WHERE id = ?", (athlete_id,)).fetchone()["data"])
     boxes = "\n".join(
@@ -174,8 +194,13 @@ def sign_in(state: SandboxState) -> Callable[[Request], Awaitable[Response]]:
         if state.conn.execute("SELECT 1 FROM athletes WHERE id = ?", (athlete_id,)).fetchone() is None:
             return _fault(bad_request("Athlete", "athlete_id"))
         next_parts = urlsplit(next_url)  # only the path is checked: the query may hold an unencoded redirect_uri
-        if (next_parts.scheme or next_parts.netloc or not next_parts.path.startswith(state.auth_prefix + "/")
-                or "//" in next_parts.path or "\\" in next_parts.path):
+        if (
+            next_parts.scheme
+            or next_parts.netloc
+            or not next_parts.path.startswith(state.auth_prefix + "/")
+            or "//" in next_parts.path
+            or "\\" in next_parts.path
+        ):
             return _fault(bad_request("Session", "next"))  # no open redirects
         session = new_secret()
         with store.transaction(state.conn):
@@ -229,8 +254,9 @@ def token_endpoint(state: SandboxState) -> Callable[[Request], Awaitable[Respons
             if grant_type == "authorization_code":
                 if not isinstance(p.get("code"), str) or not p["code"]:
                     raise bad_request("AuthorizationCode", "code", "missing")
-                issued = tokens.exchange_code(state.conn, app, p["code"], p.get("redirect_uri"), state.server_secret,
-                                              state.settings)
+                issued = tokens.exchange_code(
+                    state.conn, app, p["code"], p.get("redirect_uri"), state.server_secret, state.settings
+                )
                 body = flavors.token_exchange_body(_token_body(issued), issued.scope, state.settings.flavor)
                 body["athlete"] = representations.athlete(state.conn, issued.athlete_id, detailed=False)
                 return JSONResponse(body, headers={"Cache-Control": "no-store"})
@@ -287,4 +313,3 @@ def routes(state: SandboxState) -> list[Route]:
         # Where stravalib and other clients send it (with a bearer header), beside the spec's address.
         Route(f"{state.api_prefix}/oauth/deauthorize", deauthorize_endpoint(state), methods=["POST"]),
     ]
-

@@ -26,26 +26,43 @@ PARAM_SCHEMAS: dict[str, dict[str, Any]] = {
 
 # Which operations can answer 403 (the object is another athlete's) and 404 (no such object): the handlers decide.
 # (getStats answers another athlete's id with 401, as the real service does: every token operation documents 401.)
-NOT_OWNER = frozenset({"getSegmentEffortById", "getActivityById", "updateActivityById",
-                       "getLapsByActivityId", "getZonesByActivityId"})
-NOT_FOUND = frozenset({"getSegmentById", "starSegment", "getEffortsBySegmentId", "getSegmentEffortById",
-                       "getActivityById", "updateActivityById", "getLapsByActivityId", "getZonesByActivityId",
-                       "deleteSubscription"})
+NOT_OWNER = frozenset(
+    {"getSegmentEffortById", "getActivityById", "updateActivityById", "getLapsByActivityId", "getZonesByActivityId"}
+)
+NOT_FOUND = frozenset(
+    {
+        "getSegmentById",
+        "starSegment",
+        "getEffortsBySegmentId",
+        "getSegmentEffortById",
+        "getActivityById",
+        "updateActivityById",
+        "getLapsByActivityId",
+        "getZonesByActivityId",
+        "deleteSubscription",
+    }
+)
 
 # getLoggedInAthlete answers the detailed form with profile:read_all and the summary form otherwise (§4.2).
 RESPONSE_SCHEMAS: dict[str, dict[str, Any]] = {
-    "getLoggedInAthlete": {"oneOf": [
-        {"$ref": "#/components/schemas/DetailedAthlete"},
-        {"allOf": [{"$ref": "#/components/schemas/SummaryAthlete"},
-                   {"type": "object", "properties": {"resource_state": {"type": "integer", "enum": [2]}}}]},
-    ]},
+    "getLoggedInAthlete": {
+        "oneOf": [
+            {"$ref": "#/components/schemas/DetailedAthlete"},
+            {
+                "allOf": [
+                    {"$ref": "#/components/schemas/SummaryAthlete"},
+                    {"type": "object", "properties": {"resource_state": {"type": "integer", "enum": [2]}}},
+                ]
+            },
+        ]
+    },
 }
 
 RATE_HEADERS = {
-    "X-RateLimit-Limit": "Overall limits of the application: \"<15-minute>,<daily>\".",
-    "X-RateLimit-Usage": "Overall usage in the current windows: \"<15-minute>,<daily>\".",
-    "X-ReadRateLimit-Limit": "Read (non-upload) limits of the application: \"<15-minute>,<daily>\".",
-    "X-ReadRateLimit-Usage": "Read usage in the current windows: \"<15-minute>,<daily>\".",
+    "X-RateLimit-Limit": 'Overall limits of the application: "<15-minute>,<daily>".',
+    "X-RateLimit-Usage": 'Overall usage in the current windows: "<15-minute>,<daily>".',
+    "X-ReadRateLimit-Limit": 'Read (non-upload) limits of the application: "<15-minute>,<daily>".',
+    "X-ReadRateLimit-Usage": 'Read usage in the current windows: "<15-minute>,<daily>".',
 }
 
 SUCCESS = {200: "OK", 201: "Created", 204: "No Content"}
@@ -55,17 +72,23 @@ def _error_description(op: Operation, status: int) -> str:
     token = op.auth == "token"
     texts = {
         400: "a parameter is missing, malformed or out of range (`errors[0].field` names it)"
-             + ("; the callback validation failed; or the application already has a subscription."
-                if op.operation_id == "createSubscription" else "."),
-        401: ("missing, invalid, expired or revoked access token (`Athlete.access_token`), or a required scope "
-              "missing (`AccessToken.<scope>_permission`, code `missing`)." if token
-              else "unknown client_id or wrong client_secret."),
+        + (
+            "; the callback validation failed; or the application already has a subscription."
+            if op.operation_id == "createSubscription"
+            else "."
+        ),
+        401: (
+            "missing, invalid, expired or revoked access token (`Athlete.access_token`), or a required scope "
+            "missing (`AccessToken.<scope>_permission`, code `missing`)."
+            if token
+            else "unknown client_id or wrong client_secret."
+        ),
         402: "a subscription-only operation and the athlete has no subscription (`Athlete.subscription`, `required`).",
         403: "the object belongs to another athlete.",
-        404: "no such object" + (" (a private segment of another athlete is not found either)."
-                                  if op.resource == "Segment" else "."),
+        404: "no such object"
+        + (" (a private segment of another athlete is not found either)." if op.resource == "Segment" else "."),
         429: "over the application's limit (`Application`, field `read rate limit` or `overall rate limit`, "
-             "code `exceeded`).",
+        "code `exceeded`).",
     }
     return f"{MESSAGES[status]}: {texts[status]}"
 
@@ -176,8 +199,10 @@ def operation_doc(op: Operation) -> dict[str, Any]:
         if required:
             body_schema["required"] = required
         body_schema["properties"] = {p.name: param_schema(p) for p in in_body}
-        form = {"application/x-www-form-urlencoded": {"schema": body_schema},
-                "multipart/form-data": {"schema": body_schema}}
+        form = {
+            "application/x-www-form-urlencoded": {"schema": body_schema},
+            "multipart/form-data": {"schema": body_schema},
+        }
         if op.auth == "client":
             content = form  # client credentials are read from the query or a form, not from JSON
         elif any(p.where == "body" for p in in_body):
@@ -186,8 +211,9 @@ def operation_doc(op: Operation) -> dict[str, Any]:
             content = {**form, "application/json": {"schema": body_schema}}
         doc["requestBody"] = {
             "description": ("Form fields" if op.auth == "client" else "Form fields or a JSON object")
-                           + "; the fields may also be sent as query parameters.",
-            "required": bool(required), "content": content,
+            + "; the fields may also be sent as query parameters.",
+            "required": bool(required),
+            "content": content,
         }
     responses: dict[str, Any] = {}
     rate = _rate_headers()
@@ -195,8 +221,11 @@ def operation_doc(op: Operation) -> dict[str, Any]:
         responses["204"] = {"description": SUCCESS[204], "headers": rate}
     else:
         schema = RESPONSE_SCHEMAS.get(op.operation_id) or (_ref(op.response) if op.response else {"type": "object"})
-        responses[str(op.status)] = {"description": SUCCESS.get(op.status, "Success"), "headers": rate,
-                                     "content": {"application/json": {"schema": schema}}}
+        responses[str(op.status)] = {
+            "description": SUCCESS.get(op.status, "Success"),
+            "headers": rate,
+            "content": {"application/json": {"schema": schema}},
+        }
     for status in error_statuses(op):
         responses[str(status)] = _fault(_error_description(op, status), rate if status == 429 else None)
     responses["default"] = DEFAULT_ERROR
@@ -213,32 +242,50 @@ def oauth_paths(api_prefix: str, auth_prefix: str) -> dict[str, Any]:
     servers = [{"url": auth_prefix, "description": "The authorization address ({auth_url}/oauth)."}]
     authorize_params = [
         _query("client_id", {"type": "integer", "format": "int64", "minimum": 1}, "Application id.", True),
-        _query("redirect_uri", {"type": "string", "maxLength": 2048},
-               "Inside the application's callback domain; localhost and 127.0.0.1 are accepted.", True),
+        _query(
+            "redirect_uri",
+            {"type": "string", "maxLength": 2048},
+            "Inside the application's callback domain; localhost and 127.0.0.1 are accepted.",
+            True,
+        ),
         _query("response_type", {"type": "string", "enum": ["code"]}, "Must be `code`.", True),
-        _query("approval_prompt", {"type": "string", "enum": ["auto", "force"], "default": "auto"},
-               "`force` always shows the consent page; `auto` skips it when the scopes were granted before."),
+        _query(
+            "approval_prompt",
+            {"type": "string", "enum": ["auto", "force"], "default": "auto"},
+            "`force` always shows the consent page; `auto` skips it when the scopes were granted before.",
+        ),
         _query("scope", {"type": "string"}, "Comma- or space-separated scope names.", True),
         _query("state", {"type": "string", "maxLength": 2048}, "Returned unchanged in the redirect."),
     ]
 
     def authorize(operation_id: str, summary: str) -> dict[str, Any]:
-        return {"get": {
-            "operationId": operation_id, "summary": summary, "tags": ["OAuth"], "security": [],
-            "parameters": authorize_params,
-            "responses": {
-                "200": {"description": "The sign-in page (sandbox athlete picker) or the consent page; its forms "
-                                       "post back to this server and end in the redirect.",
-                        "content": {"text/html": {"schema": {"type": "string"}}}},
-                "302": {"description": "Back to redirect_uri with `code` and `scope` (plus `state`), when the athlete "
-                                       "had granted these scopes before and approval_prompt is auto; after the consent "
-                                       "form: the same, or `error=access_denied`.",
-                        "headers": {"Location": {"required": True, "schema": {"type": "string"}}}},
-                "400": _fault("Bad Request: invalid client_id, redirect_uri, response_type, approval_prompt, scope "
-                              "or state; nothing is shown to the athlete."),
-                "default": DEFAULT_ERROR,
-            },
-        }}
+        return {
+            "get": {
+                "operationId": operation_id,
+                "summary": summary,
+                "tags": ["OAuth"],
+                "security": [],
+                "parameters": authorize_params,
+                "responses": {
+                    "200": {
+                        "description": "The sign-in page (sandbox athlete picker) or the consent page; its forms "
+                        "post back to this server and end in the redirect.",
+                        "content": {"text/html": {"schema": {"type": "string"}}},
+                    },
+                    "302": {
+                        "description": "Back to redirect_uri with `code` and `scope` (plus `state`), when the athlete "
+                        "had granted these scopes before and approval_prompt is auto; after the consent "
+                        "form: the same, or `error=access_denied`.",
+                        "headers": {"Location": {"required": True, "schema": {"type": "string"}}},
+                    },
+                    "400": _fault(
+                        "Bad Request: invalid client_id, redirect_uri, response_type, approval_prompt, scope "
+                        "or state; nothing is shown to the athlete."
+                    ),
+                    "default": DEFAULT_ERROR,
+                },
+            }
+        }
 
     token_query = [
         _query("client_id", {"type": "integer", "format": "int64"}, "Application id (or in the body)."),
@@ -249,37 +296,59 @@ def oauth_paths(api_prefix: str, auth_prefix: str) -> dict[str, Any]:
         _query("refresh_token", {"type": "string"}, "For grant_type refresh_token (or in the body)."),
     ]
     token_body = {"schema": _ref("TokenRequest")}
-    token = {"post": {
-        "operationId": "getToken", "summary": "Exchange an authorization code (§5.4) or refresh tokens (§5.5).",
-        "tags": ["OAuth"], "security": [], "parameters": token_query,
-        "requestBody": {"description": "The parameters as form fields or a JSON object (or all in the query).",
-                        "required": False,
-                        "content": {"application/x-www-form-urlencoded": token_body, "multipart/form-data": token_body,
-                                    "application/json": token_body}},
-        "responses": {
-            "200": {"description": "OK", "headers": {"Cache-Control": {"required": True,
-                                                                       "schema": {"type": "string", "enum": ["no-store"]}}},
-                    "content": {"application/json": {"schema": _ref("TokenResponse")}}},
-            "400": _fault("Bad Request: a missing or malformed parameter, an unknown grant_type, an invalid, spent or "
-                          "expired code (`AuthorizationCode.code`), a redirect_uri that does not match, or a refresh "
-                          "token that is not the current one (`RefreshToken.refresh_token`)."),
-            "401": _fault("Authorization Error: unknown client_id or wrong client_secret."),
-            "default": DEFAULT_ERROR,
-        },
-    }}
-
-    def deauthorize(operation_id: str, summary: str) -> dict[str, Any]:
-        return {"post": {
-            "operationId": operation_id, "summary": summary, "tags": ["OAuth"],
-            "security": [{"oauth": []}, {"accessTokenQuery": []}],
+    token = {
+        "post": {
+            "operationId": "getToken",
+            "summary": "Exchange an authorization code (§5.4) or refresh tokens (§5.5).",
+            "tags": ["OAuth"],
+            "security": [],
+            "parameters": token_query,
+            "requestBody": {
+                "description": "The parameters as form fields or a JSON object (or all in the query).",
+                "required": False,
+                "content": {
+                    "application/x-www-form-urlencoded": token_body,
+                    "multipart/form-data": token_body,
+                    "application/json": token_body,
+                },
+            },
             "responses": {
-                "200": {"description": "OK: every access and refresh token of the athlete for the application is "
-                                       "invalid; subscribers get an athlete `authorized: false` event.",
-                        "content": {"application/json": {"schema": _ref("DeauthorizeResponse")}}},
-                "401": _fault("Authorization Error: missing, invalid, expired or revoked access token."),
+                "200": {
+                    "description": "OK",
+                    "headers": {
+                        "Cache-Control": {"required": True, "schema": {"type": "string", "enum": ["no-store"]}}
+                    },
+                    "content": {"application/json": {"schema": _ref("TokenResponse")}},
+                },
+                "400": _fault(
+                    "Bad Request: a missing or malformed parameter, an unknown grant_type, an invalid, spent or "
+                    "expired code (`AuthorizationCode.code`), a redirect_uri that does not match, or a refresh "
+                    "token that is not the current one (`RefreshToken.refresh_token`)."
+                ),
+                "401": _fault("Authorization Error: unknown client_id or wrong client_secret."),
                 "default": DEFAULT_ERROR,
             },
-        }}
+        }
+    }
+
+    def deauthorize(operation_id: str, summary: str) -> dict[str, Any]:
+        return {
+            "post": {
+                "operationId": operation_id,
+                "summary": summary,
+                "tags": ["OAuth"],
+                "security": [{"oauth": []}, {"accessTokenQuery": []}],
+                "responses": {
+                    "200": {
+                        "description": "OK: every access and refresh token of the athlete for the application is "
+                        "invalid; subscribers get an athlete `authorized: false` event.",
+                        "content": {"application/json": {"schema": _ref("DeauthorizeResponse")}},
+                    },
+                    "401": _fault("Authorization Error: missing, invalid, expired or revoked access token."),
+                    "default": DEFAULT_ERROR,
+                },
+            }
+        }
 
     paths = {
         "/authorize": authorize("authorize", "Web authorization page (§5.3)."),
@@ -303,27 +372,43 @@ def document(operations: tuple[Operation, ...], api_prefix: str, auth_prefix: st
     tags = list(dict.fromkeys(tag for op in operations for tag in op.tags)) + ["OAuth"]
     return {
         "openapi": "3.0.3",
-        "info": {"title": "Fitness Activity Service (fitsync sandbox)", "version": "3.0.0",
-                 "description": "Strava-v3-compatible API served by the fitsync sandbox. Resource operations take the "
-                                "access token as `Authorization: Bearer` or as an `access_token` query parameter; every "
-                                "answer of theirs that was charged to the application's rate budget carries the "
-                                "X-RateLimit-* and X-ReadRateLimit-* headers. Every non-success answer is a Fault. "
-                                "The OAuth paths live under the authorization address (per-path `servers`)."},
+        "info": {
+            "title": "Fitness Activity Service (fitsync sandbox)",
+            "version": "3.0.0",
+            "description": "Strava-v3-compatible API served by the fitsync sandbox. Resource operations take the "
+            "access token as `Authorization: Bearer` or as an `access_token` query parameter; every "
+            "answer of theirs that was charged to the application's rate budget carries the "
+            "X-RateLimit-* and X-ReadRateLimit-* headers. Every non-success answer is a Fault. "
+            "The OAuth paths live under the authorization address (per-path `servers`).",
+        },
         "servers": [{"url": api_prefix}],
         "tags": [{"name": tag} for tag in tags],
         "paths": paths,
         "components": {
             "securitySchemes": {
-                "oauth": {"type": "oauth2", "description": "Access token as `Authorization: Bearer <token>`.",
-                          "flows": {"authorizationCode": {
-                              "authorizationUrl": f"{auth_prefix}/authorize", "tokenUrl": f"{auth_prefix}/token",
-                              "refreshUrl": f"{auth_prefix}/token", "scopes": dict(SCOPES)}}},
-                "accessTokenQuery": {"type": "apiKey", "in": "query", "name": "access_token",
-                                     "description": "The access token as a query parameter (older clients)."},
+                "oauth": {
+                    "type": "oauth2",
+                    "description": "Access token as `Authorization: Bearer <token>`.",
+                    "flows": {
+                        "authorizationCode": {
+                            "authorizationUrl": f"{auth_prefix}/authorize",
+                            "tokenUrl": f"{auth_prefix}/token",
+                            "refreshUrl": f"{auth_prefix}/token",
+                            "scopes": dict(SCOPES),
+                        }
+                    },
+                },
+                "accessTokenQuery": {
+                    "type": "apiKey",
+                    "in": "query",
+                    "name": "access_token",
+                    "description": "The access token as a query parameter (older clients).",
+                },
             },
-            "headers": {name: {"description": text, "required": True,
-                               "schema": {"type": "string", "pattern": r"^\d+,\d+$"}}
-                        for name, text in RATE_HEADERS.items()},
+            "headers": {
+                name: {"description": text, "required": True, "schema": {"type": "string", "pattern": r"^\d+,\d+$"}}
+                for name, text in RATE_HEADERS.items()
+            },
             "schemas": components(),
         },
     }

@@ -32,7 +32,9 @@ class Param:
     description: str = ""
 
 
-def parse_all(params: tuple[Param, ...], sources: Mapping[Location, Mapping[str, Any]], resource: str) -> dict[str, Any]:
+def parse_all(
+    params: tuple[Param, ...], sources: Mapping[Location, Mapping[str, Any]], resource: str
+) -> dict[str, Any]:
     """Every declared parameter, converted; the first bad one is a 400 naming it."""
     values: dict[str, Any] = {}
     for p in params:
@@ -148,4 +150,6 @@ _CONVERTERS = {
 }
 
 PAGE = Param("page", "query", "integer", default=1, minimum=1, maximum=1_000_000, description="Page number.")
-PER_PAGE = Param("per_page", "query", "integer", default=30, minimum=1, clamp_to=200, description="Items per page (at most 200).")
+PER_PAGE = Param(
+    "per_page", "query", "integer", default=30, minimum=1, clamp_to=200, description="Items per page (at most 200)."
+)

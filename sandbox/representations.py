@@ -11,43 +11,156 @@ from typing import Any
 import polyline as polyline_codec
 
 ATHLETE_SUMMARY_KEYS = (
-    "username", "firstname", "lastname", "bio", "city", "state", "country", "sex", "premium", "summit",
-    "created_at", "updated_at", "badge_type_id", "profile_medium", "profile", "friend", "follower",
+    "username",
+    "firstname",
+    "lastname",
+    "bio",
+    "city",
+    "state",
+    "country",
+    "sex",
+    "premium",
+    "summit",
+    "created_at",
+    "updated_at",
+    "badge_type_id",
+    "profile_medium",
+    "profile",
+    "friend",
+    "follower",
 )
 ATHLETE_DETAILED_KEYS = ATHLETE_SUMMARY_KEYS + (
-    "follower_count", "friend_count", "mutual_friend_count", "athlete_type", "date_preference",
-    "measurement_preference", "clubs", "ftp", "weight", "bikes", "shoes",
+    "follower_count",
+    "friend_count",
+    "mutual_friend_count",
+    "athlete_type",
+    "date_preference",
+    "measurement_preference",
+    "clubs",
+    "ftp",
+    "weight",
+    "bikes",
+    "shoes",
 )
 
 ACTIVITY_SUMMARY_KEYS = (
-    "name", "distance", "moving_time", "elapsed_time", "total_elevation_gain", "type", "sport_type",
-    "workout_type", "external_id", "upload_id", "start_date", "start_date_local", "timezone", "utc_offset",
-    "start_latlng", "end_latlng", "location_city", "location_state", "location_country", "achievement_count",
-    "kudos_count", "comment_count", "athlete_count", "photo_count", "map", "device_name", "trainer", "commute",
-    "manual", "private", "visibility", "flagged", "gear_id", "from_accepted_tag", "average_speed", "max_speed",
-    "average_cadence", "average_temp", "average_watts", "weighted_average_watts", "kilojoules", "device_watts",
-    "has_heartrate", "average_heartrate", "max_heartrate", "max_watts", "elev_high", "elev_low", "pr_count",
-    "total_photo_count", "has_kudoed", "suffer_score",
+    "name",
+    "distance",
+    "moving_time",
+    "elapsed_time",
+    "total_elevation_gain",
+    "type",
+    "sport_type",
+    "workout_type",
+    "external_id",
+    "upload_id",
+    "start_date",
+    "start_date_local",
+    "timezone",
+    "utc_offset",
+    "start_latlng",
+    "end_latlng",
+    "location_city",
+    "location_state",
+    "location_country",
+    "achievement_count",
+    "kudos_count",
+    "comment_count",
+    "athlete_count",
+    "photo_count",
+    "map",
+    "device_name",
+    "trainer",
+    "commute",
+    "manual",
+    "private",
+    "visibility",
+    "flagged",
+    "gear_id",
+    "from_accepted_tag",
+    "average_speed",
+    "max_speed",
+    "average_cadence",
+    "average_temp",
+    "average_watts",
+    "weighted_average_watts",
+    "kilojoules",
+    "device_watts",
+    "has_heartrate",
+    "average_heartrate",
+    "max_heartrate",
+    "max_watts",
+    "elev_high",
+    "elev_low",
+    "pr_count",
+    "total_photo_count",
+    "has_kudoed",
+    "suffer_score",
 )
 ACTIVITY_DETAILED_KEYS = ACTIVITY_SUMMARY_KEYS + (
-    "description", "calories", "segment_efforts", "splits_metric", "laps", "gear", "partner_brand_tag",
-    "photos", "highlighted_kudosers", "hide_from_home", "embed_token", "segment_leaderboard_opt_out",
+    "description",
+    "calories",
+    "segment_efforts",
+    "splits_metric",
+    "laps",
+    "gear",
+    "partner_brand_tag",
+    "photos",
+    "highlighted_kudosers",
+    "hide_from_home",
+    "embed_token",
+    "segment_leaderboard_opt_out",
     "leaderboard_opt_out",
 )
 
 SEGMENT_SUMMARY_KEYS = (
-    "name", "activity_type", "distance", "average_grade", "maximum_grade", "elevation_high", "elevation_low",
-    "start_latlng", "end_latlng", "climb_category", "city", "state", "country", "private", "hazardous", "starred",
+    "name",
+    "activity_type",
+    "distance",
+    "average_grade",
+    "maximum_grade",
+    "elevation_high",
+    "elevation_low",
+    "start_latlng",
+    "end_latlng",
+    "climb_category",
+    "city",
+    "state",
+    "country",
+    "private",
+    "hazardous",
+    "starred",
 )
 SEGMENT_DETAILED_KEYS = SEGMENT_SUMMARY_KEYS + (
-    "created_at", "updated_at", "total_elevation_gain", "map", "effort_count", "athlete_count", "star_count",
+    "created_at",
+    "updated_at",
+    "total_elevation_gain",
+    "map",
+    "effort_count",
+    "athlete_count",
+    "star_count",
     "athlete_segment_stats",
 )
 
 EFFORT_KEYS = (
-    "name", "elapsed_time", "moving_time", "start_date", "start_date_local", "distance", "start_index",
-    "end_index", "average_cadence", "device_watts", "average_watts", "average_heartrate", "max_heartrate",
-    "segment", "kom_rank", "pr_rank", "achievements", "hidden",
+    "name",
+    "elapsed_time",
+    "moving_time",
+    "start_date",
+    "start_date_local",
+    "distance",
+    "start_index",
+    "end_index",
+    "average_cadence",
+    "device_watts",
+    "average_watts",
+    "average_heartrate",
+    "max_heartrate",
+    "segment",
+    "kom_rank",
+    "pr_rank",
+    "achievements",
+    "hidden",
 )
 
 PRIVACY_RADIUS_M = 400.0
@@ -60,8 +173,11 @@ def photos(activity_id: int, count: int) -> dict[str, Any]:
         return NO_PHOTOS
     unique_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"sandbox-activity-photo:{activity_id}")).upper()
     urls = {size: f"https://sandbox.invalid/photos/{unique_id}-{size}.jpg" for size in ("100", "600")}
-    return {"primary": {"id": None, "unique_id": unique_id, "urls": urls, "source": 1}, "use_primary_photo": True,
-            "count": count}
+    return {
+        "primary": {"id": None, "unique_id": unique_id, "urls": urls, "source": 1},
+        "use_primary_photo": True,
+        "count": count,
+    }
 
 
 def ref(object_id: int, resource_state: int = 1) -> dict[str, int]:
@@ -73,6 +189,7 @@ def pick(facts: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 # Athletes -----------------------------------------------------------------------------------------
+
 
 def gear_summaries(conn: sqlite3.Connection, athlete_id: int) -> dict[str, list[dict[str, Any]]]:
     """Gear with distance summed from the athlete's activities, so the two always agree."""
@@ -88,8 +205,13 @@ def gear_summaries(conn: sqlite3.Connection, athlete_id: int) -> dict[str, list[
 
 
 def gear_summary(row: sqlite3.Row) -> dict[str, Any]:
-    return {"id": row["id"], "primary": bool(row["is_primary"]), "name": row["name"], "resource_state": 2,
-            "distance": round(row["distance"], 1)}
+    return {
+        "id": row["id"],
+        "primary": bool(row["is_primary"]),
+        "name": row["name"],
+        "resource_state": 2,
+        "distance": round(row["distance"], 1),
+    }
 
 
 def athlete(conn: sqlite3.Connection, athlete_id: int, detailed: bool) -> dict[str, Any]:
@@ -106,14 +228,25 @@ def athlete(conn: sqlite3.Connection, athlete_id: int, detailed: bool) -> dict[s
 
 # Segments -----------------------------------------------------------------------------------------
 
-def segment(conn: sqlite3.Connection, row: sqlite3.Row, viewer_id: int, detailed: bool, athlete_data: bool,
-            only_me: bool = False) -> dict[str, Any]:
+
+def segment(
+    conn: sqlite3.Connection,
+    row: sqlite3.Row,
+    viewer_id: int,
+    detailed: bool,
+    athlete_data: bool,
+    only_me: bool = False,
+) -> dict[str, Any]:
     """A segment as `viewer_id` sees it; athlete-specific parts need read_all (`athlete_data`), and efforts of
     Only You activities count in them only with activity:read_all (`only_me`)."""
     facts = json.loads(row["data"])
-    starred = athlete_data and conn.execute(
-        "SELECT 1 FROM stars WHERE athlete_id = ? AND segment_id = ?", (viewer_id, row["id"])
-    ).fetchone() is not None
+    starred = (
+        athlete_data
+        and conn.execute(
+            "SELECT 1 FROM stars WHERE athlete_id = ? AND segment_id = ?", (viewer_id, row["id"])
+        ).fetchone()
+        is not None
+    )
     facts["starred"] = starred
     if detailed:
         counts = conn.execute(
@@ -123,15 +256,20 @@ def segment(conn: sqlite3.Connection, row: sqlite3.Row, viewer_id: int, detailed
         ).fetchone()
         facts["effort_count"] = counts["efforts"]
         facts["athlete_count"] = counts["athletes"]
-        facts["star_count"] = conn.execute("SELECT COUNT(*) FROM stars WHERE segment_id = ?", (row["id"],)).fetchone()[0]
-        facts["athlete_segment_stats"] = athlete_segment_stats(conn, row["id"], viewer_id, only_me) if athlete_data else None
+        facts["star_count"] = conn.execute("SELECT COUNT(*) FROM stars WHERE segment_id = ?", (row["id"],)).fetchone()[
+            0
+        ]
+        facts["athlete_segment_stats"] = (
+            athlete_segment_stats(conn, row["id"], viewer_id, only_me) if athlete_data else None
+        )
     body = {"id": row["id"], "resource_state": 3 if detailed else 2}
     body.update(pick(facts, SEGMENT_DETAILED_KEYS if detailed else SEGMENT_SUMMARY_KEYS))
     return body
 
 
-def athlete_segment_stats(conn: sqlite3.Connection, segment_id: int, athlete_id: int,
-                          only_me: bool = False) -> dict[str, Any]:
+def athlete_segment_stats(
+    conn: sqlite3.Connection, segment_id: int, athlete_id: int, only_me: bool = False
+) -> dict[str, Any]:
     visible = "(? OR activity_id NOT IN (SELECT id FROM activities WHERE visibility = 'only_me'))"
     best = conn.execute(
         f"""SELECT elapsed_time, json_extract(data, '$.start_date_local') AS local FROM efforts
@@ -169,8 +307,15 @@ def explorer_segment(row: sqlite3.Row, starred: bool, climb_desc: list[str]) -> 
 
 # Efforts ------------------------------------------------------------------------------------------
 
-def effort(conn: sqlite3.Connection, row: sqlite3.Row, viewer_id: int, detailed: bool, athlete_data: bool,
-           only_me: bool = False) -> dict[str, Any]:
+
+def effort(
+    conn: sqlite3.Connection,
+    row: sqlite3.Row,
+    viewer_id: int,
+    detailed: bool,
+    athlete_data: bool,
+    only_me: bool = False,
+) -> dict[str, Any]:
     facts = json.loads(row["data"])
     seg = conn.execute("SELECT * FROM segments WHERE id = ?", (row["segment_id"],)).fetchone()
     facts["segment"] = segment(conn, seg, viewer_id, detailed=False, athlete_data=athlete_data)
@@ -188,6 +333,7 @@ def effort(conn: sqlite3.Connection, row: sqlite3.Row, viewer_id: int, detailed:
 
 
 # Activities ---------------------------------------------------------------------------------------
+
 
 def activity(
     conn: sqlite3.Connection,

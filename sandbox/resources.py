@@ -18,10 +18,20 @@ from .world_common import raise_id_floor
 
 RECENT_DAYS = 28
 STATS_GROUPS = {"ride": ("Ride", "VirtualRide", "EBikeRide"), "run": ("Run", "VirtualRun"), "swim": ("Swim",)}
-UPDATABLE_ACTIVITY_FIELDS = ("name", "type", "sport_type", "description", "trainer", "commute", "gear_id", "hide_from_home")
+UPDATABLE_ACTIVITY_FIELDS = (
+    "name",
+    "type",
+    "sport_type",
+    "description",
+    "trainer",
+    "commute",
+    "gear_id",
+    "hide_from_home",
+)
 
 
 # Athlete ------------------------------------------------------------------------------------------
+
 
 def get_athlete(call: Call) -> dict[str, Any]:
     return rep.athlete(call.conn, call.athlete_id, detailed=call.has("profile:read_all"))
@@ -55,9 +65,18 @@ def get_zones(call: Call) -> Any:
         if not bounds:
             continue
         times = totals.get(zone_type, [])
-        buckets = [{"min": b["min"], "max": b["max"], "time": times[i] if i < len(times) else 0} for i, b in enumerate(bounds)]
-        out.append({"type": zone_type, "resource_state": 3, "sensor_based": True, "custom_zones": False,
-                    "distribution_buckets": buckets})
+        buckets = [
+            {"min": b["min"], "max": b["max"], "time": times[i] if i < len(times) else 0} for i, b in enumerate(bounds)
+        ]
+        out.append(
+            {
+                "type": zone_type,
+                "resource_state": 3,
+                "sensor_based": True,
+                "custom_zones": False,
+                "distribution_buckets": buckets,
+            }
+        )
     return flavors.athlete_zones(out, call.state.settings.flavor)
 
 
@@ -78,10 +97,15 @@ def get_stats(call: Call) -> dict[str, Any]:
            FROM activities WHERE athlete_id = ? AND visibility = 'everyone'""",
         (call.athlete_id,),
     ).fetchall()
-    periods = {"recent": lambda r: r["start_ts"] >= recent_from, "ytd": lambda r: (r["local"] or "")[:4] == year,
-               "all": lambda r: True}
+    periods = {
+        "recent": lambda r: r["start_ts"] >= recent_from,
+        "ytd": lambda r: (r["local"] or "")[:4] == year,
+        "all": lambda r: True,
+    }
     body: dict[str, Any] = {
-        "biggest_ride_distance": max((r["distance"] or 0 for r in rows if r["type"] in STATS_GROUPS["ride"]), default=0),
+        "biggest_ride_distance": max(
+            (r["distance"] or 0 for r in rows if r["type"] in STATS_GROUPS["ride"]), default=0
+        ),
         "biggest_climb_elevation_gain": max(
             (r["elevation_gain"] or 0 for r in rows if r["type"] in STATS_GROUPS["ride"]), default=0
         ),
@@ -102,6 +126,7 @@ def get_stats(call: Call) -> dict[str, Any]:
 
 # Segments -----------------------------------------------------------------------------------------
 
+
 def _visible_segment(call: Call, segment_id: int) -> sqlite3.Row:
     """Private segments exist only for their owner, and only with read_all."""
     row = call.conn.execute("SELECT * FROM segments WHERE id = ?", (segment_id,)).fetchone()
@@ -114,8 +139,14 @@ def _visible_segment(call: Call, segment_id: int) -> sqlite3.Row:
 
 def get_segment(call: Call) -> dict[str, Any]:
     row = _visible_segment(call, call.params["id"])
-    return rep.segment(call.conn, row, call.athlete_id, detailed=True, athlete_data=call.has("read_all"),
-                       only_me=call.has("activity:read_all"))
+    return rep.segment(
+        call.conn,
+        row,
+        call.athlete_id,
+        detailed=True,
+        athlete_data=call.has("read_all"),
+        only_me=call.has("activity:read_all"),
+    )
 
 
 def starred_segments(call: Call) -> list[dict[str, Any]]:
@@ -144,8 +175,14 @@ def star_segment(call: Call) -> dict[str, Any]:
             )
         else:
             call.conn.execute("DELETE FROM stars WHERE athlete_id = ? AND segment_id = ?", (call.athlete_id, row["id"]))
-    body = rep.segment(call.conn, row, call.athlete_id, detailed=True, athlete_data=call.has("read_all"),
-                       only_me=call.has("activity:read_all"))
+    body = rep.segment(
+        call.conn,
+        row,
+        call.athlete_id,
+        detailed=True,
+        athlete_data=call.has("read_all"),
+        only_me=call.has("activity:read_all"),
+    )
     body["starred"] = bool(call.params["starred"])
     return body
 
@@ -164,11 +201,15 @@ def explore_segments(call: Call) -> dict[str, Any]:
            ORDER BY popularity DESC, s.id LIMIT 10""",
         (sw_lat, ne_lat, sw_lng, ne_lng, kind, min_cat, max_cat, call.has("read_all"), call.athlete_id),
     ).fetchall()
-    starred = {r["segment_id"] for r in call.conn.execute("SELECT segment_id FROM stars WHERE athlete_id = ?", (call.athlete_id,))}
+    starred = {
+        r["segment_id"]
+        for r in call.conn.execute("SELECT segment_id FROM stars WHERE athlete_id = ?", (call.athlete_id,))
+    }
     return {"segments": [rep.explorer_segment(r, r["id"] in starred, world.CLIMB_CATEGORY_DESC) for r in rows]}
 
 
 # Segment efforts ----------------------------------------------------------------------------------
+
 
 def efforts_by_segment(call: Call) -> list[dict[str, Any]]:
     segment = _visible_segment(call, call.params["segment_id"])
@@ -180,8 +221,15 @@ def efforts_by_segment(call: Call) -> list[dict[str, Any]]:
              AND (? IS NULL OR json_extract(e.data, '$.start_date_local') >= ?)
              AND (? IS NULL OR json_extract(e.data, '$.start_date_local') <= ?)
            ORDER BY e.start_ts, e.id LIMIT ? OFFSET ?""",
-        (segment["id"], call.athlete_id, call.has("activity:read_all"), *_local_bound(start), *_local_bound(end),
-         per_page, (page - 1) * per_page),
+        (
+            segment["id"],
+            call.athlete_id,
+            call.has("activity:read_all"),
+            *_local_bound(start),
+            *_local_bound(end),
+            per_page,
+            (page - 1) * per_page,
+        ),
     ).fetchall()
     return [rep.effort(call.conn, r, call.athlete_id, detailed=False, athlete_data=call.has("read_all")) for r in rows]
 
@@ -196,8 +244,14 @@ def get_effort(call: Call) -> dict[str, Any]:
     if activity["visibility"] == "only_me":
         call.require("activity:read_all")
     _visible_segment(call, row["segment_id"])  # an effort on a private segment shows it: read_all too
-    return rep.effort(call.conn, row, call.athlete_id, detailed=True, athlete_data=call.has("read_all"),
-                      only_me=call.has("activity:read_all"))
+    return rep.effort(
+        call.conn,
+        row,
+        call.athlete_id,
+        detailed=True,
+        athlete_data=call.has("read_all"),
+        only_me=call.has("activity:read_all"),
+    )
 
 
 def _local_bound(value: dt.datetime | None) -> tuple[str | None, str | None]:
@@ -207,6 +261,7 @@ def _local_bound(value: dt.datetime | None) -> tuple[str | None, str | None]:
 
 
 # Activities ---------------------------------------------------------------------------------------
+
 
 def _owned_activity(call: Call, activity_id: int) -> sqlite3.Row:
     row = call.conn.execute("SELECT * FROM activities WHERE id = ?", (activity_id,)).fetchone()
@@ -225,8 +280,15 @@ def _home(call: Call) -> tuple[float, float]:
 
 
 def _detailed(call: Call, row: sqlite3.Row, all_efforts: bool = False) -> dict[str, Any]:
-    body = rep.activity(call.conn, row, detailed=True, read_all=call.has("activity:read_all"),
-                        all_efforts=all_efforts, home=_home(call), private_segments=call.has("read_all"))
+    body = rep.activity(
+        call.conn,
+        row,
+        detailed=True,
+        read_all=call.has("activity:read_all"),
+        all_efforts=all_efforts,
+        home=_home(call),
+        private_segments=call.has("read_all"),
+    )
     return flavors.detailed_activity(body, call.state.settings.flavor)
 
 
@@ -245,14 +307,17 @@ def list_activities(call: Call) -> list[dict[str, Any]]:
     rows = call.conn.execute(
         f"""SELECT * FROM activities WHERE athlete_id = ? AND (? OR visibility != 'only_me')
               AND (? IS NULL OR start_ts < ?) AND (? IS NULL OR start_ts >= ?)
-            ORDER BY start_ts {'ASC' if ascending else 'DESC'}, id {'ASC' if ascending else 'DESC'}
+            ORDER BY start_ts {"ASC" if ascending else "DESC"}, id {"ASC" if ascending else "DESC"}
             LIMIT ? OFFSET ?""",
         (call.athlete_id, call.has("activity:read_all"), before, before, after, after, per_page, (page - 1) * per_page),
     ).fetchall()
     home = _home(call)
     drop = call.state.settings.fault_listing_drop_every
-    return [rep.activity(call.conn, r, detailed=False, read_all=call.has("activity:read_all"), home=home) for r in rows
-            if not (drop and r["id"] % drop == 0)]
+    return [
+        rep.activity(call.conn, r, detailed=False, read_all=call.has("activity:read_all"), home=home)
+        for r in rows
+        if not (drop and r["id"] % drop == 0)
+    ]
 
 
 def get_laps(call: Call) -> list[dict[str, Any]]:
@@ -264,7 +329,9 @@ def get_activity_zones(call: Call) -> list[dict[str, Any]]:
     row = _owned_activity(call, call.params["id"])
     data = json.loads(row["data"])
     zones = data.get("zones") or []
-    if call.state.settings.flavor == "real" and (pace := pace_zones(call.conn, row["athlete_id"], row["start_ts"], data)):
+    if call.state.settings.flavor == "real" and (
+        pace := pace_zones(call.conn, row["athlete_id"], row["start_ts"], data)
+    ):
         zones = [*zones, pace]  # the real service also answers pace zones for runs (real-service notes)
     return zones
 
@@ -277,13 +344,22 @@ def create_activity(call: Call) -> dict[str, Any]:
         raise bad_request("Activity", "type")
     with store.transaction(call.conn):
         activity_id = world.create_manual_activity(
-            call.conn, call.athlete_id, name=p["name"], sport_type=p["sport_type"], type=p["type"],
-            start_date_local=p["start_date_local"].replace(tzinfo=None), elapsed_time=p["elapsed_time"],
-            description=p["description"], distance=p["distance"], trainer=bool(p["trainer"]), commute=bool(p["commute"]),
+            call.conn,
+            call.athlete_id,
+            name=p["name"],
+            sport_type=p["sport_type"],
+            type=p["type"],
+            start_date_local=p["start_date_local"].replace(tzinfo=None),
+            elapsed_time=p["elapsed_time"],
+            description=p["description"],
+            distance=p["distance"],
+            trainer=bool(p["trainer"]),
+            commute=bool(p["commute"]),
         )
         row = call.conn.execute("SELECT * FROM activities WHERE id = ?", (activity_id,)).fetchone()
-        push.emit_activity_change(call.conn, athlete_id=call.athlete_id, activity_id=activity_id, before=None,
-                                  after=activity_view(row))
+        push.emit_activity_change(
+            call.conn, athlete_id=call.athlete_id, activity_id=activity_id, before=None, after=activity_view(row)
+        )
     call.state.wake_worker()
     return _detailed(call, row)
 
@@ -306,7 +382,9 @@ def update_activity(call: Call) -> dict[str, Any]:
 def _athlete_gear(call: Call, gear_id: str) -> str | None:
     if gear_id in ("none", ""):
         return None
-    owned = call.conn.execute("SELECT 1 FROM gear WHERE id = ? AND athlete_id = ?", (gear_id, call.athlete_id)).fetchone()
+    owned = call.conn.execute(
+        "SELECT 1 FROM gear WHERE id = ? AND athlete_id = ?", (gear_id, call.athlete_id)
+    ).fetchone()
     if owned is None:
         raise bad_request("Activity", "gear_id")
     return gear_id
@@ -331,8 +409,13 @@ def apply_activity_changes(conn: sqlite3.Connection, row: sqlite3.Row, changes: 
         (json.dumps(facts), facts["type"], facts["sport_type"], facts.get("gear_id"), visibility, row["id"]),
     )
     new_row = conn.execute("SELECT * FROM activities WHERE id = ?", (row["id"],)).fetchone()
-    push.emit_activity_change(conn, athlete_id=row["athlete_id"], activity_id=row["id"], before=activity_view(row),
-                              after=activity_view(new_row))
+    push.emit_activity_change(
+        conn,
+        athlete_id=row["athlete_id"],
+        activity_id=row["id"],
+        before=activity_view(row),
+        after=activity_view(new_row),
+    )
     return new_row
 
 
@@ -343,17 +426,24 @@ def delete_activity(conn: sqlite3.Connection, activity_id: int) -> bool:
         if row is None:
             return False
         raise_id_floor(conn, "activities", activity_id)
-        raise_id_floor(conn, "efforts", conn.execute(
-            "SELECT MAX(id) FROM efforts WHERE activity_id = ?", (activity_id,)).fetchone()[0])
-        raise_id_floor(conn, "laps", max((lap["id"] for lap in json.loads(row["data"]).get("laps") or []), default=None))
+        raise_id_floor(
+            conn,
+            "efforts",
+            conn.execute("SELECT MAX(id) FROM efforts WHERE activity_id = ?", (activity_id,)).fetchone()[0],
+        )
+        raise_id_floor(
+            conn, "laps", max((lap["id"] for lap in json.loads(row["data"]).get("laps") or []), default=None)
+        )
         conn.execute("DELETE FROM efforts WHERE activity_id = ?", (activity_id,))
         conn.execute("DELETE FROM activities WHERE id = ?", (activity_id,))
-        push.emit_activity_change(conn, athlete_id=row["athlete_id"], activity_id=activity_id,
-                                  before=activity_view(row), after=None)
+        push.emit_activity_change(
+            conn, athlete_id=row["athlete_id"], activity_id=activity_id, before=activity_view(row), after=None
+        )
     return True
 
 
 # Helpers ------------------------------------------------------------------------------------------
+
 
 def _athlete_facts(conn: sqlite3.Connection, athlete_id: int) -> dict[str, Any]:
     row = conn.execute("SELECT data FROM athletes WHERE id = ?", (athlete_id,)).fetchone()
@@ -364,4 +454,3 @@ def _athlete_facts(conn: sqlite3.Connection, athlete_id: int) -> dict[str, Any]:
 
 def _iso(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-

@@ -40,8 +40,13 @@ def open_state(options: ServerOptions) -> SandboxState:
     conn = store.connect(options.db)
     if store.get_meta(conn, "seed") is None:
         anchor = options.seed.anchor or dt.datetime.now(dt.UTC).replace(microsecond=0)
-        world.seed_world(conn, seed=options.seed.seed, athletes=options.seed.athletes,
-                         activities_per_athlete=options.seed.activities_per_athlete, anchor=anchor)
+        world.seed_world(
+            conn,
+            seed=options.seed.seed,
+            athletes=options.seed.athletes,
+            activities_per_athlete=options.seed.activities_per_athlete,
+            anchor=anchor,
+        )
     state = SandboxState(
         conn=conn,
         db_path=options.db,
@@ -63,9 +68,16 @@ KEEP_ALIVE_SECONDS = 65
 
 def make_server(options: ServerOptions, state: SandboxState | None = None) -> tuple[uvicorn.Server, SandboxState]:
     state = state or open_state(options)
-    config = uvicorn.Config(build_app(state), host=options.host, port=options.port, log_level=options.log_level,
-                            lifespan="on", access_log=False, timeout_graceful_shutdown=2,
-                            timeout_keep_alive=KEEP_ALIVE_SECONDS)
+    config = uvicorn.Config(
+        build_app(state),
+        host=options.host,
+        port=options.port,
+        log_level=options.log_level,
+        lifespan="on",
+        access_log=False,
+        timeout_graceful_shutdown=2,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+    )
     return uvicorn.Server(config), state
 
 
@@ -74,9 +86,18 @@ class UvicornThread:
 
     def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning") -> None:
         self.host = host
-        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
-                                                    access_log=False, timeout_graceful_shutdown=2,
-                                                    timeout_keep_alive=KEEP_ALIVE_SECONDS))
+        self.server = uvicorn.Server(
+            uvicorn.Config(
+                app,
+                host=host,
+                port=port,
+                log_level=log_level,
+                lifespan="on",
+                access_log=False,
+                timeout_graceful_shutdown=2,
+                timeout_keep_alive=KEEP_ALIVE_SECONDS,
+            )
+        )
         self._thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
 
     def start(self, timeout: float = 30.0) -> UvicornThread:

@@ -86,10 +86,13 @@ def _coerce(name: str, type_name: Any, value: Any) -> Any:
             return value
         raise ValueError(f"setting {name} must be a string of at most 200 characters")
     if kind is dict:
-        if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, dict) and set(v) <= FAULT_ANSWER_KEYS
-                                           for k, v in value.items()):
+        if isinstance(value, dict) and all(
+            isinstance(k, str) and isinstance(v, dict) and set(v) <= FAULT_ANSWER_KEYS for k, v in value.items()
+        ):
             return value
-        raise ValueError(f"setting {name} must map \"METHOD /path\" to an object with {', '.join(sorted(FAULT_ANSWER_KEYS))}")
+        raise ValueError(
+            f'setting {name} must map "METHOD /path" to an object with {", ".join(sorted(FAULT_ANSWER_KEYS))}'
+        )
     if kind is bool:
         if isinstance(value, bool):
             return value

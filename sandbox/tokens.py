@@ -34,7 +34,9 @@ class IssuedTokens:
     scope: str
 
 
-def issue_code(conn: sqlite3.Connection, app: App, athlete_id: int, redirect_uri: str, scope: str, settings: Settings) -> str:
+def issue_code(
+    conn: sqlite3.Connection, app: App, athlete_id: int, redirect_uri: str, scope: str, settings: Settings
+) -> str:
     code = new_secret()
     conn.execute(
         "INSERT INTO codes (hash, app_id, athlete_id, redirect_uri, scope, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -75,7 +77,9 @@ def exchange_code(
     return IssuedTokens(access, expires_at, refresh, row["athlete_id"], row["scope"])
 
 
-def refresh(conn: sqlite3.Connection, app: App, refresh_token: str, server_secret: str, settings: Settings) -> IssuedTokens:
+def refresh(
+    conn: sqlite3.Connection, app: App, refresh_token: str, server_secret: str, settings: Settings
+) -> IssuedTokens:
     """Rotate N → N+1 atomically; the access token is reused while it has more than the threshold left."""
     now = time.time()
     with store.transaction(conn):
@@ -120,10 +124,13 @@ def deauthorize(conn: sqlite3.Connection, app_id: int, athlete_id: int) -> int:
     """Invalidate every token of this athlete for this app and drop the app from the athlete's list."""
     now = time.time()
     with store.transaction(conn):
-        families = [r["id"] for r in conn.execute(
-            "SELECT id FROM token_families WHERE app_id = ? AND athlete_id = ? AND revoked_at IS NULL",
-            (app_id, athlete_id),
-        )]
+        families = [
+            r["id"]
+            for r in conn.execute(
+                "SELECT id FROM token_families WHERE app_id = ? AND athlete_id = ? AND revoked_at IS NULL",
+                (app_id, athlete_id),
+            )
+        ]
         for family_id in families:
             _revoke_family(conn, family_id, now)
         conn.execute(
@@ -154,7 +161,9 @@ def _revoke_family(conn: sqlite3.Connection, family_id: int, now: float) -> None
     conn.execute("UPDATE refresh_tokens SET current = 0 WHERE family_id = ?", (family_id,))
 
 
-def _new_access(conn: sqlite3.Connection, family_id: int, server_secret: str, now: float, settings: Settings) -> tuple[str, float]:
+def _new_access(
+    conn: sqlite3.Connection, family_id: int, server_secret: str, now: float, settings: Settings
+) -> tuple[str, float]:
     key = secrets.token_hex(16)
     value = derive(server_secret, "access:" + key)
     expires_at = float(int(now + settings.access_token_lifetime))
@@ -173,4 +182,3 @@ def _new_refresh(conn: sqlite3.Connection, family_id: int, server_secret: str, n
         (digest(value), key, family_id, now),
     )
     return value
-

@@ -50,9 +50,25 @@ from .world_people import Athlete, create_athlete
 from .world_tables import KIND_MIX, REGIONS, SPORT_MIX, START_HOURS
 
 __all__ = [
-    "ACTIVITY_BASE", "ATHLETE_BASE", "CLIMB_CATEGORY_DESC", "EFFORT_BASE", "GEAR_BASE", "LAP_BASE", "LEGACY_TYPES",
-    "PRIVATE_ATHLETE_KEYS", "REGION_NAMES", "SEGMENT_BASE", "SPORT_TYPES", "VISIBILITIES", "add_athlete",
-    "climb_category", "create_manual_activity", "power_zones", "record_activity", "seed_world", "sport_family",
+    "ACTIVITY_BASE",
+    "ATHLETE_BASE",
+    "CLIMB_CATEGORY_DESC",
+    "EFFORT_BASE",
+    "GEAR_BASE",
+    "LAP_BASE",
+    "LEGACY_TYPES",
+    "PRIVATE_ATHLETE_KEYS",
+    "REGION_NAMES",
+    "SEGMENT_BASE",
+    "SPORT_TYPES",
+    "VISIBILITIES",
+    "add_athlete",
+    "climb_category",
+    "create_manual_activity",
+    "power_zones",
+    "record_activity",
+    "seed_world",
+    "sport_family",
 ]
 
 REGION_NAMES = tuple(r.name for r in REGIONS)
@@ -76,8 +92,15 @@ def add_athlete(
     now = now or datetime.now(UTC)
     with store.transaction(conn):
         return create_athlete(
-            conn, seed=seed, firstname=firstname, lastname=lastname, premium=premium, sex=sex,
-            measurement_preference=measurement_preference, region=region, now=now,
+            conn,
+            seed=seed,
+            firstname=firstname,
+            lastname=lastname,
+            premium=premium,
+            sex=sex,
+            measurement_preference=measurement_preference,
+            region=region,
+            now=now,
         )
 
 
@@ -105,8 +128,17 @@ def record_activity(
     start = start_date or now - timedelta(hours=1)
     with store.transaction(conn):
         return record(
-            Batch(conn), athlete_id, seed=seed, sport_type=sport_type, start_ts=epoch(start), distance=distance,
-            moving_time=moving_time, name=name, visibility=visibility, device=device, short=start_date is None,
+            Batch(conn),
+            athlete_id,
+            seed=seed,
+            sport_type=sport_type,
+            start_ts=epoch(start),
+            distance=distance,
+            moving_time=moving_time,
+            name=name,
+            visibility=visibility,
+            device=device,
+            short=start_date is None,
         )
 
 
@@ -133,13 +165,23 @@ def create_manual_activity(
     """
     with store.transaction(conn):
         return manual_activity(
-            conn, athlete_id, name=name, sport_type=sport_type, type=type, start_date_local=start_date_local,
-            elapsed_time=elapsed_time, description=description, distance=distance, trainer=trainer, commute=commute,
+            conn,
+            athlete_id,
+            name=name,
+            sport_type=sport_type,
+            type=type,
+            start_date_local=start_date_local,
+            elapsed_time=elapsed_time,
+            description=description,
+            distance=distance,
+            trainer=trainer,
+            commute=commute,
         )
 
 
-def seed_world(conn: sqlite3.Connection, *, seed: int, athletes: int, activities_per_athlete: int,
-               anchor: datetime) -> None:
+def seed_world(
+    conn: sqlite3.Connection, *, seed: int, athletes: int, activities_per_athlete: int, anchor: datetime
+) -> None:
     """Fill an empty db with a world ending at `anchor`; equal arguments give an identical db."""
     anchor_ts = epoch(anchor)
     rng = seeded("world", seed)
@@ -154,7 +196,11 @@ def seed_world(conn: sqlite3.Connection, *, seed: int, athletes: int, activities
             span_days = rng.randint(1100, 1450)
             created = anchor - timedelta(days=span_days + rng.randint(10, 120), seconds=rng.randint(0, 86399))
             athlete_id = create_athlete(
-                conn, seed=seed * 1000 + i, now=anchor, created=created, kind=kind,
+                conn,
+                seed=seed * 1000 + i,
+                now=anchor,
+                created=created,
+                kind=kind,
                 region=regions[i % used].name,
                 premium=not (athletes >= 3 and i == 2) and (i < 3 or rng.random() < 0.85),
                 measurement_preference=("meters", "feet")[i % 2] if i < 2 else None,
@@ -165,12 +211,29 @@ def seed_world(conn: sqlite3.Connection, *, seed: int, athletes: int, activities
         batch = Batch(conn)
         plan: list[tuple[int, int, str, str]] = []
         for athlete_id, kind, span_days in roster:
-            plan += _plan_athlete(seeded("plan", seed, athlete_id), batch.athlete(athlete_id), kind, span_days,
-                                  activities_per_athlete, anchor_ts)
+            plan += _plan_athlete(
+                seeded("plan", seed, athlete_id),
+                batch.athlete(athlete_id),
+                kind,
+                span_days,
+                activities_per_athlete,
+                anchor_ts,
+            )
         plan.sort()  # chronological across athletes, so every rank follows from the efforts before it
         for n, (start_ts, athlete_id, sport_type, visibility) in enumerate(plan):
-            record(batch, athlete_id, seed=seed * 1_000_003 + n, sport_type=sport_type, start_ts=start_ts,
-                    distance=None, moving_time=None, name=None, visibility=visibility, device=True, short=False)
+            record(
+                batch,
+                athlete_id,
+                seed=seed * 1_000_003 + n,
+                sport_type=sport_type,
+                start_ts=start_ts,
+                distance=None,
+                moving_time=None,
+                name=None,
+                visibility=visibility,
+                device=True,
+                short=False,
+            )
         store.set_meta(conn, "seed", str(seed))
         store.set_meta(conn, "anchor", anchor.astimezone(UTC).isoformat())
 
@@ -184,8 +247,9 @@ def _seed_kind(rng: random.Random, i: int, athletes: int) -> str:
     return pick(rng, KIND_MIX)
 
 
-def _plan_athlete(rng: random.Random, athlete: Athlete, kind: str, span_days: int, count: int,
-                  anchor_ts: int) -> list[tuple[int, int, str, str]]:
+def _plan_athlete(
+    rng: random.Random, athlete: Athlete, kind: str, span_days: int, count: int, anchor_ts: int
+) -> list[tuple[int, int, str, str]]:
     """Start times, sports and visibilities: mostly one a day over the years, a block in the last 4 weeks."""
     if count <= 0:
         return []
@@ -215,7 +279,7 @@ def _session_hours(sessions: int, nth: int) -> list[tuple[int, float]]:
     if sessions == 2:
         return [(h, w) for h, w in START_HOURS if (h <= 8 if nth == 1 else h >= 17)]
     size = math.ceil(len(START_HOURS) / sessions)  # more than two a day: best effort
-    return list(START_HOURS[(nth - 1) * size: nth * size]) or list(START_HOURS[-1:])
+    return list(START_HOURS[(nth - 1) * size : nth * size]) or list(START_HOURS[-1:])
 
 
 def _local_start(rng: random.Random, zone: ZoneInfo, day: date, hour: int) -> int:

@@ -69,8 +69,13 @@ _SUFFER_PER_HOUR = (12, 24, 45, 100, 120)  # relative-effort points per hour in 
 _PACE_ZONE_RATIOS = (0.78, 0.88, 0.94, 1.01, 1.06)  # of threshold speed: upper bounds of pace zones 1-5
 CLIMB_K = {"ride": 0.25, "run": 0.07, "fixed": 0.09}  # speed loss per % of grade
 _WORKOUT_INTENSITY = {1: 1.06, 11: 1.06, 3: 1.03, 12: 1.03, 2: 0.95}
-_ROLLING = {"Ride": 0.005, "VirtualRide": 0.005, "GravelRide": 0.012, "MountainBikeRide": 0.025,
-            "EMountainBikeRide": 0.025}  # rolling resistance for power estimates
+_ROLLING = {
+    "Ride": 0.005,
+    "VirtualRide": 0.005,
+    "GravelRide": 0.012,
+    "MountainBikeRide": 0.025,
+    "EMountainBikeRide": 0.025,
+}  # rolling resistance for power estimates
 _POLYLINE_POINTS = 500
 _SUMMARY_POINTS = 60
 
@@ -118,8 +123,20 @@ class _Plan:
     ftp: int | None
 
 
-def record(batch: Batch, athlete_id: int, *, seed: int, sport_type: str, start_ts: int, distance: float | None,
-           moving_time: int | None, name: str | None, visibility: str, device: bool, short: bool) -> int:
+def record(
+    batch: Batch,
+    athlete_id: int,
+    *,
+    seed: int,
+    sport_type: str,
+    start_ts: int,
+    distance: float | None,
+    moving_time: int | None,
+    name: str | None,
+    visibility: str,
+    device: bool,
+    short: bool,
+) -> int:
     """Record one device activity: plan, course, timeline, then efforts, laps and totals read off it."""
     if visibility not in VISIBILITIES:
         raise ValueError(f"visibility must be one of {', '.join(VISIBILITIES)}")
@@ -152,8 +169,13 @@ def record(batch: Batch, athlete_id: int, *, seed: int, sport_type: str, start_t
     body = _ActivityBuilder(rng, athlete, plan, activity_id, start_ts, lt, tl, seconds, hr_on, device)
     efforts = body.efforts(batch, visibility) if tl else []
     data = body.data(
-        seed=seed, name=name or _default_name(rng, plan.sport, sport_type, lt.local(start_ts)), gear_id=gear_id,
-        points=points, efforts=efforts, laps=body.laps(batch), visibility=visibility,
+        seed=seed,
+        name=name or _default_name(rng, plan.sport, sport_type, lt.local(start_ts)),
+        gear_id=gear_id,
+        points=points,
+        efforts=efforts,
+        laps=body.laps(batch),
+        visibility=visibility,
     )
     batch.conn.execute(
         "INSERT INTO activities (id, athlete_id, start_ts, visibility, type, sport_type, gear_id, data)"
@@ -163,14 +185,26 @@ def record(batch: Batch, athlete_id: int, *, seed: int, sport_type: str, start_t
     batch.conn.executemany(
         "INSERT INTO efforts (id, activity_id, athlete_id, segment_id, start_ts, elapsed_time, hidden, data)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [(e["id"], activity_id, athlete_id, e["segment_id"], e["start_ts"], e["data"]["elapsed_time"],
-          int(e["data"]["hidden"]), dumps(e["data"])) for e in efforts],
+        [
+            (
+                e["id"],
+                activity_id,
+                athlete_id,
+                e["segment_id"],
+                e["start_ts"],
+                e["data"]["elapsed_time"],
+                int(e["data"]["hidden"]),
+                dumps(e["data"]),
+            )
+            for e in efforts
+        ],
     )
     return activity_id
 
 
-def _plan(rng: random.Random, athlete: Athlete, sport_type: str, start_ts: int, device: bool,
-          fixed_size: bool) -> _Plan:
+def _plan(
+    rng: random.Random, athlete: Athlete, sport_type: str, start_ts: int, device: bool, fixed_size: bool
+) -> _Plan:
     """Speed, intensity and sensors for this session, from the sport row, fitness and day form."""
     sport = SPORTS.get(sport_type, FALLBACK_SPORT)
     workout_type = pick(rng, sport.workout_types)
@@ -180,21 +214,31 @@ def _plan(rng: random.Random, athlete: Athlete, sport_type: str, start_ts: int, 
         speed = rng.uniform(*sport.speed) * (0.97 + 0.06 * athlete.ability)
     else:
         speed = athlete.base_speed(sport) * rng.uniform(*sport.speed) * form * intensity
-    commute = (not fixed_size and sport.segment_type is not None and workout_type in (0, 10)
-               and rng.random() < 0.06)
+    commute = not fixed_size and sport.segment_type is not None and workout_type in (0, 10) and rng.random() < 0.06
     ftp = athlete.ftp_at(start_ts)
     # A power meter on the road bike and the smart trainer, for athletes who know their FTP.
     meter = sport.power and (sport.indoor or _primary_role(athlete) == "road")
     power = device and sport.legacy_type in ("Ride", "VirtualRide") and ftp is not None and meter
     if sport.distance_km is None:  # a time-only sport given a distance: its pace comes from the duration
         speed = 1.5
-    return _Plan(sport_type, sport, speed, CLIMB_K[sport.base], workout_type, intensity, commute,
-                 rng.uniform(*sport.hr_frac) * (1 + (intensity - 1) * 1.5), bool(power), ftp)
+    return _Plan(
+        sport_type,
+        sport,
+        speed,
+        CLIMB_K[sport.base],
+        workout_type,
+        intensity,
+        commute,
+        rng.uniform(*sport.hr_frac) * (1 + (intensity - 1) * 1.5),
+        bool(power),
+        ftp,
+    )
 
 
 def _primary_role(athlete: Athlete) -> str | None:
-    return next((GEAR_ROLES.get(name, "road") for _, kind, name, primary in athlete.gear
-                 if kind == "bike" and primary), None)
+    return next(
+        (GEAR_ROLES.get(name, "road") for _, kind, name, primary in athlete.gear if kind == "bike" and primary), None
+    )
 
 
 def _pick_gear(rng: random.Random, athlete: Athlete, plan: _Plan) -> str | None:
@@ -211,8 +255,9 @@ def _pick_gear(rng: random.Random, athlete: Athlete, plan: _Plan) -> str | None:
     return next(g[0] for g in owned if g[3])
 
 
-def _target_distance(rng: random.Random, plan: _Plan, distance: float | None, moving_time: int | None,
-                     short: bool) -> float:
+def _target_distance(
+    rng: random.Random, plan: _Plan, distance: float | None, moving_time: int | None, short: bool
+) -> float:
     """The distance asked for, or one that fits the time asked for, or a typical one for the sport."""
     if distance is not None:
         return max(float(distance), 10.0)
@@ -228,8 +273,9 @@ def _target_distance(rng: random.Random, plan: _Plan, distance: float | None, mo
     return min(target, plan.speed * 2700) if short else target
 
 
-def _course(rng: random.Random, batch: Batch, athlete: Athlete, plan: _Plan,
-            target: float) -> tuple[list[Leg], list[tuple[float, float]] | None]:
+def _course(
+    rng: random.Random, batch: Batch, athlete: Athlete, plan: _Plan, target: float
+) -> tuple[list[Leg], list[tuple[float, float]] | None]:
     """Legs of the activity and, outdoors, its GPS track through the chosen segments."""
     sport, region = plan.sport, athlete.region
     home_z = region.elevation
@@ -243,9 +289,11 @@ def _course(rng: random.Random, batch: Batch, athlete: Athlete, plan: _Plan,
     if not sport.gps or plan.sport.indoor:
         return [road(target, home_z, home_z)], None
 
-    segments = [] if plan.commute or sport.segment_type is None else [
-        s for s in batch.segments_for(athlete) if s.activity_type == sport.segment_type
-    ]
+    segments = (
+        []
+        if plan.commute or sport.segment_type is None
+        else [s for s in batch.segments_for(athlete) if s.activity_type == sport.segment_type]
+    )
     chosen = _choose_segments(rng, segments, target, sport)
     chains = _chains(rng, chosen, target, plan.commute)
     spacing = max(40.0, target / 450)
@@ -383,10 +431,28 @@ def _watts(leg: Leg) -> float:
 class _ActivityBuilder:
     """Reads everything an activity reports off its timeline, so parts and totals agree."""
 
-    def __init__(self, rng: random.Random, athlete: Athlete, plan: _Plan, activity_id: int, start_ts: int,
-                 lt: LocalTime, tl: Timeline | None, seconds: float, hr_on: bool, device: bool) -> None:
+    def __init__(
+        self,
+        rng: random.Random,
+        athlete: Athlete,
+        plan: _Plan,
+        activity_id: int,
+        start_ts: int,
+        lt: LocalTime,
+        tl: Timeline | None,
+        seconds: float,
+        hr_on: bool,
+        device: bool,
+    ) -> None:
         self.rng, self.athlete, self.plan, self.id, self.start_ts, self.lt, self.tl = (
-            rng, athlete, plan, activity_id, start_ts, lt, tl)
+            rng,
+            athlete,
+            plan,
+            activity_id,
+            start_ts,
+            lt,
+            tl,
+        )
         self.hr_on, self.device = hr_on, device
         self.moving_time = tl.sec(tl.distance) if tl else round(seconds)
         self.elapsed_time = tl.clock(tl.distance) if tl else self.moving_time + rng.choice((0, 0, 30, 120))
@@ -423,7 +489,7 @@ class _ActivityBuilder:
         """What the service estimates without a power meter: rolling, air and climbing resistance."""
         mass = self.athlete.data["weight"] + 9.0
         crr = _ROLLING.get(self.plan.sport_type, 0.006)
-        return mass * 9.81 * (crr * v + climb_rate) + 0.5 * 1.2 * 0.32 * v ** 3
+        return mass * 9.81 * (crr * v + climb_rate) + 0.5 * 1.2 * 0.32 * v**3
 
     # -- parts ------------------------------------------------------------------------------------------
 
@@ -450,8 +516,9 @@ class _ActivityBuilder:
             elapsed = max(1, tl.sec(b1) - tl.sec(b0))
             start_ts = self.start_ts + tl.clock(b0)
             hidden = rng.random() < 0.02
-            pr_rank, kom_rank = (None, None) if hidden else _ranks(
-                batch.conn, seg, self.athlete.id, start_ts, elapsed, visibility)
+            pr_rank, kom_rank = (
+                (None, None) if hidden else _ranks(batch.conn, seg, self.athlete.id, start_ts, elapsed, visibility)
+            )
             device_watts, watts = self._watts_fields(leg.watts)
             cadence = self.cadence and self.cadence - (4 if self.is_ride and seg.grade >= 3 else 0) + rng.gauss(0, 1.5)
             data = {
@@ -467,7 +534,8 @@ class _ActivityBuilder:
                 "device_watts": device_watts,
                 "average_watts": watts,
                 "average_heartrate": round(_hr(leg), 1) if self.hr_on else None,
-                "max_heartrate": round(min(self.athlete.data["max_hr"], _hr(leg) + rng.uniform(3, 10))) if self.hr_on
+                "max_heartrate": round(min(self.athlete.data["max_hr"], _hr(leg) + rng.uniform(3, 10)))
+                if self.hr_on
                 else None,
                 "kom_rank": kom_rank,
                 "pr_rank": pr_rank,
@@ -489,45 +557,72 @@ class _ActivityBuilder:
     def laps(self, batch: Batch) -> list[dict[str, Any]]:
         """Auto-laps by the athlete's unit (or one lap); they partition the totals exactly."""
         tl = self.tl
-        ref = {"activity": {"id": self.id, "resource_state": 1},
-               "athlete": {"id": self.athlete.id, "resource_state": 1}}
+        ref = {
+            "activity": {"id": self.id, "resource_state": 1},
+            "athlete": {"id": self.athlete.id, "resource_state": 1},
+        }
         rows: list[dict[str, Any]]
         if tl is None:
-            rows = [dict(distance=0.0, elapsed=self.elapsed_time, moving=self.moving_time, clock=0, i0=0,
-                         i1=self.moving_time, gain=0.0, max_speed=0.0, watts=None, x0=None, x1=None)]
+            rows = [
+                dict(
+                    distance=0.0,
+                    elapsed=self.elapsed_time,
+                    moving=self.moving_time,
+                    clock=0,
+                    i0=0,
+                    i1=self.moving_time,
+                    gain=0.0,
+                    max_speed=0.0,
+                    watts=None,
+                    x0=None,
+                    x1=None,
+                )
+            ]
         else:
             points = self._lap_cuts(tl)
-            rows = [dict(distance=round(round(b1, 1) - round(b0, 1), 1), elapsed=tl.clock(b1) - tl.clock(b0),
-                         moving=tl.sec(b1) - tl.sec(b0), clock=tl.clock(b0), i0=tl.sec(b0), i1=tl.sec(b1),
-                         gain=round(tl.gained(b1) - tl.gained(b0), 1),
-                         max_speed=round(tl.max_speed(b0, b1) * self.spike, 1), watts=self._avg("watts", b0, b1),
-                         x0=b0, x1=b1)
-                    for b0, b1 in zip(points, points[1:])]
+            rows = [
+                dict(
+                    distance=round(round(b1, 1) - round(b0, 1), 1),
+                    elapsed=tl.clock(b1) - tl.clock(b0),
+                    moving=tl.sec(b1) - tl.sec(b0),
+                    clock=tl.clock(b0),
+                    i0=tl.sec(b0),
+                    i1=tl.sec(b1),
+                    gain=round(tl.gained(b1) - tl.gained(b0), 1),
+                    max_speed=round(tl.max_speed(b0, b1) * self.spike, 1),
+                    watts=self._avg("watts", b0, b1),
+                    x0=b0,
+                    x1=b1,
+                )
+                for b0, b1 in zip(points, points[1:])
+            ]
         out = []
         for n, row in enumerate(rows, start=1):
             device_watts, watts = self._watts_fields(row["watts"])
-            out.append({
-                "id": batch.next_lap,
-                "resource_state": 2,
-                "name": f"Lap {n}",
-                **ref,
-                "elapsed_time": row["elapsed"],
-                "moving_time": row["moving"],
-                "start_date": iso(self.start_ts + row["clock"]),
-                "start_date_local": self.lt.local(self.start_ts + row["clock"]),
-                "distance": row["distance"],
-                "start_index": row["i0"],
-                "end_index": row["i1"],
-                "total_elevation_gain": row["gain"],
-                "average_speed": round(row["distance"] / row["moving"], 2) if row["moving"] else 0.0,
-                "max_speed": row["max_speed"],
-                "average_cadence": round(self.cadence + self.rng.gauss(0, 1.2), 1) if self.cadence else None,
-                "device_watts": device_watts,
-                "average_watts": watts,
-                **self._heart_rate(row["x0"], row["x1"], with_max=True),
-                "lap_index": n,
-                "split": n,
-            })
+            out.append(
+                {
+                    "id": batch.next_lap,
+                    "resource_state": 2,
+                    "name": f"Lap {n}",
+                    **ref,
+                    "elapsed_time": row["elapsed"],
+                    "moving_time": row["moving"],
+                    "start_date": iso(self.start_ts + row["clock"]),
+                    "start_date_local": self.lt.local(self.start_ts + row["clock"]),
+                    "distance": row["distance"],
+                    "start_index": row["i0"],
+                    "end_index": row["i1"],
+                    "total_elevation_gain": row["gain"],
+                    "average_speed": round(row["distance"] / row["moving"], 2) if row["moving"] else 0.0,
+                    "max_speed": row["max_speed"],
+                    "average_cadence": round(self.cadence + self.rng.gauss(0, 1.2), 1) if self.cadence else None,
+                    "device_watts": device_watts,
+                    "average_watts": watts,
+                    **self._heart_rate(row["x0"], row["x1"], with_max=True),
+                    "lap_index": n,
+                    "split": n,
+                }
+            )
             batch.next_lap += 1
         return out
 
@@ -543,16 +638,18 @@ class _ActivityBuilder:
             dist = round(round(b1, 1) - round(b0, 1), 1)
             moving = tl.sec(b1) - tl.sec(b0)
             speed = dist / moving if moving else 0.0
-            out.append({
-                "distance": dist,
-                "elapsed_time": tl.clock(b1) - tl.clock(b0),
-                "elevation_difference": round(tl.elev(b1) - tl.elev(b0), 1),
-                "moving_time": moving,
-                "split": n,
-                "average_speed": round(speed, 2),
-                **self._heart_rate(b0, b1, with_max=False),
-                "pace_zone": _pace_zone(speed / threshold) if self.plan.sport.base == "run" else 0,
-            })
+            out.append(
+                {
+                    "distance": dist,
+                    "elapsed_time": tl.clock(b1) - tl.clock(b0),
+                    "elevation_difference": round(tl.elev(b1) - tl.elev(b0), 1),
+                    "moving_time": moving,
+                    "split": n,
+                    "average_speed": round(speed, 2),
+                    **self._heart_rate(b0, b1, with_max=False),
+                    "pace_zone": _pace_zone(speed / threshold) if self.plan.sport.base == "run" else 0,
+                }
+            )
         return out
 
     def _heart_rate(self, x0: float | None, x1: float | None, *, with_max: bool) -> dict[str, Any]:
@@ -588,16 +685,26 @@ class _ActivityBuilder:
             buckets = power_zones(ftp)
             edges = [b["max"] for b in buckets[:-1]]
             sd, zero = (0.15, 0.01) if self.plan.sport.indoor else (0.28, 0.08)
-            times = round_to_total(spread([(secs, _watts(leg), _watts(leg) * sd, zero) for leg, secs in parts], edges),
-                                   self.moving_time)
+            times = round_to_total(
+                spread([(secs, _watts(leg), _watts(leg) * sd, zero) for leg, secs in parts], edges), self.moving_time
+            )
             tss = round(self.moving_time / 3600 * ((self.np_watts or 0.0) / ftp) ** 2 * 100)
             out.append(_zone("power", tss, round(sum(times[4:]) / 60), buckets, times))
         return out, suffer
 
     # -- the whole ------------------------------------------------------------------------------------
 
-    def data(self, *, seed: int, name: str, gear_id: str | None, points: list[tuple[float, float]] | None,
-             efforts: list[dict[str, Any]], laps: list[dict[str, Any]], visibility: str) -> dict[str, Any]:
+    def data(
+        self,
+        *,
+        seed: int,
+        name: str,
+        gear_id: str | None,
+        points: list[tuple[float, float]] | None,
+        efforts: list[dict[str, Any]],
+        laps: list[dict[str, Any]],
+        visibility: str,
+    ) -> dict[str, Any]:
         rng, plan, sport, tl, athlete = self.rng, self.plan, self.plan.sport, self.tl, self.athlete
         distance = round(tl.distance, 1) if tl else 0.0
         device_watts, avg_watts = self.device_watts, self.average_watts
@@ -677,8 +784,9 @@ class _ActivityBuilder:
         }
 
 
-def _zone(kind: str, score: int, points: int, buckets: Sequence[Mapping[str, float]], times: list[int]
-          ) -> dict[str, Any]:
+def _zone(
+    kind: str, score: int, points: int, buckets: Sequence[Mapping[str, float]], times: list[int]
+) -> dict[str, Any]:
     return {
         "score": score,
         "distribution_buckets": [{"min": b["min"], "max": b["max"], "time": t} for b, t in zip(buckets, times)],
@@ -690,7 +798,9 @@ def _zone(kind: str, score: int, points: int, buckets: Sequence[Mapping[str, flo
     }
 
 
-def pace_zones(conn: sqlite3.Connection, athlete_id: int, start_ts: float, data: dict[str, Any]) -> dict[str, Any] | None:
+def pace_zones(
+    conn: sqlite3.Connection, athlete_id: int, start_ts: float, data: dict[str, Any]
+) -> dict[str, Any] | None:
     """The real service's pace distribution of a run with GPS (time per pace zone, from its splits' pace zones; the
     bounds in m/s), or None for anything else. A run without a heart-rate strap has only this one."""
     sport, splits = SPORTS.get(str(data.get("sport_type"))), data.get("splits_metric") or []
@@ -741,12 +851,12 @@ def _temperature(rng: random.Random, region: Region, sport: Sport, ts: int) -> i
     if sport.indoor:
         return round(rng.gauss(21, 1))
     day = (ts / 86400.0) % 365.25
-    return round(region.temp_mean + region.temp_swing * math.cos(2 * math.pi * (day - 196) / 365.25)
-                 + rng.gauss(0, 3))
+    return round(region.temp_mean + region.temp_swing * math.cos(2 * math.pi * (day - 196) / 365.25) + rng.gauss(0, 3))
 
 
-def _ranks(conn: sqlite3.Connection, seg: Segment, athlete_id: int, start_ts: int, elapsed: int,
-           visibility: str) -> tuple[int | None, int | None]:
+def _ranks(
+    conn: sqlite3.Connection, seg: Segment, athlete_id: int, start_ts: int, elapsed: int, visibility: str
+) -> tuple[int | None, int | None]:
     """PR and leaderboard rank against the efforts stored with an earlier start (ties go to the earlier)."""
     earlier_as_good = conn.execute(
         "SELECT COUNT(*) FROM efforts WHERE segment_id = ? AND athlete_id = ? AND hidden = 0 AND start_ts < ?"
@@ -756,12 +866,14 @@ def _ranks(conn: sqlite3.Connection, seg: Segment, athlete_id: int, start_ts: in
     pr_rank = earlier_as_good + 1 if earlier_as_good < 3 else None
     if visibility == "only_me" or seg.hazardous:
         return pr_rank, None
-    board = dict(conn.execute(
-        "SELECT e.athlete_id, MIN(e.elapsed_time) FROM efforts e JOIN activities a ON a.id = e.activity_id"
-        " WHERE e.segment_id = ? AND e.hidden = 0 AND e.start_ts < ? AND a.visibility != 'only_me'"
-        " GROUP BY e.athlete_id",
-        (seg.id, start_ts),
-    ).fetchall())
+    board = dict(
+        conn.execute(
+            "SELECT e.athlete_id, MIN(e.elapsed_time) FROM efforts e JOIN activities a ON a.id = e.activity_id"
+            " WHERE e.segment_id = ? AND e.hidden = 0 AND e.start_ts < ? AND a.visibility != 'only_me'"
+            " GROUP BY e.athlete_id",
+            (seg.id, start_ts),
+        ).fetchall()
+    )
     if board.get(athlete_id, math.inf) <= elapsed:
         return pr_rank, None  # not a new best: the athlete's leaderboard entry is an older effort
     rank = 1 + sum(1 for other, best in board.items() if other != athlete_id and best <= elapsed)

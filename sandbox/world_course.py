@@ -59,8 +59,9 @@ def xy_dist(a: XY, b: XY) -> float:
     return math.hypot(a[0] - b[0], a[1] - b[1])
 
 
-def wander(rng: random.Random, start: XY, bearing: float, length: float, step: float = 60.0,
-           wiggle: float = 10.0) -> list[XY]:
+def wander(
+    rng: random.Random, start: XY, bearing: float, length: float, step: float = 60.0, wiggle: float = 10.0
+) -> list[XY]:
     """A road-like path of about `length` metres: a random walk on the heading."""
     points = [start]
     n = max(2, round(length / step))

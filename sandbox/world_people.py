@@ -124,7 +124,12 @@ def load_athlete(conn: sqlite3.Connection, athlete_id: int) -> Athlete:
     created_ts = int(datetime.fromisoformat(data["created_at"].replace("Z", "+00:00")).timestamp())
     region = REGIONS_BY_NAME.get(home["region"]) or REGIONS[0]
     return Athlete(
-        athlete_id, data, gear, region, Plane(home["lat"], home["lng"]), created_ts,
+        athlete_id,
+        data,
+        gear,
+        region,
+        Plane(home["lat"], home["lng"]),
+        created_ts,
         **_traits(athlete_id, data["created_at"], home["lat"]),
     )
 
@@ -222,8 +227,16 @@ def create_athlete(
     return athlete_id
 
 
-def _ftp_history(rng: random.Random, athlete_id: int, created_at: str, lat: float, weight: float, kind: str,
-                 created_ts: int, now_ts: int) -> list[dict[str, Any]]:
+def _ftp_history(
+    rng: random.Random,
+    athlete_id: int,
+    created_at: str,
+    lat: float,
+    weight: float,
+    kind: str,
+    created_ts: int,
+    now_ts: int,
+) -> list[dict[str, Any]]:
     """FTP tests over the years, following the athlete's fitness curve; none for runners."""
     if kind != "cyclist":
         return []
@@ -246,6 +259,7 @@ def _ftp_history(rng: random.Random, athlete_id: int, created_at: str, lat: floa
 
 def _add_gear(conn: sqlite3.Connection, rng: random.Random, athlete_id: int, kind: str) -> None:
     """Bikes by role (road first and primary), then shoes; exactly one primary per kind."""
+
     def name_for(catalogue: Sequence[tuple[str, str]], role: str) -> str:
         return rng.choice([name for name, r in catalogue if r == role])
 
@@ -287,20 +301,40 @@ def _ensure_region_segments(conn: sqlite3.Connection, region: Region, seed: int,
         _insert_segment(conn, rng, spec, region, plane, start, i in hazardous, None, created, now_ts)
 
 
-def _add_private_segment(conn: sqlite3.Connection, rng: random.Random, athlete_id: int, kind: str, region: Region,
-                         home: tuple[float, float], created_ts: int, now_ts: int) -> None:
+def _add_private_segment(
+    conn: sqlite3.Connection,
+    rng: random.Random,
+    athlete_id: int,
+    kind: str,
+    region: Region,
+    home: tuple[float, float],
+    created_ts: int,
+    now_ts: int,
+) -> None:
     plane = Plane(*home)
     spec = SegmentSpec(
-        rng.choice(PRIVATE_SEGMENT_NAMES), "Ride" if kind == "cyclist" else "Run",
-        rng.uniform(300, 1500), round(rng.choice([rng.uniform(-1, 2), rng.uniform(3, 8)]), 1),
+        rng.choice(PRIVATE_SEGMENT_NAMES),
+        "Ride" if kind == "cyclist" else "Run",
+        rng.uniform(300, 1500),
+        round(rng.choice([rng.uniform(-1, 2), rng.uniform(3, 8)]), 1),
     )
     start = offset((0.0, 0.0), rng.uniform(0, 360), rng.uniform(300, 1500))
     created = rng.randint(created_ts, max(created_ts, now_ts - 86400))
     _insert_segment(conn, rng, spec, region, plane, start, False, athlete_id, created, now_ts)
 
 
-def _insert_segment(conn: sqlite3.Connection, rng: random.Random, spec: SegmentSpec, region: Region, plane: Plane,
-                    start: XY, hazardous: bool, owner_id: int | None, created_ts: int, now_ts: int) -> int:
+def _insert_segment(
+    conn: sqlite3.Connection,
+    rng: random.Random,
+    spec: SegmentSpec,
+    region: Region,
+    plane: Plane,
+    start: XY,
+    hazardous: bool,
+    owner_id: int | None,
+    created_ts: int,
+    now_ts: int,
+) -> int:
     """A segment whose polyline length is its distance and whose elevation follows its grade."""
     climb = spec.grade >= MIN_CLIMB_GRADE
     xy = wander(rng, start, rng.uniform(0, 360), spec.distance, step=50.0, wiggle=14.0 if climb else 6.0)
@@ -339,14 +373,23 @@ def _insert_segment(conn: sqlite3.Connection, rng: random.Random, spec: SegmentS
     conn.execute(
         "INSERT INTO segments (id, activity_type, private, owner_id, climb_category, start_lat, start_lng, data)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (segment_id, spec.activity_type, int(owner_id is not None), owner_id, category, points[0][0], points[0][1],
-         dumps(data)),
+        (
+            segment_id,
+            spec.activity_type,
+            int(owner_id is not None),
+            owner_id,
+            category,
+            points[0][0],
+            points[0][1],
+            dumps(data),
+        ),
     )
     return segment_id
 
 
-def _add_stars(conn: sqlite3.Connection, rng: random.Random, athlete_id: int, region: Region, created_ts: int,
-               now_ts: int) -> None:
+def _add_stars(
+    conn: sqlite3.Connection, rng: random.Random, athlete_id: int, region: Region, created_ts: int, now_ts: int
+) -> None:
     lat0, lat1, lng0, lng1 = box(region.lat, region.lng, 40)
     rows = conn.execute(
         "SELECT id, private, owner_id FROM segments WHERE start_lat BETWEEN ? AND ? AND start_lng BETWEEN ? AND ?"
@@ -393,8 +436,19 @@ def segments_near(conn: sqlite3.Connection, athlete: Athlete) -> list[Segment]:
         points = [(lat, lng) for lat, lng in polyline.decode(d["map"]["polyline"], 5)]
         rise = d["distance"] * d["average_grade"] / 100
         z0 = d["elevation_low"] if rise >= 0 else d["elevation_low"] - rise
-        out.append(Segment(
-            row["id"], d["name"], d["activity_type"], d["hazardous"], d["distance"], d["average_grade"], z0, z0 + rise,
-            points, athlete.plane.to_xy(points[0]), athlete.plane.to_xy(points[-1]),
-        ))
+        out.append(
+            Segment(
+                row["id"],
+                d["name"],
+                d["activity_type"],
+                d["hazardous"],
+                d["distance"],
+                d["average_grade"],
+                z0,
+                z0 + rise,
+                points,
+                athlete.plane.to_xy(points[0]),
+                athlete.plane.to_xy(points[-1]),
+            )
+        )
     return out

@@ -27,8 +27,9 @@ class Proof:
     def verdicts(self) -> list[tuple[int, str, str]]:
         """(activity, verdict, reason) for the inbox. An unproven delete is not retried: the activity stays, and a
         real deletion is found by the next full reconciliation (`fitsync sync --full`), which lists everything."""
-        return ([(a, "confirmed", r) for a, r in self.deleted.items()]
-                + [(a, "rejected", r) for a, r in {**self.still_there, **self.unproven}.items()])
+        return [(a, "confirmed", r) for a, r in self.deleted.items()] + [
+            (a, "rejected", r) for a, r in {**self.still_there, **self.unproven}.items()
+        ]
 
 
 def prove_deletions(session: Any, activity_ids: list[int], hint: str = "webhook delete") -> Proof:

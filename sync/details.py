@@ -53,8 +53,7 @@ def fetch_chunk(session: Any, ids: list[int], fetch: Fetch, want_zones: set[int]
         try:
             chunk.payloads.append(fetch(session, activity_id))
             chunk.done.append(activity_id)
-            if (not chunk.no_subscription and activity_id in want_zones
-                    and progress.may_have_zones(chunk.payloads[-1])):
+            if not chunk.no_subscription and activity_id in want_zones and progress.may_have_zones(chunk.payloads[-1]):
                 try:
                     chunk.zones.append(fetch_zones(session, activity_id))
                     chunk.zones_done.append(activity_id)
@@ -92,9 +91,19 @@ def record_chunk(store: StateStore, aid: int, what: str, bundle: str, chunk: Chu
             landing.keep_unrecognized(conn, aid, error.endpoint, error.problem, error.body, activity_id)
         if what == "detail":
             progress.note_details(conn, aid, chunk.payloads)
-            progress.note_segments(conn, aid, sorted({
-                e["segment"]["id"] for d in chunk.payloads for e in d.get("segment_efforts") or []
-                if isinstance(e.get("segment"), dict) and isinstance(e["segment"].get("id"), int)}), starred=False)
+            progress.note_segments(
+                conn,
+                aid,
+                sorted(
+                    {
+                        e["segment"]["id"]
+                        for d in chunk.payloads
+                        for e in d.get("segment_efforts") or []
+                        if isinstance(e.get("segment"), dict) and isinstance(e["segment"].get("id"), int)
+                    }
+                ),
+                starred=False,
+            )
         if chunk.missing:
             landing.land(conn, aid, "delete_activities", [{"ids": chunk.missing, "reason": "not found"}])
             progress.forget(conn, aid, chunk.missing)

@@ -26,8 +26,9 @@ class Landed:
     context: dict[str, Any]
 
 
-def land(conn: sqlite3.Connection, athlete_id: int, bundle: str, payloads: list[Any],
-         context: dict[str, Any] | None = None) -> None:
+def land(
+    conn: sqlite3.Connection, athlete_id: int, bundle: str, payloads: list[Any], context: dict[str, Any] | None = None
+) -> None:
     """Add one batch (inside the caller's transaction)."""
     conn.execute(
         "INSERT INTO landing (athlete_id, bundle, payload, context, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -35,11 +36,23 @@ def land(conn: sqlite3.Connection, athlete_id: int, bundle: str, payloads: list[
     )
 
 
-def keep_unrecognized(conn: sqlite3.Connection, athlete_id: int, endpoint: str, problem: str, body: Any,
-                      object_id: Any = None) -> None:
+def keep_unrecognized(
+    conn: sqlite3.Connection, athlete_id: int, endpoint: str, problem: str, body: Any, object_id: Any = None
+) -> None:
     """Land an answer of a shape fitsync does not know, whole, for `unrecognized_payloads` (never dropped)."""
-    land(conn, athlete_id, "unrecognized", [{"endpoint": endpoint, "object_id": None if object_id is None else
-                                             str(object_id), "problem": problem, "body": body}])
+    land(
+        conn,
+        athlete_id,
+        "unrecognized",
+        [
+            {
+                "endpoint": endpoint,
+                "object_id": None if object_id is None else str(object_id),
+                "problem": problem,
+                "body": body,
+            }
+        ],
+    )
 
 
 def _rows(store: StateStore, athlete_id: int, page: int = 20) -> Iterator[sqlite3.Row]:

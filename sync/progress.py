@@ -20,9 +20,27 @@ from fitsync.client.state_store import StateStore
 from fitsync.warehouse.plausible import implausible
 
 # Summary fields whose change means the detail must be fetched again (kudos and comments do not).
-FINGERPRINT_FIELDS = ("name", "type", "sport_type", "start_date", "distance", "moving_time", "elapsed_time",
-                      "total_elevation_gain", "private", "visibility", "gear_id", "trainer", "commute",
-                      "workout_type", "device_watts", "has_heartrate", "manual", "achievement_count", "pr_count")
+FINGERPRINT_FIELDS = (
+    "name",
+    "type",
+    "sport_type",
+    "start_date",
+    "distance",
+    "moving_time",
+    "elapsed_time",
+    "total_elevation_gain",
+    "private",
+    "visibility",
+    "gear_id",
+    "trainer",
+    "commute",
+    "workout_type",
+    "device_watts",
+    "has_heartrate",
+    "manual",
+    "achievement_count",
+    "pr_count",
+)
 LISTED_AFTER = "activities_listed_after"
 FULL_LISTED_AT = "activities_full_listing_at"  # when the last complete full listing ended
 STATS_TOTAL = "stats_all_time_count"  # the service's all-time ride + run + swim count, at the last stats fetch
@@ -37,8 +55,14 @@ NOTHING_NEW_AT = "nothing_new_checked_at"  # when a sync last found nothing new,
 OVERLAP_SECONDS = 14 * 86400
 
 # The activity `type`s the service's stats totals count (Everyone activities only).
-STATS_GROUPS = {"Ride": "ride", "VirtualRide": "ride", "EBikeRide": "ride", "Run": "run", "VirtualRun": "run",
-                "Swim": "swim"}
+STATS_GROUPS = {
+    "Ride": "ride",
+    "VirtualRide": "ride",
+    "EBikeRide": "ride",
+    "Run": "run",
+    "VirtualRun": "run",
+    "Swim": "swim",
+}
 
 
 @dataclass(frozen=True)
@@ -60,7 +84,8 @@ def fingerprint(summary: dict[str, Any]) -> str:
     odd = implausible("activities", summary, FINGERPRINT_FIELDS)
     return FINGERPRINT_VERSION + "".join(
         UNKNOWN if k in odd else hashlib.sha256(json.dumps(summary.get(k), sort_keys=True).encode()).hexdigest()[:PART]
-        for k in FINGERPRINT_FIELDS)
+        for k in FINGERPRINT_FIELDS
+    )
 
 
 def _legacy_fingerprint(summary: dict[str, Any]) -> str:
@@ -74,7 +99,9 @@ def compare(stored: str, summary: dict[str, Any]) -> tuple[list[str], str]:
     as implausible is no change: a broken server's `distance: 1e308` queues no re-pull, and the stored part stays."""
     new = fingerprint(summary)
     if not stored.startswith(FINGERPRINT_VERSION):
-        return ([] if stored == _legacy_fingerprint(summary) else ["(fields stored before per-field fingerprints)"]), new
+        return (
+            [] if stored == _legacy_fingerprint(summary) else ["(fields stored before per-field fingerprints)"]
+        ), new
     old_parts, new_parts = (_parts(p) for p in (stored, new))
     changed = [k for k, o, n in zip(FINGERPRINT_FIELDS, old_parts, new_parts) if o != n and UNKNOWN not in (o, n)]
     kept = "".join(o if n == UNKNOWN else n for o, n in zip(old_parts, new_parts))
@@ -82,8 +109,8 @@ def compare(stored: str, summary: dict[str, Any]) -> tuple[list[str], str]:
 
 
 def _parts(print_: str) -> list[str]:
-    body = print_[len(FINGERPRINT_VERSION):]
-    return [body[i:i + PART] for i in range(0, len(body), PART)]
+    body = print_[len(FINGERPRINT_VERSION) :]
+    return [body[i : i + PART] for i in range(0, len(body), PART)]
 
 
 def digest(documents: Iterable[Any]) -> str:
@@ -116,9 +143,16 @@ def may_have_zones(summary: dict[str, Any]) -> bool:
     """Whether a zones call can answer with anything: zone distributions come from heart rate, a power meter, or
     (pace zones) a run's distance over GPS. A summary that does not say (`has_heartrate` absent: a shape fitsync
     does not know) is asked."""
-    return (summary.get("has_heartrate") is not False or summary.get("device_watts") is True
-            or (summary.get("sport_type") in PACE_SPORTS and bool(summary.get("start_latlng"))
-                and isinstance(summary.get("distance"), (int, float)) and summary["distance"] > 0))
+    return (
+        summary.get("has_heartrate") is not False
+        or summary.get("device_watts") is True
+        or (
+            summary.get("sport_type") in PACE_SPORTS
+            and bool(summary.get("start_latlng"))
+            and isinstance(summary.get("distance"), (int, float))
+            and summary["distance"] > 0
+        )
+    )
 
 
 def record_listing(conn: sqlite3.Connection, athlete_id: int, summaries: list[Record]) -> ListingOutcome:
@@ -130,24 +164,32 @@ def record_listing(conn: sqlite3.Connection, athlete_id: int, summaries: list[Re
         if not isinstance(summary.id, int) or started is None:
             continue
         zones = may_have_zones(summary.raw)
-        row = conn.execute("SELECT fingerprint FROM known_activities WHERE athlete_id = ? AND activity_id = ?",
-                           (athlete_id, summary.id)).fetchone()
+        row = conn.execute(
+            "SELECT fingerprint FROM known_activities WHERE athlete_id = ? AND activity_id = ?",
+            (athlete_id, summary.id),
+        ).fetchone()
         if row is None:
             new += 1
-            conn.execute("INSERT INTO known_activities (athlete_id, activity_id, start_ts, fingerprint, needs_detail, "
-                         "needs_zones) VALUES (?, ?, ?, ?, 1, ?)",
-                         (athlete_id, summary.id, started, fingerprint(summary.raw), int(zones)))
+            conn.execute(
+                "INSERT INTO known_activities (athlete_id, activity_id, start_ts, fingerprint, needs_detail, "
+                "needs_zones) VALUES (?, ?, ?, ?, 1, ?)",
+                (athlete_id, summary.id, started, fingerprint(summary.raw), int(zones)),
+            )
         elif (found := compare(row["fingerprint"], summary.raw))[1] != row["fingerprint"]:
             fields, print_ = found
             changed += bool(fields)
-            conn.execute("UPDATE known_activities SET fingerprint = ?, start_ts = ?, "
-                         "needs_detail = CASE WHEN ? = 1 THEN 1 ELSE needs_detail END "
-                         "WHERE athlete_id = ? AND activity_id = ?",
-                         (print_, started, int(bool(fields)), athlete_id, summary.id))
+            conn.execute(
+                "UPDATE known_activities SET fingerprint = ?, start_ts = ?, "
+                "needs_detail = CASE WHEN ? = 1 THEN 1 ELSE needs_detail END "
+                "WHERE athlete_id = ? AND activity_id = ?",
+                (print_, started, int(bool(fields)), athlete_id, summary.id),
+            )
         if not zones and row is not None:
             mark(conn, athlete_id, [summary.id], "zones")
-        conn.execute("UPDATE known_activities SET stats_group = ? WHERE athlete_id = ? AND activity_id = ?",
-                     (stats_group(summary.raw), athlete_id, summary.id))
+        conn.execute(
+            "UPDATE known_activities SET stats_group = ? WHERE athlete_id = ? AND activity_id = ?",
+            (stats_group(summary.raw), athlete_id, summary.id),
+        )
     return ListingOutcome(len(summaries), new, changed)
 
 
@@ -177,8 +219,9 @@ def stats_gap(store: StateStore, athlete_id: int) -> int | None:
     if total is None:
         return None
     with store.reading() as conn:
-        known = conn.execute("SELECT count(*) FROM known_activities WHERE athlete_id = ? AND stats_group IS NOT NULL",
-                             (athlete_id,)).fetchone()[0]
+        known = conn.execute(
+            "SELECT count(*) FROM known_activities WHERE athlete_id = ? AND stats_group IS NOT NULL", (athlete_id,)
+        ).fetchone()[0]
     return int(total) - known
 
 
@@ -190,9 +233,14 @@ def needing(store: StateStore, athlete_id: int, what: str, limit: int, skip: Ite
     skipped = sorted(skip)
     marks = f" AND activity_id NOT IN ({','.join('?' * len(skipped))})" if skipped else ""
     with store.reading() as conn:
-        return [r[0] for r in conn.execute(
-            f"SELECT activity_id FROM known_activities WHERE athlete_id = ? AND {column} = 1{marks} "
-            "ORDER BY start_ts DESC, activity_id DESC LIMIT ?", (athlete_id, *skipped, limit))]
+        return [
+            r[0]
+            for r in conn.execute(
+                f"SELECT activity_id FROM known_activities WHERE athlete_id = ? AND {column} = 1{marks} "
+                "ORDER BY start_ts DESC, activity_id DESC LIMIT ?",
+                (athlete_id, *skipped, limit),
+            )
+        ]
 
 
 def needing_among(store: StateStore, athlete_id: int, activity_ids: list[int], what: str) -> set[int]:
@@ -200,30 +248,41 @@ def needing_among(store: StateStore, athlete_id: int, activity_ids: list[int], w
     column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
     marks = ",".join("?" * len(activity_ids))
     with store.reading() as conn:
-        return {r[0] for r in conn.execute(
-            f"SELECT activity_id FROM known_activities WHERE athlete_id = ? AND {column} = 1 "
-            f"AND activity_id IN ({marks})", (athlete_id, *activity_ids))}
+        return {
+            r[0]
+            for r in conn.execute(
+                f"SELECT activity_id FROM known_activities WHERE athlete_id = ? AND {column} = 1 "
+                f"AND activity_id IN ({marks})",
+                (athlete_id, *activity_ids),
+            )
+        }
 
 
 def queue_span(store: StateStore, athlete_id: int) -> tuple[int | None, int | None]:
     """Start times (epoch) of the first and last activity the detail queue will fetch: newest first."""
     with store.reading() as conn:
-        row = conn.execute("SELECT max(start_ts), min(start_ts) FROM known_activities WHERE athlete_id = ? "
-                           "AND needs_detail = 1 AND start_ts > 0", (athlete_id,)).fetchone()
+        row = conn.execute(
+            "SELECT max(start_ts), min(start_ts) FROM known_activities WHERE athlete_id = ? "
+            "AND needs_detail = 1 AND start_ts > 0",
+            (athlete_id,),
+        ).fetchone()
     return row[0], row[1]
 
 
 def count_needing(store: StateStore, athlete_id: int, what: str) -> int:
     column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
     with store.reading() as conn:
-        return conn.execute(f"SELECT count(*) FROM known_activities WHERE athlete_id = ? AND {column} = 1",
-                            (athlete_id,)).fetchone()[0]
+        return conn.execute(
+            f"SELECT count(*) FROM known_activities WHERE athlete_id = ? AND {column} = 1", (athlete_id,)
+        ).fetchone()[0]
 
 
 def mark(conn: sqlite3.Connection, athlete_id: int, activity_ids: list[int], what: str, value: int = 0) -> None:
     column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
-    conn.executemany(f"UPDATE known_activities SET {column} = ? WHERE athlete_id = ? AND activity_id = ?",
-                     [(value, athlete_id, i) for i in activity_ids])
+    conn.executemany(
+        f"UPDATE known_activities SET {column} = ? WHERE athlete_id = ? AND activity_id = ?",
+        [(value, athlete_id, i) for i in activity_ids],
+    )
 
 
 def request_refresh(conn: sqlite3.Connection, athlete_id: int, activity_ids: list[int], zones: bool = False) -> None:
@@ -233,7 +292,7 @@ def request_refresh(conn: sqlite3.Connection, athlete_id: int, activity_ids: lis
     conn.executemany(
         f"""INSERT INTO known_activities (athlete_id, activity_id, start_ts, fingerprint, needs_detail, needs_zones)
            VALUES (?, ?, 0, '', 1, 1)
-           ON CONFLICT (athlete_id, activity_id) DO UPDATE SET needs_detail = 1{', needs_zones = 1' if zones else ''}""",
+           ON CONFLICT (athlete_id, activity_id) DO UPDATE SET needs_detail = 1{", needs_zones = 1" if zones else ""}""",
         [(athlete_id, activity_id) for activity_id in activity_ids],
     )
 
@@ -262,26 +321,34 @@ def segments_to_detail(store: StateStore, athlete_id: int) -> list[int]:
     """Segments whose detail is still to fetch, by value: starred ones first (the athlete chose them), then in the
     order their efforts were seen, which is newest activity first since details are fetched newest first."""
     with store.reading() as conn:
-        return [r[0] for r in conn.execute(
-            "SELECT segment_id FROM known_segments WHERE athlete_id = ? AND needs_detail = 1 "
-            "ORDER BY starred DESC, rowid", (athlete_id,))]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT segment_id FROM known_segments WHERE athlete_id = ? AND needs_detail = 1 "
+                "ORDER BY starred DESC, rowid",
+                (athlete_id,),
+            )
+        ]
 
 
 def forget(conn: sqlite3.Connection, athlete_id: int, activity_ids: list[int]) -> None:
-    conn.executemany("DELETE FROM known_activities WHERE athlete_id = ? AND activity_id = ?",
-                     [(athlete_id, i) for i in activity_ids])
+    conn.executemany(
+        "DELETE FROM known_activities WHERE athlete_id = ? AND activity_id = ?", [(athlete_id, i) for i in activity_ids]
+    )
 
 
 def known_ids(store: StateStore, athlete_id: int) -> set[int]:
     with store.reading() as conn:
-        return {r[0] for r in conn.execute("SELECT activity_id FROM known_activities WHERE athlete_id = ?",
-                                           (athlete_id,))}
+        return {
+            r[0] for r in conn.execute("SELECT activity_id FROM known_activities WHERE athlete_id = ?", (athlete_id,))
+        }
 
 
 def get_cursor(store: StateStore, athlete_id: int, name: str) -> str | None:
     with store.reading() as conn:
-        row = conn.execute("SELECT value FROM sync_cursors WHERE athlete_id = ? AND name = ?",
-                           (athlete_id, name)).fetchone()
+        row = conn.execute(
+            "SELECT value FROM sync_cursors WHERE athlete_id = ? AND name = ?", (athlete_id, name)
+        ).fetchone()
     return row[0] if row else None
 
 

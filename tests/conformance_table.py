@@ -10,11 +10,17 @@ import re
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
-MODULES = ("test_conformance_oauth.py", "test_conformance_resources.py", "test_conformance_events.py",
-           "test_conformance_limits.py",
-           # fitsync's own side of the webhook rows: receiver, sensor, end to end
-           "webhooks/test_receiver.py", "webhooks/test_sensor.py", "webhooks/test_end_to_end.py",
-           "webhooks/test_crash.py")
+MODULES = (
+    "test_conformance_oauth.py",
+    "test_conformance_resources.py",
+    "test_conformance_events.py",
+    "test_conformance_limits.py",
+    # fitsync's own side of the webhook rows: receiver, sensor, end to end
+    "webhooks/test_receiver.py",
+    "webhooks/test_sensor.py",
+    "webhooks/test_end_to_end.py",
+    "webhooks/test_crash.py",
+)
 HEADER = """# Sandbox conformance: each row of the spec's tables and the test that covers it
 
 Generated from the conformance test modules (`python -m tests.conformance_table > docs/sandbox-conformance.md`);

@@ -19,14 +19,23 @@ from .sandbox_harness import Harness
 
 SEED = SeedOptions(seed=7, athletes=4, activities_per_athlete=40)
 # One full sync spends more than the default 100 reads / 15 min: tests that sync raise the limits meanwhile.
-ROOMY_LIMITS = {"read_limit_short": 100_000, "read_limit_long": 1_000_000,
-                "overall_limit_short": 100_000, "overall_limit_long": 1_000_000}
+ROOMY_LIMITS = {
+    "read_limit_short": 100_000,
+    "read_limit_long": 1_000_000,
+    "overall_limit_short": 100_000,
+    "overall_limit_long": 1_000_000,
+}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--soak-calls", type=int, default=5000, metavar="N",
-                     help="API calls per process in the token-rotation soak (pytest -m slow -k soak); 5000 ≈ 3 min, "
-                          "each process makes about 25 calls a second")
+    parser.addoption(
+        "--soak-calls",
+        type=int,
+        default=5000,
+        metavar="N",
+        help="API calls per process in the token-rotation soak (pytest -m slow -k soak); 5000 ≈ 3 min, "
+        "each process makes about 25 calls a second",
+    )
 
 
 # Where a test's files go when nobody chose (--basetemp): a memory-backed folder if the machine has one. The
@@ -46,8 +55,11 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 def pytest_configure(config: pytest.Config) -> None:
     if config.option.basetemp or hasattr(config, "workerinput") or os.environ.get("FITSYNC_TEST_TMP") == "disk":
         return  # chosen already, or an xdist worker (it gets a folder under the controller's)
-    if (MEMORY_TMP.is_dir() and os.access(MEMORY_TMP, os.W_OK)
-            and shutil.disk_usage(MEMORY_TMP).free >= MEMORY_TMP_NEEDS):
+    if (
+        MEMORY_TMP.is_dir()
+        and os.access(MEMORY_TMP, os.W_OK)
+        and shutil.disk_usage(MEMORY_TMP).free >= MEMORY_TMP_NEEDS
+    ):
         config.option.basetemp = tempfile.mkdtemp(prefix="fitsync-tests-", dir=MEMORY_TMP)
         config.stash[_MADE_BASETEMP] = config.option.basetemp
 
@@ -70,8 +82,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     `postgres_by_default` (its SQL is the client and webhook tests' own, and running every scenario twice would
     take the suite past CI's time)."""
     for item in items:
-        if ("postgres" in item.keywords and item.get_closest_marker("postgres_slow")
-                and not item.get_closest_marker("postgres_by_default")):
+        if (
+            "postgres" in item.keywords
+            and item.get_closest_marker("postgres_slow")
+            and not item.get_closest_marker("postgres_by_default")
+        ):
             item.add_marker(pytest.mark.slow)
     if "slow" in (config.getoption("markexpr") or ""):
         return
@@ -84,8 +99,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def sandbox_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
     db = tmp_path_factory.mktemp("sandbox") / "sandbox.db"
-    options = ServerOptions(db=str(db), port=0, seed=SeedOptions(SEED.seed, SEED.athletes, SEED.activities_per_athlete,
-                                                                  dt.datetime.now(dt.UTC).replace(microsecond=0)))
+    options = ServerOptions(
+        db=str(db),
+        port=0,
+        seed=SeedOptions(
+            SEED.seed, SEED.athletes, SEED.activities_per_athlete, dt.datetime.now(dt.UTC).replace(microsecond=0)
+        ),
+    )
     with ServerThread(options) as server:
         yield server
 
@@ -96,8 +116,10 @@ def postgres_server() -> Iterator[pg.PostgresServer]:
     they do, a server that fails to start fails the tests."""
     found = pg.binaries()
     if found is None:
-        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl) on this machine: the PostgreSQL state store "
-                    "is not tested here")
+        pytest.skip(
+            "no PostgreSQL server binaries (initdb, pg_ctl) on this machine: the PostgreSQL state store "
+            "is not tested here"
+        )
     server = pg.PostgresServer(found)
     yield server
     server.stop()
@@ -145,8 +167,9 @@ def e2e_flavor(request: pytest.FixtureRequest, sb: Harness) -> Iterator[str]:
         yield request.param
 
 
-NO_COMPUTE_LOGS = {"compute_logs": {"module": "dagster._core.storage.noop_compute_log_manager",
-                                     "class": "NoOpComputeLogManager"}}
+NO_COMPUTE_LOGS = {
+    "compute_logs": {"module": "dagster._core.storage.noop_compute_log_manager", "class": "NoOpComputeLogManager"}
+}
 
 
 @pytest.fixture

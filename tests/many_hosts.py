@@ -102,8 +102,11 @@ class _UsageSampler:
 
     def _run(self) -> None:
         while not self._stop.wait(0.05):
-            for row in query(self.sb, "SELECT window_start, used FROM rate_usage WHERE app_id = ? AND window = "
-                                      "'short' AND budget = 'read'", self.app_id):
+            for row in query(
+                self.sb,
+                "SELECT window_start, used FROM rate_usage WHERE app_id = ? AND window = 'short' AND budget = 'read'",
+                self.app_id,
+            ):
                 self.used[row["window_start"]] = max(self.used.get(row["window_start"], 0), row["used"])
 
     def stop(self) -> dict[int, int]:
@@ -118,10 +121,19 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
     app = sb.new_app()
     athletes = [add_athlete(sb) for _ in range(scenario.athletes)]
     activities = {a: [record(sb, a, days_ago=1.5 + 3 * i) for i in range(scenario.activities)] for a in athletes}
-    values = {"base_url": sb.server.api_url, "auth_url": sb.server.base_url, "client_id": app.client_id,
-              "client_secret": app.client_secret, "state_url": state_url,
-              "secret_key": secrets.token_urlsafe(24), "short_window": scenario.window, "long_window": 86400,
-              "boundary_guard": 0.2, "timeout": 15.0, "refresh_margin": 1}
+    values = {
+        "base_url": sb.server.api_url,
+        "auth_url": sb.server.base_url,
+        "client_id": app.client_id,
+        "client_secret": app.client_secret,
+        "state_url": state_url,
+        "secret_key": secrets.token_urlsafe(24),
+        "short_window": scenario.window,
+        "long_window": 86400,
+        "boundary_guard": 0.2,
+        "timeout": 15.0,
+        "refresh_margin": 1,
+    }
     configs = {}
     for host in (*workers_on, *RECEIVERS, DAEMON):
         config_file.write(base / host, values)
@@ -130,10 +142,16 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
     logs.mkdir()
     ports = {r: free_port() for r in RECEIVERS}
 
-    with sb.settings(access_token_lifetime=scenario.token_lifetime, refresh_reuse_threshold=1,
-                     rotate_refresh_tokens=True, short_window=scenario.window, read_limit_short=scenario.read_limit,
-                     overall_limit_short=2 * scenario.read_limit, read_limit_long=1_000_000,
-                     overall_limit_long=2_000_000):
+    with sb.settings(
+        access_token_lifetime=scenario.token_lifetime,
+        refresh_reuse_threshold=1,
+        rotate_refresh_tokens=True,
+        short_window=scenario.window,
+        read_limit_short=scenario.read_limit,
+        overall_limit_short=2 * scenario.read_limit,
+        read_limit_long=1_000_000,
+        overall_limit_long=2_000_000,
+    ):
         # `fitsync connect` on one host: the grants (short-lived access tokens) and the subscription, in the store
         with FitsyncClient(configs[workers_on[0]]) as client:
             for athlete in athletes:
@@ -154,13 +172,29 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
         for i in range(scenario.events):
             owner = athletes[i % len(athletes)]
             if i < len(athletes):
-                events.append({"object_type": "activity", "object_id": renamed[owner], "aspect_type": "update",
-                               "updates": {"title": f"Renamed on host {i}"}, "owner_id": owner,
-                               "subscription_id": SUBSCRIPTION_ID, "event_time": now})
+                events.append(
+                    {
+                        "object_type": "activity",
+                        "object_id": renamed[owner],
+                        "aspect_type": "update",
+                        "updates": {"title": f"Renamed on host {i}"},
+                        "owner_id": owner,
+                        "subscription_id": SUBSCRIPTION_ID,
+                        "event_time": now,
+                    }
+                )
             else:
-                events.append({"object_type": "activity", "object_id": UNKNOWN_IDS + i, "aspect_type": "delete",
-                               "updates": {}, "owner_id": owner, "subscription_id": SUBSCRIPTION_ID,
-                               "event_time": now})
+                events.append(
+                    {
+                        "object_type": "activity",
+                        "object_id": UNKNOWN_IDS + i,
+                        "aspect_type": "delete",
+                        "updates": {},
+                        "owner_id": owner,
+                        "subscription_id": SUBSCRIPTION_ID,
+                        "event_time": now,
+                    }
+                )
         for i, owner in enumerate(athletes):
             change(sb, renamed[owner], name=f"Renamed on host {i}")
         out.updates = len(athletes)
@@ -168,13 +202,21 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
         before = sb.counters()
         sampler = _UsageSampler(sb, app.client_id)
         started = time.monotonic()
-        workers = {w: subprocess.Popen([*FITSYNC, "sync"], env=subprocess_env(configs[w].home),
-                                       stdout=(logs / f"{w}.log").open("wb"), stderr=subprocess.STDOUT)
-                   for w in workers_on}
+        workers = {
+            w: subprocess.Popen(
+                [*FITSYNC, "sync"],
+                env=subprocess_env(configs[w].home),
+                stdout=(logs / f"{w}.log").open("wb"),
+                stderr=subprocess.STDOUT,
+            )
+            for w in workers_on
+        }
         url = {r: f"http://127.0.0.1:{ports[r]}/webhooks/{PATH_SECRET}" for r in RECEIVERS}
         first = [i for i in range(scenario.events) if i % 2 == 0]
-        bursts = [Burst(url["receiver-1"], events, threads=3).send(first),
-                  Burst(url["receiver-2"], events, threads=3).send([i for i in range(scenario.events) if i % 2 == 1])]
+        bursts = [
+            Burst(url["receiver-1"], events, threads=3).send(first),
+            Burst(url["receiver-2"], events, threads=3).send([i for i in range(scenario.events) if i % 2 == 1]),
+        ]
         target = int(len(first) * scenario.kill_after)
         wait_until(lambda: len(bursts[0].acknowledged()) >= target, 60, "receiver-1 to acknowledge its share")
         os.kill(receivers["receiver-1"].pid, signal.SIGKILL)
@@ -204,8 +246,9 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
                     out.refresh_run_failures.append(f"{request.run_key}: {outcome.error}")
             workers_done = all(p.poll() is not None for p in workers.values())
             with open_store(configs[DAEMON]).reading() as conn:
-                left = conn.execute("SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL OR verdict = "
-                                    "'deferred'").fetchone()[0]
+                left = conn.execute(
+                    "SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL OR verdict = 'deferred'"
+                ).fetchone()[0]
             if workers_done and not batch and not left:
                 break
             time.sleep(0.5)  # the daemon's tick interval (5 s in production), shortened
@@ -223,20 +266,25 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
     busy = sorted(used)[1:-1]
     out.per_window = [used[w] for w in busy]
 
-    out.token_refreshes = query(sb, "SELECT count(*) - count(DISTINCT f.id) AS n FROM refresh_tokens r "
-                                    "JOIN token_families f ON f.id = r.family_id WHERE f.app_id = ?",
-                                app.client_id)[0]["n"]
+    out.token_refreshes = query(
+        sb,
+        "SELECT count(*) - count(DISTINCT f.id) AS n FROM refresh_tokens r "
+        "JOIN token_families f ON f.id = r.family_id WHERE f.app_id = ?",
+        app.client_id,
+    )[0]["n"]
     out.token_refusals = after.get("status_400", 0) - before.get("status_400", 0)
-    out.live_refresh_tokens = sum(sb.refresh(app, stored_refresh_token(configs[DAEMON], a)).status_code == 200
-                                  for a in athletes)
+    out.live_refresh_tokens = sum(
+        sb.refresh(app, stored_refresh_token(configs[DAEMON], a)).status_code == 200 for a in athletes
+    )
     with open_store(configs[DAEMON]).reading() as conn:
         inbox = [(r[0], r[1], r[2]) for r in conn.execute("SELECT id, payload, processed_at FROM webhook_inbox")]
     payloads = [json.loads(p) for _, p, _ in inbox]
     keys = [(p["object_id"], p["aspect_type"]) for p in payloads]
     out.inbox_size, out.unprocessed = len(inbox), sum(1 for *_, done in inbox if done is None)
     out.stored_once = len(keys) == len(set(keys)) == scenario.events
-    out.deletes_acted = sorted(itertools.chain.from_iterable(
-        r.run_config["ops"]["activities"]["config"]["deleted_ids"] for r in requests))
+    out.deletes_acted = sorted(
+        itertools.chain.from_iterable(r.run_config["ops"]["activities"]["config"]["deleted_ids"] for r in requests)
+    )
     # The landing area is in the shared store: a run's fetched data is loaded by whichever host loads that athlete
     # next, so a renamed activity may be in any host's warehouse (docs/scaling.md: one warehouse writer).
     names: dict[int, set[str]] = {}

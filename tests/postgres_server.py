@@ -45,9 +45,17 @@ class PostgresServer:
         self.start()
 
     def start(self) -> None:
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"), "-w", "-o",
-                  f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
-                  "-c max_connections=200", "start")
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.root / "server.log"),
+            "-w",
+            "-o",
+            f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
+            "start",
+        )
 
     def pause(self) -> None:
         """Stop the server, keeping its data (an outage: `start` ends it)."""

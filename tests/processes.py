@@ -39,8 +39,9 @@ def subprocess_env(home: Path, **extra: str) -> dict[str, str]:
 
 def serve_receiver(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[bytes]:
     """`fitsync webhooks serve` as its own process with this environment; returns once it answers."""
-    process = subprocess.Popen([*FITSYNC, "webhooks", "serve", "--port", str(port)], env=env, stdout=log.open("ab"),
-                               stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [*FITSYNC, "webhooks", "serve", "--port", str(port)], env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT
+    )
     url = f"http://127.0.0.1:{port}/webhooks/readiness-probe"
 
     def answering() -> bool:

@@ -15,12 +15,33 @@ import httpx
 from fitsync.sandbox import browser
 from fitsync.sandbox.server import ServerThread
 
-ALL_SCOPES = ("read", "read_all", "profile:read_all", "profile:write", "activity:read", "activity:read_all",
-              "activity:write")
+ALL_SCOPES = (
+    "read",
+    "read_all",
+    "profile:read_all",
+    "profile:write",
+    "activity:read",
+    "activity:read_all",
+    "activity:write",
+)
 REDIRECT_URI = "http://localhost:9999/callback"
 # Everything a request could change, except bookkeeping (rate usage, counters, browser sessions).
-STATE_TABLES = ("apps", "athletes", "gear", "segments", "stars", "activities", "efforts", "grants", "codes",
-                "token_families", "access_tokens", "refresh_tokens", "subscriptions", "events")
+STATE_TABLES = (
+    "apps",
+    "athletes",
+    "gear",
+    "segments",
+    "stars",
+    "activities",
+    "efforts",
+    "grants",
+    "codes",
+    "token_families",
+    "access_tokens",
+    "refresh_tokens",
+    "subscriptions",
+    "events",
+)
 
 
 @dataclass
@@ -47,8 +68,9 @@ class Harness:
     def __init__(self, server: ServerThread) -> None:
         self.server = server
         self.http = httpx.Client(base_url=server.base_url, timeout=15)
-        self.console = httpx.Client(base_url=server.base_url + "/sandbox", timeout=15,
-                                    headers={"X-Sandbox-Console-Key": server.console_key})
+        self.console = httpx.Client(
+            base_url=server.base_url + "/sandbox", timeout=15, headers={"X-Sandbox-Console-Key": server.console_key}
+        )
 
     # world
     def athletes(self) -> list[dict[str, Any]]:
@@ -81,13 +103,27 @@ class Harness:
 
     # OAuth
     def new_app(self, domain: str = "localhost") -> App:
-        body = self.console.post("/apps", json={"name": f"test-{secrets.token_hex(3)}", "callback_domain": domain}).json()
+        body = self.console.post(
+            "/apps", json={"name": f"test-{secrets.token_hex(3)}", "callback_domain": domain}
+        ).json()
         return App(body["client_id"], body["client_secret"])
 
-    def authorize_url(self, app: App, scope: str, *, state: str | None = None, redirect_uri: str = REDIRECT_URI,
-                      prompt: str | None = None, mobile: bool = False) -> str:
-        params: dict[str, Any] = {"client_id": app.client_id, "redirect_uri": redirect_uri, "response_type": "code",
-                                  "scope": scope}
+    def authorize_url(
+        self,
+        app: App,
+        scope: str,
+        *,
+        state: str | None = None,
+        redirect_uri: str = REDIRECT_URI,
+        prompt: str | None = None,
+        mobile: bool = False,
+    ) -> str:
+        params: dict[str, Any] = {
+            "client_id": app.client_id,
+            "redirect_uri": redirect_uri,
+            "response_type": "code",
+            "scope": scope,
+        }
         if state is not None:
             params["state"] = state
         if prompt is not None:
@@ -99,33 +135,49 @@ class Harness:
         """A fresh 'browser' (its own cookie jar)."""
         return httpx.Client(base_url=self.server.base_url, timeout=15)
 
-    def consent(self, app: App, athlete_id: int, scopes: tuple[str, ...] = ALL_SCOPES,
-                untick: tuple[str, ...] = ()) -> tuple[str, str]:
+    def consent(
+        self, app: App, athlete_id: int, scopes: tuple[str, ...] = ALL_SCOPES, untick: tuple[str, ...] = ()
+    ) -> tuple[str, str]:
         """(code, granted scope) from the redirect back: the real service's token answer has no `scope`."""
         with self.browser() as b:
             redirect = browser.consent(b, self.authorize_url(app, ",".join(scopes)), athlete_id, untick=untick)
         return redirect.params["code"], redirect.params.get("scope", "")
 
-    def code(self, app: App, athlete_id: int, scopes: tuple[str, ...] = ALL_SCOPES, untick: tuple[str, ...] = ()) -> str:
+    def code(
+        self, app: App, athlete_id: int, scopes: tuple[str, ...] = ALL_SCOPES, untick: tuple[str, ...] = ()
+    ) -> str:
         return self.consent(app, athlete_id, scopes, untick)[0]
 
     def exchange(self, app: App, code: str) -> httpx.Response:
         return self.http.post("/oauth/token", data={**app.creds(), "code": code, "grant_type": "authorization_code"})
 
     def refresh(self, app: App, refresh_token: str) -> httpx.Response:
-        return self.http.post("/oauth/token", data={**app.creds(), "refresh_token": refresh_token,
-                                                    "grant_type": "refresh_token"})
+        return self.http.post(
+            "/oauth/token", data={**app.creds(), "refresh_token": refresh_token, "grant_type": "refresh_token"}
+        )
 
-    def connect(self, scopes: tuple[str, ...] = ALL_SCOPES, athlete_id: int | None = None, app: App | None = None,
-                untick: tuple[str, ...] = ()) -> Grant:
+    def connect(
+        self,
+        scopes: tuple[str, ...] = ALL_SCOPES,
+        athlete_id: int | None = None,
+        app: App | None = None,
+        untick: tuple[str, ...] = (),
+    ) -> Grant:
         app = app or self.new_app()
         athlete_id = athlete_id or self.athlete_id()
         code, granted = self.consent(app, athlete_id, scopes, untick)
         response = self.exchange(app, code)
         assert response.status_code == 200, response.text
         body = response.json()
-        return Grant(app, athlete_id, body["access_token"], body["refresh_token"], body["expires_at"],
-                     body.get("scope", " ".join(granted.split(","))), body)
+        return Grant(
+            app,
+            athlete_id,
+            body["access_token"],
+            body["refresh_token"],
+            body["expires_at"],
+            body.get("scope", " ".join(granted.split(","))),
+            body,
+        )
 
     # API
     def api(self, grant: Grant | str | None, method: str, path: str, **kwargs: Any) -> httpx.Response:
@@ -138,7 +190,9 @@ class Harness:
         return self.api(grant, "GET", path, **kwargs)
 
 
-def assert_fault(response: httpx.Response, status: int, field: str | None = None, code: str | None = None) -> dict[str, Any]:
+def assert_fault(
+    response: httpx.Response, status: int, field: str | None = None, code: str | None = None
+) -> dict[str, Any]:
     """A non-success answer is the Fault payload with the expected status (and field/code when given)."""
     assert response.status_code == status, f"{response.status_code} != {status}: {response.text}"
     body = response.json()
@@ -216,8 +270,12 @@ class Receiver:
         self.base = ""
         self.hooks: dict[str, Hook] = {}
         self._lock = threading.Lock()
-        self.app = Starlette(routes=[Route("/hooks/{name}", self._validate, methods=["GET"]),
-                                     Route("/hooks/{name}", self._event, methods=["POST"])])
+        self.app = Starlette(
+            routes=[
+                Route("/hooks/{name}", self._validate, methods=["GET"]),
+                Route("/hooks/{name}", self._event, methods=["POST"]),
+            ]
+        )
         self._server: Any = None
 
     def hook(self, verify_token: str | None = None, **behaviour: Any) -> Hook:
@@ -291,6 +349,7 @@ class Receiver:
 
 # --- reading stored world facts (appended for the resource conformance, scope matrix and malformed sweep) ---
 
+
 def query(sb: Harness, sql: str, *args: Any) -> list[dict[str, Any]]:
     """Rows of a read-only SQL query on the server's db (WAL allows a separate reader), as dicts."""
     conn = sqlite3.connect(f"file:{sb.server.options.db}?mode=ro", uri=True)
@@ -303,10 +362,12 @@ def query(sb: Harness, sql: str, *args: Any) -> list[dict[str, Any]]:
 
 # --- the athlete's side, through the console (appended for the pipeline and webhook suites) ---
 
+
 def add_athlete(sb: Harness, premium: bool = True, **options: Any) -> int:
     """A new athlete of the test's own, so the seeded world other modules rely on stays as it is."""
-    response = sb.console.post("/athletes", json={"firstname": "Test", "lastname": "Athlete", "premium": premium,
-                                                  **options})
+    response = sb.console.post(
+        "/athletes", json={"firstname": "Test", "lastname": "Athlete", "premium": premium, **options}
+    )
     assert response.status_code == 200, response.text
     return int(response.json()["id"])
 
@@ -332,8 +393,9 @@ def delete(sb: Harness, activity_id: int) -> None:
     assert response.status_code == 204, response.text
 
 
-def save_grant(sb: Harness, client: Any, app: App, athlete_id: int, scopes: tuple[str, ...] = ALL_SCOPES,
-               **consent: Any) -> dict[str, Any]:
+def save_grant(
+    sb: Harness, client: Any, app: App, athlete_id: int, scopes: tuple[str, ...] = ALL_SCOPES, **consent: Any
+) -> dict[str, Any]:
     """Consent as the athlete in the sandbox's pages, exchange the code through fitsync's client (a FitsyncClient)
     and store the grant, as `fitsync connect` does: the granted scope from the answer, else from the redirect (the
     real service's answer has none). Returns the token answer."""

@@ -134,25 +134,30 @@ def short(payload: dict[str, Any]) -> tuple[str, int, str, dict[str, Any]]:
 
 
 def record(sb: Harness, athlete_id: int, visibility: str = "everyone", sport_type: str = "Ride") -> int:
-    response = sb.console.post(f"/athletes/{athlete_id}/activities",
-                               json={"visibility": visibility, "sport_type": sport_type})
+    response = sb.console.post(
+        f"/athletes/{athlete_id}/activities", json={"visibility": visibility, "sport_type": sport_type}
+    )
     assert response.status_code == 200, response.text
     return response.json()["id"]
 
 
 def settled(sb: Harness, sub: Sub, count: int) -> list[dict[str, Any]]:
     """Wait until the subscription has `count` events, none pending; return them."""
+
     def done() -> list[dict[str, Any]] | None:
         events = queued(sb, sub)
         return events if len(events) == count and all(e["status"] != "pending" for e in events) else None
+
     return wait_until(done, 10, f"{count} settled events for subscription {sub.id}")
 
 
 def received(sub: Sub, count: int) -> list[dict[str, Any]]:
     """Wait until the receiver accepted (answered 200) `count` events for this subscription."""
+
     def accepted() -> list[dict[str, Any]] | None:
         ok = [p["body"] for p in list(sub.hook.posts) if p["status"] == 200]
         return ok if len(ok) >= count else None
+
     return wait_until(accepted, 10, f"{count} accepted deliveries at {sub.hook.url}")
 
 
@@ -181,10 +186,14 @@ def pair(sb: Harness, receiver: Receiver) -> Pair:
 def test_s3_1_r1_to_only_you_is_delete_for_read_apps(sb: Harness, pair: Pair, start: str) -> None:
     activity = record(sb, pair.athlete_id, visibility=start)
     change(sb, activity, visibility="only_me")
-    assert [short(p) for p in payloads(sb, pair.read)] == [("activity", activity, "create", {}),
-                                                          ("activity", activity, "delete", {})]
-    assert [short(p) for p in payloads(sb, pair.read_all)] == [("activity", activity, "create", {}),
-                                                              ("activity", activity, "update", {"private": "true"})]
+    assert [short(p) for p in payloads(sb, pair.read)] == [
+        ("activity", activity, "create", {}),
+        ("activity", activity, "delete", {}),
+    ]
+    assert [short(p) for p in payloads(sb, pair.read_all)] == [
+        ("activity", activity, "create", {}),
+        ("activity", activity, "update", {"private": "true"}),
+    ]
     assert [short(e) for e in received(pair.read, 2)] == [short(p) for p in payloads(sb, pair.read)]
 
 
@@ -194,15 +203,22 @@ def test_s3_1_r2_from_only_you_is_create_for_read_apps(sb: Harness, pair: Pair, 
     assert payloads(sb, pair.read) == []  # invisible to activity:read: nothing yet
     change(sb, activity, visibility=target)
     assert [short(p) for p in payloads(sb, pair.read)] == [("activity", activity, "create", {})]
-    assert [short(p) for p in payloads(sb, pair.read_all)] == [("activity", activity, "create", {}),
-                                                              ("activity", activity, "update", {"private": "false"})]
+    assert [short(p) for p in payloads(sb, pair.read_all)] == [
+        ("activity", activity, "create", {}),
+        ("activity", activity, "update", {"private": "false"}),
+    ]
     assert [short(e) for e in received(pair.read, 1)] == [("activity", activity, "create", {})]
 
 
 def test_s3_1_r3_any_visibility_change_is_private_update_for_read_all_apps(sb: Harness, pair: Pair) -> None:
     activity = record(sb, pair.athlete_id, visibility="everyone")
-    steps = [("followers_only", "false"), ("only_me", "true"), ("everyone", "false"), ("only_me", "true"),
-             ("followers_only", "false")]
+    steps = [
+        ("followers_only", "false"),
+        ("only_me", "true"),
+        ("everyone", "false"),
+        ("only_me", "true"),
+        ("followers_only", "false"),
+    ]
     for visibility, _private in steps:
         change(sb, activity, visibility=visibility)
     updates = [p["updates"] for p in payloads(sb, pair.read_all)[1:]]
@@ -242,8 +258,10 @@ def test_s3_3_r2_echo_within_two_seconds_activates_and_returns_id(sb: Harness, r
     assert [(s["id"], s["callback_url"]) for s in listed(sb, grant.app)] == [(body["id"], hook.url)]
     # Active: a change of the authorizing athlete is pushed to it.
     activity = record(sb, grant.athlete_id)
-    assert any(e["object_id"] == activity and e["subscription_id"] == body["id"]
-               for e in wait_until(lambda: [e for e in hook.events if e["object_id"] == activity], 10, "event"))
+    assert any(
+        e["object_id"] == activity and e["subscription_id"] == body["id"]
+        for e in wait_until(lambda: [e for e in hook.events if e["object_id"] == activity], 10, "event")
+    )
 
 
 def test_s3_3_r3_late_answer_fails_creation(sb: Harness, receiver: Receiver) -> None:
@@ -342,8 +360,12 @@ def test_s4_5_r2_view_lists_subscription_details(sb: Harness, receiver: Receiver
     # Another app sees only its own (none); credentials are required and checked.
     assert listed(sb, sb.new_app()) == []
     assert_fault(sb.http.get(SUBS, params={"client_id": grant.app.client_id}), 400, "client_secret", "missing")
-    assert_fault(sb.http.get(SUBS, params={"client_id": grant.app.client_id, "client_secret": "wrong"}), 401,
-                 "client_secret", "invalid")
+    assert_fault(
+        sb.http.get(SUBS, params={"client_id": grant.app.client_id, "client_secret": "wrong"}),
+        401,
+        "client_secret",
+        "invalid",
+    )
 
 
 def test_s4_5_r3_delete_204_and_errors_with_reason(sb: Harness, receiver: Receiver) -> None:
@@ -351,8 +373,12 @@ def test_s4_5_r3_delete_204_and_errors_with_reason(sb: Harness, receiver: Receiv
     sub = subscribe(sb, receiver, grant)
     other = sb.new_app()
     url = f"{SUBS}/{sub.id}"
-    assert_fault(sb.http.delete(url, params={"client_id": grant.app.client_id, "client_secret": "wrong"}), 401,
-                 "client_secret", "invalid")
+    assert_fault(
+        sb.http.delete(url, params={"client_id": grant.app.client_id, "client_secret": "wrong"}),
+        401,
+        "client_secret",
+        "invalid",
+    )
     assert_fault(sb.http.delete(url, params={"client_id": grant.app.client_id}), 400, "client_secret", "missing")
     assert_fault(sb.http.delete(url, params=other.creds()), 404, "id")  # another app's subscription
     assert_fault(sb.http.delete(f"{SUBS}/{sub.id + 10_000_000}", params=grant.app.creds()), 404, "id")
@@ -375,8 +401,17 @@ def test_s6_1_r1_console_recording_is_create(sb: Harness, pair: Pair) -> None:
 
 
 def test_s6_1_r1_api_created_activity_is_create(sb: Harness, pair: Pair) -> None:
-    response = sb.api(pair.read.grant, "POST", "/activities", data={
-        "name": "Lunch spin", "sport_type": "Ride", "start_date_local": "2026-03-01T12:00:00Z", "elapsed_time": 1800})
+    response = sb.api(
+        pair.read.grant,
+        "POST",
+        "/activities",
+        data={
+            "name": "Lunch spin",
+            "sport_type": "Ride",
+            "start_date_local": "2026-03-01T12:00:00Z",
+            "elapsed_time": 1800,
+        },
+    )
     assert response.status_code == 201, response.text
     activity = response.json()["id"]
     for sub in (pair.read, pair.read_all):
@@ -395,7 +430,8 @@ def test_s6_1_r2_rename_is_title_update(sb: Harness, pair: Pair) -> None:
     change(sb, activity, name="Renamed by the athlete")
     for sub in (pair.read, pair.read_all):
         assert [short(p) for p in payloads(sb, sub)][1:] == [
-            ("activity", activity, "update", {"title": "Renamed by the athlete"})]
+            ("activity", activity, "update", {"title": "Renamed by the athlete"})
+        ]
     assert received(pair.read, 2)[1]["updates"] == {"title": "Renamed by the athlete"}
 
 
@@ -404,7 +440,8 @@ def test_s6_1_r2_changes_to_only_you_activity_reach_read_all_only(sb: Harness, p
     change(sb, activity, name="Secret ride", sport_type="Run")
     assert payloads(sb, pair.read) == []
     assert [short(p) for p in payloads(sb, pair.read_all)][1:] == [
-        ("activity", activity, "update", {"title": "Secret ride", "type": "Run"})]
+        ("activity", activity, "update", {"title": "Secret ride", "type": "Run"})
+    ]
 
 
 def test_activity_events_need_activity_read(sb: Harness, receiver: Receiver) -> None:
@@ -413,8 +450,17 @@ def test_activity_events_need_activity_read(sb: Harness, receiver: Receiver) -> 
     sub = subscribe(sb, receiver, sb.connect(("read", "activity:write"), athlete_id=athlete))
     activity = record(sb, athlete)
     change(sb, activity, name="Unheard")
-    created = sb.api(sub.grant, "POST", "/activities", data={
-        "name": "Write only", "sport_type": "Run", "start_date_local": "2026-03-02T07:00:00Z", "elapsed_time": 900})
+    created = sb.api(
+        sub.grant,
+        "POST",
+        "/activities",
+        data={
+            "name": "Write only",
+            "sport_type": "Run",
+            "start_date_local": "2026-03-02T07:00:00Z",
+            "elapsed_time": 900,
+        },
+    )
     assert created.status_code == 201, created.text
     assert payloads(sb, sub) == []
     assert sb.console.post(f"/athletes/{athlete}/revoke", json={"client_id": sub.app.client_id}).status_code == 200
@@ -435,7 +481,8 @@ def test_s6_1_r2_one_save_one_event_with_title_and_type(sb: Harness, pair: Pair)
     for sub in (pair.read, pair.read_all):
         events = payloads(sb, sub)[1:]
         assert [short(p) for p in events] == [
-            ("activity", activity, "update", {"title": "Became a run", "type": "Run"})]
+            ("activity", activity, "update", {"title": "Became a run", "type": "Run"})
+        ]
     assert received(pair.read_all, 2)[1]["updates"] == {"title": "Became a run", "type": "Run"}
 
 
@@ -445,7 +492,8 @@ def test_s6_1_r2_api_update_is_title_update(sb: Harness, pair: Pair) -> None:
     assert response.status_code == 200, response.text
     for sub in (pair.read, pair.read_all):
         assert [short(p) for p in payloads(sb, sub)][1:] == [
-            ("activity", activity, "update", {"title": "Named through the API"})]
+            ("activity", activity, "update", {"title": "Named through the API"})
+        ]
     # A save that changes nothing an event carries sends nothing.
     response = sb.api(pair.read.grant, "PUT", f"/activities/{activity}", json={"description": "only a description"})
     assert response.status_code == 200, response.text
@@ -469,8 +517,10 @@ def test_s6_1_r3_deleted_activity_is_delete(sb: Harness, pair: Pair) -> None:
     activity = record(sb, pair.athlete_id)
     delete(sb, activity)
     for sub in (pair.read, pair.read_all):
-        assert [short(p) for p in payloads(sb, sub)] == [("activity", activity, "create", {}),
-                                                        ("activity", activity, "delete", {})]
+        assert [short(p) for p in payloads(sb, sub)] == [
+            ("activity", activity, "create", {}),
+            ("activity", activity, "delete", {}),
+        ]
     assert [short(e) for e in received(pair.read, 2)][1] == ("activity", activity, "delete", {})
 
 
@@ -478,8 +528,10 @@ def test_s6_1_r3_deleting_only_you_activity_reaches_read_all_only(sb: Harness, p
     activity = record(sb, pair.athlete_id, visibility="only_me")
     delete(sb, activity)
     assert payloads(sb, pair.read) == []
-    assert [short(p) for p in payloads(sb, pair.read_all)] == [("activity", activity, "create", {}),
-                                                              ("activity", activity, "delete", {})]
+    assert [short(p) for p in payloads(sb, pair.read_all)] == [
+        ("activity", activity, "create", {}),
+        ("activity", activity, "delete", {}),
+    ]
 
 
 def test_s6_1_r4_console_revoke_is_authorized_false(sb: Harness, pair: Pair) -> None:
@@ -500,7 +552,8 @@ def test_s6_1_r4_api_deauthorize_is_authorized_false(sb: Harness, pair: Pair) ->
     response = sb.http.post("/oauth/deauthorize", params={"access_token": pair.read_all.grant.access_token})
     assert response.status_code == 200, response.text
     assert [short(p) for p in payloads(sb, pair.read_all)] == [
-        ("athlete", pair.athlete_id, "update", {"authorized": "false"})]
+        ("athlete", pair.athlete_id, "update", {"authorized": "false"})
+    ]
     assert payloads(sb, pair.read) == []
     updates = received(pair.read_all, 1)[0]["updates"]
     assert updates == {"authorized": "false"} and isinstance(updates["authorized"], str)
@@ -664,12 +717,18 @@ def test_s6_4_r3_bad_answers_fail_creation(sb: Harness, receiver: Receiver, beha
 
 def test_s6_4_r3_unreachable_callback_fails_creation(sb: Harness) -> None:
     import socket
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     app = sb.new_app()
-    assert_fault(sb.http.post(SUBS, data={**app.creds(), "callback_url": f"http://127.0.0.1:{port}/nobody",
-                                          "verify_token": "t"}), 400, "callback url")
+    assert_fault(
+        sb.http.post(
+            SUBS, data={**app.creds(), "callback_url": f"http://127.0.0.1:{port}/nobody", "verify_token": "t"}
+        ),
+        400,
+        "callback url",
+    )
     assert listed(sb, app) == []
 
 

@@ -33,8 +33,10 @@ MANUAL = {"name": "Rate test", "sport_type": "Run", "start_date_local": "2026-02
 
 
 def read_limit_body(field: str) -> dict[str, Any]:
-    return {"message": "Rate Limit Exceeded",
-            "errors": [{"resource": "Application", "field": field, "code": "exceeded"}]}
+    return {
+        "message": "Rate Limit Exceeded",
+        "errors": [{"resource": "Application", "field": field, "code": "exceeded"}],
+    }
 
 
 def usage(response: httpx.Response) -> dict[str, tuple[int, int]]:
@@ -85,15 +87,33 @@ def grant(sb: Harness) -> Grant:
 
 def test_rate_limit_defaults_and_header_format(sb: Harness, grant: Grant) -> None:
     settings = sb.console.get("/settings").json()
-    defaults = {k: settings[k] for k in ("overall_limit_short", "overall_limit_long", "read_limit_short",
-                                         "read_limit_long", "short_window", "long_window")}
-    assert defaults == {"overall_limit_short": 200, "overall_limit_long": 2000, "read_limit_short": 100,
-                        "read_limit_long": 1000, "short_window": 900, "long_window": 86400}
+    defaults = {
+        k: settings[k]
+        for k in (
+            "overall_limit_short",
+            "overall_limit_long",
+            "read_limit_short",
+            "read_limit_long",
+            "short_window",
+            "long_window",
+        )
+    }
+    assert defaults == {
+        "overall_limit_short": 200,
+        "overall_limit_long": 2000,
+        "read_limit_short": 100,
+        "read_limit_long": 1000,
+        "short_window": 900,
+        "long_window": 86400,
+    }
     response = sb.get(grant, "/athlete")
     assert response.status_code == 200
     assert {k: response.headers[k] for k in HEADERS} == {
-        "X-RateLimit-Limit": "200,2000", "X-RateLimit-Usage": "1,1",
-        "X-ReadRateLimit-Limit": "100,1000", "X-ReadRateLimit-Usage": "1,1"}
+        "X-RateLimit-Limit": "200,2000",
+        "X-RateLimit-Usage": "1,1",
+        "X-ReadRateLimit-Limit": "100,1000",
+        "X-ReadRateLimit-Usage": "1,1",
+    }
     assert "Retry-After" not in response.headers
 
 
@@ -148,8 +168,11 @@ def test_rate_limit_read_budget_spent_is_429_read(sb: Harness, grant: Grant) -> 
 def test_rate_limit_overall_budget_spent_is_429_overall(sb: Harness, grant: Grant) -> None:
     with sb.settings(short_window=2, overall_limit_short=3):
         fresh_window(2)
-        allowed = [sb.api(grant, "POST", "/activities", data=MANUAL), sb.get(grant, "/athlete"),
-                   sb.api(grant, "POST", "/activities", data=MANUAL)]
+        allowed = [
+            sb.api(grant, "POST", "/activities", data=MANUAL),
+            sb.get(grant, "/athlete"),
+            sb.api(grant, "POST", "/activities", data=MANUAL),
+        ]
         refused_write = sb.api(grant, "POST", "/activities", data=MANUAL)
         refused_read = sb.get(grant, "/athlete")
     assert [r.status_code for r in allowed] == [201, 200, 201]
@@ -184,8 +207,9 @@ def test_rate_limit_window_resets_at_natural_boundary(sb: Harness, grant: Grant)
     with sb.settings(short_window=window, read_limit_short=5):
         # Start in the second half of a window: the boundary then comes sooner than one window length after the
         # first request, so a budget that returns there is on the natural boundary, not a sliding window.
-        wait_until(lambda: window * 0.5 <= time.time() % window < window * 0.75, 2 * window, "mid-window",
-                   interval=0.005)
+        wait_until(
+            lambda: window * 0.5 <= time.time() % window < window * 0.75, 2 * window, "mid-window", interval=0.005
+        )
         first = time.time()
         boundary = next_boundary(first, window)
         statuses = [sb.get(grant, "/athlete").status_code for _ in range(6)]
@@ -206,8 +230,9 @@ def test_rate_limit_daily_window_resets_at_natural_boundary(sb: Harness, grant: 
         first = time.time()
         statuses = [sb.get(grant, "/athlete").status_code for _ in range(3)]
         assert time.time() < next_boundary(first, day), "setup too slow for the window"
-        wait_until(lambda: time.time() >= next_boundary(first, day) + 0.01, 2 * day, "the daily boundary",
-                   interval=0.005)
+        wait_until(
+            lambda: time.time() >= next_boundary(first, day) + 0.01, 2 * day, "the daily boundary", interval=0.005
+        )
         again = sb.get(grant, "/athlete")
     assert statuses == [200, 200, 429]
     assert again.status_code == 200, again.text
@@ -282,8 +307,13 @@ def _premium_only(sb: Harness) -> httpx.Response:
 
 def _too_large(sb: Harness) -> httpx.Response:
     limit = sb.console.get("/settings").json()["max_body_bytes"]
-    return sb.api(mine(sb), "PUT", "/athlete", content=b"weight=" + b"7" * limit,
-                  headers={"Content-Type": "application/x-www-form-urlencoded"})
+    return sb.api(
+        mine(sb),
+        "PUT",
+        "/athlete",
+        content=b"weight=" + b"7" * limit,
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
 
 
 def _rate_limited(sb: Harness) -> httpx.Response:
@@ -299,47 +329,120 @@ def _overall_limited(sb: Harness) -> httpx.Response:
 
 
 ERROR_CASES = (
-    ErrorCase("malformed parameter: explore bounds not 4 numbers", 400, "Segment", "bounds", "invalid",
-              lambda sb: sb.get(mine(sb), "/segments/explore", params={"bounds": "37.7,-122.5,37.8"})),
-    ErrorCase("parameter out of range: min_cat 9", 400, "Segment", "min_cat", "invalid",
-              lambda sb: sb.get(mine(sb), "/segments/explore",
-                                params={"bounds": "37.7,-122.5,37.8,-122.4", "min_cat": 9})),
-    ErrorCase("required parameter missing: explore without bounds", 400, "Segment", "bounds", "missing",
-              lambda sb: sb.get(mine(sb), "/segments/explore")),
-    ErrorCase("bad date: start_date_local not ISO 8601", 400, "SegmentEffort", "start_date_local", "invalid",
-              lambda sb: sb.get(mine(sb), "/segment_efforts",
-                                params={"segment_id": 1, "start_date_local": "last tuesday"})),
-    ErrorCase("bad JSON body", 400, "Request", "body", "invalid",
-              lambda sb: sb.api(mine(sb), "PUT", f"/activities/{_own_activity(sb)}",
-                                content=b'{"name": ', headers={"Content-Type": "application/json"})),
-    ErrorCase("unknown grant_type at POST /oauth/token", 400, "Application", "grant_type", "invalid",
-              lambda sb: sb.http.post("/oauth/token", data={**sb.new_app().creds(), "grant_type": "password"})),
-    ErrorCase("no access token", 401, "Athlete", "access_token", "missing",
-              lambda sb: sb.get(None, "/athlete")),
-    ErrorCase("unknown access token", 401, "Athlete", "access_token", "invalid",
-              lambda sb: sb.get("0123456789abcdef", "/athlete")),
+    ErrorCase(
+        "malformed parameter: explore bounds not 4 numbers",
+        400,
+        "Segment",
+        "bounds",
+        "invalid",
+        lambda sb: sb.get(mine(sb), "/segments/explore", params={"bounds": "37.7,-122.5,37.8"}),
+    ),
+    ErrorCase(
+        "parameter out of range: min_cat 9",
+        400,
+        "Segment",
+        "min_cat",
+        "invalid",
+        lambda sb: sb.get(mine(sb), "/segments/explore", params={"bounds": "37.7,-122.5,37.8,-122.4", "min_cat": 9}),
+    ),
+    ErrorCase(
+        "required parameter missing: explore without bounds",
+        400,
+        "Segment",
+        "bounds",
+        "missing",
+        lambda sb: sb.get(mine(sb), "/segments/explore"),
+    ),
+    ErrorCase(
+        "bad date: start_date_local not ISO 8601",
+        400,
+        "SegmentEffort",
+        "start_date_local",
+        "invalid",
+        lambda sb: sb.get(mine(sb), "/segment_efforts", params={"segment_id": 1, "start_date_local": "last tuesday"}),
+    ),
+    ErrorCase(
+        "bad JSON body",
+        400,
+        "Request",
+        "body",
+        "invalid",
+        lambda sb: sb.api(
+            mine(sb),
+            "PUT",
+            f"/activities/{_own_activity(sb)}",
+            content=b'{"name": ',
+            headers={"Content-Type": "application/json"},
+        ),
+    ),
+    ErrorCase(
+        "unknown grant_type at POST /oauth/token",
+        400,
+        "Application",
+        "grant_type",
+        "invalid",
+        lambda sb: sb.http.post("/oauth/token", data={**sb.new_app().creds(), "grant_type": "password"}),
+    ),
+    ErrorCase("no access token", 401, "Athlete", "access_token", "missing", lambda sb: sb.get(None, "/athlete")),
+    ErrorCase(
+        "unknown access token",
+        401,
+        "Athlete",
+        "access_token",
+        "invalid",
+        lambda sb: sb.get("0123456789abcdef", "/athlete"),
+    ),
     ErrorCase("expired access token", 401, "Athlete", "access_token", "invalid", _expired),
     ErrorCase("revoked access token (after deauthorization)", 401, "Athlete", "access_token", "invalid", _revoked),
-    ErrorCase("missing scope: activities without activity:read", 401, "AccessToken", "activity:read_permission",
-              "missing", lambda sb: sb.get(mine(sb, scopes=("read",)), "/athlete/activities")),
-    ErrorCase("missing scope: Only You activity without activity:read_all", 401, "AccessToken",
-              "activity:read_all_permission", "missing",
-              lambda sb: sb.get(mine(sb, scopes=("read", "activity:read")),
-                                f"/activities/{_own_activity(sb, 'only_me')}")),
-    ErrorCase("wrong client secret", 401, "Application", "client_secret", "invalid",
-              lambda sb: sb.http.get("/api/v3/push_subscriptions",
-                                     params={"client_id": sb.new_app().client_id, "client_secret": "wrong"})),
-    ErrorCase("subscription-only operation, non-subscriber", 402, "Athlete", "subscription", "required",
-              _premium_only),
-    ErrorCase("not the owner: another athlete's activity", 403, "Activity", "id", "forbidden",
-              lambda sb: sb.get(sb.connect(athlete_id=sb.athlete_id(premium=False)),
-                                f"/activities/{_activity_of(sb, sb.athlete_id())}")),
-    ErrorCase("unknown object: activity id", 404, "Activity", "id", "invalid",
-              lambda sb: sb.get(mine(sb), "/activities/1")),
-    ErrorCase("unknown path", 404, "Request", "path", "invalid",
-              lambda sb: sb.get(mine(sb), "/no/such/thing")),
-    ErrorCase("method not allowed: PATCH /athlete", 405, "Request", "method", "invalid",
-              lambda sb: sb.api(mine(sb), "PATCH", "/athlete")),
+    ErrorCase(
+        "missing scope: activities without activity:read",
+        401,
+        "AccessToken",
+        "activity:read_permission",
+        "missing",
+        lambda sb: sb.get(mine(sb, scopes=("read",)), "/athlete/activities"),
+    ),
+    ErrorCase(
+        "missing scope: Only You activity without activity:read_all",
+        401,
+        "AccessToken",
+        "activity:read_all_permission",
+        "missing",
+        lambda sb: sb.get(mine(sb, scopes=("read", "activity:read")), f"/activities/{_own_activity(sb, 'only_me')}"),
+    ),
+    ErrorCase(
+        "wrong client secret",
+        401,
+        "Application",
+        "client_secret",
+        "invalid",
+        lambda sb: sb.http.get(
+            "/api/v3/push_subscriptions", params={"client_id": sb.new_app().client_id, "client_secret": "wrong"}
+        ),
+    ),
+    ErrorCase("subscription-only operation, non-subscriber", 402, "Athlete", "subscription", "required", _premium_only),
+    ErrorCase(
+        "not the owner: another athlete's activity",
+        403,
+        "Activity",
+        "id",
+        "forbidden",
+        lambda sb: sb.get(
+            sb.connect(athlete_id=sb.athlete_id(premium=False)), f"/activities/{_activity_of(sb, sb.athlete_id())}"
+        ),
+    ),
+    ErrorCase(
+        "unknown object: activity id", 404, "Activity", "id", "invalid", lambda sb: sb.get(mine(sb), "/activities/1")
+    ),
+    ErrorCase("unknown path", 404, "Request", "path", "invalid", lambda sb: sb.get(mine(sb), "/no/such/thing")),
+    ErrorCase(
+        "method not allowed: PATCH /athlete",
+        405,
+        "Request",
+        "method",
+        "invalid",
+        lambda sb: sb.api(mine(sb), "PATCH", "/athlete"),
+    ),
     ErrorCase("body over the size limit", 413, "Request", "body", "too large", _too_large),
     ErrorCase("read rate limit spent", 429, "Application", "read rate limit", "exceeded", _rate_limited),
     ErrorCase("overall rate limit spent", 429, "Application", "overall rate limit", "exceeded", _overall_limited),
@@ -357,8 +460,14 @@ def test_error_table(sb: Harness, case: ErrorCase) -> None:
 def test_error_doc_lists_every_situation() -> None:
     """docs/sandbox-errors.md shows, for each situation of the table above, the status and payload tested."""
     doc = (Path(__file__).resolve().parent.parent / "docs" / "sandbox-errors.md").read_text()
-    rows = {cells[0]: cells for cells in (
-        [c.strip() for c in line.strip().strip("|").split("|")] for line in doc.splitlines() if line.startswith("| "))}
+    rows = {
+        cells[0]: cells
+        for cells in (
+            [c.strip() for c in line.strip().strip("|").split("|")]
+            for line in doc.splitlines()
+            if line.startswith("| ")
+        )
+    }
     for case in ERROR_CASES:
         assert case.situation in rows, case.situation
         _, status, payload = rows[case.situation]
@@ -369,8 +478,11 @@ def test_error_doc_lists_every_situation() -> None:
 
 def test_s7_r1_unexpected_failure_carries_fault(sb: Harness, grant: Grant) -> None:
     with sb.settings(fault_error_rate=1.0):
-        responses = [sb.get(grant, "/athlete"), sb.api(grant, "POST", "/activities", data=MANUAL),
-                     sb.refresh(grant.app, grant.refresh_token)]
+        responses = [
+            sb.get(grant, "/athlete"),
+            sb.api(grant, "POST", "/activities", data=MANUAL),
+            sb.refresh(grant.app, grant.refresh_token),
+        ]
     for response in responses:
         assert response.status_code in (500, 502, 503)
         assert_fault(response, response.status_code)
@@ -437,8 +549,14 @@ def test_fault_latency_is_added(sb: Harness, grant: Grant) -> None:
 def test_fault_injection_never_touches_console(sb: Harness, grant: Grant) -> None:
     with sb.settings(fault_error_rate=1.0, fault_latency_ms=50):
         api = sb.get(grant, "/athlete")
-        console = [sb.console.get("/athletes"), sb.console.get("/settings"), sb.console.get("/counters"),
-                   sb.console.get("/events"), sb.console.get("/deliveries"), sb.http.get("/sandbox/health")]
+        console = [
+            sb.console.get("/athletes"),
+            sb.console.get("/settings"),
+            sb.console.get("/counters"),
+            sb.console.get("/events"),
+            sb.console.get("/deliveries"),
+            sb.http.get("/sandbox/health"),
+        ]
     assert api.status_code >= 500
     assert [r.status_code for r in console] == [200] * len(console)
     with sb.settings(fault_drop_rate=1.0):
@@ -469,8 +587,10 @@ def test_counters_deliveries(sb: Harness, receiver: Receiver) -> None:
     athlete = sb.console.post("/athletes", json={"region": "Girona"}).json()["id"]
     grant = sb.connect(scopes=ALL_SCOPES, athlete_id=athlete)
     hook = receiver.hook()
-    created = sb.http.post("/api/v3/push_subscriptions", data={**grant.app.creds(), "callback_url": hook.url,
-                                                               "verify_token": hook.verify_token})
+    created = sb.http.post(
+        "/api/v3/push_subscriptions",
+        data={**grant.app.creds(), "callback_url": hook.url, "verify_token": hook.verify_token},
+    )
     assert created.status_code == 201, created.text
     before = sb.counters().get("deliveries", 0)
     for _ in range(2):

@@ -111,8 +111,14 @@ def _offered(page: str) -> list[str]:
     return re.findall(r'name="scope" value="([^"]+)"', page)
 
 
-def _grant_in(sb: Harness, b: httpx.Client, app: App, athlete_id: int, scopes: tuple[str, ...] = ALL_SCOPES,
-              prompt: str | None = None) -> Grant:
+def _grant_in(
+    sb: Harness,
+    b: httpx.Client,
+    app: App,
+    athlete_id: int,
+    scopes: tuple[str, ...] = ALL_SCOPES,
+    prompt: str | None = None,
+) -> Grant:
     """Consent in browser `b` (keeping its cookie) and exchange the code."""
     redirect = browser.consent(b, sb.authorize_url(app, ",".join(scopes), prompt=prompt), athlete_id)
     response = sb.exchange(app, redirect.params["code"])
@@ -138,8 +144,12 @@ def _assert_refresh_invalid(response: httpx.Response) -> None:
 
 def _wait_expired(sb: Harness, token: str, timeout: float = 8.0) -> httpx.Response:
     """Poll until the access token is refused; returns the refusal."""
-    return wait_until(lambda: (r := sb.get(token, "/athlete")).status_code == 401 and r, timeout,
-                      "the access token to expire", interval=0.1)
+    return wait_until(
+        lambda: (r := sb.get(token, "/athlete")).status_code == 401 and r,
+        timeout,
+        "the access token to expire",
+        interval=0.1,
+    )
 
 
 def _digest(value: str) -> str:
@@ -163,8 +173,13 @@ def owner(sb: Harness) -> dict[str, Any]:
     acts = query(sb, "SELECT id, visibility FROM activities WHERE athlete_id = ?", athlete_id)
     only_me = {a["id"] for a in acts if a["visibility"] == "only_me"}
     assert private and public and only_me and len(only_me) < len(acts)
-    return {"id": athlete_id, "private_segment": private[0]["id"], "public_segment": public[0]["id"],
-            "only_me": only_me, "visible": {a["id"] for a in acts} - only_me}
+    return {
+        "id": athlete_id,
+        "private_segment": private[0]["id"],
+        "public_segment": public[0]["id"],
+        "only_me": only_me,
+        "visible": {a["id"] for a in acts} - only_me,
+    }
 
 
 # --- §3.2 tokens ---------------------------------------------------------------------------------------------
@@ -307,7 +322,7 @@ def _assert_html_page(response: httpx.Response) -> None:
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/html")
     assert response.text.lstrip().lower().startswith("<!doctype html>")
-    assert "<form method=\"post\"" in response.text and "</html>" in response.text
+    assert '<form method="post"' in response.text and "</html>" in response.text
 
 
 def _authorize_page_flow(sb: Harness, mobile: bool) -> None:
@@ -327,7 +342,9 @@ def _authorize_page_flow(sb: Harness, mobile: bool) -> None:
         assert consent.headers.get("x-frame-options") == "DENY"  # no clickjacking of the Authorize button
         assert html.escape(names[athlete]) in consent.text
         assert re.findall(r'<input type="checkbox" name="scope" value="([^"]+)" checked>', consent.text) == [
-            "read", "activity:read_all"]
+            "read",
+            "activity:read_all",
+        ]
         assert 'value="accept"' in consent.text and 'value="deny"' in consent.text
         answer = _decide(b, _field(consent.text, "request"), scopes=["read", "activity:read_all"])
     assert answer.status_code in (302, 303)
@@ -361,7 +378,9 @@ def test_s4_4_r3_token_endpoint_paths_and_param_styles(sb: Harness, path: str, s
     refreshed = post({**app.creds(), "refresh_token": body["refresh_token"], "grant_type": "refresh_token"})
     assert refreshed.status_code == 200, refreshed.text
     assert refreshed.json()["refresh_token"] != body["refresh_token"]
-    _assert_refresh_invalid(post({**app.creds(), "refresh_token": body["refresh_token"], "grant_type": "refresh_token"}))
+    _assert_refresh_invalid(
+        post({**app.creds(), "refresh_token": body["refresh_token"], "grant_type": "refresh_token"})
+    )
 
 
 def test_s4_4_r4_deauthorize_with_query_token_returns_revoked_token(sb: Harness) -> None:
@@ -390,8 +409,12 @@ def test_s5_1_r1_integer_client_id_string_secret_code_flow(sb: Harness) -> None:
 def test_s5_1_r2_athlete_deselects_scopes_granted_scope_is_fewer(sb: Harness) -> None:
     app = sb.new_app()
     with sb.browser() as b:
-        redirect = browser.consent(b, sb.authorize_url(app, ",".join(ALL_SCOPES)), sb.athlete_id(),
-                                   untick=("activity:read", "activity:read_all", "profile:write"))
+        redirect = browser.consent(
+            b,
+            sb.authorize_url(app, ",".join(ALL_SCOPES)),
+            sb.athlete_id(),
+            untick=("activity:read", "activity:read_all", "profile:write"),
+        )
     kept = {"read", "read_all", "profile:read_all", "activity:write"}
     assert set(redirect.params["scope"].split(",")) == kept
     response = sb.exchange(app, redirect.params["code"])
@@ -465,13 +488,18 @@ def test_s5_2_r3_profile_read_all_grants_detailed_profile_and_zones(sb: Harness,
     assert_fault(sb.get(read, "/athlete/zones"), 401, "profile:read_all_permission", "missing")
 
 
-def test_s5_2_r4_profile_write_grants_weight_and_starring(sb: Harness, fresh_athlete: int,
-                                                          owner: dict[str, Any]) -> None:
+def test_s5_2_r4_profile_write_grants_weight_and_starring(
+    sb: Harness, fresh_athlete: int, owner: dict[str, Any]
+) -> None:
     segment = owner["public_segment"]
     read = sb.connect(("read",), athlete_id=fresh_athlete)
     assert_fault(sb.api(read, "PUT", "/athlete", data={"weight": "71.5"}), 401, "profile:write_permission", "missing")
-    assert_fault(sb.api(read, "PUT", f"/segments/{segment}/starred", data={"starred": "true"}), 401,
-                 "profile:write_permission", "missing")
+    assert_fault(
+        sb.api(read, "PUT", f"/segments/{segment}/starred", data={"starred": "true"}),
+        401,
+        "profile:write_permission",
+        "missing",
+    )
     write = sb.connect(("read", "read_all", "profile:write"), athlete_id=fresh_athlete)
     updated = sb.api(write, "PUT", "/athlete", data={"weight": "71.5"})
     assert updated.status_code == 200 and updated.json()["weight"] == 71.5
@@ -501,8 +529,13 @@ def test_s5_2_r6_activity_read_all_implies_activity_read_and_adds_only_you(sb: H
 
 
 def test_s5_2_r7_activity_write_grants_create(sb: Harness, fresh_athlete: int) -> None:
-    form = {"name": "Scope check", "sport_type": "Run", "start_date_local": "2026-01-02T07:00:00Z",
-            "elapsed_time": "1800", "distance": "5000"}
+    form = {
+        "name": "Scope check",
+        "sport_type": "Run",
+        "start_date_local": "2026-01-02T07:00:00Z",
+        "elapsed_time": "1800",
+        "distance": "5000",
+    }
     read = sb.connect(("activity:read",), athlete_id=fresh_athlete)
     assert_fault(sb.api(read, "POST", "/activities", data=form), 401, "activity:write_permission", "missing")
     write = sb.connect(("activity:write", "activity:read"), athlete_id=fresh_athlete)
@@ -538,15 +571,34 @@ def test_s5_3_r1_client_id_unknown_malformed_or_missing_is_400(sb: Harness, mobi
 
 def test_s5_3_r2_redirect_uri_must_be_in_callback_domain(sb: Harness) -> None:
     app = sb.new_app("example.com")
-    accepted = ("https://example.com/cb", "http://example.com:8080/cb?x=1", "https://app.example.com/cb",
-                "https://a.b.example.com/cb", "http://localhost/cb", "http://localhost:8765/cb",
-                "http://127.0.0.1/cb", "http://127.0.0.1:9/cb")
-    refused = ("https://evil.com/cb", "https://example.com.evil.com/cb", "https://notexample.com/cb",
-               "https://example.co/cb", "https://user@evil.com/cb", "https://example.com@evil.com/cb",
-               "http://localhost.evil.com/cb", "/relative/cb", "javascript:alert(1)", "", None,
-               # a registered host under a scheme that is not http(s) (the trust issue's redirect case)
-               "javascript://example.com/%0Aalert(1)", "data://example.com/text/html,x", "ftp://example.com/cb",
-               "ftp://localhost/cb")
+    accepted = (
+        "https://example.com/cb",
+        "http://example.com:8080/cb?x=1",
+        "https://app.example.com/cb",
+        "https://a.b.example.com/cb",
+        "http://localhost/cb",
+        "http://localhost:8765/cb",
+        "http://127.0.0.1/cb",
+        "http://127.0.0.1:9/cb",
+    )
+    refused = (
+        "https://evil.com/cb",
+        "https://example.com.evil.com/cb",
+        "https://notexample.com/cb",
+        "https://example.co/cb",
+        "https://user@evil.com/cb",
+        "https://example.com@evil.com/cb",
+        "http://localhost.evil.com/cb",
+        "/relative/cb",
+        "javascript:alert(1)",
+        "",
+        None,
+        # a registered host under a scheme that is not http(s) (the trust issue's redirect case)
+        "javascript://example.com/%0Aalert(1)",
+        "data://example.com/text/html,x",
+        "ftp://example.com/cb",
+        "ftp://localhost/cb",
+    )
     with sb.browser() as b:
         for uri in accepted:
             assert _authorize(b, _base_params(app, redirect_uri=uri)).status_code == 200, uri
@@ -577,8 +629,10 @@ def test_s5_3_r2_bad_redirect_never_redirects_signed_in_athlete_c(sb: Harness) -
 def test_s5_3_r2_unencoded_redirect_uri_survives_sign_in_d(sb: Harness) -> None:
     """The URL as the public docs write it (`redirect_uri=http://localhost/exchange_token`, not percent-encoded)."""
     app = sb.new_app()
-    url = (f"/oauth/authorize?client_id={app.client_id}&response_type=code"
-           f"&redirect_uri=http://localhost/exchange_token&approval_prompt=force&scope=read,activity:read")
+    url = (
+        f"/oauth/authorize?client_id={app.client_id}&response_type=code"
+        f"&redirect_uri=http://localhost/exchange_token&approval_prompt=force&scope=read,activity:read"
+    )
     with sb.browser() as b:
         redirect = browser.consent(b, url, sb.athlete_id())
     assert redirect.url.startswith("http://localhost/exchange_token?")
@@ -634,9 +688,13 @@ def test_s5_3_r5_scope_comma_or_space_separated(sb: Harness) -> None:
     expected = ["read", "activity:read_all", "profile:write"]
     base = f"/oauth/authorize?client_id={app.client_id}&response_type=code&redirect_uri=http%3A%2F%2Flocalhost%2Fcb"
     with sb.browser() as b:
-        for raw in ("read,activity:read_all,profile:write", "read%20activity:read_all%20profile:write",
-                    "read+activity:read_all+profile:write", "read%2Cactivity%3Aread_all%2Cprofile%3Awrite",
-                    "read,%20activity:read_all,profile:write,read"):
+        for raw in (
+            "read,activity:read_all,profile:write",
+            "read%20activity:read_all%20profile:write",
+            "read+activity:read_all+profile:write",
+            "read%2Cactivity%3Aread_all%2Cprofile%3Awrite",
+            "read,%20activity:read_all,profile:write,read",
+        ):
             page = _consent_page(b, f"{base}&approval_prompt=force&scope={raw}", athlete)
             assert _offered(page.text) == expected, raw
         answer = _decide(b, _field(page.text, "request"), scopes=expected)
@@ -667,8 +725,9 @@ def test_s5_3_r6_state_returned_unchanged_on_accept_and_deny(sb: Harness) -> Non
 def test_s5_3_r7_deny_redirects_access_denied(sb: Harness) -> None:
     app = sb.new_app()
     with sb.browser() as b:
-        redirect = browser.consent(b, sb.authorize_url(app, "read,activity:read", state="x"), sb.athlete_id(),
-                                   accept=False)
+        redirect = browser.consent(
+            b, sb.authorize_url(app, "read,activity:read", state="x"), sb.athlete_id(), accept=False
+        )
     assert redirect.url.startswith(REDIRECT_URI + "?")
     assert redirect.params == {"error": "access_denied", "state": "x"}
     assert query(sb, "SELECT 1 FROM grants WHERE app_id = ?", app.client_id) == []
@@ -765,11 +824,18 @@ def test_s5_4_r8_wrong_client_secret_is_401(sb: Harness) -> None:
     app = sb.new_app()
     code = sb.code(app, sb.athlete_id())
     data = {"client_id": app.client_id, "code": code, "grant_type": "authorization_code"}
-    assert_fault(sb.http.post("/oauth/token", data={**data, "client_secret": app.client_secret + "x"}), 401,
-                 "client_secret", "invalid")
+    assert_fault(
+        sb.http.post("/oauth/token", data={**data, "client_secret": app.client_secret + "x"}),
+        401,
+        "client_secret",
+        "invalid",
+    )
     assert_fault(sb.http.post("/oauth/token", data={**data, "client_secret": ""}), 400, "client_secret")
-    assert_fault(sb.http.post("/oauth/token", data={**data, "client_id": "abc", "client_secret": app.client_secret}),
-                 400, "client_id")
+    assert_fault(
+        sb.http.post("/oauth/token", data={**data, "client_id": "abc", "client_secret": app.client_secret}),
+        400,
+        "client_id",
+    )
     assert sb.exchange(app, code).status_code == 200  # the refused attempts did not spend the code
 
 
@@ -794,8 +860,11 @@ def test_s5_4_r8_code_bound_to_redirect_uri_d(sb: Harness) -> None:
     app = sb.new_app()
     code = sb.code(app, sb.athlete_id())
     exchange = {**app.creds(), "code": code, "grant_type": "authorization_code"}
-    assert_fault(sb.http.post("/oauth/token", data={**exchange, "redirect_uri": "http://localhost:9999/other"}),
-                 400, "redirect_uri")
+    assert_fault(
+        sb.http.post("/oauth/token", data={**exchange, "redirect_uri": "http://localhost:9999/other"}),
+        400,
+        "redirect_uri",
+    )
     response = sb.http.post("/oauth/token", data={**exchange, "redirect_uri": REDIRECT_URI})
     assert response.status_code == 200, response.text
 
@@ -815,11 +884,20 @@ def test_s5_5_r1_refresh_params_checked(sb: Harness) -> None:
     grant = sb.connect(("read",))
     other = sb.new_app()
     base = {"grant_type": "refresh_token", "refresh_token": grant.refresh_token}
-    assert_fault(sb.http.post("/oauth/token", data={**grant.app.creds(), "grant_type": "refresh_token"}), 400,
-                 "refresh_token", "missing")
-    assert_fault(sb.http.post("/oauth/token", data={**base, "client_id": grant.app.client_id,
-                                                     "client_secret": "wrong"}), 401, "client_secret")
-    assert_fault(sb.http.post("/oauth/token", data={**base, "client_secret": grant.app.client_secret}), 400, "client_id")
+    assert_fault(
+        sb.http.post("/oauth/token", data={**grant.app.creds(), "grant_type": "refresh_token"}),
+        400,
+        "refresh_token",
+        "missing",
+    )
+    assert_fault(
+        sb.http.post("/oauth/token", data={**base, "client_id": grant.app.client_id, "client_secret": "wrong"}),
+        401,
+        "client_secret",
+    )
+    assert_fault(
+        sb.http.post("/oauth/token", data={**base, "client_secret": grant.app.client_secret}), 400, "client_id"
+    )
     _assert_refresh_invalid(sb.http.post("/oauth/token", data={**base, **other.creds()}))  # bound to its app
     assert _refresh_ok(sb, grant.app, grant.refresh_token)  # none of the refused calls spent it
 
@@ -847,8 +925,10 @@ def test_s5_5_r4_spent_refresh_token_is_400_refresh_token_invalid(sb: Harness) -
     latest = _refresh_ok(sb, grant.app, grant.refresh_token)["refresh_token"]
     spent = sb.refresh(grant.app, grant.refresh_token)
     assert spent.status_code == 400
-    assert spent.json() == {"message": "Bad Request",
-                            "errors": [{"resource": "RefreshToken", "field": "refresh_token", "code": "invalid"}]}
+    assert spent.json() == {
+        "message": "Bad Request",
+        "errors": [{"resource": "RefreshToken", "field": "refresh_token", "code": "invalid"}],
+    }
     assert _refresh_ok(sb, grant.app, latest)  # the latest one still works after the refused spent one
     _assert_refresh_invalid(sb.refresh(grant.app, "garbage"))
 
@@ -873,8 +953,9 @@ def test_s5_6_r1_missing_token_is_401_c(sb: Harness) -> None:
     assert_fault(sb.http.get("/api/v3/athlete"), 401, "access_token", "missing")
     assert_fault(sb.http.get("/api/v3/athlete", headers={"Authorization": "Bearer"}), 401, "access_token")
     grant = sb.connect(("read",))
-    assert_fault(sb.http.get("/api/v3/athlete", headers={"Authorization": f"Basic {grant.access_token}"}), 401,
-                 "access_token")
+    assert_fault(
+        sb.http.get("/api/v3/athlete", headers={"Authorization": f"Basic {grant.access_token}"}), 401, "access_token"
+    )
 
 
 def test_s5_6_r1_garbage_token_is_401_athlete_access_token_d(sb: Harness) -> None:
@@ -917,8 +998,13 @@ def test_s5_7_r2_deauthorize_covers_every_family_but_not_other_apps(sb: Harness)
 def test_s5_7_r3_invalidated_tokens_get_401(sb: Harness, owner: dict[str, Any]) -> None:
     grant = sb.connect(athlete_id=owner["id"])
     sb.http.post("/oauth/deauthorize", params={"access_token": grant.access_token}).raise_for_status()
-    for method, path in (("GET", "/athlete"), ("GET", "/athlete/activities"), ("GET", "/athlete/zones"),
-                         ("GET", f"/segments/{owner['public_segment']}"), ("GET", "/segments/starred")):
+    for method, path in (
+        ("GET", "/athlete"),
+        ("GET", "/athlete/activities"),
+        ("GET", "/athlete/zones"),
+        ("GET", f"/segments/{owner['public_segment']}"),
+        ("GET", "/segments/starred"),
+    ):
         response = sb.api(grant, method, path)
         assert response.status_code == 401, (path, response.text)
         assert response.json()["errors"][0]["field"] == "access_token"
@@ -958,15 +1044,24 @@ def test_tokens_and_codes_are_stored_hashed(sb: Harness) -> None:
     with sb.browser() as b:
         grant = _grant_in(sb, b, app, athlete, ("read",))
         spent_code = query(sb, "SELECT hash FROM codes WHERE app_id = ?", app.client_id)[0]["hash"]
-        unspent = browser.consent(b, sb.authorize_url(app, "read,activity:read", prompt="force"), athlete).params["code"]
+        unspent = browser.consent(b, sb.authorize_url(app, "read,activity:read", prompt="force"), athlete).params[
+            "code"
+        ]
         with sb.settings(refresh_reuse_threshold=SIX_HOURS):
             refreshed = _refresh_ok(sb, app, grant.refresh_token)
         pending = _consent_page(b, sb.authorize_url(app, "read", prompt="force"), athlete)
         session = next(c.value for c in b.cookies.jar if c.name == "sandbox_session")
     request_id = _field(pending.text, "request")
-    secrets = {"client_secret": app.client_secret, "code": unspent, "access": grant.access_token,
-               "refresh": grant.refresh_token, "access2": refreshed["access_token"],
-               "refresh2": refreshed["refresh_token"], "consent_request": request_id, "session": session}
+    secrets = {
+        "client_secret": app.client_secret,
+        "code": unspent,
+        "access": grant.access_token,
+        "refresh": grant.refresh_token,
+        "access2": refreshed["access_token"],
+        "refresh2": refreshed["refresh_token"],
+        "consent_request": request_id,
+        "session": session,
+    }
     assert spent_code  # the exchanged code is there, as a digest
     tables = [r["name"] for r in query(sb, "SELECT name FROM sqlite_master WHERE type = 'table'")]
     stored = sb.snapshot(tuple(tables))
@@ -1000,9 +1095,17 @@ def test_secrets_never_in_urls_or_pages(sb: Harness) -> None:
 
 def test_sign_in_next_cannot_redirect_off_site(sb: Harness) -> None:
     athlete = sb.athlete_id()
-    for next_url in ("https://evil.example/x", "//evil.example/oauth/authorize", "/\\evil.example",
-                     "/oauth//evil.example", "http://127.0.0.1/oauth/authorize", "/api/v3/athlete",
-                     "javascript:alert(1)", "", "oauth/authorize"):
+    for next_url in (
+        "https://evil.example/x",
+        "//evil.example/oauth/authorize",
+        "/\\evil.example",
+        "/oauth//evil.example",
+        "http://127.0.0.1/oauth/authorize",
+        "/api/v3/athlete",
+        "javascript:alert(1)",
+        "",
+        "oauth/authorize",
+    ):
         with sb.browser() as b:
             response = b.post("/oauth/session", data={"athlete_id": str(athlete), "next": next_url})
             assert "location" not in response.headers, next_url

@@ -101,18 +101,35 @@ from .sandbox_harness import ALL_SCOPES, Grant, Harness, assert_fault, query
 
 CLIMB_DESC = ["NC", "4", "3", "2", "1", "HC"]
 STATS_KEYS = {"biggest_ride_distance", "biggest_climb_elevation_gain"} | {
-    f"{p}_{s}_totals" for p in ("recent", "ytd", "all") for s in ("ride", "run", "swim")}
+    f"{p}_{s}_totals" for p in ("recent", "ytd", "all") for s in ("ride", "run", "swim")
+}
 TOTALS_KEYS = {"count", "distance", "moving_time", "elapsed_time", "elevation_gain", "achievement_count"}
 RIDE_TYPES = {"Ride", "VirtualRide", "EBikeRide"}
 PRIVATE_ATHLETE_KEYS = {"home", "hr_zones", "ftp_history", "max_hr"}
-DETAILED_ONLY_ATHLETE_KEYS = {"follower_count", "friend_count", "mutual_friend_count", "athlete_type",
-                              "date_preference", "measurement_preference", "clubs", "ftp", "weight", "bikes", "shoes"}
+DETAILED_ONLY_ATHLETE_KEYS = {
+    "follower_count",
+    "friend_count",
+    "mutual_friend_count",
+    "athlete_type",
+    "date_preference",
+    "measurement_preference",
+    "clubs",
+    "ftp",
+    "weight",
+    "bikes",
+    "shoes",
+}
 WORLD = "-90,-180,90,180"
-MANUAL = {"name": "Conformance manual", "sport_type": "Run", "start_date_local": "2019-06-01T07:30:00Z",
-          "elapsed_time": "1800"}
+MANUAL = {
+    "name": "Conformance manual",
+    "sport_type": "Run",
+    "start_date_local": "2019-06-01T07:30:00Z",
+    "elapsed_time": "1800",
+}
 
 
 # helpers -------------------------------------------------------------------------------------------
+
 
 def ok(response: httpx.Response, status: int = 200) -> Any:
     assert response.status_code == status, f"{response.status_code} != {status}: {response.text[:500]}"
@@ -154,19 +171,32 @@ def listing(sb: Harness, grant: Grant, **params: Any) -> list[dict[str, Any]]:
 
 
 def stored_activities(sb: Harness, athlete_id: int) -> list[dict[str, Any]]:
-    return query(sb, """SELECT id, start_ts, visibility, type, gear_id, json_extract(data, '$.distance') AS distance
-                        FROM activities WHERE athlete_id = ? ORDER BY start_ts""", athlete_id)
+    return query(
+        sb,
+        """SELECT id, start_ts, visibility, type, gear_id, json_extract(data, '$.distance') AS distance
+                        FROM activities WHERE athlete_id = ? ORDER BY start_ts""",
+        athlete_id,
+    )
 
 
 def home(sb: Harness, athlete_id: int) -> dict[str, Any]:
-    return query(sb, "SELECT json_extract(data, '$.home.lat') AS lat, json_extract(data, '$.home.lng') AS lng,"
-                     " json_extract(data, '$.home.timezone') AS tz FROM athletes WHERE id = ?", athlete_id)[0]
+    return query(
+        sb,
+        "SELECT json_extract(data, '$.home.lat') AS lat, json_extract(data, '$.home.lng') AS lng,"
+        " json_extract(data, '$.home.timezone') AS tz FROM athletes WHERE id = ?",
+        athlete_id,
+    )[0]
 
 
 def busiest_public_segment(sb: Harness, athlete_id: int, minimum: int = 3) -> int:
-    rows = query(sb, """SELECT e.segment_id, COUNT(*) AS n FROM efforts e JOIN segments s ON s.id = e.segment_id
+    rows = query(
+        sb,
+        """SELECT e.segment_id, COUNT(*) AS n FROM efforts e JOIN segments s ON s.id = e.segment_id
                         WHERE e.athlete_id = ? AND s.private = 0 GROUP BY e.segment_id HAVING n >= ?
-                        ORDER BY n DESC, e.segment_id LIMIT 1""", athlete_id, minimum)
+                        ORDER BY n DESC, e.segment_id LIMIT 1""",
+        athlete_id,
+        minimum,
+    )
     assert rows, "the world gives the premium cyclist several efforts on a public segment"
     return rows[0]["segment_id"]
 
@@ -178,15 +208,21 @@ def own_private_segment(sb: Harness, athlete_id: int) -> int:
 
 
 def visible_activity(sb: Harness, athlete_id: int, visibility: str = "everyone", with_efforts: bool = False) -> int:
-    rows = query(sb, f"""SELECT a.id FROM activities a WHERE a.athlete_id = ? AND a.visibility = ?
+    rows = query(
+        sb,
+        f"""SELECT a.id FROM activities a WHERE a.athlete_id = ? AND a.visibility = ?
                          {"AND EXISTS (SELECT 1 FROM efforts e WHERE e.activity_id = a.id)" if with_efforts else ""}
-                         ORDER BY a.start_ts DESC LIMIT 1""", athlete_id, visibility)
+                         ORDER BY a.start_ts DESC LIMIT 1""",
+        athlete_id,
+        visibility,
+    )
     if rows:
         return rows[0]["id"]
     return record(sb, athlete_id, visibility=visibility, sport_type="Ride")
 
 
 # fixtures ------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def premium_id(sb: Harness) -> int:
@@ -205,6 +241,7 @@ def full(sb: Harness, premium_id: int) -> Grant:
 
 
 # §4.1 shared query parameters ----------------------------------------------------------------------
+
 
 def test_s4_1_r1_page_defaults_to_1_and_pages_follow_on(sb, full):
     default = [a["id"] for a in ok(sb.get(full, "/athlete/activities", params={"per_page": 5}))]
@@ -233,8 +270,14 @@ def test_s4_1_r2_per_page_above_200_is_clamped_to_200(sb):
     athlete = new_athlete(sb)
     start = dt.datetime(2018, 1, 1, 6, tzinfo=dt.UTC)
     for n in range(205):
-        record(sb, athlete, sport_type="Walk", distance=1000.0, moving_time=600,
-               start_date=(start + dt.timedelta(hours=n)).isoformat())
+        record(
+            sb,
+            athlete,
+            sport_type="Walk",
+            distance=1000.0,
+            moving_time=600,
+            start_date=(start + dt.timedelta(hours=n)).isoformat(),
+        )
     grant = sb.connect(athlete_id=athlete)
     assert len(ok(sb.get(grant, "/athlete/activities", params={"per_page": 500}))) == 200
     assert len(ok(sb.get(grant, "/athlete/activities", params={"per_page": 201}))) == 200
@@ -252,6 +295,7 @@ def test_s4_1_r2_per_page_zero_or_negative_is_400(sb, full, premium_id, path, va
 
 
 # §4.2 r1 getStats ----------------------------------------------------------------------------------
+
 
 def test_s4_2_r1_stats_only_for_the_authenticated_athlete(sb, full, premium_id, free_id):
     assert set(ok(sb.get(full, f"/athletes/{premium_id}/stats"))) == STATS_KEYS
@@ -290,7 +334,8 @@ def test_s4_2_r1_stats_count_only_everyone_activities_a(sb):
     for period in ("recent", "all"):
         assert after[f"{period}_ride_totals"]["count"] == before[f"{period}_ride_totals"]["count"] + 1
         assert after[f"{period}_ride_totals"]["distance"] == pytest.approx(
-            before[f"{period}_ride_totals"]["distance"] + distance, abs=0.2)
+            before[f"{period}_ride_totals"]["distance"] + distance, abs=0.2
+        )
     assert after["all_run_totals"] == before["all_run_totals"]
 
 
@@ -302,11 +347,14 @@ def test_s4_2_r1_stats_all_totals_match_everyone_activities_b(sb, full, premium_
         assert stats[f"all_{sport}_totals"]["count"] == len(chosen), sport
         assert stats[f"all_{sport}_totals"]["distance"] == pytest.approx(sum(a["distance"] for a in chosen), abs=0.2)
     assert stats["biggest_ride_distance"] == max(a["distance"] for a in everyone if a["type"] in RIDE_TYPES)
-    hidden_rides = [a for a in stored_activities(sb, premium_id) if a["visibility"] != "everyone" and a["type"] in RIDE_TYPES]
+    hidden_rides = [
+        a for a in stored_activities(sb, premium_id) if a["visibility"] != "everyone" and a["type"] in RIDE_TYPES
+    ]
     assert hidden_rides, "the world has non-Everyone rides, so the filter is exercised"
 
 
 # §4.2 r2 getLoggedInAthlete ------------------------------------------------------------------------
+
 
 def test_s4_2_r2_athlete_detailed_with_profile_read_all(sb, premium_id):
     body = ok(sb.get(sb.connect(("profile:read_all",), athlete_id=premium_id), "/athlete"))
@@ -330,6 +378,7 @@ def test_s4_2_r2_athlete_never_shows_private_keys(sb, premium_id):
 
 
 # §4.2 r3 updateLoggedInAthlete ---------------------------------------------------------------------
+
 
 @pytest.fixture
 def restore_weight(sb, premium_id):
@@ -369,9 +418,11 @@ def test_s4_2_r3_update_weight_is_required(sb, premium_id):
 
 # §4.2 r4 zones ------------------------------------------------------------------------------------
 
+
 def test_s4_2_r4_zones_need_profile_read_all(sb, premium_id):
-    assert_missing_scope(sb.get(sb.connect(all_but("profile:read_all"), athlete_id=premium_id), "/athlete/zones"),
-                         "profile:read_all")
+    assert_missing_scope(
+        sb.get(sb.connect(all_but("profile:read_all"), athlete_id=premium_id), "/athlete/zones"), "profile:read_all"
+    )
     assert ok(sb.get(sb.connect(("profile:read_all",), athlete_id=premium_id), "/athlete/zones"))
 
 
@@ -393,11 +444,20 @@ def test_s4_2_r4_zones_shape(sb, full):
 
 # §4.2 r5 getSegmentById ----------------------------------------------------------------------------
 
+
 def test_s4_2_r5_segment_is_detailed(sb, full, premium_id):
     body = ok(sb.get(full, f"/segments/{busiest_public_segment(sb, premium_id)}"))
     assert body["resource_state"] == 3
-    for key in ("created_at", "updated_at", "total_elevation_gain", "map", "effort_count", "athlete_count",
-                "star_count", "athlete_segment_stats"):
+    for key in (
+        "created_at",
+        "updated_at",
+        "total_elevation_gain",
+        "map",
+        "effort_count",
+        "athlete_count",
+        "star_count",
+        "athlete_segment_stats",
+    ):
         assert key in body, key
     assert isinstance(body["athlete_segment_stats"], dict)
 
@@ -410,8 +470,11 @@ def test_s4_2_r5_segment_counts_agree_with_efforts(sb, full, premium_id):
     assert body["effort_count"] == len(shown)
     assert body["athlete_count"] == len({e["athlete_id"] for e in shown})
     assert body["star_count"] == query(sb, "SELECT COUNT(*) AS n FROM stars WHERE segment_id = ?", segment_id)[0]["n"]
-    mine = [e for e in ok(sb.get(full, "/segment_efforts", params={"segment_id": segment_id, "per_page": 200}))
-            if not e["hidden"]]
+    mine = [
+        e
+        for e in ok(sb.get(full, "/segment_efforts", params={"segment_id": segment_id, "per_page": 200}))
+        if not e["hidden"]
+    ]
     stats = body["athlete_segment_stats"]
     assert stats["effort_count"] == len(mine) >= 3
     best = min(mine, key=lambda e: (e["elapsed_time"], e["start_date"]))
@@ -431,8 +494,9 @@ def test_s4_2_r5_private_segment_needs_read_all_and_is_404_for_others(sb, premiu
     private = own_private_segment(sb, premium_id)
     body = ok(sb.get(sb.connect(("read_all",), athlete_id=premium_id), f"/segments/{private}"))
     assert body["id"] == private and body["private"] is True
-    assert_missing_scope(sb.get(sb.connect(all_but("read_all"), athlete_id=premium_id), f"/segments/{private}"),
-                         "read_all")
+    assert_missing_scope(
+        sb.get(sb.connect(all_but("read_all"), athlete_id=premium_id), f"/segments/{private}"), "read_all"
+    )
     assert_fault(sb.get(sb.connect(athlete_id=free_id), f"/segments/{private}"), 404)
 
 
@@ -443,6 +507,7 @@ def test_s4_2_r5_unknown_segment_is_404(sb, full):
 
 # §4.2 r6 starred segments --------------------------------------------------------------------------
 
+
 def test_s4_2_r6_starred_omits_private_without_read_all(sb, premium_id):
     private = own_private_segment(sb, premium_id)
     grant = sb.connect(athlete_id=premium_id)
@@ -450,8 +515,9 @@ def test_s4_2_r6_starred_omits_private_without_read_all(sb, premium_id):
     with_all = ok(sb.get(grant, "/segments/starred", params={"per_page": 200}))
     assert private in [s["id"] for s in with_all]
     assert all(s["starred"] is True and s["resource_state"] == 2 and "effort_count" not in s for s in with_all)
-    without = ok(sb.get(sb.connect(all_but("read_all"), athlete_id=premium_id), "/segments/starred",
-                        params={"per_page": 200}))
+    without = ok(
+        sb.get(sb.connect(all_but("read_all"), athlete_id=premium_id), "/segments/starred", params={"per_page": 200})
+    )
     assert [s["id"] for s in without] == [s["id"] for s in with_all if s["id"] != private]
     assert not any(s["private"] for s in without)
 
@@ -470,9 +536,14 @@ def test_s4_2_r6_starred_pages(sb, full, premium_id):
 
 # §4.2 r7 starSegment -------------------------------------------------------------------------------
 
+
 def _unstarred_public_segment(sb: Harness, athlete_id: int) -> int:
-    return query(sb, """SELECT id FROM segments WHERE private = 0 AND id NOT IN
-                        (SELECT segment_id FROM stars WHERE athlete_id = ?) ORDER BY id LIMIT 1""", athlete_id)[0]["id"]
+    return query(
+        sb,
+        """SELECT id FROM segments WHERE private = 0 AND id NOT IN
+                        (SELECT segment_id FROM stars WHERE athlete_id = ?) ORDER BY id LIMIT 1""",
+        athlete_id,
+    )[0]["id"]
 
 
 def test_s4_2_r7_star_and_unstar_change_star_count_by_one(sb, premium_id):
@@ -493,28 +564,43 @@ def test_s4_2_r7_star_and_unstar_change_star_count_by_one(sb, premium_id):
 
 def test_s4_2_r7_star_shows_athlete_data_only_with_read_all(sb, premium_id):
     segment_id = busiest_public_segment(sb, premium_id)  # starred in the world or not: starring again is harmless
-    plain = ok(sb.api(sb.connect(("profile:write",), athlete_id=premium_id), "PUT", f"/segments/{segment_id}/starred",
-                      data={"starred": "true"}))
+    plain = ok(
+        sb.api(
+            sb.connect(("profile:write",), athlete_id=premium_id),
+            "PUT",
+            f"/segments/{segment_id}/starred",
+            data={"starred": "true"},
+        )
+    )
     assert plain["starred"] is True and plain["athlete_segment_stats"] is None
-    full = ok(sb.api(sb.connect(("profile:write", "read_all"), athlete_id=premium_id), "PUT",
-                     f"/segments/{segment_id}/starred", data={"starred": "true"}))
+    full = ok(
+        sb.api(
+            sb.connect(("profile:write", "read_all"), athlete_id=premium_id),
+            "PUT",
+            f"/segments/{segment_id}/starred",
+            data={"starred": "true"},
+        )
+    )
     assert full["athlete_segment_stats"]["effort_count"] >= 1
 
 
 def test_s4_2_r7_star_needs_profile_write(sb, premium_id):
     segment_id = _unstarred_public_segment(sb, premium_id)
     grant = sb.connect(all_but("profile:write"), athlete_id=premium_id)
-    assert_missing_scope(sb.api(grant, "PUT", f"/segments/{segment_id}/starred", data={"starred": "true"}),
-                         "profile:write")
+    assert_missing_scope(
+        sb.api(grant, "PUT", f"/segments/{segment_id}/starred", data={"starred": "true"}), "profile:write"
+    )
     assert ok(sb.get(grant, f"/segments/{segment_id}"))["starred"] is False
 
 
 # §4.2 r8 getEffortsBySegmentId ---------------------------------------------------------------------
 
+
 def test_s4_2_r8_efforts_by_segment_need_a_subscription(sb, free_id):
     segment_id = busiest_public_segment(sb, free_id, minimum=1)
-    body = assert_fault(sb.get(sb.connect(athlete_id=free_id), "/segment_efforts", params={"segment_id": segment_id}),
-                        402)
+    body = assert_fault(
+        sb.get(sb.connect(athlete_id=free_id), "/segment_efforts", params={"segment_id": segment_id}), 402
+    )
     assert body["message"] == "Payment Required"
 
 
@@ -525,14 +611,21 @@ def test_s4_2_r8_efforts_filter_by_local_wall_clock_dates(sb, full, premium_id):
     middle = efforts[len(efforts) // 2]
     local = middle["start_date_local"]
     assert local != middle["start_date"]  # the home zone is not UTC, so local and UTC bounds differ
-    exact = ok(sb.get(full, "/segment_efforts", params={"segment_id": segment_id, "start_date_local": local,
-                                                        "end_date_local": local}))
+    exact = ok(
+        sb.get(
+            full,
+            "/segment_efforts",
+            params={"segment_id": segment_id, "start_date_local": local, "end_date_local": local},
+        )
+    )
     assert [e["id"] for e in exact] == [middle["id"]]
-    since = ok(sb.get(full, "/segment_efforts", params={"segment_id": segment_id, "start_date_local": local,
-                                                        "per_page": 200}))
+    since = ok(
+        sb.get(full, "/segment_efforts", params={"segment_id": segment_id, "start_date_local": local, "per_page": 200})
+    )
     assert [e["id"] for e in since] == [e["id"] for e in efforts if e["start_date_local"] >= local]
-    until = ok(sb.get(full, "/segment_efforts", params={"segment_id": segment_id, "end_date_local": local,
-                                                        "per_page": 200}))
+    until = ok(
+        sb.get(full, "/segment_efforts", params={"segment_id": segment_id, "end_date_local": local, "per_page": 200})
+    )
     assert [e["id"] for e in until] == [e["id"] for e in efforts if e["start_date_local"] <= local]
 
 
@@ -541,23 +634,34 @@ def test_s4_2_r8_efforts_page_and_are_the_athletes_own(sb, full, premium_id):
     everything = ok(sb.get(full, "/segment_efforts", params={"segment_id": segment_id, "per_page": 200}))
     assert {e["athlete"]["id"] for e in everything} == {premium_id}
     assert all(e["segment"]["id"] == segment_id for e in everything)
-    stored = query(sb, "SELECT COUNT(*) AS n FROM efforts WHERE segment_id = ? AND athlete_id != ?", segment_id, premium_id)
+    stored = query(
+        sb, "SELECT COUNT(*) AS n FROM efforts WHERE segment_id = ? AND athlete_id != ?", segment_id, premium_id
+    )
     assert stored[0]["n"] > 0, "others ride this segment too, so the owner filter is exercised"
     paged: list[int] = []
     for page in range(1, len(everything) + 2):
-        paged += [e["id"] for e in ok(sb.get(full, "/segment_efforts",
-                                             params={"segment_id": segment_id, "page": page, "per_page": 1}))]
+        paged += [
+            e["id"]
+            for e in ok(
+                sb.get(full, "/segment_efforts", params={"segment_id": segment_id, "page": page, "per_page": 1})
+            )
+        ]
     assert paged == [e["id"] for e in everything]
     assert_fault(sb.get(full, "/segment_efforts", params={"segment_id": 1999999}), 404)
 
 
 # §4.2 r9 getSegmentEffortById ----------------------------------------------------------------------
 
+
 def _effort_of(sb: Harness, athlete_id: int) -> int:
-    return query(sb, """SELECT e.id FROM efforts e JOIN activities a ON a.id = e.activity_id
+    return query(
+        sb,
+        """SELECT e.id FROM efforts e JOIN activities a ON a.id = e.activity_id
                         JOIN segments s ON s.id = e.segment_id
                         WHERE e.athlete_id = ? AND a.visibility = 'everyone' AND s.private = 0 AND e.hidden = 0
-                        ORDER BY e.id LIMIT 1""", athlete_id)[0]["id"]
+                        ORDER BY e.id LIMIT 1""",
+        athlete_id,
+    )[0]["id"]
 
 
 def test_s4_2_r9_effort_needs_a_subscription(sb, free_id):
@@ -583,6 +687,7 @@ def test_s4_2_r9_own_effort_is_detailed(sb, full, premium_id):
 
 # §4.2 r10 exploreSegments --------------------------------------------------------------------------
 
+
 def _explore(sb: Harness, grant: Grant, **params: Any) -> list[dict[str, Any]]:
     return ok(sb.get(grant, "/segments/explore", params=params))["segments"]
 
@@ -596,8 +701,16 @@ def test_s4_2_r10_explore_returns_segments_starting_inside_bounds(sb, full, prem
     bounds = _box(h["lat"], h["lng"])
     found = _explore(sb, full, bounds=bounds, activity_type="riding")
     s, w, n, e = map(float, bounds.split(","))
-    expected = query(sb, """SELECT id FROM segments WHERE activity_type = 'Ride' AND (private = 0 OR owner_id = ?)
-                            AND start_lat BETWEEN ? AND ? AND start_lng BETWEEN ? AND ?""", premium_id, s, n, w, e)
+    expected = query(
+        sb,
+        """SELECT id FROM segments WHERE activity_type = 'Ride' AND (private = 0 OR owner_id = ?)
+                            AND start_lat BETWEEN ? AND ? AND start_lng BETWEEN ? AND ?""",
+        premium_id,
+        s,
+        n,
+        w,
+        e,
+    )
     assert found and len(found) == min(10, len(expected))
     assert {x["id"] for x in found} <= {x["id"] for x in expected}
     for seg in found:
@@ -613,16 +726,24 @@ def test_s4_2_r10_explore_filters_by_activity_type(sb, full, premium_id):
     assert running and riding
     assert {kinds[s["id"]] for s in running} == {"Run"}
     assert {kinds[s["id"]] for s in riding} == {"Ride"}
-    assert_fault(sb.get(full, "/segments/explore", params={"bounds": WORLD, "activity_type": "swimming"}), 400,
-                 field="activity_type")
+    assert_fault(
+        sb.get(full, "/segments/explore", params={"bounds": WORLD, "activity_type": "swimming"}),
+        400,
+        field="activity_type",
+    )
 
 
 def test_s4_2_r10_explore_filters_by_climb_category(sb, full):
     seen: set[int] = set()
     for lo, hi in ((0, 0), (1, 2), (3, 5), (5, 5), (0, 5)):
         found = _explore(sb, full, bounds=WORLD, min_cat=lo, max_cat=hi)
-        expected = query(sb, """SELECT COUNT(*) AS n FROM segments WHERE activity_type = 'Ride' AND private = 0
-                                AND climb_category BETWEEN ? AND ?""", lo, hi)[0]["n"]
+        expected = query(
+            sb,
+            """SELECT COUNT(*) AS n FROM segments WHERE activity_type = 'Ride' AND private = 0
+                                AND climb_category BETWEEN ? AND ?""",
+            lo,
+            hi,
+        )[0]["n"]
         assert len(found) == min(10, expected), (lo, hi)
         for seg in found:
             assert lo <= seg["climb_category"] <= hi
@@ -632,6 +753,7 @@ def test_s4_2_r10_explore_filters_by_climb_category(sb, full):
 
 
 # §4.2 r11 createActivity ---------------------------------------------------------------------------
+
 
 def test_s4_2_r11_create_activity_is_201_detailed_and_manual(sb, premium_id):
     grant = sb.connect(("activity:write", "activity:read"), athlete_id=premium_id)
@@ -670,10 +792,13 @@ def test_s4_2_r11_create_activity_needs_activity_write(sb, premium_id):
 
 # §4.2 r12 getActivityById --------------------------------------------------------------------------
 
+
 def test_s4_2_r12_only_you_activity_needs_activity_read_all(sb, premium_id):
     only_me = visible_activity(sb, premium_id, "only_me")
-    assert_missing_scope(sb.get(sb.connect(all_but("activity:read_all"), athlete_id=premium_id),
-                                f"/activities/{only_me}"), "activity:read_all")
+    assert_missing_scope(
+        sb.get(sb.connect(all_but("activity:read_all"), athlete_id=premium_id), f"/activities/{only_me}"),
+        "activity:read_all",
+    )
     body = ok(sb.get(sb.connect(("activity:read_all",), athlete_id=premium_id), f"/activities/{only_me}"))
     assert body["id"] == only_me and body["private"] is True
     for visibility in ("everyone", "followers_only"):
@@ -728,6 +853,7 @@ def test_s4_2_r12_activity_is_detailed_and_splits_sum_to_distance(sb, full, prem
 
 # §4.2 r13 updateActivityById -----------------------------------------------------------------------
 
+
 @pytest.fixture
 def own_athlete(sb) -> int:
     """A console-made athlete with an Everyone and an Only You ride: updates here disturb nobody."""
@@ -744,8 +870,14 @@ def _of(sb: Harness, athlete: int, visibility: str) -> int:
 def test_s4_2_r13_update_activity_with_json_body(sb, own_athlete):
     activity_id = _of(sb, own_athlete, "everyone")
     grant = sb.connect(("activity:write", "activity:read"), athlete_id=own_athlete)
-    body = ok(sb.api(grant, "PUT", f"/activities/{activity_id}",
-                     json={"name": "Renamed by JSON", "commute": True, "description": "via json"}))
+    body = ok(
+        sb.api(
+            grant,
+            "PUT",
+            f"/activities/{activity_id}",
+            json={"name": "Renamed by JSON", "commute": True, "description": "via json"},
+        )
+    )
     assert body["resource_state"] == 3 and body["name"] == "Renamed by JSON" and body["commute"] is True
     fetched = ok(sb.get(grant, f"/activities/{activity_id}"))
     assert fetched["name"] == "Renamed by JSON" and fetched["description"] == "via json" and fetched["commute"] is True
@@ -754,8 +886,14 @@ def test_s4_2_r13_update_activity_with_json_body(sb, own_athlete):
 def test_s4_2_r13_update_activity_with_form_body(sb, own_athlete):
     activity_id = _of(sb, own_athlete, "everyone")
     grant = sb.connect(("activity:write", "activity:read"), athlete_id=own_athlete)
-    body = ok(sb.api(grant, "PUT", f"/activities/{activity_id}",
-                     data={"name": "Renamed by form", "sport_type": "GravelRide", "trainer": "true"}))
+    body = ok(
+        sb.api(
+            grant,
+            "PUT",
+            f"/activities/{activity_id}",
+            data={"name": "Renamed by form", "sport_type": "GravelRide", "trainer": "true"},
+        )
+    )
     assert body["name"] == "Renamed by form" and body["sport_type"] == "GravelRide" and body["type"] == "Ride"
     assert body["trainer"] is True
     assert ok(sb.get(grant, f"/activities/{activity_id}"))["name"] == "Renamed by form"
@@ -776,11 +914,14 @@ def test_s4_2_r13_update_only_you_needs_activity_read_all(sb, own_athlete):
     assert_missing_scope(sb.api(grant, "PUT", f"/activities/{activity_id}", json={"name": "nope"}), "activity:read_all")
     assert sb.snapshot(("activities",)) == before
     grant = sb.connect(("activity:write", "activity:read_all"), athlete_id=own_athlete)
-    assert ok(sb.api(grant, "PUT", f"/activities/{activity_id}", json={"name": "Private rename"}))["name"] == \
-        "Private rename"
+    assert (
+        ok(sb.api(grant, "PUT", f"/activities/{activity_id}", json={"name": "Private rename"}))["name"]
+        == "Private rename"
+    )
 
 
 # §4.2 r14 getLoggedInAthleteActivities -------------------------------------------------------------
+
 
 def test_s4_2_r14_activities_newest_first(sb, full, premium_id):
     listed = listing(sb, full)
@@ -825,11 +966,13 @@ def test_s4_2_r14_only_me_filtered_without_activity_read_all(sb, premium_id):
 
 
 def test_s4_2_r14_listing_needs_activity_read(sb, premium_id):
-    assert_missing_scope(sb.get(sb.connect(all_but("activity:read"), athlete_id=premium_id), "/athlete/activities"),
-                         "activity:read")
+    assert_missing_scope(
+        sb.get(sb.connect(all_but("activity:read"), athlete_id=premium_id), "/athlete/activities"), "activity:read"
+    )
 
 
 # laps and activity zones (real-service notes; not spec rows) --------------------------------------
+
 
 def test_laps_of_an_activity(sb, full, premium_id):
     activity_id = visible_activity(sb, premium_id, "everyone", with_efforts=True)
@@ -864,6 +1007,7 @@ def test_activity_zones_shape(sb, full, premium_id):
 
 
 # §4.3 createActivity form fields -------------------------------------------------------------------
+
 
 @pytest.fixture
 def writer(sb, premium_id) -> Grant:
@@ -952,12 +1096,16 @@ def test_s4_3_r9_commute_1_marks_commute(sb, writer):
 
 def test_s4_3_r10_created_activity_is_manual(sb, writer):
     body = ok(_create(sb, writer), 201)
-    listed = [a for a in listing(sb, writer, after=epoch(body["start_date"]), before=epoch(body["start_date"]) + 1)
-              if a["id"] == body["id"]]
+    listed = [
+        a
+        for a in listing(sb, writer, after=epoch(body["start_date"]), before=epoch(body["start_date"]) + 1)
+        if a["id"] == body["id"]
+    ]
     assert body["manual"] is True and listed and listed[0]["manual"] is True
 
 
 # §8 limits that concern resources ------------------------------------------------------------------
+
 
 def test_s8_r8_explore_returns_at_most_10(sb, full):
     matching = query(sb, "SELECT COUNT(*) AS n FROM segments WHERE activity_type = 'Ride' AND private = 0")[0]["n"]
@@ -966,8 +1114,9 @@ def test_s8_r8_explore_returns_at_most_10(sb, full):
     assert len(found) == 10 and len({s["id"] for s in found}) == 10
 
 
-@pytest.mark.parametrize("bounds", ["-34,151,-33", "-34,151,-33,152,5", "-34,151,-33,x", "", "-34;151;-33;152",
-                                    "-34,151,-33,152,"])
+@pytest.mark.parametrize(
+    "bounds", ["-34,151,-33", "-34,151,-33,152,5", "-34,151,-33,x", "", "-34;151;-33;152", "-34,151,-33,152,"]
+)
 def test_s8_r9_explore_bounds_exactly_four_numbers(sb, full, bounds):
     assert_fault(sb.get(full, "/segments/explore", params={"bounds": bounds}), 400, field="bounds")
 
@@ -999,8 +1148,9 @@ def test_s8_r12_default_per_page_is_30(sb):
     grant = sb.connect(athlete_id=athlete)
     # Star 35 more than already starred: enough for two pages without spending the read budget.
     starred = {r["segment_id"] for r in query(sb, "SELECT segment_id FROM stars WHERE athlete_id = ?", athlete)}
-    public = [r["id"] for r in query(sb, "SELECT id FROM segments WHERE private = 0 ORDER BY id")
-              if r["id"] not in starred][:35]
+    public = [
+        r["id"] for r in query(sb, "SELECT id FROM segments WHERE private = 0 ORDER BY id") if r["id"] not in starred
+    ][:35]
     assert len(public) > 30 - stars
     for segment_id in public:
         ok(sb.api(grant, "PUT", f"/segments/{segment_id}/starred", data={"starred": "true"}))
@@ -1013,6 +1163,7 @@ def test_s8_r12_default_per_page_is_30(sb):
 
 
 # §2 representation facts ---------------------------------------------------------------------------
+
 
 def test_s2_1_r1_ids_are_integers_gear_and_map_ids_strings(sb, full, premium_id):
     athlete = ok(sb.get(full, "/athlete"))
@@ -1031,8 +1182,9 @@ def test_s2_1_r2_summary_activity_is_state_2_detailed_3(sb, full):
     assert all(a["athlete"] == {"id": a["athlete"]["id"], "resource_state": 1} for a in summaries)
     detailed = ok(sb.get(full, f"/activities/{summaries[0]['id']}"))
     assert detailed["resource_state"] == 3 and "segment_efforts" in detailed
-    assert {k: v for k, v in detailed.items() if k in summaries[0] and k != "map" and k != "resource_state"} == \
-        {k: v for k, v in summaries[0].items() if k != "map" and k != "resource_state"}
+    assert {k: v for k, v in detailed.items() if k in summaries[0] and k != "map" and k != "resource_state"} == {
+        k: v for k, v in summaries[0].items() if k != "map" and k != "resource_state"
+    }
 
 
 def _types(body: dict[str, Any], spec: dict[str, Any]) -> None:
@@ -1048,12 +1200,37 @@ OPT_NUM = (int, float, type(None))
 
 def test_s2_2_athlete_fields(sb, full):
     body = ok(sb.get(full, "/athlete"))
-    _types(body, {"id": int, "username": OPT_STR, "resource_state": int, "firstname": str, "lastname": str,
-                  "city": OPT_STR, "state": OPT_STR, "country": OPT_STR, "sex": OPT_STR, "premium": bool,
-                  "created_at": str, "updated_at": str, "badge_type_id": int, "profile_medium": str, "profile": str,
-                  "follower_count": int, "friend_count": int, "mutual_friend_count": int, "athlete_type": int,
-                  "date_preference": str, "measurement_preference": str, "clubs": list, "ftp": OPT_NUM,
-                  "weight": NUM, "bikes": list, "shoes": list})
+    _types(
+        body,
+        {
+            "id": int,
+            "username": OPT_STR,
+            "resource_state": int,
+            "firstname": str,
+            "lastname": str,
+            "city": OPT_STR,
+            "state": OPT_STR,
+            "country": OPT_STR,
+            "sex": OPT_STR,
+            "premium": bool,
+            "created_at": str,
+            "updated_at": str,
+            "badge_type_id": int,
+            "profile_medium": str,
+            "profile": str,
+            "follower_count": int,
+            "friend_count": int,
+            "mutual_friend_count": int,
+            "athlete_type": int,
+            "date_preference": str,
+            "measurement_preference": str,
+            "clubs": list,
+            "ftp": OPT_NUM,
+            "weight": NUM,
+            "bikes": list,
+            "shoes": list,
+        },
+    )
     assert "friend" in body and "follower" in body
     for key in ("created_at", "updated_at"):
         assert dt.datetime.fromisoformat(body[key].replace("Z", "+00:00")).tzinfo is not None
@@ -1083,18 +1260,44 @@ def test_s2_3_r5_gear_distance_is_the_sum_of_its_activities(sb, full, premium_id
     assert used >= 2
     activity = ok(sb.get(full, f"/activities/{next(a['id'] for a in activities if a['gear_id'])}"))
     assert activity["gear"]["id"] == activity["gear_id"]
-    assert activity["gear"]["distance"] == next(g["distance"] for g in athlete["bikes"] + athlete["shoes"]
-                                                if g["id"] == activity["gear_id"])
+    assert activity["gear"]["distance"] == next(
+        g["distance"] for g in athlete["bikes"] + athlete["shoes"] if g["id"] == activity["gear_id"]
+    )
 
 
 def test_s2_6_segment_fields(sb, full, premium_id):
     body = ok(sb.get(full, f"/segments/{busiest_public_segment(sb, premium_id)}"))
-    _types(body, {"id": int, "resource_state": int, "name": str, "activity_type": str, "distance": NUM,
-                  "average_grade": NUM, "maximum_grade": NUM, "elevation_high": NUM, "elevation_low": NUM,
-                  "start_latlng": list, "end_latlng": list, "climb_category": int, "city": OPT_STR,
-                  "state": OPT_STR, "country": OPT_STR, "private": bool, "hazardous": bool, "starred": bool,
-                  "created_at": str, "updated_at": str, "total_elevation_gain": NUM, "map": dict,
-                  "effort_count": int, "athlete_count": int, "star_count": int, "athlete_segment_stats": dict})
+    _types(
+        body,
+        {
+            "id": int,
+            "resource_state": int,
+            "name": str,
+            "activity_type": str,
+            "distance": NUM,
+            "average_grade": NUM,
+            "maximum_grade": NUM,
+            "elevation_high": NUM,
+            "elevation_low": NUM,
+            "start_latlng": list,
+            "end_latlng": list,
+            "climb_category": int,
+            "city": OPT_STR,
+            "state": OPT_STR,
+            "country": OPT_STR,
+            "private": bool,
+            "hazardous": bool,
+            "starred": bool,
+            "created_at": str,
+            "updated_at": str,
+            "total_elevation_gain": NUM,
+            "map": dict,
+            "effort_count": int,
+            "athlete_count": int,
+            "star_count": int,
+            "athlete_segment_stats": dict,
+        },
+    )
     assert body["activity_type"] in ("Ride", "Run") and 0 <= body["climb_category"] <= 5
     assert len(body["start_latlng"]) == 2 and len(body["end_latlng"]) == 2
     points = polyline.decode(body["map"]["polyline"])
@@ -1107,9 +1310,23 @@ def test_s2_7_explorer_segment_fields(sb, full):
     found = _explore(sb, full, bounds=WORLD)
     kinds = {r["id"]: r for r in query(sb, "SELECT id, json_extract(data, '$.distance') AS distance FROM segments")}
     for seg in found:
-        _types(seg, {"id": int, "resource_state": int, "name": str, "climb_category": int, "climb_category_desc": str,
-                     "avg_grade": NUM, "start_latlng": list, "end_latlng": list, "elev_difference": NUM,
-                     "distance": NUM, "points": str, "starred": bool})
+        _types(
+            seg,
+            {
+                "id": int,
+                "resource_state": int,
+                "name": str,
+                "climb_category": int,
+                "climb_category_desc": str,
+                "avg_grade": NUM,
+                "start_latlng": list,
+                "end_latlng": list,
+                "elev_difference": NUM,
+                "distance": NUM,
+                "points": str,
+                "starred": bool,
+            },
+        )
         points = polyline.decode(seg["points"])
         assert list(points[0]) == seg["start_latlng"] and list(points[-1]) == seg["end_latlng"]
         assert seg["distance"] == kinds[seg["id"]]["distance"] and seg["elev_difference"] >= 0
@@ -1125,11 +1342,30 @@ def test_s2_8_r1_activity_map_id_is_a_plus_id(sb, full):
 
 def test_s2_9_effort_fields(sb, full, premium_id):
     effort = ok(sb.get(full, f"/segment_efforts/{_effort_of(sb, premium_id)}"))
-    _types(effort, {"id": int, "resource_state": int, "name": str, "activity": dict, "athlete": dict,
-                    "elapsed_time": int, "moving_time": int, "start_date": str, "start_date_local": str,
-                    "distance": NUM, "start_index": int, "end_index": int, "device_watts": bool,
-                    "segment": dict, "kom_rank": (int, type(None)), "pr_rank": (int, type(None)),
-                    "achievements": list, "hidden": bool, "athlete_segment_stats": dict})
+    _types(
+        effort,
+        {
+            "id": int,
+            "resource_state": int,
+            "name": str,
+            "activity": dict,
+            "athlete": dict,
+            "elapsed_time": int,
+            "moving_time": int,
+            "start_date": str,
+            "start_date_local": str,
+            "distance": NUM,
+            "start_index": int,
+            "end_index": int,
+            "device_watts": bool,
+            "segment": dict,
+            "kom_rank": (int, type(None)),
+            "pr_rank": (int, type(None)),
+            "achievements": list,
+            "hidden": bool,
+            "athlete_segment_stats": dict,
+        },
+    )
     assert set(effort["activity"]) == {"id", "resource_state"} and set(effort["athlete"]) == {"id", "resource_state"}
     assert "average_cadence" in effort and "average_watts" in effort
     assert effort["segment"]["resource_state"] == 2 and effort["name"] == effort["segment"]["name"]
@@ -1139,33 +1375,117 @@ def test_s2_9_effort_fields(sb, full, premium_id):
 
 def test_s2_10_activity_fields(sb, full, premium_id):
     body = ok(sb.get(full, f"/activities/{visible_activity(sb, premium_id, with_efforts=True)}"))
-    _types(body, {"id": int, "resource_state": int, "external_id": OPT_STR, "upload_id": (int, type(None)),
-                  "athlete": dict, "name": str, "description": OPT_STR, "distance": NUM, "moving_time": int,
-                  "elapsed_time": int, "total_elevation_gain": NUM, "type": str, "sport_type": str,
-                  "start_date": str, "start_date_local": str, "timezone": str, "utc_offset": NUM,
-                  "start_latlng": list, "end_latlng": list, "achievement_count": int, "kudos_count": int,
-                  "comment_count": int, "athlete_count": int, "photo_count": int, "total_photo_count": int,
-                  "pr_count": int, "map": dict, "trainer": bool, "commute": bool, "manual": bool, "private": bool,
-                  "flagged": bool, "average_speed": NUM, "max_speed": NUM, "device_watts": bool,
-                  "has_heartrate": bool, "has_kudoed": bool, "calories": NUM, "segment_efforts": list,
-                  "splits_metric": list, "laps": list, "photos": dict, "highlighted_kudosers": list,
-                  "hide_from_home": bool, "embed_token": str, "segment_leaderboard_opt_out": bool,
-                  "leaderboard_opt_out": bool})
-    for key in ("location_city", "location_state", "location_country", "gear_id", "gear", "from_accepted_tag",
-                "average_cadence", "average_temp", "average_watts", "weighted_average_watts", "kilojoules",
-                "max_watts", "elev_high", "elev_low", "workout_type", "suffer_score", "partner_brand_tag",
-                "device_name"):
+    _types(
+        body,
+        {
+            "id": int,
+            "resource_state": int,
+            "external_id": OPT_STR,
+            "upload_id": (int, type(None)),
+            "athlete": dict,
+            "name": str,
+            "description": OPT_STR,
+            "distance": NUM,
+            "moving_time": int,
+            "elapsed_time": int,
+            "total_elevation_gain": NUM,
+            "type": str,
+            "sport_type": str,
+            "start_date": str,
+            "start_date_local": str,
+            "timezone": str,
+            "utc_offset": NUM,
+            "start_latlng": list,
+            "end_latlng": list,
+            "achievement_count": int,
+            "kudos_count": int,
+            "comment_count": int,
+            "athlete_count": int,
+            "photo_count": int,
+            "total_photo_count": int,
+            "pr_count": int,
+            "map": dict,
+            "trainer": bool,
+            "commute": bool,
+            "manual": bool,
+            "private": bool,
+            "flagged": bool,
+            "average_speed": NUM,
+            "max_speed": NUM,
+            "device_watts": bool,
+            "has_heartrate": bool,
+            "has_kudoed": bool,
+            "calories": NUM,
+            "segment_efforts": list,
+            "splits_metric": list,
+            "laps": list,
+            "photos": dict,
+            "highlighted_kudosers": list,
+            "hide_from_home": bool,
+            "embed_token": str,
+            "segment_leaderboard_opt_out": bool,
+            "leaderboard_opt_out": bool,
+        },
+    )
+    for key in (
+        "location_city",
+        "location_state",
+        "location_country",
+        "gear_id",
+        "gear",
+        "from_accepted_tag",
+        "average_cadence",
+        "average_temp",
+        "average_watts",
+        "weighted_average_watts",
+        "kilojoules",
+        "max_watts",
+        "elev_high",
+        "elev_low",
+        "workout_type",
+        "suffer_score",
+        "partner_brand_tag",
+        "device_name",
+    ):
         assert key in body, key
     assert set(body["photos"]) >= {"primary", "use_primary_photo", "count"}
     assert body["photos"]["count"] == body["total_photo_count"]
     for split in body["splits_metric"]:
-        _types(split, {"distance": NUM, "elapsed_time": int, "elevation_difference": NUM, "moving_time": int,
-                       "split": int, "average_speed": NUM, "pace_zone": int})
+        _types(
+            split,
+            {
+                "distance": NUM,
+                "elapsed_time": int,
+                "elevation_difference": NUM,
+                "moving_time": int,
+                "split": int,
+                "average_speed": NUM,
+                "pace_zone": int,
+            },
+        )
     for lap in body["laps"]:
-        _types(lap, {"id": int, "resource_state": int, "name": str, "activity": dict, "athlete": dict,
-                     "elapsed_time": int, "moving_time": int, "start_date": str, "start_date_local": str,
-                     "distance": NUM, "start_index": int, "end_index": int, "total_elevation_gain": NUM,
-                     "average_speed": NUM, "max_speed": NUM, "lap_index": int, "split": int})
+        _types(
+            lap,
+            {
+                "id": int,
+                "resource_state": int,
+                "name": str,
+                "activity": dict,
+                "athlete": dict,
+                "elapsed_time": int,
+                "moving_time": int,
+                "start_date": str,
+                "start_date_local": str,
+                "distance": NUM,
+                "start_index": int,
+                "end_index": int,
+                "total_elevation_gain": NUM,
+                "average_speed": NUM,
+                "max_speed": NUM,
+                "lap_index": int,
+                "split": int,
+            },
+        )
         assert "average_cadence" in lap and "device_watts" in lap and "average_watts" in lap
     assert body["moving_time"] <= body["elapsed_time"]
     assert body["average_speed"] == pytest.approx(body["distance"] / body["moving_time"], rel=0.01)

@@ -41,6 +41,9 @@ def test_real_service_doc_names_real_tests() -> None:
     """Each row of docs/real-service.md names the tests that show it: they must exist."""
     text = (DOCS / "real-service.md").read_text()
     named = set(re.findall(r"::(test_[a-z0-9_]+)", text))
-    defined = {m for path in DOCS.parent.joinpath("tests").rglob("test_*.py")
-               for m in re.findall(r"^def (test_[a-z0-9_]+)", path.read_text(), re.M)}
+    defined = {
+        m
+        for path in DOCS.parent.joinpath("tests").rglob("test_*.py")
+        for m in re.findall(r"^def (test_[a-z0-9_]+)", path.read_text(), re.M)
+    }
     assert len(named) > 25 and named - defined == set(), "the table names tests that do not exist"

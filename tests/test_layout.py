@@ -24,8 +24,13 @@ ALLOWED: dict[str, set[str]] = {
 def imported_packages(path: Path) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
-                 else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+        names = (
+            [node.module]
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+            else [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else []
+        )
         found.update(n.split(".")[1] for n in names if n.startswith("fitsync.") and n.count(".") >= 1)
     return found
 
@@ -42,8 +47,11 @@ def test_every_package_imports_only_the_packages_below_it() -> None:
 
 def test_every_package_of_the_distribution_is_in_the_layering() -> None:
     text = (ROOT / "pyproject.toml").read_text()
-    packages = {line.split('"')[1].split(".")[1] for line in text.split("package-dir = {", 1)[1].split("}", 1)[0]
-                .split(",") if '"fitsync.' in line and "migrations" not in line}
+    packages = {
+        line.split('"')[1].split(".")[1]
+        for line in text.split("package-dir = {", 1)[1].split("}", 1)[0].split(",")
+        if '"fitsync.' in line and "migrations" not in line
+    }
     assert packages == set(ALLOWED)
 
 

@@ -91,8 +91,10 @@ class Schemas:
         return Draft202012Validator({**to_json_schema(openapi_schema), "components": self.components})
 
     def errors(self, openapi_schema: dict[str, Any], value: Any) -> list[str]:
-        found = [f"{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}"
-                 for e in self.validator(openapi_schema).iter_errors(value)]
+        found = [
+            f"{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}"
+            for e in self.validator(openapi_schema).iter_errors(value)
+        ]
         if not found:
             found = [f"undocumented property {p}" for p in self.undocumented(to_json_schema(openapi_schema), value)]
         return found
@@ -119,7 +121,9 @@ class Schemas:
         if isinstance(value, dict):
             for key, item in value.items():
                 subs = [s["properties"][key] for s in applicable if key in s.get("properties", {})]
-                subs += [s["additionalProperties"] for s in applicable if isinstance(s.get("additionalProperties"), dict)]
+                subs += [
+                    s["additionalProperties"] for s in applicable if isinstance(s.get("additionalProperties"), dict)
+                ]
                 if not subs:
                     out.append(f"{path}.{key}")
                 for sub in subs:
@@ -138,12 +142,15 @@ def schemas(doc: dict[str, Any]) -> Schemas:
 
 def documented_response(doc: dict[str, Any], path: str, method: str, status: int) -> dict[str, Any]:
     responses = doc["paths"][path][method]["responses"]
-    assert str(status) in responses or "default" in responses, f"{method.upper()} {path} answered {status}: undocumented"
+    assert str(status) in responses or "default" in responses, (
+        f"{method.upper()} {path} answered {status}: undocumented"
+    )
     return responses.get(str(status)) or responses["default"]
 
 
-def assert_documented(doc: dict[str, Any], schemas: Schemas, path: str, method: str, response: httpx.Response,
-                      status: int | None = None) -> Any:
+def assert_documented(
+    doc: dict[str, Any], schemas: Schemas, path: str, method: str, response: httpx.Response, status: int | None = None
+) -> Any:
     """The answer has a documented status, its documented headers and media type, and a body of its schema."""
     if status is not None:
         assert response.status_code == status, f"{method.upper()} {path}: {response.status_code} {response.text[:300]}"
@@ -189,8 +196,10 @@ def operation_of(doc: dict[str, Any], operation_id: str) -> tuple[str, str, dict
 
 def declared(operation: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Every parameter of an operation by name: {"in", "required", "schema"} (request-body fields as "body")."""
-    out = {p["name"]: {"in": p["in"], "required": p.get("required", False), "schema": p["schema"], "doc": p}
-           for p in operation.get("parameters", [])}
+    out = {
+        p["name"]: {"in": p["in"], "required": p.get("required", False), "schema": p["schema"], "doc": p}
+        for p in operation.get("parameters", [])
+    }
     body = operation.get("requestBody")
     if body:
         schema = next(iter(body["content"].values()))["schema"]
@@ -199,8 +208,16 @@ def declared(operation: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def call(sb: Harness, doc: dict[str, Any], operation_id: str, values: dict[str, Any], grant: Grant | None = None,
-         *, media: str | None = None, token_in_query: bool = False) -> httpx.Response:
+def call(
+    sb: Harness,
+    doc: dict[str, Any],
+    operation_id: str,
+    values: dict[str, Any],
+    grant: Grant | None = None,
+    *,
+    media: str | None = None,
+    token_in_query: bool = False,
+) -> httpx.Response:
     """Send `values` where the document says each parameter goes; the token as its security schemes say."""
     path, method, operation = operation_of(doc, operation_id)
     params = declared(operation)
@@ -252,8 +269,9 @@ class World:
 
 def _record_until(sb: Harness, athlete_id: int, grant: Grant, want: Any, attempts: int = 12) -> dict[str, Any]:
     for _ in range(attempts):
-        activity_id = sb.console.post(f"/athletes/{athlete_id}/activities",
-                                      json={"sport_type": "Ride", "distance": 40_000}).json()["id"]
+        activity_id = sb.console.post(
+            f"/athletes/{athlete_id}/activities", json={"sport_type": "Ride", "distance": 40_000}
+        ).json()["id"]
         detail = sb.get(grant, f"/activities/{activity_id}").json()
         if want(detail):
             return detail
@@ -278,14 +296,25 @@ def world(sb: Harness) -> Iterator[World]:
     bikes = sb.get(grant, "/athlete").json()["bikes"]
     conn = sqlite3.connect(f"file:{sb.server.options.db}?mode=ro", uri=True)
     try:
-        private = conn.execute("SELECT id FROM segments WHERE private = 1 AND owner_id NOT IN (?, ?) LIMIT 1",
-                               (mine, other)).fetchone()
+        private = conn.execute(
+            "SELECT id FROM segments WHERE private = 1 AND owner_id NOT IN (?, ?) LIMIT 1", (mine, other)
+        ).fetchone()
     finally:
         conn.close()
     assert private is not None, "the seeded world has a private segment"
     with Receiver() as receiver:
-        yield World(mine, activity["id"], effort["id"], effort["segment"]["id"], bikes[0]["id"] if bikes else "none",
-                    other, other_activity["id"], other_activity["segment_efforts"][0]["id"], private[0], receiver)
+        yield World(
+            mine,
+            activity["id"],
+            effort["id"],
+            effort["segment"]["id"],
+            bikes[0]["id"] if bikes else "none",
+            other,
+            other_activity["id"],
+            other_activity["segment_efforts"][0]["id"],
+            private[0],
+            receiver,
+        )
 
 
 def full_values(world: World, operation_id: str, grant: Grant) -> dict[str, Any]:
@@ -301,16 +330,37 @@ def full_values(world: World, operation_id: str, grant: Grant) -> dict[str, Any]
         "exploreSegments": {"bounds": [-90, -180, 90, 180], "activity_type": "riding", "min_cat": 0, "max_cat": 5},
         "getSegmentById": {"id": world.segment},
         "starSegment": {"id": world.segment, "starred": True},
-        "getEffortsBySegmentId": {"segment_id": world.segment, "start_date_local": "2000-01-01T00:00:00Z",
-                                  "end_date_local": "2100-01-01T00:00:00Z", "page": 1, "per_page": 30},
+        "getEffortsBySegmentId": {
+            "segment_id": world.segment,
+            "start_date_local": "2000-01-01T00:00:00Z",
+            "end_date_local": "2100-01-01T00:00:00Z",
+            "page": 1,
+            "per_page": 30,
+        },
         "getSegmentEffortById": {"id": world.effort},
-        "createActivity": {"name": "OpenAPI check", "type": "Ride", "sport_type": "Ride",
-                           "start_date_local": "2024-05-01T07:30:00Z", "elapsed_time": 3600,
-                           "description": "made by test_openapi", "distance": 25_000.5, "trainer": 0, "commute": 1},
+        "createActivity": {
+            "name": "OpenAPI check",
+            "type": "Ride",
+            "sport_type": "Ride",
+            "start_date_local": "2024-05-01T07:30:00Z",
+            "elapsed_time": 3600,
+            "description": "made by test_openapi",
+            "distance": 25_000.5,
+            "trainer": 0,
+            "commute": 1,
+        },
         "getActivityById": {"id": world.activity, "include_all_efforts": True},
-        "updateActivityById": {"id": world.activity, "name": "Renamed by test_openapi", "type": "Ride",
-                               "sport_type": "Ride", "description": "described", "trainer": False, "commute": False,
-                               "hide_from_home": False, "gear_id": world.gear},
+        "updateActivityById": {
+            "id": world.activity,
+            "name": "Renamed by test_openapi",
+            "type": "Ride",
+            "sport_type": "Ride",
+            "description": "described",
+            "trainer": False,
+            "commute": False,
+            "hide_from_home": False,
+            "gear_id": world.gear,
+        },
         "getLoggedInAthleteActivities": {"before": now + 86_400, "after": 0, "page": 1, "per_page": 10},
         "getLapsByActivityId": {"id": world.activity},
         "getZonesByActivityId": {"id": world.activity},
@@ -323,8 +373,12 @@ def full_values(world: World, operation_id: str, grant: Grant) -> dict[str, Any]
 
 def subscribe(sb: Harness, doc: dict[str, Any], world: World, grant: Grant) -> int:
     hook = world.receiver.hook()
-    response = call(sb, doc, "createSubscription",
-                    {"callback_url": hook.url, "verify_token": hook.verify_token, **grant.app.creds()})
+    response = call(
+        sb,
+        doc,
+        "createSubscription",
+        {"callback_url": hook.url, "verify_token": hook.verify_token, **grant.app.creds()},
+    )
     assert response.status_code == 201, response.text
     return response.json()["id"]
 
@@ -334,8 +388,9 @@ def unsubscribe(sb: Harness, grant: Grant) -> None:
         sb.http.delete(f"/api/v3/push_subscriptions/{sub['id']}", params=grant.app.creds())
 
 
-def prepared(sb: Harness, doc: dict[str, Any], world: World, operation_id: str, grant: Grant,
-             values: dict[str, Any]) -> dict[str, Any]:
+def prepared(
+    sb: Harness, doc: dict[str, Any], world: World, operation_id: str, grant: Grant, values: dict[str, Any]
+) -> dict[str, Any]:
     """Fill in what needs state first: a callback for createSubscription, a subscription to list or delete."""
     if operation_id == "createSubscription":
         unsubscribe(sb, grant)
@@ -362,99 +417,219 @@ OPERATION_IDS = [op.operation_id for op in OPERATIONS]
 
 _STR = {"type": "string"}
 _SCHEMA_KEYWORDS = {
-    "title": _STR, "multipleOf": {"type": "number", "exclusiveMinimum": 0}, "maximum": {"type": "number"},
-    "exclusiveMaximum": {"type": "boolean"}, "minimum": {"type": "number"}, "exclusiveMinimum": {"type": "boolean"},
-    "maxLength": {"type": "integer", "minimum": 0}, "minLength": {"type": "integer", "minimum": 0}, "pattern": _STR,
-    "maxItems": {"type": "integer", "minimum": 0}, "minItems": {"type": "integer", "minimum": 0},
-    "uniqueItems": {"type": "boolean"}, "maxProperties": {"type": "integer"}, "minProperties": {"type": "integer"},
+    "title": _STR,
+    "multipleOf": {"type": "number", "exclusiveMinimum": 0},
+    "maximum": {"type": "number"},
+    "exclusiveMaximum": {"type": "boolean"},
+    "minimum": {"type": "number"},
+    "exclusiveMinimum": {"type": "boolean"},
+    "maxLength": {"type": "integer", "minimum": 0},
+    "minLength": {"type": "integer", "minimum": 0},
+    "pattern": _STR,
+    "maxItems": {"type": "integer", "minimum": 0},
+    "minItems": {"type": "integer", "minimum": 0},
+    "uniqueItems": {"type": "boolean"},
+    "maxProperties": {"type": "integer"},
+    "minProperties": {"type": "integer"},
     "required": {"type": "array", "items": _STR, "minItems": 1, "uniqueItems": True},
     "enum": {"type": "array", "minItems": 1},
     "type": {"enum": ["array", "boolean", "integer", "number", "object", "string"]},  # 3.0: one name, no "null"
     "allOf": {"type": "array", "items": {"$ref": "#/$defs/schema"}, "minItems": 1},
     "oneOf": {"type": "array", "items": {"$ref": "#/$defs/schema"}, "minItems": 1},
     "anyOf": {"type": "array", "items": {"$ref": "#/$defs/schema"}, "minItems": 1},
-    "not": {"$ref": "#/$defs/schema"}, "items": {"$ref": "#/$defs/schema"},
+    "not": {"$ref": "#/$defs/schema"},
+    "items": {"$ref": "#/$defs/schema"},
     "properties": {"type": "object", "additionalProperties": {"$ref": "#/$defs/schema"}},
     "additionalProperties": {"anyOf": [{"type": "boolean"}, {"$ref": "#/$defs/schema"}]},
-    "description": _STR, "format": _STR, "default": {}, "nullable": {"type": "boolean"},
-    "discriminator": {"type": "object", "required": ["propertyName"],
-                      "properties": {"propertyName": _STR, "mapping": {"type": "object", "additionalProperties": _STR}},
-                      "additionalProperties": False},
-    "readOnly": {"type": "boolean"}, "writeOnly": {"type": "boolean"}, "example": {}, "deprecated": {"type": "boolean"},
+    "description": _STR,
+    "format": _STR,
+    "default": {},
+    "nullable": {"type": "boolean"},
+    "discriminator": {
+        "type": "object",
+        "required": ["propertyName"],
+        "properties": {"propertyName": _STR, "mapping": {"type": "object", "additionalProperties": _STR}},
+        "additionalProperties": False,
+    },
+    "readOnly": {"type": "boolean"},
+    "writeOnly": {"type": "boolean"},
+    "example": {},
+    "deprecated": {"type": "boolean"},
 }
-_SERVER = {"type": "object", "required": ["url"], "properties": {"url": _STR, "description": _STR},
-           "additionalProperties": False}
+_SERVER = {
+    "type": "object",
+    "required": ["url"],
+    "properties": {"url": _STR, "description": _STR},
+    "additionalProperties": False,
+}
 OPENAPI_3_0 = {
     "$defs": {
         "ref": {"type": "object", "required": ["$ref"], "properties": {"$ref": _STR}, "additionalProperties": False},
-        "schema": {"oneOf": [
-            {"$ref": "#/$defs/ref"},
-            {"type": "object", "properties": _SCHEMA_KEYWORDS, "additionalProperties": False,
-             "not": {"required": ["$ref"]},  # 3.0 ignores whatever stands beside a $ref
-             # 3.0: an array schema must say what its items are
-             "if": {"properties": {"type": {"const": "array"}}, "required": ["type"]}, "then": {"required": ["items"]}},
-        ]},
-        "media": {"type": "object", "additionalProperties": {
-            "type": "object", "properties": {"schema": {"$ref": "#/$defs/schema"}}, "additionalProperties": False}},
+        "schema": {
+            "oneOf": [
+                {"$ref": "#/$defs/ref"},
+                {
+                    "type": "object",
+                    "properties": _SCHEMA_KEYWORDS,
+                    "additionalProperties": False,
+                    "not": {"required": ["$ref"]},  # 3.0 ignores whatever stands beside a $ref
+                    # 3.0: an array schema must say what its items are
+                    "if": {"properties": {"type": {"const": "array"}}, "required": ["type"]},
+                    "then": {"required": ["items"]},
+                },
+            ]
+        },
+        "media": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "properties": {"schema": {"$ref": "#/$defs/schema"}},
+                "additionalProperties": False,
+            },
+        },
         "parameter": {
-            "type": "object", "required": ["name", "in", "schema"], "additionalProperties": False,
-            "properties": {"name": _STR, "in": {"enum": ["query", "header", "path", "cookie"]}, "description": _STR,
-                           "required": {"type": "boolean"}, "deprecated": {"type": "boolean"},
-                           "style": {"enum": ["matrix", "label", "form", "simple", "spaceDelimited", "pipeDelimited",
-                                              "deepObject"]},
-                           "explode": {"type": "boolean"}, "schema": {"$ref": "#/$defs/schema"}},
+            "type": "object",
+            "required": ["name", "in", "schema"],
+            "additionalProperties": False,
+            "properties": {
+                "name": _STR,
+                "in": {"enum": ["query", "header", "path", "cookie"]},
+                "description": _STR,
+                "required": {"type": "boolean"},
+                "deprecated": {"type": "boolean"},
+                "style": {
+                    "enum": ["matrix", "label", "form", "simple", "spaceDelimited", "pipeDelimited", "deepObject"]
+                },
+                "explode": {"type": "boolean"},
+                "schema": {"$ref": "#/$defs/schema"},
+            },
             "if": {"properties": {"in": {"const": "path"}}},
             "then": {"required": ["required"], "properties": {"required": {"const": True}}},
         },
-        "header": {"oneOf": [{"$ref": "#/$defs/ref"}, {
-            "type": "object", "required": ["schema"], "additionalProperties": False,
-            "properties": {"description": _STR, "required": {"type": "boolean"}, "schema": {"$ref": "#/$defs/schema"}}}]},
-        "response": {"type": "object", "required": ["description"], "additionalProperties": False,
-                     "properties": {"description": _STR, "content": {"$ref": "#/$defs/media"},
-                                    "headers": {"type": "object", "additionalProperties": {"$ref": "#/$defs/header"}}}},
-        "operation": {
-            "type": "object", "required": ["responses", "operationId"], "additionalProperties": False,
+        "header": {
+            "oneOf": [
+                {"$ref": "#/$defs/ref"},
+                {
+                    "type": "object",
+                    "required": ["schema"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "description": _STR,
+                        "required": {"type": "boolean"},
+                        "schema": {"$ref": "#/$defs/schema"},
+                    },
+                },
+            ]
+        },
+        "response": {
+            "type": "object",
+            "required": ["description"],
+            "additionalProperties": False,
             "properties": {
-                "tags": {"type": "array", "items": _STR}, "summary": _STR, "description": _STR,
-                "operationId": {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9]*$"},
-                "parameters": {"type": "array", "items": {"$ref": "#/$defs/parameter"}},
-                "requestBody": {"type": "object", "required": ["content"], "additionalProperties": False,
-                                "properties": {"description": _STR, "required": {"type": "boolean"},
-                                               "content": {"$ref": "#/$defs/media"}}},
-                "responses": {"type": "object", "minProperties": 1, "additionalProperties": {"$ref": "#/$defs/response"},
-                              "propertyNames": {"pattern": "^([1-5]([0-9][0-9]|XX)|default)$"}},
-                "security": {"type": "array", "items": {"type": "object",
-                                                        "additionalProperties": {"type": "array", "items": _STR}}},
-                "servers": {"type": "array", "items": _SERVER}, "deprecated": {"type": "boolean"},
+                "description": _STR,
+                "content": {"$ref": "#/$defs/media"},
+                "headers": {"type": "object", "additionalProperties": {"$ref": "#/$defs/header"}},
             },
         },
-        "pathItem": {"type": "object", "minProperties": 1, "additionalProperties": False,
-                     "properties": {"summary": _STR, "description": _STR, "servers": {"type": "array", "items": _SERVER},
-                                    **{m: {"$ref": "#/$defs/operation"} for m in METHODS}}},
-        "securityScheme": {"type": "object", "required": ["type"], "oneOf": [
-            {"properties": {"type": {"const": "apiKey"}, "in": {"enum": ["query", "header", "cookie"]}},
-             "required": ["name", "in"]},
-            {"properties": {"type": {"const": "http"}}, "required": ["scheme"]},
-            {"properties": {"type": {"const": "oauth2"}, "flows": {"type": "object", "properties": {
-                "authorizationCode": {"type": "object", "required": ["authorizationUrl", "tokenUrl", "scopes"]}}}},
-             "required": ["flows"]},
-            {"properties": {"type": {"const": "openIdConnect"}}, "required": ["openIdConnectUrl"]},
-        ]},
+        "operation": {
+            "type": "object",
+            "required": ["responses", "operationId"],
+            "additionalProperties": False,
+            "properties": {
+                "tags": {"type": "array", "items": _STR},
+                "summary": _STR,
+                "description": _STR,
+                "operationId": {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9]*$"},
+                "parameters": {"type": "array", "items": {"$ref": "#/$defs/parameter"}},
+                "requestBody": {
+                    "type": "object",
+                    "required": ["content"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "description": _STR,
+                        "required": {"type": "boolean"},
+                        "content": {"$ref": "#/$defs/media"},
+                    },
+                },
+                "responses": {
+                    "type": "object",
+                    "minProperties": 1,
+                    "additionalProperties": {"$ref": "#/$defs/response"},
+                    "propertyNames": {"pattern": "^([1-5]([0-9][0-9]|XX)|default)$"},
+                },
+                "security": {
+                    "type": "array",
+                    "items": {"type": "object", "additionalProperties": {"type": "array", "items": _STR}},
+                },
+                "servers": {"type": "array", "items": _SERVER},
+                "deprecated": {"type": "boolean"},
+            },
+        },
+        "pathItem": {
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": False,
+            "properties": {
+                "summary": _STR,
+                "description": _STR,
+                "servers": {"type": "array", "items": _SERVER},
+                **{m: {"$ref": "#/$defs/operation"} for m in METHODS},
+            },
+        },
+        "securityScheme": {
+            "type": "object",
+            "required": ["type"],
+            "oneOf": [
+                {
+                    "properties": {"type": {"const": "apiKey"}, "in": {"enum": ["query", "header", "cookie"]}},
+                    "required": ["name", "in"],
+                },
+                {"properties": {"type": {"const": "http"}}, "required": ["scheme"]},
+                {
+                    "properties": {
+                        "type": {"const": "oauth2"},
+                        "flows": {
+                            "type": "object",
+                            "properties": {
+                                "authorizationCode": {
+                                    "type": "object",
+                                    "required": ["authorizationUrl", "tokenUrl", "scopes"],
+                                }
+                            },
+                        },
+                    },
+                    "required": ["flows"],
+                },
+                {"properties": {"type": {"const": "openIdConnect"}}, "required": ["openIdConnectUrl"]},
+            ],
+        },
     },
-    "type": "object", "required": ["openapi", "info", "paths"], "additionalProperties": False,
+    "type": "object",
+    "required": ["openapi", "info", "paths"],
+    "additionalProperties": False,
     "properties": {
         "openapi": {"type": "string", "pattern": r"^3\.0\.\d+$"},
-        "info": {"type": "object", "required": ["title", "version"],
-                 "properties": {"title": _STR, "version": _STR, "description": _STR}},
+        "info": {
+            "type": "object",
+            "required": ["title", "version"],
+            "properties": {"title": _STR, "version": _STR, "description": _STR},
+        },
         "servers": {"type": "array", "minItems": 1, "items": _SERVER},
         "tags": {"type": "array", "items": {"type": "object", "required": ["name"]}},
-        "paths": {"type": "object", "propertyNames": {"pattern": "^/"},
-                  "additionalProperties": {"$ref": "#/$defs/pathItem"}},
-        "components": {"type": "object", "additionalProperties": False, "properties": {
-            "schemas": {"type": "object", "additionalProperties": {"$ref": "#/$defs/schema"}},
-            "headers": {"type": "object", "additionalProperties": {"$ref": "#/$defs/header"}},
-            "securitySchemes": {"type": "object", "additionalProperties": {"$ref": "#/$defs/securityScheme"}},
-        }},
+        "paths": {
+            "type": "object",
+            "propertyNames": {"pattern": "^/"},
+            "additionalProperties": {"$ref": "#/$defs/pathItem"},
+        },
+        "components": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "schemas": {"type": "object", "additionalProperties": {"$ref": "#/$defs/schema"}},
+                "headers": {"type": "object", "additionalProperties": {"$ref": "#/$defs/header"}},
+                "securitySchemes": {"type": "object", "additionalProperties": {"$ref": "#/$defs/securityScheme"}},
+            },
+        },
     },
 }
 
@@ -484,12 +659,18 @@ def test_document_is_structurally_valid_openapi_3_0(doc: dict[str, Any]) -> None
     assert not errors, [f"{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}" for e in errors[:10]]
 
 
-OPTIONAL_PROPERTIES = {("TokenResponse", "scope"), ("TokenResponse", "athlete"),
-                       ("AuthorizationCodeGrant", "redirect_uri"),
-                       ("PolylineMap", "polyline"), ("PolylineMap", "summary_polyline"),
-                       # heart rate on splits and laps (a sensor's), grade-adjusted speed (runs, `real` flavour)
-                       ("Lap", "average_heartrate"), ("Lap", "max_heartrate"), ("Split", "average_heartrate"),
-                       ("Split", "average_grade_adjusted_speed")}
+OPTIONAL_PROPERTIES = {
+    ("TokenResponse", "scope"),
+    ("TokenResponse", "athlete"),
+    ("AuthorizationCodeGrant", "redirect_uri"),
+    ("PolylineMap", "polyline"),
+    ("PolylineMap", "summary_polyline"),
+    # heart rate on splits and laps (a sensor's), grade-adjusted speed (runs, `real` flavour)
+    ("Lap", "average_heartrate"),
+    ("Lap", "max_heartrate"),
+    ("Split", "average_heartrate"),
+    ("Split", "average_grade_adjusted_speed"),
+}
 
 
 def test_every_reference_resolves_and_every_schema_is_valid(doc: dict[str, Any], schemas: Schemas) -> None:
@@ -526,7 +707,9 @@ def test_path_templates_and_path_parameters_agree(doc: dict[str, Any]) -> None:
             names = [(p["name"], p["in"]) for p in operation.get("parameters", [])]
             assert len(names) == len(set(names)), f"{method} {path}: a parameter is declared twice"
             path_params = {n for n, where in names if where == "path"}
-            assert path_params == in_template, f"{method.upper()} {path}: path parameters {path_params} vs {in_template}"
+            assert path_params == in_template, (
+                f"{method.upper()} {path}: path parameters {path_params} vs {in_template}"
+            )
             assert any(s.startswith("2") for s in operation["responses"]), f"{method.upper()} {path}: no success"
 
 
@@ -548,8 +731,13 @@ def test_operation_ids_are_unique_and_security_is_declared(doc: dict[str, Any]) 
 
 
 def test_operation_table_and_document_agree(doc: dict[str, Any]) -> None:
-    api_operations = {(path, method) for path, item in doc["paths"].items() if "servers" not in item
-                      for method in METHODS if method in item}
+    api_operations = {
+        (path, method)
+        for path, item in doc["paths"].items()
+        if "servers" not in item
+        for method in METHODS
+        if method in item
+    }
     assert api_operations == {(op.path, op.method.lower()) for op in OPERATIONS}
     for op in OPERATIONS:
         path, method, operation = operation_of(doc, op.operation_id)
@@ -558,7 +746,10 @@ def test_operation_table_and_document_agree(doc: dict[str, Any]) -> None:
         expected = {p.name for p in op.params} | (set(CLIENT_CREDENTIALS) if op.auth == "client" else set())
         assert set(params) == expected, op.operation_id
         for p in op.params:
-            assert params[p.name]["in"] == ("body" if p.where in ("form", "body") else p.where), (op.operation_id, p.name)
+            assert params[p.name]["in"] == ("body" if p.where in ("form", "body") else p.where), (
+                op.operation_id,
+                p.name,
+            )
             assert params[p.name]["required"] == (p.required or p.where == "path"), (op.operation_id, p.name)
         success = str(op.status)
         assert success in operation["responses"], op.operation_id
@@ -576,8 +767,9 @@ def test_operation_table_and_document_agree(doc: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("operation_id", OPERATION_IDS)
-def test_every_operation_answers_as_documented(sb: Harness, doc: dict[str, Any], schemas: Schemas, world: World,
-                                               grant: Grant, operation_id: str) -> None:
+def test_every_operation_answers_as_documented(
+    sb: Harness, doc: dict[str, Any], schemas: Schemas, world: World, grant: Grant, operation_id: str
+) -> None:
     """All declared parameters with valid values, in every documented request media type → the documented answer."""
     op = OPS[operation_id]
     path, method, operation = operation_of(doc, operation_id)
@@ -588,9 +780,16 @@ def test_every_operation_answers_as_documented(sb: Harness, doc: dict[str, Any],
             values = prepared(sb, doc, world, operation_id, grant, full_values(world, operation_id, grant))
             response = call(sb, doc, operation_id, values, None if op.auth == "client" else grant, media=media)
             body = assert_documented(doc, schemas, path, method, response, op.status)
-            if operation_id in ("getLoggedInAthleteActivities", "getLoggedInAthleteStarredSegments",
-                                "getEffortsBySegmentId", "getLapsByActivityId", "getZonesByActivityId",
-                                "listSubscriptions", "exploreSegments", "getLoggedInAthleteZones"):
+            if operation_id in (
+                "getLoggedInAthleteActivities",
+                "getLoggedInAthleteStarredSegments",
+                "getEffortsBySegmentId",
+                "getLapsByActivityId",
+                "getZonesByActivityId",
+                "listSubscriptions",
+                "exploreSegments",
+                "getLoggedInAthleteZones",
+            ):
                 assert body, f"{operation_id}: an empty answer would validate vacuously"
     finally:
         if op.auth == "client":
@@ -598,8 +797,9 @@ def test_every_operation_answers_as_documented(sb: Harness, doc: dict[str, Any],
 
 
 @pytest.mark.parametrize("operation_id", OPERATION_IDS)
-def test_required_parameters_and_documented_scopes_suffice(sb: Harness, doc: dict[str, Any], schemas: Schemas,
-                                                           world: World, operation_id: str) -> None:
+def test_required_parameters_and_documented_scopes_suffice(
+    sb: Harness, doc: dict[str, Any], schemas: Schemas, world: World, operation_id: str
+) -> None:
     """Only the declared required parameters, a grant of only the documented scopes → success: nothing is hidden."""
     op = OPS[operation_id]
     path, method, operation = operation_of(doc, operation_id)
@@ -639,8 +839,9 @@ def _step(schema: dict[str, Any]) -> float:
 
 
 @pytest.mark.parametrize("operation_id", OPERATION_IDS)
-def test_every_declared_parameter_is_read_and_its_bounds_hold(sb: Harness, doc: dict[str, Any], schemas: Schemas,
-                                                              world: World, grant: Grant, operation_id: str) -> None:
+def test_every_declared_parameter_is_read_and_its_bounds_hold(
+    sb: Harness, doc: dict[str, Any], schemas: Schemas, world: World, grant: Grant, operation_id: str
+) -> None:
     """A bad value, a missing required value, a value past a documented bound → 400 naming that parameter (so the
     server reads every parameter the document declares); a value on the bound is not refused."""
     op = OPS[operation_id]
@@ -662,8 +863,14 @@ def test_every_declared_parameter_is_read_and_its_bounds_hold(sb: Harness, doc: 
             unsubscribe(sb, grant)
 
 
-def check_parameters(sb: Harness, doc: dict[str, Any], operation_id: str, params: dict[str, dict[str, Any]],
-                     full: dict[str, Any], refused: Any) -> None:
+def check_parameters(
+    sb: Harness,
+    doc: dict[str, Any],
+    operation_id: str,
+    params: dict[str, dict[str, Any]],
+    full: dict[str, Any],
+    refused: Any,
+) -> None:
     before = sb.snapshot(("athletes", "activities", "stars", "subscriptions"))
     for name, p in params.items():
         schema = p["schema"]
@@ -671,13 +878,16 @@ def check_parameters(sb: Harness, doc: dict[str, Any], operation_id: str, params
             continue  # a wrong secret is a 401, checked in test_documented_error_statuses_are_produced
         assert refused(name, {**full, name: _bad_value(schema)}), f"{operation_id}: a bad {name} is not refused"
         if p["required"] and p["in"] != "path":
-            assert refused(name, {k: v for k, v in full.items() if k != name}, "missing"), \
+            assert refused(name, {k: v for k, v in full.items() if k != name}, "missing"), (
                 f"{operation_id}: {name} is declared required but may be left out"
+            )
         if "minimum" in schema:
             assert refused(name, {**full, name: schema["minimum"] - _step(schema)}), f"{operation_id}: {name} minimum"
         if "maximum" in schema:
             assert refused(name, {**full, name: schema["maximum"] + _step(schema)}), f"{operation_id}: {name} maximum"
-    assert sb.snapshot(("athletes", "activities", "stars", "subscriptions")) == before, "a refused request changed state"
+    assert sb.snapshot(("athletes", "activities", "stars", "subscriptions")) == before, (
+        "a refused request changed state"
+    )
     # values on the documented bounds are accepted (they may fail later for other reasons, never on that field)
     for name, p in params.items():
         for bound in ("minimum", "maximum"):
@@ -688,15 +898,17 @@ def check_parameters(sb: Harness, doc: dict[str, Any], operation_id: str, params
             assert not refused(name, {**full, name: text}), f"{operation_id}: {name} of maxLength refused"
 
 
-def test_reduced_scopes_still_match_the_document(sb: Harness, doc: dict[str, Any], schemas: Schemas,
-                                                 world: World) -> None:
+def test_reduced_scopes_still_match_the_document(
+    sb: Harness, doc: dict[str, Any], schemas: Schemas, world: World
+) -> None:
     """The summary athlete (no profile:read_all), privacy-zone cuts (no activity:read_all) and segments without
     read_all are forms the document describes too."""
     grant = sb.connect(scopes=("read", "activity:read"), athlete_id=world.athlete)
     athlete = assert_documented(doc, schemas, "/athlete", "get", sb.get(grant, "/athlete"), 200)
     assert athlete["resource_state"] == 2 and "weight" not in athlete
-    activities = assert_documented(doc, schemas, "/athlete/activities", "get",
-                                   sb.get(grant, "/athlete/activities", params={"per_page": 200}), 200)
+    activities = assert_documented(
+        doc, schemas, "/athlete/activities", "get", sb.get(grant, "/athlete/activities", params={"per_page": 200}), 200
+    )
     assert any(a["start_latlng"] == [] for a in activities), "rides start at home: inside the privacy zone"
     assert_documented(doc, schemas, "/activities/{id}", "get", sb.get(grant, f"/activities/{world.activity}"), 200)
     segment = assert_documented(doc, schemas, "/segments/{id}", "get", sb.get(grant, f"/segments/{world.segment}"), 200)
@@ -705,8 +917,13 @@ def test_reduced_scopes_still_match_the_document(sb: Harness, doc: dict[str, Any
     detailed = assert_documented(doc, schemas, "/athlete", "get", sb.get(full, "/athlete"), 200)
     assert detailed["resource_state"] == 3 and "weight" in detailed
     # the console-recorded and API-created activities (manual, many nulls) are described too
-    created = call(sb, doc, "createActivity", {"name": "Bare", "sport_type": "Yoga", "start_date_local":
-                                                "2024-01-02T08:00:00Z", "elapsed_time": 1800}, full)
+    created = call(
+        sb,
+        doc,
+        "createActivity",
+        {"name": "Bare", "sport_type": "Yoga", "start_date_local": "2024-01-02T08:00:00Z", "elapsed_time": 1800},
+        full,
+    )
     manual = assert_documented(doc, schemas, "/activities", "post", created, 201)
     assert manual["manual"] is True and manual["external_id"] is None and manual["map"]["polyline"] is None
 
@@ -728,17 +945,23 @@ def test_schema_validation_is_not_vacuous(sb: Harness, schemas: Schemas, world: 
 # --- errors ---------------------------------------------------------------------------------------------------------
 
 ID_KINDS = {
-    "getStats": ("id", "athlete"), "getSegmentById": ("id", "segment"), "starSegment": ("id", "segment"),
-    "getEffortsBySegmentId": ("segment_id", "segment"), "getSegmentEffortById": ("id", "effort"),
-    "getActivityById": ("id", "activity"), "updateActivityById": ("id", "activity"),
-    "getLapsByActivityId": ("id", "activity"), "getZonesByActivityId": ("id", "activity"),
+    "getStats": ("id", "athlete"),
+    "getSegmentById": ("id", "segment"),
+    "starSegment": ("id", "segment"),
+    "getEffortsBySegmentId": ("segment_id", "segment"),
+    "getSegmentEffortById": ("id", "effort"),
+    "getActivityById": ("id", "activity"),
+    "updateActivityById": ("id", "activity"),
+    "getLapsByActivityId": ("id", "activity"),
+    "getZonesByActivityId": ("id", "activity"),
     "deleteSubscription": ("id", "subscription"),
 }
 
 
 @pytest.mark.parametrize("operation_id", OPERATION_IDS)
-def test_documented_error_statuses_are_produced(sb: Harness, doc: dict[str, Any], schemas: Schemas, world: World,
-                                                grant: Grant, operation_id: str) -> None:
+def test_documented_error_statuses_are_produced(
+    sb: Harness, doc: dict[str, Any], schemas: Schemas, world: World, grant: Grant, operation_id: str
+) -> None:
     """Each documented error status (429 aside) is produced, as a Fault; unknown and other athletes' ids get a
     documented status."""
     op = OPS[operation_id]
@@ -778,8 +1001,17 @@ def test_documented_error_statuses_are_produced(sb: Harness, doc: dict[str, Any]
                 finally:
                     unsubscribe(sb, other)
             else:
-                send({**full, name: {"athlete": world.other_athlete, "segment": world.private_segment_of_another,
-                                     "effort": world.other_effort, "activity": world.other_activity}[kind]})
+                send(
+                    {
+                        **full,
+                        name: {
+                            "athlete": world.other_athlete,
+                            "segment": world.private_segment_of_another,
+                            "effort": world.other_effort,
+                            "activity": world.other_activity,
+                        }[kind],
+                    }
+                )
     finally:
         if op.auth == "client":
             unsubscribe(sb, grant)
@@ -803,8 +1035,9 @@ def test_documented_scopes_are_enforced(sb: Harness, doc: dict[str, Any], schema
             assert body["errors"][0] == {"resource": "AccessToken", "field": f"{scope}_permission", "code": "missing"}
 
 
-def test_every_operation_answers_429_as_documented(sb: Harness, doc: dict[str, Any], schemas: Schemas,
-                                                   world: World, grant: Grant) -> None:
+def test_every_operation_answers_429_as_documented(
+    sb: Harness, doc: dict[str, Any], schemas: Schemas, world: World, grant: Grant
+) -> None:
     for op in OPERATIONS:
         assert "429" in operation_of(doc, op.operation_id)[2]["responses"]
     with sb.settings(overall_limit_short=0):
@@ -824,8 +1057,13 @@ def test_default_error_responses_are_faults(sb: Harness, doc: dict[str, Any], sc
     not_allowed = sb.api(grant, "PATCH", "/athlete")
     assert not_allowed.status_code == 405
     assert_documented(doc, schemas, "/athlete", "get", not_allowed)
-    too_large = sb.api(grant, "PUT", "/athlete", content=b"weight=" + b"7" * 1_100_000,
-                       headers={"Content-Type": "application/x-www-form-urlencoded"})
+    too_large = sb.api(
+        grant,
+        "PUT",
+        "/athlete",
+        content=b"weight=" + b"7" * 1_100_000,
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
     assert too_large.status_code == 413
     assert_documented(doc, schemas, "/athlete", "put", too_large)
 
@@ -856,23 +1094,37 @@ def test_oauth_paths_answer_as_documented(sb: Harness, doc: dict[str, Any], sche
 
     media_types = list(doc["paths"]["/token"]["post"]["requestBody"]["content"]) + ["query"]
     assert {p["name"] for p in doc["paths"]["/token"]["post"]["parameters"]} == {
-        "client_id", "client_secret", "grant_type", "code", "redirect_uri", "refresh_token"}
+        "client_id",
+        "client_secret",
+        "grant_type",
+        "code",
+        "redirect_uri",
+        "refresh_token",
+    }
     refresh_token = ""
     for i, media in enumerate(media_types):  # only the required fields of each grant, in each way of sending them
         code = sb.code(app, world.athlete)
         exchanged = token(token_urls[i % 2], {**creds, "grant_type": "authorization_code", "code": code}, media)
         assert exchanged["athlete"]["id"] == world.athlete and exchanged["scope"]
-        refreshed = token(token_urls[(i + 1) % 2], {**creds, "grant_type": "refresh_token",
-                                                     "refresh_token": exchanged["refresh_token"]}, media)
+        refreshed = token(
+            token_urls[(i + 1) % 2],
+            {**creds, "grant_type": "refresh_token", "refresh_token": exchanged["refresh_token"]},
+            media,
+        )
         assert "athlete" not in refreshed
         refresh_token = refreshed["refresh_token"]
     code = sb.code(app, world.athlete)
-    with_redirect = token(token_urls[0], {**creds, "grant_type": "authorization_code", "code": code,
-                                          "redirect_uri": REDIRECT_URI}, "application/x-www-form-urlencoded")
+    with_redirect = token(
+        token_urls[0],
+        {**creds, "grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT_URI},
+        "application/x-www-form-urlencoded",
+    )
     bad = sb.http.post(token_urls[0], data={**creds, "grant_type": "password"})
     assert_documented(doc, schemas, "/token", "post", bad, 400)
-    wrong = sb.http.post(token_urls[0], data={**creds, "client_secret": "wrong", "grant_type": "refresh_token",
-                                              "refresh_token": refresh_token})
+    wrong = sb.http.post(
+        token_urls[0],
+        data={**creds, "client_secret": "wrong", "grant_type": "refresh_token", "refresh_token": refresh_token},
+    )
     assert_documented(doc, schemas, "/token", "post", wrong, 401)
 
     # authorization pages: a page for a fresh browser, a Fault for a bad request, a redirect once granted
@@ -893,22 +1145,32 @@ def test_oauth_paths_answer_as_documented(sb: Harness, doc: dict[str, Any], sche
 
     # deauthorization, at both addresses, with the token as either documented security scheme
     for path, in_query in (("/deauthorize", False), ("/revoke", True)):
-        access = token(token_urls[0], {**creds, "grant_type": "authorization_code", "code": sb.code(app, world.athlete)},
-                       "application/x-www-form-urlencoded")["access_token"]
+        access = token(
+            token_urls[0],
+            {**creds, "grant_type": "authorization_code", "code": sb.code(app, world.athlete)},
+            "application/x-www-form-urlencoded",
+        )["access_token"]
         url = _urls(sb, doc, path)[0]
-        response = sb.http.post(url, params={"access_token": access}) if in_query else \
-            sb.http.post(url, headers={"Authorization": f"Bearer {access}"})
+        response = (
+            sb.http.post(url, params={"access_token": access})
+            if in_query
+            else sb.http.post(url, headers={"Authorization": f"Bearer {access}"})
+        )
         assert assert_documented(doc, schemas, path, "post", response, 200) == {"access_token": access}
         assert_documented(doc, schemas, path, "post", sb.http.post(url, params={"access_token": access}), 401)
     assert with_redirect["access_token"]
 
 
-def test_access_token_query_scheme_is_accepted(sb: Harness, doc: dict[str, Any], schemas: Schemas,
-                                               grant: Grant) -> None:
+def test_access_token_query_scheme_is_accepted(
+    sb: Harness, doc: dict[str, Any], schemas: Schemas, grant: Grant
+) -> None:
     """The document offers `access_token` in the query as an alternative to the Bearer header."""
     assert doc["components"]["securitySchemes"]["accessTokenQuery"] == {
-        "type": "apiKey", "in": "query", "name": "access_token",
-        "description": doc["components"]["securitySchemes"]["accessTokenQuery"]["description"]}
+        "type": "apiKey",
+        "in": "query",
+        "name": "access_token",
+        "description": doc["components"]["securitySchemes"]["accessTokenQuery"]["description"],
+    }
     response = call(sb, doc, "getLoggedInAthlete", {}, grant, token_in_query=True)
     assert_documented(doc, schemas, "/athlete", "get", response, 200)
     assert dt.datetime.fromisoformat(response.json()["created_at"].replace("Z", "+00:00"))

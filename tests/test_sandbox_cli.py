@@ -42,9 +42,24 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     db = tmp_path_factory.mktemp("cli") / "world.db"
     port = free_port()
     proc = subprocess.Popen(
-        [*FITSYNC, "sandbox", "serve", "--db", str(db), "--port", str(port), "--athletes", "2",
-         "--activities-per-athlete", "5", "--set", "retry_delays=[0.1, 0.1]"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            *FITSYNC,
+            "sandbox",
+            "serve",
+            "--db",
+            str(db),
+            "--port",
+            str(port),
+            "--athletes",
+            "2",
+            "--activities-per-athlete",
+            "5",
+            "--set",
+            "retry_delays=[0.1, 0.1]",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     base = f"http://127.0.0.1:{port}"
 
@@ -76,8 +91,9 @@ def test_serve_writes_console_key_and_secret_beside_the_db_with_mode_0600(served
 
 def test_app_create_while_serving_then_full_oauth_dance(served: tuple[str, Path]) -> None:
     base, db = served
-    created = run("sandbox", "app", "create", "--db", str(db), "--name", "CLI app", "--callback-domain", "example.com",
-                  "--json")
+    created = run(
+        "sandbox", "app", "create", "--db", str(db), "--name", "CLI app", "--callback-domain", "example.com", "--json"
+    )
     assert created.returncode == 0, created.stderr
     app = json.loads(created.stdout.strip().splitlines()[-1])
     assert isinstance(app["client_id"], int) and len(app["client_secret"]) >= 32
@@ -86,16 +102,33 @@ def test_app_create_while_serving_then_full_oauth_dance(served: tuple[str, Path]
 
     athlete_id = json.loads(run("sandbox", "athlete", "list", "--db", str(db)).stdout)[0]["id"]
     with httpx.Client(base_url=base) as http:
-        url = str(httpx.URL("/oauth/authorize", params={
-            "client_id": app["client_id"], "redirect_uri": "https://www.example.com/cb", "response_type": "code",
-            "scope": "read,activity:read_all", "state": "s1"}))
+        url = str(
+            httpx.URL(
+                "/oauth/authorize",
+                params={
+                    "client_id": app["client_id"],
+                    "redirect_uri": "https://www.example.com/cb",
+                    "response_type": "code",
+                    "scope": "read,activity:read_all",
+                    "state": "s1",
+                },
+            )
+        )
         redirect = browser.consent(http, url, athlete_id)
         assert redirect.url.startswith("https://www.example.com/cb?") and redirect.params["state"] == "s1"
-        token = http.post("/oauth/token", data={"client_id": app["client_id"], "client_secret": app["client_secret"],
-                                                "code": redirect.params["code"], "grant_type": "authorization_code"})
+        token = http.post(
+            "/oauth/token",
+            data={
+                "client_id": app["client_id"],
+                "client_secret": app["client_secret"],
+                "code": redirect.params["code"],
+                "grant_type": "authorization_code",
+            },
+        )
         assert token.status_code == 200, token.text
-        listing = http.get("/api/v3/athlete/activities",
-                           headers={"Authorization": f"Bearer {token.json()['access_token']}"})
+        listing = http.get(
+            "/api/v3/athlete/activities", headers={"Authorization": f"Bearer {token.json()['access_token']}"}
+        )
         assert listing.status_code == 200 and len(listing.json()) == 5
 
 
@@ -104,8 +137,9 @@ def test_console_commands_on_the_db_reach_the_running_server(served: tuple[str, 
     base, db = served
     key = Path(f"{db}.console-key").read_text().strip()
     athlete_id = json.loads(run("sandbox", "athlete", "list", "--db", str(db)).stdout)[1]["id"]
-    recorded = run("sandbox", "activity", "record", "--db", str(db), str(athlete_id), "--sport-type", "Run",
-                   "--name", "CLI run")
+    recorded = run(
+        "sandbox", "activity", "record", "--db", str(db), str(athlete_id), "--sport-type", "Run", "--name", "CLI run"
+    )
     assert recorded.returncode == 0, recorded.stderr
     activity_id = json.loads(recorded.stdout)["id"]
     athletes = httpx.get(base + "/sandbox/athletes", headers={"X-Sandbox-Console-Key": key}).json()
@@ -118,8 +152,13 @@ def test_console_commands_on_the_db_reach_the_running_server(served: tuple[str, 
 
     changed = run("sandbox", "settings", "--db", str(db), "fault_latency_ms=0", "read_limit_short=99")
     assert changed.returncode == 0
-    wait_until(lambda: httpx.get(base + "/sandbox/settings", headers={"X-Sandbox-Console-Key": key})
-               .json()["read_limit_short"] == 99, what="the server to pick up the new setting")
+    wait_until(
+        lambda: (
+            httpx.get(base + "/sandbox/settings", headers={"X-Sandbox-Console-Key": key}).json()["read_limit_short"]
+            == 99
+        ),
+        what="the server to pick up the new setting",
+    )
 
 
 def test_settings_refuses_unknown_names_and_bad_values(served: tuple[str, Path]) -> None:
@@ -130,8 +169,16 @@ def test_settings_refuses_unknown_names_and_bad_values(served: tuple[str, Path])
 
 
 def test_serve_refuses_a_bad_setting_before_starting(tmp_path: Path) -> None:
-    result = run("sandbox", "serve", "--db", str(tmp_path / "x.db"), "--port", str(free_port()), "--set",
-                 "access_token_lifetime=\"soon\"")
+    result = run(
+        "sandbox",
+        "serve",
+        "--db",
+        str(tmp_path / "x.db"),
+        "--port",
+        str(free_port()),
+        "--set",
+        'access_token_lifetime="soon"',
+    )
     assert result.returncode != 0 and "access_token_lifetime" in result.stdout + result.stderr
     assert os.path.exists(tmp_path / "x.db")  # the db was opened, but nothing was served
 

@@ -67,24 +67,46 @@ class Row:
 ROWS: dict[str, Row] = {
     "getStats": Row(("read",), lambda w: ("GET", f"/athletes/{w.athlete}/stats", {})),
     "getLoggedInAthlete": Row(("read",), lambda w: ("GET", "/athlete", {})),
-    "updateLoggedInAthlete": Row(("profile:write",), lambda w: ("PUT", "/athlete", {"data": {"weight": str(w.weight)}}),
-                                 write=True),
+    "updateLoggedInAthlete": Row(
+        ("profile:write",), lambda w: ("PUT", "/athlete", {"data": {"weight": str(w.weight)}}), write=True
+    ),
     "getLoggedInAthleteZones": Row(("profile:read_all",), lambda w: ("GET", "/athlete/zones", {})),
     "getLoggedInAthleteStarredSegments": Row(("read",), lambda w: ("GET", "/segments/starred", {})),
-    "exploreSegments": Row(("read",), lambda w: ("GET", "/segments/explore", {"params": {"bounds": "-90,-180,90,180"}})),
+    "exploreSegments": Row(
+        ("read",), lambda w: ("GET", "/segments/explore", {"params": {"bounds": "-90,-180,90,180"}})
+    ),
     "getSegmentById": Row(("read",), lambda w: ("GET", f"/segments/{w.segment}", {})),
-    "starSegment": Row(("profile:write",),
-                       lambda w: ("PUT", f"/segments/{w.segment}/starred", {"data": {"starred": "true"}}), write=True),
-    "getEffortsBySegmentId": Row(("activity:read",),
-                                 lambda w: ("GET", "/segment_efforts", {"params": {"segment_id": w.segment}})),
+    "starSegment": Row(
+        ("profile:write",),
+        lambda w: ("PUT", f"/segments/{w.segment}/starred", {"data": {"starred": "true"}}),
+        write=True,
+    ),
+    "getEffortsBySegmentId": Row(
+        ("activity:read",), lambda w: ("GET", "/segment_efforts", {"params": {"segment_id": w.segment}})
+    ),
     "getSegmentEffortById": Row(("activity:read",), lambda w: ("GET", f"/segment_efforts/{w.effort}", {})),
-    "createActivity": Row(("activity:write",), lambda w: ("POST", "/activities", {"data": {
-        "name": "Scope matrix", "sport_type": "Walk", "start_date_local": "2016-02-02T08:00:00Z",
-        "elapsed_time": "900"}}), write=True),
+    "createActivity": Row(
+        ("activity:write",),
+        lambda w: (
+            "POST",
+            "/activities",
+            {
+                "data": {
+                    "name": "Scope matrix",
+                    "sport_type": "Walk",
+                    "start_date_local": "2016-02-02T08:00:00Z",
+                    "elapsed_time": "900",
+                }
+            },
+        ),
+        write=True,
+    ),
     "getActivityById": Row(("activity:read",), lambda w: ("GET", f"/activities/{w.activity}", {})),
-    "updateActivityById": Row(("activity:read", "activity:write"),
-                              lambda w: ("PUT", f"/activities/{w.activity}", {"json": {"description": None}}),
-                              write=True),
+    "updateActivityById": Row(
+        ("activity:read", "activity:write"),
+        lambda w: ("PUT", f"/activities/{w.activity}", {"json": {"description": None}}),
+        write=True,
+    ),
     "getLoggedInAthleteActivities": Row(("activity:read",), lambda w: ("GET", "/athlete/activities", {})),
     "getLapsByActivityId": Row(("activity:read",), lambda w: ("GET", f"/activities/{w.activity}/laps", {})),
     "getZonesByActivityId": Row(("activity:read",), lambda w: ("GET", f"/activities/{w.activity}/zones", {})),
@@ -100,8 +122,11 @@ def without(scope: str) -> tuple[str, ...]:
 
 
 def refused_cases() -> list[tuple[str, str]]:
-    return [(op.operation_id, scope) for op in TOKEN_OPERATIONS
-            for scope in (ROWS[op.operation_id].minimal if op.operation_id in ROWS else ())]
+    return [
+        (op.operation_id, scope)
+        for op in TOKEN_OPERATIONS
+        for scope in (ROWS[op.operation_id].minimal if op.operation_id in ROWS else ())
+    ]
 
 
 def ok(response: httpx.Response, status: int = 200) -> Any:
@@ -123,13 +148,18 @@ def distance_m(a: tuple[float, float], b: tuple[float, float]) -> float:
 
 # fixtures ------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def world(sb: Harness) -> World:
     athlete = sb.athlete_id(premium=True, index=0)
-    row = query(sb, """SELECT e.id AS effort, e.activity_id AS activity, e.segment_id AS segment
+    row = query(
+        sb,
+        """SELECT e.id AS effort, e.activity_id AS activity, e.segment_id AS segment
                        FROM efforts e JOIN activities a ON a.id = e.activity_id JOIN segments s ON s.id = e.segment_id
                        WHERE e.athlete_id = ? AND a.visibility = 'everyone' AND s.private = 0 AND e.hidden = 0
-                       ORDER BY e.id LIMIT 1""", athlete)[0]
+                       ORDER BY e.id LIMIT 1""",
+        athlete,
+    )[0]
     weight = query(sb, "SELECT json_extract(data, '$.weight') AS w FROM athletes WHERE id = ?", athlete)[0]["w"]
     grant = sb.connect(athlete_id=athlete)  # star it up front, so starring in the matrix changes nothing
     ok(sb.api(grant, "PUT", f"/segments/{row['segment']}/starred", data={"starred": "true"}))
@@ -157,6 +187,7 @@ def call(sb: Harness, grant: Grant, row: Row, world: World) -> httpx.Response:
 
 
 # the matrix ----------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("op", TOKEN_OPERATIONS, ids=lambda op: op.operation_id)
 def test_every_operation_has_a_row(op):
@@ -195,6 +226,7 @@ def test_no_token_or_a_bad_token_is_401(sb, world, op):
 
 # private data never leaks --------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def only_me(sb: Harness, world: World) -> dict[str, Any]:
     """An Only You ride of athlete 0 with efforts on public segments (recorded via the console if the world has none)."""
@@ -205,7 +237,11 @@ def only_me(sb: Harness, world: World) -> dict[str, Any]:
     for _ in range(20):
         if rows:
             break
-        ok(sb.console.post(f"/athletes/{world.athlete}/activities", json={"visibility": "only_me", "sport_type": "Ride"}))
+        ok(
+            sb.console.post(
+                f"/athletes/{world.athlete}/activities", json={"visibility": "only_me", "sport_type": "Ride"}
+            )
+        )
         rows = query(sb, sql, world.athlete)
     activity = rows[0]["id"]
     efforts = query(sb, "SELECT id, segment_id FROM efforts WHERE activity_id = ?", activity)
@@ -214,8 +250,10 @@ def only_me(sb: Harness, world: World) -> dict[str, Any]:
 
 def test_only_me_activities_are_never_listed_or_read_without_activity_read_all(sb, grants, world, only_me):
     grant = grants(without("activity:read_all"))
-    hidden = {r["id"] for r in query(sb, "SELECT id FROM activities WHERE athlete_id = ? AND visibility = 'only_me'",
-                                     world.athlete)}
+    hidden = {
+        r["id"]
+        for r in query(sb, "SELECT id FROM activities WHERE athlete_id = ? AND visibility = 'only_me'", world.athlete)
+    }
     assert only_me["activity"] in hidden
     listed: list[dict[str, Any]] = []
     for page in (1, 2, 3):
@@ -226,8 +264,9 @@ def test_only_me_activities_are_never_listed_or_read_without_activity_read_all(s
         response = sb.get(grant, f"/activities/{only_me['activity']}{path}")
         assert_missing_scope(response, "activity:read_all")
     for after in (0, 10**9):  # oldest-first and newest-first listings alike
-        assert not hidden & {a["id"] for a in ok(sb.get(grant, "/athlete/activities",
-                                                            params={"after": after, "per_page": 200}))}
+        assert not hidden & {
+            a["id"] for a in ok(sb.get(grant, "/athlete/activities", params={"after": after, "per_page": 200}))
+        }
     reader = grants(("activity:read_all",))
     assert ok(sb.get(reader, f"/activities/{only_me['activity']}"))["private"] is True
 
@@ -236,7 +275,8 @@ def test_efforts_of_only_me_activities_are_never_listed_without_activity_read_al
     grant = grants(without("activity:read_all"))
     reader = grants(ALL_SCOPES)
     segments = {e["segment_id"] for e in only_me["efforts"]} - {
-        r["id"] for r in query(sb, "SELECT id FROM segments WHERE private = 1")}
+        r["id"] for r in query(sb, "SELECT id FROM segments WHERE private = 1")
+    }
     hidden_efforts = {e["id"] for e in only_me["efforts"]}
     for segment_id in segments:
         shown = ok(sb.get(grant, "/segment_efforts", params={"segment_id": segment_id, "per_page": 200}))
@@ -254,8 +294,11 @@ def test_segment_stats_leave_out_only_me_efforts_without_activity_read_all(sb, g
     segment_id = next(e["segment_id"] for e in only_me["efforts"] if e["segment_id"] not in private)
     for scopes in (without("activity:read_all"), ALL_SCOPES):
         grant = grants(scopes)
-        efforts = [e for e in ok(sb.get(grant, "/segment_efforts", params={"segment_id": segment_id, "per_page": 200}))
-                   if not e["hidden"]]
+        efforts = [
+            e
+            for e in ok(sb.get(grant, "/segment_efforts", params={"segment_id": segment_id, "per_page": 200}))
+            if not e["hidden"]
+        ]
         stats = ok(sb.get(grant, f"/segments/{segment_id}"))["athlete_segment_stats"]
         assert stats["effort_count"] == len(efforts), scopes
         assert stats["pr_elapsed_time"] == min((e["elapsed_time"] for e in efforts), default=None), scopes
@@ -266,23 +309,28 @@ def test_segment_stats_leave_out_only_me_efforts_without_activity_read_all(sb, g
     every = ok(sb.get(grants(ALL_SCOPES), f"/segments/{segment_id}"))["athlete_segment_stats"]
     hidden = [e for e in only_me["efforts"] if e["segment_id"] == segment_id]
     assert every["effort_count"] - shown["effort_count"] == len(
-        query(sb, f"SELECT id FROM efforts WHERE id IN ({','.join(str(e['id']) for e in hidden)}) AND hidden = 0"))
+        query(sb, f"SELECT id FROM efforts WHERE id IN ({','.join(str(e['id']) for e in hidden)}) AND hidden = 0")
+    )
 
 
 def test_private_segments_are_invisible_without_read_all(sb, grants, world):
     grant = grants(without("read_all"))
-    private = query(sb, "SELECT id, start_lat, start_lng FROM segments WHERE private = 1 AND owner_id = ?",
-                    world.athlete)
+    private = query(
+        sb, "SELECT id, start_lat, start_lng FROM segments WHERE private = 1 AND owner_id = ?", world.athlete
+    )
     assert private
     segment = private[0]
     assert sb.get(grant, f"/segments/{segment['id']}").status_code in (401, 404)
     starred = ok(sb.get(grant, "/segments/starred", params={"per_page": 200}))
     assert not any(s["private"] or s["id"] == segment["id"] for s in starred)
-    bounds = f"{segment['start_lat'] - 0.05},{segment['start_lng'] - 0.05},{segment['start_lat'] + 0.05}," \
-             f"{segment['start_lng'] + 0.05}"
+    bounds = (
+        f"{segment['start_lat'] - 0.05},{segment['start_lng'] - 0.05},{segment['start_lat'] + 0.05},"
+        f"{segment['start_lng'] + 0.05}"
+    )
     for cats in ((0, 5), (0, 0), (1, 5)):
-        explored = ok(sb.get(grant, "/segments/explore", params={"bounds": bounds, "min_cat": cats[0],
-                                                                 "max_cat": cats[1]}))["segments"]
+        explored = ok(
+            sb.get(grant, "/segments/explore", params={"bounds": bounds, "min_cat": cats[0], "max_cat": cats[1]})
+        )["segments"]
         assert segment["id"] not in {s["id"] for s in explored}
     assert sb.get(grant, "/segment_efforts", params={"segment_id": segment["id"]}).status_code in (401, 404)
     reader = grants(("read_all",))
@@ -292,10 +340,13 @@ def test_private_segments_are_invisible_without_read_all(sb, grants, world):
 def test_private_segments_do_not_show_through_efforts_without_read_all(sb, grants, world):
     """An effort on a private segment names the segment; without read_all neither shows."""
     private = {r["id"] for r in query(sb, "SELECT id FROM segments WHERE private = 1")}
-    efforts = query(sb, """SELECT e.id, e.activity_id FROM efforts e JOIN activities a ON a.id = e.activity_id
+    efforts = query(
+        sb,
+        """SELECT e.id, e.activity_id FROM efforts e JOIN activities a ON a.id = e.activity_id
                            WHERE e.athlete_id = ? AND a.visibility = 'everyone' AND e.hidden = 0
                            AND e.segment_id IN (SELECT id FROM segments WHERE private = 1) ORDER BY e.id LIMIT 3""",
-                    world.athlete)
+        world.athlete,
+    )
     assert efforts, "the world has efforts of athlete 0 on its private segment"
     grant = grants(without("read_all"))
     for effort in efforts:
@@ -308,8 +359,12 @@ def test_private_segments_do_not_show_through_efforts_without_read_all(sb, grant
 
 
 def _home(sb: Harness, athlete: int) -> tuple[float, float]:
-    row = query(sb, "SELECT json_extract(data, '$.home.lat') AS lat, json_extract(data, '$.home.lng') AS lng"
-                    " FROM athletes WHERE id = ?", athlete)[0]
+    row = query(
+        sb,
+        "SELECT json_extract(data, '$.home.lat') AS lat, json_extract(data, '$.home.lng') AS lng"
+        " FROM athletes WHERE id = ?",
+        athlete,
+    )[0]
     return row["lat"], row["lng"]
 
 

@@ -99,8 +99,11 @@ def test_athletes(db):
             mine = [g for g in gear if g["athlete_id"] == a["id"] and g["kind"] == kind]
             assert not mine or sum(g["is_primary"] for g in mine) == 1
     assert any(not a["premium"] for a in athletes)
-    runner_only = [a for a in athletes if a["data"]["ftp"] is None and not any(
-        g["athlete_id"] == a["id"] and g["kind"] == "bike" for g in gear)]
+    runner_only = [
+        a
+        for a in athletes
+        if a["data"]["ftp"] is None and not any(g["athlete_id"] == a["id"] and g["kind"] == "bike" for g in gear)
+    ]
     assert runner_only
     assert {a["data"]["measurement_preference"] for a in athletes} == {"meters", "feet"}
 
@@ -138,8 +141,10 @@ def test_times_follow_the_zone_rules(activities):
         assert _epoch(d["start_date_local"]) == a["start_ts"] + d["utc_offset"]
         # The label carries the zone's standard offset all year, as the real service's payloads do.
         year = int(d["start_date"][:4])
-        standard = min(datetime(year, m, 1, tzinfo=ZoneInfo("UTC")).astimezone(ZoneInfo(tz)).utcoffset().total_seconds()
-                       for m in (1, 7))
+        standard = min(
+            datetime(year, m, 1, tzinfo=ZoneInfo("UTC")).astimezone(ZoneInfo(tz)).utcoffset().total_seconds()
+            for m in (1, 7)
+        )
         hours, minutes = divmod(int(abs(standard)) // 60, 60)
         assert d["timezone"].startswith(f"(GMT{'-' if standard < 0 else '+'}{hours:02d}:{minutes:02d})")
     assert len(offsets) >= 3  # several zones and DST
@@ -208,8 +213,14 @@ def test_ranks_match_an_independent_recount(db, efforts):
             assert d["pr_rank"] is None and d["kom_rank"] is None and d["achievements"] == []
             continue
         # What was stored when it was uploaded (an earlier activity id) and started before it.
-        earlier = [p for p in efforts if p["segment_id"] == e["segment_id"] and not p["hidden"]
-                   and p["start_ts"] < e["start_ts"] and p["activity_id"] < e["activity_id"]]
+        earlier = [
+            p
+            for p in efforts
+            if p["segment_id"] == e["segment_id"]
+            and not p["hidden"]
+            and p["start_ts"] < e["start_ts"]
+            and p["activity_id"] < e["activity_id"]
+        ]
         mine = [p for p in earlier if p["athlete_id"] == e["athlete_id"]]
         rank = 1 + sum(p["elapsed_time"] <= e["elapsed_time"] for p in mine)
         assert d["pr_rank"] == (rank if rank <= 3 else None)
@@ -232,8 +243,16 @@ def test_a_faster_upload_sets_a_pr():
     conn = _seeded(3, 3, 40)
     athlete = 48000001  # the first athlete always rides
     for seed in range(40):
-        aid = world.record_activity(conn, athlete, seed=seed, sport_type="Ride", distance=60_000, moving_time=3000,
-                                    start_date=ANCHOR + timedelta(hours=seed + 1), now=ANCHOR + timedelta(days=3))
+        aid = world.record_activity(
+            conn,
+            athlete,
+            seed=seed,
+            sport_type="Ride",
+            distance=60_000,
+            moving_time=3000,
+            start_date=ANCHOR + timedelta(hours=seed + 1),
+            now=ANCHOR + timedelta(days=3),
+        )
         mine = _rows(conn, "SELECT * FROM efforts WHERE activity_id = ? AND hidden = 0", aid)
         if mine:
             break
@@ -269,8 +288,17 @@ def test_manual_activity():
     tz = ZoneInfo(athlete["data"]["home"]["timezone"])
     local = datetime(2026, 3, 8, 10, 15)
     aid = world.create_manual_activity(
-        conn, athlete["id"], name="Treadmill", sport_type="Run", type=None, start_date_local=local, elapsed_time=1800,
-        description="easy", distance=5000.0, trainer=True, commute=False,
+        conn,
+        athlete["id"],
+        name="Treadmill",
+        sport_type="Run",
+        type=None,
+        start_date_local=local,
+        elapsed_time=1800,
+        description="easy",
+        distance=5000.0,
+        trainer=True,
+        commute=False,
     )
     a = _rows(conn, "SELECT * FROM activities WHERE id = ?", aid)[0]
     d = a["data"]
@@ -284,8 +312,9 @@ def test_manual_activity():
 
 def test_add_athlete_on_its_own():
     conn = store.connect(":memory:")
-    a = world.add_athlete(conn, seed=1, firstname="Ana", region="Girona", sex="F", measurement_preference="meters",
-                          now=ANCHOR)
+    a = world.add_athlete(
+        conn, seed=1, firstname="Ana", region="Girona", sex="F", measurement_preference="meters", now=ANCHOR
+    )
     b = world.add_athlete(conn, seed=2, region="Girona", premium=False, now=ANCHOR)
     assert (a, b) == (48000001, 48000002)
     data = json.loads(conn.execute("SELECT data FROM athletes WHERE id = ?", (a,)).fetchone()[0])

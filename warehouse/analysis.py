@@ -26,64 +26,116 @@ Source = Union[str, Path, duckdb.DuckDBPyConnection]
 
 # Every analysis view: what it holds, and the unique keys its rows are ordered by.
 ANALYSES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "activity_calendar": ("Each activity's local calendar: local_date, ISO year and week (Monday start), month, year",
-                          ("athlete_id", "start_date_local", "activity_id")),
-    "athlete_as_of": ("First and last local activity date and as_of_date (the later of the last activity and the "
-                      "last sync)", ("athlete_id",)),
-    "segment_effort_progression": ("Every visible effort per segment in time order with attempt, running_best, "
-                                   "previous_best and is_pr", ("athlete_id", "segment_id", "attempt")),
-    "segment_pr_events": ("The PRs: date, time, improvement in seconds and % over the previous best",
-                          ("athlete_id", "segment_id", "attempt")),
-    "segment_pr_summary": ("Per segment: attempts, current PR (time, date, effort), improvements, days since the PR",
-                           ("athlete_id", "segment_id")),
+    "activity_calendar": (
+        "Each activity's local calendar: local_date, ISO year and week (Monday start), month, year",
+        ("athlete_id", "start_date_local", "activity_id"),
+    ),
+    "athlete_as_of": (
+        "First and last local activity date and as_of_date (the later of the last activity and the last sync)",
+        ("athlete_id",),
+    ),
+    "segment_effort_progression": (
+        "Every visible effort per segment in time order with attempt, running_best, previous_best and is_pr",
+        ("athlete_id", "segment_id", "attempt"),
+    ),
+    "segment_pr_events": (
+        "The PRs: date, time, improvement in seconds and % over the previous best",
+        ("athlete_id", "segment_id", "attempt"),
+    ),
+    "segment_pr_summary": (
+        "Per segment: attempts, current PR (time, date, effort), improvements, days since the PR",
+        ("athlete_id", "segment_id"),
+    ),
     "pr_monthly": ("PRs, first attempts and efforts per month (dense)", ("athlete_id", "month_start")),
-    "activity_zone_seconds": ("Every activity's zone buckets with its own bounds, local calendar and Seiler zone",
-                              ("athlete_id", "start_date_local", "activity_id", "zone_type", "zone")),
+    "activity_zone_seconds": (
+        "Every activity's zone buckets with its own bounds, local calendar and Seiler zone",
+        ("athlete_id", "start_date_local", "activity_id", "zone_type", "zone"),
+    ),
     "zone_time_weekly": ("Seconds and share per zone per ISO week", ("athlete_id", "week_start", "zone_type", "zone")),
     "zone_time_monthly": ("Seconds and share per zone per month", ("athlete_id", "month_start", "zone_type", "zone")),
-    "seiler_weekly": ("Seiler's three zones per ISO week with shares and the polarization index",
-                      ("athlete_id", "week_start", "zone_type")),
-    "seiler_monthly": ("Seiler's three zones per month with shares and the polarization index",
-                       ("athlete_id", "month_start", "zone_type")),
-    "athlete_zone_history": ("The athlete's zone definitions over time (valid_from / valid_to per version)",
-                             ("athlete_id", "zone_type", "version", "zone")),
-    "ftp_timeline": ("FTP by date: analysis_ftp_history rows and the profile FTP as fitsync saw it, merged",
-                     ("athlete_id", "valid_from")),
-    "activity_load": ("Per activity: every load candidate, the load chosen and its source, the FTP in force",
-                      ("athlete_id", "local_date", "activity_id")),
+    "seiler_weekly": (
+        "Seiler's three zones per ISO week with shares and the polarization index",
+        ("athlete_id", "week_start", "zone_type"),
+    ),
+    "seiler_monthly": (
+        "Seiler's three zones per month with shares and the polarization index",
+        ("athlete_id", "month_start", "zone_type"),
+    ),
+    "athlete_zone_history": (
+        "The athlete's zone definitions over time (valid_from / valid_to per version)",
+        ("athlete_id", "zone_type", "version", "zone"),
+    ),
+    "ftp_timeline": (
+        "FTP by date: analysis_ftp_history rows and the profile FTP as fitsync saw it, merged",
+        ("athlete_id", "valid_from"),
+    ),
+    "activity_load": (
+        "Per activity: every load candidate, the load chosen and its source, the FTP in force",
+        ("athlete_id", "local_date", "activity_id"),
+    ),
     "daily_load": ("Dense daily load from the first activity to as_of_date (rest days 0)", ("athlete_id", "date")),
     "daily_load_by_family": ("Dense daily load per sport family (and All)", ("athlete_id", "sport_family", "date")),
     "pmc": ("Daily CTL, ATL, TSB (yesterday's CTL - ATL), ramp rate and form band", ("athlete_id", "date")),
-    "pmc_by_family": ("CTL/ATL/TSB per sport family (All: every activity, as pmc)",
-                      ("athlete_id", "sport_family", "date")),
-    "load_risk_daily": ("Acute:chronic workload ratio (rolling and EWMA), monotony and strain per day",
-                        ("athlete_id", "date")),
-    "load_coverage_weekly": ("Per ISO week: the share of moving time with a load, and activities per load source",
-                             ("athlete_id", "week_start")),
-    "power_duration_curve": ("Mean-maximal power per season (0 = all time) and duration, from efforts, laps and "
-                             "activities", ("athlete_id", "season", "duration_s")),
-    "critical_power": ("CP and W' per season (0 = all time) on the power-duration envelope, with its gates",
-                       ("athlete_id", "season")),
-    "running_best_efforts": ("Fastest 1 km to marathon per season (0 = all time) from kilometre splits",
-                             ("athlete_id", "season", "splits")),
-    "aerobic_decoupling": ("Pa:HR decoupling per activity: first against second half of the steady part",
-                           ("athlete_id", "local_date", "activity_id")),
-    "efficiency_factor_weekly": ("Normalized power or speed per heartbeat, per ISO week, family and basis",
-                                 ("athlete_id", "week_start", "sport_family", "basis")),
-    "gear_mileage": ("Distance, time and use dates per bike or shoe, the service's total, and retirement",
-                     ("athlete_id", "gear_id")),
-    "volume_weekly": ("Distance, moving time, elevation and count per ISO week and sport type",
-                      ("athlete_id", "week_start", "sport_type")),
-    "volume_monthly": ("Distance, moving time, elevation and count per month and sport type",
-                       ("athlete_id", "month_start", "sport_type")),
-    "volume_yearly": ("Distance, moving time, elevation and count per year and sport type",
-                      ("athlete_id", "year", "sport_type")),
-    "ytd_cumulative": ("Year-to-date running totals per day, year and sport family ('All' = every sport)",
-                       ("athlete_id", "sport_family", "year", "date")),
-    "eddington": ("Eddington number per sport family in km and mi, with the days still needed for the next",
-                  ("athlete_id", "sport_family", "unit")),
-    "eddington_curve": ("Days that reached n km (or mi) for every n up to the longest day",
-                        ("athlete_id", "sport_family", "unit", "n")),
+    "pmc_by_family": (
+        "CTL/ATL/TSB per sport family (All: every activity, as pmc)",
+        ("athlete_id", "sport_family", "date"),
+    ),
+    "load_risk_daily": (
+        "Acute:chronic workload ratio (rolling and EWMA), monotony and strain per day",
+        ("athlete_id", "date"),
+    ),
+    "load_coverage_weekly": (
+        "Per ISO week: the share of moving time with a load, and activities per load source",
+        ("athlete_id", "week_start"),
+    ),
+    "power_duration_curve": (
+        "Mean-maximal power per season (0 = all time) and duration, from efforts, laps and activities",
+        ("athlete_id", "season", "duration_s"),
+    ),
+    "critical_power": (
+        "CP and W' per season (0 = all time) on the power-duration envelope, with its gates",
+        ("athlete_id", "season"),
+    ),
+    "running_best_efforts": (
+        "Fastest 1 km to marathon per season (0 = all time) from kilometre splits",
+        ("athlete_id", "season", "splits"),
+    ),
+    "aerobic_decoupling": (
+        "Pa:HR decoupling per activity: first against second half of the steady part",
+        ("athlete_id", "local_date", "activity_id"),
+    ),
+    "efficiency_factor_weekly": (
+        "Normalized power or speed per heartbeat, per ISO week, family and basis",
+        ("athlete_id", "week_start", "sport_family", "basis"),
+    ),
+    "gear_mileage": (
+        "Distance, time and use dates per bike or shoe, the service's total, and retirement",
+        ("athlete_id", "gear_id"),
+    ),
+    "volume_weekly": (
+        "Distance, moving time, elevation and count per ISO week and sport type",
+        ("athlete_id", "week_start", "sport_type"),
+    ),
+    "volume_monthly": (
+        "Distance, moving time, elevation and count per month and sport type",
+        ("athlete_id", "month_start", "sport_type"),
+    ),
+    "volume_yearly": (
+        "Distance, moving time, elevation and count per year and sport type",
+        ("athlete_id", "year", "sport_type"),
+    ),
+    "ytd_cumulative": (
+        "Year-to-date running totals per day, year and sport family ('All' = every sport)",
+        ("athlete_id", "sport_family", "year", "date"),
+    ),
+    "eddington": (
+        "Eddington number per sport family in km and mi, with the days still needed for the next",
+        ("athlete_id", "sport_family", "unit"),
+    ),
+    "eddington_curve": (
+        "Days that reached n km (or mi) for every n up to the longest day",
+        ("athlete_id", "sport_family", "unit", "n"),
+    ),
 }
 ORDER: dict[str, tuple[str, ...]] = {name: keys for name, (_, keys) in ANALYSES.items()}
 

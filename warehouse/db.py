@@ -69,19 +69,28 @@ def migrate(path: Path | str) -> int:
         for file in (Path(path), Path(f"{path}.wal")):  # training data and GPS tracks: the owner's only
             with contextlib.suppress(OSError):
                 file.chmod(0o600)
-        conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
-                     "applied_at TIMESTAMPTZ DEFAULT now())")
-        conn.execute("CREATE TABLE IF NOT EXISTS schema_views (name VARCHAR PRIMARY KEY, checksum VARCHAR NOT NULL, "
-                     "applied_at TIMESTAMPTZ DEFAULT now())")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
+            "applied_at TIMESTAMPTZ DEFAULT now())"
+        )
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_views (name VARCHAR PRIMARY KEY, checksum VARCHAR NOT NULL, "
+            "applied_at TIMESTAMPTZ DEFAULT now())"
+        )
         done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations").fetchall()}
         for version, name, sql in migration_scripts():
             if version not in done:
-                _in_transaction(conn, sql, "INSERT INTO schema_migrations (version, name) VALUES (?, ?)",
-                                [version, name])
+                _in_transaction(
+                    conn, sql, "INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [version, name]
+                )
         sql, checksum = views_script()
         if conn.execute("SELECT checksum FROM schema_views WHERE name = ?", [VIEWS_SCRIPT]).fetchall() != [(checksum,)]:
-            _in_transaction(conn, sql, "INSERT OR REPLACE INTO schema_views (name, checksum) VALUES (?, ?)",
-                            [VIEWS_SCRIPT, checksum])
+            _in_transaction(
+                conn,
+                sql,
+                "INSERT OR REPLACE INTO schema_views (name, checksum) VALUES (?, ?)",
+                [VIEWS_SCRIPT, checksum],
+            )
         documents.create_view(conn, path)
         return conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0]
 
@@ -90,8 +99,9 @@ def ensure_schema(warehouse_path: Path | str) -> None:
     """Migrate a warehouse older than this fitsync (read first: a current one takes no write lock)."""
     latest = max(v for v, _, _ in migration_scripts())
     with reading(warehouse_path) as conn:
-        has_table = conn.execute("SELECT count(*) FROM information_schema.tables "
-                                 "WHERE table_name = 'schema_migrations'").fetchall()[0][0]
+        has_table = conn.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
+        ).fetchall()[0][0]
         current = conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0] if has_table else 0
     if (current or 0) < latest:
         migrate(warehouse_path)
@@ -110,8 +120,9 @@ def _in_transaction(conn: duckdb.DuckDBPyConnection, script: str, record: str, v
 
 
 @contextlib.contextmanager
-def writing(path: Path | str, timeout: float = WRITE_WAIT,
-            notice: Callable[[str], None] | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+def writing(
+    path: Path | str, timeout: float = WRITE_WAIT, notice: Callable[[str], None] | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
     """A write connection for one unit of work; waits while another process holds the file, telling `notice`
     (default: the log) why and for how long."""
     with _turns(path).write(timeout):
@@ -188,8 +199,9 @@ def _turns(path: Path | str) -> _Turns:
         return _TURNS.setdefault(key, _Turns())
 
 
-def _open(path: Path | str, read_only: bool, timeout: float,
-          notice: Callable[[str], None] | None = None) -> duckdb.DuckDBPyConnection:
+def _open(
+    path: Path | str, read_only: bool, timeout: float, notice: Callable[[str], None] | None = None
+) -> duckdb.DuckDBPyConnection:
     started = time.monotonic()
     delay, next_notice = 0.01, NOTICE_AFTER
     while True:
@@ -202,12 +214,16 @@ def _open(path: Path | str, read_only: bool, timeout: float,
                 raise
             if not read_only and waited >= next_notice:
                 next_notice += NOTICE_EVERY
-                holder = str(error).rsplit("Conflicting lock is held in", 1)[-1].strip() if "Conflicting" in str(
-                    error) else "another process"
+                holder = (
+                    str(error).rsplit("Conflicting lock is held in", 1)[-1].strip()
+                    if "Conflicting" in str(error)
+                    else "another process"
+                )
                 (notice or log.warning)(
                     f"the warehouse {path} is open in another process ({holder}): waiting for it to close "
                     f"(waited {waited:.0f} s, giving up after {timeout / 60:.0f} min); close that session or its "
-                    "`fitsync query` to let the sync load")
+                    "`fitsync query` to let the sync load"
+                )
         log.debug("warehouse %s is locked by a writer; retrying in %.2f s", path, delay)
         time.sleep(delay)  # the writer's batch is short: back off briefly and try again
         delay = min(delay * 2, 0.25)

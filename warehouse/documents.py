@@ -35,16 +35,28 @@ class Kind:
     what: str
 
 
-DETAILS = Kind("activity_details", "activity_documents", "detail_hash", "detail_fetched_at", "detail_raw",
-               "Each detailed activity as the service last sent it, whole (splits, laps and efforts included): read "
-               "from the Parquet files in <warehouse>.documents/activity_details/ (details loaded before schema 9 and "
-               "not fetched since: activities.detail_raw, without splits, laps and efforts)")
+DETAILS = Kind(
+    "activity_details",
+    "activity_documents",
+    "detail_hash",
+    "detail_fetched_at",
+    "detail_raw",
+    "Each detailed activity as the service last sent it, whole (splits, laps and efforts included): read "
+    "from the Parquet files in <warehouse>.documents/activity_details/ (details loaded before schema 9 and "
+    "not fetched since: activities.detail_raw, without splits, laps and efforts)",
+)
 # Summaries moved out in schema 11: ≈ 1.5 KB of JSON in every activities row made each checkpoint that merged the
 # table's row group rewrite it (a 10k-activity backfill's warehouse step: 1.13× the 1k one's peak, 1.03× without).
-SUMMARIES = Kind("activity_summaries", "activity_summary_documents", "summary_hash", "listed_at", "summary_raw",
-                 "Each activity as the listing last sent it, whole: read from the Parquet files in "
-                 "<warehouse>.documents/activity_summaries/ (summaries loaded before schema 11 and not listed since: "
-                 "activities.summary_raw)")
+SUMMARIES = Kind(
+    "activity_summaries",
+    "activity_summary_documents",
+    "summary_hash",
+    "listed_at",
+    "summary_raw",
+    "Each activity as the listing last sent it, whole: read from the Parquet files in "
+    "<warehouse>.documents/activity_summaries/ (summaries loaded before schema 11 and not listed since: "
+    "activities.summary_raw)",
+)
 KINDS = (DETAILS, SUMMARIES)
 SCHEMA_FILE = "_schema.parquet"
 
@@ -70,9 +82,11 @@ def create_view(conn: duckdb.DuckDBPyConnection, database: Path | str) -> None:
         base.mkdir(parents=True, exist_ok=True)
         schema = base / SCHEMA_FILE
         if not schema.exists():
-            conn.execute("COPY (SELECT * FROM (VALUES (NULL::BIGINT, NULL::BIGINT, NULL::TIMESTAMPTZ, NULL::UBIGINT, "
-                         f"NULL::JSON)) AS t(activity_id, athlete_id, fetched_at, {kind.hash}, raw) LIMIT 0) "
-                         f"TO '{_quoted(schema)}' (FORMAT parquet)")
+            conn.execute(
+                "COPY (SELECT * FROM (VALUES (NULL::BIGINT, NULL::BIGINT, NULL::TIMESTAMPTZ, NULL::UBIGINT, "
+                f"NULL::JSON)) AS t(activity_id, athlete_id, fetched_at, {kind.hash}, raw) LIMIT 0) "
+                f"TO '{_quoted(schema)}' (FORMAT parquet)"
+            )
         glob = _quoted(base / "**" / "*.parquet")
         conn.execute(f"""CREATE OR REPLACE VIEW {kind.view} AS
             SELECT p.activity_id, p.athlete_id, p.fetched_at, p.raw::JSON AS raw
@@ -83,9 +97,12 @@ def create_view(conn: duckdb.DuckDBPyConnection, database: Path | str) -> None:
             SELECT activity_id, athlete_id, {kind.fetched}, {kind.legacy} FROM activities a
             WHERE {kind.legacy} IS NOT NULL AND {kind.hash} IS NULL""")
         conn.execute(f"COMMENT ON VIEW {kind.view} IS '{kind.what}'")
-        for column, text in (("activity_id", "The activity"), ("athlete_id", "Its athlete"),
-                             ("fetched_at", "When fitsync loaded this document (UTC)"),
-                             ("raw", "The activity JSON as received")):
+        for column, text in (
+            ("activity_id", "The activity"),
+            ("athlete_id", "Its athlete"),
+            ("fetched_at", "When fitsync loaded this document (UTC)"),
+            ("raw", "The activity JSON as received"),
+        ):
             conn.execute(f"COMMENT ON COLUMN {kind.view}.{column} IS '{text}'")
 
 
@@ -108,9 +125,11 @@ def write_new(conn: duckdb.DuckDBPyConnection, staged: str, kind: Kind) -> int:
         name = uuid.uuid4().hex
         partial = target / f".{name}.partial"
         match = f"athlete_id IS NOT DISTINCT FROM {'NULL' if athlete is None else int(athlete)}"
-        conn.execute(f"COPY (SELECT s.activity_id, s.athlete_id, s.{kind.fetched} AS fetched_at, s.{kind.hash}, "
-                     f"s.document AS raw FROM {staged} s SEMI JOIN new_documents n USING (activity_id, {kind.hash}) "
-                     f"WHERE s.{match}) TO '{_quoted(partial)}' (FORMAT parquet, COMPRESSION zstd)")
+        conn.execute(
+            f"COPY (SELECT s.activity_id, s.athlete_id, s.{kind.fetched} AS fetched_at, s.{kind.hash}, "
+            f"s.document AS raw FROM {staged} s SEMI JOIN new_documents n USING (activity_id, {kind.hash}) "
+            f"WHERE s.{match}) TO '{_quoted(partial)}' (FORMAT parquet, COMPRESSION zstd)"
+        )
         partial.rename(target / f"{name}.parquet")
         written += count
     return written

@@ -56,8 +56,12 @@ TYPED_READ = re.compile(r"TRY_CAST\(([A-Za-z_][A-Za-z0-9_]*)->>'(\$[^']*)' AS (D
 # read as a number gives 1 or 0 (the cast: NULL), a number read as a boolean gives true or false (the cast: NULL), a
 # fractional id is truncated (the cast rounds). INTEGER goes through DOUBLE and round() to round as the cast does.
 # The document is kept whole (documents.py) and record() lists such a field among the activity's `issues`.
-LEAVES = {"DOUBLE": ("DOUBLE", "{}"), "BIGINT": ("BIGINT", "{}"), "BOOLEAN": ("BOOLEAN", "{}"),
-          "INTEGER": ("DOUBLE", "TRY_CAST(round({}) AS INTEGER)")}
+LEAVES = {
+    "DOUBLE": ("DOUBLE", "{}"),
+    "BIGINT": ("BIGINT", "{}"),
+    "BOOLEAN": ("BOOLEAN", "{}"),
+    "INTEGER": ("DOUBLE", "TRY_CAST(round({}) AS INTEGER)"),
+}
 
 
 # A read of a number: the only kind of column a plausible range (plausible.py) applies to.
@@ -123,8 +127,9 @@ def json_leaves(exprs: Iterable[str], src: str) -> set[str]:
     return {path for expr in exprs for s, path in JSON_READ.findall(expr) if s == src}
 
 
-def parse_once(exprs: dict[str, str], source: str,
-               staged: dict[str, tuple[str, dict[str, object]]] | None = None) -> tuple[dict[str, str], str]:
+def parse_once(
+    exprs: dict[str, str], source: str, staged: dict[str, tuple[str, dict[str, object]]] | None = None
+) -> tuple[dict[str, str], str]:
     """The same columns, with every field of a document read in one parse.
 
     Each `src->>'$.path'` parses the whole document again: for ≈ 45 columns of a 24 KB activity that was ≈ 1.7 MB
@@ -171,8 +176,9 @@ def parse_once(exprs: dict[str, str], source: str,
         column, tree = staged[src]
         return f"{column}{graft(tree, path, add=False, leaf='JSON')}"
 
-    rewritten = {column: JSON_READ.sub(kept, FIELD_READ.sub(text, TYPED_READ.sub(typed, expr)))
-                 for column, expr in exprs.items()}
+    rewritten = {
+        column: JSON_READ.sub(kept, FIELD_READ.sub(text, TYPED_READ.sub(typed, expr))) for column, expr in exprs.items()
+    }
     for src, tree in trees.items():
         if tree:
             structure = json.dumps(tree, separators=(",", ":"))
@@ -233,7 +239,7 @@ def within_json(tree: dict[str, object], path: str) -> tuple[str, str] | None:
     access = ""
     for m in PATH_STEP.finditer(path, 1):
         if node == "JSON":
-            return access, path[m.start():]
+            return access, path[m.start() :]
         key = m.group(1)
         if key is None or not isinstance(node, dict) or key not in node:
             return None

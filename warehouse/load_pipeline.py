@@ -47,8 +47,13 @@ def ahead(items: Iterable[T], depth: int = 2) -> Iterator[T]:
                 future.cancel()
 
 
-def write_held(database: Path | str, items: Iterable[T], write_one: Callable[[duckdb.DuckDBPyConnection, T], None],
-               notice: Callable[[str], None] | None = None, hold: float = HOLD_SECONDS) -> None:
+def write_held(
+    database: Path | str,
+    items: Iterable[T],
+    write_one: Callable[[duckdb.DuckDBPyConnection, T], None],
+    notice: Callable[[str], None] | None = None,
+    hold: float = HOLD_SECONDS,
+) -> None:
     """Write each item with `write_one` (its own transaction), keeping one write connection for consecutive items up
     to `hold` seconds. `write_one` may act on its item's commit (a landed batch is removed once its transaction
     commits: DuckDB's log makes it durable then, before the checkpoint). `notice` hears why a writer waits

@@ -47,9 +47,14 @@ PARENT_KEY = {
     "activity_zones": "batch_activity_id",
     "starred_segments": "batch_athlete_id",
 }
-REPLACE_COLUMN = {"splits_metric": "activity_id", "laps": "activity_id", "segment_efforts": "activity_id",
-                  "activity_zones": "activity_id", "activity_zone_buckets": "activity_id",
-                  "starred_segments": "athlete_id"}
+REPLACE_COLUMN = {
+    "splits_metric": "activity_id",
+    "laps": "activity_id",
+    "segment_efforts": "activity_id",
+    "activity_zones": "activity_id",
+    "activity_zone_buckets": "activity_id",
+    "starred_segments": "athlete_id",
+}
 
 # Documents per DuckDB task when a batch is parsed (see load).
 CHUNK = 64
@@ -64,8 +69,14 @@ BATCH_SCHEMA: dict[str, Any] = {
 }
 
 
-def frame(objects: Iterable[Any], *, athlete_id: int | None = None, activity_ids: Sequence[int] | None = None,
-          fetched_at: dt.datetime | None = None, issues: Sequence[Sequence[str]] | None = None) -> pl.DataFrame:
+def frame(
+    objects: Iterable[Any],
+    *,
+    athlete_id: int | None = None,
+    activity_ids: Sequence[int] | None = None,
+    fetched_at: dt.datetime | None = None,
+    issues: Sequence[Sequence[str]] | None = None,
+) -> pl.DataFrame:
     """A batch: one row per fetched object with its raw JSON and the context the mappings read."""
     fetched_at = fetched_at or dt.datetime.now(dt.UTC)
     raws = [o if isinstance(o, str) else json.dumps(o, separators=(",", ":")) for o in objects]
@@ -104,8 +115,9 @@ class Staged:
         return named
 
 
-def load(conn: duckdb.DuckDBPyConnection, bundle: str, batch: pl.DataFrame,
-         parents: Sequence[int] | None = None) -> dict[str, int]:
+def load(
+    conn: duckdb.DuckDBPyConnection, bundle: str, batch: pl.DataFrame, parents: Sequence[int] | None = None
+) -> dict[str, int]:
     """Upsert one batch in one transaction; returns rows written per table.
 
     `parents` names the parents whose children are replaced even when the batch has none for them
@@ -131,13 +143,17 @@ def stage(bundle: str, batch: pl.DataFrame, parents: Sequence[int] | None = None
     try:
         conn.execute(parse)
         left_out: dict[str, int] = {}
-        rows = tuple(_complete(_plausible(_rows(conn, mapping, select), mapping), mapping, left_out)
-                     for mapping, select in zip(BUNDLES[bundle], selects))
+        rows = tuple(
+            _complete(_plausible(_rows(conn, mapping, select), mapping), mapping, left_out)
+            for mapping, select in zip(BUNDLES[bundle], selects)
+        )
         staged_parents = None
         if bundle in PARENT_KEY:
-            staged_parents = conn.sql(f"SELECT DISTINCT {PARENT_KEY[bundle]} AS id FROM batch WHERE NOT odd_arrays "
-                                      "UNION SELECT unnest($parents::BIGINT[])",
-                                      params={"parents": list(parents or [])}).to_arrow_table()
+            staged_parents = conn.sql(
+                f"SELECT DISTINCT {PARENT_KEY[bundle]} AS id FROM batch WHERE NOT odd_arrays "
+                "UNION SELECT unnest($parents::BIGINT[])",
+                params={"parents": list(parents or [])},
+            ).to_arrow_table()
         return Staged(bundle, rows, staged_parents, left_out, _rejected(conn, bundle, rows))
     finally:
         conn.unregister("batch_input")
@@ -160,8 +176,11 @@ def write(conn: duckdb.DuckDBPyConnection, staged: Staged) -> dict[str, int]:
         try:
             new = {i for i, mapping in enumerate(mappings) if _none_stored(conn, mapping, _stage(i), staged.parents)}
             if staged.parents is not None:  # an answer with rows left out is no proof the stored ones are gone
-                _delete_children(conn, staged.bundle, skip=new | {i for i, mapping in enumerate(mappings)
-                                                                  if mapping.table in staged.left_out})
+                _delete_children(
+                    conn,
+                    staged.bundle,
+                    skip=new | {i for i, mapping in enumerate(mappings) if mapping.table in staged.left_out},
+                )
             for i, mapping in enumerate(mappings):
                 rows = _merge(conn, mapping, _stage(i), staged.rows[i].num_rows, i in new)
                 written[mapping.table] = written.get(mapping.table, 0) + rows
@@ -194,12 +213,16 @@ def staging_connection() -> duckdb.DuckDBPyConnection:
 def _statements(bundle: str) -> tuple[duckdb.Statement, tuple[duckdb.Statement, ...]]:
     """This thread's parsed statements staging a bundle (the batch's parse, each mapping's rows): built and parsed once
     per thread, not per batch; rebuilding and re-parsing them took ≈ 10 % of staging a batch of 500 details."""
-    cache: dict[str, tuple[duckdb.Statement, tuple[duckdb.Statement, ...]]] = _local.__dict__.setdefault("statements", {})
+    cache: dict[str, tuple[duckdb.Statement, tuple[duckdb.Statement, ...]]] = _local.__dict__.setdefault(
+        "statements", {}
+    )
     if bundle not in cache:
         plan = plan_of(bundle)
         [parse] = duckdb.extract_statements(staging.stage_sql(plan))
-        cache[bundle] = parse, tuple(duckdb.extract_statements(staging.select_sql(mapping, plan))[0]
-                                     for mapping in BUNDLES[bundle])
+        cache[bundle] = (
+            parse,
+            tuple(duckdb.extract_statements(staging.select_sql(mapping, plan))[0] for mapping in BUNDLES[bundle]),
+        )
     return cache[bundle]
 
 
@@ -220,8 +243,12 @@ def _none_stored(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str,
     if column is None or column not in mapping.columns or (parents is None and column not in mapping.key):
         return False  # nothing the answer would change: no children to replace, no plain insert to choose
     replaced = " UNION ALL SELECT id FROM replaced_parents" if parents is not None else ""
-    return bool(conn.execute(f"SELECT NOT EXISTS (SELECT 1 FROM {mapping.table} WHERE {column} IN "
-                             f"(SELECT {column} FROM {staged}{replaced}))").fetchall()[0][0])
+    return bool(
+        conn.execute(
+            f"SELECT NOT EXISTS (SELECT 1 FROM {mapping.table} WHERE {column} IN "
+            f"(SELECT {column} FROM {staged}{replaced}))"
+        ).fetchall()[0][0]
+    )
 
 
 def _delete_children(conn: duckdb.DuckDBPyConnection, bundle: str, skip: set[int]) -> None:
@@ -232,8 +259,10 @@ def _delete_children(conn: duckdb.DuckDBPyConnection, bundle: str, skip: set[int
         # Rows of these parents that the new batch no longer has go; the rest are upserted in place, so
         # re-loading identical data writes nothing.
         match = " AND ".join(f"kept.{k} = {mapping.table}.{k}" for k in mapping.key)
-        conn.execute(f"DELETE FROM {mapping.table} WHERE {column} IN (SELECT id FROM replaced_parents) "
-                     f"AND NOT EXISTS (SELECT 1 FROM {_stage(i)} AS kept WHERE {match})")
+        conn.execute(
+            f"DELETE FROM {mapping.table} WHERE {column} IN (SELECT id FROM replaced_parents) "
+            f"AND NOT EXISTS (SELECT 1 FROM {_stage(i)} AS kept WHERE {match})"
+        )
 
 
 def _rows(conn: duckdb.DuckDBPyConnection, mapping: Mapping, select: duckdb.Statement) -> pa.Table:
@@ -278,9 +307,11 @@ def _not_numbers(rows: pa.Table, mapping: Mapping) -> dict[str, pl.Series]:
         return {}
     issues = cast(pl.DataFrame, pl.from_arrow(rows.select(["issues"]))).get_column("issues")  # a table: a DataFrame
     texts = issues.explode().drop_nulls()
-    named = {t[len(NOT_A_NUMBER):].split("=", 1)[0] for t in texts.filter(texts.str.starts_with(NOT_A_NUMBER))}
-    return {c: issues.list.eval(pl.element().str.starts_with(f"{NOT_A_NUMBER}{c}=")).list.any().fill_null(False)
-            for c in sorted(named & set(mapping.checks))}
+    named = {t[len(NOT_A_NUMBER) :].split("=", 1)[0] for t in texts.filter(texts.str.starts_with(NOT_A_NUMBER))}
+    return {
+        c: issues.list.eval(pl.element().str.starts_with(f"{NOT_A_NUMBER}{c}=")).list.any().fill_null(False)
+        for c in sorted(named & set(mapping.checks))
+    }
 
 
 def _complete(rows: pa.Table, mapping: Mapping, left_out: dict[str, int]) -> pa.Table:
@@ -294,19 +325,24 @@ def _complete(rows: pa.Table, mapping: Mapping, left_out: dict[str, int]) -> pa.
     return complete
 
 
-def _rejected(conn: duckdb.DuckDBPyConnection, bundle: str, rows: tuple[pa.Table, ...]
-              ) -> tuple[tuple[str, tuple[Any, ...], str], ...]:
+def _rejected(
+    conn: duckdb.DuckDBPyConnection, bundle: str, rows: tuple[pa.Table, ...]
+) -> tuple[tuple[str, tuple[Any, ...], str], ...]:
     """The staged rows' refused values, named. Arrow counts a column's NULLs: nothing is read again when none was
     refused; a batch with one reads the names and values of its refused ones from its documents (rare)."""
     found = []
     for table, mapping in zip(rows, BUNDLES[bundle]):
         if REJECTED not in table.column_names or table.column(REJECTED).null_count == table.num_rows:
             continue
-        named = {tuple(row[:-1]): [row[-1]] for row in conn.sql(
-            staging.select_sql(mapping, plan_of(bundle), refused=True)).fetchall()}
+        named = {
+            tuple(row[:-1]): [row[-1]]
+            for row in conn.sql(staging.select_sql(mapping, plan_of(bundle), refused=True)).fetchall()
+        }
         if "issues" in table.column_names:  # members that are not numbers (plausible.type_issues)
-            marked = cast(pl.DataFrame, pl.from_arrow(table.select([*mapping.key, "issues", REJECTED]))  # a table
-                          ).filter(pl.col(REJECTED))
+            marked = cast(
+                pl.DataFrame,
+                pl.from_arrow(table.select([*mapping.key, "issues", REJECTED])),  # a table
+            ).filter(pl.col(REJECTED))
             for row in marked.iter_rows():
                 named.setdefault(tuple(row[:-2]), []).extend(t for t in row[-2] or () if t.startswith(NOT_A_NUMBER))
         found += sorted((mapping.table, key, "; ".join(t for t in texts if t)) for key, texts in named.items())
@@ -331,16 +367,22 @@ def merge_sql(mapping: Mapping, staged: str) -> tuple[str, str]:
     cols = list(mapping.columns)
     updates = [c for c in cols if c not in mapping.key and c not in mapping.keep_on_update]
     match = " AND ".join(f"{mapping.table}.{k} = excluded.{k}" for k in mapping.key)
-    update = (f"UPDATE {mapping.table} SET " + ", ".join(f"{c} = {_new_value(mapping, c)}" for c in updates)
-              + f" FROM {staged} AS excluded WHERE {match}"
-              + (f" AND ({mapping.update_when})" if mapping.update_when else ""))
-    insert = (f"INSERT INTO {mapping.table} ({', '.join(cols)}) SELECT {', '.join(cols)} FROM {staged} "
-              f"ANTI JOIN {mapping.table} USING ({', '.join(mapping.key)})")
+    update = (
+        f"UPDATE {mapping.table} SET "
+        + ", ".join(f"{c} = {_new_value(mapping, c)}" for c in updates)
+        + f" FROM {staged} AS excluded WHERE {match}"
+        + (f" AND ({mapping.update_when})" if mapping.update_when else "")
+    )
+    insert = (
+        f"INSERT INTO {mapping.table} ({', '.join(cols)}) SELECT {', '.join(cols)} FROM {staged} "
+        f"ANTI JOIN {mapping.table} USING ({', '.join(mapping.key)})"
+    )
     return update, insert
 
 
-def _merge(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str, staged_rows: int,
-           none_stored: bool = False) -> int:
+def _merge(
+    conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str, staged_rows: int, none_stored: bool = False
+) -> int:
     """Write a mapping's staged rows; returns rows written. New keys are inserted first: when every staged row was
     new (a backfill), the update, a join of the batch with the table, is not run. A row just inserted equals its
     staged row, so `update_when` (a difference) never holds for it; a mapping without one updates first."""
@@ -360,8 +402,13 @@ def _count(conn: duckdb.DuckDBPyConnection, sql: str) -> int:
     return int(row[0]) if row else 0
 
 
-def delete_activities(conn: duckdb.DuckDBPyConnection, activity_ids: Sequence[int], reason: str,
-                      when: dt.datetime | None = None, athlete_id: int | None = None) -> int:
+def delete_activities(
+    conn: duckdb.DuckDBPyConnection,
+    activity_ids: Sequence[int],
+    reason: str,
+    when: dt.datetime | None = None,
+    athlete_id: int | None = None,
+) -> int:
     """Remove activities and their children, recording each in deleted_activities (with its last JSON, so it can be
     restored). With `athlete_id`, only that athlete's: an event about one athlete never removes another's rows."""
     if not activity_ids:
@@ -369,8 +416,14 @@ def delete_activities(conn: duckdb.DuckDBPyConnection, activity_ids: Sequence[in
     when = when or dt.datetime.now(dt.UTC)
     ids = list(activity_ids)
     if athlete_id is not None:
-        ids = [r[0] for r in conn.execute("SELECT activity_id FROM activities WHERE athlete_id = ? AND activity_id IN "
-                                          "(SELECT unnest(?::BIGINT[]))", [athlete_id, ids]).fetchall()]
+        ids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT activity_id FROM activities WHERE athlete_id = ? AND activity_id IN "
+                "(SELECT unnest(?::BIGINT[]))",
+                [athlete_id, ids],
+            ).fetchall()
+        ]
         if not ids:
             return 0
     conn.execute("BEGIN")
@@ -383,9 +436,17 @@ def delete_activities(conn: duckdb.DuckDBPyConnection, activity_ids: Sequence[in
                FROM activities WHERE activity_id IN (SELECT unnest(?::BIGINT[]))""",
             [when, reason, ids],
         )
-        removed = conn.execute("SELECT count(*) FROM activities WHERE activity_id IN (SELECT unnest(?::BIGINT[]))",
-                               [ids]).fetchall()[0][0]
-        for table in ("splits_metric", "laps", "segment_efforts", "activity_zones", "activity_zone_buckets", "activities"):
+        removed = conn.execute(
+            "SELECT count(*) FROM activities WHERE activity_id IN (SELECT unnest(?::BIGINT[]))", [ids]
+        ).fetchall()[0][0]
+        for table in (
+            "splits_metric",
+            "laps",
+            "segment_efforts",
+            "activity_zones",
+            "activity_zone_buckets",
+            "activities",
+        ):
             conn.execute(f"DELETE FROM {table} WHERE activity_id IN (SELECT unnest(?::BIGINT[]))", [ids])
         conn.execute("COMMIT")
     except BaseException:

@@ -120,8 +120,11 @@ NOT_A_NUMBER = "not a number: "
 
 def type_issues(table: str, raw: Any) -> list[str]:
     """`not a number: distance='abc'` for each top-level member with a plausible range whose value is not a number."""
-    return [f"{NOT_A_NUMBER}{name}={value!r}"[:200] for name, value in implausible(table, raw).items()
-            if not _is_number(value)]
+    return [
+        f"{NOT_A_NUMBER}{name}={value!r}"[:200]
+        for name, value in implausible(table, raw).items()
+        if not _is_number(value)
+    ]
 
 
 def implausible(table: str, raw: Any, fields: tuple[str, ...] | None = None) -> dict[str, Any]:

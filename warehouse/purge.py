@@ -8,8 +8,19 @@ from . import documents
 
 # Tables with the athlete's rows, children first.
 BY_ACTIVITY = ("splits_metric", "laps", "activity_zones", "activity_zone_buckets")
-BY_ATHLETE = ("segment_efforts", "activities", "starred_segments", "gear", "athlete_stats", "athlete_stats_totals",
-              "athlete_zones", "deleted_activities", "analysis_ftp_history", "analysis_seiler_zones", "athletes")
+BY_ATHLETE = (
+    "segment_efforts",
+    "activities",
+    "starred_segments",
+    "gear",
+    "athlete_stats",
+    "athlete_stats_totals",
+    "athlete_zones",
+    "deleted_activities",
+    "analysis_ftp_history",
+    "analysis_seiler_zones",
+    "athletes",
+)
 
 
 def purge_athlete(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> dict[str, int]:
@@ -21,21 +32,28 @@ def purge_athlete(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> dict[str,
     removed: dict[str, int] = {}
     conn.execute("BEGIN")
     try:
-        conn.execute("CREATE OR REPLACE TEMP TABLE purged_activities AS SELECT activity_id FROM activities "
-                     "WHERE athlete_id = ?", [athlete_id])
+        conn.execute(
+            "CREATE OR REPLACE TEMP TABLE purged_activities AS SELECT activity_id FROM activities WHERE athlete_id = ?",
+            [athlete_id],
+        )
         for table in BY_ACTIVITY:
-            removed[table] = _count_deleted(conn, f"DELETE FROM {table} WHERE activity_id IN "
-                                                  "(SELECT activity_id FROM purged_activities)")
-        conn.execute("CREATE OR REPLACE TEMP TABLE purged_segments AS SELECT DISTINCT segment_id FROM ("
-                     "SELECT segment_id FROM segment_efforts WHERE athlete_id = $1 UNION "
-                     "SELECT segment_id FROM starred_segments WHERE athlete_id = $1) s WHERE NOT EXISTS ("
-                     "SELECT 1 FROM segment_efforts e WHERE e.segment_id = s.segment_id AND e.athlete_id <> $1) "
-                     "AND NOT EXISTS (SELECT 1 FROM starred_segments t WHERE t.segment_id = s.segment_id "
-                     "AND t.athlete_id <> $1)", [athlete_id])
+            removed[table] = _count_deleted(
+                conn, f"DELETE FROM {table} WHERE activity_id IN (SELECT activity_id FROM purged_activities)"
+            )
+        conn.execute(
+            "CREATE OR REPLACE TEMP TABLE purged_segments AS SELECT DISTINCT segment_id FROM ("
+            "SELECT segment_id FROM segment_efforts WHERE athlete_id = $1 UNION "
+            "SELECT segment_id FROM starred_segments WHERE athlete_id = $1) s WHERE NOT EXISTS ("
+            "SELECT 1 FROM segment_efforts e WHERE e.segment_id = s.segment_id AND e.athlete_id <> $1) "
+            "AND NOT EXISTS (SELECT 1 FROM starred_segments t WHERE t.segment_id = s.segment_id "
+            "AND t.athlete_id <> $1)",
+            [athlete_id],
+        )
         for table in BY_ATHLETE:
             removed[table] = _count_deleted(conn, f"DELETE FROM {table} WHERE athlete_id = ?", [athlete_id])
-        removed["segments"] = _count_deleted(conn, "DELETE FROM segments WHERE segment_id IN "
-                                                   "(SELECT segment_id FROM purged_segments)")
+        removed["segments"] = _count_deleted(
+            conn, "DELETE FROM segments WHERE segment_id IN (SELECT segment_id FROM purged_segments)"
+        )
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

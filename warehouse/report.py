@@ -64,8 +64,11 @@ def build_report(warehouse_path: Path | str, out_dir: Path | str, athlete_id: in
     known = athletes_in(warehouse_path)
     if athlete_id is None:
         if len(known) != 1:
-            raise ReportError("the warehouse has no activities yet" if not known else
-                              f"the warehouse has several athletes ({', '.join(map(str, known))}): choose one")
+            raise ReportError(
+                "the warehouse has no activities yet"
+                if not known
+                else f"the warehouse has several athletes ({', '.join(map(str, known))}): choose one"
+            )
         athlete_id = known[0]
     elif athlete_id not in known:
         raise ReportError(f"athlete {athlete_id} has no activities in the warehouse")
@@ -82,24 +85,33 @@ def build_report(warehouse_path: Path | str, out_dir: Path | str, athlete_id: in
         paths.append(path)
     summary = _summary_markdown(data)
     markdown_path = out_dir / "summary.md"
-    markdown_path.write_text(summary + "\n\n" + "\n".join(f"![{figures[n][0]}]({p.name})" for n, p in
-                                                         zip(figures, paths)) + "\n", encoding="utf-8")
+    markdown_path.write_text(
+        summary + "\n\n" + "\n".join(f"![{figures[n][0]}]({p.name})" for n, p in zip(figures, paths)) + "\n",
+        encoding="utf-8",
+    )
     html_path = out_dir / "report.html"
     html_path.write_text(_html(data, figures, pngs), encoding="utf-8")
-    return ReportResult(html_path, paths, summary, athlete_id, figures={k: v[1] for k, v in figures.items()},
-                        markdown_path=markdown_path, title=f"{data['name']} ({athlete_id}) — as of "
-                                                           f"{data['as_of'].isoformat()}")
+    return ReportResult(
+        html_path,
+        paths,
+        summary,
+        athlete_id,
+        figures={k: v[1] for k, v in figures.items()},
+        markdown_path=markdown_path,
+        title=f"{data['name']} ({athlete_id}) — as of {data['as_of'].isoformat()}",
+    )
 
 
 # --- the data -----------------------------------------------------------------------------------------------
+
 
 def _gather(conn: Any, athlete_id: int) -> dict[str, Any]:
     def view(name: str) -> pl.DataFrame:
         return analysis.view(conn, name, athlete_id)
 
-
-    found = conn.execute("SELECT firstname, lastname, measurement_preference FROM athletes WHERE athlete_id = ?",
-                         [athlete_id]).fetchall()
+    found = conn.execute(
+        "SELECT firstname, lastname, measurement_preference FROM athletes WHERE athlete_id = ?", [athlete_id]
+    ).fetchall()
     who = found[0] if found else None
     first, last, preference = who if who else (None, None, None)
     name = " ".join(p for p in (first, last) if p) or f"Athlete {athlete_id}"
@@ -109,25 +121,38 @@ def _gather(conn: Any, athlete_id: int) -> dict[str, Any]:
     unit = "mi" if preference == "feet" else "km"
 
     recent = calendar.filter(pl.col("local_date") > as_of - dt.timedelta(days=365))
-    amounts = calendar.join(conn.sql("SELECT activity_id, moving_time FROM activities WHERE athlete_id = $a",
-                                     params={"a": athlete_id}).pl(), on="activity_id")
-    family_time = (amounts.filter(pl.col("sport_family") != "Other")
-                   .group_by("sport_family").agg(pl.col("moving_time").sum().alias("t"),
-                                                 pl.col("local_date").max().alias("last")))
+    amounts = calendar.join(
+        conn.sql(
+            "SELECT activity_id, moving_time FROM activities WHERE athlete_id = $a", params={"a": athlete_id}
+        ).pl(),
+        on="activity_id",
+    )
+    family_time = (
+        amounts.filter(pl.col("sport_family") != "Other")
+        .group_by("sport_family")
+        .agg(pl.col("moving_time").sum().alias("t"), pl.col("local_date").max().alias("last"))
+    )
     recent_families = family_time.join(
-        amounts.filter(pl.col("local_date") > as_of - dt.timedelta(days=365)).group_by("sport_family")
-        .agg(pl.col("moving_time").sum().alias("recent")), on="sport_family", how="left")
-    main_family = (recent_families.sort(["recent", "t", "sport_family"], descending=[True, True, False],
-                                        nulls_last=True)["sport_family"].first()
-                   if recent_families.height else "All")
+        amounts.filter(pl.col("local_date") > as_of - dt.timedelta(days=365))
+        .group_by("sport_family")
+        .agg(pl.col("moving_time").sum().alias("recent")),
+        on="sport_family",
+        how="left",
+    )
+    main_family = (
+        recent_families.sort(["recent", "t", "sport_family"], descending=[True, True, False], nulls_last=True)[
+            "sport_family"
+        ].first()
+        if recent_families.height
+        else "All"
+    )
 
     pmc_all = view("pmc")
     pmc = pmc_all.filter(pl.col("date") > as_of - dt.timedelta(days=PMC_DAYS))
     week0 = as_of - dt.timedelta(days=as_of.weekday())
     vol = view("volume_weekly").filter(pl.col("week_start") > week0 - dt.timedelta(weeks=VOLUME_WEEKS))
 
-    zone_weeks = view("zone_time_weekly").filter(
-        pl.col("week_start") > week0 - dt.timedelta(weeks=ZONE_WEEKS))
+    zone_weeks = view("zone_time_weekly").filter(pl.col("week_start") > week0 - dt.timedelta(weeks=ZONE_WEEKS))
     present = set(zone_weeks["zone_type"].to_list())
     zone_type = "heartrate" if "heartrate" in present or not present else sorted(present)[0]
     seiler_all = view("seiler_weekly")
@@ -137,7 +162,11 @@ def _gather(conn: Any, athlete_id: int) -> dict[str, Any]:
     progression = view("segment_effort_progression")
     events = view("segment_pr_events")
     summary = view("segment_pr_summary")
-    top = summary.filter(pl.col("attempts") > 0).sort(["attempts", "segment_id"], descending=[True, False]).head(TOP_SEGMENTS)
+    top = (
+        summary.filter(pl.col("attempts") > 0)
+        .sort(["attempts", "segment_id"], descending=[True, False])
+        .head(TOP_SEGMENTS)
+    )
 
     edd = view("eddington")
     curve = view("eddington_curve")
@@ -145,29 +174,54 @@ def _gather(conn: Any, athlete_id: int) -> dict[str, Any]:
     coverage = view("load_coverage_weekly")
     activity_load = view("activity_load")
     first_pmc_day = pmc["date"].min() if pmc.height else as_of
-    loads = (activity_load.filter(pl.col("local_date") >= first_pmc_day)
-             .group_by(pl.col("local_date").alias("date"), "load_source").agg(pl.col("load").sum())
-             .sort("date", "load_source"))
+    loads = (
+        activity_load.filter(pl.col("local_date") >= first_pmc_day)
+        .group_by(pl.col("local_date").alias("date"), "load_source")
+        .agg(pl.col("load").sum())
+        .sort("date", "load_source")
+    )
     risk = view("load_risk_daily").filter(pl.col("date") > as_of - dt.timedelta(days=PMC_DAYS))
     daily = view("daily_load")
     tracks = _tracks(conn, athlete_id)
     return {
-        "athlete_id": athlete_id, "name": name, "week0": week0, "unit": unit, "as_of": as_of, "as_of_row": as_of_row,
-        "calendar": calendar, "recent": recent, "main_family": main_family, "pmc_all": pmc_all, "pmc": pmc,
-        "bands": conn.sql("SELECT band, tsb_from, tsb_to, sort_order FROM analysis_form_bands").pl(), "volume": vol,
-        "zone_type": zone_type, "zones": zone_weeks.filter(pl.col("zone_type") == zone_type),
+        "athlete_id": athlete_id,
+        "name": name,
+        "week0": week0,
+        "unit": unit,
+        "as_of": as_of,
+        "as_of_row": as_of_row,
+        "calendar": calendar,
+        "recent": recent,
+        "main_family": main_family,
+        "pmc_all": pmc_all,
+        "pmc": pmc,
+        "bands": conn.sql("SELECT band, tsb_from, tsb_to, sort_order FROM analysis_form_bands").pl(),
+        "volume": vol,
+        "zone_type": zone_type,
+        "zones": zone_weeks.filter(pl.col("zone_type") == zone_type),
         "power_zones": zone_weeks.filter(pl.col("zone_type") == "power") if zone_type != "power" else None,
         "pi": _rolling_pi(conn, seiler, first_zone_week, week0),
         "power_pi": _rolling_pi(conn, seiler_all.filter(pl.col("zone_type") == "power"), first_zone_week, week0),
         "first_zone_week": first_zone_week,
         "seiler": seiler,
-        "daily": daily, "tracks": tracks,
-        "pi_threshold": conn.execute("SELECT value FROM analysis_settings WHERE name = 'pi_polarized_above'"
-                                     ).fetchall()[0][0],
-        "progression": progression, "events": events, "segment_summary": summary,
-        "top_segments": top["segment_id"].to_list(), "eddington": edd, "curve": curve, "ytd": ytd,
-        "coverage": coverage, "activity_load": activity_load, "loads": loads, "risk": risk,
-        "power_curve": view("power_duration_curve"), "cp": view("critical_power"),
+        "daily": daily,
+        "tracks": tracks,
+        "pi_threshold": conn.execute(
+            "SELECT value FROM analysis_settings WHERE name = 'pi_polarized_above'"
+        ).fetchall()[0][0],
+        "progression": progression,
+        "events": events,
+        "segment_summary": summary,
+        "top_segments": top["segment_id"].to_list(),
+        "eddington": edd,
+        "curve": curve,
+        "ytd": ytd,
+        "coverage": coverage,
+        "activity_load": activity_load,
+        "loads": loads,
+        "risk": risk,
+        "power_curve": view("power_duration_curve"),
+        "cp": view("critical_power"),
         "best_efforts": view("running_best_efforts"),
     }
 
@@ -178,24 +232,45 @@ def _rolling_pi(conn: Any, seiler: pl.DataFrame, first_week: dt.date, last_week:
     start = first_week - dt.timedelta(weeks=PI_WEEKS - 1)
     weeks = pl.DataFrame({"week_start": pl.date_range(start, last_week, "1w", eager=True)})
     z = [pl.col(c).rolling_sum(window_size=PI_WEEKS, min_samples=1) for c in ("z1", "z2", "z3")]
-    dense = (weeks.join(seiler.select("week_start", pl.col("z1_seconds").alias("z1"), pl.col("z2_seconds").alias("z2"),
-                                      pl.col("z3_seconds").alias("z3")), on="week_start", how="left")
-             .with_columns(pl.col("z1", "z2", "z3").fill_null(0).cast(pl.Float64))
-             .sort("week_start").with_columns(z[0].alias("r1"), z[1].alias("r2"), z[2].alias("r3")))
+    dense = (
+        weeks.join(
+            seiler.select(
+                "week_start",
+                pl.col("z1_seconds").alias("z1"),
+                pl.col("z2_seconds").alias("z2"),
+                pl.col("z3_seconds").alias("z3"),
+            ),
+            on="week_start",
+            how="left",
+        )
+        .with_columns(pl.col("z1", "z2", "z3").fill_null(0).cast(pl.Float64))
+        .sort("week_start")
+        .with_columns(z[0].alias("r1"), z[1].alias("r2"), z[2].alias("r3"))
+    )
     enough = (pl.col("r1") + pl.col("r2") + pl.col("r3")) >= PI_MIN_HOURS * 3600
     index = conn.sql("SELECT polarization_index(r1, r2, r3) AS pi FROM dense").pl()["pi"]
-    return (dense.with_columns(pl.when(enough).then(index).alias("polarization_index"))
-            .with_columns(pl.when(pl.col("polarization_index").is_null()).then(None)
-                          .when(pl.col("r3") == 0).then(pl.lit("zero")).otherwise(pl.lit("measured")).alias("kind"))
-            .filter(pl.col("week_start") >= first_week)
-            .select("week_start", "polarization_index", "kind"))
+    return (
+        dense.with_columns(pl.when(enough).then(index).alias("polarization_index"))
+        .with_columns(
+            pl.when(pl.col("polarization_index").is_null())
+            .then(None)
+            .when(pl.col("r3") == 0)
+            .then(pl.lit("zero"))
+            .otherwise(pl.lit("measured"))
+            .alias("kind")
+        )
+        .filter(pl.col("week_start") >= first_week)
+        .select("week_start", "polarization_index", "kind")
+    )
 
 
 def _tracks(conn: Any, athlete_id: int) -> pl.DataFrame:
     """Every route of the athlete as points (activity_id, year, seq, lat, lon), from the summary polylines."""
-    rows = conn.execute("SELECT a.activity_id, year(CAST(a.start_date_local AS DATE)), a.summary_polyline "
-                        "FROM activities a WHERE a.athlete_id = ? AND coalesce(a.summary_polyline, '') <> ''",
-                        [athlete_id]).fetchall()
+    rows = conn.execute(
+        "SELECT a.activity_id, year(CAST(a.start_date_local AS DATE)), a.summary_polyline "
+        "FROM activities a WHERE a.athlete_id = ? AND coalesce(a.summary_polyline, '') <> ''",
+        [athlete_id],
+    ).fetchall()
     ids, years, seqs, lats, lons = [], [], [], [], []
     for activity_id, year, encoded in rows:
         try:
@@ -208,9 +283,10 @@ def _tracks(conn: Any, athlete_id: int) -> pl.DataFrame:
             seqs.append(seq)
             lats.append(lat)
             lons.append(lon)
-    return pl.DataFrame({"activity_id": ids, "year": years, "seq": seqs, "lat": lats, "lon": lons},
-                        schema={"activity_id": pl.Int64, "year": pl.Int32, "seq": pl.Int32, "lat": pl.Float64,
-                                "lon": pl.Float64})
+    return pl.DataFrame(
+        {"activity_id": ids, "year": years, "seq": seqs, "lat": lats, "lon": lons},
+        schema={"activity_id": pl.Int64, "year": pl.Int32, "seq": pl.Int32, "lat": pl.Float64, "lon": pl.Float64},
+    )
 
 
 def _figures(d: dict[str, Any]) -> dict[str, tuple[str, Any, str]]:
@@ -226,59 +302,118 @@ def _figures(d: dict[str, Any]) -> dict[str, tuple[str, Any, str]]:
     pmc_first = d["pmc"]["date"].min() if d["pmc"].height else d["as_of"]
     season = d["as_of"].year
     figures = {
-        "pmc": ("Fitness, fatigue and form",
-                charts.pmc(d["pmc"], d["bands"], d["loads"],
-                           f" — last {PMC_DAYS} days" if d["pmc"].height >= PMC_DAYS else
-                           f" — since {d['pmc']['date'].min():%d %b %Y}" if d["pmc"].height else ""),
-                "Daily training load on the TSS scale (an hour at threshold = 100), each activity from its best source: "
-                "power, heart rate, running pace, the relative effort score, else an estimate from its duration and "
-                "sport (the summary says how much was measured); CTL and ATL by the exponential recurrence; form "
-                "bands after intervals.icu."),
-        "weekly_volume": ("Weekly volume by sport",
-                          charts.weekly_volume(d["volume"], d["week0"] - dt.timedelta(weeks=VOLUME_WEEKS - 1),
-                                               d["week0"], f" — last {VOLUME_WEEKS} weeks"),
-                          "Moving time per ISO week, by the activities' local dates."),
-        "weekly_zones": ("Weekly time in zones",
-                         charts.weekly_zones(d["zones"], d["pi"], d["zone_type"], d["pi_threshold"],
-                                             d["first_zone_week"], d["week0"], f" — last {ZONE_WEEKS} weeks",
-                                             PI_MIN_HOURS),
-                         "Each activity's time in its own zones (as its zones were then), summed per week; the "
-                         f"polarization index uses Seiler's three zones mapped from them, over {PI_WEEKS} weeks."),
-        "segment_history": ("Segment history",
-                            charts.segment_history(d["progression"], d["events"], d["top_segments"]),
-                            "The segments with the most attempts. PRs are recomputed from the efforts in time "
-                            "order: an effort faster than every earlier one."),
-        "eddington": ("Eddington number", charts.eddington(curve, number, to_next, family, unit),
-                      "The largest E such that on E days the distance reached E."),
-        "ytd": ("Year to date", charts.ytd(ytd, family, unit, UNITS[unit], d["as_of"]),
-                "Cumulative distance from 1 January, per year, to compare seasons at the same date."),
-        "load_risk": ("Load risk", charts.load_risk(d["risk"], pmc_first, d["as_of"]),
-                      "Acute:chronic workload ratio, rolling (7-day mean ÷ 28-day mean) and exponentially weighted, "
-                      "and Foster's training monotony, from the daily load above."),
-        "power_curve": ("Power-duration curve", charts.power_curve(d["power_curve"], cp_all, d["as_of"].year),
-                        "Mean-maximal power from segment efforts, laps and rides with device power, and the critical "
-                        "power model fitted on the power-duration envelope between 2 and 20 minutes (drawn only when "
-                        "it passes its physiological gates)."),
-        "best_efforts": ("Running best efforts", charts.best_efforts(d["best_efforts"], d["as_of"].year),
-                         "The fastest 1, 5, 10, 21 and 42 km within runs, from whole kilometre splits."),
-        "calendar": ("Training calendar", charts.calendar(d["daily"], d["as_of"]),
-                     "Every day of the last year, coloured by its training load."),
-        "routes": ("Where you train", charts.routes(d["tracks"], "Routes, all time"),
-                   "Every route from its summary polyline; roads used often build up dark."),
-        "routes_season": ("Where you train this season",
-                          charts.routes(d["tracks"].filter(pl.col("year") == season), f"Routes, {season}"),
-                          f"The routes of {season}."),
+        "pmc": (
+            "Fitness, fatigue and form",
+            charts.pmc(
+                d["pmc"],
+                d["bands"],
+                d["loads"],
+                f" — last {PMC_DAYS} days"
+                if d["pmc"].height >= PMC_DAYS
+                else f" — since {d['pmc']['date'].min():%d %b %Y}"
+                if d["pmc"].height
+                else "",
+            ),
+            "Daily training load on the TSS scale (an hour at threshold = 100), each activity from its best source: "
+            "power, heart rate, running pace, the relative effort score, else an estimate from its duration and "
+            "sport (the summary says how much was measured); CTL and ATL by the exponential recurrence; form "
+            "bands after intervals.icu.",
+        ),
+        "weekly_volume": (
+            "Weekly volume by sport",
+            charts.weekly_volume(
+                d["volume"],
+                d["week0"] - dt.timedelta(weeks=VOLUME_WEEKS - 1),
+                d["week0"],
+                f" — last {VOLUME_WEEKS} weeks",
+            ),
+            "Moving time per ISO week, by the activities' local dates.",
+        ),
+        "weekly_zones": (
+            "Weekly time in zones",
+            charts.weekly_zones(
+                d["zones"],
+                d["pi"],
+                d["zone_type"],
+                d["pi_threshold"],
+                d["first_zone_week"],
+                d["week0"],
+                f" — last {ZONE_WEEKS} weeks",
+                PI_MIN_HOURS,
+            ),
+            "Each activity's time in its own zones (as its zones were then), summed per week; the "
+            f"polarization index uses Seiler's three zones mapped from them, over {PI_WEEKS} weeks.",
+        ),
+        "segment_history": (
+            "Segment history",
+            charts.segment_history(d["progression"], d["events"], d["top_segments"]),
+            "The segments with the most attempts. PRs are recomputed from the efforts in time "
+            "order: an effort faster than every earlier one.",
+        ),
+        "eddington": (
+            "Eddington number",
+            charts.eddington(curve, number, to_next, family, unit),
+            "The largest E such that on E days the distance reached E.",
+        ),
+        "ytd": (
+            "Year to date",
+            charts.ytd(ytd, family, unit, UNITS[unit], d["as_of"]),
+            "Cumulative distance from 1 January, per year, to compare seasons at the same date.",
+        ),
+        "load_risk": (
+            "Load risk",
+            charts.load_risk(d["risk"], pmc_first, d["as_of"]),
+            "Acute:chronic workload ratio, rolling (7-day mean ÷ 28-day mean) and exponentially weighted, "
+            "and Foster's training monotony, from the daily load above.",
+        ),
+        "power_curve": (
+            "Power-duration curve",
+            charts.power_curve(d["power_curve"], cp_all, d["as_of"].year),
+            "Mean-maximal power from segment efforts, laps and rides with device power, and the critical "
+            "power model fitted on the power-duration envelope between 2 and 20 minutes (drawn only when "
+            "it passes its physiological gates).",
+        ),
+        "best_efforts": (
+            "Running best efforts",
+            charts.best_efforts(d["best_efforts"], d["as_of"].year),
+            "The fastest 1, 5, 10, 21 and 42 km within runs, from whole kilometre splits.",
+        ),
+        "calendar": (
+            "Training calendar",
+            charts.calendar(d["daily"], d["as_of"]),
+            "Every day of the last year, coloured by its training load.",
+        ),
+        "routes": (
+            "Where you train",
+            charts.routes(d["tracks"], "Routes, all time"),
+            "Every route from its summary polyline; roads used often build up dark.",
+        ),
+        "routes_season": (
+            "Where you train this season",
+            charts.routes(d["tracks"].filter(pl.col("year") == season), f"Routes, {season}"),
+            f"The routes of {season}.",
+        ),
     }
     if d["power_zones"] is not None and d["power_zones"].height:
-        figures["power_zones"] = ("Weekly time in power zones",
-                                  charts.weekly_zones(d["power_zones"], d["power_pi"], "power", d["pi_threshold"],
-                                                      d["first_zone_week"], d["week0"],
-                                                      f" — last {ZONE_WEEKS} weeks", PI_MIN_HOURS),
-                                  "Each ride's time in its own power zones, summed per week.")
+        figures["power_zones"] = (
+            "Weekly time in power zones",
+            charts.weekly_zones(
+                d["power_zones"],
+                d["power_pi"],
+                "power",
+                d["pi_threshold"],
+                d["first_zone_week"],
+                d["week0"],
+                f" — last {ZONE_WEEKS} weeks",
+                PI_MIN_HOURS,
+            ),
+            "Each ride's time in its own power zones, summed per week.",
+        )
     return figures
 
 
 # --- the summary --------------------------------------------------------------------------------------------
+
 
 def _facts(d: dict[str, Any]) -> dict[str, Any]:
     as_of, unit, family = d["as_of"], d["unit"], d["main_family"]
@@ -301,16 +436,24 @@ def _facts(d: dict[str, Any]) -> dict[str, Any]:
     # the 4 weeks to as_of are the rolling PI's last week (week0 and the PI_WEEKS - 1 before it)
     pi = d["pi"].filter(pl.col("week_start") == d["week0"])["polarization_index"].first() if sum(z) else None
     return {
-        "today": today, "coverage": loaded_s / total_s if total_s else None, "six_weeks": six_weeks,
+        "today": today,
+        "coverage": loaded_s / total_s if total_s else None,
+        "six_weeks": six_weeks,
         "measured": measured_s / total_s if total_s else None,
         "later_ftp": (six_weeks.filter(later.fill_null(False))["duration_s"].sum() or 0) / total_s if total_s else None,
         "this_year": this_year["distance_m"][0] / UNITS[unit] if this_year.height else 0.0,
         "last_year": last_year["distance_m"][0] / UNITS[unit] if last_year.height else None,
-        "this_year_hours": (d["ytd"].filter((pl.col("sport_family") == "All") & (pl.col("date") == as_of))
-                            ["moving_time_s"].sum() or 0) / 3600,
-        "eddington": edd, "pi": pi, "pi_zones": z,
-        "recent_prs": d["events"].filter(~pl.col("is_first_attempt")).sort(["local_date", "effort_id"],
-                                                                           descending=True).head(5),
+        "this_year_hours": (
+            d["ytd"].filter((pl.col("sport_family") == "All") & (pl.col("date") == as_of))["moving_time_s"].sum() or 0
+        )
+        / 3600,
+        "eddington": edd,
+        "pi": pi,
+        "pi_zones": z,
+        "recent_prs": d["events"]
+        .filter(~pl.col("is_first_attempt"))
+        .sort(["local_date", "effort_id"], descending=True)
+        .head(5),
     }
 
 
@@ -327,39 +470,54 @@ def _summary_markdown(d: dict[str, Any]) -> str:
     f = _facts(d)
     unit, family, as_of = d["unit"], d["main_family"], d["as_of"]
     row = d["as_of_row"]
-    lines = [f"### {d['name']} ({d['athlete_id']}) — as of {as_of.isoformat()}", "",
-             f"- **Activities**: {d['calendar'].height} from {row['first_activity_date']} to "
-             f"{row['last_activity_date']}; {d['recent'].height} in the last 365 days"]
+    lines = [
+        f"### {d['name']} ({d['athlete_id']}) — as of {as_of.isoformat()}",
+        "",
+        f"- **Activities**: {d['calendar'].height} from {row['first_activity_date']} to "
+        f"{row['last_activity_date']}; {d['recent'].height} in the last 365 days",
+    ]
     if f["today"]:
         t = f["today"]
-        lines.append(f"- **Form**: CTL {t['ctl']:.1f} · ATL {t['atl']:.1f} · TSB (yesterday's CTL − ATL) {t['tsb']:+.1f} "
-                     f"({t['form_band'] or 'no band'}) · ramp {t['ramp_rate']:+.1f} per week")
+        lines.append(
+            f"- **Form**: CTL {t['ctl']:.1f} · ATL {t['atl']:.1f} · TSB (yesterday's CTL − ATL) {t['tsb']:+.1f} "
+            f"({t['form_band'] or 'no band'}) · ramp {t['ramp_rate']:+.1f} per week"
+        )
     sources = f["six_weeks"]["load_source"].value_counts().sort("load_source")
     counts = ", ".join(f"{s} {n}" for s, n in sources.iter_rows())
-    lines.append("- **Load coverage, last 42 days**: " +
-                 (f"{f['coverage']:.0%} of the time has a load, {f['measured']:.0%} measured"
-                  + (f", {f['later_ftp']:.0%} from power on an FTP known only later" if f["later_ftp"] else "")
-                  + f" (by time; activities: {counts})" if f["coverage"] is not None else "no moving time"))
-    compare = (f" (last year by this date: {f['last_year']:,.0f} {unit})" if f["last_year"] is not None else "")
-    lines.append(f"- **This year**: {f['this_year']:,.0f} {unit} of {family}{compare}; "
-                 f"{f['this_year_hours']:,.0f} h all sports")
+    lines.append(
+        "- **Load coverage, last 42 days**: "
+        + (
+            f"{f['coverage']:.0%} of the time has a load, {f['measured']:.0%} measured"
+            + (f", {f['later_ftp']:.0%} from power on an FTP known only later" if f["later_ftp"] else "")
+            + f" (by time; activities: {counts})"
+            if f["coverage"] is not None
+            else "no moving time"
+        )
+    )
+    compare = f" (last year by this date: {f['last_year']:,.0f} {unit})" if f["last_year"] is not None else ""
+    lines.append(
+        f"- **This year**: {f['this_year']:,.0f} {unit} of {family}{compare}; {f['this_year_hours']:,.0f} h all sports"
+    )
     if f["eddington"]:
-        parts = [f"{r['eddington']} {u} ({r['days_to_next']} more day(s) for {r['eddington'] + 1})"
-                 for u, r in sorted(f["eddington"].items())]
+        parts = [
+            f"{r['eddington']} {u} ({r['days_to_next']} more day(s) for {r['eddington'] + 1})"
+            for u, r in sorted(f["eddington"].items())
+        ]
         lines.append(f"- **Eddington ({family})**: " + ", ".join(parts))
     kind = charts.ZONE_TYPE_LABELS.get(d["zone_type"], d["zone_type"])
     if f["pi"] is not None:
         verdict = "polarized" if f["pi"] > d["pi_threshold"] else "not polarized"
         lines.append(f"- **Polarization, last 4 weeks ({kind})**: PI {f['pi']:.2f} ({verdict})")
     else:
-        lines.append(f"- **Polarization, last 4 weeks ({kind})**: no index (under {PI_MIN_HOURS:g} h of zone time, "
-                     "or more zone-3 than zone-1 time)")
+        lines.append(
+            f"- **Polarization, last 4 weeks ({kind})**: no index (under {PI_MIN_HOURS:g} h of zone time, "
+            "or more zone-3 than zone-1 time)"
+        )
     lines += _estimates(d, f)
     if f["recent_prs"].height:
         lines += ["", "| date | segment | time | faster than the best before |", "|---|---|---|---|"]
         for r in f["recent_prs"].iter_rows(named=True):
-            lines.append(f"| {r['local_date']} | {r['segment_name']} | {_fmt_time(r['elapsed_time'])} | "
-                         f"{_faster(r)} |")
+            lines.append(f"| {r['local_date']} | {r['segment_name']} | {_fmt_time(r['elapsed_time'])} | {_faster(r)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -370,8 +528,10 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
     six = f["six_weeks"]
     estimated = six.filter(pl.col("load_source") == "estimate")
     if six.height:
-        out.append(f"- Load, last 42 days: {estimated.height} of {six.height} activities estimated from duration and "
-                   "sport (no power, pace, heart rate or relative effort)")
+        out.append(
+            f"- Load, last 42 days: {estimated.height} of {six.height} activities estimated from duration and "
+            "sport (no power, pace, heart rate or relative effort)"
+        )
     hr = every.filter(pl.col("load_source") == "heart_rate")
     if hr.height:
         basis = hr["hr_load_basis"].value_counts().sort("hr_load_basis")
@@ -379,35 +539,48 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         calibration = hr["hr_calibration"].drop_nulls()
         parts = []
         if counts.get("zones_calibrated"):
-            parts.append(f"{counts['zones_calibrated']} from heart-rate zones calibrated to your power "
-                         f"(× {calibration[0]:.2f})")
+            parts.append(
+                f"{counts['zones_calibrated']} from heart-rate zones calibrated to your power (× {calibration[0]:.2f})"
+            )
         if counts.get("zones"):
-            parts.append(f"{counts['zones']} from heart-rate zones at default loads per zone (too few rides with "
-                         "power and heart rate to calibrate)")
+            parts.append(
+                f"{counts['zones']} from heart-rate zones at default loads per zone (too few rides with "
+                "power and heart rate to calibrate)"
+            )
         if counts.get("average_hr"):
             parts.append(f"{counts['average_hr']} from average heart rate only (no zone data: the roughest)")
         out.append(f"- Heart-rate load, all time: {'; '.join(parts)}")
     later = every.filter(LATER_FTP)
     if later.height:
-        out.append(f"- Power load on an FTP known only later: {later.height} activities before the first FTP fitsync "
-                   "saw (add `analysis_ftp_history` rows for those seasons)")
+        out.append(
+            f"- Power load on an FTP known only later: {later.height} activities before the first FTP fitsync "
+            "saw (add `analysis_ftp_history` rows for those seasons)"
+        )
     cp = d["cp"]
     if cp.height:
         seasons = []
         for r in cp.sort("season", descending=True).iter_rows(named=True):
             name = "all time" if r["season"] == 0 else str(r["season"])
-            seasons.append(f"{name} {r['cp_watts']:.0f} W / {r['w_prime_j'] / 1000:.1f} kJ" if r["cp_watts"] is not None
-                           else f"{name} none ({r['cp_note']})")
-        out.append("- Critical power by season (from segment efforts, laps and rides, not power streams): "
-                   + "; ".join(seasons))
+            seasons.append(
+                f"{name} {r['cp_watts']:.0f} W / {r['w_prime_j'] / 1000:.1f} kJ"
+                if r["cp_watts"] is not None
+                else f"{name} none ({r['cp_note']})"
+            )
+        out.append(
+            "- Critical power by season (from segment efforts, laps and rides, not power streams): "
+            + "; ".join(seasons)
+        )
     return out
 
 
 # --- the page -----------------------------------------------------------------------------------------------
 
+
 def _card(label: str, value: str, note: str = "") -> str:
-    return (f'    <div class="card"><div class="label">{html.escape(label)}</div>'
-            f'<div class="value">{html.escape(value)}</div><div class="note">{html.escape(note)}</div></div>')
+    return (
+        f'    <div class="card"><div class="label">{html.escape(label)}</div>'
+        f'<div class="value">{html.escape(value)}</div><div class="note">{html.escape(note)}</div></div>'
+    )
 
 
 def _html(d: dict[str, Any], figures: dict[str, tuple[str, Any, str]], pngs: dict[str, bytes]) -> str:
@@ -416,62 +589,113 @@ def _html(d: dict[str, Any], figures: dict[str, tuple[str, Any, str]], pngs: dic
     cards = [_card("Activities", f"{d['calendar'].height}", f"{d['recent'].height} in the last 365 days")]
     if f["today"]:
         t = f["today"]
-        cards += [_card("Fitness (CTL)", f"{t['ctl']:.1f}", f"ramp {t['ramp_rate']:+.1f} per week"),
-                  _card("Fatigue (ATL)", f"{t['atl']:.1f}", "7-day load"),
-                  _card("Form (TSB)", f"{t['tsb']:+.1f}", t["form_band"] or "")]
-    cards.append(_card(f"{d['as_of'].year} {family}", f"{f['this_year']:,.0f} {unit}",
-                       f"last year by now: {f['last_year']:,.0f} {unit}" if f["last_year"] is not None else ""))
+        cards += [
+            _card("Fitness (CTL)", f"{t['ctl']:.1f}", f"ramp {t['ramp_rate']:+.1f} per week"),
+            _card("Fatigue (ATL)", f"{t['atl']:.1f}", "7-day load"),
+            _card("Form (TSB)", f"{t['tsb']:+.1f}", t["form_band"] or ""),
+        ]
+    cards.append(
+        _card(
+            f"{d['as_of'].year} {family}",
+            f"{f['this_year']:,.0f} {unit}",
+            f"last year by now: {f['last_year']:,.0f} {unit}" if f["last_year"] is not None else "",
+        )
+    )
     if unit in f["eddington"]:
         r = f["eddington"][unit]
-        cards.append(_card(f"Eddington ({family})", f"{r['eddington']} {unit}",
-                           f"{r['days_to_next']} more day(s) for {r['eddington'] + 1}"))
-    cards.append(_card("Load coverage (42 d)", f"{f['coverage']:.0%}" if f["coverage"] is not None else "—",
-                       "share of moving time with a load"))
+        cards.append(
+            _card(
+                f"Eddington ({family})",
+                f"{r['eddington']} {unit}",
+                f"{r['days_to_next']} more day(s) for {r['eddington'] + 1}",
+            )
+        )
+    cards.append(
+        _card(
+            "Load coverage (42 d)",
+            f"{f['coverage']:.0%}" if f["coverage"] is not None else "—",
+            "share of moving time with a load",
+        )
+    )
     kind = charts.ZONE_TYPE_LABELS.get(d["zone_type"], d["zone_type"])
-    cards.append(_card(f"Polarization (4 wk, {kind})", f"{f['pi']:.2f}" if f["pi"] is not None else "—",
-                       "above 2 is polarized" if f["pi"] is not None else
-                       f"no PI: under {PI_MIN_HOURS:g} h of zone time, or more zone-3 than zone-1"))
+    cards.append(
+        _card(
+            f"Polarization (4 wk, {kind})",
+            f"{f['pi']:.2f}" if f["pi"] is not None else "—",
+            "above 2 is polarized"
+            if f["pi"] is not None
+            else f"no PI: under {PI_MIN_HOURS:g} h of zone time, or more zone-3 than zone-1",
+        )
+    )
 
     sections = []
     for name, (heading, _, caption) in figures.items():
         data = base64.b64encode(pngs[name]).decode("ascii")
         width, height = (v // CHART_SCALE for v in struct.unpack(">II", pngs[name][16:24]))  # the PNG header
-        sections.append(f'  <section id="{name}">\n'
-                        f'    <figure><img alt="{html.escape(heading)}" width="{width}" height="{height}" '
-                        f'src="data:image/png;base64,{data}"></figure>\n'
-                        f'    <p class="caption">{html.escape(caption)}</p>\n'
-                        f"  </section>")
+        sections.append(
+            f'  <section id="{name}">\n'
+            f'    <figure><img alt="{html.escape(heading)}" width="{width}" height="{height}" '
+            f'src="data:image/png;base64,{data}"></figure>\n'
+            f'    <p class="caption">{html.escape(caption)}</p>\n'
+            f"  </section>"
+        )
     sections.append(_pr_tables(d, f))
     template = Template(resources.files(__package__).joinpath("report_template.html").read_text(encoding="utf-8"))
     return template.substitute(
         title=html.escape(f"fitsync report — {d['name']}"),
         heading=html.escape(d["name"]),
-        subheading=html.escape(f"Training report as of {d['as_of'].isoformat()} · athlete {d['athlete_id']} · "
-                               f"dates are the athlete's local dates"),
-        cards="\n".join(cards), sections="\n".join(sections),
-        footer=html.escape(f"Made by fitsync from the local warehouse on {dt.date.today().isoformat()}. "
-                           "Every number here is also a SQL view in the warehouse (see docs/analysis.md)."))
+        subheading=html.escape(
+            f"Training report as of {d['as_of'].isoformat()} · athlete {d['athlete_id']} · "
+            f"dates are the athlete's local dates"
+        ),
+        cards="\n".join(cards),
+        sections="\n".join(sections),
+        footer=html.escape(
+            f"Made by fitsync from the local warehouse on {dt.date.today().isoformat()}. "
+            "Every number here is also a SQL view in the warehouse (see docs/analysis.md)."
+        ),
+    )
 
 
 def _pr_tables(d: dict[str, Any], f: dict[str, Any]) -> str:
     rows = []
     for r in f["recent_prs"].iter_rows(named=True):
-        rows.append(f"<tr><td>{r['local_date']}</td><td>{html.escape(r['segment_name'] or '')}</td>"
-                    f"<td class=num>{_fmt_time(r['elapsed_time'])}</td>"
-                    f"<td class=num>{_faster(r)}</td></tr>")
-    recent = ("<table><tr><th>date</th><th>segment</th><th>time</th><th>faster than the best before</th></tr>"
-              + "".join(rows) + "</table>") if rows else "<p class=caption>No PRs yet.</p>"
+        rows.append(
+            f"<tr><td>{r['local_date']}</td><td>{html.escape(r['segment_name'] or '')}</td>"
+            f"<td class=num>{_fmt_time(r['elapsed_time'])}</td>"
+            f"<td class=num>{_faster(r)}</td></tr>"
+        )
+    recent = (
+        (
+            "<table><tr><th>date</th><th>segment</th><th>time</th><th>faster than the best before</th></tr>"
+            + "".join(rows)
+            + "</table>"
+        )
+        if rows
+        else "<p class=caption>No PRs yet.</p>"
+    )
     seg_rows = []
     for r in d["segment_summary"].sort(["attempts", "segment_id"], descending=[True, False]).iter_rows(named=True):
         left_out = r["hidden_efforts"] + r["untimed_efforts"]
-        seg_rows.append(f"<tr><td>{html.escape(r['segment_name'] or str(r['segment_id']))}</td>"
-                        f"<td class=num>{r['attempts']}</td><td class=num>{_fmt_time(r['current_pr_s'])}</td>"
-                        f"<td>{r['current_pr_date'] or '—'}</td><td class=num>{r['improvements']}</td>"
-                        f"<td class=num>{'—' if r['days_since_pr'] is None else r['days_since_pr']}</td>"
-                        f"<td class=num title=\"{html.escape(r['exclusion_note'])}\">{left_out or ''}</td></tr>")
-    segments_table = ("<table><tr><th>segment</th><th>attempts</th><th>PR</th><th>PR date</th><th>PRs</th>"
-                      "<th>days since</th><th title=\"efforts hidden or without a time\">left out</th></tr>"
-                      + "".join(seg_rows) + "</table>") if seg_rows else ""
-    return ('  <section id="prs">\n    <h2>Personal records</h2>\n'
-            '    <p class="caption">The latest PRs (improvements on a segment already done) and every segment.</p>\n'
-            f'    <div class="grid2"><div>{recent}</div><div>{segments_table}</div></div>\n  </section>')
+        seg_rows.append(
+            f"<tr><td>{html.escape(r['segment_name'] or str(r['segment_id']))}</td>"
+            f"<td class=num>{r['attempts']}</td><td class=num>{_fmt_time(r['current_pr_s'])}</td>"
+            f"<td>{r['current_pr_date'] or '—'}</td><td class=num>{r['improvements']}</td>"
+            f"<td class=num>{'—' if r['days_since_pr'] is None else r['days_since_pr']}</td>"
+            f'<td class=num title="{html.escape(r["exclusion_note"])}">{left_out or ""}</td></tr>'
+        )
+    segments_table = (
+        (
+            "<table><tr><th>segment</th><th>attempts</th><th>PR</th><th>PR date</th><th>PRs</th>"
+            '<th>days since</th><th title="efforts hidden or without a time">left out</th></tr>'
+            + "".join(seg_rows)
+            + "</table>"
+        )
+        if seg_rows
+        else ""
+    )
+    return (
+        '  <section id="prs">\n    <h2>Personal records</h2>\n'
+        '    <p class="caption">The latest PRs (improvements on a segment already done) and every segment.</p>\n'
+        f'    <div class="grid2"><div>{recent}</div><div>{segments_table}</div></div>\n  </section>'
+    )

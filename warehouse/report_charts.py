@@ -16,8 +16,13 @@ import vl_convert as vlc
 WIDTH = 760
 YTD_YEARS = 6  # seasons compared in the year-to-date chart
 FONT = "Helvetica, Arial, sans-serif"
-BAND_COLORS = {"high risk": "#f4c7c3", "optimal": "#cfe8cf", "grey zone": "#e6e6e6", "fresh": "#cfe0f4",
-               "transition": "#fbe3b8"}
+BAND_COLORS = {
+    "high risk": "#f4c7c3",
+    "optimal": "#cfe8cf",
+    "grey zone": "#e6e6e6",
+    "fresh": "#cfe0f4",
+    "transition": "#fbe3b8",
+}
 ZONE_COLORS = {
     5: ["#9ecae1", "#74c476", "#f6d04d", "#fb8c00", "#d7301f"],
     # power: a ramp of its own, so one colour never means two different zones side by side
@@ -25,19 +30,33 @@ ZONE_COLORS = {
 }
 ZONE_TYPE_LABELS = {"heartrate": "heart-rate", "power": "power"}
 # One colour-blind-safe palette (Okabe & Ito) for every categorical colour; zones keep their ordered ramps.
-OKABE_ITO = {"blue": "#0072B2", "vermillion": "#D55E00", "green": "#009E73", "purple": "#CC79A7",
-             "orange": "#E69F00", "sky": "#56B4E9", "yellow": "#F0E442", "black": "#000000"}
+OKABE_ITO = {
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "green": "#009E73",
+    "purple": "#CC79A7",
+    "orange": "#E69F00",
+    "sky": "#56B4E9",
+    "yellow": "#F0E442",
+    "black": "#000000",
+}
 CTL_COLOR, ATL_COLOR, TSB_COLOR = OKABE_ITO["blue"], OKABE_ITO["vermillion"], "#222222"
 PR_COLOR = OKABE_ITO["orange"]
 # Load sources, best first; an estimate is grey: it is not a measurement.
-LOAD_SOURCES = {"power": ("power TSS", OKABE_ITO["blue"]), "heart_rate": ("heart-rate TSS", OKABE_ITO["purple"]),
-                "pace": ("pace TSS", OKABE_ITO["green"]), "suffer_score": ("relative effort", OKABE_ITO["orange"]),
-                "estimate": ("estimate (duration × sport)", "#b8b8b8")}
+LOAD_SOURCES = {
+    "power": ("power TSS", OKABE_ITO["blue"]),
+    "heart_rate": ("heart-rate TSS", OKABE_ITO["purple"]),
+    "pace": ("pace TSS", OKABE_ITO["green"]),
+    "suffer_score": ("relative effort", OKABE_ITO["orange"]),
+    "estimate": ("estimate (duration × sport)", "#b8b8b8"),
+}
 YEAR_COLORS = [OKABE_ITO[c] for c in ("sky", "green", "purple", "orange", "yellow", "vermillion")]
-MMSS = ("floor(datum.value / 3600) > 0 ? floor(datum.value / 3600) + ':' + "
-        "(floor(datum.value % 3600 / 60) < 10 ? '0' : '') + floor(datum.value % 3600 / 60) + ':' + "
-        "(datum.value % 60 < 10 ? '0' : '') + datum.value % 60 : "
-        "floor(datum.value / 60) + ':' + (datum.value % 60 < 10 ? '0' : '') + datum.value % 60")
+MMSS = (
+    "floor(datum.value / 3600) > 0 ? floor(datum.value / 3600) + ':' + "
+    "(floor(datum.value % 3600 / 60) < 10 ? '0' : '') + floor(datum.value % 3600 / 60) + ':' + "
+    "(datum.value % 60 < 10 ? '0' : '') + datum.value % 60 : "
+    "floor(datum.value / 60) + ':' + (datum.value % 60 < 10 ? '0' : '') + datum.value % 60"
+)
 
 
 def render_png(chart: alt.TopLevelMixin, scale: float = 2.0) -> bytes:
@@ -48,12 +67,13 @@ def render_png(chart: alt.TopLevelMixin, scale: float = 2.0) -> bytes:
 
 
 def _config(chart: Any) -> Any:
-    return (chart.configure(font=FONT, background="white")
-            .configure_title(fontSize=16, anchor="start", subtitleColor="#555", subtitleFontSize=12, offset=10)
-            .configure_axis(labelFontSize=11, titleFontSize=12, gridColor="#eeeeee", domainColor="#999",
-                            tickColor="#999")
-            .configure_legend(labelFontSize=11, titleFontSize=12, orient="top")
-            .configure_view(stroke=None))
+    return (
+        chart.configure(font=FONT, background="white")
+        .configure_title(fontSize=16, anchor="start", subtitleColor="#555", subtitleFontSize=12, offset=10)
+        .configure_axis(labelFontSize=11, titleFontSize=12, gridColor="#eeeeee", domainColor="#999", tickColor="#999")
+        .configure_legend(labelFontSize=11, titleFontSize=12, orient="top")
+        .configure_view(stroke=None)
+    )
 
 
 # Polars types a column's min() and max() as any Python value; a numeric column's are numbers, a date column's dates
@@ -85,9 +105,12 @@ def _local(frame: pl.DataFrame, *columns: str) -> pl.DataFrame:
 
 def empty(title: str, message: str) -> Any:
     """A chart that says there is nothing to show yet (still a real image)."""
-    text = (alt.Chart(pl.DataFrame({"message": [message]}))
-            .mark_text(fontSize=15, color="#666").encode(text="message:N")
-            .properties(width=WIDTH, height=120, title=alt.TitleParams(title)))
+    text = (
+        alt.Chart(pl.DataFrame({"message": [message]}))
+        .mark_text(fontSize=15, color="#666")
+        .encode(text="message:N")
+        .properties(width=WIDTH, height=120, title=alt.TitleParams(title))
+    )
     return _config(text)
 
 
@@ -101,47 +124,82 @@ def pmc(frame: pl.DataFrame, bands: pl.DataFrame, loads: pl.DataFrame, title_suf
     first_day, last_day = _day_bounds(frame["date"])
     days = (last_day - first_day).days + 1
     x = _day_axis(first_day, last_day)
-    lines = (alt.Chart(data).transform_fold(["ctl", "atl"], as_=["measure", "value"])
-             .transform_calculate(label="datum.measure == 'ctl' ? 'Fitness (CTL, 42 d)' : 'Fatigue (ATL, 7 d)'")
-             .mark_line(strokeWidth=2.2)
-             .encode(x=x, y=alt.Y("value:Q", title="load per day"),
-                     color=alt.Color("label:N", title=None,
-                                     scale=alt.Scale(domain=["Fitness (CTL, 42 d)", "Fatigue (ATL, 7 d)"],
-                                                     range=[CTL_COLOR, ATL_COLOR]))))
-    top = lines.properties(width=WIDTH, height=200, title=alt.TitleParams(
-        "Fitness, fatigue and form" + title_suffix,
-        subtitle="CTL and ATL: the daily load averaged exponentially over 42 and 7 days (TSS scale: an hour at "
-                 "threshold = 100)."))
+    lines = (
+        alt.Chart(data)
+        .transform_fold(["ctl", "atl"], as_=["measure", "value"])
+        .transform_calculate(label="datum.measure == 'ctl' ? 'Fitness (CTL, 42 d)' : 'Fatigue (ATL, 7 d)'")
+        .mark_line(strokeWidth=2.2)
+        .encode(
+            x=x,
+            y=alt.Y("value:Q", title="load per day"),
+            color=alt.Color(
+                "label:N",
+                title=None,
+                scale=alt.Scale(domain=["Fitness (CTL, 42 d)", "Fatigue (ATL, 7 d)"], range=[CTL_COLOR, ATL_COLOR]),
+            ),
+        )
+    )
+    top = lines.properties(
+        width=WIDTH,
+        height=200,
+        title=alt.TitleParams(
+            "Fitness, fatigue and form" + title_suffix,
+            subtitle="CTL and ATL: the daily load averaged exponentially over 42 and 7 days (TSS scale: an hour at "
+            "threshold = 100).",
+        ),
+    )
     present = [k for k in LOAD_SOURCES if k in set(loads["load_source"].to_list())] if loads.height else []
     noon = loads.filter(pl.col("load_source").is_in(present)).with_columns(
-        (pl.col("date").cast(pl.Datetime) + pl.duration(hours=12)).dt.strftime("%Y-%m-%dT%H:%M:%S").alias("date"))
-    per_day = (alt.Chart(noon)  # a day's bar stands on its middle
-               .transform_calculate(order="indexof(" + str(present) + ", datum.load_source)")
-               .mark_bar(width=min(14.0, max(1.5, WIDTH / max(1, days) * 0.8)))
-               .encode(x=x, y=alt.Y("load:Q", title="daily load", stack="zero"),
-                       color=alt.Color("load_source:N", title="load from", sort=present,
-                                       scale=alt.Scale(domain=present, range=[LOAD_SOURCES[k][1] for k in present]),
-                                       legend=alt.Legend(labelExpr=_labels_expr({k: LOAD_SOURCES[k][0]
-                                                                                 for k in present}))),
-                       order=alt.Order("order:Q"))
-               .properties(width=WIDTH, height=110, title=alt.TitleParams(
-                   "Daily load, by where it came from", fontSize=13)))
+        (pl.col("date").cast(pl.Datetime) + pl.duration(hours=12)).dt.strftime("%Y-%m-%dT%H:%M:%S").alias("date")
+    )
+    per_day = (
+        alt.Chart(noon)  # a day's bar stands on its middle
+        .transform_calculate(order="indexof(" + str(present) + ", datum.load_source)")
+        .mark_bar(width=min(14.0, max(1.5, WIDTH / max(1, days) * 0.8)))
+        .encode(
+            x=x,
+            y=alt.Y("load:Q", title="daily load", stack="zero"),
+            color=alt.Color(
+                "load_source:N",
+                title="load from",
+                sort=present,
+                scale=alt.Scale(domain=present, range=[LOAD_SOURCES[k][1] for k in present]),
+                legend=alt.Legend(labelExpr=_labels_expr({k: LOAD_SOURCES[k][0] for k in present})),
+            ),
+            order=alt.Order("order:Q"),
+        )
+        .properties(width=WIDTH, height=110, title=alt.TitleParams("Daily load, by where it came from", fontSize=13))
+    )
     low = min(-40.0, float(_low(frame["tsb"]) or 0) - 5)
     high = max(35.0, float(_high(frame["tsb"]) or 0) + 5)
     band_rows = bands.sort("sort_order").with_columns(
         pl.col("tsb_from").fill_null(low).clip(low, high).alias("y0"),
-        pl.col("tsb_to").fill_null(high).clip(low, high).alias("y1"))
-    rects = (alt.Chart(band_rows).mark_rect(opacity=0.9)
-             .encode(y=alt.Y("y0:Q", scale=alt.Scale(domain=[low, high], nice=False), title="form (TSB)"),
-                     y2="y1:Q",
-                     color=alt.Color("band:N", title="form band", sort=list(band_rows["band"]),
-                                     scale=alt.Scale(domain=list(band_rows["band"]),
-                                                     range=[BAND_COLORS.get(b, "#eeeeee")
-                                                            for b in band_rows["band"]]))))
-    tsb = (alt.Chart(data).mark_line(color=TSB_COLOR, strokeWidth=1.8)
-           .encode(x=x, y=alt.Y("tsb:Q", scale=alt.Scale(domain=[low, high], nice=False))))
-    bottom = alt.layer(rects, tsb).properties(width=WIDTH, height=150, title=alt.TitleParams(
-        "Form (TSB = yesterday's CTL − ATL)", fontSize=13))
+        pl.col("tsb_to").fill_null(high).clip(low, high).alias("y1"),
+    )
+    rects = (
+        alt.Chart(band_rows)
+        .mark_rect(opacity=0.9)
+        .encode(
+            y=alt.Y("y0:Q", scale=alt.Scale(domain=[low, high], nice=False), title="form (TSB)"),
+            y2="y1:Q",
+            color=alt.Color(
+                "band:N",
+                title="form band",
+                sort=list(band_rows["band"]),
+                scale=alt.Scale(
+                    domain=list(band_rows["band"]), range=[BAND_COLORS.get(b, "#eeeeee") for b in band_rows["band"]]
+                ),
+            ),
+        )
+    )
+    tsb = (
+        alt.Chart(data)
+        .mark_line(color=TSB_COLOR, strokeWidth=1.8)
+        .encode(x=x, y=alt.Y("tsb:Q", scale=alt.Scale(domain=[low, high], nice=False)))
+    )
+    bottom = alt.layer(rects, tsb).properties(
+        width=WIDTH, height=150, title=alt.TitleParams("Form (TSB = yesterday's CTL − ATL)", fontSize=13)
+    )
     panels = [top, per_day, bottom] if present else [top, bottom]
     return _config(alt.vconcat(*panels, spacing=18).resolve_scale(color="independent"))
 
@@ -154,8 +212,11 @@ def _labels_expr(labels: dict[str, str]) -> str:
 
 def _weeks(frame: pl.DataFrame) -> pl.DataFrame:
     """`mid`: the middle of each row's week (Thursday noon, local), where its bar stands."""
-    return frame.with_columns((pl.col("week_start").cast(pl.Datetime) + pl.duration(days=3, hours=12))
-                              .dt.strftime("%Y-%m-%dT%H:%M:%S").alias("mid"))
+    return frame.with_columns(
+        (pl.col("week_start").cast(pl.Datetime) + pl.duration(days=3, hours=12))
+        .dt.strftime("%Y-%m-%dT%H:%M:%S")
+        .alias("mid")
+    )
 
 
 def _week_axis(first_week: dt.date, last_week: dt.date) -> tuple[Any, float]:
@@ -165,13 +226,23 @@ def _week_axis(first_week: dt.date, last_week: dt.date) -> tuple[Any, float]:
     step = -(-weeks // 13)
     mondays = [first_week + dt.timedelta(weeks=i) for i in range(0, weeks, step)]
     ticks = [alt.DateTime(year=m.year, month=m.month, date=m.day) for m in mondays]
-    x = alt.X("mid:T", title="week (Monday start)", scale=alt.Scale(domain=domain, nice=False),
-              axis=alt.Axis(format="%d %b %Y", labelAngle=-40, values=ticks, labelAlign="right"))
+    x = alt.X(
+        "mid:T",
+        title="week (Monday start)",
+        scale=alt.Scale(domain=domain, nice=False),
+        axis=alt.Axis(format="%d %b %Y", labelAngle=-40, values=ticks, labelAlign="right"),
+    )
     return x, max(2.0, WIDTH / weeks * 0.72)
 
 
-FAMILY_COLORS = {"Ride": OKABE_ITO["blue"], "Run": OKABE_ITO["vermillion"], "Swim": OKABE_ITO["sky"],
-                 "Walk/Hike": OKABE_ITO["green"], "Ski": OKABE_ITO["purple"], "Other": "#b8b8b8"}
+FAMILY_COLORS = {
+    "Ride": OKABE_ITO["blue"],
+    "Run": OKABE_ITO["vermillion"],
+    "Swim": OKABE_ITO["sky"],
+    "Walk/Hike": OKABE_ITO["green"],
+    "Ski": OKABE_ITO["purple"],
+    "Other": "#b8b8b8",
+}
 
 
 def weekly_volume(frame: pl.DataFrame, first_week: dt.date, last_week: dt.date, title_suffix: str = "") -> Any:
@@ -179,25 +250,48 @@ def weekly_volume(frame: pl.DataFrame, first_week: dt.date, last_week: dt.date, 
     if frame.is_empty():
         return empty("Weekly volume by sport", "No activities in this period.")
     order = list(FAMILY_COLORS)
-    frame = frame.with_columns(pl.when(pl.col("sport_family").is_in(order)).then(pl.col("sport_family"))
-                               .otherwise(pl.lit("Other")).alias("sport_family"))
+    frame = frame.with_columns(
+        pl.when(pl.col("sport_family").is_in(order))
+        .then(pl.col("sport_family"))
+        .otherwise(pl.lit("Other"))
+        .alias("sport_family")
+    )
     families = [f for f in order if f in set(frame["sport_family"].to_list())]
-    data = _weeks(frame.with_columns((pl.col("moving_time_s") / 3600).alias("hours"),
-                                     (pl.col("distance_m") / 1000).round(1).alias("km"),
-                                     pl.col("sport_family").replace_strict(order, list(range(len(order))),
-                                                                           return_dtype=pl.Int32).alias("family_order")))
+    data = _weeks(
+        frame.with_columns(
+            (pl.col("moving_time_s") / 3600).alias("hours"),
+            (pl.col("distance_m") / 1000).round(1).alias("km"),
+            pl.col("sport_family")
+            .replace_strict(order, list(range(len(order))), return_dtype=pl.Int32)
+            .alias("family_order"),
+        )
+    )
     data = _local(data, "week_start")
     x, width = _week_axis(first_week, last_week)
-    chart = (alt.Chart(data).mark_bar(width=width)
-             .encode(x=x, y=alt.Y("sum(hours):Q", title="moving time (hours)"),
-                     color=alt.Color("sport_family:N", title="sport", sort=families,
-                                     scale=alt.Scale(domain=families, range=[FAMILY_COLORS[f] for f in families])),
-                     order=alt.Order("family_order:Q"),
-                     tooltip=["week_start:T", "sport_family:N", "sport_type:N", alt.Tooltip("hours:Q", format=".1f"),
-                              "km:Q"])
-             .properties(width=WIDTH, height=260, title=alt.TitleParams(
-                 "Weekly training time by sport" + title_suffix,
-                 subtitle="Moving time per ISO week (Monday start, local dates), stacked by sport family.")))
+    chart = (
+        alt.Chart(data)
+        .mark_bar(width=width)
+        .encode(
+            x=x,
+            y=alt.Y("sum(hours):Q", title="moving time (hours)"),
+            color=alt.Color(
+                "sport_family:N",
+                title="sport",
+                sort=families,
+                scale=alt.Scale(domain=families, range=[FAMILY_COLORS[f] for f in families]),
+            ),
+            order=alt.Order("family_order:Q"),
+            tooltip=["week_start:T", "sport_family:N", "sport_type:N", alt.Tooltip("hours:Q", format=".1f"), "km:Q"],
+        )
+        .properties(
+            width=WIDTH,
+            height=260,
+            title=alt.TitleParams(
+                "Weekly training time by sport" + title_suffix,
+                subtitle="Moving time per ISO week (Monday start, local dates), stacked by sport family.",
+            ),
+        )
+    )
     return _config(chart)
 
 
@@ -206,7 +300,7 @@ PI_KINDS = {"measured": ("4-week index", "#222"), "zero": ("no zone-3 time: 0 by
 
 
 def zone_labels(zones: pl.DataFrame, zone_type: str) -> list[str]:
-    """"Z1 < 120 bpm", "Z2 120–145 bpm", …, "Z5 ≥ 175 bpm": each zone with the bounds of its latest week."""
+    """ "Z1 < 120 bpm", "Z2 120–145 bpm", …, "Z5 ≥ 175 bpm": each zone with the bounds of its latest week."""
     unit = ZONE_UNITS.get(zone_type, "")
     latest = zones.sort("week_start").group_by("zone").agg(pl.col("zone_min").last(), pl.col("zone_max").last())
     bounds = {r["zone"]: (r["zone_min"], r["zone_max"]) for r in latest.iter_rows(named=True)}
@@ -224,8 +318,16 @@ def zone_labels(zones: pl.DataFrame, zone_type: str) -> list[str]:
     return out
 
 
-def weekly_zones(zones: pl.DataFrame, pi: pl.DataFrame, zone_type: str, pi_threshold: float,
-                 first_week: dt.date, last_week: dt.date, title_suffix: str = "", pi_min_hours: float = 3.0) -> Any:
+def weekly_zones(
+    zones: pl.DataFrame,
+    pi: pl.DataFrame,
+    zone_type: str,
+    pi_threshold: float,
+    first_week: dt.date,
+    last_week: dt.date,
+    title_suffix: str = "",
+    pi_min_hours: float = 3.0,
+) -> Any:
     """Stacked hours per zone each week (legend: each zone's bounds); below, the polarization index over the last
     four weeks, only where they hold enough zone time; "0 by definition" weeks drawn apart."""
     kind = ZONE_TYPE_LABELS.get(zone_type, zone_type)
@@ -234,44 +336,98 @@ def weekly_zones(zones: pl.DataFrame, pi: pl.DataFrame, zone_type: str, pi_thres
     zone_count = int(_high(zones["zone"]) or 5)
     palette = ZONE_COLORS.get(zone_count) or ZONE_COLORS[7][:zone_count]
     labels = zone_labels(zones, zone_type)
-    data = _weeks(zones.with_columns((pl.col("seconds") / 3600).alias("hours"),
-                                     pl.col("zone").map_elements(lambda z: labels[z - 1], return_dtype=pl.String)
-                                     .alias("zone_label")))
+    data = _weeks(
+        zones.with_columns(
+            (pl.col("seconds") / 3600).alias("hours"),
+            pl.col("zone").map_elements(lambda z: labels[z - 1], return_dtype=pl.String).alias("zone_label"),
+        )
+    )
     x, width = _week_axis(first_week, last_week)
-    bars = (alt.Chart(_local(data, "week_start")).mark_bar(width=width)
-            .encode(x=x, y=alt.Y("hours:Q", title=f"time in {kind} zones (hours)"),
-                    color=alt.Color("zone_label:N", title="zone", sort=labels,
-                                    scale=alt.Scale(domain=labels, range=palette),
-                                    legend=alt.Legend(orient="right", direction="vertical")),
-                    order=alt.Order("zone:Q", sort="ascending")))
+    bars = (
+        alt.Chart(_local(data, "week_start"))
+        .mark_bar(width=width)
+        .encode(
+            x=x,
+            y=alt.Y("hours:Q", title=f"time in {kind} zones (hours)"),
+            color=alt.Color(
+                "zone_label:N",
+                title="zone",
+                sort=labels,
+                scale=alt.Scale(domain=labels, range=palette),
+                legend=alt.Legend(orient="right", direction="vertical"),
+            ),
+            order=alt.Order("zone:Q", sort="ascending"),
+        )
+    )
     points = _weeks(pi)
     top = max(3.0, float(_high(points["polarization_index"]) or 0) + 0.2)
     pi_axis = alt.Y("polarization_index:Q", title="PI", scale=alt.Scale(domain=[0, top], nice=False))
     kinds = [k for k in PI_KINDS if k in set(points["kind"].drop_nulls().to_list())]
-    line = (alt.Chart(points.with_columns(pl.when(pl.col("kind") == "measured").then(pl.col("polarization_index"))
-                                          .alias("polarization_index")))
-            .mark_line(color="#222", strokeWidth=1.4).encode(x=x, y=pi_axis))
-    dots = (alt.Chart(points.filter(pl.col("kind").is_not_null()))
-            .mark_point(size=30, filled=True)
-            .encode(x=x, y=pi_axis,
-                    color=alt.Color("kind:N", title=None, sort=kinds,
-                                    scale=alt.Scale(domain=kinds, range=[PI_KINDS[k][1] for k in kinds]),
-                                    legend=alt.Legend(labelExpr=_labels_expr({k: PI_KINDS[k][0] for k in kinds}),
-                                                      orient="right", direction="vertical")),
-                    shape=alt.Shape("kind:N", sort=kinds, legend=None,
-                                    scale=alt.Scale(domain=kinds, range=["circle", "square"][:len(kinds)]))))
-    rule = (alt.Chart(pl.DataFrame({"polarization_index": [pi_threshold]}))
-            .mark_rule(color="#222", strokeDash=[5, 4], opacity=0.6).encode(y=pi_axis))
-    index_layers = [line, dots, rule] if kinds else [rule, alt.Chart(pl.DataFrame({"m": [
-        f"No 4 weeks with {pi_min_hours:g} h of zone time yet."]})).mark_text(fontSize=13, color="#666").encode(
-        text="m:N")]
-    hours = bars.properties(width=WIDTH, height=230, title=alt.TitleParams(
-        f"Weekly time in {kind} zones" + title_suffix,
-        subtitle="Hours per zone each ISO week, stacked from zone 1 (bottom); the legend gives each zone's bounds."))
-    index = (alt.layer(*index_layers).properties(width=WIDTH, height=110, title=alt.TitleParams(
-        "Polarization index (Treff et al. 2019), over the last 4 weeks", fontSize=13,
-        subtitle=f"Seiler's three zones; dashed: {pi_threshold:g}, above is polarized. No point: under "
-                 f"{pi_min_hours:g} h of zone time in the 4 weeks, or more zone-3 than zone-1 time.")))
+    line = (
+        alt.Chart(
+            points.with_columns(
+                pl.when(pl.col("kind") == "measured").then(pl.col("polarization_index")).alias("polarization_index")
+            )
+        )
+        .mark_line(color="#222", strokeWidth=1.4)
+        .encode(x=x, y=pi_axis)
+    )
+    dots = (
+        alt.Chart(points.filter(pl.col("kind").is_not_null()))
+        .mark_point(size=30, filled=True)
+        .encode(
+            x=x,
+            y=pi_axis,
+            color=alt.Color(
+                "kind:N",
+                title=None,
+                sort=kinds,
+                scale=alt.Scale(domain=kinds, range=[PI_KINDS[k][1] for k in kinds]),
+                legend=alt.Legend(
+                    labelExpr=_labels_expr({k: PI_KINDS[k][0] for k in kinds}), orient="right", direction="vertical"
+                ),
+            ),
+            shape=alt.Shape(
+                "kind:N",
+                sort=kinds,
+                legend=None,
+                scale=alt.Scale(domain=kinds, range=["circle", "square"][: len(kinds)]),
+            ),
+        )
+    )
+    rule = (
+        alt.Chart(pl.DataFrame({"polarization_index": [pi_threshold]}))
+        .mark_rule(color="#222", strokeDash=[5, 4], opacity=0.6)
+        .encode(y=pi_axis)
+    )
+    index_layers = (
+        [line, dots, rule]
+        if kinds
+        else [
+            rule,
+            alt.Chart(pl.DataFrame({"m": [f"No 4 weeks with {pi_min_hours:g} h of zone time yet."]}))
+            .mark_text(fontSize=13, color="#666")
+            .encode(text="m:N"),
+        ]
+    )
+    hours = bars.properties(
+        width=WIDTH,
+        height=230,
+        title=alt.TitleParams(
+            f"Weekly time in {kind} zones" + title_suffix,
+            subtitle="Hours per zone each ISO week, stacked from zone 1 (bottom); the legend gives each zone's bounds.",
+        ),
+    )
+    index = alt.layer(*index_layers).properties(
+        width=WIDTH,
+        height=110,
+        title=alt.TitleParams(
+            "Polarization index (Treff et al. 2019), over the last 4 weeks",
+            fontSize=13,
+            subtitle=f"Seiler's three zones; dashed: {pi_threshold:g}, above is polarized. No point: under "
+            f"{pi_min_hours:g} h of zone time in the 4 weeks, or more zone-3 than zone-1 time.",
+        ),
+    )
     return _config(alt.vconcat(hours, index, spacing=14).resolve_scale(color="independent", shape="independent"))
 
 
@@ -291,29 +447,52 @@ def segment_history(progression: pl.DataFrame, events: pl.DataFrame, segment_ids
         first_day, last_day = _day_bounds(progression.filter(pl.col("segment_id") == segment_id)["local_date"])
         days = (last_day - first_day).days + 1
         x = alt.X("local_date:T", title=None, axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=5))
-        y_axis = alt.Axis(labelExpr=MMSS, values=list(range(bottom, top + 1, step)),
-                          title="elapsed time (h:mm:ss), lower is faster" if top >= 3600 else
-                          "elapsed time (m:ss), lower is faster")
-        points = (alt.Chart(efforts).mark_circle(size=36, color="#7a8ca5", opacity=0.75)
-                  .encode(x=x, y=alt.Y("elapsed_time:Q", scale=y_scale, axis=y_axis),
-                          tooltip=["local_date:T", "elapsed_time:Q", "attempt:Q"]))
-        best = (alt.Chart(efforts).mark_line(interpolate="step-after", color=CTL_COLOR, strokeWidth=2)
-                .encode(x=x, y=alt.Y("running_best:Q", scale=y_scale)))
-        stars = (alt.Chart(prs).mark_point(shape="diamond", size=110, filled=True, color=PR_COLOR,
-                                           stroke="#8a5a00", strokeWidth=0.8)
-                 .encode(x=x, y=alt.Y("elapsed_time:Q", scale=y_scale),
-                         tooltip=["local_date:T", "elapsed_time:Q",
-                                  alt.Tooltip("improvement_s:Q", title="seconds faster")]))
+        y_axis = alt.Axis(
+            labelExpr=MMSS,
+            values=list(range(bottom, top + 1, step)),
+            title="elapsed time (h:mm:ss), lower is faster" if top >= 3600 else "elapsed time (m:ss), lower is faster",
+        )
+        points = (
+            alt.Chart(efforts)
+            .mark_circle(size=36, color="#7a8ca5", opacity=0.75)
+            .encode(
+                x=x,
+                y=alt.Y("elapsed_time:Q", scale=y_scale, axis=y_axis),
+                tooltip=["local_date:T", "elapsed_time:Q", "attempt:Q"],
+            )
+        )
+        best = (
+            alt.Chart(efforts)
+            .mark_line(interpolate="step-after", color=CTL_COLOR, strokeWidth=2)
+            .encode(x=x, y=alt.Y("running_best:Q", scale=y_scale))
+        )
+        stars = (
+            alt.Chart(prs)
+            .mark_point(shape="diamond", size=110, filled=True, color=PR_COLOR, stroke="#8a5a00", strokeWidth=0.8)
+            .encode(
+                x=x,
+                y=alt.Y("elapsed_time:Q", scale=y_scale),
+                tooltip=["local_date:T", "elapsed_time:Q", alt.Tooltip("improvement_s:Q", title="seconds faster")],
+            )
+        )
         pr = prs.tail(1)
-        subtitle = (f"{_count(efforts.height, 'effort')}, {_count(prs.height - 1, 'PR')} after the first; best "
-                    f"{_mmss(int(pr['elapsed_time'][0]))} on {pr['local_date'][0][:10]}")
-        panels.append(alt.layer(points, best, stars).properties(
-            width=WIDTH // 2 - 40, height=190, title=alt.TitleParams(name, subtitle=subtitle, fontSize=13)))
-    rows = [alt.hconcat(*panels[i:i + 2], spacing=40) for i in range(0, len(panels), 2)]
-    chart = alt.vconcat(*rows, spacing=20).properties(title=alt.TitleParams(
-        "Segment history",
-        subtitle="The segments with the most attempts. Dots: efforts (lower is faster). Blue steps: the running best. "
-                 "Diamonds: PRs (hidden efforts excluded)."))
+        subtitle = (
+            f"{_count(efforts.height, 'effort')}, {_count(prs.height - 1, 'PR')} after the first; best "
+            f"{_mmss(int(pr['elapsed_time'][0]))} on {pr['local_date'][0][:10]}"
+        )
+        panels.append(
+            alt.layer(points, best, stars).properties(
+                width=WIDTH // 2 - 40, height=190, title=alt.TitleParams(name, subtitle=subtitle, fontSize=13)
+            )
+        )
+    rows = [alt.hconcat(*panels[i : i + 2], spacing=40) for i in range(0, len(panels), 2)]
+    chart = alt.vconcat(*rows, spacing=20).properties(
+        title=alt.TitleParams(
+            "Segment history",
+            subtitle="The segments with the most attempts. Dots: efforts (lower is faster). Blue steps: the running best. "
+            "Diamonds: PRs (hidden efforts excluded).",
+        )
+    )
     return _config(chart)
 
 
@@ -323,28 +502,49 @@ def eddington(curve: pl.DataFrame, number: int, days_to_next: int, family: str, 
         return empty("Eddington number", "No distance yet.")
     limit = max(10, min(int(cast(float, curve["n"].max())), max(2 * number, number + 20)))
     data = curve.filter(pl.col("n") <= limit).with_columns(
-        pl.when(pl.col("n") <= number).then(pl.lit("reached")).otherwise(pl.lit("not yet")).alias("status"))
-    bars = (alt.Chart(data).mark_bar()
-            .encode(x=alt.X("n:Q", title=f"n ({unit} in a day)", scale=alt.Scale(domain=[0, limit + 1], nice=False),
-                            axis=alt.Axis(tickMinStep=1, format="d")),
-                    y=alt.Y("days_at_least:Q", title=f"days with at least n {unit}",
-                            axis=alt.Axis(tickMinStep=1, format="d")),
-                    color=alt.Color("status:N", title=None, scale=alt.Scale(domain=["reached", "not yet"],
-                                                                            range=[OKABE_ITO["green"], "#c9ced6"])),
-                    tooltip=["n:Q", "days_at_least:Q"]))
-    diagonal = (alt.Chart(pl.DataFrame({"n": [0, limit + 1], "days_at_least": [0, limit + 1]}))
-                .mark_line(color=OKABE_ITO["vermillion"], strokeDash=[6, 4]).encode(x="n:Q", y="days_at_least:Q"))
+        pl.when(pl.col("n") <= number).then(pl.lit("reached")).otherwise(pl.lit("not yet")).alias("status")
+    )
+    bars = (
+        alt.Chart(data)
+        .mark_bar()
+        .encode(
+            x=alt.X(
+                "n:Q",
+                title=f"n ({unit} in a day)",
+                scale=alt.Scale(domain=[0, limit + 1], nice=False),
+                axis=alt.Axis(tickMinStep=1, format="d"),
+            ),
+            y=alt.Y("days_at_least:Q", title=f"days with at least n {unit}", axis=alt.Axis(tickMinStep=1, format="d")),
+            color=alt.Color(
+                "status:N",
+                title=None,
+                scale=alt.Scale(domain=["reached", "not yet"], range=[OKABE_ITO["green"], "#c9ced6"]),
+            ),
+            tooltip=["n:Q", "days_at_least:Q"],
+        )
+    )
+    diagonal = (
+        alt.Chart(pl.DataFrame({"n": [0, limit + 1], "days_at_least": [0, limit + 1]}))
+        .mark_line(color=OKABE_ITO["vermillion"], strokeDash=[6, 4])
+        .encode(x="n:Q", y="days_at_least:Q")
+    )
     top = int(_high(data["days_at_least"]) or 1)
-    rule = (alt.Chart(pl.DataFrame({"n": [number + 0.5]})).mark_rule(color="#222", strokeDash=[2, 3])
-            .encode(x="n:Q"))
-    mark = (alt.Chart(pl.DataFrame({"n": [number + 0.5], "days_at_least": [top], "label": [f"E = {number}"]}))
-            .mark_text(dx=-6, dy=4, align="right", baseline="top", fontSize=13, fontWeight="bold", color="#222")
-            .encode(x="n:Q", y="days_at_least:Q", text="label:N"))
-    chart = alt.layer(bars, diagonal, rule, mark).properties(width=WIDTH, height=260, title=alt.TitleParams(
-        f"Eddington number ({family}, {unit}): {number}",
-        subtitle=f"E days of at least E {unit} (local days, activities summed). "
-                 f"{days_to_next} more day(s) of {number + 1}+ {unit} for {number + 1}. Dashed: days = n; "
-                 "the dotted line marks E."))
+    rule = alt.Chart(pl.DataFrame({"n": [number + 0.5]})).mark_rule(color="#222", strokeDash=[2, 3]).encode(x="n:Q")
+    mark = (
+        alt.Chart(pl.DataFrame({"n": [number + 0.5], "days_at_least": [top], "label": [f"E = {number}"]}))
+        .mark_text(dx=-6, dy=4, align="right", baseline="top", fontSize=13, fontWeight="bold", color="#222")
+        .encode(x="n:Q", y="days_at_least:Q", text="label:N")
+    )
+    chart = alt.layer(bars, diagonal, rule, mark).properties(
+        width=WIDTH,
+        height=260,
+        title=alt.TitleParams(
+            f"Eddington number ({family}, {unit}): {number}",
+            subtitle=f"E days of at least E {unit} (local days, activities summed). "
+            f"{days_to_next} more day(s) of {number + 1}+ {unit} for {number + 1}. Dashed: days = n; "
+            "the dotted line marks E.",
+        ),
+    )
     return _config(chart)
 
 
@@ -357,30 +557,50 @@ def ytd(frame: pl.DataFrame, family: str, unit: str, unit_m: float, as_of: dt.da
     started = cast("dt.date | None", frame.filter(pl.col("distance_m") > 0)["date"].min())
     if started is not None:
         frame = frame.filter(pl.col("date") >= started - dt.timedelta(days=1))
-    data = (frame.with_columns((pl.col("distance_m") / unit_m).alias("distance"),
-                               pl.col("year").cast(pl.String).alias("year_label"),
-                               pl.date(2000, pl.col("date").dt.month(), pl.col("date").dt.day()).alias("plot_date"),
-                               (pl.col("year") == as_of.year).alias("current")))
+    data = frame.with_columns(
+        (pl.col("distance_m") / unit_m).alias("distance"),
+        pl.col("year").cast(pl.String).alias("year_label"),
+        pl.date(2000, pl.col("date").dt.month(), pl.col("date").dt.day()).alias("plot_date"),
+        (pl.col("year") == as_of.year).alias("current"),
+    )
     data = _local(data, "plot_date", "date")
     years = sorted(data["year_label"].unique().to_list())
     past = [y for y in years if y != str(as_of.year)]
     current = [y for y in years if y == str(as_of.year)]
     colors = [YEAR_COLORS[i % len(YEAR_COLORS)] for i in range(len(past))] + ["#000000"] * len(current)
     year_axis = ["2000-01-01T00:00:00", "2001-01-01T00:00:00"]  # every year drawn on one leap year's days
-    started_note = (f" Records start {started:%d %b %Y}: that year's line starts there."
-                    if started is not None and started.timetuple().tm_yday > 1 else "")
-    chart = (alt.Chart(data).mark_line(interpolate="step-after")
-             .encode(x=alt.X("plot_date:T", title=None, scale=alt.Scale(domain=year_axis),
-                             axis=alt.Axis(format="%b", labelAngle=0, tickCount={"interval": "month", "step": 1})),
-                     y=alt.Y("distance:Q", title=f"distance since 1 January ({unit})"),
-                     color=alt.Color("year_label:N", title="year", sort=years,
-                                     scale=alt.Scale(domain=past + current, range=colors)),
-                     strokeWidth=alt.condition("datum.current", alt.value(3.2), alt.value(1.8)),
-                     tooltip=["date:T", alt.Tooltip("distance:Q", format=".0f")])
-             .properties(width=WIDTH, height=260, title=alt.TitleParams(
-                 f"Year-to-date distance ({family})",
-                 subtitle=f"Cumulative {unit} by day of the year, one line per year; {as_of.year} in bold black "
-                          f"(through {as_of.isoformat()})." + started_note)))
+    started_note = (
+        f" Records start {started:%d %b %Y}: that year's line starts there."
+        if started is not None and started.timetuple().tm_yday > 1
+        else ""
+    )
+    chart = (
+        alt.Chart(data)
+        .mark_line(interpolate="step-after")
+        .encode(
+            x=alt.X(
+                "plot_date:T",
+                title=None,
+                scale=alt.Scale(domain=year_axis),
+                axis=alt.Axis(format="%b", labelAngle=0, tickCount={"interval": "month", "step": 1}),
+            ),
+            y=alt.Y("distance:Q", title=f"distance since 1 January ({unit})"),
+            color=alt.Color(
+                "year_label:N", title="year", sort=years, scale=alt.Scale(domain=past + current, range=colors)
+            ),
+            strokeWidth=alt.condition("datum.current", alt.value(3.2), alt.value(1.8)),
+            tooltip=["date:T", alt.Tooltip("distance:Q", format=".0f")],
+        )
+        .properties(
+            width=WIDTH,
+            height=260,
+            title=alt.TitleParams(
+                f"Year-to-date distance ({family})",
+                subtitle=f"Cumulative {unit} by day of the year, one line per year; {as_of.year} in bold black "
+                f"(through {as_of.isoformat()})." + started_note,
+            ),
+        )
+    )
     return _config(chart)
 
 
@@ -391,54 +611,80 @@ def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) ->
     fit passed its gates."""
     if curve.is_empty():
         return empty("Power-duration curve", "No rides with device power yet.")
-    named = curve.with_columns(pl.when(pl.col("season") == 0).then(pl.lit("all time"))
-                               .otherwise(pl.col("season").cast(pl.String)).alias("period"))
+    named = curve.with_columns(
+        pl.when(pl.col("season") == 0)
+        .then(pl.lit("all time"))
+        .otherwise(pl.col("season").cast(pl.String))
+        .alias("period")
+    )
     periods = [p for p in ("all time", str(season)) if p in set(named["period"].to_list())]
-    efforts = (named.filter(pl.col("period").is_in(periods))
-               .group_by("period", "effort_duration_s")
-               .agg(pl.col("best_watts").max(), pl.col("source").first(), pl.col("local_date").first())
-               .rename({"effort_duration_s": "duration_s"})
-               .with_columns(pl.col("duration_s").map_elements(_mmss, return_dtype=pl.String).alias("lasted"))
-               .sort("period", "duration_s"))
+    efforts = (
+        named.filter(pl.col("period").is_in(periods))
+        .group_by("period", "effort_duration_s")
+        .agg(pl.col("best_watts").max(), pl.col("source").first(), pl.col("local_date").first())
+        .rename({"effort_duration_s": "duration_s"})
+        .with_columns(pl.col("duration_s").map_elements(_mmss, return_dtype=pl.String).alias("lasted"))
+        .sort("period", "duration_s")
+    )
     steps = efforts.select("period", "duration_s", "best_watts")
     shortest, longest = _int_bounds(efforts["duration_s"])
-    colors = alt.Scale(domain=periods, range=[OKABE_ITO["blue"], OKABE_ITO["orange"]][:len(periods)])
+    colors = alt.Scale(domain=periods, range=[OKABE_ITO["blue"], OKABE_ITO["orange"]][: len(periods)])
     ticks = [t for t in (5, 15, 60, 300, 1200, 3600, 14400, 36000) if t <= longest * 1.5]
-    x = alt.X("duration_s:Q", title="duration", axis=alt.Axis(values=ticks, labelExpr=DURATION_LABEL),
-              scale=alt.Scale(type="log", domain=[max(1, shortest * 0.8), max(16000, longest * 1.2)], nice=False))
+    x = alt.X(
+        "duration_s:Q",
+        title="duration",
+        axis=alt.Axis(values=ticks, labelExpr=DURATION_LABEL),
+        scale=alt.Scale(type="log", domain=[max(1, shortest * 0.8), max(16000, longest * 1.2)], nice=False),
+    )
     y = alt.Y("best_watts:Q", title="best average power (W)", scale=alt.Scale(zero=False))
     color = alt.Color("period:N", title=None, sort=periods, scale=colors)
-    tooltip = [alt.Tooltip("lasted:N", title="effort lasted"), alt.Tooltip("best_watts:Q", format=".0f"), "source:N",
-               "local_date:T"]
+    tooltip = [
+        alt.Tooltip("lasted:N", title="effort lasted"),
+        alt.Tooltip("best_watts:Q", format=".0f"),
+        "source:N",
+        "local_date:T",
+    ]
     everything = efforts.filter(pl.col("period") == periods[0]).select("duration_s", "best_watts")
     layers = []
     for period in reversed(periods):  # this season first, all time on top
         mine = efforts.filter(pl.col("period") == period)
         if period != periods[0]:  # an effort that is also the all-time one is labelled once
             mine = mine.join(everything, on=["duration_s", "best_watts"], how="anti")
-        layers += [alt.Chart(steps.filter(pl.col("period") == period))
-                   .mark_line(strokeWidth=1.6, interpolate="step-before").encode(x=x, y=y, color=color),
-                   alt.Chart(mine).mark_circle(size=55, opacity=1).encode(x=x, y=y, color=color, tooltip=tooltip),
-                   alt.Chart(mine).mark_text(dy=-11 if period == periods[0] else 13, fontSize=10,
-                                             color="#333" if period == periods[0] else "#8a5a00")
-                   .encode(x=x, y=y, text="lasted:N")]
-    subtitle = ["Dots: the best efforts, laps or rides with device power, at their real length (labelled). Steps: "
-                "the power each",
-                "proves for every shorter duration down to the next dot (a lower bound: no power streams)."]
+        layers += [
+            alt.Chart(steps.filter(pl.col("period") == period))
+            .mark_line(strokeWidth=1.6, interpolate="step-before")
+            .encode(x=x, y=y, color=color),
+            alt.Chart(mine).mark_circle(size=55, opacity=1).encode(x=x, y=y, color=color, tooltip=tooltip),
+            alt.Chart(mine)
+            .mark_text(
+                dy=-11 if period == periods[0] else 13, fontSize=10, color="#333" if period == periods[0] else "#8a5a00"
+            )
+            .encode(x=x, y=y, text="lasted:N"),
+        ]
+    subtitle = [
+        "Dots: the best efforts, laps or rides with device power, at their real length (labelled). Steps: "
+        "the power each",
+        "proves for every shorter duration down to the next dot (a lower bound: no power streams).",
+    ]
     if fit and fit.get("cp_watts") is not None:
         cp, w = float(fit["cp_watts"]), float(fit["w_prime_j"])
         lo, hi = int(fit["shortest_s"]), int(fit["longest_s"])
         model = pl.DataFrame({"duration_s": [float(lo + (hi - lo) * i / 40) for i in range(41)]}).with_columns(
-            (cp + w / pl.col("duration_s")).alias("best_watts"))
-        layers.append(alt.Chart(model).mark_line(color="#222", strokeDash=[5, 4], strokeWidth=1.6)
-                      .encode(x=x, y="best_watts:Q"))
-        subtitle.append(f"Dashed: P = CP + W′/t over the {fit['points']} envelope efforts it was fitted on "
-                        f"({_mmss(lo)}-{_mmss(hi)}): CP {cp:.0f} W, W′ {w / 1000:.1f} kJ (all time), "
-                        f"error {fit['rmse_watts']:.0f} W.")
+            (cp + w / pl.col("duration_s")).alias("best_watts")
+        )
+        layers.append(
+            alt.Chart(model).mark_line(color="#222", strokeDash=[5, 4], strokeWidth=1.6).encode(x=x, y="best_watts:Q")
+        )
+        subtitle.append(
+            f"Dashed: P = CP + W′/t over the {fit['points']} envelope efforts it was fitted on "
+            f"({_mmss(lo)}-{_mmss(hi)}): CP {cp:.0f} W, W′ {w / 1000:.1f} kJ (all time), "
+            f"error {fit['rmse_watts']:.0f} W."
+        )
     elif fit:
         subtitle.append(f"No critical power drawn: {fit['cp_note']}.")
-    chart = alt.layer(*layers).properties(width=WIDTH, height=280, title=alt.TitleParams(
-        "Power-duration curve and critical power", subtitle=subtitle))
+    chart = alt.layer(*layers).properties(
+        width=WIDTH, height=280, title=alt.TitleParams("Power-duration curve and critical power", subtitle=subtitle)
+    )
     return _config(chart)
 
 
@@ -447,39 +693,76 @@ def best_efforts(best: pl.DataFrame, season: int) -> Any:
     its pace and date."""
     if best.is_empty():
         return empty("Running best efforts", "No runs with kilometre splits yet.")
-    data = (best.with_columns(pl.when(pl.col("season") == 0).then(pl.lit("all time"))
-                              .otherwise(pl.col("season").cast(pl.String)).alias("period"),
-                              pl.col("pace_s_per_km").round(0).cast(pl.Int64).alias("pace"))
-            .filter(pl.col("season").is_in([0, season]))
-            .with_columns((pl.col("pace").map_elements(_mmss, return_dtype=pl.String) + pl.lit("/km\n")
-                           + pl.col("best_time_s").cast(pl.Int64).map_elements(_mmss, return_dtype=pl.String)
-                           + pl.lit(" · ") + pl.col("local_date").cast(pl.String)).alias("text")))
-    all_time = data.filter(pl.col("season") == 0).select("splits", pl.col("activity_id").alias("a0"),
-                                                         pl.col("best_time_s").alias("t0"))
+    data = (
+        best.with_columns(
+            pl.when(pl.col("season") == 0)
+            .then(pl.lit("all time"))
+            .otherwise(pl.col("season").cast(pl.String))
+            .alias("period"),
+            pl.col("pace_s_per_km").round(0).cast(pl.Int64).alias("pace"),
+        )
+        .filter(pl.col("season").is_in([0, season]))
+        .with_columns(
+            (
+                pl.col("pace").map_elements(_mmss, return_dtype=pl.String)
+                + pl.lit("/km\n")
+                + pl.col("best_time_s").cast(pl.Int64).map_elements(_mmss, return_dtype=pl.String)
+                + pl.lit(" · ")
+                + pl.col("local_date").cast(pl.String)
+            ).alias("text")
+        )
+    )
+    all_time = data.filter(pl.col("season") == 0).select(
+        "splits", pl.col("activity_id").alias("a0"), pl.col("best_time_s").alias("t0")
+    )
     same = (pl.col("activity_id") == pl.col("a0")) & (pl.col("best_time_s") == pl.col("t0"))
-    data = (data.join(all_time, on="splits", how="left")
-            .filter(~((pl.col("season") == season) & same.fill_null(False))).drop("a0", "t0"))
+    data = (
+        data.join(all_time, on="splits", how="left")
+        .filter(~((pl.col("season") == season) & same.fill_null(False)))
+        .drop("a0", "t0")
+    )
     periods = [p for p in ("all time", str(season)) if p in set(data["period"].to_list())]
     labels = best.sort("splits")["label"].unique(maintain_order=True).to_list()
     low, high = _int_bounds(data["pace"])
     step = _time_step(max(30, high - low))
     bottom, top = max(0, (low - step) // step * step), -(-(high + step) // step) * step
-    y = alt.Y("pace:Q", title="pace (min:ss per km), faster is higher",
-              scale=alt.Scale(domain=[top, bottom], nice=False),
-              axis=alt.Axis(labelExpr=MMSS, values=list(range(bottom, top + 1, step))))
-    x = alt.X("label:N", title="distance (consecutive whole kilometre splits)", sort=labels,
-              axis=alt.Axis(labelAngle=0))
-    color = alt.Color("period:N", title=None, sort=periods,
-                      scale=alt.Scale(domain=periods, range=[OKABE_ITO["blue"], OKABE_ITO["orange"]][:len(periods)]))
-    dots = (alt.Chart(data).mark_point(size=90, filled=True, opacity=1)
-            .encode(x=x, y=y, color=color, tooltip=["label:N", "period:N", "text:N"]))
-    text = [(alt.Chart(data.filter(pl.col("period") == period))
-             .mark_text(dy=-20 if period == "all time" else 22, fontSize=10, color="#333", lineBreak="\n")
-             .encode(x=x, y=y, text="text:N")) for period in periods]
-    chart = alt.layer(dots, *text).properties(width=WIDTH, height=280, title=alt.TitleParams(
-        "Running best efforts",
-        subtitle=f"Fastest stretch of consecutive whole kilometre splits in one run: its pace, time and date. A "
-                 f"{season} best that is also the all-time best is drawn once."))
+    y = alt.Y(
+        "pace:Q",
+        title="pace (min:ss per km), faster is higher",
+        scale=alt.Scale(domain=[top, bottom], nice=False),
+        axis=alt.Axis(labelExpr=MMSS, values=list(range(bottom, top + 1, step))),
+    )
+    x = alt.X(
+        "label:N", title="distance (consecutive whole kilometre splits)", sort=labels, axis=alt.Axis(labelAngle=0)
+    )
+    color = alt.Color(
+        "period:N",
+        title=None,
+        sort=periods,
+        scale=alt.Scale(domain=periods, range=[OKABE_ITO["blue"], OKABE_ITO["orange"]][: len(periods)]),
+    )
+    dots = (
+        alt.Chart(data)
+        .mark_point(size=90, filled=True, opacity=1)
+        .encode(x=x, y=y, color=color, tooltip=["label:N", "period:N", "text:N"])
+    )
+    text = [
+        (
+            alt.Chart(data.filter(pl.col("period") == period))
+            .mark_text(dy=-20 if period == "all time" else 22, fontSize=10, color="#333", lineBreak="\n")
+            .encode(x=x, y=y, text="text:N")
+        )
+        for period in periods
+    ]
+    chart = alt.layer(dots, *text).properties(
+        width=WIDTH,
+        height=280,
+        title=alt.TitleParams(
+            "Running best efforts",
+            subtitle=f"Fastest stretch of consecutive whole kilometre splits in one run: its pace, time and date. A "
+            f"{season} best that is also the all-time best is drawn once.",
+        ),
+    )
     return _config(chart)
 
 
@@ -492,45 +775,76 @@ def load_risk(risk: pl.DataFrame, first_day: dt.date, last_day: dt.date) -> Any:
     x = _day_axis(first_day, last_day)
     labels = ["rolling 7 d / 28 d", "EWMA 7 d / 28 d"]
     shown = data.filter(pl.col("acwr_rolling").is_not_null() | pl.col("acwr_ewma").is_not_null())
-    top_value = max(2.0, float(shown.select(pl.max_horizontal("acwr_rolling", "acwr_ewma").max()).item() or 0) + 0.1) \
-        if shown.height else 2.0
+    top_value = (
+        max(2.0, float(shown.select(pl.max_horizontal("acwr_rolling", "acwr_ewma").max()).item() or 0) + 0.1)
+        if shown.height
+        else 2.0
+    )
     y = alt.Y("value:Q", title="acute : chronic", scale=alt.Scale(domain=[0, top_value], nice=False))
-    folded = (alt.Chart(data).transform_fold(["acwr_rolling", "acwr_ewma"], as_=["measure", "value"])
-              .transform_calculate(label=f"datum.measure == 'acwr_rolling' ? '{labels[0]}' : '{labels[1]}'")
-              .encode(x=x, y=y, color=alt.Color("label:N", title=None, sort=labels,
-                                                scale=alt.Scale(domain=labels,
-                                                                range=[OKABE_ITO["blue"], OKABE_ITO["vermillion"]]))))
-    one = (alt.Chart(pl.DataFrame({"value": [1.0]})).mark_rule(color="#777", strokeDash=[4, 4]).encode(y=y))
-    rise = (alt.Chart(pl.DataFrame({"value": [1.5]})).mark_rule(color="#777", strokeDash=[1, 3]).encode(y=y))
+    folded = (
+        alt.Chart(data)
+        .transform_fold(["acwr_rolling", "acwr_ewma"], as_=["measure", "value"])
+        .transform_calculate(label=f"datum.measure == 'acwr_rolling' ? '{labels[0]}' : '{labels[1]}'")
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color(
+                "label:N",
+                title=None,
+                sort=labels,
+                scale=alt.Scale(domain=labels, range=[OKABE_ITO["blue"], OKABE_ITO["vermillion"]]),
+            ),
+        )
+    )
+    one = alt.Chart(pl.DataFrame({"value": [1.0]})).mark_rule(color="#777", strokeDash=[4, 4]).encode(y=y)
+    rise = alt.Chart(pl.DataFrame({"value": [1.5]})).mark_rule(color="#777", strokeDash=[1, 3]).encode(y=y)
     layers = [one, rise, folded.mark_line(strokeWidth=1.6), folded.mark_circle(size=9, opacity=0.9)]
     note = risk.filter(pl.col("acwr_note") != "ok")["acwr_note"].tail(1).to_list()
     if not shown.height:
         message = f"No ratio yet: {note[0]}." if note else "No ratio yet."
-        layers.append(alt.Chart(pl.DataFrame({"m": [message], "value": [top_value * 0.85]}))
-                      .mark_text(fontSize=14, color="#666").encode(y=y, text="m:N"))
+        layers.append(
+            alt.Chart(pl.DataFrame({"m": [message], "value": [top_value * 0.85]}))
+            .mark_text(fontSize=14, color="#666")
+            .encode(y=y, text="m:N")
+        )
     shown_days = risk.filter(pl.col("acwr_note") == "ok").height
     why = risk.filter(pl.col("acwr_note") != "ok")["acwr_note"].mode().to_list()
-    coverage = (f"Shown on {shown_days} of {risk.height} days" + (
-        f"; on {'most others' if shown_days else 'all'}: {why[0]}." if why else "."))
-    ratio = alt.layer(*layers).properties(width=WIDTH, height=200, title=alt.TitleParams(
-        "Load change: acute:chronic workload ratio",
-        subtitle=["Last 7 days' load against the last 28 (dashed: equal), only with at least 8 sessions and 10 load "
-                  "a day in the 28 days. " + coverage,
-                  "Above 1.5 (dotted), load rose faster than fitness. The ratio's link to injury is disputed "
-                  "(Impellizzeri et al. 2020): read it as a change in load, not a risk score."]))
+    coverage = f"Shown on {shown_days} of {risk.height} days" + (
+        f"; on {'most others' if shown_days else 'all'}: {why[0]}." if why else "."
+    )
+    ratio = alt.layer(*layers).properties(
+        width=WIDTH,
+        height=200,
+        title=alt.TitleParams(
+            "Load change: acute:chronic workload ratio",
+            subtitle=[
+                "Last 7 days' load against the last 28 (dashed: equal), only with at least 8 sessions and 10 load "
+                "a day in the 28 days. " + coverage,
+                "Above 1.5 (dotted), load rose faster than fitness. The ratio's link to injury is disputed "
+                "(Impellizzeri et al. 2020): read it as a change in load, not a risk score.",
+            ],
+        ),
+    )
     top_m = max(2.5, float(_high(data["monotony"]) or 0) + 0.2)
     my = alt.Y("monotony:Q", title="monotony", scale=alt.Scale(domain=[0, top_m], nice=False))
     mono_base = alt.Chart(data).encode(x=x, y=my)
     two = alt.Chart(pl.DataFrame({"monotony": [2.0]})).mark_rule(color="#444", strokeDash=[5, 4]).encode(y=my)
     mono_layers = [two, mono_base.mark_line(color="#444", strokeWidth=1.3), mono_base.mark_circle(color="#444", size=9)]
     if data["monotony"].drop_nulls().is_empty():
-        mono_layers.append(alt.Chart(pl.DataFrame({"m": ["No monotony yet: needs 7 days with different loads."],
-                                                   "monotony": [top_m / 2]}))
-                           .mark_text(fontSize=13, color="#666").encode(y=my, text="m:N"))
-    mono = (alt.layer(*mono_layers)
-            .properties(width=WIDTH, height=110, title=alt.TitleParams(
-                "Training monotony (Foster): 7-day mean ÷ standard deviation; above 2 (dashed), little variety",
-                fontSize=13)))
+        mono_layers.append(
+            alt.Chart(
+                pl.DataFrame({"m": ["No monotony yet: needs 7 days with different loads."], "monotony": [top_m / 2]})
+            )
+            .mark_text(fontSize=13, color="#666")
+            .encode(y=my, text="m:N")
+        )
+    mono = alt.layer(*mono_layers).properties(
+        width=WIDTH,
+        height=110,
+        title=alt.TitleParams(
+            "Training monotony (Foster): 7-day mean ÷ standard deviation; above 2 (dashed), little variety", fontSize=13
+        ),
+    )
     return _config(alt.vconcat(ratio, mono, spacing=14).resolve_scale(color="independent"))
 
 
@@ -541,30 +855,51 @@ def calendar(daily: pl.DataFrame, last_day: dt.date, weeks: int = 53) -> Any:
         return empty("Training calendar", "No activities yet.")
     monday = last_day - dt.timedelta(days=last_day.weekday()) - dt.timedelta(weeks=weeks - 1)
     days = pl.DataFrame({"date": pl.date_range(monday, last_day, "1d", eager=True)})
-    data = (days.join(daily.select("date", "load", "activities"), on="date", how="left")
-            .with_columns(pl.col("load").fill_null(0.0), pl.col("activities").fill_null(0),
-                          (pl.col("date") - pl.col("date").dt.truncate("1w")).dt.total_days().alias("weekday"),
-                          pl.col("date").dt.truncate("1w").alias("week"))
-            .with_columns(pl.when(pl.col("load") > 0).then(pl.col("load")).alias("shown")))
+    data = (
+        days.join(daily.select("date", "load", "activities"), on="date", how="left")
+        .with_columns(
+            pl.col("load").fill_null(0.0),
+            pl.col("activities").fill_null(0),
+            (pl.col("date") - pl.col("date").dt.truncate("1w")).dt.total_days().alias("weekday"),
+            pl.col("date").dt.truncate("1w").alias("week"),
+        )
+        .with_columns(pl.when(pl.col("load") > 0).then(pl.col("load")).alias("shown"))
+    )
     firsts = sorted(w for w in data["week"].unique().to_list() if w.day <= 7)  # the week each month starts in
     months = {w.isoformat(): w.strftime("%b %Y" if i == 0 or w.month == 1 else "%b") for i, w in enumerate(firsts)}
     data = _local(data, "date").with_columns(pl.col("week").cast(pl.String))
     names = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
     month_label = " : ".join(f"datum.value == '{w}' ? '{label}'" for w, label in sorted(months.items())) + " : ''"
-    x = alt.X("week:O", title=None, axis=alt.Axis(labelExpr=month_label, labelAngle=0, ticks=False, domain=False,
-                                                  labelOverlap=False))
+    x = alt.X(
+        "week:O",
+        title=None,
+        axis=alt.Axis(labelExpr=month_label, labelAngle=0, ticks=False, domain=False, labelOverlap=False),
+    )
     y = alt.Y("weekday:O", title=None, axis=alt.Axis(labelExpr=f"{names}[datum.value]", ticks=False, domain=False))
     rest = alt.Chart(data).mark_rect(color="#eeeeee", stroke="white", strokeWidth=1.5).encode(x=x, y=y)
     top = float(_high(data["load"]) or 1.0)
-    loaded = (alt.Chart(data).mark_rect(stroke="white", strokeWidth=1.5)
-              .encode(x=x, y=y, color=alt.Color("shown:Q", title="load that day",
-                                                scale=alt.Scale(scheme="blues", domain=[0, max(top, 1.0)])),
-                      tooltip=["date:T", alt.Tooltip("load:Q", format=".0f"), "activities:Q"])
-              .transform_filter("datum.shown != null"))
-    chart = alt.layer(rest, loaded).properties(width=WIDTH, height=130, title=alt.TitleParams(
-        "Training calendar",
-        subtitle=f"Each day's training load (TSS scale), the last {weeks} weeks to {last_day.isoformat()}; "
-                 "grey: no training."))
+    loaded = (
+        alt.Chart(data)
+        .mark_rect(stroke="white", strokeWidth=1.5)
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color(
+                "shown:Q", title="load that day", scale=alt.Scale(scheme="blues", domain=[0, max(top, 1.0)])
+            ),
+            tooltip=["date:T", alt.Tooltip("load:Q", format=".0f"), "activities:Q"],
+        )
+        .transform_filter("datum.shown != null")
+    )
+    chart = alt.layer(rest, loaded).properties(
+        width=WIDTH,
+        height=130,
+        title=alt.TitleParams(
+            "Training calendar",
+            subtitle=f"Each day's training load (TSS scale), the last {weeks} weeks to {last_day.isoformat()}; "
+            "grey: no training.",
+        ),
+    )
     return _config(chart)
 
 
@@ -584,26 +919,44 @@ def routes(tracks: pl.DataFrame, title: str, max_points: int = 60_000) -> Any:
     # None only for a column without values: tracks has rows, and decoded points their lat and lon
     assert lat_lo is not None and lat_hi is not None and lon_lo is not None and lon_hi is not None
     pad_lat, pad_lon = max(0.005, (lat_hi - lat_lo) * 0.05), max(0.005, (lon_hi - lon_lo) * 0.05)
-    inside = (pl.col("lat").is_between(lat_lo - pad_lat, lat_hi + pad_lat)
-              & pl.col("lon").is_between(lon_lo - pad_lon, lon_hi + pad_lon))
+    inside = pl.col("lat").is_between(lat_lo - pad_lat, lat_hi + pad_lat) & pl.col("lon").is_between(
+        lon_lo - pad_lon, lon_hi + pad_lon
+    )
     # a route that leaves the area is cut there: each stretch inside is its own line (no chord across the gap)
     marked = tracks.sort("activity_id", "seq").with_columns(inside.alias("inside"))
-    kept = (marked.with_columns((pl.col("inside") != pl.col("inside").shift(1).over("activity_id")).fill_null(True)
-                                .cum_sum().over("activity_id").alias("stretch"))
-            .filter(pl.col("inside"))
-            .with_columns(pl.format("{}-{}", "activity_id", "stretch").alias("line")))
+    kept = (
+        marked.with_columns(
+            (pl.col("inside") != pl.col("inside").shift(1).over("activity_id"))
+            .fill_null(True)
+            .cum_sum()
+            .over("activity_id")
+            .alias("stretch")
+        )
+        .filter(pl.col("inside"))
+        .with_columns(pl.format("{}-{}", "activity_id", "stretch").alias("line"))
+    )
     every = max(1, -(-kept.height // max_points))
     kept = kept.filter((pl.col("seq") % every == 0) | (pl.col("seq") == pl.col("seq").max().over("line")))
     total = tracks["activity_id"].n_unique()
     drawn = kept["activity_id"].n_unique()
     outside = total - tracks.group_by("activity_id").agg(inside.all().alias("in"))["in"].sum()
-    lines = (alt.Chart(kept).mark_line(strokeWidth=1.1, opacity=max(0.08, min(0.6, 6 / max(1, drawn))),
-                                       color=OKABE_ITO["vermillion"])
-             .encode(longitude="lon:Q", latitude="lat:Q", detail="line:N", order="seq:Q"))
-    note = (f"{total} route(s)" + (f"; {outside} leave the area shown and are cut at its edge" if outside else "")
-            + (f"; {sparse.height} with fewer than {MIN_ROUTE_POINTS} points left out" if sparse.height else ""))
-    chart = lines.project(type="mercator").properties(width=WIDTH, height=420, title=alt.TitleParams(
-        title, subtitle=f"Every route, thin and translucent: the darker, the more often. {note}."))
+    lines = (
+        alt.Chart(kept)
+        .mark_line(strokeWidth=1.1, opacity=max(0.08, min(0.6, 6 / max(1, drawn))), color=OKABE_ITO["vermillion"])
+        .encode(longitude="lon:Q", latitude="lat:Q", detail="line:N", order="seq:Q")
+    )
+    note = (
+        f"{total} route(s)"
+        + (f"; {outside} leave the area shown and are cut at its edge" if outside else "")
+        + (f"; {sparse.height} with fewer than {MIN_ROUTE_POINTS} points left out" if sparse.height else "")
+    )
+    chart = lines.project(type="mercator").properties(
+        width=WIDTH,
+        height=420,
+        title=alt.TitleParams(
+            title, subtitle=f"Every route, thin and translucent: the darker, the more often. {note}."
+        ),
+    )
     return _config(chart)
 
 
@@ -616,8 +969,12 @@ def _day_axis(first_day: dt.date, last_day: dt.date) -> Any:
     it, so their windows line up)."""
     days = (last_day - first_day).days + 1
     span = [f"{first_day.isoformat()}T00:00:00", f"{(last_day + dt.timedelta(days=1)).isoformat()}T00:00:00"]
-    return alt.X("date:T", title=None, scale=alt.Scale(domain=span),
-                 axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=min(12, days)))
+    return alt.X(
+        "date:T",
+        title=None,
+        scale=alt.Scale(domain=span),
+        axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=min(12, days)),
+    )
 
 
 def _date_format(days: int) -> str:
@@ -634,8 +991,9 @@ def _time_step(span: int) -> int:
     return 7200
 
 
-DURATION_LABEL = ("datum.value < 60 ? datum.value + ' s' : datum.value < 3600 ? datum.value / 60 + ' min' : "
-                  "datum.value / 3600 + ' h'")
+DURATION_LABEL = (
+    "datum.value < 60 ? datum.value + ' s' : datum.value < 3600 ? datum.value / 60 + ' min' : datum.value / 3600 + ' h'"
+)
 
 
 def _mmss(seconds: int) -> str:

@@ -49,15 +49,19 @@ class Plan:
         """The mapping's source; a plain unnest of a typed array unnests its structs, a member of its elements is
         read from the member's JSON leaf."""
         for path in self.typed:
-            typed = (f"(SELECT *, unnest(doc['{path}']) AS item__fields, generate_subscripts(doc['{path}'], "
-                     f"1) AS idx FROM batch WHERE doc['{path}'] IS NOT NULL)")
+            typed = (
+                f"(SELECT *, unnest(doc['{path}']) AS item__fields, generate_subscripts(doc['{path}'], "
+                f"1) AS idx FROM batch WHERE doc['{path}'] IS NOT NULL)"
+            )
             if mapping.source == unnest_source(path):
                 return typed
             if MEMBER_ROWS.get(mapping.source, ("",))[0] == path:
                 _, member, column = MEMBER_ROWS[mapping.source]
                 # the document and its parse stay behind: DISTINCT ON carries every column it is given
-                return (f"(SELECT DISTINCT ON ({column}->>'$.id') * FROM (SELECT * EXCLUDE (raw, doc, item__fields), "
-                        f"item__fields['{member}'] AS {column} FROM {typed}))")
+                return (
+                    f"(SELECT DISTINCT ON ({column}->>'$.id') * FROM (SELECT * EXCLUDE (raw, doc, item__fields), "
+                    f"item__fields['{member}'] AS {column} FROM {typed}))"
+                )
         return mapping.source
 
     def staged(self, mapping: Mapping) -> dict[str, tuple[str, dict[str, object]]]:
@@ -89,7 +93,8 @@ def plan(mappings: tuple[Mapping, ...]) -> Plan:
         members = {MEMBER_ROWS[m.source][1] for m in member_users}
         exprs = [e for m in plain for e in m.columns.values()]
         if len(plain) + len(member_users) < len(users) or any(
-                BARE_ITEM.search(JSON_READ.sub("", FIELD_READ.sub("", e))) for e in exprs):
+            BARE_ITEM.search(JSON_READ.sub("", FIELD_READ.sub("", e))) for e in exprs
+        ):
             structure[path] = ["JSON"]
             texts.append(path)
             continue
@@ -115,10 +120,17 @@ def stage_sql(p: Plan) -> str:
     proof they are gone. The check parses the document again only for the rare document without that array."""
     structure = json.dumps(p.structure, separators=(",", ":"))
     arrays = "".join(f", doc['{a}'] AS {array_column(a)}" for a in p.texts)
-    odd = " OR ".join(f"(CASE WHEN doc['{a}'] IS NULL THEN coalesce(json_type(raw, '$.{a}') <> 'NULL', false) "
-                      f"ELSE false END)" for a in p.arrays) or "false"
-    return (f"CREATE OR REPLACE TEMP TABLE batch AS SELECT *, TRY_CAST(doc['id'] AS BIGINT) AS parent_id{arrays}, "
-            f"{odd} AS odd_arrays FROM (SELECT *, json_transform(raw, '{structure}') AS doc FROM batch_input)")
+    odd = (
+        " OR ".join(
+            f"(CASE WHEN doc['{a}'] IS NULL THEN coalesce(json_type(raw, '$.{a}') <> 'NULL', false) ELSE false END)"
+            for a in p.arrays
+        )
+        or "false"
+    )
+    return (
+        f"CREATE OR REPLACE TEMP TABLE batch AS SELECT *, TRY_CAST(doc['id'] AS BIGINT) AS parent_id{arrays}, "
+        f"{odd} AS odd_arrays FROM (SELECT *, json_transform(raw, '{structure}') AS doc FROM batch_input)"
+    )
 
 
 def select_sql(mapping: Mapping, p: Plan, refused: bool = False) -> str:
@@ -128,15 +140,20 @@ def select_sql(mapping: Mapping, p: Plan, refused: bool = False) -> str:
     exprs = dict(mapping.columns)
     if refused:
         found = [checked(exprs[column], column, bounds.low, bounds.high) for column, bounds in mapping.checks.items()]
-        exprs = {**{k: exprs[k] for k in mapping.key}, REJECTED: refused_text([t for _, t in found]),
-                 "any_refused": " OR ".join(c for c, _ in found)}
+        exprs = {
+            **{k: exprs[k] for k in mapping.key},
+            REJECTED: refused_text([t for _, t in found]),
+            "any_refused": " OR ".join(c for c, _ in found),
+        }
     else:
         exprs.update({column: as_double(exprs[column]) for column in mapping.checks})
     columns, source = parse_once(exprs, p.source(mapping), p.staged(mapping))
     if refused:
         keys = " AND ".join(f"{k} IS NOT NULL" for k in mapping.key)
-        return (f"SELECT {', '.join(f'{columns[k]} AS {k}' for k in mapping.key)}, {columns[REJECTED]} AS {REJECTED} "
-                f"FROM {source} WHERE {keys} AND ({columns['any_refused']})")
+        return (
+            f"SELECT {', '.join(f'{columns[k]} AS {k}' for k in mapping.key)}, {columns[REJECTED]} AS {REJECTED} "
+            f"FROM {source} WHERE {keys} AND ({columns['any_refused']})"
+        )
     select_list = ", ".join(f"{expr} AS {col}" for col, expr in columns.items())
     if mapping.documents:  # the document itself rides along, for documents.write_new
         select_list += f", raw AS {DOCUMENT}"

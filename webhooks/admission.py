@@ -42,8 +42,15 @@ def allowance_cap(share: float, short_read_limit: int) -> int:
     return max(1, math.floor(share * short_read_limit / CALLS_PER_ACTIVITY))
 
 
-def admit(events: list[Event], *, busy: set[int], known: Callable[[int], set[int]], remaining: int,
-          cap: int, now: float | None = None) -> Admission:
+def admit(
+    events: list[Event],
+    *,
+    busy: set[int],
+    known: Callable[[int], set[int]],
+    remaining: int,
+    cap: int,
+    now: float | None = None,
+) -> Admission:
     now = time.time() if now is None else now
     out = Admission()
     pending: dict[tuple[int, int], list[Event]] = {}
@@ -67,8 +74,10 @@ def admit(events: list[Event], *, busy: set[int], known: Callable[[int], set[int
             out.admitted.extend(pending[key])
         else:
             for event in pending[key]:
-                out.held[event.inbox_id] = (f"over the webhook share of the rate budget ({cap} activities per "
-                                            "15-minute window): waits for the next window or the nightly sync")
+                out.held[event.inbox_id] = (
+                    f"over the webhook share of the rate budget ({cap} activities per "
+                    "15-minute window): waits for the next window or the nightly sync"
+                )
     out.admitted.sort(key=lambda e: e.inbox_id)
     return out
 
@@ -82,6 +91,8 @@ def remaining(conn: sqlite3.Connection, cap: int, window_start: int) -> int:
 
 def spend(conn: sqlite3.Connection, cap: int, window_start: int, activities: int) -> None:
     used = cap - remaining(conn, cap, window_start) + activities
-    conn.execute("""INSERT INTO app_state (key, value, updated_at) VALUES (?, ?, ?)
+    conn.execute(
+        """INSERT INTO app_state (key, value, updated_at) VALUES (?, ?, ?)
                     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at""",
-                 (ALLOWANCE_KEY, json.dumps({"window_start": window_start, "used": used}).encode(), time.time()))
+        (ALLOWANCE_KEY, json.dumps({"window_start": window_start, "used": used}).encode(), time.time()),
+    )

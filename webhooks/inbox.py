@@ -66,7 +66,7 @@ def validate(payload: Any) -> dict[str, Any]:
     if kind == "athlete" and (updates.get("authorized") != "false" or payload["object_id"] != payload["owner_id"]):
         raise InvalidEvent("athlete events must be deauthorizations of the owner")
     if "private" in updates and updates["private"] not in ("true", "false"):
-        raise InvalidEvent("updates.private must be \"true\" or \"false\"")
+        raise InvalidEvent('updates.private must be "true" or "false"')
     return {**payload, "updates": updates}
 
 
@@ -85,8 +85,9 @@ def store_event(conn: sqlite3.Connection, event: dict[str, Any]) -> bool:
 
 def events_after(store: StateStore, inbox_id: int, limit: int = 1000) -> list[Event]:
     with store.reading() as conn:
-        rows = conn.execute("SELECT id, payload, received_at FROM webhook_inbox WHERE id > ? ORDER BY id LIMIT ?",
-                            (inbox_id, limit)).fetchall()
+        rows = conn.execute(
+            "SELECT id, payload, received_at FROM webhook_inbox WHERE id > ? ORDER BY id LIMIT ?", (inbox_id, limit)
+        ).fetchall()
     return _events(rows)
 
 
@@ -94,14 +95,18 @@ def deferred(store: StateStore, limit: int = 1000) -> list[Event]:
     """Events that wait: a check with the service that could not be made yet (service down, rate budget spent),
     or work held back by the webhook admission rules."""
     with store.reading() as conn:
-        rows = conn.execute("SELECT id, payload, received_at FROM webhook_inbox WHERE verdict = 'deferred' "
-                            "ORDER BY id LIMIT ?", (limit,)).fetchall()
+        rows = conn.execute(
+            "SELECT id, payload, received_at FROM webhook_inbox WHERE verdict = 'deferred' ORDER BY id LIMIT ?",
+            (limit,),
+        ).fetchall()
     return _events(rows)
 
 
 def set_verdict(conn: sqlite3.Connection, inbox_ids: list[int], verdict: str, reason: str) -> None:
-    conn.executemany("UPDATE webhook_inbox SET verdict = ?, verdict_reason = ? WHERE id = ?",
-                     [(verdict, reason, i) for i in inbox_ids])
+    conn.executemany(
+        "UPDATE webhook_inbox SET verdict = ?, verdict_reason = ? WHERE id = ?",
+        [(verdict, reason, i) for i in inbox_ids],
+    )
 
 
 def set_delete_verdict(conn: sqlite3.Connection, athlete_id: int, activity_id: int, verdict: str, reason: str) -> None:
@@ -111,12 +116,21 @@ def set_delete_verdict(conn: sqlite3.Connection, athlete_id: int, activity_id: i
     # deletes, and reading them all for each verdict was quadratic.
     members = ['"aspect_type":"delete"', '"object_type":"activity"']
     numbers = [f'"owner_id":{int(athlete_id)}', f'"object_id":{int(activity_id)}']
-    sql = ("SELECT id, payload FROM webhook_inbox WHERE verdict IS NULL" + " AND payload LIKE ?" * len(members)
-           + " AND (payload LIKE ? OR payload LIKE ?)" * len(numbers))
+    sql = (
+        "SELECT id, payload FROM webhook_inbox WHERE verdict IS NULL"
+        + " AND payload LIKE ?" * len(members)
+        + " AND (payload LIKE ? OR payload LIKE ?)" * len(numbers)
+    )
     params = [f"%{m}%" for m in members] + [f"%{n}{end}%" for n in numbers for end in (",", "}")]
     rows = conn.execute(sql, params).fetchall()
-    ids = [r["id"] for r in rows if (p := json.loads(r["payload"]))["owner_id"] == athlete_id
-           and p["object_id"] == activity_id and p["aspect_type"] == "delete" and p["object_type"] == "activity"]
+    ids = [
+        r["id"]
+        for r in rows
+        if (p := json.loads(r["payload"]))["owner_id"] == athlete_id
+        and p["object_id"] == activity_id
+        and p["aspect_type"] == "delete"
+        and p["object_type"] == "activity"
+    ]
     set_verdict(conn, ids, verdict, reason)
 
 
@@ -124,12 +138,25 @@ def _events(rows: list[sqlite3.Row]) -> list[Event]:
     out = []
     for row in rows:
         p = json.loads(row["payload"])
-        out.append(Event(row["id"], p["object_type"], p["object_id"], p["aspect_type"], p.get("updates") or {},
-                         p["owner_id"], p["subscription_id"], p["event_time"], row["received_at"]))
+        out.append(
+            Event(
+                row["id"],
+                p["object_type"],
+                p["object_id"],
+                p["aspect_type"],
+                p.get("updates") or {},
+                p["owner_id"],
+                p["subscription_id"],
+                p["event_time"],
+                row["received_at"],
+            )
+        )
     return out
 
 
 def mark_processed(store: StateStore, inbox_ids: list[int]) -> None:
     with store.transaction() as conn:
-        conn.executemany("UPDATE webhook_inbox SET processed_at = ? WHERE id = ? AND processed_at IS NULL",
-                         [(time.time(), i) for i in inbox_ids])
+        conn.executemany(
+            "UPDATE webhook_inbox SET processed_at = ? WHERE id = ? AND processed_at IS NULL",
+            [(time.time(), i) for i in inbox_ids],
+        )

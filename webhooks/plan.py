@@ -75,11 +75,15 @@ def plan(events: list[Event], lifecycle: Lifecycle) -> Plan:
 
 
 def load_lifecycle(conn: sqlite3.Connection) -> Lifecycle:
-    return {(r[0], r[1]): (r[2], r[3])
-            for r in conn.execute("SELECT athlete_id, activity_id, aspect, event_time FROM webhook_lifecycle")}
+    return {
+        (r[0], r[1]): (r[2], r[3])
+        for r in conn.execute("SELECT athlete_id, activity_id, aspect, event_time FROM webhook_lifecycle")
+    }
 
 
 def save_lifecycle(conn: sqlite3.Connection, before: Lifecycle, after: Lifecycle) -> None:
-    conn.executemany("INSERT INTO webhook_lifecycle VALUES (?, ?, ?, ?) ON CONFLICT (athlete_id, activity_id) "
-                     "DO UPDATE SET aspect = excluded.aspect, event_time = excluded.event_time",
-                     [(a, b, aspect, t) for (a, b), (aspect, t) in after.items() if before.get((a, b)) != (aspect, t)])
+    conn.executemany(
+        "INSERT INTO webhook_lifecycle VALUES (?, ?, ?, ?) ON CONFLICT (athlete_id, activity_id) "
+        "DO UPDATE SET aspect = excluded.aspect, event_time = excluded.event_time",
+        [(a, b, aspect, t) for (a, b), (aspect, t) in after.items() if before.get((a, b)) != (aspect, t)],
+    )

@@ -43,8 +43,9 @@ class Receiver:
         self._lock = threading.Lock()
         self.stored = 0
         path = self.prefix + "/{secret}"
-        self.app = Starlette(routes=[Route(path, self.validate, methods=["GET"]),
-                                     Route(path, self.event, methods=["POST"])])
+        self.app = Starlette(
+            routes=[Route(path, self.validate, methods=["GET"]), Route(path, self.event, methods=["POST"])]
+        )
 
     def weak_secret(self) -> bool:
         """Whether the stored callback's path secret is guessable (a subscription made before fitsync had one)."""
@@ -99,8 +100,9 @@ class Receiver:
         try:
             at_secret = self._at_secret(request)
         except self.client.store.errors as error:
-            log.error("could not read the subscription from the state store (%s): answered 503 so the service "
-                      "retries", error)
+            log.error(
+                "could not read the subscription from the state store (%s): answered 503 so the service retries", error
+            )
             return _refuse(503, "the event could not be stored: retry later")
         if not at_secret:
             return _not_found()
@@ -127,25 +129,47 @@ class Receiver:
                 return refused
             stored = self._with_store(lambda conn: self._store_event(conn, event))
         except self.client.store.errors as error:  # disk full, locked, read-only, server gone: it retries
-            log.error("could not store an event for athlete %s (%s %s %s): %s; answered 503 so the service "
-                      "retries it", event["owner_id"], event["object_type"], event["object_id"],
-                      event["aspect_type"], error)
+            log.error(
+                "could not store an event for athlete %s (%s %s %s): %s; answered 503 so the service retries it",
+                event["owner_id"],
+                event["object_type"],
+                event["object_id"],
+                event["aspect_type"],
+                error,
+            )
             return _refuse(503, "the event could not be stored: retry later")
-        log.info("%s %s %s of athlete %s: %s", event["object_type"], event["object_id"], event["aspect_type"],
-                 event["owner_id"], "stored" if stored else "already stored (a retried delivery)")
+        log.info(
+            "%s %s %s of athlete %s: %s",
+            event["object_type"],
+            event["object_id"],
+            event["aspect_type"],
+            event["owner_id"],
+            "stored" if stored else "already stored (a retried delivery)",
+        )
         return JSONResponse({"stored": stored})
 
     def _refusal(self, conn: Any, event: dict[str, Any]) -> Response | None:
         """Why this event is not ours (an unknown subscription or owner), or None."""
         subscription = self.client.subscription_state.current(conn)
         if subscription is None or event["subscription_id"] != subscription.id:
-            log.warning("refused %s %s %s of athlete %s: unknown subscription %s", event["object_type"],
-                        event["object_id"], event["aspect_type"], event["owner_id"], event["subscription_id"])
+            log.warning(
+                "refused %s %s %s of athlete %s: unknown subscription %s",
+                event["object_type"],
+                event["object_id"],
+                event["aspect_type"],
+                event["owner_id"],
+                event["subscription_id"],
+            )
             return _refuse(403, "unknown subscription")
         row = conn.execute("SELECT status FROM athletes WHERE athlete_id = ?", (event["owner_id"],)).fetchone()
         if row is None or row["status"] == "disconnected":
-            log.warning("refused %s %s %s: athlete %s is not connected", event["object_type"], event["object_id"],
-                        event["aspect_type"], event["owner_id"])
+            log.warning(
+                "refused %s %s %s: athlete %s is not connected",
+                event["object_type"],
+                event["object_id"],
+                event["aspect_type"],
+                event["owner_id"],
+            )
             return _refuse(403, "unknown owner")
         return None
 

@@ -35,7 +35,8 @@ def subscribe(client: FitsyncClient, prefix: str) -> int:
         if not _under(existing, prefix):
             raise AlreadySubscribed(
                 f"the application already has subscription {existing.id} to {masked(str(existing.get('callback_url')))}: "
-                "run `fitsync webhooks unsubscribe` first")
+                "run `fitsync webhooks unsubscribe` first"
+            )
         return _adopt(client, existing, "it already exists")
     # The receiver answers the validation GET only at this path, with this token: both must be on disk first.
     client.subscription_state.set_callback_token(secrets.token_urlsafe(24))

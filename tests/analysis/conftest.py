@@ -37,7 +37,7 @@ RISK_WEEK = (100, 0, 50, 0, 100, 0, 50)  # athlete 11: one week of daily loads, 
 CP, W_PRIME = 250.0, 20000.0  # athlete 12: every best effort between 2 and 20 min lies on P = CP + W'/t
 CP_EFFORTS = (150, 240, 420, 540, 660, 840, 1100)  # one per band of analysis_power_durations within 2-20 min
 GATE_CP, GATE_W = 200.0, 15000.0  # athlete 15, 2024: the envelope lies on P = 200 + 15000/t
-CALIBRATION = (3600 * 0.8 ** 2 / 36) / 55  # athlete 16: power load of an hour at IF 0.8 / an hour in HR zone 2
+CALIBRATION = (3600 * 0.8**2 / 36) / 55  # athlete 16: power load of an hour at IF 0.8 / an hour in HR zone 2
 PMC_FIRST = "2008-01-01"
 
 
@@ -53,22 +53,32 @@ def build_world(path: Path) -> World:
     ids = world.ids
     # 1: calendar
     b.athlete(1, synced_at="2025-01-10 15:00:00+00")  # 2025-01-11 02:00 in Sydney: the as-of date is local
-    ids["c_2024_12_30"] = b.activity(1, "2024-12-30 08:00:00", offset_h=DENVER_WINTER, distance=20000, suffer=10,
-                                     tz="America/Denver")
-    ids["c_2024_12_29"] = b.activity(1, "2024-12-29 10:00:00", offset_h=DENVER_WINTER, sport="Run", distance=8000,
-                                     suffer=20, tz="America/Denver")
+    ids["c_2024_12_30"] = b.activity(
+        1, "2024-12-30 08:00:00", offset_h=DENVER_WINTER, distance=20000, suffer=10, tz="America/Denver"
+    )
+    ids["c_2024_12_29"] = b.activity(
+        1, "2024-12-29 10:00:00", offset_h=DENVER_WINTER, sport="Run", distance=8000, suffer=20, tz="America/Denver"
+    )
     ids["c_2021_01_03"] = b.activity(1, "2021-01-03 09:00:00", sport="Run", distance=5000, suffer=5)
-    ids["c_sydney_monday"] = b.activity(1, "2025-01-06 06:00:00", offset_h=SYDNEY, distance=30000, suffer=30,
-                                        tz="Australia/Sydney")
-    ids["c_sydney_new_year"] = b.activity(1, "2025-01-01 06:00:00", offset_h=SYDNEY, distance=40000, suffer=40,
-                                          tz="Australia/Sydney")
+    ids["c_sydney_monday"] = b.activity(
+        1, "2025-01-06 06:00:00", offset_h=SYDNEY, distance=30000, suffer=30, tz="Australia/Sydney"
+    )
+    ids["c_sydney_new_year"] = b.activity(
+        1, "2025-01-01 06:00:00", offset_h=SYDNEY, distance=40000, suffer=40, tz="Australia/Sydney"
+    )
     # 2: segments
     b.athlete(2, synced_at="2024-06-20 12:00:00+00")
     b.segment(501, "Test Hill")
-    efforts = [("2024-03-01 10:00:00", 300, False, 1, None), ("2024-03-05 10:00:00", 310, False, None, None),
-               ("2024-04-02 10:00:00", 290, False, 2, None), ("2024-04-10 10:00:00", 290, False, None, None),
-               ("2024-05-01 10:00:00", 280, False, 1, 10), ("2024-05-20 10:00:00", 295, False, 1, None),
-               ("2024-06-01 10:00:00", 250, True, 1, None), ("2024-06-15 10:00:00", 270, False, 1, None)]
+    efforts = [
+        ("2024-03-01 10:00:00", 300, False, 1, None),
+        ("2024-03-05 10:00:00", 310, False, None, None),
+        ("2024-04-02 10:00:00", 290, False, 2, None),
+        ("2024-04-10 10:00:00", 290, False, None, None),
+        ("2024-05-01 10:00:00", 280, False, 1, 10),
+        ("2024-05-20 10:00:00", 295, False, 1, None),
+        ("2024-06-01 10:00:00", 250, True, 1, None),
+        ("2024-06-15 10:00:00", 270, False, 1, None),
+    ]
     rides = []
     for n, (local, elapsed, hidden, rank, effort_id) in enumerate(efforts, start=1):
         rides.append(b.activity(2, local, distance=10000))
@@ -102,8 +112,9 @@ def build_world(path: Path) -> World:
     ids["p_profile"] = b.activity(4, "2024-05-15 09:00:00", device_watts=True, np=250, moving_time=3600, suffer=99)
     ids["p_history"] = b.activity(4, "2024-06-10 09:00:00", device_watts=True, np=250, moving_time=3600)
     ids["p_estimated"] = b.activity(4, "2024-06-11 09:00:00", device_watts=False, np=180, moving_time=3600, suffer=42)
-    ids["p_run"] = b.activity(4, "2024-06-12 07:00:00", sport="Run", device_watts=True, np=300, moving_time=3600,
-                              suffer=55)
+    ids["p_run"] = b.activity(
+        4, "2024-06-12 07:00:00", sport="Run", device_watts=True, np=300, moving_time=3600, suffer=55
+    )
     ids["p_yoga"] = b.activity(4, "2024-06-12 19:00:00", sport="Yoga", moving_time=1800)
     ids["p_long"] = b.activity(4, "2024-06-13 09:00:00", device_watts=True, np=200, moving_time=5400, suffer=80)
     ids["p_after"] = b.activity(4, "2024-06-20 09:00:00", device_watts=True, np=250, moving_time=1800)
@@ -151,13 +162,15 @@ def build_world(path: Path) -> World:
     b.athlete(14)
     b.gear(14, "b1", "bike", "Road bike", distance=123000.0, retired=False)
     b.gear(14, "g1", "shoe", "Old shoes", distance=800000.0, retired=True)
-    ids["dec_run"] = b.activity(14, "2024-09-02 07:00:00", sport="Run", distance=8000, moving_time=2400, hr=145,
-                                gear="g1")
+    ids["dec_run"] = b.activity(
+        14, "2024-09-02 07:00:00", sport="Run", distance=8000, moving_time=2400, hr=145, gear="g1"
+    )
     b.splits(ids["dec_run"], [(1000, 300, 120)] * 2 + [(1000, 300, 140)] * 3 + [(1000, 300, 150)] * 3)  # 10 min warm-up
     ids["dec_fartlek"] = b.activity(14, "2024-09-05 07:00:00", sport="Run", distance=8000, moving_time=2400, hr=150)
     b.splits(ids["dec_fartlek"], [(1000, 240, 150), (1000, 360, 150)] * 4)  # fast and slow kilometres: not steady
-    ids["dec_ride"] = b.activity(14, "2024-09-03 09:00:00", distance=36000, moving_time=3600, device_watts=True,
-                                 np=195, hr=132.5, gear="b1")
+    ids["dec_ride"] = b.activity(
+        14, "2024-09-03 09:00:00", distance=36000, moving_time=3600, device_watts=True, np=195, hr=132.5, gear="b1"
+    )
     b.lap(ids["dec_ride"], 1401, "2024-09-03 09:00:00", 1800, 200.0, index=1, hr=130)
     b.lap(ids["dec_ride"], 1402, "2024-09-03 09:30:00", 1800, 190.0, index=2, hr=135)
     ids["old_bike_ride"] = b.activity(14, "2024-09-04 09:00:00", distance=20000, moving_time=2400, gear="b9")
@@ -180,17 +193,28 @@ def build_world(path: Path) -> World:
     b.buckets(ids["z_g"], [100, 100, 100, 100])  # four heart-rate zones: no Seiler mapping
     # 6: Eddington
     b.athlete(6, synced_at="2024-07-08 12:00:00+00", preference="feet")
-    for local, km in [("2024-07-01 09:00:00", 12), ("2024-07-02 07:00:00", 6), ("2024-07-02 18:00:00", 5),
-                      ("2024-07-03 09:00:00", 5), ("2024-07-04 09:00:00", 4), ("2024-07-05 09:00:00", 4),
-                      ("2024-07-06 09:00:00", 3), ("2024-07-07 09:00:00", 1)]:
+    for local, km in [
+        ("2024-07-01 09:00:00", 12),
+        ("2024-07-02 07:00:00", 6),
+        ("2024-07-02 18:00:00", 5),
+        ("2024-07-03 09:00:00", 5),
+        ("2024-07-04 09:00:00", 4),
+        ("2024-07-05 09:00:00", 4),
+        ("2024-07-06 09:00:00", 3),
+        ("2024-07-07 09:00:00", 1),
+    ]:
         b.activity(6, local, distance=km * 1000.0, suffer=km)
     b.activity(6, "2024-07-01 18:00:00", sport="Run", distance=20000, suffer=50)
     # 7: athlete zone snapshots
     b.athlete(7)
     first = [(0, 120), (120, 140), (140, 160), (160, 180), (180, -1)]
     second = [(0, 125), (125, 145), (145, 165), (165, 185), (185, -1)]
-    for snapshot, bounds in [("2024-01-01", first), ("2024-02-01", first), ("2024-03-01", second),
-                             ("2024-04-01", first)]:
+    for snapshot, bounds in [
+        ("2024-01-01", first),
+        ("2024-02-01", first),
+        ("2024-03-01", second),
+        ("2024-04-01", first),
+    ]:
         b.athlete_zones(7, snapshot, bounds)
     b.athlete_zones(7, "2024-01-01", HR_BOUNDS[:3] + [(160, 200), (200, -1)], zone_type="power")
     # 8: busier, with nothing to look up (DuckDB 2.0 miscomputes sums after a LEFT JOIN to a side its statistics
@@ -206,10 +230,13 @@ def build_world(path: Path) -> World:
 
     ride("2022-05-01 09:00:00", [(s_, 150 + 80000 / s_) for s_ in (150, 400, 900)])  # W' 80 kJ
     ride("2023-05-01 09:00:00", [(150, 300.0), (200, 290.0), (330, 280.0)])  # 150-330 s: too alike
-    ride("2024-05-01 09:00:00", [(s_, GATE_CP + GATE_W / s_) for s_ in (150, 240, 420, 660, 900)]
-         + [(1200, 140.0), (2231, 190.0)])  # the sub-maximal 20:00 lies under the 37:00 at 190 W
-    ids["cp_hour_ride"] = b.activity(15, "2024-06-01 09:00:00", moving_time=6420, device_watts=True, np=185,
-                                     avg_watts=180)  # 107 min at 180 W: CP must not be far below it
+    ride(
+        "2024-05-01 09:00:00",
+        [(s_, GATE_CP + GATE_W / s_) for s_ in (150, 240, 420, 660, 900)] + [(1200, 140.0), (2231, 190.0)],
+    )  # the sub-maximal 20:00 lies under the 37:00 at 190 W
+    ids["cp_hour_ride"] = b.activity(
+        15, "2024-06-01 09:00:00", moving_time=6420, device_watts=True, np=185, avg_watts=180
+    )  # 107 min at 180 W: CP must not be far below it
     # efforts each stronger than every longer one, but flattening out to the hour's power: CP 164 W, under it
     ride("2025-05-01 09:00:00", [(150, 420.0), (300, 300.0), (600, 230.0), (1100, 200.0)])
     b.activity(15, "2025-06-01 09:00:00", moving_time=3600, device_watts=True, np=205, avg_watts=198)
@@ -229,8 +256,16 @@ def build_world(path: Path) -> World:
     ids["hr_ride_after"] = b.activity(16, "2024-04-04 09:00:00", moving_time=1800, hr=150)  # no power, no buckets
     for i in range(60):
         local = f"2024-{1 + i % 12:02d}-{1 + (i * 7) % 28:02d} {6 + i % 12:02d}:00:00"
-        activity = b.activity(8, local, distance=1000.0 + (i * 7919) % 90000, moving_time=600 + (i * 104729) % 20000,
-                              suffer=1 + (i * 31) % 300, device_watts=True, np=100 + i % 200, activity_id=800000 + i)
+        activity = b.activity(
+            8,
+            local,
+            distance=1000.0 + (i * 7919) % 90000,
+            moving_time=600 + (i * 104729) % 20000,
+            suffer=1 + (i * 31) % 300,
+            device_watts=True,
+            np=100 + i % 200,
+            activity_id=800000 + i,
+        )
         b.buckets(activity, [(i * k * 977) % 9000 for k in range(1, 6)])
         b.effort(8, activity, 503, local, 100 + (i * 7907) % 20000, effort_id=810000 + i)
     b.close()

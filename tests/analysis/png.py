@@ -28,7 +28,7 @@ class Image:
 
     def distinct_colors(self) -> int:
         step = self.channels
-        return len({self.pixels[i:i + 3] for i in range(0, len(self.pixels), step * 13)})
+        return len({self.pixels[i : i + 3] for i in range(0, len(self.pixels), step * 13)})
 
 
 def decode(data: bytes) -> Image:
@@ -36,8 +36,8 @@ def decode(data: bytes) -> Image:
     pos, idat = 8, b""
     width = height = channels = 0
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", body)
             assert depth == 8 and color in (2, 6) and interlace == 0, (depth, color, interlace)
@@ -53,7 +53,7 @@ def decode(data: bytes) -> Image:
     previous = bytearray(stride)
     for y in range(height):
         start = y * (stride + 1)
-        kind, row = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        kind, row = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
         if kind == 1:
             for x in range(channels, stride):
                 row[x] = (row[x] + row[x - channels]) & 0xFF
@@ -72,6 +72,6 @@ def decode(data: bytes) -> Image:
                 p = a + b - c
                 pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
                 row[x] = (row[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
-        out[y * stride:(y + 1) * stride] = row
+        out[y * stride : (y + 1) * stride] = row
         previous = row
     return Image(width, height, channels, bytes(out))

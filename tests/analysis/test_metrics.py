@@ -32,41 +32,63 @@ def rows(frame: pl.DataFrame, key: str) -> dict[Any, dict[str, Any]]:
 
 # --- calendar -------------------------------------------------------------------------------------------------
 
+
 def test_iso_week_edges_come_from_the_local_date(world: World) -> None:
     cal = rows(read(world, "activity_calendar", 1), "activity_id")
     ids = world.ids
     monday = cal[ids["c_2024_12_30"]]
-    assert (monday["local_date"], monday["iso_year"], monday["iso_week"], monday["iso_week_label"],
-            monday["week_start"], monday["year"], monday["month_start"]) == \
-        (D("2024-12-30"), 2025, 1, "2025-W01", D("2024-12-30"), 2024, D("2024-12-01"))
+    assert (
+        monday["local_date"],
+        monday["iso_year"],
+        monday["iso_week"],
+        monday["iso_week_label"],
+        monday["week_start"],
+        monday["year"],
+        monday["month_start"],
+    ) == (D("2024-12-30"), 2025, 1, "2025-W01", D("2024-12-30"), 2024, D("2024-12-01"))
     sunday = cal[ids["c_2024_12_29"]]
-    assert (sunday["iso_year"], sunday["iso_week"], sunday["week_start"], sunday["iso_weekday"]) == \
-        (2024, 52, D("2024-12-23"), 7)
+    assert (sunday["iso_year"], sunday["iso_week"], sunday["week_start"], sunday["iso_weekday"]) == (
+        2024,
+        52,
+        D("2024-12-23"),
+        7,
+    )
     week53 = cal[ids["c_2021_01_03"]]
-    assert (week53["iso_year"], week53["iso_week"], week53["iso_week_label"], week53["year"]) == \
-        (2020, 53, "2020-W53", 2021)
+    assert (week53["iso_year"], week53["iso_week"], week53["iso_week_label"], week53["year"]) == (
+        2020,
+        53,
+        "2020-W53",
+        2021,
+    )
 
 
 def test_a_0600_local_activity_whose_utc_date_is_the_day_before_lands_on_its_local_day(world: World) -> None:
     ids = world.ids
     with db.reading(world.path) as conn:
-        utc_dates = dict(conn.execute(
-            "SELECT activity_id, CAST(timezone('UTC', start_date) AS DATE) FROM activities WHERE athlete_id = 1"
-        ).fetchall())
+        utc_dates = dict(
+            conn.execute(
+                "SELECT activity_id, CAST(timezone('UTC', start_date) AS DATE) FROM activities WHERE athlete_id = 1"
+            ).fetchall()
+        )
     assert utc_dates[ids["c_sydney_monday"]] == D("2025-01-05")  # a Sunday in UTC, ISO week 1
     assert utc_dates[ids["c_sydney_new_year"]] == D("2024-12-31")  # still 2024 in UTC
     cal = rows(read(world, "activity_calendar", 1), "activity_id")
     monday = cal[ids["c_sydney_monday"]]
-    assert (monday["local_date"], monday["iso_week"], monday["week_start"], monday["iso_weekday"]) == \
-        (D("2025-01-06"), 2, D("2025-01-06"), 1)
+    assert (monday["local_date"], monday["iso_week"], monday["week_start"], monday["iso_weekday"]) == (
+        D("2025-01-06"),
+        2,
+        D("2025-01-06"),
+        1,
+    )
     new_year = cal[ids["c_sydney_new_year"]]
     assert (new_year["local_date"], new_year["year"], new_year["day_of_year"]) == (D("2025-01-01"), 2025, 1)
     # and every analysis built on the calendar follows: the load is on the local day, the km in the local year
     daily = rows(read(world, "daily_load", 1), "date")
     assert daily[D("2025-01-06")]["load"] == 30 and daily[D("2025-01-05")]["load"] == 0
     assert daily[D("2025-01-01")]["load"] == 40 and daily[D("2024-12-31")]["load"] == 0
-    yearly = {(r["year"], r["sport_type"]): r["distance_m"]
-              for r in read(world, "volume_yearly", 1).iter_rows(named=True)}
+    yearly = {
+        (r["year"], r["sport_type"]): r["distance_m"] for r in read(world, "volume_yearly", 1).iter_rows(named=True)
+    }
     assert yearly[(2025, "Ride")] == 70000 and yearly[(2024, "Ride")] == 20000
     weekly = {(r["week_start"], r["sport_type"]): r for r in read(world, "volume_weekly", 1).iter_rows(named=True)}
     assert weekly[(D("2024-12-30"), "Ride")]["activities"] == 2  # 30 Dec (Denver) and 1 Jan (Sydney)
@@ -77,13 +99,17 @@ def test_a_0600_local_activity_whose_utc_date_is_the_day_before_lands_on_its_loc
 def test_as_of_is_the_later_of_the_last_activity_and_the_sync_in_local_time(world: World) -> None:
     as_of = rows(read(world, "athlete_as_of"), "athlete_id")
     # synced 2025-01-10 15:00 UTC = 2025-01-11 02:00 at the latest activity's offset (+11)
-    assert (as_of[1]["last_activity_date"], as_of[1]["synced_local_date"], as_of[1]["as_of_date"]) == \
-        (D("2025-01-06"), D("2025-01-11"), D("2025-01-11"))
+    assert (as_of[1]["last_activity_date"], as_of[1]["synced_local_date"], as_of[1]["as_of_date"]) == (
+        D("2025-01-06"),
+        D("2025-01-11"),
+        D("2025-01-11"),
+    )
     assert as_of[5]["synced_local_date"] is None and as_of[5]["as_of_date"] == D("2025-02-04")  # no athletes row
     assert 7 not in as_of  # no activities
 
 
 # --- segments -------------------------------------------------------------------------------------------------
+
 
 def test_running_best_and_pr_events_are_recomputed_from_the_efforts(world: World) -> None:
     ids = world.ids
@@ -111,25 +137,50 @@ def test_running_best_and_pr_events_are_recomputed_from_the_efforts(world: World
 def test_pr_summary_and_monthly_trend(world: World) -> None:
     summary = rows(read(world, "segment_pr_summary", 2), "segment_id")
     hill = summary[501]
-    assert (hill["segment_name"], hill["attempts"], hill["first_attempt_date"], hill["last_attempt_date"],
-            hill["current_pr_s"], hill["current_pr_effort_id"], hill["current_pr_date"], hill["improvements"],
-            hill["days_since_pr"]) == \
-        ("Test Hill", 7, D("2024-03-01"), D("2024-06-15"), 270, world.ids["e8"], D("2024-06-15"), 3, 5)
+    assert (
+        hill["segment_name"],
+        hill["attempts"],
+        hill["first_attempt_date"],
+        hill["last_attempt_date"],
+        hill["current_pr_s"],
+        hill["current_pr_effort_id"],
+        hill["current_pr_date"],
+        hill["improvements"],
+        hill["days_since_pr"],
+    ) == ("Test Hill", 7, D("2024-03-01"), D("2024-06-15"), 270, world.ids["e8"], D("2024-06-15"), 3, 5)
     assert summary[502]["segment_name"] == "effort name" and summary[502]["improvements"] == 0  # no segments row
     # left out of the progression, counted: one hidden effort, one of 0 s and one without a time
-    assert (hill["hidden_efforts"], hill["untimed_efforts"], hill["exclusion_note"]) == \
-        (1, 2, "2 without a time (elapsed_time 0 or missing); 1 hidden: left out")
-    assert (summary[502]["hidden_efforts"], summary[502]["untimed_efforts"], summary[502]["exclusion_note"]) == (0, 0, "ok")
+    assert (hill["hidden_efforts"], hill["untimed_efforts"], hill["exclusion_note"]) == (
+        1,
+        2,
+        "2 without a time (elapsed_time 0 or missing); 1 hidden: left out",
+    )
+    assert (summary[502]["hidden_efforts"], summary[502]["untimed_efforts"], summary[502]["exclusion_note"]) == (
+        0,
+        0,
+        "ok",
+    )
     only = summary[504]  # no timed effort at all: listed, with nothing to compare
-    assert (only["attempts"], only["current_pr_s"], only["days_since_pr"], only["untimed_efforts"], only["exclusion_note"]) == \
-        (0, None, None, 1, "1 without a time (elapsed_time 0 or missing): left out")
+    assert (
+        only["attempts"],
+        only["current_pr_s"],
+        only["days_since_pr"],
+        only["untimed_efforts"],
+        only["exclusion_note"],
+    ) == (0, None, None, 1, "1 without a time (elapsed_time 0 or missing): left out")
     monthly = read(world, "pr_monthly", 2)
     assert [(r["month_start"], r["efforts"], r["prs"], r["first_attempts"]) for r in monthly.iter_rows(named=True)] == [
-        (D("2024-01-01"), 1, 0, 1), (D("2024-02-01"), 0, 0, 0), (D("2024-03-01"), 2, 0, 1),
-        (D("2024-04-01"), 2, 1, 0), (D("2024-05-01"), 2, 1, 0), (D("2024-06-01"), 1, 1, 0)]
+        (D("2024-01-01"), 1, 0, 1),
+        (D("2024-02-01"), 0, 0, 0),
+        (D("2024-03-01"), 2, 0, 1),
+        (D("2024-04-01"), 2, 1, 0),
+        (D("2024-05-01"), 2, 1, 0),
+        (D("2024-06-01"), 1, 1, 0),
+    ]
 
 
 # --- training load --------------------------------------------------------------------------------------------
+
 
 def recurrence(loads: list[float], tau: float) -> list[float]:
     k, value, out = 1 - math.exp(-1 / tau), 0.0, []
@@ -172,8 +223,17 @@ def test_ctl_atl_tsb_equal_the_recurrence(world: World) -> None:
     bands = pmc.select("tsb", "form_band").to_dicts()
     for row in bands:
         t = row["tsb"]
-        expected = ("high risk" if t < -30 else "optimal" if t < -10 else "grey zone" if t < 5 else
-                    "fresh" if t < 25 else "transition")
+        expected = (
+            "high risk"
+            if t < -30
+            else "optimal"
+            if t < -10
+            else "grey zone"
+            if t < 5
+            else "fresh"
+            if t < 25
+            else "transition"
+        )
         assert row["form_band"] == expected
 
 
@@ -182,8 +242,10 @@ def test_load_per_activity_with_its_source_and_ftp_by_date(world: World) -> None
     load = rows(read(world, "activity_load", 4), "activity_id")
     timeline = read(world, "ftp_timeline", 4)
     assert [(r["valid_from"], r["valid_to"], r["ftp"], r["source"]) for r in timeline.iter_rows(named=True)] == [
-        (D("2024-05-10"), D("2024-06-01"), 240, "profile"), (D("2024-06-01"), D("2024-06-14"), 200, "history"),
-        (D("2024-06-14"), None, 250, "profile")]
+        (D("2024-05-10"), D("2024-06-01"), 240, "profile"),
+        (D("2024-06-01"), D("2024-06-14"), 200, "history"),
+        (D("2024-06-14"), None, 250, "profile"),
+    ]
     earliest = load[ids["p_earliest"]]  # before any known FTP: the first one (240), and it says so
     assert (earliest["ftp"], earliest["ftp_source"], earliest["load"]) == (240, "known_later", pytest.approx(100.0))
     profile = load[ids["p_profile"]]  # the profile FTP seen on 05-10 (240), not today's 250: NP 250 for 1 h
@@ -198,43 +260,74 @@ def test_load_per_activity_with_its_source_and_ftp_by_date(world: World) -> None
     assert (load[ids["p_estimated"]]["load_source"], load[ids["p_estimated"]]["load"]) == ("suffer_score", 42)
     assert (load[ids["p_run"]]["load_source"], load[ids["p_run"]]["load"]) == ("suffer_score", 55)  # run power ≠ FTP
     # yoga has no power, heart rate or suffer score: 30 min at Other's usual intensity 0.55
-    assert (load[ids["p_yoga"]]["load_source"], load[ids["p_yoga"]]["load"]) == ("estimate", pytest.approx(0.5 * 0.55 ** 2 * 100))
+    assert (load[ids["p_yoga"]]["load_source"], load[ids["p_yoga"]]["load"]) == (
+        "estimate",
+        pytest.approx(0.5 * 0.55**2 * 100),
+    )
     # power without a moving time: the elapsed hour at NP 250 / FTP 250
-    assert (load[ids["p_no_moving"]]["load_source"], load[ids["p_no_moving"]]["load"]) == ("power", pytest.approx(100.0))
+    assert (load[ids["p_no_moving"]]["load_source"], load[ids["p_no_moving"]]["load"]) == (
+        "power",
+        pytest.approx(100.0),
+    )
     assert load[ids["p_long"]]["load"] == pytest.approx(150.0)  # 1.5 h at IF 1.0
     coverage = rows(read(world, "load_coverage_weekly", 4), "week_start")[D("2024-06-10")]
-    assert (coverage["activities"], coverage["moving_time_s"], coverage["loaded_moving_time_s"],
-            coverage["power_activities"], coverage["suffer_score_activities"], coverage["unloaded_activities"]) == \
-        (5, 18000, 18000, 2, 2, 0)
-    assert (coverage["coverage"], coverage["measured_coverage"], coverage["estimated_activities"]) == (1.0, pytest.approx(0.9), 1)
+    assert (
+        coverage["activities"],
+        coverage["moving_time_s"],
+        coverage["loaded_moving_time_s"],
+        coverage["power_activities"],
+        coverage["suffer_score_activities"],
+        coverage["unloaded_activities"],
+    ) == (5, 18000, 18000, 2, 2, 0)
+    assert (coverage["coverage"], coverage["measured_coverage"], coverage["estimated_activities"]) == (
+        1.0,
+        pytest.approx(0.9),
+        1,
+    )
     daily = rows(read(world, "daily_load", 4), "date")
-    assert (daily[D("2024-06-12")]["load"], daily[D("2024-06-12")]["activities"]) == (pytest.approx(55 + 15.125), 2)  # run + yoga
+    assert (daily[D("2024-06-12")]["load"], daily[D("2024-06-12")]["activities"]) == (
+        pytest.approx(55 + 15.125),
+        2,
+    )  # run + yoga
 
 
 def test_heart_rate_pace_and_estimated_loads(world: World) -> None:
     """hrTSS from the zones' LTHR and from a set one, rTSS from a set threshold pace, estimates, and none."""
     ids = world.ids
     load = rows(read(world, "activity_load", 10), "activity_id")
-    figures = {name: (load[ids[name]]["load_source"], load[ids[name]]["lthr"], load[ids[name]]["lthr_source"],
-                      load[ids[name]]["intensity_factor"], load[ids[name]]["load"])
-               for name in ("h_before_zones", "h_zones", "r_estimate", "h_set", "r_pace", "x_none")}
+    figures = {
+        name: (
+            load[ids[name]]["load_source"],
+            load[ids[name]]["lthr"],
+            load[ids[name]]["lthr_source"],
+            load[ids[name]]["intensity_factor"],
+            load[ids[name]]["load"],
+        )
+        for name in ("h_before_zones", "h_zones", "r_estimate", "h_set", "r_pace", "x_none")
+    }
     assert figures == {
         # before the first zones: the first known LTHR (zone 4 starts at 160); 30 min at LTHR
         "h_before_zones": ("heart_rate", 160, "zones", 1.0, pytest.approx(50.0)),
         # an hour at 144 / 160 = 0.9: 81 (heart rate comes before the suffer score)
         "h_zones": ("heart_rate", 160, "zones", pytest.approx(0.9), pytest.approx(81.0)),
         # no pace set before 06-01: a run's usual intensity 0.75 for 30 min
-        "r_estimate": ("estimate", 160, "zones", 0.75, pytest.approx(0.5 * 0.75 ** 2 * 100)),
+        "r_estimate": ("estimate", 160, "zones", 0.75, pytest.approx(0.5 * 0.75**2 * 100)),
         # the set LTHR 170 from 06-01: 153 / 170 = 0.9 for an hour
         "h_set": ("heart_rate", 170, "setting", pytest.approx(0.9), pytest.approx(81.0)),
         # 10 km in 50 min at a 5:00/km threshold: IF 1 for 50 min
         "r_pace": ("pace", 170, "setting", pytest.approx(1.0), pytest.approx(3000 / 36)),
         # no time at all: nothing to go on
-        "x_none": ("none", 170, "setting", None, None)}
+        "x_none": ("none", 170, "setting", None, None),
+    }
     weeks = rows(read(world, "load_coverage_weekly", 10), "week_start")
     june = weeks[D("2024-06-10")]
-    assert (june["heart_rate_activities"], june["pace_activities"], june["unloaded_activities"],
-            june["coverage"], june["measured_coverage"]) == (1, 1, 1, 1.0, 1.0)
+    assert (
+        june["heart_rate_activities"],
+        june["pace_activities"],
+        june["unloaded_activities"],
+        june["coverage"],
+        june["measured_coverage"],
+    ) == (1, 1, 1, 1.0, 1.0)
     assert weeks[D("2024-04-29")]["measured_coverage"] == pytest.approx(3600 / 5400)  # the run was estimated
 
 
@@ -246,8 +339,11 @@ def test_load_risk_by_hand(world: World) -> None:
     assert risk.height == 35 and risk["load"].to_list() == [float(x) for x in RISK_WEEK * 5]
     last = risk.row(-1, named=True)
     mean, sd = 300 / 7, math.sqrt(sum(x * x for x in RISK_WEEK) / 7 - (300 / 7) ** 2)  # 42.857, 41.650
-    assert (last["acute_load"], last["chronic_load"], last["acwr_rolling"]) == \
-        (pytest.approx(mean), pytest.approx(mean), pytest.approx(1.0))
+    assert (last["acute_load"], last["chronic_load"], last["acwr_rolling"]) == (
+        pytest.approx(mean),
+        pytest.approx(mean),
+        pytest.approx(1.0),
+    )
     assert (last["monotony"], last["strain"]) == (pytest.approx(mean / sd), pytest.approx(300 * mean / sd))
     assert round(last["monotony"], 3) == 1.029 and round(last["strain"], 1) == 308.7
     # the EWMA ratio by its recurrence, lambda = 2 / (N + 1), from 0
@@ -255,8 +351,11 @@ def test_load_risk_by_hand(world: World) -> None:
     for x in RISK_WEEK * 5:
         acute += 2 / 8 * (x - acute)
         chronic += 2 / 29 * (x - chronic)
-    assert (last["ewma_acute"], last["ewma_chronic"], last["acwr_ewma"]) == \
-        (pytest.approx(acute), pytest.approx(chronic), pytest.approx(acute / chronic))
+    assert (last["ewma_acute"], last["ewma_chronic"], last["acwr_ewma"]) == (
+        pytest.approx(acute),
+        pytest.approx(chronic),
+        pytest.approx(acute / chronic),
+    )
     day27, day6 = risk.row(26, named=True), risk.row(5, named=True)
     assert day27["acwr_rolling"] is None and day27["acwr_ewma"] is None  # no full chronic window yet
     assert day6["monotony"] is None and risk.row(6, named=True)["monotony"] == pytest.approx(mean / sd)
@@ -274,8 +373,12 @@ def test_acute_chronic_ratio_needs_sessions_and_chronic_load(tmp_path: Path) -> 
         b.activity(2, f"2024-01-{day:02d} 09:00:00", suffer=5)
     b.close()
     lone = rows(read(path, "load_risk_daily", 1), "date")[D("2024-02-01")]
-    assert (lone["acwr_rolling"], lone["acwr_ewma"], lone["chronic_sessions"], lone["acwr_note"]) == \
-        (None, None, 1, "too few sessions in 28 days: 1 (needs 8)")
+    assert (lone["acwr_rolling"], lone["acwr_ewma"], lone["chronic_sessions"], lone["acwr_note"]) == (
+        None,
+        None,
+        1,
+        "too few sessions in 28 days: 1 (needs 8)",
+    )
     assert lone["acute_load"] / lone["chronic_load"] == pytest.approx(4.0)  # what used to be drawn
     easy = read(path, "load_risk_daily", 2).row(-1, named=True)
     assert (easy["acwr_rolling"], easy["chronic_sessions"]) == (None, 9)
@@ -289,7 +392,9 @@ def test_pmc_per_sport_family(world: World) -> None:
     ctl = 0.0
     for x in runs["load"].to_list():
         ctl += (1 - math.exp(-1 / 42)) * (x - ctl)
-    assert runs["ctl"][-1] == pytest.approx(ctl) and runs["load"].sum() == pytest.approx(0.5 * 0.75 ** 2 * 100 + 3000 / 36)
+    assert runs["ctl"][-1] == pytest.approx(ctl) and runs["load"].sum() == pytest.approx(
+        0.5 * 0.75**2 * 100 + 3000 / 36
+    )
     every = by_family.filter(pl.col("sport_family") == "All").drop("sport_family")
     assert_frame_equal(every, read(world, "pmc", 10))
     assert set(by_family["sport_family"]) == {"All", "Ride", "Run", "Other"}
@@ -300,14 +405,28 @@ def test_power_duration_curve_by_hand(world: World) -> None:
 
     curve = {(r["season"], r["duration_s"]): r for r in read(world, "power_duration_curve", 12).iter_rows(named=True)}
     best = {d: round(curve[(0, d)]["best_watts"], 2) for d in (5, 30, 60, 120, 180, 900, 1200, 3600)}
-    assert best == {5: 800, 30: 800, 60: 600, 120: round(CP + W_PRIME / 150, 2), 180: round(CP + W_PRIME / 240, 2),
-                    900: round(CP + W_PRIME / 1100, 2), 1200: 230, 3600: 230}
+    assert best == {
+        5: 800,
+        30: 800,
+        60: 600,
+        120: round(CP + W_PRIME / 150, 2),
+        180: round(CP + W_PRIME / 240, 2),
+        900: round(CP + W_PRIME / 1100, 2),
+        1200: 230,
+        3600: 230,
+    }
     assert (curve[(0, 60)]["source"], curve[(0, 60)]["effort_duration_s"]) == ("lap", 60)
     assert (curve[(0, 3600)]["source"], curve[(0, 3600)]["activity_id"]) == ("activity", world.ids["cp_ride"])
     assert (0, 5400) not in curve  # nothing that long
     # only a point whose own effort is about that long is a measurement: 5 s and 15 s carry the 30 s effort down
-    assert {d: curve[(0, d)]["at_duration"] for d in (5, 15, 30, 60, 1200, 3600)} == \
-        {5: False, 15: False, 30: True, 60: True, 1200: False, 3600: True}
+    assert {d: curve[(0, d)]["at_duration"] for d in (5, 15, 30, 60, 1200, 3600)} == {
+        5: False,
+        15: False,
+        30: True,
+        60: True,
+        1200: False,
+        3600: True,
+    }
     assert {d: curve[(2025, d)]["best_watts"] for d in (120, 600)} == {120: 300, 600: 260}  # the season's own
 
 
@@ -320,12 +439,20 @@ def test_critical_power_recovers_a_known_athlete(world: World) -> None:
     whole = fits[0]
     assert whole["cp_watts"] == pytest.approx(CP, rel=0.03) and whole["w_prime_j"] == pytest.approx(W_PRIME, rel=0.03)
     assert whole["cp_watts"] == pytest.approx(CP, rel=1e-9) and whole["w_prime_j"] == pytest.approx(W_PRIME, rel=1e-9)
-    assert (whole["points"], whole["shortest_s"], whole["longest_s"], whole["cp_note"]) == \
-        (len(CP_EFFORTS), min(CP_EFFORTS), max(CP_EFFORTS), "ok")
+    assert (whole["points"], whole["shortest_s"], whole["longest_s"], whole["cp_note"]) == (
+        len(CP_EFFORTS),
+        min(CP_EFFORTS),
+        max(CP_EFFORTS),
+        "ok",
+    )
     assert whole["r2"] == pytest.approx(1.0) and whole["rmse_watts"] == pytest.approx(0.0, abs=1e-6)
     few = fits[2025]
-    assert (few["points"], few["cp_watts"], few["w_prime_j"], few["cp_note"]) == \
-        (2, None, None, "too few envelope efforts between 120 and 1200 s: 2 of 3")
+    assert (few["points"], few["cp_watts"], few["w_prime_j"], few["cp_note"]) == (
+        2,
+        None,
+        None,
+        "too few envelope efforts between 120 and 1200 s: 2 of 3",
+    )
 
 
 def test_critical_power_fits_the_envelope_and_passes_physiological_gates(world: World) -> None:
@@ -336,17 +463,29 @@ def test_critical_power_fits_the_envelope_and_passes_physiological_gates(world: 
     clean = fits[2024]  # the sub-maximal 20:00 at 140 W lies under the 37:00 at 190 W: not a point
     assert (clean["cp_note"], clean["points"], clean["shortest_s"], clean["longest_s"]) == ("ok", 5, 150, 900)
     assert clean["cp_watts"] == pytest.approx(GATE_CP) and clean["w_prime_j"] == pytest.approx(GATE_W)
-    assert (clean["cp_inverse_t_watts"], clean["w_prime_inverse_t_j"]) == (pytest.approx(GATE_CP), pytest.approx(GATE_W))
+    assert (clean["cp_inverse_t_watts"], clean["w_prime_inverse_t_j"]) == (
+        pytest.approx(GATE_CP),
+        pytest.approx(GATE_W),
+    )
     assert clean["best_hour_watts"] == 180.0
-    assert fits[2022]["cp_watts"] is None and fits[2022]["cp_note"] == \
-        "implausible W' 80000 J (outside 3000-50000 J): the efforts are not maximal"
-    assert fits[2023]["cp_watts"] is None and fits[2023]["cp_note"] == "efforts too alike in length: 150-330 s, needs 3x"
+    assert (
+        fits[2022]["cp_watts"] is None
+        and fits[2022]["cp_note"] == "implausible W' 80000 J (outside 3000-50000 J): the efforts are not maximal"
+    )
+    assert (
+        fits[2023]["cp_watts"] is None and fits[2023]["cp_note"] == "efforts too alike in length: 150-330 s, needs 3x"
+    )
     # CP 164 W beside an hour at 198 W: CP must lie above an hour's power
     assert (fits[2025]["cp_watts"], fits[2025]["w_prime_j"], fits[2025]["r2"]) == (None, None, None)
-    assert fits[2025]["cp_note"] == "implausible: CP 164 W below 198.0 W held for 60 min or more: the short efforts " \
+    assert (
+        fits[2025]["cp_note"] == "implausible: CP 164 W below 198.0 W held for 60 min or more: the short efforts "
         "are not maximal"
-    assert (fits[2026]["points"], fits[2026]["cp_watts"], fits[2026]["cp_note"]) == \
-        (1, None, "too few envelope efforts between 120 and 1200 s: 1 of 3")
+    )
+    assert (fits[2026]["points"], fits[2026]["cp_watts"], fits[2026]["cp_note"]) == (
+        1,
+        None,
+        "too few envelope efforts between 120 and 1200 s: 1 of 3",
+    )
 
 
 def test_heart_rate_load_is_zone_based_and_calibrated_to_power(world: World) -> None:
@@ -361,19 +500,30 @@ def test_heart_rate_load_is_zone_based_and_calibrated_to_power(world: World) -> 
     assert run["hr_calibration"] == pytest.approx(64 / 55) and CALIBRATION == pytest.approx(64 / 55)
     assert run["load"] == pytest.approx(42.5 * 64 / 55) and run["hr_load"] == run["load"]
     assert run["intensity_factor"] == pytest.approx(math.sqrt(42.5 * 64 / 55 / 100))
-    assert (run["power_load"], run["pace_load"], run["estimated_load"]) == (None, None, pytest.approx(0.75 ** 2 * 100))
+    assert (run["power_load"], run["pace_load"], run["estimated_load"]) == (None, None, pytest.approx(0.75**2 * 100))
     calibrating = [r for r in load.values() if r["load_source"] == "power"]
     assert len(calibrating) == 12 and all(r["hr_load"] == pytest.approx(r["power_load"]) for r in calibrating)
     # a set threshold pace wins over heart rate for a run; both candidates are shown
     pace = load[ids["pace_run"]]
-    assert (pace["load_source"], pace["pace_basis"], pace["intensity_factor"]) == ("pace", "average_speed", pytest.approx(1.0))
+    assert (pace["load_source"], pace["pace_basis"], pace["intensity_factor"]) == (
+        "pace",
+        "average_speed",
+        pytest.approx(1.0),
+    )
     assert (pace["load"], pace["hr_load"]) == (pytest.approx(3000 / 36), pytest.approx(3000 / 3600 * 55 * 64 / 55))
     gap = load[ids["gap_run"]]  # every split at a grade-adjusted 3.5 m/s against 3.33 m/s threshold: IF 1.05
-    assert (gap["pace_basis"], gap["intensity_factor"], gap["load"]) == \
-        ("grade_adjusted", pytest.approx(1.05), pytest.approx(3000 * 1.05 ** 2 / 36))
+    assert (gap["pace_basis"], gap["intensity_factor"], gap["load"]) == (
+        "grade_adjusted",
+        pytest.approx(1.05),
+        pytest.approx(3000 * 1.05**2 / 36),
+    )
     no_zones = load[ids["hr_ride_after"]]  # no zone buckets: average HR against the set LTHR, the last fallback
-    assert (no_zones["load_source"], no_zones["hr_load_basis"], no_zones["lthr"], no_zones["load"]) == \
-        ("heart_rate", "average_hr", 160, pytest.approx(1800 * (150 / 160) ** 2 / 36))
+    assert (no_zones["load_source"], no_zones["hr_load_basis"], no_zones["lthr"], no_zones["load"]) == (
+        "heart_rate",
+        "average_hr",
+        160,
+        pytest.approx(1800 * (150 / 160) ** 2 / 36),
+    )
     few = rows(read(world, "activity_load", 10), "activity_id")[ids["h_buckets"]]
     assert (few["hr_load_basis"], few["hr_calibration"], few["load"]) == ("zones", None, pytest.approx(65.0))
 
@@ -402,9 +552,18 @@ def test_running_best_efforts_by_hand(world: World) -> None:
     one, five, ten = best[(0, 1)], best[(0, 5)], best[(0, 10)]
     assert (one["best_time_s"], one["activity_id"], one["first_split"]) == (250, ids["run_c"], 1)
     # run_c's short split 3 breaks it: splits 4-8 (5 x 250 s) beat run_b's 5 x 280 s
-    assert (five["best_time_s"], five["activity_id"], five["first_split"], five["pace_s_per_km"]) == \
-        (1250, ids["run_c"], 4, 250)
-    assert (ten["best_time_s"], ten["activity_id"], ten["distance_m"], ten["label"]) == (2955, ids["run_a"], 10000, "10 km")
+    assert (five["best_time_s"], five["activity_id"], five["first_split"], five["pace_s_per_km"]) == (
+        1250,
+        ids["run_c"],
+        4,
+        250,
+    )
+    assert (ten["best_time_s"], ten["activity_id"], ten["distance_m"], ten["label"]) == (
+        2955,
+        ids["run_a"],
+        10000,
+        "10 km",
+    )
     assert (0, 21) not in best  # no run that long
     assert best[(2024, 5)]["best_time_s"] == 1250
 
@@ -414,26 +573,53 @@ def test_decoupling_efficiency_and_gear_by_hand(world: World) -> None:
     dec = rows(read(world, "aerobic_decoupling", 14), "activity_id")
     run, ride = dec[ids["dec_run"]], dec[ids["dec_ride"]]
     # after the 10-minute warm-up (two splits at 120 bpm), the same pace at 140 then 150 bpm: EF falls by 1 - 140/150
-    assert (run["basis"], run["output_kind"], run["units"], run["decoupling_pct"], run["decoupling_note"]) == \
-        ("splits", "speed", 6, pytest.approx((1 - 140 / 150) * 100), "steady")
+    assert (run["basis"], run["output_kind"], run["units"], run["decoupling_pct"], run["decoupling_note"]) == (
+        "splits",
+        "speed",
+        6,
+        pytest.approx((1 - 140 / 150) * 100),
+        "steady",
+    )
     assert (run["first_half_ef"], run["output_cv"]) == (pytest.approx(1000 / 300 * 60 / 140), pytest.approx(0.0))
     fartlek = dec[ids["dec_fartlek"]]  # 1 km in 4:00 then 6:00: CV of speed 20 %, no decoupling to read
-    assert (fartlek["decoupling_pct"], fartlek["decoupling_note"]) == (None, "not steady: output varies 20 % (above 15 %)")
+    assert (fartlek["decoupling_pct"], fartlek["decoupling_note"]) == (
+        None,
+        "not steady: output varies 20 % (above 15 %)",
+    )
     # 200 W at 130 bpm, then 190 W at 135 bpm
-    assert (ride["basis"], ride["output_kind"], ride["first_half_ef"], ride["second_half_ef"]) == \
-        ("laps", "power", pytest.approx(200 / 130), pytest.approx(190 / 135))
+    assert (ride["basis"], ride["output_kind"], ride["first_half_ef"], ride["second_half_ef"]) == (
+        "laps",
+        "power",
+        pytest.approx(200 / 130),
+        pytest.approx(190 / 135),
+    )
     assert ride["decoupling_pct"] == pytest.approx((200 / 130 - 190 / 135) / (200 / 130) * 100)
     assert ids["old_bike_ride"] not in dec  # no heart rate
-    ef = {(r["sport_family"], r["basis"]): r["efficiency_factor"] for r in read(world, "efficiency_factor_weekly", 14).iter_rows(named=True)}
-    assert ef == {("Ride", "power"): pytest.approx(195 / 132.5), ("Run", "speed"): pytest.approx((200 / 145 + 200 / 150) / 2)}
+    ef = {
+        (r["sport_family"], r["basis"]): r["efficiency_factor"]
+        for r in read(world, "efficiency_factor_weekly", 14).iter_rows(named=True)
+    }
+    assert ef == {
+        ("Ride", "power"): pytest.approx(195 / 132.5),
+        ("Run", "speed"): pytest.approx((200 / 145 + 200 / 150) / 2),
+    }
     gear = rows(read(world, "gear_mileage", 14), "gear_id")
-    assert (gear["b1"]["activities"], gear["b1"]["distance_m"], gear["b1"]["retired"], gear["b1"]["retired_on"]) == \
-        (1, 36000, False, None)
-    assert (gear["g1"]["retired"], gear["g1"]["retired_on"], gear["g1"]["service_distance_m"]) == (True, D("2024-09-02"), 800000)
+    assert (gear["b1"]["activities"], gear["b1"]["distance_m"], gear["b1"]["retired"], gear["b1"]["retired_on"]) == (
+        1,
+        36000,
+        False,
+        None,
+    )
+    assert (gear["g1"]["retired"], gear["g1"]["retired_on"], gear["g1"]["service_distance_m"]) == (
+        True,
+        D("2024-09-02"),
+        800000,
+    )
     assert (gear["b9"]["profile_lists"], gear["b9"]["name"], gear["b9"]["distance_m"]) == (False, None, 20000)
 
 
 # --- zones ----------------------------------------------------------------------------------------------------
+
 
 def test_weekly_zone_time_uses_each_activitys_own_buckets(world: World) -> None:
     week = read(world, "zone_time_weekly", 5, zone_type="heartrate").filter(pl.col("week_start") == D("2025-01-06"))
@@ -451,8 +637,12 @@ def test_weekly_zone_time_uses_each_activitys_own_buckets(world: World) -> None:
 def test_polarization_index_examples(world: World) -> None:
     seiler = {(r["week_start"], r["zone_type"]): r for r in read(world, "seiler_weekly", 5).iter_rows(named=True)}
     mixed = seiler[(D("2025-01-06"), "heartrate")]  # zones 1+2 | 3 | 4+5
-    assert (mixed["z1_seconds"], mixed["z2_seconds"], mixed["z3_seconds"], mixed["total_seconds"]) == \
-        (1100, 100, 250, 1450)
+    assert (mixed["z1_seconds"], mixed["z2_seconds"], mixed["z3_seconds"], mixed["total_seconds"]) == (
+        1100,
+        100,
+        250,
+        1450,
+    )
     assert mixed["polarization_index"] == pytest.approx(math.log10((1100 / 1450) / (100 / 1450) * (250 / 1450) * 100))
     classic = seiler[(D("2025-01-13"), "heartrate")]  # 80 / 5 / 15
     assert (classic["z1_share"], classic["z2_share"], classic["z3_share"]) == pytest.approx((0.80, 0.05, 0.15))
@@ -468,30 +658,51 @@ def test_polarization_index_examples(world: World) -> None:
     unmapped = seiler[(D("2025-02-03"), "heartrate")]  # the 4-zone activity has no mapping
     assert (unmapped["total_seconds"], unmapped["unmapped_seconds"], unmapped["polarization_index"]) == (0, 400, None)
     assert unmapped["pi_note"] == "undefined: no time in mapped zones"
-    every = read(world, "seiler_weekly") .vstack(read(world, "seiler_monthly").rename(
-        {"month_start": "week_start", "year": "iso_year", "month": "iso_week"}))
+    every = read(world, "seiler_weekly").vstack(
+        read(world, "seiler_monthly").rename({"month_start": "week_start", "year": "iso_year", "month": "iso_week"})
+    )
     assert not every["polarization_index"].is_infinite().any() and not every["polarization_index"].is_nan().any()
 
 
 # Treff et al. 2019, Table 1: distributions (percent of time in zones 1/2/3) and their PI, to two decimals.
-TREFF_TABLE_1 = [((80, 0, 20), 3.18), ((72, 0, 28), 3.29), ((68, 6, 26), 2.47), ((67.3, 30.2, 2.5), 0.75),
-                 ((80.4, 17.9, 1.8), 0.91), ((74, 11, 15), 2.00)]
-PI_EDGES = [((30, 30, 40), None, "not valid: more zone-3 than zone-1 time"), ((80, 20, 0), 0.0, "zone 3 is 0: PI 0 by definition"),
-            ((99.5, 0, 0.5), 0.0, "zone 2 is 0 and zone 3 at most 1 %: PI 0, as for zone 3 = 0"),
-            ((0, 100, 0), 0.0, "zone 3 is 0: PI 0 by definition"), ((0, 0, 0), None, "undefined: no time in mapped zones")]
+TREFF_TABLE_1 = [
+    ((80, 0, 20), 3.18),
+    ((72, 0, 28), 3.29),
+    ((68, 6, 26), 2.47),
+    ((67.3, 30.2, 2.5), 0.75),
+    ((80.4, 17.9, 1.8), 0.91),
+    ((74, 11, 15), 2.00),
+]
+PI_EDGES = [
+    ((30, 30, 40), None, "not valid: more zone-3 than zone-1 time"),
+    ((80, 20, 0), 0.0, "zone 3 is 0: PI 0 by definition"),
+    ((99.5, 0, 0.5), 0.0, "zone 2 is 0 and zone 3 at most 1 %: PI 0, as for zone 3 = 0"),
+    ((0, 100, 0), 0.0, "zone 3 is 0: PI 0 by definition"),
+    ((0, 0, 0), None, "undefined: no time in mapped zones"),
+]
 
 
 def test_polarization_index_follows_treff_table_1_and_rules(tmp_path: Path) -> None:
     """The SQL macros against the paper's Table 1 and its rules for the edges."""
     path = tmp_path / "w.duckdb"
     db.migrate(path)
-    cases = [(z, pi, "ok" if all(z) else "zone 2 is 0: eq. 2 (1 % of zone 3 moved to zone 2)") for z, pi in TREFF_TABLE_1]
+    cases = [
+        (z, pi, "ok" if all(z) else "zone 2 is 0: eq. 2 (1 % of zone 3 moved to zone 2)") for z, pi in TREFF_TABLE_1
+    ]
     cases += PI_EDGES
-    frame = pl.DataFrame({"z1": [float(c[0][0]) for c in cases], "z2": [float(c[0][1]) for c in cases],
-                          "z3": [float(c[0][2]) for c in cases]})
+    frame = pl.DataFrame(
+        {
+            "z1": [float(c[0][0]) for c in cases],
+            "z2": [float(c[0][1]) for c in cases],
+            "z3": [float(c[0][2]) for c in cases],
+        }
+    )
     with db.reading(path) as conn:
-        sql = conn.from_arrow(frame.to_arrow()).select(
-            "polarization_index(z1, z2, z3), polarization_note(z1, z2, z3)").fetchall()
+        sql = (
+            conn.from_arrow(frame.to_arrow())
+            .select("polarization_index(z1, z2, z3), polarization_note(z1, z2, z3)")
+            .fetchall()
+        )
     for (zones, pi, note), got in zip(cases, sql):
         assert (None if got[0] is None else round(got[0], 2), got[1]) == (pi, note), zones
 
@@ -514,24 +725,33 @@ def test_seiler_mapping_is_configurable_per_athlete(tmp_path: Path) -> None:
 def test_athlete_zone_definitions_over_time(world: World) -> None:
     history = read(world, "athlete_zone_history", 7, zone_type="heartrate")
     versions = history.group_by("version", maintain_order=True).agg(
-        pl.col("valid_from").first(), pl.col("valid_to").first(), pl.col("last_seen").first(),
-        pl.col("zone_min").alias("mins"))
+        pl.col("valid_from").first(),
+        pl.col("valid_to").first(),
+        pl.col("last_seen").first(),
+        pl.col("zone_min").alias("mins"),
+    )
     assert versions.rows() == [
         (1, D("2024-01-01"), D("2024-03-01"), D("2024-02-01"), [0, 120, 140, 160, 180]),
         (2, D("2024-03-01"), D("2024-04-01"), D("2024-03-01"), [0, 125, 145, 165, 185]),
-        (3, D("2024-04-01"), None, D("2024-04-01"), [0, 120, 140, 160, 180])]
+        (3, D("2024-04-01"), None, D("2024-04-01"), [0, 120, 140, 160, 180]),
+    ]
 
 
 # --- volume ---------------------------------------------------------------------------------------------------
+
 
 def test_eddington_in_km_and_miles(world: World) -> None:
     edd = {(r["sport_family"], r["unit"]): r for r in read(world, "eddington", 6).iter_rows(named=True)}
     # ride days (km): 12, 11 (6 + 5 on one day), 5, 4, 4, 3, 1 → E = 4; 3 days reach 5, so 2 more are needed
     assert {k: (v["eddington"], v["days"], v["days_at_next"], v["days_to_next"]) for k, v in edd.items()} == {
-        ("Ride", "km"): (4, 7, 3, 2), ("Ride", "mi"): (3, 7, 2, 2), ("Run", "km"): (1, 1, 1, 1),
+        ("Ride", "km"): (4, 7, 3, 2),
+        ("Ride", "mi"): (3, 7, 2, 2),
+        ("Run", "km"): (1, 1, 1, 1),
         ("Run", "mi"): (1, 1, 1, 1),
         # every sport: the 20 km run joins 07-01's 12 km ride → 32, 11, 5, 4, 4, 3, 1 km (19.9, 6.8, 3.1, 2.5 … mi)
-        ("All", "km"): (4, 7, 3, 2), ("All", "mi"): (3, 7, 2, 2)}
+        ("All", "km"): (4, 7, 3, 2),
+        ("All", "mi"): (3, 7, 2, 2),
+    }
     every = read(world, "eddington_curve", 6, sport_family="All", unit="km")
     assert (every["n"].max(), every.filter(pl.col("n") == 12)["days_at_least"].item()) == (32, 1)  # 32 km: ride + run
     curve = read(world, "eddington_curve", 6, sport_family="Ride", unit="km")
@@ -562,8 +782,9 @@ def test_every_view_orders_its_rows_by_its_keys_and_reads_the_same_per_athlete(w
     assert_frame_equal(whole, whole.sort(keys, nulls_last=False, maintain_order=True))
     for athlete in range(1, 17):
         part = read(world, name, athlete)
-        assert_frame_equal(part, whole.filter(pl.col("athlete_id") == athlete), check_exact=False,
-                           rel_tol=1e-9, abs_tol=1e-9)
+        assert_frame_equal(
+            part, whole.filter(pl.col("athlete_id") == athlete), check_exact=False, rel_tol=1e-9, abs_tol=1e-9
+        )
 
 
 def test_views_need_no_settings_literals(world: World) -> None:
@@ -582,5 +803,6 @@ def test_every_view_is_listed_and_documented(world: World) -> None:
     views -= {kind.view for kind in documents.KINDS}  # the documents' storage (warehouse/documents.py), not analyses
     assert views == set(analysis.ANALYSES)
     doc = (Path(__file__).resolve().parents[2] / "docs" / "analysis.md").read_text(encoding="utf-8")
-    assert [name for name in analysis.ANALYSES if f"`{name}`" not in doc and f"`{name.rsplit('_', 1)[0]}_weekly`"
-            not in doc] == []
+    assert [
+        name for name in analysis.ANALYSES if f"`{name}`" not in doc and f"`{name.rsplit('_', 1)[0]}_weekly`" not in doc
+    ] == []

@@ -16,8 +16,20 @@ from fitsync.warehouse import report
 from .conftest import World
 from .png import decode
 
-CHARTS = ["pmc", "weekly_volume", "weekly_zones", "segment_history", "eddington", "ytd", "load_risk", "power_curve",
-          "best_efforts", "calendar", "routes", "routes_season"]
+CHARTS = [
+    "pmc",
+    "weekly_volume",
+    "weekly_zones",
+    "segment_history",
+    "eddington",
+    "ytd",
+    "load_risk",
+    "power_curve",
+    "best_efforts",
+    "calendar",
+    "routes",
+    "routes_season",
+]
 # athlete 2 has none of these: a message
 NO_DATA_FOR_2 = {"weekly_zones", "load_risk", "power_curve", "best_efforts", "routes", "routes_season"}
 EXTERNAL = re.compile(r"(https?:)?//[\w.-]+\.[a-z]{2,}|\b(src|href)\s*=\s*[\"'](?!data:|#)", re.IGNORECASE)
@@ -92,8 +104,10 @@ def test_cli_writes_the_report_under_the_home(world: World, tmp_path: Path) -> N
     assert lines[3].startswith(f"  charts   {len(CHARTS)} PNGs in ") and "pmc.png" in lines[3]
     assert "|" not in result.output and "**" not in result.output  # paths, not raw Markdown
     out = tmp_path / "elsewhere"
-    assert runner.invoke(report_command, ["--athlete", "4", "--out", str(out)],
-                         env={"FITSYNC_HOME": str(home)}).exit_code == 0
+    assert (
+        runner.invoke(report_command, ["--athlete", "4", "--out", str(out)], env={"FITSYNC_HOME": str(home)}).exit_code
+        == 0
+    )
     assert (out / "4" / "report.html").exists()
     missing = runner.invoke(report_command, [], env={"FITSYNC_HOME": str(tmp_path / "nowhere")})
     assert missing.exit_code == 1 and "no warehouse" in missing.output

@@ -40,8 +40,15 @@ def synced(sb: Harness, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sy
     home = tmp_path_factory.mktemp("analysis-sandbox")
     athlete = sb.athlete_id(premium=True, index=0)  # the seeded cyclist: power, zones, segments (one private)
     app = sb.new_app()
-    config = Config.load({}, home=home, base_url=sb.server.api_url, auth_url=sb.server.base_url,
-                         client_id=app.client_id, client_secret=Secret(app.client_secret), boundary_guard=0.05)
+    config = Config.load(
+        {},
+        home=home,
+        base_url=sb.server.api_url,
+        auth_url=sb.server.base_url,
+        client_id=app.client_id,
+        client_secret=Secret(app.client_secret),
+        boundary_guard=0.05,
+    )
     (home / "dagster").mkdir()
     with instance_for_test(temp_dir=str(home / "dagster")) as instance:
         with sb.settings(**ROOMY_LIMITS):
@@ -71,7 +78,9 @@ def test_the_numbers_tie_back_to_the_tables(synced: Synced) -> None:
             "(SELECT sum(seconds) FROM activity_zone_buckets b JOIN activities a USING (activity_id) "
             " WHERE a.athlete_id = $1), "
             "(SELECT count(*) FROM segment_efforts WHERE athlete_id = $1 AND NOT coalesce(hidden, false)), "
-            "(SELECT sum(distance) FROM activities WHERE athlete_id = $1)", [aid]).fetchall()[0]
+            "(SELECT sum(distance) FROM activities WHERE athlete_id = $1)",
+            [aid],
+        ).fetchall()[0]
     assert read(synced.path, "activity_calendar", aid).height == activities
     assert read(synced.path, "zone_time_weekly", aid)["seconds"].sum() == seconds
     assert read(synced.path, "segment_effort_progression", aid).height == efforts
@@ -89,13 +98,23 @@ def test_the_numbers_tie_back_to_the_tables(synced: Synced) -> None:
 def test_dagster_assets_materialize_with_previews_and_snapshots(synced: Synced) -> None:
     synced.instance.add_dynamic_partitions(athletes_partitions.name, [str(synced.athlete_id)])
     result = materialize(
-        [analysis_assets.pr_progression, analysis_assets.zone_trends, analysis_assets.training_load,
-         analysis_assets.performance, analysis_assets.volume, analysis_assets.report],
-        partition_key=str(synced.athlete_id), instance=synced.instance,
-        resources={"duckdb_warehouse": DuckDBResource(database=str(synced.path))})
+        [
+            analysis_assets.pr_progression,
+            analysis_assets.zone_trends,
+            analysis_assets.training_load,
+            analysis_assets.performance,
+            analysis_assets.volume,
+            analysis_assets.report,
+        ],
+        partition_key=str(synced.athlete_id),
+        instance=synced.instance,
+        resources={"duckdb_warehouse": DuckDBResource(database=str(synced.path))},
+    )
     assert result.success
-    metadata = {e.asset_key.to_user_string(): e.step_materialization_data.materialization.metadata
-                for e in result.get_asset_materialization_events()}
+    metadata = {
+        e.asset_key.to_user_string(): e.step_materialization_data.materialization.metadata
+        for e in result.get_asset_materialization_events()
+    }
     assert set(metadata) == {"pr_progression", "zone_trends", "training_load", "performance", "volume", "report"}
     snapshotted = {name for m in metadata.values() if "rows" in m for name in m["rows"].value}
     # every view but the building blocks (calendar, as-of dates, per-bucket zone time)

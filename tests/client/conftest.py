@@ -33,17 +33,25 @@ MakeConfig = Callable[..., Config]
 
 
 @pytest.fixture
-def make_config(sandbox_server: ServerThread, fitsync_home: Path, app: App,
-                new_state_url: Callable[[], str]) -> MakeConfig:
+def make_config(
+    sandbox_server: ServerThread, fitsync_home: Path, app: App, new_state_url: Callable[[], str]
+) -> MakeConfig:
     """A Config for the session sandbox; windows as the sandbox's defaults, a short guard and quick retries; the
     state store on SQLite and on PostgreSQL (each test runs on both)."""
     state_url = new_state_url()  # one home per test here
 
     def make(**overrides: Any) -> Config:
         values: dict[str, Any] = dict(
-            home=fitsync_home, base_url=sandbox_server.api_url, auth_url=sandbox_server.base_url,
-            client_id=app.client_id, client_secret=Secret(app.client_secret),
-            short_window=900, long_window=86400, boundary_guard=0.2, timeout=10.0, state_url=Secret(state_url),
+            home=fitsync_home,
+            base_url=sandbox_server.api_url,
+            auth_url=sandbox_server.base_url,
+            client_id=app.client_id,
+            client_secret=Secret(app.client_secret),
+            short_window=900,
+            long_window=86400,
+            boundary_guard=0.2,
+            timeout=10.0,
+            state_url=Secret(state_url),
         )
         values.update(overrides)
         return Config.load({}, **values)
@@ -74,8 +82,9 @@ class Connected:
         return self.client.config
 
 
-def connect_athlete(sb: Harness, client: FitsyncClient, app: App, athlete_id: int,
-                    scopes: tuple[str, ...] = ALL_SCOPES) -> Connected:
+def connect_athlete(
+    sb: Harness, client: FitsyncClient, app: App, athlete_id: int, scopes: tuple[str, ...] = ALL_SCOPES
+) -> Connected:
     """Consent as the athlete (sandbox browser), then exchange and store through the client."""
     body = save_grant(sb, client, app, athlete_id, scopes)
     return Connected(client, athlete_id, app, body)

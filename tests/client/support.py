@@ -80,8 +80,15 @@ class RequestLog:
 
     def _request(self, request: httpx.Request) -> None:
         auth = request.headers.get("authorization", "")
-        self.sent.append(Sent(request.method, request.url.path, None, auth.removeprefix("Bearer ") or None,
-                              params=dict(request.url.params)))
+        self.sent.append(
+            Sent(
+                request.method,
+                request.url.path,
+                None,
+                auth.removeprefix("Bearer ") or None,
+                params=dict(request.url.params),
+            )
+        )
 
     def _response(self, response: httpx.Response) -> None:
         entry = next(s for s in reversed(self.sent) if s.status is None)
@@ -147,8 +154,17 @@ class CallbackReceiver:
 def start_workers(config: Config, jobs: list[dict[str, Any]]) -> list[subprocess.Popen[str]]:
     """Start one worker process per job; each waits for a line on stdin before it starts calling."""
     env = env_for(config)
-    return [subprocess.Popen([sys.executable, WORKER, json.dumps(job)], env=env, stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for job in jobs]
+    return [
+        subprocess.Popen(
+            [sys.executable, WORKER, json.dumps(job)],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for job in jobs
+    ]
 
 
 def release_and_collect(procs: list[subprocess.Popen[str]], timeout: float) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ async def endless(request: Request) -> StreamingResponse:
         while not await request.is_disconnected():  # endless for the client; the server stops when it hangs up
             yield b"[" + b"0," * (MiB // 2)
             await asyncio.sleep(0)
+
     return StreamingResponse(chunks(), media_type="application/json")
 
 
@@ -35,6 +36,7 @@ async def dripping(request: Request) -> StreamingResponse:
         while not await request.is_disconnected():
             await asyncio.sleep(0.05)  # well inside the per-read timeout, for ever
             yield b"1,"
+
     return StreamingResponse(chunks(), media_type="application/json")
 
 
@@ -51,8 +53,14 @@ async def announced(request: Request) -> Response:
 
 @pytest.fixture(scope="module")
 def hostile() -> Iterator[str]:
-    app = Starlette(routes=[Route("/endless", endless), Route("/dripping", dripping), Route("/announced", announced),
-                                Route("/hanging", hanging)])
+    app = Starlette(
+        routes=[
+            Route("/endless", endless),
+            Route("/dripping", dripping),
+            Route("/announced", announced),
+            Route("/hanging", hanging),
+        ]
+    )
     with UvicornThread(app) as server:
         yield server.base_url
 
@@ -134,8 +142,11 @@ def test_a_service_that_never_answers_costs_one_requests_retries_then_nothing_is
     with pytest.raises(httpx.ReadTimeout):
         transport.request("GET", hostile + "/hanging", budget=None)
     started = time.monotonic()
-    with pytest.raises(ServiceUnresponsive, match=r"not sent: the service left GET /hanging "
-                                                   r"unanswered \(ReadTimeout after 2 tries\)"):
+    with pytest.raises(
+        ServiceUnresponsive,
+        match=r"not sent: the service left GET /hanging "
+        r"unanswered \(ReadTimeout after 2 tries\)",
+    ):
         transport.request("GET", hostile + "/announced", budget=None)
     assert time.monotonic() - started < 0.1 and transport.calls == 2
 

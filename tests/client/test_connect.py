@@ -37,8 +37,14 @@ class ConnectRun:
     """`fitsync connect …` in its own process; stdout and stderr merged and read by a thread."""
 
     def __init__(self, config: Config, *args: str) -> None:
-        self.proc = subprocess.Popen([*FITSYNC, "connect", *args], env=env_for(config), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.proc = subprocess.Popen(
+            [*FITSYNC, "connect", *args],
+            env=env_for(config),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         self.lines: list[str] = []
         self._urls: queue.Queue[str | None] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -129,17 +135,32 @@ def test_connect_denied_is_a_clear_error_and_stores_nothing(sb: Harness, config:
     assert stored(config) == []
 
 
-@pytest.mark.parametrize(("requested", "untick", "missing", "not_missing"), [
-    (None, ("read_all", "activity:read_all"),
-     {"read_all": "private segments", "activity:read_all": "activities (Only You ones too)"},
-     ("read ", "profile:read_all")),
-    ("read,activity:read,activity:read_all", ("activity:read_all",),
-     {"activity:read_all": "Only You activities will be missing"},
-     ("read ", "activity:read ")),
-], ids=["read_all+activity_read_all", "only_activity_read_all"])
-def test_connect_unticked_scopes_names_missing_data(sb: Harness, config: Config, requested: str | None,
-                                                    untick: tuple[str, ...], missing: dict[str, str],
-                                                    not_missing: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("requested", "untick", "missing", "not_missing"),
+    [
+        (
+            None,
+            ("read_all", "activity:read_all"),
+            {"read_all": "private segments", "activity:read_all": "activities (Only You ones too)"},
+            ("read ", "profile:read_all"),
+        ),
+        (
+            "read,activity:read,activity:read_all",
+            ("activity:read_all",),
+            {"activity:read_all": "Only You activities will be missing"},
+            ("read ", "activity:read "),
+        ),
+    ],
+    ids=["read_all+activity_read_all", "only_activity_read_all"],
+)
+def test_connect_unticked_scopes_names_missing_data(
+    sb: Harness,
+    config: Config,
+    requested: str | None,
+    untick: tuple[str, ...],
+    missing: dict[str, str],
+    not_missing: tuple[str, ...],
+) -> None:
     athlete_id = sb.athlete_id()
     run = ConnectRun(config, "--no-browser", *(["--scopes", requested] if requested else []))
     redirect = consent(sb, run.authorize_url(), athlete_id, untick=untick)

@@ -24,10 +24,17 @@ class FakeClock:
 
 def test_a_long_guard_on_a_short_window_still_moves_to_the_next_window(tmp_path: Path) -> None:
     clock = FakeClock(1_000.0)
-    governor = RateGovernor(StateStore(tmp_path / "state.db"), short_window=2, boundary_guard=1.0, clock=clock,
-                            sleep=clock.sleep)
-    governor.observe({"X-RateLimit-Limit": "100,1000", "X-RateLimit-Usage": "0,0",
-                      "X-ReadRateLimit-Limit": "3,1000", "X-ReadRateLimit-Usage": "0,0"})
+    governor = RateGovernor(
+        StateStore(tmp_path / "state.db"), short_window=2, boundary_guard=1.0, clock=clock, sleep=clock.sleep
+    )
+    governor.observe(
+        {
+            "X-RateLimit-Limit": "100,1000",
+            "X-RateLimit-Usage": "0,0",
+            "X-ReadRateLimit-Limit": "3,1000",
+            "X-ReadRateLimit-Usage": "0,0",
+        }
+    )
     windows = set()
     for _ in range(9):  # three windows' worth of the budget
         governor.reserve()

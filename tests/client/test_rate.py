@@ -129,8 +129,14 @@ class FakeTime:
 def test_waits_until_the_boundary_plus_guard(tmp_path: Path) -> None:
     t = FakeTime(1_000_000 * 900 + 100.0)  # 100 s into a 15-minute window
     governor = RateGovernor(StateStore(tmp_path / "state.db"), boundary_guard=1.0, clock=t.clock, sleep=t.sleep)
-    governor.observe({"X-ReadRateLimit-Limit": "5,1000", "X-ReadRateLimit-Usage": "5,5",
-                      "X-RateLimit-Limit": "200,2000", "X-RateLimit-Usage": "5,5"})
+    governor.observe(
+        {
+            "X-ReadRateLimit-Limit": "5,1000",
+            "X-ReadRateLimit-Usage": "5,5",
+            "X-RateLimit-Limit": "200,2000",
+            "X-RateLimit-Usage": "5,5",
+        }
+    )
     governor.reserve(counts_as_read=False)  # the overall budget is not spent: a write goes at once
     assert t.slept == []
     governor.reserve()  # a read waits for the next window (+ guard), not for a fixed delay
@@ -153,8 +159,12 @@ def test_a_429_spends_only_the_window_it_was_for(tmp_path: Path) -> None:
     the boundary does not spend the new window."""
     t = FakeTime(1_000_000 * 900 + 100.0)
     governor = RateGovernor(StateStore(tmp_path / "state.db"), boundary_guard=1.0, clock=t.clock, sleep=t.sleep)
-    refused = {"X-ReadRateLimit-Limit": "100,1000", "X-ReadRateLimit-Usage": "101,300",
-               "X-RateLimit-Limit": "200,2000", "X-RateLimit-Usage": "101,300"}
+    refused = {
+        "X-ReadRateLimit-Limit": "100,1000",
+        "X-ReadRateLimit-Usage": "101,300",
+        "X-RateLimit-Limit": "200,2000",
+        "X-RateLimit-Usage": "101,300",
+    }
     governor.observe(refused, sent_at=t.now, refused_budget="read")
     assert governor.remaining("short", "read") == 0 and governor.remaining("long", "read") == 700
     governor.reserve()
@@ -173,8 +183,12 @@ def test_time_for_the_calls_left_counts_both_windows() -> None:
     t=1800 (short) and t=86400 (daily), now t=1000."""
     from fitsync.client.rate_governor import BudgetLine, seconds_for
 
-    lines = [BudgetLine("short", "read", 98, 100, 1800.0), BudgetLine("short", "overall", 98, 200, 1800.0),
-             BudgetLine("long", "read", 98, 1000, 86400.0), BudgetLine("long", "overall", 98, 2000, 86400.0)]
+    lines = [
+        BudgetLine("short", "read", 98, 100, 1800.0),
+        BudgetLine("short", "overall", 98, 200, 1800.0),
+        BudgetLine("long", "read", 98, 1000, 86400.0),
+        BudgetLine("long", "overall", 98, 2000, 86400.0),
+    ]
     lengths = {"short": 900, "long": 86400}
     assert seconds_for(2, lines, 1000.0, lengths, 0.5) == 1.0  # fits now: only the pace counts
     # 2 now, 100 at 1800, 100 at 2700, the last 48 at 3600
@@ -186,8 +200,9 @@ def test_time_for_the_calls_left_counts_both_windows() -> None:
     assert seconds_for(100, lines, 1000.0, lengths, 0.0, reserve=0.1) == 2700 - 1000
 
 
-def test_a_stop_asked_for_ends_a_budget_wait_at_once_and_sends_nothing_more(sb: Harness, make_config: MakeConfig,
-                                                                            app: App) -> None:
+def test_a_stop_asked_for_ends_a_budget_wait_at_once_and_sends_nothing_more(
+    sb: Harness, make_config: MakeConfig, app: App
+) -> None:
     """Ctrl-C during a wait of the whole window: the client stops within moments, not when the window ends, and
     a stop asked before a request keeps it from being sent (client/stop_request.py)."""
     import threading
@@ -197,8 +212,14 @@ def test_a_stop_asked_for_ends_a_budget_wait_at_once_and_sends_nothing_more(sb: 
     with FitsyncClient(make_config(short_window=900)) as client:
         c = connect_athlete(sb, client, app, sb.athlete_id())
         api = client.athlete(c.athlete_id)
-        client.governor.observe({"X-ReadRateLimit-Limit": "5,1000", "X-ReadRateLimit-Usage": "5,5",
-                                 "X-RateLimit-Limit": "200,2000", "X-RateLimit-Usage": "5,5"})
+        client.governor.observe(
+            {
+                "X-ReadRateLimit-Limit": "5,1000",
+                "X-ReadRateLimit-Usage": "5,5",
+                "X-RateLimit-Limit": "200,2000",
+                "X-RateLimit-Usage": "5,5",
+            }
+        )
         sent_before = client.transport.calls
         outcome: dict[str, BaseException] = {}
 

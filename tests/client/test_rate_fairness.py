@@ -23,8 +23,14 @@ LIMIT = 20  # reads per window: the bulk reserve leaves 2 of them to interactive
 
 def governor(path: Path) -> RateGovernor:
     g = RateGovernor(StateStore(path), short_window=WINDOW, boundary_guard=0.05)
-    g.observe({"X-ReadRateLimit-Limit": f"{LIMIT},1000000", "X-ReadRateLimit-Usage": "0,0",
-               "X-RateLimit-Limit": f"{2 * LIMIT},2000000", "X-RateLimit-Usage": "0,0"})
+    g.observe(
+        {
+            "X-ReadRateLimit-Limit": f"{LIMIT},1000000",
+            "X-ReadRateLimit-Usage": "0,0",
+            "X-RateLimit-Limit": f"{2 * LIMIT},2000000",
+            "X-RateLimit-Usage": "0,0",
+        }
+    )
     return g
 
 
@@ -52,7 +58,9 @@ def test_athletes_of_one_class_take_turns_whatever_their_number_of_workers(tmp_p
     """Athlete 1 syncs with three workers, athlete 2 with one: without turns athlete 2 would get about a quarter
     of each window; it gets about half."""
     g = governor(tmp_path / "state.db")
-    callers = [Caller(g, Lane("backfill", 1), bulk=True) for _ in range(3)] + [Caller(g, Lane("backfill", 2), bulk=True)]
+    callers = [Caller(g, Lane("backfill", 1), bulk=True) for _ in range(3)] + [
+        Caller(g, Lane("backfill", 2), bulk=True)
+    ]
     wait_until(lambda: next_boundary(time.time()) - time.time() > 1.5, 3, "the start of a window")
     start = next_boundary(time.time())  # whole windows only: the first grants of this one go to whoever is first
     for c in callers:
@@ -75,8 +83,11 @@ def test_a_webhook_refresh_goes_before_five_backfills_and_is_done_within_one_win
     for c in backfills:
         c.start()
     # mid-window, with the backfills holding the budget: the athlete edits rides, the webhook run needs 12 calls
-    wait_until(lambda: 0.8 < time.time() % WINDOW < 1.2 and g.remaining() <= LIMIT // 10, 3 * WINDOW,
-               "a window the backfills have spent")
+    wait_until(
+        lambda: 0.8 < time.time() % WINDOW < 1.2 and g.remaining() <= LIMIT // 10,
+        3 * WINDOW,
+        "a window the backfills have spent",
+    )
     asked = time.time()
     webhook = Caller(g, Lane("webhook", 6), bulk=False, calls=12)
     webhook.start()
@@ -124,8 +135,14 @@ def test_a_caller_that_has_left_holds_no_place_in_the_queue(tmp_path: Path) -> N
 
     def made(path: Path) -> RateGovernor:  # the real 15-minute window: a served caller holds its place 2 s
         g = RateGovernor(StateStore(path), clock=lambda: clock[0], sleep=sleep)
-        g.observe({"X-ReadRateLimit-Limit": "100,1000", "X-ReadRateLimit-Usage": "0,0",
-                   "X-RateLimit-Limit": "200,2000", "X-RateLimit-Usage": "0,0"})
+        g.observe(
+            {
+                "X-ReadRateLimit-Limit": "100,1000",
+                "X-ReadRateLimit-Usage": "0,0",
+                "X-RateLimit-Limit": "200,2000",
+                "X-RateLimit-Usage": "0,0",
+            }
+        )
         return g
 
     sync, refresh = made(tmp_path / "state.db"), made(tmp_path / "state.db")  # two processes, one ledger

@@ -133,9 +133,9 @@ def test_the_swaggers_zones_array_is_read_too(api: AthleteApi, recorded: tuple[R
     assert zones.zones[0]["distribution_buckets"][-1] == {"max": -1, "min": 450, "time": 343}
 
 
-def test_a_zones_answer_of_another_shape_is_reported_once_and_kept(api: AthleteApi, reports: ShapeReports,
-                                                                     recorded: tuple[Recorded, str],
-                                                                     caplog: pytest.LogCaptureFixture) -> None:
+def test_a_zones_answer_of_another_shape_is_reported_once_and_kept(
+    api: AthleteApi, reports: ShapeReports, recorded: tuple[Recorded, str], caplog: pytest.LogCaptureFixture
+) -> None:
     recorded[0].answers["/athlete/zones"] = "swagger_athlete.json"  # an object with no zones in it
     try:
         with caplog.at_level(logging.WARNING, logger="fitsync.shapes"):
@@ -149,7 +149,8 @@ def test_a_zones_answer_of_another_shape_is_reported_once_and_kept(api: AthleteA
 
 
 def test_an_unknown_sport_type_is_reported_once_per_type_across_processes(
-        reports: ShapeReports, caplog: pytest.LogCaptureFixture) -> None:
+    reports: ShapeReports, caplog: pytest.LogCaptureFixture
+) -> None:
     later_run = ShapeReports(reports.store)  # another process on the same home
     with caplog.at_level(logging.WARNING, logger="fitsync.shapes"):
         for activity_id in (1, 2, 3):
@@ -157,16 +158,25 @@ def test_an_unknown_sport_type_is_reported_once_per_type_across_processes(
         reports.report("GET /athlete/activities", 4, ("unexpected sport_type='Hurling'",))
         later_run.report("GET /athlete/activities", 5, ("unexpected sport_type='Padel'",))
     assert [r.getMessage().split(": ", 1)[1].split(" (")[0] for r in caplog.records] == [
-        "unexpected sport_type='Padel'", "unexpected sport_type='Hurling'"]
+        "unexpected sport_type='Padel'",
+        "unexpected sport_type='Hurling'",
+    ]
     assert [(r.problem, r.first_object, r.seen) for r in reports.all()] == [
-        ("unexpected sport_type='Padel'", "1", 2), ("unexpected sport_type='Hurling'", "4", 1)]
+        ("unexpected sport_type='Padel'", "1", 2),
+        ("unexpected sport_type='Hurling'", "4", 1),
+    ]
 
 
-def test_a_field_fitsync_does_not_know_is_kept_and_reported_once(api: AthleteApi, reports: ShapeReports,
-                                                                   recorded: tuple[Recorded, str], tmp_path: Path,
-                                                                   caplog: pytest.LogCaptureFixture) -> None:
-    (tmp_path / "new.json").write_text(json.dumps([{**a, "gravel_score": 7} for a in
-                                                   fixture("swagger_athlete_activities.json")]))
+def test_a_field_fitsync_does_not_know_is_kept_and_reported_once(
+    api: AthleteApi,
+    reports: ShapeReports,
+    recorded: tuple[Recorded, str],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    (tmp_path / "new.json").write_text(
+        json.dumps([{**a, "gravel_score": 7} for a in fixture("swagger_athlete_activities.json")])
+    )
     recorded[0].answers["/athlete/activities"] = str(tmp_path / "new.json")
     try:
         with caplog.at_level(logging.WARNING, logger="fitsync.shapes"):
@@ -176,7 +186,8 @@ def test_a_field_fitsync_does_not_know_is_kept_and_reported_once(api: AthleteApi
     assert [a["gravel_score"] for a in listed] == [7, 7] and not any(a.issues for a in listed)
     assert [r.getMessage() for r in caplog.records] == [
         f"GET /athlete/activities: unknown field gravel_score (first seen on {LISTED[0]}) — kept raw in the warehouse; "
-        "reported once"]
+        "reported once"
+    ]
 
 
 def batch(bundle: str, payloads: list[Any], **context: Any) -> landing.Landed:
@@ -203,42 +214,68 @@ def rows(path: Path, sql: str) -> list[tuple[Any, ...]]:
 
 def test_recorded_answers_load_into_the_warehouse(warehouse: Path) -> None:
     zones = athlete_zones.read(fixture("real_athlete_zones.json"))
-    load(warehouse,
-         batch("athlete", [fixture("swagger_athlete.json")]),
-         batch("athlete_stats", [fixture("real_athlete_stats.json")]),
-         batch("athlete_zones", [zones.payload()]),
-         batch("activity_summaries", fixture("swagger_athlete_activities.json")),
-         batch("activity_details", [fixture("swagger_activity.json")]),
-         batch("activity_zones", [{"activity_id": ACTIVITY, "zones": fixture("real_activity_zones.json")}]),
-         batch("segments", [fixture("swagger_segment.json")]),
-         batch("segment_efforts", [{"segment_efforts": fixture("swagger_segment_efforts.json")}]))
+    load(
+        warehouse,
+        batch("athlete", [fixture("swagger_athlete.json")]),
+        batch("athlete_stats", [fixture("real_athlete_stats.json")]),
+        batch("athlete_zones", [zones.payload()]),
+        batch("activity_summaries", fixture("swagger_athlete_activities.json")),
+        batch("activity_details", [fixture("swagger_activity.json")]),
+        batch("activity_zones", [{"activity_id": ACTIVITY, "zones": fixture("real_activity_zones.json")}]),
+        batch("segments", [fixture("swagger_segment.json")]),
+        batch("segment_efforts", [{"segment_efforts": fixture("swagger_segment_efforts.json")}]),
+    )
     assert rows(warehouse, "SELECT athlete_id, firstname FROM athletes") == [(PROFILE, "Marianne")]
-    assert rows(warehouse, "SELECT count(*), sum(count) FILTER (WHERE period = 'all') FROM athlete_stats_totals") \
-        == [(9, 1204 + 1530 + 40)]
+    assert rows(warehouse, "SELECT count(*), sum(count) FILTER (WHERE period = 'all') FROM athlete_stats_totals") == [
+        (9, 1204 + 1530 + 40)
+    ]
     # the real object: bounds with no time, the open-ended last zone, custom_zones, the shape recorded
-    assert rows(warehouse, "SELECT zone_type, count(*), max(bucket_index), count(seconds), any_value(shape), "
-                           "bool_or(custom_zones) FROM athlete_zones GROUP BY ALL ORDER BY ALL") == [
-        ("heartrate", 5, 5, 0, "object", False), ("power", 7, 7, 0, "object", None)]
-    assert rows(warehouse, "SELECT min, max FROM athlete_zones WHERE zone_type = 'heartrate' AND bucket_index = 5") \
-        == [(184.0, -1.0)]
+    assert rows(
+        warehouse,
+        "SELECT zone_type, count(*), max(bucket_index), count(seconds), any_value(shape), "
+        "bool_or(custom_zones) FROM athlete_zones GROUP BY ALL ORDER BY ALL",
+    ) == [("heartrate", 5, 5, 0, "object", False), ("power", 7, 7, 0, "object", None)]
+    assert rows(warehouse, "SELECT min, max FROM athlete_zones WHERE zone_type = 'heartrate' AND bucket_index = 5") == [
+        (184.0, -1.0)
+    ]
     # the wall clock as written (its Z is not UTC), the zone's name, ids beyond 2^53 exact
-    activities = rows(warehouse, "SELECT activity_id, sport_type, strftime(start_date_local, '%H:%M:%S'), timezone, "
-                                 "utc_offset, detail_fetched_at IS NOT NULL FROM activities ORDER BY activity_id")
-    assert activities == [(LISTED[1], "MountainBikeRide", "05:35:51", "America/Los_Angeles", -25200, False),
-                          (LISTED[0], "MountainBikeRide", "05:15:09", "America/Los_Angeles", -25200, False),
-                          (ACTIVITY, "MountainBikeRide", "06:52:54", "America/Los_Angeles", -28800, True)]
+    activities = rows(
+        warehouse,
+        "SELECT activity_id, sport_type, strftime(start_date_local, '%H:%M:%S'), timezone, "
+        "utc_offset, detail_fetched_at IS NOT NULL FROM activities ORDER BY activity_id",
+    )
+    assert activities == [
+        (LISTED[1], "MountainBikeRide", "05:35:51", "America/Los_Angeles", -25200, False),
+        (LISTED[0], "MountainBikeRide", "05:15:09", "America/Los_Angeles", -25200, False),
+        (ACTIVITY, "MountainBikeRide", "06:52:54", "America/Los_Angeles", -28800, True),
+    ]
     assert rows(warehouse, "SELECT zone_type, count(*) FROM activity_zone_buckets GROUP BY ALL ORDER BY ALL") == [
-        ("heartrate", 5), ("pace", 3)]
+        ("heartrate", 5),
+        ("pace", 3),
+    ]
     assert rows(warehouse, "SELECT count(*) FROM laps WHERE activity_id = 12345678987654321") == [(1,)]
     assert rows(warehouse, "SELECT count(*) > 0 FROM segment_efforts") == [(True,)]
 
 
 def test_an_unknown_shape_lands_raw(warehouse: Path) -> None:
     body = fixture("swagger_segments_starred.json")
-    load(warehouse, batch("unrecognized", [{"endpoint": "GET /segments/starred", "object_id": None,
-                                            "problem": "expected a list of segment records, got dict", "body": body}]))
+    load(
+        warehouse,
+        batch(
+            "unrecognized",
+            [
+                {
+                    "endpoint": "GET /segments/starred",
+                    "object_id": None,
+                    "problem": "expected a list of segment records, got dict",
+                    "body": body,
+                }
+            ],
+        ),
+    )
     assert rows(warehouse, "SELECT endpoint, object_id, raw->>'$.name' FROM unrecognized_payloads") == [
-        ("GET /segments/starred", "", "Hawk Hill")]
+        ("GET /segments/starred", "", "Hawk Hill")
+    ]
 
 
 def test_the_issues_flag_survives_the_detail_load(warehouse: Path) -> None:
@@ -252,13 +289,21 @@ def test_the_issues_flag_survives_the_detail_load(warehouse: Path) -> None:
     assert rows(warehouse, "SELECT sport_type, detail_fetched_at IS NOT NULL FROM activities") == [("Padel", True)]
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("missing_scope", errors.MissingScope), ("invalid_token", errors.ApiError), ("not_found", errors.NotFound),
-    ("application_inactive", errors.ApplicationInactive), ("rate_limited", errors.ApiError)])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("missing_scope", errors.MissingScope),
+        ("invalid_token", errors.ApiError),
+        ("not_found", errors.NotFound),
+        ("application_inactive", errors.ApplicationInactive),
+        ("rate_limited", errors.ApiError),
+    ],
+)
 def test_recorded_error_bodies_map_to_fitsyncs_errors(name: str, expected: type) -> None:
     recorded = fixture("real_errors.json")[name]
-    error = errors.for_status(recorded["status"], recorded["body"])(recorded["status"], "GET", "/athlete",
-                                                                      recorded["body"])
+    error = errors.for_status(recorded["status"], recorded["body"])(
+        recorded["status"], "GET", "/athlete", recorded["body"]
+    )
     assert type(error) is expected
     if name == "application_inactive":
         assert "inactive" in str(error) and "subscription" in str(error)

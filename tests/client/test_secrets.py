@@ -30,8 +30,9 @@ from .support import CallbackReceiver, RequestLog, cli_env
 SECRET_KEY = "fitsync-test-passphrase-4c1f7e"
 
 
-def test_secrets_absent_from_logs_errors_and_reprs(sb: Harness, make_config: MakeConfig, app: App,
-                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_secrets_absent_from_logs_errors_and_reprs(
+    sb: Harness, make_config: MakeConfig, app: App, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     for name in ("httpx", "httpcore", "fitsync", "tenacity"):
         logging.getLogger(name).setLevel(logging.DEBUG)
@@ -52,13 +53,25 @@ def test_secrets_absent_from_logs_errors_and_reprs(sb: Harness, make_config: Mak
         with pytest.raises(OAuthError) as bad_code:
             oauth.exchange_code(config, client.transport, "not-a-code")
         texts += [str(e.value) + repr(e.value) for e in (not_found, bad_code)]
-        texts += [repr(config), str(config), repr(client), repr(client.cipher), repr(client.tokens.athletes()),
-                  repr(client.governor.snapshot()), f"{config.client_secret}", str(config.secret_key)]
+        texts += [
+            repr(config),
+            str(config),
+            repr(client),
+            repr(client.cipher),
+            repr(client.tokens.athletes()),
+            repr(client.governor.snapshot()),
+            f"{config.client_secret}",
+            str(config.secret_key),
+        ]
 
         with CallbackReceiver() as receiver:
-            for args in (["webhooks", "subscribe", "--callback-url", receiver.url], ["webhooks", "status"],
-                         ["webhooks", "subscribe", "--callback-url", receiver.url], ["athletes"],
-                         ["webhooks", "unsubscribe"]):
+            for args in (
+                ["webhooks", "subscribe", "--callback-url", receiver.url],
+                ["webhooks", "status"],
+                ["webhooks", "subscribe", "--callback-url", receiver.url],
+                ["athletes"],
+                ["webhooks", "unsubscribe"],
+            ):
                 result = CliRunner().invoke(main, args, env=cli_env(config))
                 texts.append(result.output)
             verify_token = receiver.validations[0]["hub.verify_token"]
@@ -77,8 +90,12 @@ def test_secrets_absent_from_logs_errors_and_reprs(sb: Harness, make_config: Mak
     # the secrets of this session
     tokens = {b[k] for b in log.token_bodies for k in ("access_token", "refresh_token")}
     assert len(log.token_bodies) >= 2 and len(tokens) >= 3
-    secrets = {"client_secret": app.client_secret, "verify_token": verify_token, "FITSYNC_SECRET_KEY": SECRET_KEY,
-               **{f"token {t[:6]}…": t for t in tokens}}
+    secrets = {
+        "client_secret": app.client_secret,
+        "verify_token": verify_token,
+        "FITSYNC_SECRET_KEY": SECRET_KEY,
+        **{f"token {t[:6]}…": t for t in tokens},
+    }
 
     # the client's own log records (the sandbox runs in another thread of this process and logs its own side)
     mine = [r for r in caplog.records if r.thread == threading.get_ident()]
@@ -99,15 +116,15 @@ def test_secret_wrapper() -> None:
     assert secret.reveal() == "hunter2" and secret == Secret("hunter2") and secret and not Secret("")
     with pytest.raises(TypeError):
         pickle.dumps(secret)
-    config = Config.load({"FITSYNC_CLIENT_SECRET": "hunter2", "FITSYNC_SECRET_KEY": "s3cret-key",
-                          "FITSYNC_HOME": "/nonexistent/fitsync"})
+    config = Config.load(
+        {"FITSYNC_CLIENT_SECRET": "hunter2", "FITSYNC_SECRET_KEY": "s3cret-key", "FITSYNC_HOME": "/nonexistent/fitsync"}
+    )
     assert "hunter2" not in repr(config) and "s3cret-key" not in repr(config)
 
 
-
-
-def test_a_config_file_others_can_read_is_warned_about_with_the_chmod(tmp_path: Path,
-                                                                      caplog: pytest.LogCaptureFixture) -> None:
+def test_a_config_file_others_can_read_is_warned_about_with_the_chmod(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     from fitsync.client import config as config_module
 
     file = tmp_path / "config.toml"

@@ -37,18 +37,34 @@ def test_config_precedence(tmp_path: Path) -> None:
     home.mkdir()
     defaults = Config.load({"FITSYNC_HOME": str(home)})
     assert (defaults.base_url, defaults.auth_url, defaults.timeout, defaults.client_id) == (
-        REAL_BASE_URL, REAL_AUTH_URL, 30.0, None)
+        REAL_BASE_URL,
+        REAL_AUTH_URL,
+        30.0,
+        None,
+    )
     assert defaults.state_path == home / "state.db"
 
-    (home / "config.toml").write_text('base_url = "http://file.example/api/v3/"\nclient_id = 11\ntimeout = 5\n'
-                                      'client_secret = "from-file"\nrefresh_margin = 120\n')
+    (home / "config.toml").write_text(
+        'base_url = "http://file.example/api/v3/"\nclient_id = 11\ntimeout = 5\n'
+        'client_secret = "from-file"\nrefresh_margin = 120\n'
+    )
     from_file = Config.load({"FITSYNC_HOME": str(home)})
     assert (from_file.base_url, from_file.client_id, from_file.timeout, from_file.refresh_margin) == (
-        "http://file.example/api/v3", 11, 5.0, 120)
+        "http://file.example/api/v3",
+        11,
+        5.0,
+        120,
+    )
     assert from_file.client_secret == Secret("from-file") and from_file.auth_url == REAL_AUTH_URL
 
-    env = {"FITSYNC_HOME": str(home), "FITSYNC_CLIENT_ID": "22", "FITSYNC_TIMEOUT": "7.5",
-           "FITSYNC_CLIENT_SECRET": "from-env", "FITSYNC_RATE_SHORT_WINDOW": "2", "FITSYNC_BASE_URL": ""}
+    env = {
+        "FITSYNC_HOME": str(home),
+        "FITSYNC_CLIENT_ID": "22",
+        "FITSYNC_TIMEOUT": "7.5",
+        "FITSYNC_CLIENT_SECRET": "from-env",
+        "FITSYNC_RATE_SHORT_WINDOW": "2",
+        "FITSYNC_BASE_URL": "",
+    }
     from_env = Config.load(env)
     assert (from_env.client_id, from_env.timeout, from_env.short_window) == (22, 7.5, 2)
     assert from_env.client_secret == Secret("from-env")
@@ -74,8 +90,14 @@ def test_a_relative_home_is_made_absolute(tmp_path: Path, monkeypatch: pytest.Mo
 def test_a_configs_environment_loads_the_same_config(tmp_path: Path) -> None:
     """Config.environment is how a child process is given a Config: the same settings back, secrets revealed only
     there, an unset secret not passed as text."""
-    config = Config.load({}, home=tmp_path / "home", client_id=5, client_secret=Secret("app secret"), timeout=7.5,
-                         state_url=Secret("postgresql://fitsync:pw@db/state"))
+    config = Config.load(
+        {},
+        home=tmp_path / "home",
+        client_id=5,
+        client_secret=Secret("app secret"),
+        timeout=7.5,
+        state_url=Secret("postgresql://fitsync:pw@db/state"),
+    )
     env = config.environment()
     assert Config.load(env) == config
     assert env["FITSYNC_STATE_URL"] == "postgresql://fitsync:pw@db/state" and "FITSYNC_SECRET_KEY" not in env
@@ -115,10 +137,16 @@ def test_tokens_encrypted_at_rest_and_files_private(sb: Harness, connected: Conn
         assert mode(home / "state.db") == 0o600
     else:  # every value of every table of the database
         with client.store.reading() as conn:
-            tables = [r[0] for r in conn.execute("SELECT table_name FROM information_schema.tables "
-                                                 "WHERE table_schema = 'public'")]
-            blob = b"".join(bytes(v) if isinstance(v, (bytes, memoryview)) else repr(v).encode()
-                            for t in tables for row in conn.execute(f"SELECT * FROM {t}") for v in row)
+            tables = [
+                r[0]
+                for r in conn.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")
+            ]
+            blob = b"".join(
+                bytes(v) if isinstance(v, (bytes, memoryview)) else repr(v).encode()
+                for t in tables
+                for row in conn.execute(f"SELECT * FROM {t}")
+                for v in row
+            )
         assert len(tables) > 5 and blob
     for secret in secrets:
         assert secret.encode() not in blob
@@ -141,8 +169,9 @@ def test_secret_key_from_the_environment(sb: Harness, make_config: MakeConfig, a
         FitsyncClient(config.replace(secret_key=Secret("another key")))
 
 
-def test_a_host_with_another_key_is_refused_before_it_writes_a_token(sb: Harness, make_config: MakeConfig, app: App,
-                                                                      tmp_path: Path) -> None:
+def test_a_host_with_another_key_is_refused_before_it_writes_a_token(
+    sb: Harness, make_config: MakeConfig, app: App, tmp_path: Path
+) -> None:
     """Hosts sharing a PostgreSQL store (or a state.db copied without its key file) must share the key: one with a
     key of its own would encrypt the next rotated refresh token so that no other host could read it."""
     config = make_config()
@@ -246,11 +275,14 @@ def test_paging_stops_at_a_short_page(connected: Connected) -> None:
         assert [a.id for a in api.activities(per_page=per_page)] == everything
         # full pages, then the first short one ends it (an exact multiple costs one empty page)
         pages = total // per_page + 1
-        assert [s.params for s in log.sent] == [{"page": str(n), "per_page": str(per_page)} for n in range(1, pages + 1)]
+        assert [s.params for s in log.sent] == [
+            {"page": str(n), "per_page": str(per_page)} for n in range(1, pages + 1)
+        ]
 
 
-def test_odd_sport_type_is_flagged_not_failing_the_page(sb: Harness, client: FitsyncClient, app: App,
-                                                        own_athlete: int) -> None:
+def test_odd_sport_type_is_flagged_not_failing_the_page(
+    sb: Harness, client: FitsyncClient, app: App, own_athlete: int
+) -> None:
     for sport in ("Run", "Padel", "Ride"):  # Padel: a sport type fitsync does not know yet
         response = sb.console.post(f"/athletes/{own_athlete}/activities", json={"sport_type": sport})
         assert response.status_code == 200, response.text
@@ -267,8 +299,17 @@ def test_odd_sport_type_is_flagged_not_failing_the_page(sb: Harness, client: Fit
 
 
 def test_record_checks() -> None:
-    good = {"id": 1, "name": "Ride", "start_date": "2024-05-01T10:00:00Z", "start_date_local": "2024-05-01T12:00:00Z",
-            "distance": 1000.0, "moving_time": 100, "elapsed_time": 120, "sport_type": "Ride", "utc_offset": 7200.0}
+    good = {
+        "id": 1,
+        "name": "Ride",
+        "start_date": "2024-05-01T10:00:00Z",
+        "start_date_local": "2024-05-01T12:00:00Z",
+        "distance": 1000.0,
+        "moving_time": 100,
+        "elapsed_time": 120,
+        "sport_type": "Ride",
+        "utc_offset": 7200.0,
+    }
     assert not record("activity", good).flagged
     missing = {k: v for k, v in good.items() if k != "distance"}
     odd = {**good, "elapsed_time": "120", "start_date": "yesterday", "moving_time": True}
@@ -299,8 +340,9 @@ def test_one_sync_per_athlete_and_the_lock_is_free_again_at_once(client: Fitsync
             pass
 
 
-def test_a_postgresql_state_store_rides_out_a_short_outage_and_says_so(postgres_server: PostgresServer,
-                                                                       caplog: pytest.LogCaptureFixture) -> None:
+def test_a_postgresql_state_store_rides_out_a_short_outage_and_says_so(
+    postgres_server: PostgresServer, caplog: pytest.LogCaptureFixture
+) -> None:
     """The server restarts (a few seconds down): a read asked meanwhile waits, says why, and succeeds once it is back;
     an outage longer than state_retry_seconds fails with the server's reason, not a hang."""
     from fitsync.client.state_postgres import PostgresStateStore
@@ -314,8 +356,9 @@ def test_a_postgresql_state_store_rides_out_a_short_outage_and_says_so(postgres_
             assert conn.execute("SELECT count(*) FROM athletes").fetchone()[0] == 0
     finally:
         back.join()
-    assert any("does not answer" in r.getMessage() and "trying again for up to" in r.getMessage()
-               for r in caplog.records), "the wait is said"
+    assert any(
+        "does not answer" in r.getMessage() and "trying again for up to" in r.getMessage() for r in caplog.records
+    ), "the wait is said"
     impatient = PostgresStateStore(store.url, migrate=False, retry_seconds=0.5)
     postgres_server.pause()
     try:

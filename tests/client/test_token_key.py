@@ -39,15 +39,26 @@ OLD = "old passphrase, with a comma and spaces"
 NEW = "new-passphrase-9f2c1e"
 WRONG = "not the passphrase"
 TOKENS = {101: ("access-101-d1e5", "refresh-101-77aa"), 102: ("access-102-0b3c", "refresh-102-f00d")}
-SUBSCRIPTION = {"verify_token": "verify-5e1d", "callback_token": "path-secret-8c2b",
-                "callback_url": "https://fitsync.example/webhooks/path-secret-8c2b"}
+SUBSCRIPTION = {
+    "verify_token": "verify-5e1d",
+    "callback_token": "path-secret-8c2b",
+    "callback_url": "https://fitsync.example/webhooks/path-secret-8c2b",
+}
 
 
 def config_for(home: Path, state_url: str, key: str = "", previous: str = "") -> Config:
     # the token endpoint is a closed port: a test that reached it would fail with another error than the one it expects
-    return Config.load({}, home=home, state_url=Secret(state_url), secret_key=Secret(key),
-                       secret_key_previous=Secret(previous), client_id=1, client_secret=Secret("app-secret"),
-                       auth_url="http://127.0.0.1:9", base_url="http://127.0.0.1:9/api/v3")
+    return Config.load(
+        {},
+        home=home,
+        state_url=Secret(state_url),
+        secret_key=Secret(key),
+        secret_key_previous=Secret(previous),
+        client_id=1,
+        client_secret=Secret("app-secret"),
+        auth_url="http://127.0.0.1:9",
+        base_url="http://127.0.0.1:9/api/v3",
+    )
 
 
 def host_home(tmp_path: Path, state_url: str, name: str) -> Path:
@@ -56,16 +67,19 @@ def host_home(tmp_path: Path, state_url: str, name: str) -> Path:
     return tmp_path / name if state_url else tmp_path / "home"
 
 
-def write_as_before(store: StateStore, cipher: TokenCipher, tokens: dict[int, tuple[str, str]] = TOKENS,
-                    check: bool = True) -> None:
+def write_as_before(
+    store: StateStore, cipher: TokenCipher, tokens: dict[int, tuple[str, str]] = TOKENS, check: bool = True
+) -> None:
     """What fitsync wrote before the salt: tokens, the subscription's secrets and the key check value, all with
     `cipher`."""
     with store.transaction() as conn:
         for athlete_id, (access, refresh) in tokens.items():
-            conn.execute("""INSERT INTO athletes (athlete_id, scopes, status, access_token, access_expires_at,
+            conn.execute(
+                """INSERT INTO athletes (athlete_id, scopes, status, access_token, access_expires_at,
                                                   refresh_token, connected_at, granted_at, updated_at)
                             VALUES (?, 'read', 'connected', ?, ?, ?, 0, 0, 0)""",
-                         (athlete_id, cipher.encrypt(access), int(time.time()) + 86400, cipher.encrypt(refresh)))
+                (athlete_id, cipher.encrypt(access), int(time.time()) + 86400, cipher.encrypt(refresh)),
+            )
         values = {name: cipher.encrypt(value) for name, value in SUBSCRIPTION.items()}
         values["subscription_id"] = b"77"
         if check:
@@ -79,10 +93,12 @@ def encrypted_values(store: StateStore) -> dict[str, bytes]:
     with store.reading() as conn:
         found = {}
         for athlete_id, access, refresh in conn.execute(
-                "SELECT athlete_id, access_token, refresh_token FROM athletes ORDER BY athlete_id"):
+            "SELECT athlete_id, access_token, refresh_token FROM athletes ORDER BY athlete_id"
+        ):
             found[f"{athlete_id}.access"], found[f"{athlete_id}.refresh"] = bytes(access), bytes(refresh)
-        for name, value in conn.execute("SELECT key, value FROM app_state WHERE key IN (?, ?, ?, ?)",
-                                        crypto.ENCRYPTED_STATE):
+        for name, value in conn.execute(
+            "SELECT key, value FROM app_state WHERE key IN (?, ?, ?, ?)", crypto.ENCRYPTED_STATE
+        ):
             found[name] = bytes(value)
     return found
 
@@ -116,14 +132,17 @@ def assert_reads_everything(client: FitsyncClient) -> None:
             row = conn.execute("SELECT refresh_token FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
         assert client.cipher.decrypt(bytes(row[0])).reveal() == refresh
     state = client.subscription_state
-    assert (state.verify_token(), state.callback_token()) == (Secret(SUBSCRIPTION["verify_token"]),
-                                                            Secret(SUBSCRIPTION["callback_token"]))
+    assert (state.verify_token(), state.callback_token()) == (
+        Secret(SUBSCRIPTION["verify_token"]),
+        Secret(SUBSCRIPTION["callback_token"]),
+    )
     current = state.current()
     assert current is not None and (current.id, current.callback_url) == (77, SUBSCRIPTION["callback_url"])
 
 
-def test_a_store_written_with_the_unsalted_key_opens_and_is_re_encrypted(tmp_path: Path,
-                                                                         new_state_url: StateUrl) -> None:
+def test_a_store_written_with_the_unsalted_key_opens_and_is_re_encrypted(
+    tmp_path: Path, new_state_url: StateUrl
+) -> None:
     config = config_for(tmp_path / "home", new_state_url(), key=OLD)
     store = open_store(config)
     write_as_before(store, TokenCipher(legacy_key(Secret(OLD))))
@@ -149,8 +168,9 @@ def test_a_store_written_with_the_unsalted_key_opens_and_is_re_encrypted(tmp_pat
 
 
 @pytest.mark.parametrize("salted", [False, True], ids=["store-before-the-salt", "salted-store"])
-def test_a_wrong_passphrase_is_refused_before_anything_is_written(tmp_path: Path, new_state_url: StateUrl,
-                                                                  salted: bool) -> None:
+def test_a_wrong_passphrase_is_refused_before_anything_is_written(
+    tmp_path: Path, new_state_url: StateUrl, salted: bool
+) -> None:
     config = config_for(tmp_path / "home", new_state_url(), key=OLD)
     store = open_store(config)
     write_as_before(store, TokenCipher(legacy_key(Secret(OLD))))
@@ -158,9 +178,11 @@ def test_a_wrong_passphrase_is_refused_before_anything_is_written(tmp_path: Path
         FitsyncClient(config).close()
         assert salt_of(store) is not None
     before = snapshot(store)
-    for wrong in (config.replace(secret_key=Secret(WRONG)),
-                  config.replace(secret_key=Secret(WRONG), secret_key_previous=Secret("also not it")),
-                  config.replace(secret_key=Secret(""))):  # a key file of its own
+    for wrong in (
+        config.replace(secret_key=Secret(WRONG)),
+        config.replace(secret_key=Secret(WRONG), secret_key_previous=Secret("also not it")),
+        config.replace(secret_key=Secret("")),
+    ):  # a key file of its own
         with pytest.raises(CipherError) as refused:
             FitsyncClient(wrong)
         message = str(refused.value)
@@ -172,7 +194,8 @@ def test_a_wrong_passphrase_is_refused_before_anything_is_written(tmp_path: Path
 
 
 def test_changing_the_passphrase_re_encrypts_everything_then_the_new_one_alone_works(
-        tmp_path: Path, new_state_url: StateUrl, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, new_state_url: StateUrl, caplog: pytest.LogCaptureFixture
+) -> None:
     state_url = new_state_url()
     home = tmp_path / "home"
     with FitsyncClient(config_for(home, state_url, key=OLD)) as client:
@@ -183,15 +206,20 @@ def test_changing_the_passphrase_re_encrypts_everything_then_the_new_one_alone_w
     assert salt is not None and all(opens(derive_key(Secret(OLD), salt), b) for b in under_old.values())
 
     # The user's rotation, as the settings say it: the new passphrase, and the one before as previous.
-    env = {"FITSYNC_HOME": str(home), "FITSYNC_STATE_URL": state_url, "FITSYNC_SECRET_KEY": NEW,
-           "FITSYNC_SECRET_KEY_PREVIOUS": OLD}
+    env = {
+        "FITSYNC_HOME": str(home),
+        "FITSYNC_STATE_URL": state_url,
+        "FITSYNC_SECRET_KEY": NEW,
+        "FITSYNC_SECRET_KEY_PREVIOUS": OLD,
+    }
     rotating = Config.load(env)
     assert (rotating.secret_key, rotating.secret_key_previous) == (Secret(NEW), Secret(OLD))
     caplog.set_level(logging.INFO, logger="fitsync")
     with FitsyncClient(rotating) as client:
         assert_reads_everything(client)
-    assert any(f"re-encrypted {2 * len(TOKENS) + 3} stored tokens and secrets" in r.getMessage()
-               for r in caplog.records)
+    assert any(
+        f"re-encrypted {2 * len(TOKENS) + 3} stored tokens and secrets" in r.getMessage() for r in caplog.records
+    )
     under_new = encrypted_values(store)
     assert under_new.keys() == under_old.keys() and salt_of(store) == salt
     for name, blob in under_new.items():
@@ -216,11 +244,17 @@ def test_a_process_started_before_the_rotation_writes_no_token(tmp_path: Path, n
         with FitsyncClient(config_for(host_home(tmp_path, state_url, "b"), state_url, key=NEW, previous=OLD)):
             pass  # the rotation
         before = snapshot(stale.store)
-        grant = {"athlete": {"id": 103}, "access_token": "access-103", "refresh_token": "refresh-103",
-                 "expires_at": int(time.time()) + 3600}
-        for write in (lambda: stale.tokens.save_grant(grant, "read"),
-                      lambda: stale.tokens.refresh(101, rejected=Secret(TOKENS[101][0])),  # calls the service
-                      lambda: stale.subscription_state.set_verify_token("verify-new")):
+        grant = {
+            "athlete": {"id": 103},
+            "access_token": "access-103",
+            "refresh_token": "refresh-103",
+            "expires_at": int(time.time()) + 3600,
+        }
+        for write in (
+            lambda: stale.tokens.save_grant(grant, "read"),
+            lambda: stale.tokens.refresh(101, rejected=Secret(TOKENS[101][0])),  # calls the service
+            lambda: stale.subscription_state.set_verify_token("verify-new"),
+        ):
             with pytest.raises(CipherError, match="re-encrypted with another key since this process started"):
                 write()
         assert snapshot(stale.store) == before
@@ -303,13 +337,16 @@ def test_processes_migrating_an_old_store_at_once_lose_nothing(tmp_path: Path, n
     assert salt is not None
     key = Fernet(derive_key(Secret(OLD), salt))
     with store.reading() as conn:
-        stored = {r[0]: (key.decrypt(bytes(r[1])).decode(), key.decrypt(bytes(r[2])).decode())
-                  for r in conn.execute("SELECT athlete_id, access_token, refresh_token FROM athletes")}
+        stored = {
+            r[0]: (key.decrypt(bytes(r[1])).decode(), key.decrypt(bytes(r[2])).decode())
+            for r in conn.execute("SELECT athlete_id, access_token, refresh_token FROM athletes")
+        }
     assert stored == tokens
 
 
 def test_rotate_re_encrypts_what_an_older_fitsync_wrote_and_leaves_the_unreadable(
-        tmp_path: Path, new_state_url: StateUrl, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, new_state_url: StateUrl, caplog: pytest.LogCaptureFixture
+) -> None:
     """After the migration, a process of the fitsync before the salt (unsalted key) still writes a refresh token:
     it is read, and `rotate` brings it under the current key. A value no known key opens stays as it was."""
     config = config_for(tmp_path / "home", new_state_url(), key=OLD)
@@ -319,10 +356,12 @@ def test_rotate_re_encrypts_what_an_older_fitsync_wrote_and_leaves_the_unreadabl
         unreadable = Fernet(Fernet.generate_key()).encrypt(b"refresh-lost-4b1d")
         with client.store.transaction() as conn:
             conn.execute("UPDATE athletes SET refresh_token = ? WHERE athlete_id = 101", (older.encrypt("refresh-3"),))
-            conn.execute("""INSERT INTO athletes (athlete_id, scopes, status, access_token, access_expires_at,
+            conn.execute(
+                """INSERT INTO athletes (athlete_id, scopes, status, access_token, access_expires_at,
                                                   refresh_token, connected_at, granted_at, updated_at)
                             VALUES (104, 'read', 'connected', ?, 0, ?, 0, 0, 0)""",
-                         (client.cipher.encrypt("access-104"), unreadable))
+                (client.cipher.encrypt("access-104"), unreadable),
+            )
         with client.store.reading() as conn:
             row = conn.execute("SELECT refresh_token FROM athletes WHERE athlete_id = 101").fetchone()
         assert client.cipher.decrypt(bytes(row[0])).reveal() == "refresh-3"
@@ -331,16 +370,19 @@ def test_rotate_re_encrypts_what_an_older_fitsync_wrote_and_leaves_the_unreadabl
         assert rotate(client.store, client.cipher) == 1
         with client.store.reading() as conn:
             rows = dict(conn.execute("SELECT athlete_id, refresh_token FROM athletes").fetchall())
-        assert client.cipher.is_current(bytes(rows[101])) and client.cipher.decrypt(bytes(rows[101])).reveal() == \
-            "refresh-3"
+        assert (
+            client.cipher.is_current(bytes(rows[101]))
+            and client.cipher.decrypt(bytes(rows[101])).reveal() == "refresh-3"
+        )
         assert bytes(rows[104]) == unreadable
     [warning] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert "athlete 104's refresh token" in warning and "left as they were" in warning
     assert "refresh-lost" not in warning
 
 
-def test_passphrases_and_tokens_never_appear_in_errors_reprs_or_logs(tmp_path: Path, new_state_url: StateUrl,
-                                                                     caplog: pytest.LogCaptureFixture) -> None:
+def test_passphrases_and_tokens_never_appear_in_errors_reprs_or_logs(
+    tmp_path: Path, new_state_url: StateUrl, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     state_url = new_state_url()
     texts: list[str] = []
@@ -355,13 +397,17 @@ def test_passphrases_and_tokens_never_appear_in_errors_reprs_or_logs(tmp_path: P
     write_as_before(store, TokenCipher(legacy_key(Secret(OLD))))
     failure(lambda: FitsyncClient(config.replace(secret_key=Secret(WRONG))))  # refused before the salt
     stale = FitsyncClient(config)
-    rotating = config.replace(home=host_home(tmp_path, state_url, "b"), secret_key=Secret(NEW),
-                              secret_key_previous=Secret(OLD))
+    rotating = config.replace(
+        home=host_home(tmp_path, state_url, "b"), secret_key=Secret(NEW), secret_key_previous=Secret(OLD)
+    )
     with FitsyncClient(rotating) as client:
         texts += [repr(client.cipher), str(client.cipher), repr(rotating), str(rotating), repr(client)]
     failure(lambda: FitsyncClient(config))  # refused after the salt
-    failure(lambda: stale.tokens.save_grant({"athlete": {"id": 9}, "access_token": "access-9",
-                                             "refresh_token": "refresh-9", "expires_at": 0}, "read"))
+    failure(
+        lambda: stale.tokens.save_grant(
+            {"athlete": {"id": 9}, "access_token": "access-9", "refresh_token": "refresh-9", "expires_at": 0}, "read"
+        )
+    )
     failure(lambda: stale.tokens.access_token(101))  # a token it cannot decrypt any more
     stale.close()
     texts += [r.getMessage() for r in caplog.records]

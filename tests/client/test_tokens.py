@@ -26,8 +26,9 @@ from ..sandbox_harness import App, Harness, query, wait_until
 from .conftest import Connected, MakeConfig, connect_athlete
 from .support import RequestLog, cli_env, release_and_collect, start_workers, stored_access_token, stored_refresh_token
 
-UNLIMITED = dict(read_limit_short=1_000_000, read_limit_long=1_000_000, overall_limit_short=1_000_000,
-                 overall_limit_long=1_000_000)
+UNLIMITED = dict(
+    read_limit_short=1_000_000, read_limit_long=1_000_000, overall_limit_short=1_000_000, overall_limit_long=1_000_000
+)
 
 
 def trace(log: RequestLog) -> list[tuple[str, str, int | None]]:
@@ -38,9 +39,16 @@ def test_a_token_is_read_after_the_wait_for_the_rate_budget(sb: Harness, make_co
     """Under real limits a call can wait 15 minutes for the next window (hours for the daily one); a token read
     before that wait could expire on the way and cost a 401 and a second call. Tokens live 3 s here, the window
     is 4 s long and holds 2 calls: every third call waits past the first token's expiry."""
-    with sb.settings(access_token_lifetime=3, refresh_reuse_threshold=1, short_window=4, read_limit_short=2,
-                     overall_limit_short=4), \
-            FitsyncClient(make_config(refresh_margin=1, short_window=4)) as client:
+    with (
+        sb.settings(
+            access_token_lifetime=3,
+            refresh_reuse_threshold=1,
+            short_window=4,
+            read_limit_short=2,
+            overall_limit_short=4,
+        ),
+        FitsyncClient(make_config(refresh_margin=1, short_window=4)) as client,
+    ):
         c = connect_athlete(sb, client, app, sb.athlete_id())
         log = RequestLog(client.transport.http)
         api = client.athlete(c.athlete_id)
@@ -53,8 +61,10 @@ def test_a_token_is_read_after_the_wait_for_the_rate_budget(sb: Harness, make_co
 
 def test_refresh_before_expiry_within_the_margin(sb: Harness, make_config: MakeConfig, app: App) -> None:
     # tokens live 5 s; the client refreshes when 2 s or less are left (the service then issues a new one)
-    with sb.settings(access_token_lifetime=5, refresh_reuse_threshold=2), \
-            FitsyncClient(make_config(refresh_margin=2)) as client:
+    with (
+        sb.settings(access_token_lifetime=5, refresh_reuse_threshold=2),
+        FitsyncClient(make_config(refresh_margin=2)) as client,
+    ):
         c = connect_athlete(sb, client, app, sb.athlete_id())
         log = RequestLog(client.transport.http)
         api = client.athlete(c.athlete_id)
@@ -79,8 +89,10 @@ def test_refresh_before_expiry_within_the_margin(sb: Harness, make_config: MakeC
 
 def _store_access_token(c: Connected, token: str, expires_at: int) -> None:
     with c.client.store.transaction() as conn:
-        conn.execute("UPDATE athletes SET access_token = ?, access_expires_at = ? WHERE athlete_id = ?",
-                     (c.client.cipher.encrypt(token), expires_at, c.athlete_id))
+        conn.execute(
+            "UPDATE athletes SET access_token = ?, access_expires_at = ? WHERE athlete_id = ?",
+            (c.client.cipher.encrypt(token), expires_at, c.athlete_id),
+        )
 
 
 def test_refresh_after_a_401_then_retry_once(connected: Connected) -> None:
@@ -98,11 +110,15 @@ def test_refresh_after_a_401_then_retry_once(connected: Connected) -> None:
     assert trace(log) == [("GET", "/athlete", 200)]
 
 
-def test_a_401_another_process_already_fixed_is_not_refreshed_again(sb: Harness, make_config: MakeConfig,
-                                                                     app: App) -> None:
+def test_a_401_another_process_already_fixed_is_not_refreshed_again(
+    sb: Harness, make_config: MakeConfig, app: App
+) -> None:
     # the service issues a new access token on every refresh here
-    with sb.settings(refresh_reuse_threshold=10**9), FitsyncClient(make_config()) as one, \
-            FitsyncClient(make_config()) as other:
+    with (
+        sb.settings(refresh_reuse_threshold=10**9),
+        FitsyncClient(make_config()) as one,
+        FitsyncClient(make_config()) as other,
+    ):
         c = connect_athlete(sb, one, app, sb.athlete_id())
         stale = one.tokens.access_token(c.athlete_id)
         fixed = other.tokens.refresh(c.athlete_id, rejected=stale)  # the other process met the 401 first
@@ -150,20 +166,25 @@ def test_invalid_refresh_token_flags_the_athlete(sb: Harness, connected: Connect
 def test_invalid_refresh_token_before_expiry(sb: Harness, connected: Connected) -> None:
     """The margin path (no 401 first): an expired token with a refresh token the service does not know."""
     with connected.client.store.transaction() as conn:
-        conn.execute("UPDATE athletes SET access_expires_at = ?, refresh_token = ? WHERE athlete_id = ?",
-                     (int(time.time()) - 10, connected.client.cipher.encrypt("garbage"), connected.athlete_id))
+        conn.execute(
+            "UPDATE athletes SET access_expires_at = ?, refresh_token = ? WHERE athlete_id = ?",
+            (int(time.time()) - 10, connected.client.cipher.encrypt("garbage"), connected.athlete_id),
+        )
     with pytest.raises(ReauthorizationRequired, match="run `fitsync connect`"):
         connected.client.athlete(connected.athlete_id).athlete()
     assert connected.client.tokens.athletes()[0].status == "needs_reauth"
 
 
 def test_a_refresh_whose_answer_is_lost_is_told_apart_and_asks_for_a_new_consent(
-        sb: Harness, make_config: MakeConfig, app: App, own_athlete: int) -> None:
+    sb: Harness, make_config: MakeConfig, app: App, own_athlete: int
+) -> None:
     """Spec §3.2: refresh token N is invalid as soon as N+1 is issued, so a refresh whose answer is lost in transit
     loses the grant; fitsync asks once more with N to tell that apart from a request that never took effect, and
     says so. Another athlete is not affected."""
-    with sb.settings(access_token_lifetime=5, refresh_reuse_threshold=2), \
-            FitsyncClient(make_config(refresh_margin=2)) as client:
+    with (
+        sb.settings(access_token_lifetime=5, refresh_reuse_threshold=2),
+        FitsyncClient(make_config(refresh_margin=2)) as client,
+    ):
         lost = connect_athlete(sb, client, app, own_athlete)
         other = connect_athlete(sb, client, app, sb.athlete_id())
         wait_until(lambda: lost.grant["expires_at"] - time.time() <= 2, 6, "the token to enter the refresh margin")
@@ -171,13 +192,17 @@ def test_a_refresh_whose_answer_is_lost_is_told_apart_and_asks_for_a_new_consent
         with sb.settings(fault_lost_responses=1, fault_lost_response_match="POST /oauth/token"):
             with pytest.raises(ReauthorizationRequired) as caught:
                 client.athlete(lost.athlete_id).athlete()
-        assert [(s.method, s.path, s.status) for s in log.sent] == [("POST", "/oauth/token", None),
-                                                                     ("POST", "/oauth/token", 400)]
+        assert [(s.method, s.path, s.status) for s in log.sent] == [
+            ("POST", "/oauth/token", None),
+            ("POST", "/oauth/token", 400),
+        ]
         message = str(caught.value)
         assert "lost in transit" in message and "run `fitsync connect`" in message
         assert lost.grant["refresh_token"] not in message and app.client_secret not in message
         record = client.tokens.athlete(lost.athlete_id)
-        assert record is not None and record.status == "needs_reauth" and "lost in transit" in (record.status_reason or "")
+        assert (
+            record is not None and record.status == "needs_reauth" and "lost in transit" in (record.status_reason or "")
+        )
         assert client.athlete(other.athlete_id).athlete().id == other.athlete_id  # the other grant is untouched
 
     # a new consent recovers the athlete
@@ -204,17 +229,21 @@ def test_cli_athletes_shows_needs_reauth(sb: Harness, connected: Connected) -> N
 
 # --- the rotation race -------------------------------------------------------------------------------------
 
+
 def rotation_race(sb: Harness, make_config: MakeConfig, app: App, processes: int, calls: int) -> None:
     """`processes` fitsync processes share one FITSYNC_HOME and one athlete, `calls` API calls each, while access
     tokens live 2 s (refreshed 1 s before expiry, so a new one every ~1 s) and every refresh rotates the refresh
     token. 30 ms of service latency per request keeps the processes calling across many rotations."""
-    with sb.settings(access_token_lifetime=2, refresh_reuse_threshold=1, rotate_refresh_tokens=True,
-                     fault_latency_ms=30, **UNLIMITED):
+    with sb.settings(
+        access_token_lifetime=2, refresh_reuse_threshold=1, rotate_refresh_tokens=True, fault_latency_ms=30, **UNLIMITED
+    ):
         config = make_config(refresh_margin=1)
         with FitsyncClient(config) as client:
             c = connect_athlete(sb, client, app, sb.athlete_id())
-        reports = release_and_collect(start_workers(config, [{"athlete_id": c.athlete_id, "calls": calls}] * processes),
-                                      timeout=max(120.0, calls * 0.15))
+        reports = release_and_collect(
+            start_workers(config, [{"athlete_id": c.athlete_id, "calls": calls}] * processes),
+            timeout=max(120.0, calls * 0.15),
+        )
     # while the processes were calling (not while they started: on a loaded machine that takes seconds)
     calling = max(r["finished"] for r in reports) - min(r["started"] for r in reports)
 
@@ -228,8 +257,12 @@ def rotation_race(sb: Harness, make_config: MakeConfig, app: App, processes: int
     # no process ever presented a refresh token that another had already rotated away
     assert statuses.get("POST token 400", 0) == 0, statuses
     # the race was real: the refresh token was rotated over and over while the processes were calling
-    rotations = query(sb, """SELECT count(*) - 1 AS n FROM refresh_tokens r JOIN token_families f ON f.id = r.family_id
-                             WHERE f.app_id = ?""", app.client_id)[0]["n"]
+    rotations = query(
+        sb,
+        """SELECT count(*) - 1 AS n FROM refresh_tokens r JOIN token_families f ON f.id = r.family_id
+                             WHERE f.app_id = ?""",
+        app.client_id,
+    )[0]["n"]
     # a token is due every second of calling, plus the refresh's own round trip under the lock
     assert rotations >= max(2, int(calling * 0.75)), (rotations, calling, statuses)
     assert statuses.get("POST token 200", 0) == rotations, statuses

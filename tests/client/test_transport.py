@@ -33,8 +33,12 @@ from .support import RequestLog
 def read_everything(api: AthleteApi) -> dict[str, Any]:
     """A small sync: the athlete, stats, zones, the activity list, and detail, laps and zones of a few."""
     activities = list(api.activities())
-    result: dict[str, Any] = {"athlete": api.athlete().raw, "stats": api.stats().raw,
-                              "zones": api.zones().raw, "activities": [a.raw for a in activities]}
+    result: dict[str, Any] = {
+        "athlete": api.athlete().raw,
+        "stats": api.stats().raw,
+        "zones": api.zones().raw,
+        "activities": [a.raw for a in activities],
+    }
     for activity in activities[:3]:
         result[f"activity {activity.id}"] = api.activity(activity.id).raw
         result[f"laps {activity.id}"] = [lap.raw for lap in api.laps(activity.id)]
@@ -79,8 +83,12 @@ def writer(sb: Harness, client: FitsyncClient, app: App, own_athlete: int) -> Co
 
 def create(c: Connected) -> Any:
     return c.client.athlete(c.athlete_id).create_activity(
-        name="Lunch run", sport_type="Run", start_date_local=dt.datetime(2024, 5, 1, 12, 0), elapsed_time=1800,
-        distance=5000.0)
+        name="Lunch run",
+        sport_type="Run",
+        start_date_local=dt.datetime(2024, 5, 1, 12, 0),
+        elapsed_time=1800,
+        distance=5000.0,
+    )
 
 
 def activities_of(sb: Harness, athlete_id: int) -> int:

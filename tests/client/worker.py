@@ -22,7 +22,9 @@ def main() -> None:
     read_usage: list[int] = []  # short-window read usage the service reported on each answer
 
     def seen(response) -> None:  # type: ignore[no-untyped-def]
-        statuses[f"{response.request.method} {response.request.url.path.rsplit('/', 1)[-1]} {response.status_code}"] += 1
+        statuses[
+            f"{response.request.method} {response.request.url.path.rsplit('/', 1)[-1]} {response.status_code}"
+        ] += 1
         usage = response.headers.get("X-ReadRateLimit-Usage")
         if usage:
             read_usage.append(int(usage.split(",")[0]))
@@ -42,8 +44,18 @@ def main() -> None:
             except Exception as error:  # noqa: BLE001 (every failure is reported, not raised)
                 failures.append(f"{type(error).__name__}: {error}"[:300])
         finished = time.time()
-    print(json.dumps({"ok": ok, "failures": failures, "statuses": statuses, "max_read_usage": max(read_usage, default=0),
-                      "started": started, "finished": finished}))
+    print(
+        json.dumps(
+            {
+                "ok": ok,
+                "failures": failures,
+                "statuses": statuses,
+                "max_read_usage": max(read_usage, default=0),
+                "started": started,
+                "finished": finished,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -35,42 +35,79 @@ from ..sandbox_harness import ALL_SCOPES, App, Grant, Harness, add_athlete, chan
 REPO = Path(__file__).resolve().parents[2]
 # Columns that record when fitsync fetched or loaded something: they differ between two equal syncs.
 WHEN_COLUMNS = {"synced_at", "listed_at", "detail_fetched_at", "deleted_at", "applied_at"}
-TABLES = ("athletes", "gear", "athlete_stats", "athlete_stats_totals", "athlete_zones", "activities", "splits_metric",
-          "laps", "segment_efforts", "segments", "starred_segments", "activity_zones", "activity_zone_buckets",
-          "deleted_activities")
-KEYS = {"activities": ("activity_id",), "laps": ("lap_id",), "segment_efforts": ("effort_id",),
-        "segments": ("segment_id",), "gear": ("gear_id",), "athletes": ("athlete_id",),
-        "splits_metric": ("activity_id", "split"), "activity_zones": ("activity_id", "zone_type"),
-        "activity_zone_buckets": ("activity_id", "zone_type", "bucket_index"),
-        "starred_segments": ("athlete_id", "segment_id"), "athlete_stats": ("athlete_id", "snapshot_date"),
-        "athlete_zones": ("athlete_id", "snapshot_date", "zone_type", "bucket_index")}
+TABLES = (
+    "athletes",
+    "gear",
+    "athlete_stats",
+    "athlete_stats_totals",
+    "athlete_zones",
+    "activities",
+    "splits_metric",
+    "laps",
+    "segment_efforts",
+    "segments",
+    "starred_segments",
+    "activity_zones",
+    "activity_zone_buckets",
+    "deleted_activities",
+)
+KEYS = {
+    "activities": ("activity_id",),
+    "laps": ("lap_id",),
+    "segment_efforts": ("effort_id",),
+    "segments": ("segment_id",),
+    "gear": ("gear_id",),
+    "athletes": ("athlete_id",),
+    "splits_metric": ("activity_id", "split"),
+    "activity_zones": ("activity_id", "zone_type"),
+    "activity_zone_buckets": ("activity_id", "zone_type", "bucket_index"),
+    "starred_segments": ("athlete_id", "segment_id"),
+    "athlete_stats": ("athlete_id", "snapshot_date"),
+    "athlete_zones": ("athlete_id", "snapshot_date", "zone_type", "bucket_index"),
+}
 
 
 # --- the world ------------------------------------------------------------------------------------------------
 
 
-def record_many(sb: Harness, athlete_id: int, n: int, *, oldest_days: float = 60.0,
-                only_me_every: int = 0) -> list[int]:
+def record_many(
+    sb: Harness, athlete_id: int, n: int, *, oldest_days: float = 60.0, only_me_every: int = 0
+) -> list[int]:
     """n activities spread over the last `oldest_days` days, oldest first, alternating sports."""
     sports = ("Ride", "Run", "Ride", "Hike", "Walk")
     ids = []
     for i in range(n):
         visibility = "only_me" if only_me_every and i % only_me_every == only_me_every - 1 else "everyone"
-        ids.append(record(sb, athlete_id, days_ago=oldest_days * (n - i) / n + 0.1, sport_type=sports[i % len(sports)],
-                          visibility=visibility))
+        ids.append(
+            record(
+                sb,
+                athlete_id,
+                days_ago=oldest_days * (n - i) / n + 0.1,
+                sport_type=sports[i % len(sports)],
+                visibility=visibility,
+            )
+        )
     return ids
 
 
 # --- a fitsync home connected to an athlete -------------------------------------------------------------------
 
+
 def write_config(config: Config) -> None:
     """The home's config.toml says everything the Config says, so every process using the home (and the Dagster
     resource, which loads its Config from the home) sees the same settings."""
-    lines = [f'base_url = "{config.base_url}"', f'auth_url = "{config.auth_url}"',
-             f"client_id = {config.client_id}", f'client_secret = "{config.client_secret.reveal()}"',
-             f"short_window = {config.short_window}", f"long_window = {config.long_window}",
-             f"boundary_guard = {config.boundary_guard}", f"bulk_reserve = {config.bulk_reserve}",
-             f"timeout = {config.timeout}", f"max_retries = {config.max_retries}"]
+    lines = [
+        f'base_url = "{config.base_url}"',
+        f'auth_url = "{config.auth_url}"',
+        f"client_id = {config.client_id}",
+        f'client_secret = "{config.client_secret.reveal()}"',
+        f"short_window = {config.short_window}",
+        f"long_window = {config.long_window}",
+        f"boundary_guard = {config.boundary_guard}",
+        f"bulk_reserve = {config.bulk_reserve}",
+        f"timeout = {config.timeout}",
+        f"max_retries = {config.max_retries}",
+    ]
     if config.state_url:
         lines.append(f'state_url = "{config.state_url.reveal()}"')
     config.home.mkdir(parents=True, exist_ok=True)
@@ -98,8 +135,9 @@ class Home:
         return open_store(self.config)
 
     def sync(self, *, full: bool = False, max_wait_seconds: float = 900.0, check: bool = True) -> SyncOutcome:
-        outcome = sync_athlete(self.config, self.athlete_id, self.instance, full=full,
-                               max_wait_seconds=max_wait_seconds)
+        outcome = sync_athlete(
+            self.config, self.athlete_id, self.instance, full=full, max_wait_seconds=max_wait_seconds
+        )
         self.outcomes.append(outcome)
         if check:
             assert outcome.success, json.dumps(outcome.metadata, default=str, indent=1)
@@ -114,12 +152,20 @@ class Home:
 
         resources = resources_for(self.config)
         self.instance.add_dynamic_partitions("athletes", [str(self.athlete_id)])
-        result = materialize(list(build_definitions(resources).assets or []), selection=selection,
-                             partition_key=str(self.athlete_id), instance=self.instance, resources=resources)
+        result = materialize(
+            list(build_definitions(resources).assets or []),
+            selection=selection,
+            partition_key=str(self.athlete_id),
+            instance=self.instance,
+            resources=resources,
+        )
         assert result.success
-        return {e.step_materialization_data.materialization.asset_key.to_user_string():
-                {k: getattr(v, "value", v) for k, v in e.step_materialization_data.materialization.metadata.items()}
-                for e in result.get_asset_materialization_events()}
+        return {
+            e.step_materialization_data.materialization.asset_key.to_user_string(): {
+                k: getattr(v, "value", v) for k, v in e.step_materialization_data.materialization.metadata.items()
+            }
+            for e in result.get_asset_materialization_events()
+        }
 
     def grant(self) -> Grant:
         """A separate grant with the same scopes (its own app), to read what the API shows this athlete."""
@@ -136,28 +182,45 @@ class Home:
     def with_zones(self, ids: Any = None) -> set[int]:
         """Activities (of `ids`, or all) a zones call is spent on: heart rate or a power meter, or not said, or a run
         with distance over GPS (pace zones)."""
-        rows = self.query("SELECT activity_id FROM activities WHERE has_heartrate IS DISTINCT FROM false "
-                          "OR device_watts OR (sport_type IN ('Run', 'TrailRun') AND start_lat IS NOT NULL "
-                          "AND distance > 0)")
+        rows = self.query(
+            "SELECT activity_id FROM activities WHERE has_heartrate IS DISTINCT FROM false "
+            "OR device_watts OR (sport_type IN ('Run', 'TrailRun') AND start_lat IS NOT NULL "
+            "AND distance > 0)"
+        )
         return {r[0] for r in rows if ids is None or r[0] in set(ids)}
 
     def needing(self, what: str) -> int:
         column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
-        return self.state(f"SELECT count(*) FROM known_activities WHERE athlete_id = ? AND {column} = 1",
-                          self.athlete_id)[0][0]
+        return self.state(
+            f"SELECT count(*) FROM known_activities WHERE athlete_id = ? AND {column} = 1", self.athlete_id
+        )[0][0]
 
 
 def make_config(server: ServerThread, home: Path, app: App, **overrides: Any) -> Config:
-    values: dict[str, Any] = dict(home=home, base_url=server.api_url, auth_url=server.base_url,
-                                  client_id=app.client_id, client_secret=Secret(app.client_secret),
-                                  boundary_guard=0.05, timeout=15.0,
-                                  slow_refresh_hours=0)  # every sync fetches everything, unless a test asks
+    values: dict[str, Any] = dict(
+        home=home,
+        base_url=server.api_url,
+        auth_url=server.base_url,
+        client_id=app.client_id,
+        client_secret=Secret(app.client_secret),
+        boundary_guard=0.05,
+        timeout=15.0,
+        slow_refresh_hours=0,
+    )  # every sync fetches everything, unless a test asks
     values.update(overrides)
     return Config.load({}, **values)
 
 
-def connect_home(sb: Harness, home: Path, athlete_id: int, instance: DagsterInstance, *,
-                 scopes: tuple[str, ...] = ALL_SCOPES, app: App | None = None, **config: Any) -> Home:
+def connect_home(
+    sb: Harness,
+    home: Path,
+    athlete_id: int,
+    instance: DagsterInstance,
+    *,
+    scopes: tuple[str, ...] = ALL_SCOPES,
+    app: App | None = None,
+    **config: Any,
+) -> Home:
     """Consent as the athlete through the sandbox's pages, exchange the code and store the grant in the home."""
     app = app or sb.new_app()
     cfg = make_config(sb.server, home, app, **config)
@@ -171,8 +234,9 @@ Connect = Callable[..., Home]
 
 
 @pytest.fixture
-def connect(sb: Harness, tmp_path: Path, dagster_instance: DagsterInstance, roomy_limits: None,
-            new_state_url: Callable[[], str]) -> Connect:
+def connect(
+    sb: Harness, tmp_path: Path, dagster_instance: DagsterInstance, roomy_limits: None, new_state_url: Callable[[], str]
+) -> Connect:
     """connect(athlete_id, scopes=..., name=...) → a Home of its own under tmp_path, its state store on SQLite and on
     PostgreSQL (each test runs on both)."""
 
@@ -184,6 +248,7 @@ def connect(sb: Harness, tmp_path: Path, dagster_instance: DagsterInstance, room
 
 
 # --- reading the warehouse ------------------------------------------------------------------------------------
+
 
 def dump(path: Path, tables: tuple[str, ...] = TABLES) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every table, without the columns that say when fitsync fetched or loaded it."""
@@ -197,11 +262,14 @@ def dump(path: Path, tables: tuple[str, ...] = TABLES) -> dict[str, list[tuple[A
 
 def duplicate_keys(path: Path) -> dict[str, int]:
     with db.reading(path) as conn:
-        return {t: conn.execute(f"SELECT count(*) - count(DISTINCT ({', '.join(k)})) FROM {t}").fetchone()[0]
-                for t, k in KEYS.items()}
+        return {
+            t: conn.execute(f"SELECT count(*) - count(DISTINCT ({', '.join(k)})) FROM {t}").fetchone()[0]
+            for t, k in KEYS.items()
+        }
 
 
 # --- what fitsync sent ----------------------------------------------------------------------------------------
+
 
 @dataclass
 class Sent:
@@ -225,8 +293,16 @@ class Recorder:
         if request.headers.get("user-agent") != "fitsync" or not request.url.path.startswith(self.api_path):
             return
         with self._lock:
-            self.sent.append(Sent(request.method, request.url.path[len(self.api_path):], dict(request.url.params),
-                                  response.status_code, at, dict(response.headers)))
+            self.sent.append(
+                Sent(
+                    request.method,
+                    request.url.path[len(self.api_path) :],
+                    dict(request.url.params),
+                    response.status_code,
+                    at,
+                    dict(response.headers),
+                )
+            )
 
     def paths(self) -> list[str]:
         return [s.path for s in self.sent]

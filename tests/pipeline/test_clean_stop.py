@@ -24,25 +24,30 @@ from .test_resume import TINY, WINDOW
 pytestmark = pytest.mark.postgres_slow
 
 
-
 # Ctrl-C stops at the same safe point as SIGTERM (one handler): its exit code and line run with -m slow.
-@pytest.mark.parametrize("signum, code, name", [(signal.SIGTERM, 143, "SIGTERM"),
-                                               pytest.param(signal.SIGINT, 130, "SIGINT", marks=pytest.mark.slow)])
-def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(sb: Harness, connect: Connect, tmp_path: Path,
-                                                                     signum: int, code: int, name: str) -> None:
+@pytest.mark.parametrize(
+    "signum, code, name",
+    [(signal.SIGTERM, 143, "SIGTERM"), pytest.param(signal.SIGINT, 130, "SIGINT", marks=pytest.mark.slow)],
+)
+def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(
+    sb: Harness, connect: Connect, tmp_path: Path, signum: int, code: int, name: str
+) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 30, oldest_days=30)
     home = connect(aid)
     env = env_for(home)
     # Slow enough (a few seconds of details left when the signal goes) to be caught mid-way even on a busy machine.
     with sb.settings(fault_latency_ms=150):
-        process = subprocess.Popen([*FITSYNC, "sync"], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [*FITSYNC, "sync"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         try:
+
             def detailing() -> bool:
                 assert process.poll() is None, process.communicate()
                 known = progress.known_ids(home.store, aid)
                 return len(known) == len(ids) and progress.count_needing(home.store, aid, "detail") < len(ids) - 3
+
             wait_until(detailing, 60, "the sync to be detailing activities", interval=0.05)
             process.send_signal(signum)
             out, err = process.communicate(timeout=30)
@@ -52,8 +57,10 @@ def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(sb: Harness,
     assert "Traceback" not in err and "Stopped by" in err and name in err, err
     left = progress.count_needing(home.store, aid, "detail")
     assert 0 < left < len(ids), err
-    assert (f"after {len(ids) - left} new detail(s) in this run ({len(ids) - left} of {len(ids)} activities detailed "
-            "in all)") in err, err
+    assert (
+        f"after {len(ids) - left} new detail(s) in this run ({len(ids) - left} of {len(ids)} activities detailed "
+        "in all)"
+    ) in err, err
     assert "`fitsync sync` to continue" in err
     if signum == signal.SIGINT:
         return  # the same safe point as SIGTERM: continuing from it is shown once
@@ -64,7 +71,9 @@ def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(sb: Harness,
     assert home.query("SELECT count(*) FROM activities") == [(len(ids),)]
 
 
-def test_sigterm_during_a_read_the_service_never_answers_stops_within_two_seconds(sb: Harness, connect: Connect) -> None:
+def test_sigterm_during_a_read_the_service_never_answers_stops_within_two_seconds(
+    sb: Harness, connect: Connect
+) -> None:
     """The service holds every answer for a minute (the client would wait 30 s a read): SIGTERM still ends the sync
     within two seconds, with the one line of what was done."""
     import time
@@ -75,12 +84,20 @@ def test_sigterm_during_a_read_the_service_never_answers_stops_within_two_second
     env = env_for(home)
     with sb.settings(fault_latency_ms=60_000):
         before = sb.counters().get("requests", 0)
-        process = subprocess.Popen([*FITSYNC, "sync", "--athlete", str(aid)], cwd=REPO, env=env,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [*FITSYNC, "sync", "--athlete", str(aid)],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
+
             def waiting_for_an_answer() -> bool:
                 assert process.poll() is None, process.communicate()
                 return sb.counters().get("requests", 0) > before
+
             wait_until(waiting_for_an_answer, 60, "the sync to wait for an answer", interval=0.05)
             signalled = time.monotonic()
             process.send_signal(signal.SIGTERM)
@@ -108,17 +125,28 @@ def test_a_second_sync_of_an_athlete_being_synced_is_skipped_and_says_so(sb: Har
 # Views computed from summary fields alone: right as soon as the listing is loaded, whatever is still to fetch.
 # The load views are there early too, but a detail's heart-rate zones then refine an activity's load (zone-based
 # load replaces the average-heart-rate fallback), so they are only required to be present early.
-SUMMARY_VIEWS = ("activity_calendar", "athlete_as_of", "volume_weekly", "volume_monthly", "volume_yearly",
-                 "ytd_cumulative", "eddington", "eddington_curve")
+SUMMARY_VIEWS = (
+    "activity_calendar",
+    "athlete_as_of",
+    "volume_weekly",
+    "volume_monthly",
+    "volume_yearly",
+    "ytd_cumulative",
+    "eddington",
+    "eddington_curve",
+)
 LOAD_VIEWS = ("activity_load", "daily_load", "pmc", "load_coverage_weekly")
 
 
-def summary_answers(home: Home, aid: int, views: tuple[str, ...] = SUMMARY_VIEWS) -> dict[str, list[tuple[object, ...]]]:
+def summary_answers(
+    home: Home, aid: int, views: tuple[str, ...] = SUMMARY_VIEWS
+) -> dict[str, list[tuple[object, ...]]]:
     return {view: home.query(f"SELECT * FROM {view} WHERE athlete_id = ? ORDER BY ALL", aid) for view in views}
 
 
-def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_partial(sb: Harness,
-                                                                                    connect: Connect) -> None:
+def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_partial(
+    sb: Harness, connect: Connect
+) -> None:
     """Under a small rate budget the listing's summaries are in the warehouse before the details wait for the next
     window, and every view computed from summaries then already equals its value after the whole backfill. Off a
     terminal the sync says each phase and each wait in one plain line; one the budget cuts short exits 3."""
@@ -127,19 +155,27 @@ def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_part
     with sb.settings(**TINY):
         home = connect(aid, short_window=WINDOW, boundary_guard=0.05)
         env = {**env_for(home), "FITSYNC_RATE_SHORT_WINDOW": str(WINDOW)}
-        process = subprocess.Popen([*FITSYNC, "sync"], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [*FITSYNC, "sync"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         try:
+
             def summaries_loaded() -> bool:
                 assert process.poll() is None, process.communicate()
-                return home.warehouse.exists() and home.query(
-                    "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'activities'") == [(1,)] and home.query(
-                    "SELECT count(*) FROM activities WHERE athlete_id = ?", aid) == [(len(ids),)]
+                return (
+                    home.warehouse.exists()
+                    and home.query("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'activities'") == [(1,)]
+                    and home.query("SELECT count(*) FROM activities WHERE athlete_id = ?", aid) == [(len(ids),)]
+                )
+
             wait_until(summaries_loaded, 60, "the listed summaries in the warehouse", interval=0.05)
             early = summary_answers(home, aid)
             early_loads = summary_answers(home, aid, LOAD_VIEWS)
-            details_then = home.query("SELECT count(*) FILTER (WHERE detail_loaded), count(*) FILTER "
-                                      "(WHERE detail_fetched_at IS NULL) FROM activities WHERE athlete_id = ?", aid)
+            details_then = home.query(
+                "SELECT count(*) FILTER (WHERE detail_loaded), count(*) FILTER "
+                "(WHERE detail_fetched_at IS NULL) FROM activities WHERE athlete_id = ?",
+                aid,
+            )
             pending_then = home.needing("detail")
             out, err = process.communicate(timeout=120)
         finally:
@@ -149,8 +185,9 @@ def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_part
     assert home.query("SELECT count(*) FILTER (WHERE NOT detail_loaded) FROM activities") == [(0,)]
     assert summary_answers(home, aid) == early and early["volume_yearly"]
     assert all(early_loads.values())  # every activity has a load from its summary already
-    assert [r[0] for r in early_loads["activity_load"]] == [r[0] for r in summary_answers(home, aid, LOAD_VIEWS)
-                                                            ["activity_load"]]
+    assert [r[0] for r in early_loads["activity_load"]] == [
+        r[0] for r in summary_answers(home, aid, LOAD_VIEWS)["activity_load"]
+    ]
 
     lines = err.splitlines()
     phases = [m[1] for line in lines if (m := re.match(rf"athlete {aid}: ([a-z -]+?)( \d+/\d+)?( ·|$)", line))]
@@ -158,8 +195,9 @@ def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_part
     assert phases.index("listing") < phases.index("loading the summaries") < phases.index("details"), lines
     assert {"activity zones"} <= set(phases), lines
     waits = [line for line in lines if "waiting" in line]  # how long, for which window, and why
-    assert waits and all(re.search(rf"waiting \d+ s for the {WINDOW}-second read window \(used 1[45]/15\)", line)
-                         for line in waits), lines
+    assert waits and all(
+        re.search(rf"waiting \d+ s for the {WINDOW}-second read window \(used 1[45]/15\)", line) for line in waits
+    ), lines
 
     for _ in range(16):  # more calls than two windows hold: at least one wait of a whole window
         record(sb, aid, days_ago=1)
@@ -170,16 +208,24 @@ def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_part
     assert "continues where this stopped" in cut.stderr and "Traceback" not in cut.stderr
     # what is pending, and in what order: newest first
     pending = json.loads(fitsync(env, "status", "--json").stdout)["athletes"][0]["pending"]
-    [(count, newest, oldest)] = home.state("SELECT count(*), max(start_ts), min(start_ts) FROM known_activities "
-                                           "WHERE athlete_id = ? AND needs_detail = 1", aid)
+    [(count, newest, oldest)] = home.state(
+        "SELECT count(*), max(start_ts), min(start_ts) FROM known_activities WHERE athlete_id = ? AND needs_detail = 1",
+        aid,
+    )
     assert pending["details"] == count > 0
     assert (pending["details_from"], pending["details_to"]) == (iso(newest), iso(oldest))
 
 
 def test_the_demo_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
     env = subprocess_env(tmp_path / "unused-home")
-    process = subprocess.Popen([*FITSYNC, "demo", "--home", str(tmp_path / "demo"), "--activities-per-athlete", "60"],
-                               cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [*FITSYNC, "demo", "--home", str(tmp_path / "demo"), "--activities-per-athlete", "60"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout is not None
         for line in process.stdout:  # wait for the OAuth step: the syncs start next

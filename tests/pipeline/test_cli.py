@@ -21,12 +21,16 @@ FITSYNC = [sys.executable, "-m", "fitsync.cli.main"]
 def env_for(home: Home, fitsync_home: Path | None = None) -> dict[str, str]:
     """Everything from FITSYNC_* variables (no config.toml), as the README shows."""
     config = home.config
-    return subprocess_env(fitsync_home or config.home, FITSYNC_BASE_URL=config.base_url,
-                          FITSYNC_AUTH_URL=config.auth_url, FITSYNC_CLIENT_ID=str(config.client_id),
-                          FITSYNC_CLIENT_SECRET=config.client_secret.reveal(), COLUMNS="200",
-                          # another home is another installation: its own state
-                          **({"FITSYNC_STATE_URL": config.state_url.reveal()}
-                             if config.state_url and fitsync_home is None else {}))
+    return subprocess_env(
+        fitsync_home or config.home,
+        FITSYNC_BASE_URL=config.base_url,
+        FITSYNC_AUTH_URL=config.auth_url,
+        FITSYNC_CLIENT_ID=str(config.client_id),
+        FITSYNC_CLIENT_SECRET=config.client_secret.reveal(),
+        COLUMNS="200",
+        # another home is another installation: its own state
+        **({"FITSYNC_STATE_URL": config.state_url.reveal()} if config.state_url and fitsync_home is None else {}),
+    )
 
 
 def fitsync(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -76,8 +80,9 @@ def test_sync_and_query_from_the_command_line(sb: Harness, connect: Connect, tmp
     assert "full reconciliation" in again.stdout + again.stderr
 
 
-def test_sync_without_connected_athletes_or_warehouse_fails_clearly(sb: Harness, connect: Connect,
-                                                                    tmp_path: Path) -> None:
+def test_sync_without_connected_athletes_or_warehouse_fails_clearly(
+    sb: Harness, connect: Connect, tmp_path: Path
+) -> None:
     home = connect(add_athlete(sb))
     env = env_for(home, fitsync_home=tmp_path / "empty-home")
     synced = fitsync(env, "sync")
@@ -113,7 +118,11 @@ def test_status_says_how_each_athlete_stands(sb: Harness, connect: Connect) -> N
     assert "activity:read_all" in athlete["scopes"]
     assert report["warehouse"]["rows"]["activities"] == 4
     assert {(b["window"], b["budget"]) for b in report["rate_budget"]} == {
-        ("short", "overall"), ("long", "overall"), ("short", "read"), ("long", "read")}
+        ("short", "overall"),
+        ("long", "overall"),
+        ("short", "read"),
+        ("long", "read"),
+    }
     assert home.config.client_secret.reveal() not in shown.stdout
     table = fitsync(env, "status")
     assert table.returncode == 0 and str(aid) in table.stdout and "Rate budget" in table.stdout, table.stderr
@@ -133,13 +142,25 @@ def test_doctor_checks_everything_and_names_each_fix(sb: Harness, connect: Conne
     assert all(line.startswith("✓ ") for line in lines), lines
     names = {line[2:].split(":")[0] for line in lines}
     assert "token refresh accepted" in healthy.stdout
-    assert {"configuration", "service", "authorization page", "state database", f"athlete {aid}",
-            "warehouse"} <= names, names
+    assert {
+        "configuration",
+        "service",
+        "authorization page",
+        "state database",
+        f"athlete {aid}",
+        "warehouse",
+    } <= names, names
 
     # A user who typed the auth URL with /oauth, a loose config file, a wrong API root: each ✗ names its fix.
     (home.config.home / "config.toml").chmod(0o644)
-    broken = fitsync({**env, "FITSYNC_AUTH_URL": home.config.auth_url + "/oauth",
-                      "FITSYNC_BASE_URL": home.config.base_url.removesuffix("/api/v3")}, "doctor")
+    broken = fitsync(
+        {
+            **env,
+            "FITSYNC_AUTH_URL": home.config.auth_url + "/oauth",
+            "FITSYNC_BASE_URL": home.config.base_url.removesuffix("/api/v3"),
+        },
+        "doctor",
+    )
     assert broken.returncode == 1 and "Traceback" not in broken.stderr
     failed = {line.split(":")[0][2:]: line for line in broken.stdout.splitlines() if line.startswith("✗ ")}
     # (the token refresh goes to the wrong address too)
@@ -182,8 +203,10 @@ def test_doctor_names_a_damaged_state_and_a_truncated_warehouse(sb: Harness, con
     assert f"{state}: database disk image is malformed" in failed["state database"]
     assert f"mv {state} {state}.damaged" in failed["state database"]
     assert "bytes of the" in failed["warehouse"] and "its header counts: truncated" in failed["warehouse"]
-    assert f"mv {warehouse} {warehouse}.damaged" in failed["warehouse"] and "fetches everything again" in failed[
-        "warehouse"], failed["warehouse"]
+    assert (
+        f"mv {warehouse} {warehouse}.damaged" in failed["warehouse"]
+        and "fetches everything again" in failed["warehouse"]
+    ), failed["warehouse"]
     synced = fitsync(env, "sync")
     assert synced.returncode == 1 and "Traceback" not in synced.stderr, synced.stderr
     assert "is damaged" in synced.stderr and "fitsync doctor" in synced.stderr, synced.stderr

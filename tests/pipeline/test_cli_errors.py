@@ -17,11 +17,15 @@ from .conftest import REPO, Connect, add_athlete, subprocess_env
 pytestmark = pytest.mark.postgres_slow
 
 
-
 def fitsync(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fitsync.cli.main", *args], cwd=REPO,
-                          env={**subprocess_env(Path(env.pop("FITSYNC_HOME"))), **env}, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "fitsync.cli.main", *args],
+        cwd=REPO,
+        env={**subprocess_env(Path(env.pop("FITSYNC_HOME"))), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def closed_port() -> int:
@@ -30,24 +34,54 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("args, env, code, says", [
-    (["connect"], {}, 1, "set FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET"),
-    (["sync"], {}, 1, "run `fitsync connect` first"),
-    (["webhooks", "status"], {"FITSYNC_CLIENT_ID": "1", "FITSYNC_CLIENT_SECRET": "s", "FITSYNC_MAX_RETRIES": "1",
-                              "FITSYNC_BASE_URL": "http://127.0.0.1:{port}/api/v3"}, 1,
-     "the service does not answer at http://127.0.0.1:{port}"),
-    (["athletes"], {"FITSYNC_HOME": "/proc/no-such-home"}, 1, "FITSYNC_HOME must be a folder fitsync can create"),
-    (["sync", "--max-wait", "soon"], {}, 2, "Invalid value for '--max-wait'"),
-    (["query"], {}, 2, "give the SQL as an argument"),
-    (["no-such-command"], {}, 2, "No such command"),
-    (["athletes"], {"FITSYNC_STATE_URL": "postgresql://bob:hunter2@127.0.0.1:{port}/state"}, 1,
-     "the state database cannot be used"),
-    (["athletes"], {"FITSYNC_STATE_URL": "mysql://bob:hunter2@db/state"}, 1,
-     "state_url (FITSYNC_STATE_URL) must be a postgresql://"),
-], ids=["no-credentials", "no-athletes", "service-unreachable", "home-unwritable", "bad-option", "no-sql",
-        "unknown-command", "state-server-unreachable", "state-url-not-postgresql"])
-def test_an_expected_failure_is_one_message_and_its_exit_code(tmp_path: Path, args: list[str], env: dict[str, str],
-                                                              code: int, says: str) -> None:
+@pytest.mark.parametrize(
+    "args, env, code, says",
+    [
+        (["connect"], {}, 1, "set FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET"),
+        (["sync"], {}, 1, "run `fitsync connect` first"),
+        (
+            ["webhooks", "status"],
+            {
+                "FITSYNC_CLIENT_ID": "1",
+                "FITSYNC_CLIENT_SECRET": "s",
+                "FITSYNC_MAX_RETRIES": "1",
+                "FITSYNC_BASE_URL": "http://127.0.0.1:{port}/api/v3",
+            },
+            1,
+            "the service does not answer at http://127.0.0.1:{port}",
+        ),
+        (["athletes"], {"FITSYNC_HOME": "/proc/no-such-home"}, 1, "FITSYNC_HOME must be a folder fitsync can create"),
+        (["sync", "--max-wait", "soon"], {}, 2, "Invalid value for '--max-wait'"),
+        (["query"], {}, 2, "give the SQL as an argument"),
+        (["no-such-command"], {}, 2, "No such command"),
+        (
+            ["athletes"],
+            {"FITSYNC_STATE_URL": "postgresql://bob:hunter2@127.0.0.1:{port}/state"},
+            1,
+            "the state database cannot be used",
+        ),
+        (
+            ["athletes"],
+            {"FITSYNC_STATE_URL": "mysql://bob:hunter2@db/state"},
+            1,
+            "state_url (FITSYNC_STATE_URL) must be a postgresql://",
+        ),
+    ],
+    ids=[
+        "no-credentials",
+        "no-athletes",
+        "service-unreachable",
+        "home-unwritable",
+        "bad-option",
+        "no-sql",
+        "unknown-command",
+        "state-server-unreachable",
+        "state-url-not-postgresql",
+    ],
+)
+def test_an_expected_failure_is_one_message_and_its_exit_code(
+    tmp_path: Path, args: list[str], env: dict[str, str], code: int, says: str
+) -> None:
     port = str(closed_port())
     env = {"FITSYNC_HOME": str(tmp_path / "home"), **{k: v.format(port=port) for k, v in env.items()}}
     done = fitsync(*args, **env)
@@ -70,13 +104,18 @@ def test_h_is_help_everywhere(tmp_path: Path) -> None:
         assert done.returncode == 0 and done.stdout.startswith("Usage: "), (args, done.stderr)
 
 
-def test_a_sync_that_cannot_reach_the_service_names_the_athlete_the_address_and_the_fix(sb: Harness,
-                                                                                      connect: Connect) -> None:
+def test_a_sync_that_cannot_reach_the_service_names_the_athlete_the_address_and_the_fix(
+    sb: Harness, connect: Connect
+) -> None:
     aid = add_athlete(sb)
     home = connect(aid)
     port = closed_port()
-    done = fitsync("sync", FITSYNC_HOME=str(home.config.home), FITSYNC_MAX_RETRIES="1",
-                   FITSYNC_BASE_URL=f"http://127.0.0.1:{port}/api/v3")
+    done = fitsync(
+        "sync",
+        FITSYNC_HOME=str(home.config.home),
+        FITSYNC_MAX_RETRIES="1",
+        FITSYNC_BASE_URL=f"http://127.0.0.1:{port}/api/v3",
+    )
     assert done.returncode == 1, done.stderr
     line = next(line for line in done.stderr.splitlines() if "does not answer" in line)
     assert line.startswith(f"athlete {aid}: "), line
@@ -99,8 +138,15 @@ def test_a_full_disk_is_one_line_naming_the_home_and_the_fix(tmp_path: Path) -> 
 
     home = tmp_path / "home"
     env = {**subprocess_env(home), "FITSYNC_CLIENT_ID": "1", "FITSYNC_CLIENT_SECRET": "s"}
-    done = subprocess.run([sys.executable, "-m", "fitsync.cli.main", "status"], cwd=REPO, env=env,
-                          preexec_fn=small_files, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "fitsync.cli.main", "status"],
+        cwd=REPO,
+        env=env,
+        preexec_fn=small_files,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1, done.stderr
     assert f"Error: the disk holding {home} is full or failing" in done.stderr and "free some space" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) <= 2, done.stderr

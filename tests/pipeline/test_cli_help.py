@@ -38,26 +38,33 @@ def test_every_command_and_option_has_help() -> None:
 def test_shell_completion_of_the_installed_command() -> None:
     installed = Path(sys.executable).with_name("fitsync")
     env = {k: v for k, v in os.environ.items() if not k.startswith("FITSYNC_")}
-    script = subprocess.run([str(installed)], env={**env, "_FITSYNC_COMPLETE": "bash_source"}, capture_output=True,
-                            text=True, timeout=60)
+    script = subprocess.run(
+        [str(installed)], env={**env, "_FITSYNC_COMPLETE": "bash_source"}, capture_output=True, text=True, timeout=60
+    )
     assert script.returncode == 0 and "complete -o nosort -F _fitsync_completion fitsync" in script.stdout
-    words = subprocess.run([str(installed)], capture_output=True, text=True, timeout=60,
-                           env={**env, "_FITSYNC_COMPLETE": "bash_complete", "COMP_WORDS": "fitsync query --fo",
-                                "COMP_CWORD": "2"})
+    words = subprocess.run(
+        [str(installed)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**env, "_FITSYNC_COMPLETE": "bash_complete", "COMP_WORDS": "fitsync query --fo", "COMP_CWORD": "2"},
+    )
     assert words.stdout.split() == ["plain,--format"], words.stdout
 
 
 def test_help_starts_without_the_sandbox_dagster_polars_duckdb_or_altair() -> None:
     """`fitsync --help` lists every command (the lazy ones by their own line) without loading a whole service or
     the data stack: only the command that needs them loads them."""
-    probe = ("import sys, contextlib, io\n"
-             "from fitsync.cli.main import main\n"
-             "out = io.StringIO()\n"
-             "with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
-             "    main(['--help'])\n"
-             "heavy = [m for m in ('dagster', 'polars', 'duckdb', 'altair', 'fitsync.sandbox') if m in sys.modules]\n"
-             "print(heavy)\n"
-             "print(out.getvalue())\n")
+    probe = (
+        "import sys, contextlib, io\n"
+        "from fitsync.cli.main import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
+        "    main(['--help'])\n"
+        "heavy = [m for m in ('dagster', 'polars', 'duckdb', 'altair', 'fitsync.sandbox') if m in sys.modules]\n"
+        "print(heavy)\n"
+        "print(out.getvalue())\n"
+    )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     heavy, listing = result.stdout.split("\n", 1)

@@ -37,8 +37,17 @@ from .conftest import REPO, Connect, add_athlete, record_many, subprocess_env
 pytestmark = pytest.mark.postgres_slow
 
 
-FETCH = {"athlete", "athlete_stats", "athlete_zones", "activities", "activity_details", "activity_zones",
-         "starred_segments", "segments", "segment_effort_history"}
+FETCH = {
+    "athlete",
+    "athlete_stats",
+    "athlete_zones",
+    "activities",
+    "activity_details",
+    "activity_zones",
+    "starred_segments",
+    "segments",
+    "segment_effort_history",
+}
 LOADS = {"activity_summaries", "warehouse"}  # the DuckDB writers
 
 
@@ -68,9 +77,14 @@ def test_definitions_load_with_every_asset_partitioned_by_athlete_and_pooled() -
 
 def test_workspace_yaml_loads_the_code_location(tmp_path: Path) -> None:
     """What `dagster dev -w workspace.yaml` loads."""
-    result = subprocess.run([str(Path(sys.executable).with_name("dagster")), "definitions", "validate", "-w",
-                             str(REPO / "workspace.yaml")], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                            env=subprocess_env(tmp_path / "home", DAGSTER_HOME=str(tmp_path)))
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name("dagster")), "definitions", "validate", "-w", str(REPO / "workspace.yaml")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(tmp_path / "home", DAGSTER_HOME=str(tmp_path)),
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "fitsync.pipelines.definitions" in result.stdout + result.stderr
 
@@ -110,12 +124,19 @@ def test_a_schedule_that_runs_twice_a_day_gets_new_run_keys_each_time(dagster_in
 
 
 def test_the_nightly_schedule_follows_the_settings_when_the_code_location_loads(tmp_path: Path) -> None:
-    script = "from fitsync.pipelines.definitions import defs; s = defs.resolve_schedule_def('nightly_sync'); " \
-             "print(s.cron_schedule, s.execution_timezone, sep='|')"
+    script = (
+        "from fitsync.pipelines.definitions import defs; s = defs.resolve_schedule_def('nightly_sync'); "
+        "print(s.cron_schedule, s.execution_timezone, sep='|')"
+    )
 
     def load(**settings: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                              env=subprocess_env(tmp_path / "home", **settings))
+        return subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=subprocess_env(tmp_path / "home", **settings),
+        )
 
     assert load().stdout.strip() == "30 3 * * *|UTC"
     chosen = load(FITSYNC_NIGHTLY_SCHEDULE="0 22 * * 1-5", FITSYNC_NIGHTLY_TIMEZONE="America/Los_Angeles")
@@ -144,8 +165,12 @@ def test_asset_checks_pass_after_a_sync_and_fail_on_a_corrupted_warehouse(sb: Ha
     ids = record_many(sb, aid, 4, oldest_days=10)
     home = connect(aid)
     home.sync()
-    assert _check_results(home.instance) == {"unique_keys": True, "children_have_parents": True,
-                                             "details_present": True, "values_plausible": True}
+    assert _check_results(home.instance) == {
+        "unique_keys": True,
+        "children_have_parents": True,
+        "details_present": True,
+        "values_plausible": True,
+    }
 
     # An orphan lap, an activity that lost its detail, and a split twice: the child tables have no key index since
     # schema 12, so nothing but the check would tell.
@@ -154,18 +179,29 @@ def test_asset_checks_pass_after_a_sync_and_fail_on_a_corrupted_warehouse(sb: Ha
         conn.execute("UPDATE activities SET detail_fetched_at = NULL WHERE activity_id = ?", [ids[0]])
         conn.execute("INSERT INTO splits_metric SELECT * FROM splits_metric LIMIT 1")
     home.sync()  # checks failing do not fail the run
-    assert _check_results(home.instance) == {"unique_keys": False, "children_have_parents": False,
-                                             "details_present": False, "values_plausible": True}
+    assert _check_results(home.instance) == {
+        "unique_keys": False,
+        "children_have_parents": False,
+        "details_present": False,
+        "values_plausible": True,
+    }
 
 
 @pytest.mark.parametrize("pool", [API_POOL, DUCKDB_POOL])
 def test_the_cli_instance_limits_the_pools(tmp_path: Path, pool: str) -> None:
     """`fitsync sync` runs on FITSYNC_HOME/dagster (DAGSTER_HOME unset) with DuckDB writers one at a time."""
-    script = ("import sys; from pathlib import Path; from fitsync.pipelines import instance; "
-              "i = instance.instance(Path(sys.argv[1])); print(i.root_directory); "
-              "print(i.event_log_storage.get_concurrency_info(sys.argv[2]).slot_count)")
-    result = subprocess.run([sys.executable, "-c", script, str(tmp_path), pool], capture_output=True, text=True,
-                            timeout=60, env=subprocess_env(tmp_path))
+    script = (
+        "import sys; from pathlib import Path; from fitsync.pipelines import instance; "
+        "i = instance.instance(Path(sys.argv[1])); print(i.root_directory); "
+        "print(i.event_log_storage.get_concurrency_info(sys.argv[2]).slot_count)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path), pool],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=subprocess_env(tmp_path),
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     root, slots = result.stdout.split()
     assert Path(root) == tmp_path / "dagster" and (tmp_path / "dagster" / "dagster.yaml").exists()
@@ -180,15 +216,24 @@ def test_dagster_definitions_validate_without_warnings(tmp_path: Path) -> None:
     (dagster_home / "dagster.yaml").write_text((REPO / "pipelines" / "dagster.yaml").read_text())
     env = {**subprocess_env(tmp_path / "home"), "DAGSTER_HOME": str(dagster_home)}
     dagster = Path(sys.executable).with_name("dagster")
-    done = subprocess.run([str(dagster), "definitions", "validate", "-w", "workspace.yaml"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(dagster), "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0 and "All code locations passed validation" in done.stdout + done.stderr, done
 
-    load = ("from fitsync.pipelines.definitions import defs\n"
-            "repository = defs.get_repository_def()\n"
-            "repository.get_all_jobs(); repository.sensor_defs; repository.schedule_defs")
-    loaded = subprocess.run([sys.executable, "-W", "always", "-c", load], cwd=REPO, env=env, capture_output=True,
-                            text=True, timeout=120)
+    load = (
+        "from fitsync.pipelines.definitions import defs\n"
+        "repository = defs.get_repository_def()\n"
+        "repository.get_all_jobs(); repository.sensor_defs; repository.schedule_defs"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-W", "always", "-c", load], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
     assert loaded.returncode == 0, loaded.stderr
     assert [line for line in loaded.stderr.splitlines() if "Warning" in line] == [], loaded.stderr
 
@@ -205,9 +250,13 @@ def test_schedules_and_sensors_run_by_default_and_analysis_follows_each_load() -
     )
 
     repository = defs.get_repository_def()
-    assert {s.name: s.default_status for s in repository.schedule_defs} == {"nightly_sync": DefaultScheduleStatus.RUNNING}
+    assert {s.name: s.default_status for s in repository.schedule_defs} == {
+        "nightly_sync": DefaultScheduleStatus.RUNNING
+    }
     assert {s.name: s.default_status for s in repository.sensor_defs} == {
-        "webhook_events": DefaultSensorStatus.RUNNING, "analysis_automation": DefaultSensorStatus.RUNNING}
+        "webhook_events": DefaultSensorStatus.RUNNING,
+        "analysis_automation": DefaultSensorStatus.RUNNING,
+    }
 
     analysis = {AssetKey(n) for n in ("pr_progression", "zone_trends", "training_load", "performance", "volume")}
     with instance_for_test() as instance:

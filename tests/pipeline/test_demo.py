@@ -13,22 +13,43 @@ from .conftest import REPO, subprocess_env
 def test_the_demo_runs_and_its_closing_commands_paste_and_work(tmp_path: Path) -> None:
     home = tmp_path / "demo"
     env = subprocess_env(tmp_path / "unused", COLUMNS="80")  # a narrow terminal must not break the commands
-    ran = subprocess.run([sys.executable, "-m", "fitsync.cli.main", "demo", "--home", str(home),
-                          "--athletes", "1", "--activities-per-athlete", "20"], cwd=REPO, env=env,
-                         capture_output=True, text=True, timeout=300)
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fitsync.cli.main",
+            "demo",
+            "--home",
+            str(home),
+            "--athletes",
+            "1",
+            "--activities-per-athlete",
+            "20",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "Traceback" not in ran.stderr
     lines = ran.stdout.splitlines()
-    hints = [line.strip() for line in lines[lines.index("Look at it (copy a line; each is one command):") + 1:]]
+    hints = [line.strip() for line in lines[lines.index("Look at it (copy a line; each is one command):") + 1 :]]
     assert len(hints) == 3, hints
     query, report, dagster = hints
     assert "'.[dev]'" in dagster and "dagster dev -w workspace.yaml" in dagster and f"DAGSTER_HOME={home}" in dagster
 
     shell_env = {k: v for k, v in env.items() if k != "FITSYNC_HOME"}
     for command in (query, report):
-        done = subprocess.run(["bash", "-c", command], cwd=REPO, env=shell_env, capture_output=True, text=True,
-                              timeout=120)
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=REPO, env=shell_env, capture_output=True, text=True, timeout=120
+        )
         assert done.returncode == 0, (command, done.stdout, done.stderr)
-    assert "sport_type" in subprocess.run(["bash", "-c", query], cwd=REPO, env=shell_env, capture_output=True,
-                                          text=True, timeout=120).stdout
+    assert (
+        "sport_type"
+        in subprocess.run(
+            ["bash", "-c", query], cwd=REPO, env=shell_env, capture_output=True, text=True, timeout=120
+        ).stdout
+    )
     assert list((home / "report").rglob("report.html")), sorted(map(str, home.rglob("*.html")))

@@ -49,8 +49,9 @@ def test_the_shipped_postgres_instance_differs_from_the_default_only_in_its_stor
     assert deployed == default
 
 
-def test_doctor_checks_the_dagster_database_url(tmp_path: Path, postgres_server: PostgresServer,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_doctor_checks_the_dagster_database_url(
+    tmp_path: Path, postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A plain postgresql:// URL loads, then fails as the first run is created (SQLAlchemy 2 picks psycopg 3, whose
     parameters break dagster-postgres's NOTIFY): `fitsync doctor` says so before a night is lost."""
     dagster_home = tmp_path / "dagster"
@@ -92,8 +93,9 @@ class Processes:
 
     def start(self, name: str, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
         out = (self.logs / f"{name}.log").open("ab")
-        process = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                   cwd=self.logs)
+        process = subprocess.Popen(
+            argv, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=self.logs
+        )
         self.running[name] = process
         return process
 
@@ -126,8 +128,9 @@ def processes(tmp_path: Path) -> Iterator[Processes]:
     running.stop()
 
 
-def _wait_for_run(instance: DagsterInstance, processes: Processes, what: str, timeout: float,
-                  **filters: Any) -> DagsterRun:
+def _wait_for_run(
+    instance: DagsterInstance, processes: Processes, what: str, timeout: float, **filters: Any
+) -> DagsterRun:
     def finished() -> DagsterRun | None:
         processes.alive()
         runs = [r for r in instance.get_runs(RunsFilter(**filters)) if r.status in FINISHED]
@@ -144,15 +147,23 @@ def _wait_for_run(instance: DagsterInstance, processes: Processes, what: str, ti
 def _graphql_runs(webserver: str, partition: str) -> dict[str, str]:
     query = """query($tags: [ExecutionTag!]) { runsOrError(filter: {tags: $tags}) {
                  ... on Runs { results { jobName status } } } }"""
-    answer = httpx.post(f"{webserver}/graphql", json={"query": query, "variables": {
-        "tags": [{"key": "dagster/partition", "value": partition}]}}, timeout=30).json()
+    answer = httpx.post(
+        f"{webserver}/graphql",
+        json={"query": query, "variables": {"tags": [{"key": "dagster/partition", "value": partition}]}},
+        timeout=30,
+    ).json()
     return {r["jobName"]: r["status"] for r in answer["data"]["runsOrError"]["results"]}
 
 
 @pytest.mark.timeout(420)
 def test_a_nightly_sync_and_a_webhook_refresh_run_through_webserver_daemon_and_code_server_on_postgresql(
-        sb: Harness, tmp_path: Path, roomy_limits: None, postgres_server: PostgresServer, processes: Processes,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    sb: Harness,
+    tmp_path: Path,
+    roomy_limits: None,
+    postgres_server: PostgresServer,
+    processes: Processes,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     aid = add_athlete(sb)
     ids = [record(sb, aid, days_ago=d) for d in (9.5, 6.5, 3.5, 1.5)]
     app = sb.new_app()
@@ -169,8 +180,12 @@ def test_a_nightly_sync_and_a_webhook_refresh_run_through_webserver_daemon_and_c
     dagster_url = postgres_server.new_database().replace("postgresql://", "postgresql+psycopg2://")
     monkeypatch.setenv("DAGSTER_POSTGRES_URL", dagster_url)
     # Every minute, so the daemon's scheduler launches it during the test (the setting a deployment would change).
-    env = subprocess_env(config.home, DAGSTER_HOME=str(dagster_home), DAGSTER_POSTGRES_URL=dagster_url,
-                         FITSYNC_NIGHTLY_SCHEDULE="* * * * *")
+    env = subprocess_env(
+        config.home,
+        DAGSTER_HOME=str(dagster_home),
+        DAGSTER_POSTGRES_URL=dagster_url,
+        FITSYNC_NIGHTLY_SCHEDULE="* * * * *",
+    )
 
     # `fitsync connect`'s part: the grant in the state store, the athlete's partition in Dagster's storage.
     with ExitStack() as stack:
@@ -184,38 +199,70 @@ def test_a_nightly_sync_and_a_webhook_refresh_run_through_webserver_daemon_and_c
         callback = f"http://127.0.0.1:{receiver_port}/webhooks/path-secret-deployment-0123456789"
         client.subscription_state.save(990_017, callback)
 
-        processes.start("code-server", [str(BIN / "dagster"), "code-server", "start", "-m",
-                                        "fitsync.pipelines.definitions", "--host", "127.0.0.1", "--port",
-                                        str(code_port)], env)
+        processes.start(
+            "code-server",
+            [
+                str(BIN / "dagster"),
+                "code-server",
+                "start",
+                "-m",
+                "fitsync.pipelines.definitions",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(code_port),
+            ],
+            env,
+        )
         # As a deployment's service manager would: the others start once the code location answers, so the
         # daemon sees the schedule from its first iteration on.
         wait_until(lambda: processes.alive() or _serving(code_port), 90, "the code server", interval=0.2)
         workspace_args = ["-w", str(tmp_path / "workspace.yaml")]
-        processes.start("webserver", [str(BIN / "dagster-webserver"), *workspace_args, "--host", "127.0.0.1",
-                                      "--port", str(web_port)], env)
+        processes.start(
+            "webserver",
+            [str(BIN / "dagster-webserver"), *workspace_args, "--host", "127.0.0.1", "--port", str(web_port)],
+            env,
+        )
         processes.start("daemon", [str(BIN / "dagster-daemon"), "run", *workspace_args], env)
-        processes.start("receiver", [sys.executable, "-m", "fitsync.cli.main", "webhooks", "serve", "--port",
-                                     str(receiver_port)], env)
+        processes.start(
+            "receiver",
+            [sys.executable, "-m", "fitsync.cli.main", "webhooks", "serve", "--port", str(receiver_port)],
+            env,
+        )
 
         # The scheduler ticks at the next minute; the run is launched through the code server.
-        nightly = _wait_for_run(instance, processes, "the nightly sync", 150, job_name="sync_athlete",
-                                tags={"dagster/schedule_name": "nightly_sync"})
+        nightly = _wait_for_run(
+            instance,
+            processes,
+            "the nightly sync",
+            150,
+            job_name="sync_athlete",
+            tags={"dagster/schedule_name": "nightly_sync"},
+        )
         assert nightly.tags["dagster/partition"] == str(aid)
         with db.reading(config.home / "warehouse.duckdb") as conn:
-            assert {r[0] for r in conn.execute("SELECT activity_id FROM activities WHERE athlete_id = ?",
-                                               [aid]).fetchall()} == set(ids)
+            assert {
+                r[0] for r in conn.execute("SELECT activity_id FROM activities WHERE athlete_id = ?", [aid]).fetchall()
+            } == set(ids)
 
         # The athlete renames a ride; the service's event reaches the receiver process; the daemon's sensor reads
         # the inbox (PostgreSQL) and launches the refresh, which asks the service for the new name.
         change(sb, ids[-1], name="Renamed through the deployment")
-        event = {"object_type": "activity", "object_id": ids[-1], "aspect_type": "update",
-                 "updates": {"title": "Renamed through the deployment"}, "owner_id": aid,
-                 "subscription_id": 990_017, "event_time": int(time.time())}
+        event = {
+            "object_type": "activity",
+            "object_id": ids[-1],
+            "aspect_type": "update",
+            "updates": {"title": "Renamed through the deployment"},
+            "owner_id": aid,
+            "subscription_id": 990_017,
+            "event_time": int(time.time()),
+        }
         assert httpx.post(callback, json=event, timeout=15).status_code == 200
         _wait_for_run(instance, processes, "the webhook refresh", 180, job_name="webhook_refresh")
         with db.reading(config.home / "warehouse.duckdb") as conn:
             assert conn.execute("SELECT name FROM activities WHERE activity_id = ?", [ids[-1]]).fetchall() == [
-                ("Renamed through the deployment",)]
+                ("Renamed through the deployment",)
+            ]
 
         # The webserver reads the same storage: both runs, as the UI lists them.
         webserver = f"http://127.0.0.1:{web_port}"

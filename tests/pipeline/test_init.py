@@ -16,8 +16,15 @@ DOCS = REPO / "docs"
 
 
 def init(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*FITSYNC, "init", *args], cwd=REPO, env=subprocess_env(home), capture_output=True,
-                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [*FITSYNC, "init", *args],
+        cwd=REPO,
+        env=subprocess_env(home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_init_writes_a_private_commented_config_and_keeps_the_previous_one(tmp_path: Path) -> None:
@@ -52,7 +59,8 @@ def test_init_refuses_what_would_not_work_and_asks_nothing_off_a_terminal(tmp_pa
 
 def test_the_settings_reference_is_current() -> None:
     assert set(FIELD_DOCS) == set(FIELDS)
-    assert (DOCS / "configuration.md").read_text() == reference(), \
-        "regenerate: python -c 'from fitsync.client.config_file import reference; print(reference(), end=\"\")' " \
+    assert (DOCS / "configuration.md").read_text() == reference(), (
+        "regenerate: python -c 'from fitsync.client.config_file import reference; print(reference(), end=\"\")' "
         "> docs/configuration.md"
+    )
     assert "docs/configuration.md" in (REPO / "README.md").read_text()

@@ -25,19 +25,31 @@ def test_pending_merges_consecutive_batches_in_order_across_pages(tmp_path: Path
     batches = list(landing.pending(store, ATHLETE, max_rows=20))
 
     assert [(b.bundle, len(b.payloads)) for b in batches] == [
-        ("activity_summaries", 200), ("activity_summaries", 200), ("activity_summaries", 200),  # a row is never split
-        ("activity_details", 20), ("activity_details", 20),
+        ("activity_summaries", 200),
+        ("activity_summaries", 200),
+        ("activity_summaries", 200),  # a row is never split
+        ("activity_details", 20),
+        ("activity_details", 20),
         # details and zones, landed in turns, are merged each with its own kind (they write different tables)…
-        ("activity_details", 6), ("activity_zones", 1),
+        ("activity_details", 6),
+        ("activity_zones", 1),
         # …but never across anything else: a deletion keeps its place
         ("delete_activities", 1),
-        ("activity_details", 20), ("activity_zones", 20), ("activity_details", 10), ("activity_zones", 10)]
+        ("activity_details", 20),
+        ("activity_zones", 20),
+        ("activity_details", 10),
+        ("activity_zones", 10),
+    ]
     for bundle in {b for b, _ in landed}:  # each kind in the order it was landed
         assert [p for b in batches if b.bundle == bundle for p in b.payloads] == [
-            p for kind, payloads in landed if kind == bundle for p in payloads]
+            p for kind, payloads in landed if kind == bundle for p in payloads
+        ]
     deletion = next(i for i, b in enumerate(batches) if b.bundle == "delete_activities")
-    assert max(i for b in batches[:deletion] for i in b.ids) < batches[deletion].ids[0] < min(
-        i for b in batches[deletion + 1:] for i in b.ids)
+    assert (
+        max(i for b in batches[:deletion] for i in b.ids)
+        < batches[deletion].ids[0]
+        < min(i for b in batches[deletion + 1 :] for i in b.ids)
+    )
     assert sorted(i for b in batches for i in b.ids) == list(range(1, len(landed) + 1))
     landing.remove(store, [i for b in batches for i in b.ids])
     assert landing.count(store, ATHLETE) == 0 and landing.count(store, ATHLETE + 1) == 1

@@ -22,7 +22,6 @@ from .test_sync import warehouse_ids
 pytestmark = pytest.mark.postgres_slow
 
 
-
 def test_an_empty_full_listing_deletes_nothing_and_says_how_to_override(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 5, oldest_days=30)
@@ -30,8 +29,13 @@ def test_an_empty_full_listing_deletes_nothing_and_says_how_to_override(sb: Harn
     home.sync()
     with sb.settings(fault_empty_listing=True):  # an outage page, a proxy, a token silently scoped down
         outcome = home.sync(full=True, check=False)
-        cli = subprocess.run([sys.executable, "-m", "fitsync.cli.main", "sync", "--full"],
-                             env=subprocess_env(home.config.home), capture_output=True, text=True, timeout=120)
+        cli = subprocess.run(
+            [sys.executable, "-m", "fitsync.cli.main", "sync", "--full"],
+            env=subprocess_env(home.config.home),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert not outcome.success and "the service listed no activities while fitsync knows 5" in (outcome.error or "")
     assert warehouse_ids(home) == set(ids) and home.query("SELECT count(*) FROM deleted_activities") == [(0,)]
     assert home.needing("detail") == 0 and len(home.state("SELECT * FROM known_activities")) == 5
@@ -55,12 +59,15 @@ def test_a_listing_that_shrinks_too_much_needs_allow_shrink(sb: Harness, connect
     allowed = sync_athlete(home.config, aid, home.instance, full=True, allow_shrink=True)
     assert allowed.success and allowed.metadata["activities"]["reconciled_deletions"] == 52
     assert warehouse_ids(home) == set(ids[52:])
-    assert home.query("SELECT count(*) FROM deleted_activities WHERE reason = "
-                      "'missing in reconciliation, confirmed: the service answers 404'") == [(52,)]
+    assert home.query(
+        "SELECT count(*) FROM deleted_activities WHERE reason = "
+        "'missing in reconciliation, confirmed: the service answers 404'"
+    ) == [(52,)]
 
 
-def test_a_listing_quietly_short_of_a_few_deletes_only_what_the_service_confirms(sb: Harness, connect: Connect,
-                                                                                recorder: Recorder) -> None:
+def test_a_listing_quietly_short_of_a_few_deletes_only_what_the_service_confirms(
+    sb: Harness, connect: Connect, recorder: Recorder
+) -> None:
     """One activity in 15 missing (under the shrink guard, the stats too lenient to tell): each is asked for by id,
     as a webhook delete is; the ones the service still has stay, a real deletion goes, and an activity that comes
     back clears its tombstone."""
@@ -78,7 +85,8 @@ def test_a_listing_quietly_short_of_a_few_deletes_only_what_the_service_confirms
     assert meta["reconciled_deletions"] == 1 and meta["missing_not_deleted"] == len(dropped)
     assert warehouse_ids(home) == set(ids) - {gone}
     assert home.query("SELECT activity_id, reason FROM deleted_activities") == [
-        (gone, "missing in reconciliation, confirmed: the service answers 404")]
+        (gone, "missing in reconciliation, confirmed: the service answers 404")
+    ]
     asked = {int(p.rsplit("/", 1)[1]) for p in recorder.details()}
     assert asked == {gone, *dropped}, "one call per missing activity, no more"
     assert {r[0] for r in home.state("SELECT activity_id FROM known_activities")} == set(ids) - {gone}
@@ -117,8 +125,12 @@ def test_an_import_backdated_beyond_the_overlap_is_found_without_full(sb: Harnes
     assert ordinary.metadata["activities"]["mode"] == "incremental" and ordinary.metadata["activities"]["new"] == 2
 
     def list_activities() -> dict[str, Any]:
-        result = materialize([athlete_stats, activities], partition_key=str(aid), instance=home.instance,
-                             resources=resources_for(home.config))
+        result = materialize(
+            [athlete_stats, activities],
+            partition_key=str(aid),
+            instance=home.instance,
+            resources=resources_for(home.config),
+        )
         assert result.success
         [mat] = [m for m in result.asset_materializations_for_node("activities")]
         return {k: getattr(v, "value", v) for k, v in mat.metadata.items()}

@@ -15,7 +15,8 @@ from ..sandbox_harness import Harness
 
 @pytest.mark.timeout(300)
 def test_three_workers_two_receivers_and_a_daemon_share_one_budget_token_and_inbox(
-        sb: Harness, tmp_path: Path, postgres_server: PostgresServer) -> None:
+    sb: Harness, tmp_path: Path, postgres_server: PostgresServer
+) -> None:
     scenario = Scenario(events=200)  # bench many-hosts runs 400 and more
     out = run(sb, tmp_path, postgres_server.new_database(), scenario)
 

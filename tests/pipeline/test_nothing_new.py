@@ -18,10 +18,15 @@ from .conftest import REPO, Connect, Home, record_many, subprocess_env
 pytestmark = pytest.mark.postgres_slow
 
 
-
 def fitsync_sync(home: Home) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fitsync.cli.main", "sync"], cwd=REPO, capture_output=True,
-                          env=subprocess_env(home.config.home), text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "fitsync.cli.main", "sync"],
+        cwd=REPO,
+        capture_output=True,
+        env=subprocess_env(home.config.home),
+        text=True,
+        timeout=300,
+    )
 
 
 def caught_up(sb: Harness, connect: Connect) -> Home:
@@ -43,15 +48,18 @@ def test_nothing_new_costs_two_calls_and_no_dagster_and_a_change_runs_the_sync(s
     assert f"athlete {home.athlete_id}: nothing new (2 calls" in done.stderr, done.stderr
     assert sb.counters()["requests"] - before == 2
     assert not (home.config.home / "dagster").exists()  # the CLI's Dagster instance was never opened
-    assert home.state("SELECT count(*) FROM sync_cursors WHERE athlete_id = ? AND name = ?", home.athlete_id,
-                      progress.NOTHING_NEW_AT) == [(1,)]
+    assert home.state(
+        "SELECT count(*) FROM sync_cursors WHERE athlete_id = ? AND name = ?", home.athlete_id, progress.NOTHING_NEW_AT
+    ) == [(1,)]
 
     renamed = home.query("SELECT activity_id FROM activities ORDER BY activity_id LIMIT 1")[0][0]
     change(sb, renamed, name="Renamed after the last sync")
     done = fitsync_sync(home)
     assert done.returncode == 0, done.stderr
     assert "nothing new" not in done.stderr and "the listing changed" in done.stderr, done.stderr
-    assert home.query("SELECT name FROM activities WHERE activity_id = ?", renamed) == [("Renamed after the last sync",)]
+    assert home.query("SELECT name FROM activities WHERE activity_id = ?", renamed) == [
+        ("Renamed after the last sync",)
+    ]
     assert "nothing new (2 calls" in fitsync_sync(home).stderr  # and the next one is cheap again
 
 
@@ -66,8 +74,10 @@ def test_waiting_work_or_a_new_upload_is_never_taken_for_nothing_new(sb: Harness
         assert not check.nothing_new and check.calls == 0 and "wait for their details" in check.why
         with client.store.transaction() as conn:
             progress.mark(conn, home.athlete_id, some, "detail", 0)
-            conn.execute("DELETE FROM sync_cursors WHERE athlete_id = ? AND name = 'refreshed_at:athlete_zones'",
-                         (home.athlete_id,))
+            conn.execute(
+                "DELETE FROM sync_cursors WHERE athlete_id = ? AND name = 'refreshed_at:athlete_zones'",
+                (home.athlete_id,),
+            )
         assert "athlete_zones is due" in (nothing_new.waiting(client, home.athlete_id) or "")
     home.sync()
     with FitsyncClient(home.config) as client:

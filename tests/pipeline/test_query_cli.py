@@ -16,8 +16,10 @@ from fitsync.warehouse import db
 
 from .conftest import REPO, subprocess_env
 
-ROWS_SQL = ("SELECT i, i / 2 AS half, 'row ' || i AS label, DATE '2026-01-01' + CAST(i % 365 AS INTEGER) AS day "
-            "FROM range(10000) t(i) ORDER BY i")
+ROWS_SQL = (
+    "SELECT i, i / 2 AS half, 'row ' || i AS label, DATE '2026-01-01' + CAST(i % 365 AS INTEGER) AS day "
+    "FROM range(10000) t(i) ORDER BY i"
+)
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +30,15 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def query(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fitsync.cli.main", "query", *args], cwd=REPO, input=stdin,
-                          env=subprocess_env(home, COLUMNS="120"), capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "fitsync.cli.main", "query", *args],
+        cwd=REPO,
+        input=stdin,
+        env=subprocess_env(home, COLUMNS="120"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def expected() -> pl.DataFrame:

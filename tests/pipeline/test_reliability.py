@@ -16,6 +16,8 @@ from .conftest import Connect, add_athlete, dump, duplicate_keys, record_many
 pytestmark = pytest.mark.postgres_slow
 
 FLAKY = {"fault_error_rate": 0.10, "fault_drop_rate": 0.05, "fault_latency_ms": 2, "fault_latency_jitter_ms": 40}
+
+
 def sync_through_faults(sb: Harness, connect: Connect, activities: int) -> None:
     aid = add_athlete(sb)
     record_many(sb, aid, activities, oldest_days=200)

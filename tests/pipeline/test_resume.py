@@ -36,6 +36,7 @@ WORKER_TIMEOUT = 240.0
 
 # --- 4. killed and restarted ------------------------------------------------------------------------------------
 
+
 @dataclass
 class Worker:
     """`python -m tests.pipeline.sync_worker` on a home; what it sent is in the home's requests.log.
@@ -54,9 +55,18 @@ class Worker:
         self.output = self.home.config.home / f"worker-{time.monotonic_ns()}.out"
         with self.output.open("wb") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tests.pipeline.sync_worker", str(self.home.config.home),
-                 str(self.home.athlete_id)],
-                cwd=REPO, env=subprocess_env(self.home.config.home), stdout=out, stderr=subprocess.STDOUT)
+                [
+                    sys.executable,
+                    "-m",
+                    "tests.pipeline.sync_worker",
+                    str(self.home.config.home),
+                    str(self.home.athlete_id),
+                ],
+                cwd=REPO,
+                env=subprocess_env(self.home.config.home),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
         return self
 
     def requests(self) -> list[str]:
@@ -65,7 +75,7 @@ class Worker:
 
     def sent(self) -> list[str]:
         """Requests this process sent."""
-        return self.requests()[self.log_start:]
+        return self.requests()[self.log_start :]
 
     def alive(self) -> bool:
         assert self.proc is not None
@@ -164,8 +174,9 @@ def sync_with_kills(home: Home, next_point: Callable[[int], KillPoint | None]) -
     while (point := next_point(kills)) is not None:
         worker = Worker(home).start()
         try:
-            wait_until(lambda: point.reached(worker, pools) or not worker.alive(), WORKER_TIMEOUT, point.name,
-                       interval=0.002)
+            wait_until(
+                lambda: point.reached(worker, pools) or not worker.alive(), WORKER_TIMEOUT, point.name, interval=0.002
+            )
         finally:
             if worker.alive():
                 worker.kill()
@@ -178,8 +189,9 @@ def sync_with_kills(home: Home, next_point: Callable[[int], KillPoint | None]) -
     return kills, missed
 
 
-def _killed_sync_equals_uninterrupted(sb: Harness, connect: Connect, n: int,
-                                      next_point: Callable[[Home, int], KillPoint | None], min_kills: int) -> None:
+def _killed_sync_equals_uninterrupted(
+    sb: Harness, connect: Connect, n: int, next_point: Callable[[Home, int], KillPoint | None], min_kills: int
+) -> None:
     aid = add_athlete(sb)
     record_many(sb, aid, n, oldest_days=120, only_me_every=7)
     reference = connect(aid, name="reference")
@@ -238,8 +250,9 @@ def test_a_sync_killed_while_loading_does_not_block_later_syncs(sb: Harness, con
     home = connect(aid)
     pools = Pools(home)
     first = Worker(home).start()
-    wait_until(lambda: pools.claimed(DUCKDB_POOL) or not first.alive(), WORKER_TIMEOUT, "the loader to start",
-               interval=0.002)
+    wait_until(
+        lambda: pools.claimed(DUCKDB_POOL) or not first.alive(), WORKER_TIMEOUT, "the loader to start", interval=0.002
+    )
     assert first.alive(), first.finish()
     first.kill()
     dead = pools.claimed(DUCKDB_POOL)
@@ -302,14 +315,16 @@ def _tiny_budget_backfill(sb: Harness, connect: Connect, recorder: Recorder, n: 
     windows = 1 + sum(1 for (a, _), (b, _) in zip(usage, usage[1:]) if b <= a)  # usage restarts in a new window
     assert windows >= 3 and took >= (windows - 1) * WINDOW * 0.5
     assert outcome.metadata["activity_details"]["remaining"] == outcome.metadata["activity_zones"]["remaining"] == 0
-    assert {r[0] for r in home.query("SELECT activity_id FROM activities WHERE detail_fetched_at IS NOT NULL")} \
-        == set(ids)
+    assert {r[0] for r in home.query("SELECT activity_id FROM activities WHERE detail_fetched_at IS NOT NULL")} == set(
+        ids
+    )
     assert sorted(recorder.zones()) == sorted(f"/activities/{i}/zones" for i in home.with_zones(ids))  # each once
     assert home.needing("zones") == 0
 
 
-def test_tiny_rate_budget_spreads_a_backfill_over_windows_without_a_429(sb: Harness, connect: Connect,
-                                                                          recorder: Recorder) -> None:
+def test_tiny_rate_budget_spreads_a_backfill_over_windows_without_a_429(
+    sb: Harness, connect: Connect, recorder: Recorder
+) -> None:
     _tiny_budget_backfill(sb, connect, recorder, 20)
 
 
@@ -318,8 +333,9 @@ def test_tiny_rate_budget_backfill_of_forty(sb: Harness, connect: Connect, recor
     _tiny_budget_backfill(sb, connect, recorder, 40)
 
 
-def test_a_run_out_of_patience_stops_early_and_the_next_continues_without_repeats(sb: Harness, connect: Connect,
-                                                                                  recorder: Recorder) -> None:
+def test_a_run_out_of_patience_stops_early_and_the_next_continues_without_repeats(
+    sb: Harness, connect: Connect, recorder: Recorder
+) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 16, oldest_days=30)
     with sb.settings(**TINY):
@@ -330,7 +346,7 @@ def test_a_run_out_of_patience_stops_early_and_the_next_continues_without_repeat
         notes = " ".join(str(first.metadata[a].get("notes", "")) for a in ("activity_details", "activity_zones"))
         assert "rate budget spent" in notes
         # Newest first: what the first run detailed are the most recent activities (record_many: oldest first).
-        detailed = [f"/activities/{i}" for i in reversed(ids)][:len(recorder.details())]
+        detailed = [f"/activities/{i}" for i in reversed(ids)][: len(recorder.details())]
         assert detailed and recorder.details() == detailed
         runs = 1
         while home.needing("detail") or home.needing("zones"):
@@ -345,8 +361,9 @@ def test_a_run_out_of_patience_stops_early_and_the_next_continues_without_repeat
     assert [s for s in recorder.sent if s.status == 429] == []
 
 
-def test_a_spent_budget_is_a_skip_for_every_asset_not_a_failure(sb: Harness, connect: Connect,
-                                                                  recorder: Recorder) -> None:
+def test_a_spent_budget_is_a_skip_for_every_asset_not_a_failure(
+    sb: Harness, connect: Connect, recorder: Recorder
+) -> None:
     """Whatever asset meets the spent budget first, the run succeeds and says so in its metadata."""
     aid = add_athlete(sb)
     record_many(sb, aid, 5, oldest_days=10)
@@ -361,8 +378,17 @@ def test_a_spent_budget_is_a_skip_for_every_asset_not_a_failure(sb: Harness, con
             for _ in range(6):
                 session.athlete()
         outcome = home.sync(max_wait_seconds=0.5)
-    for asset in ("athlete", "athlete_stats", "athlete_zones", "activities", "starred_segments", "activity_details",
-                  "activity_zones", "segments", "segment_effort_history"):
+    for asset in (
+        "athlete",
+        "athlete_stats",
+        "athlete_zones",
+        "activities",
+        "starred_segments",
+        "activity_details",
+        "activity_zones",
+        "segments",
+        "segment_effort_history",
+    ):
         assert outcome.metadata[asset]["api_calls"] == 0, asset
     for asset in ("athlete", "athlete_stats", "athlete_zones", "activities", "starred_segments"):  # the rest had
         assert "rate budget spent" in str(outcome.metadata[asset].get("notes", "")), asset  # nothing to do yet

@@ -59,6 +59,7 @@ def api_calls(outcome: Any, asset: str) -> int:
 
 # --- 1. the warehouse equals the sandbox -------------------------------------------------------------------------
 
+
 def test_warehouse_equals_the_service_after_a_sync(sb: Harness, connect: Connect, flavor: str) -> None:
     aid = add_athlete(sb, premium=True)
     ids = record_many(sb, aid, 10, oldest_days=40, only_me_every=4)
@@ -78,29 +79,69 @@ def test_warehouse_equals_the_service_after_a_sync(sb: Harness, connect: Connect
         counts = home.query(
             "SELECT (SELECT count(*) FROM splits_metric WHERE activity_id = $1), "
             "(SELECT count(*) FROM laps WHERE activity_id = $1), "
-            "(SELECT count(*) FROM segment_efforts WHERE activity_id = $1)", activity_id)[0]
-        assert counts == (len(detail.get("splits_metric") or []), len(detail.get("laps") or []),
-                          len(detail.get("segment_efforts") or [])), activity_id
-        assert {r[0] for r in home.query("SELECT effort_id FROM segment_efforts WHERE activity_id = ?", activity_id)} \
-            == {e["id"] for e in detail.get("segment_efforts") or []}
-        assert {r[0] for r in home.query("SELECT lap_id FROM laps WHERE activity_id = ?", activity_id)} \
-            == {lap["id"] for lap in detail.get("laps") or []}
-        expected_buckets = sorted((z["type"], i, float(b["min"]), float(b["max"]), b["time"])
-                                  for z in zones for i, b in enumerate(z["distribution_buckets"], start=1))
-        assert home.query("SELECT zone_type, bucket_index, min, max, seconds FROM activity_zone_buckets "
-                          "WHERE activity_id = ? ORDER BY ALL", activity_id) == expected_buckets
-        assert sorted(r[0] for r in home.query("SELECT zone_type FROM activity_zones WHERE activity_id = ?",
-                                               activity_id)) == sorted(z["type"] for z in zones)
+            "(SELECT count(*) FROM segment_efforts WHERE activity_id = $1)",
+            activity_id,
+        )[0]
+        assert counts == (
+            len(detail.get("splits_metric") or []),
+            len(detail.get("laps") or []),
+            len(detail.get("segment_efforts") or []),
+        ), activity_id
+        assert {
+            r[0] for r in home.query("SELECT effort_id FROM segment_efforts WHERE activity_id = ?", activity_id)
+        } == {e["id"] for e in detail.get("segment_efforts") or []}
+        assert {r[0] for r in home.query("SELECT lap_id FROM laps WHERE activity_id = ?", activity_id)} == {
+            lap["id"] for lap in detail.get("laps") or []
+        }
+        expected_buckets = sorted(
+            (z["type"], i, float(b["min"]), float(b["max"]), b["time"])
+            for z in zones
+            for i, b in enumerate(z["distribution_buckets"], start=1)
+        )
+        assert (
+            home.query(
+                "SELECT zone_type, bucket_index, min, max, seconds FROM activity_zone_buckets "
+                "WHERE activity_id = ? ORDER BY ALL",
+                activity_id,
+            )
+            == expected_buckets
+        )
+        assert sorted(
+            r[0] for r in home.query("SELECT zone_type FROM activity_zones WHERE activity_id = ?", activity_id)
+        ) == sorted(z["type"] for z in zones)
         segment_ids |= {e["segment"]["id"] for e in detail.get("segment_efforts") or []}
 
         # field by field (every activity: the world is small)
-        row = home.query("SELECT name, sport_type, type, distance, moving_time, elapsed_time, start_date, "
-                         "start_date_local, timezone, utc_offset, private, visibility, gear_id, description, "
-                         "detail_fetched_at IS NOT NULL FROM activities WHERE activity_id = ?", activity_id)[0]
-        (name, sport, kind, distance, moving, elapsed, start, start_local, tz, offset, private, visibility,
-         gear, description, detailed) = row
-        assert (name, sport, kind, moving, elapsed) == (detail["name"], detail["sport_type"], detail["type"],
-                                                        detail["moving_time"], detail["elapsed_time"])
+        row = home.query(
+            "SELECT name, sport_type, type, distance, moving_time, elapsed_time, start_date, "
+            "start_date_local, timezone, utc_offset, private, visibility, gear_id, description, "
+            "detail_fetched_at IS NOT NULL FROM activities WHERE activity_id = ?",
+            activity_id,
+        )[0]
+        (
+            name,
+            sport,
+            kind,
+            distance,
+            moving,
+            elapsed,
+            start,
+            start_local,
+            tz,
+            offset,
+            private,
+            visibility,
+            gear,
+            description,
+            detailed,
+        ) = row
+        assert (name, sport, kind, moving, elapsed) == (
+            detail["name"],
+            detail["sport_type"],
+            detail["type"],
+            detail["moving_time"],
+            detail["elapsed_time"],
+        )
         assert distance == pytest.approx(detail["distance"])
         assert start == instant(detail["start_date"])  # an instant: equal whatever zone DuckDB shows it in
         assert start_local == wall_clock(detail["start_date_local"]) and start_local.tzinfo is None
@@ -113,7 +154,8 @@ def test_warehouse_equals_the_service_after_a_sync(sb: Harness, connect: Connect
 
     profile = api_ok(sb, grant, "/athlete")
     assert home.query("SELECT athlete_id, firstname, lastname, premium, weight FROM athletes") == [
-        (aid, profile["firstname"], profile["lastname"], profile["premium"], profile.get("weight"))]
+        (aid, profile["firstname"], profile["lastname"], profile["premium"], profile.get("weight"))
+    ]
     gear = [(g["id"], kind) for kind in ("bike", "shoe") for g in profile.get(kind + "s") or []]
     assert gear and home.query("SELECT gear_id, kind FROM gear WHERE athlete_id = ? ORDER BY ALL", aid) == sorted(gear)
 
@@ -123,26 +165,33 @@ def test_warehouse_equals_the_service_after_a_sync(sb: Harness, connect: Connect
     assert len(snapshot) == 1 and snapshot[0][0] in (today, today - dt.timedelta(days=1))
     assert snapshot[0][1] == pytest.approx(stats["biggest_ride_distance"])
     totals = {(p, s): stats[f"{p}_{s}_totals"] for p in ("recent", "ytd", "all") for s in ("ride", "run", "swim")}
-    rows = home.query("SELECT period, sport, count, distance, moving_time FROM athlete_stats_totals WHERE athlete_id = ?",
-                      aid)
+    rows = home.query(
+        "SELECT period, sport, count, distance, moving_time FROM athlete_stats_totals WHERE athlete_id = ?", aid
+    )
     assert {(p, s): (c, pytest.approx(d), m) for p, s, c, d, m in rows} == {
-        k: (t["count"], pytest.approx(t["distance"]), t["moving_time"]) for k, t in totals.items()}
+        k: (t["count"], pytest.approx(t["distance"]), t["moving_time"]) for k, t in totals.items()
+    }
 
     # the spec's array (bounds and time in zone) or the real object (bounds only): the same rows, the shape recorded
     zones = athlete_zones.read(api_ok(sb, grant, "/athlete/zones"))
     assert zones.shape == {"spec": "array", "real": "object"}[flavor] and not zones.problems
     assert "heartrate" in {z["type"] for z in zones.zones}
-    assert home.query("SELECT zone_type, bucket_index, min, max, seconds, shape FROM athlete_zones WHERE athlete_id = ? "
-                      "ORDER BY ALL", aid) == sorted(
+    assert home.query(
+        "SELECT zone_type, bucket_index, min, max, seconds, shape FROM athlete_zones WHERE athlete_id = ? ORDER BY ALL",
+        aid,
+    ) == sorted(
         (z["type"], i, float(b["min"]), float(b["max"]), b.get("time"), zones.shape)
-        for z in zones.zones for i, b in enumerate(z["distribution_buckets"], start=1))
+        for z in zones.zones
+        for i, b in enumerate(z["distribution_buckets"], start=1)
+    )
     assert home.query("SELECT count(*) FROM unrecognized_payloads") == [(0,)]
     assert home.state("SELECT endpoint, problem FROM shape_reports") == []  # every field of the answers is known
 
     starred = api_ok(sb, grant, "/segments/starred", per_page=200)
     assert starred, "a new athlete stars some segments"
-    assert {r[0] for r in home.query("SELECT segment_id FROM starred_segments WHERE athlete_id = ?", aid)} \
-        == {s["id"] for s in starred}
+    assert {r[0] for r in home.query("SELECT segment_id FROM starred_segments WHERE athlete_id = ?", aid)} == {
+        s["id"] for s in starred
+    }
     segment_ids |= {s["id"] for s in starred}
     stored = {r[0]: r[1:] for r in home.query("SELECT segment_id, name, distance, resource_state FROM segments")}
     assert segment_ids <= set(stored)
@@ -157,8 +206,10 @@ def test_warehouse_equals_the_service_after_a_sync(sb: Harness, connect: Connect
 
 # --- 2. incremental syncs follow the athlete's changes -----------------------------------------------------------
 
-def test_incremental_follows_adds_renames_retypes_visibility_and_late_uploads(sb: Harness, connect: Connect, e2e_flavor: str,
-                                                                             recorder: Recorder) -> None:
+
+def test_incremental_follows_adds_renames_retypes_visibility_and_late_uploads(
+    sb: Harness, connect: Connect, e2e_flavor: str, recorder: Recorder
+) -> None:
     aid = add_athlete(sb)
     old = record_many(sb, aid, 4, oldest_days=60)  # > 14 days before the newest: outside the overlap
     recent = [record(sb, aid, days_ago=d, sport_type="Ride") for d in (3.0, 2.0, 1.0)]
@@ -190,9 +241,13 @@ def test_incremental_follows_adds_renames_retypes_visibility_and_late_uploads(sb
     assert sorted(recorder.zones()) == sorted(f"/activities/{i}/zones" for i in home.with_zones([*added, late]))
 
     assert warehouse_ids(home) == {a["id"] for a in listing(sb, grant)} == {*old, *recent, *added, late}
-    rows = {r[0]: r[1:] for r in home.query(
-        "SELECT activity_id, name, sport_type, type, visibility, private, d.raw->>'$.name', "
-        "d.raw->>'$.sport_type' FROM activities LEFT JOIN activity_documents d USING (activity_id)")}
+    rows = {
+        r[0]: r[1:]
+        for r in home.query(
+            "SELECT activity_id, name, sport_type, type, visibility, private, d.raw->>'$.name', "
+            "d.raw->>'$.sport_type' FROM activities LEFT JOIN activity_documents d USING (activity_id)"
+        )
+    }
     assert rows[renamed][0] == rows[renamed][5] == "Renamed after the ride"
     assert rows[retyped][1:3] == ("Run", "Run") and rows[retyped][6] == "Run"
     assert rows[hidden][3:5] == ("only_me", True)
@@ -201,22 +256,26 @@ def test_incremental_follows_adds_renames_retypes_visibility_and_late_uploads(sb
         detail = api_ok(sb, grant, f"/activities/{activity_id}", include_all_efforts="true")
         assert home.query("SELECT count(*) FROM laps WHERE activity_id = ?", activity_id) == [(len(detail["laps"]),)]
         assert home.query("SELECT count(*) FROM activity_zones WHERE activity_id = ?", activity_id) == [
-            (len(api_ok(sb, grant, f"/activities/{activity_id}/zones")),)]
+            (len(api_ok(sb, grant, f"/activities/{activity_id}/zones")),)
+        ]
     # the retyped activity's children were replaced by the new detail's, not added to
     detail = api_ok(sb, grant, f"/activities/{retyped}", include_all_efforts="true")
     assert home.query("SELECT count(*) FROM splits_metric WHERE activity_id = ?", retyped) == [
-        (len(detail["splits_metric"]),)]
+        (len(detail["splits_metric"]),)
+    ]
 
     # and back to Everyone
     change(sb, hidden, visibility="everyone")
     home.sync()
     assert home.query("SELECT visibility, private FROM activities WHERE activity_id = ?", hidden) == [
-        ("everyone", False)]
+        ("everyone", False)
+    ]
     assert not any(duplicate_keys(home.warehouse).values())
 
 
-def test_full_reconciliation_finds_old_renames_and_deletions_no_webhook_announced(sb: Harness, connect: Connect, e2e_flavor: str,
-                                                                                recorder: Recorder) -> None:
+def test_full_reconciliation_finds_old_renames_and_deletions_no_webhook_announced(
+    sb: Harness, connect: Connect, e2e_flavor: str, recorder: Recorder
+) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 6, oldest_days=90)
     newest = record(sb, aid, days_ago=0.5)
@@ -239,7 +298,8 @@ def test_full_reconciliation_finds_old_renames_and_deletions_no_webhook_announce
     for table in ("laps", "splits_metric", "segment_efforts", "activity_zones", "activity_zone_buckets"):
         assert home.query(f"SELECT count(*) FROM {table} WHERE activity_id = ?", gone) == [(0,)], table
     [(reason, summary_id, when)] = home.query(
-        "SELECT reason, last_summary_raw->>'$.id', deleted_at FROM deleted_activities WHERE activity_id = ?", gone)
+        "SELECT reason, last_summary_raw->>'$.id', deleted_at FROM deleted_activities WHERE activity_id = ?", gone
+    )
     assert reason == "missing in reconciliation, confirmed: the service answers 404" and int(summary_id) == gone
     assert abs((dt.datetime.now(dt.UTC) - when).total_seconds()) < 120
     assert home.query("SELECT name FROM activities WHERE activity_id = ?", renamed) == [("Renamed months later",)]
@@ -263,19 +323,22 @@ def test_only_you_activity_leaves_a_read_only_grant_on_full_reconciliation(sb: H
     assert warehouse_ids(home) == set(ids) - {hidden} == {a["id"] for a in listing(sb, home.grant())}
     assert home.query("SELECT count(*) FROM laps WHERE activity_id = ?", hidden) == [(0,)]
     assert home.query("SELECT reason FROM deleted_activities WHERE activity_id = ?", hidden) == [
-        ("missing in reconciliation, confirmed: made Only You (this grant may not see it)",)]
+        ("missing in reconciliation, confirmed: made Only You (this grant may not see it)",)
+    ]
 
     change(sb, hidden, visibility="everyone")  # back: an incremental finds it again (inside the overlap)
     outcome = home.sync()
     assert outcome.metadata["activities"]["new"] == 1
     assert warehouse_ids(home) == set(ids)
-    assert home.query("SELECT detail_fetched_at IS NOT NULL, visibility FROM activities WHERE activity_id = ?",
-                      hidden) == [(True, "everyone")]
+    assert home.query(
+        "SELECT detail_fetched_at IS NOT NULL, visibility FROM activities WHERE activity_id = ?", hidden
+    ) == [(True, "everyone")]
     assert home.query("SELECT count(*) FROM activity_zones WHERE activity_id = ?", hidden)[0][0] > 0
     assert home.query("SELECT count(*) FROM deleted_activities") == [(0,)], "back: its tombstone is cleared"
 
 
 # --- 3. API calls: the minimum ----------------------------------------------------------------------------------
+
 
 def _assert_minimal_backfill(sb: Harness, home: Home, recorder: Recorder, ids: list[int]) -> None:
     n = len(ids)
@@ -288,21 +351,25 @@ def _assert_minimal_backfill(sb: Harness, home: Home, recorder: Recorder, ids: l
     # newest first, each activity's zones right after its detail: the newest are complete first
     order = [s.path for s in recorder.sent if s.path.startswith("/activities/")]
     starts = dict(home.query("SELECT activity_id, start_date FROM activities"))
-    assert [p for p in order if not p.endswith("/zones")] == [f"/activities/{i}" for i in
-                                                             sorted(ids, key=lambda i: (starts[i], i), reverse=True)]
+    assert [p for p in order if not p.endswith("/zones")] == [
+        f"/activities/{i}" for i in sorted(ids, key=lambda i: (starts[i], i), reverse=True)
+    ]
     assert all(order[order.index(f"/activities/{i}") + 1] == f"/activities/{i}/zones" for i in zoned)
     assert all(s.params.get("include_all_efforts") == "true" for s in recorder.sent if s.path in recorder.details())
     # nothing else per activity (no laps or per-effort calls), and every other call once per object
-    allowed = re.compile(r"^/(athlete|athlete/zones|athlete/activities|athletes/\d+/stats|activities/\d+(/zones)?|"
-                         r"segments/starred|segments/\d+|segment_efforts)$")
+    allowed = re.compile(
+        r"^/(athlete|athlete/zones|athlete/activities|athletes/\d+/stats|activities/\d+(/zones)?|"
+        r"segments/starred|segments/\d+|segment_efforts)$"
+    )
     assert [p for p in recorder.paths() if not allowed.match(p)] == []
     once = [p for p in recorder.paths() if p not in ("/athlete/activities", "/segment_efforts")]
     assert len(once) == len(set(once))
     assert outcome.api_calls() == len(recorder.sent)  # the metadata counts every call made
 
 
-def test_backfill_costs_listing_pages_plus_one_detail_and_one_zones_call_each(sb: Harness, connect: Connect,
-                                                                             recorder: Recorder) -> None:
+def test_backfill_costs_listing_pages_plus_one_detail_and_one_zones_call_each(
+    sb: Harness, connect: Connect, recorder: Recorder
+) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 12, oldest_days=30)
     phone = record(sb, aid, days_ago=3, sport_type="Ride", device=False)  # no heart rate, no power: no zones
@@ -311,12 +378,18 @@ def test_backfill_costs_listing_pages_plus_one_detail_and_one_zones_call_each(sb
     assert phone not in home.with_zones() and f"/activities/{phone}/zones" not in recorder.zones()
     assert home.needing("zones") == 0
 
-    added = [record(sb, aid, sport_type="Run"), record(sb, aid, sport_type="Ride", device=False),
-             record(sb, aid, sport_type="Run", device=False)]  # the last: pace zones only (a run with GPS)
+    added = [
+        record(sb, aid, sport_type="Run"),
+        record(sb, aid, sport_type="Ride", device=False),
+        record(sb, aid, sport_type="Run", device=False),
+    ]  # the last: pace zones only (a run with GPS)
     recorder.clear()
     outcome = home.sync()
     assert [api_calls(outcome, a) for a in ("activities", "activity_details", "activity_zones")] == [
-        1, 3 + len(home.with_zones(added)), 0]
+        1,
+        3 + len(home.with_zones(added)),
+        0,
+    ]
     assert sorted(recorder.details()) == sorted(f"/activities/{i}" for i in added)
     assert f"/activities/{added[1]}/zones" not in recorder.zones()
     assert f"/activities/{added[2]}/zones" in recorder.zones()
@@ -328,8 +401,9 @@ def test_backfill_costs_listing_pages_plus_one_detail_and_one_zones_call_each(sb
     assert api_calls(outcome, "segments") == 0  # every segment already fetched once
 
 
-def test_a_sync_with_nothing_new_costs_the_profile_and_one_listing_page(sb: Harness, connect: Connect,
-                                                                       recorder: Recorder) -> None:
+def test_a_sync_with_nothing_new_costs_the_profile_and_one_listing_page(
+    sb: Harness, connect: Connect, recorder: Recorder
+) -> None:
     """Stats, athlete zones, starred segments and effort histories are refreshed on their own cadence
     (slow_refresh_hours), not by every sync; `--full` and a lapsed cadence refresh them."""
     aid = add_athlete(sb)
@@ -350,8 +424,7 @@ def test_a_sync_with_nothing_new_costs_the_profile_and_one_listing_page(sb: Harn
     assert slow <= set(recorder.paths())
 
     with home.store.transaction() as conn:  # 21 hours later
-        conn.execute("UPDATE sync_cursors SET value = CAST(value AS REAL) - 21 * 3600 "
-                     "WHERE name LIKE 'refreshed_at:%'")
+        conn.execute("UPDATE sync_cursors SET value = CAST(value AS REAL) - 21 * 3600 WHERE name LIKE 'refreshed_at:%'")
     recorder.clear()
     home.sync()
     assert slow <= set(recorder.paths())
@@ -365,6 +438,7 @@ def test_backfill_of_two_listing_pages(sb: Harness, connect: Connect, recorder: 
 
 # --- 6. 402 and 404 ---------------------------------------------------------------------------------------------
 
+
 def list_only(home: Home) -> None:
     """Run just the listing asset: the activities are known and queued for their detail, nothing more."""
     home.materialize(["activities"])
@@ -375,8 +449,9 @@ def activity_zone_calls(recorder: Recorder) -> list[int]:
     return [s.status for s in recorder.sent if s.path.endswith("/zones") and s.path != "/athlete/zones"]
 
 
-def test_non_subscriber_skips_zones_and_effort_histories_with_a_note(sb: Harness, connect: Connect,
-                                                                    recorder: Recorder) -> None:
+def test_non_subscriber_skips_zones_and_effort_histories_with_a_note(
+    sb: Harness, connect: Connect, recorder: Recorder
+) -> None:
     aid = add_athlete(sb, premium=False)
     ids = record_many(sb, aid, 4, oldest_days=20)
     home = connect(aid)
@@ -404,8 +479,9 @@ def test_non_subscriber_skips_zones_and_effort_histories_with_a_note(sb: Harness
     assert {r[0] for r in home.query("SELECT DISTINCT activity_id FROM activity_zones")} == with_zones
 
 
-def test_a_402_despite_the_profile_is_a_skip_that_is_remembered(sb: Harness, connect: Connect,
-                                                                recorder: Recorder) -> None:
+def test_a_402_despite_the_profile_is_a_skip_that_is_remembered(
+    sb: Harness, connect: Connect, recorder: Recorder
+) -> None:
     """Runs without the profile (webhook re-pulls) learn from one 402 and spend no more calls until the next
     profile says the athlete subscribes."""
     aid = add_athlete(sb, premium=False)
@@ -419,8 +495,9 @@ def test_a_402_despite_the_profile_is_a_skip_that_is_remembered(sb: Harness, con
     assert activity_zone_calls(recorder) == [402]
 
 
-def test_activity_deleted_between_listing_and_detail_is_audited_and_the_run_succeeds(sb: Harness,
-                                                                                     connect: Connect) -> None:
+def test_activity_deleted_between_listing_and_detail_is_audited_and_the_run_succeeds(
+    sb: Harness, connect: Connect
+) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 5, oldest_days=20)
     home = connect(aid)
@@ -499,15 +576,24 @@ def test_reads_while_the_loader_writes_never_fail(sb: Harness, connect: Connect,
         while not stop.is_set():
             try:
                 with db.reading(home.warehouse) as conn:
-                    orphans.append(conn.execute("SELECT count(*) FROM laps l WHERE NOT EXISTS (SELECT 1 FROM activities a "
-                                                "WHERE a.activity_id = l.activity_id)").fetchone()[0])
+                    orphans.append(
+                        conn.execute(
+                            "SELECT count(*) FROM laps l WHERE NOT EXISTS (SELECT 1 FROM activities a "
+                            "WHERE a.activity_id = l.activity_id)"
+                        ).fetchone()[0]
+                    )
                     reads.append(conn.execute("SELECT count(*) FROM activities").fetchone()[0])
             except Exception as error:  # noqa: BLE001 - any failure is what this test looks for
                 errors.append(repr(error))
 
     stop_file = tmp_path / "stop-reading"
-    other = subprocess.Popen([sys.executable, "-c", READER, str(home.warehouse), str(stop_file)], cwd=REPO,
-                             env=subprocess_env(home.config.home), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    other = subprocess.Popen(
+        [sys.executable, "-c", READER, str(home.warehouse), str(stop_file)],
+        cwd=REPO,
+        env=subprocess_env(home.config.home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     reader = threading.Thread(target=read_loop, daemon=True)
     reader.start()
     try:
@@ -525,8 +611,9 @@ def test_reads_while_the_loader_writes_never_fail(sb: Harness, connect: Connect,
     assert warehouse_ids(home) >= set(ids)
 
 
-def test_a_run_without_a_strap_gets_its_pace_zones_on_both_flavours(sb: Harness, connect: Connect, flavor: str,
-                                                                    recorder: Recorder) -> None:
+def test_a_run_without_a_strap_gets_its_pace_zones_on_both_flavours(
+    sb: Harness, connect: Connect, flavor: str, recorder: Recorder
+) -> None:
     """The real service answers pace zones for a run with GPS: a run recorded on a phone has only those. fitsync asks
     for them and for nothing that cannot have zones (a ride without sensors); the spec's sandbox answers none."""
     aid = add_athlete(sb)
@@ -536,8 +623,9 @@ def test_a_run_without_a_strap_gets_its_pace_zones_on_both_flavours(sb: Harness,
     home.sync()
     asked = [p for p in recorder.zones() if p.split("/")[2] in (str(run), str(ride))]
     assert asked == [f"/activities/{run}/zones"], "one zones call: the run's"
-    buckets = home.query("SELECT zone_type, count(*), sum(seconds) FROM activity_zone_buckets WHERE activity_id = ? "
-                         "GROUP BY ALL", run)
+    buckets = home.query(
+        "SELECT zone_type, count(*), sum(seconds) FROM activity_zone_buckets WHERE activity_id = ? GROUP BY ALL", run
+    )
     [(moving,)] = home.query("SELECT moving_time FROM activities WHERE activity_id = ?", run)
     assert buckets == ([("pace", 6, moving)] if flavor == "real" else [])
     assert home.query("SELECT count(*) FROM activity_zones WHERE activity_id = ?", ride) == [(0,)]
@@ -559,8 +647,9 @@ def test_a_warehouse_moved_aside_is_rebuilt_by_the_next_sync(sb: Harness, connec
     assert full[0][0] == len(ids)
 
 
-def test_splits_and_laps_carry_heart_rate_and_the_real_service_grade_adjusted_speed(sb: Harness, connect: Connect,
-                                                                                   flavor: str) -> None:
+def test_splits_and_laps_carry_heart_rate_and_the_real_service_grade_adjusted_speed(
+    sb: Harness, connect: Connect, flavor: str
+) -> None:
     """Heart rate on splits and laps (both flavours: the real service sends it, the spec is silent) makes
     decoupling computable; a run's grade-adjusted speed (real flavour) is what its rTSS uses once a threshold pace
     is set."""
@@ -570,13 +659,16 @@ def test_splits_and_laps_carry_heart_rate_and_the_real_service_grade_adjusted_sp
     home.sync()
     [(splits, with_hr, with_gap)] = home.query(
         "SELECT count(*), count(average_heartrate), count(average_grade_adjusted_speed) FROM splits_metric "
-        "WHERE activity_id = ?", run)
+        "WHERE activity_id = ?",
+        run,
+    )
     [(has_hr,)] = home.query("SELECT average_heartrate IS NOT NULL FROM activities WHERE activity_id = ?", run)
     assert splits >= 10 and has_hr and with_hr == splits
     assert with_gap == (splits if flavor == "real" else 0)
     assert home.query("SELECT count(*) = count(average_heartrate) FROM laps WHERE activity_id = ?", run) == [(True,)]
     with duckdb.connect(str(home.warehouse)) as conn:
         conn.execute("INSERT INTO analysis_thresholds VALUES (?, DATE '2000-01-01', NULL, 300, 'test')", [aid])
-    assert home.query("SELECT load_source, pace_basis FROM activity_load WHERE activity_id = ?", run) == \
-        [("pace", "grade_adjusted" if flavor == "real" else "average_speed")]
+    assert home.query("SELECT load_source, pace_basis FROM activity_load WHERE activity_id = ?", run) == [
+        ("pace", "grade_adjusted" if flavor == "real" else "average_speed")
+    ]
     assert home.query("SELECT count(*) FROM aerobic_decoupling WHERE activity_id = ?", run) == [(1,)]

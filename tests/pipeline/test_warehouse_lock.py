@@ -35,17 +35,23 @@ def test_a_sync_waits_for_an_analysts_open_session_and_says_so(sb: Harness, conn
     assert stat.S_IMODE(home.warehouse.stat().st_mode) == 0o600  # training data: the owner's only
     newer = record_many(sb, aid, 2, oldest_days=1)
 
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(home.warehouse)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(home.warehouse)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
-    sync = subprocess.Popen([*FITSYNC, "sync"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    sync = subprocess.Popen(
+        [*FITSYNC, "sync"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(sync.stderr), daemon=True)  # type: ignore[arg-type]
     reader.start()
     try:
-        wait_until(lambda: any("is open in another process" in line for line in lines), 60,
-                   "the sync to say it waits for the warehouse", interval=0.1)
+        wait_until(
+            lambda: any("is open in another process" in line for line in lines),
+            60,
+            "the sync to say it waits for the warehouse",
+            interval=0.1,
+        )
         assert sync.poll() is None  # waiting, not failed
         holder.communicate("close\n", timeout=10)
         sync.wait(120)
@@ -64,11 +70,15 @@ def test_every_connection_carries_the_duckdb_optimizer_workaround(tmp_path: Path
     db.migrate(path)
     for opened in (db.writing(path), db.reading(path)):
         with opened as conn:
-            assert conn.execute("SELECT current_setting('disabled_optimizers')").fetchone()[0] == \
-                "compressed_materialization"
+            assert (
+                conn.execute("SELECT current_setting('disabled_optimizers')").fetchone()[0]
+                == "compressed_materialization"
+            )
             # the shape of query DuckDB 2.0.0 fails on: LEFT JOIN + filter + GROUP BY + ORDER BY
-            conn.execute("SELECT a.sport_type, count(z.activity_id) FROM activities a LEFT JOIN activity_zones z "
-                         "USING (activity_id) WHERE a.distance > 0 GROUP BY ALL ORDER BY 2 DESC").fetchall()
+            conn.execute(
+                "SELECT a.sport_type, count(z.activity_id) FROM activities a LEFT JOIN activity_zones z "
+                "USING (activity_id) WHERE a.distance > 0 GROUP BY ALL ORDER BY 2 DESC"
+            ).fetchall()
 
 
 def test_everything_a_sync_writes_under_the_home_is_the_owners_only(sb: Harness, connect: Connect) -> None:
@@ -78,7 +88,9 @@ def test_everything_a_sync_writes_under_the_home_is_the_owners_only(sb: Harness,
     home.config.home.chmod(0o755)  # even when the folder was made by hand, loosely
     assert fitsync(env_for(home), "sync").returncode == 0
     assert fitsync(env_for(home), "report", "--out", str(home.config.home / "report")).returncode == 0
-    loose = [f"{p.relative_to(home.config.home)} {stat.S_IMODE(p.stat().st_mode):o}"
-             for p in [home.config.home, *home.config.home.rglob("*")]
-             if p.name != "config.toml" and stat.S_IMODE(p.stat().st_mode) & 0o077]
+    loose = [
+        f"{p.relative_to(home.config.home)} {stat.S_IMODE(p.stat().st_mode):o}"
+        for p in [home.config.home, *home.config.home.rglob("*")]
+        if p.name != "config.toml" and stat.S_IMODE(p.stat().st_mode) & 0o077
+    ]
     assert loose == []

@@ -19,13 +19,14 @@ from .conftest import Connect, Home, Recorder, add_athlete, record_many, subproc
 pytestmark = pytest.mark.postgres_slow
 
 
-ABSURD = {"distance": 1e308, "moving_time": 10**30, "elapsed_time": -2**63, "kudos_count": 2**70}
+ABSURD = {"distance": 1e308, "moving_time": 10**30, "elapsed_time": -(2**63), "kudos_count": 2**70}
 NUMBERS = "activity_id, distance, moving_time, elapsed_time, kudos_count, average_speed, name"
 WRONG_STATS = {"id": "x", "access_token": 5, "items": [1, 2]}
 
 
-def test_a_listing_of_absurd_numbers_changes_nothing_stored_and_is_not_ok(sb: Harness, connect: Connect,
-                                                                          recorder: Recorder) -> None:
+def test_a_listing_of_absurd_numbers_changes_nothing_stored_and_is_not_ok(
+    sb: Harness, connect: Connect, recorder: Recorder
+) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 12, oldest_days=20)
     home = connect(aid)
@@ -35,8 +36,13 @@ def test_a_listing_of_absurd_numbers_changes_nothing_stored_and_is_not_ok(sb: Ha
     recorder.clear()
     with sb.settings(fault_answers={"GET /athlete/activities": {"merge": ABSURD}}):
         outcome = home.sync(full=True, check=False)
-        cli = subprocess.run([sys.executable, "-m", "fitsync.cli.main", "sync", "--full"],
-                             env=subprocess_env(home.config.home), capture_output=True, text=True, timeout=120)
+        cli = subprocess.run(
+            [sys.executable, "-m", "fitsync.cli.main", "sync", "--full"],
+            env=subprocess_env(home.config.home),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert home.query(f"SELECT {NUMBERS} FROM activities ORDER BY activity_id") == before
     assert recorder.details() == [], "an implausible change queues no re-pull"
     assert home.query("SELECT count(*) FROM deleted_activities") == [(0,)]
@@ -48,8 +54,9 @@ def test_a_listing_of_absurd_numbers_changes_nothing_stored_and_is_not_ok(sb: Ha
     assert cli.returncode == 4, cli.stdout + cli.stderr
     assert "implausible values" in cli.stderr and "LEFT OUT" in cli.stderr and "Traceback" not in cli.stderr
 
-    documents = home.query("SELECT count(*) FROM activity_summary_documents WHERE json_extract(raw, '$.distance') "
-                           "::DOUBLE = 1e308")
+    documents = home.query(
+        "SELECT count(*) FROM activity_summary_documents WHERE json_extract(raw, '$.distance') ::DOUBLE = 1e308"
+    )
     assert documents == [(12,)], "the summaries are kept as they arrived"
     again = home.sync(full=True)  # the service answers right again: nothing to repair, nothing re-pulled
     assert again.left_out() == [] and recorder.details() == []
@@ -59,13 +66,16 @@ def test_a_listing_of_absurd_numbers_changes_nothing_stored_and_is_not_ok(sb: Ha
 def _plausible_check(home: Home) -> bool:
     """Whether the last run's loads all passed their `values_plausible` check."""
     run = home.instance.get_runs(limit=1)[0]
-    return all(entry.dagster_event.event_specific_data.passed  # type: ignore[union-attr]
-               for entry in home.instance.all_logs(run.run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION)
-               if entry.dagster_event.event_specific_data.check_name == "values_plausible")  # type: ignore[union-attr]
+    return all(
+        entry.dagster_event.event_specific_data.passed  # type: ignore[union-attr]
+        for entry in home.instance.all_logs(run.run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION)
+        if entry.dagster_event.event_specific_data.check_name == "values_plausible"
+    )  # type: ignore[union-attr]
 
 
-def test_stats_of_the_wrong_shape_store_nothing_and_fail_the_athlete(sb: Harness, connect: Connect,
-                                                                     recorder: Recorder) -> None:
+def test_stats_of_the_wrong_shape_store_nothing_and_fail_the_athlete(
+    sb: Harness, connect: Connect, recorder: Recorder
+) -> None:
     """`{"id":"x","access_token":5,"items":[1,2]}` for the stats: nothing of it stored, nothing marked refreshed,
     the athlete's sync fails naming the endpoint — and the listing and the load still ran."""
     aid = add_athlete(sb)
@@ -74,13 +84,16 @@ def test_stats_of_the_wrong_shape_store_nothing_and_fail_the_athlete(sb: Harness
     with sb.settings(fault_answers={"GET /athletes/{id}/stats": {"body": WRONG_STATS}}):
         outcome = home.sync(check=False)
     assert not outcome.success
-    assert (f"athlete {aid}: athlete_stats: GET /athletes/{{id}}/stats answered stats without their ride, run and "
-            "swim totals: kept raw in unrecognized_payloads, nothing stored") in (outcome.error or "")
+    assert (
+        f"athlete {aid}: athlete_stats: GET /athletes/{{id}}/stats answered stats without their ride, run and "
+        "swim totals: kept raw in unrecognized_payloads, nothing stored"
+    ) in (outcome.error or "")
     assert home.query("SELECT count(*) FROM athlete_stats") == [(0,)]
     assert home.query("SELECT count(*) FROM athlete_stats_totals") == [(0,)]
     assert home.query("SELECT count(*) FROM activities") == [(4,)], "the other steps went on"
     assert home.query("SELECT endpoint, json_extract(raw, '$.access_token')::INT FROM unrecognized_payloads") == [
-        ("GET /athletes/{id}/stats", 5)]
+        ("GET /athletes/{id}/stats", 5)
+    ]
 
     recorder.clear()
     assert home.sync().success  # not marked refreshed: asked again at once, though the cadence is 20 h
@@ -100,7 +113,9 @@ def test_a_detail_that_is_not_an_activity_stays_queued(sb: Harness, connect: Con
     home = connect(aid)
     with sb.settings(fault_answers={"GET /activities/{id}": {"body": {"id": "x"}}}):
         outcome = home.sync(check=False)
-    assert not outcome.success and "GET /activities/{id} answered an activity without a numeric id" in (outcome.error or "")
+    assert not outcome.success and "GET /activities/{id} answered an activity without a numeric id" in (
+        outcome.error or ""
+    )
     assert home.needing("detail") == 3 and home.query("SELECT count(*) FROM activities WHERE detail_loaded") == [(0,)]
     assert home.sync().success and home.needing("detail") == 0
     assert home.query("SELECT count(*) FROM activities WHERE detail_loaded") == [(3,)]
@@ -127,8 +142,9 @@ def test_an_answer_nested_deeper_than_the_parser_goes_is_kept_raw_and_told(sb: H
     with sb.settings(fault_answers={"GET /athletes/{id}/stats": {"depth": 100_000}}):
         outcome = home.sync(check=False)
     assert not outcome.success and "Traceback" not in (outcome.error or "")
-    assert ("athlete_stats: GET /athletes/{id}/stats answered an answer nested deeper than the JSON parser goes"
-            in (outcome.error or "")), outcome.error
+    assert "athlete_stats: GET /athletes/{id}/stats answered an answer nested deeper than the JSON parser goes" in (
+        outcome.error or ""
+    ), outcome.error
     assert home.query("SELECT count(*) FROM activities") == [(2,)], "the other steps went on"
     [(kept,)] = home.query("SELECT length(raw::VARCHAR) FROM unrecognized_payloads")
     assert kept > 60_000
@@ -141,14 +157,17 @@ def test_a_listed_element_without_an_id_is_kept_raw_and_the_rest_loads(sb: Harne
     with sb.settings(fault_answers={"GET /athlete/activities": {"merge": {"id": "not-a-number"}}}):
         outcome = home.sync(check=False)
     assert outcome.success and home.query("SELECT count(*) FROM activities") == [(0,)]
-    assert outcome.left_out() == [f"athlete {aid}: 4 listed element(s) left out: an activity without a numeric id "
-                                  "(kept raw in unrecognized_payloads)"]
+    assert outcome.left_out() == [
+        f"athlete {aid}: 4 listed element(s) left out: an activity without a numeric id "
+        "(kept raw in unrecognized_payloads)"
+    ]
     assert home.query("SELECT count(*) FROM unrecognized_payloads WHERE endpoint = 'GET /athlete/activities'") == [(1,)]
     assert home.sync().left_out() == [] and home.query("SELECT count(*) FROM activities") == [(len(ids),)]
 
 
 def test_a_service_that_accepts_and_never_answers_fails_the_athlete_in_one_requests_retries(
-        sb: Harness, connect: Connect, recorder: Recorder) -> None:
+    sb: Harness, connect: Connect, recorder: Recorder
+) -> None:
     """Every answer held back longer than the client waits: the athlete's sync fails after one request's retries
     (not each endpoint's in turn), saying what went unanswered; nothing is stored or lost."""
     import time

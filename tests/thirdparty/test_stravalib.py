@@ -36,7 +36,7 @@ class ToSandbox(requests.Session):
     def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
         prefix = f"https://{self.host}"
         if isinstance(url, str) and url.startswith(prefix):
-            url = "http://" + self.host + url[len(prefix):]
+            url = "http://" + self.host + url[len(prefix) :]
         return super().request(method, url, *args, **kwargs)
 
 
@@ -53,8 +53,9 @@ class Connected:
         self.app: App = sb.new_app()
         self.client = new_client(sb, **client)
         code, self.granted = sb.consent(self.app, athlete_id, ALL_SCOPES)
-        self.token = self.client.exchange_code_for_token(client_id=self.app.client_id,
-                                                         client_secret=self.app.client_secret, code=code)
+        self.token = self.client.exchange_code_for_token(
+            client_id=self.app.client_id, client_secret=self.app.client_secret, code=code
+        )
         self.client.access_token = self.token["access_token"]
 
 
@@ -72,9 +73,11 @@ def connected(sb: Harness, athlete: tuple[int, list[int]], roomy_limits: None) -
 def test_oauth_exchange_and_refresh(connected: Connected, flavor: str) -> None:
     token = connected.token
     assert token["access_token"] and token["refresh_token"] and token["expires_at"] > dt.datetime.now().timestamp()
-    refreshed = connected.client.refresh_access_token(client_id=connected.app.client_id,
-                                                      client_secret=connected.app.client_secret,
-                                                      refresh_token=token["refresh_token"])
+    refreshed = connected.client.refresh_access_token(
+        client_id=connected.app.client_id,
+        client_secret=connected.app.client_secret,
+        refresh_token=token["refresh_token"],
+    )
     # the access token is not expiring within the hour: the same one comes back (spec §3.2), with a refresh token
     assert refreshed["access_token"] == token["access_token"] and refreshed["refresh_token"]
 
@@ -157,6 +160,8 @@ def test_deauthorize_at_stravalibs_address_revokes_every_token(connected: Connec
     with pytest.raises(exc.AccessUnauthorized):
         connected.client.get_athlete()
     with pytest.raises(exc.Fault):
-        connected.client.refresh_access_token(client_id=connected.app.client_id,
-                                              client_secret=connected.app.client_secret,
-                                              refresh_token=connected.token["refresh_token"])
+        connected.client.refresh_access_token(
+            client_id=connected.app.client_id,
+            client_secret=connected.app.client_secret,
+            refresh_token=connected.token["refresh_token"],
+        )

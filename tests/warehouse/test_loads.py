@@ -20,9 +20,22 @@ from fitsync.warehouse.expressions import FIELD_READ
 from ..sandbox_harness import Harness
 
 LATEST = max(v for v, _, _ in db.migration_scripts())
-TABLES = ("activities", "splits_metric", "laps", "segment_efforts", "segments", "activity_zones",
-          "activity_zone_buckets", "athletes", "athlete_snapshots", "gear", "athlete_stats", "athlete_stats_totals",
-          "athlete_zones", "starred_segments")
+TABLES = (
+    "activities",
+    "splits_metric",
+    "laps",
+    "segment_efforts",
+    "segments",
+    "activity_zones",
+    "activity_zone_buckets",
+    "athletes",
+    "athlete_snapshots",
+    "gear",
+    "athlete_stats",
+    "athlete_stats_totals",
+    "athlete_zones",
+    "starred_segments",
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,11 +61,18 @@ def load_all(path: Path, p: dict[str, Any]) -> dict[str, dict[str, int]]:
         return {
             "summaries": loads.load(conn, "activity_summaries", loads.frame(p["summaries"], athlete_id=aid)),
             "details": loads.load(conn, "activity_details", loads.frame(p["details"], athlete_id=aid)),
-            "zones": loads.load(conn, "activity_zones", loads.frame([{"zones": z} for _, z in p["zones"]], athlete_id=aid,
-                                                                    activity_ids=[i for i, _ in p["zones"]])),
+            "zones": loads.load(
+                conn,
+                "activity_zones",
+                loads.frame(
+                    [{"zones": z} for _, z in p["zones"]], athlete_id=aid, activity_ids=[i for i, _ in p["zones"]]
+                ),
+            ),
             "athlete": loads.load(conn, "athlete", loads.frame([p["athlete"]])),
             "stats": loads.load(conn, "athlete_stats", loads.frame([p["stats"]], athlete_id=aid)),
-            "athlete_zones": loads.load(conn, "athlete_zones", loads.frame([{"zones": p["athlete_zones"]}], athlete_id=aid)),
+            "athlete_zones": loads.load(
+                conn, "athlete_zones", loads.frame([{"zones": p["athlete_zones"]}], athlete_id=aid)
+            ),
             "starred": loads.load(conn, "starred_segments", loads.frame(p["starred"], athlete_id=aid)),
         }
 
@@ -84,11 +104,15 @@ def test_every_mapped_column_exists_with_its_table(warehouse: Path) -> None:
             assert set(mapping.columns) <= cols, (mapping.table, set(mapping.columns) - cols)
     # A row missing a NOT NULL column is left out rather than failing its batch: mappings.NOT_NULL is the schema's.
     with db.reading(warehouse) as conn:
-        not_null = {t: set(cols) for t, cols in conn.execute(
-            "SELECT c.table_name, list(c.column_name) FROM duckdb_columns() c WHERE NOT c.is_nullable AND "
-            "c.database_name = current_database() AND NOT EXISTS (SELECT 1 FROM duckdb_constraints() k WHERE "
-            "k.table_name = c.table_name AND k.constraint_type = 'PRIMARY KEY' AND list_contains(k.constraint_column_names, "
-            "c.column_name)) GROUP BY ALL").fetchall()}
+        not_null = {
+            t: set(cols)
+            for t, cols in conn.execute(
+                "SELECT c.table_name, list(c.column_name) FROM duckdb_columns() c WHERE NOT c.is_nullable AND "
+                "c.database_name = current_database() AND NOT EXISTS (SELECT 1 FROM duckdb_constraints() k WHERE "
+                "k.table_name = c.table_name AND k.constraint_type = 'PRIMARY KEY' AND list_contains(k.constraint_column_names, "
+                "c.column_name)) GROUP BY ALL"
+            ).fetchall()
+        }
     for mapping in (v for v in vars(mappings).values() if isinstance(v, mappings.Mapping)):
         assert not_null.get(mapping.table, set()) <= {*mapping.key, *mapping.required}, mapping.table
 
@@ -100,47 +124,76 @@ def test_loaded_rows_match_the_payloads(warehouse: Path, payloads: dict[str, Any
         assert conn.execute("SELECT count(*) FROM activities").fetchone()[0] == len(payloads["summaries"])
         row = conn.execute(
             "SELECT name, distance, moving_time, start_date_local, timezone, utc_offset, CAST(start_date AS VARCHAR), "
-            "detail_fetched_at IS NOT NULL FROM activities WHERE activity_id = ?", [detail["id"]]).fetchone()
+            "detail_fetched_at IS NOT NULL FROM activities WHERE activity_id = ?",
+            [detail["id"]],
+        ).fetchone()
         assert row[0] == detail["name"] and row[1] == pytest.approx(detail["distance"])
         assert row[2] == detail["moving_time"]
         # local wall clock kept as it was sent (the trailing Z is not UTC), zone name from the label
         assert row[3].isoformat() == detail["start_date_local"].rstrip("Z")
         assert row[4] == detail["timezone"].split(") ", 1)[1] and row[5] == detail["utc_offset"]
         assert row[6].startswith(detail["start_date"][:19].replace("T", " ")) and row[7] is True
-        counts = {t: conn.execute(f"SELECT count(*) FROM {t} WHERE activity_id = ?", [detail["id"]]).fetchone()[0]
-                  for t in ("splits_metric", "laps", "segment_efforts")}
-        assert counts == {"splits_metric": len(detail["splits_metric"]), "laps": len(detail["laps"]),
-                          "segment_efforts": len(detail["segment_efforts"])}
+        counts = {
+            t: conn.execute(f"SELECT count(*) FROM {t} WHERE activity_id = ?", [detail["id"]]).fetchone()[0]
+            for t in ("splits_metric", "laps", "segment_efforts")
+        }
+        assert counts == {
+            "splits_metric": len(detail["splits_metric"]),
+            "laps": len(detail["laps"]),
+            "segment_efforts": len(detail["segment_efforts"]),
+        }
         zones = dict(payloads["zones"])[detail["id"]]
-        buckets = conn.execute("SELECT zone_type, bucket_index, min, max, seconds FROM activity_zone_buckets "
-                               "WHERE activity_id = ? ORDER BY ALL", [detail["id"]]).fetchall()
-        expected = sorted((z["type"], i + 1, b["min"], b["max"], b["time"]) for z in zones
-                          for i, b in enumerate(z["distribution_buckets"]))
+        buckets = conn.execute(
+            "SELECT zone_type, bucket_index, min, max, seconds FROM activity_zone_buckets "
+            "WHERE activity_id = ? ORDER BY ALL",
+            [detail["id"]],
+        ).fetchall()
+        expected = sorted(
+            (z["type"], i + 1, b["min"], b["max"], b["time"])
+            for z in zones
+            for i, b in enumerate(z["distribution_buckets"])
+        )
         assert buckets == expected
         # the profile's FTP of the day, for the FTP timeline
         athlete = payloads["athlete"]
-        assert conn.execute("SELECT athlete_id, snapshot_date = CAST(timezone('UTC', synced_at) AS DATE), ftp "
-                            "FROM athlete_snapshots").fetchall() == [
-            (athlete["id"], True, athlete.get("ftp"))]
+        assert conn.execute(
+            "SELECT athlete_id, snapshot_date = CAST(timezone('UTC', synced_at) AS DATE), ftp FROM athlete_snapshots"
+        ).fetchall() == [(athlete["id"], True, athlete.get("ftp"))]
         # the raw JSON is kept, once: the whole detail in a Parquet file (splits, laps and efforts in it, their rows
         # typed columns only); efforts from an effort history, which no document holds, keep their JSON in `raw`
-        raw = json.loads(conn.execute("SELECT raw FROM activity_documents WHERE activity_id = ?",
-                                      [detail["id"]]).fetchone()[0])
+        raw = json.loads(
+            conn.execute("SELECT raw FROM activity_documents WHERE activity_id = ?", [detail["id"]]).fetchone()[0]
+        )
         assert raw == detail
         assert conn.execute("SELECT count(*), count(DISTINCT activity_id) FROM activity_documents").fetchone() == (
-            len(payloads["details"]), len(payloads["details"]))
+            len(payloads["details"]),
+            len(payloads["details"]),
+        )
         assert conn.execute("SELECT count(detail_raw) FROM activities").fetchone()[0] == 0
         assert conn.execute("SELECT count(raw) FROM splits_metric").fetchone()[0] == 0
         assert conn.execute("SELECT count(raw) FROM laps").fetchone()[0] == 0
         assert conn.execute("SELECT count(raw) FROM segment_efforts").fetchone()[0] == 0
         with_efforts = next(d for d in payloads["details"] if d["segment_efforts"])
-        assert conn.execute("SELECT list(effort_id ORDER BY effort_id) FROM segment_efforts WHERE activity_id = ?",
-                            [with_efforts["id"]]).fetchone()[0] == sorted(e["id"] for e in with_efforts["segment_efforts"])
+        assert conn.execute(
+            "SELECT list(effort_id ORDER BY effort_id) FROM segment_efforts WHERE activity_id = ?", [with_efforts["id"]]
+        ).fetchone()[0] == sorted(e["id"] for e in with_efforts["segment_efforts"])
         # the typed split columns are the JSON's values
-        splits = conn.execute("SELECT split, distance, elapsed_time, moving_time, elevation_difference, average_speed "
-                              "FROM splits_metric WHERE activity_id = ? ORDER BY split", [detail["id"]]).fetchall()
-        assert splits == [(s["split"], s["distance"], s["elapsed_time"], s["moving_time"], s.get("elevation_difference"),
-                           s["average_speed"]) for s in sorted(detail["splits_metric"], key=lambda e: e["split"])]
+        splits = conn.execute(
+            "SELECT split, distance, elapsed_time, moving_time, elevation_difference, average_speed "
+            "FROM splits_metric WHERE activity_id = ? ORDER BY split",
+            [detail["id"]],
+        ).fetchall()
+        assert splits == [
+            (
+                s["split"],
+                s["distance"],
+                s["elapsed_time"],
+                s["moving_time"],
+                s.get("elevation_difference"),
+                s["average_speed"],
+            )
+            for s in sorted(detail["splits_metric"], key=lambda e: e["split"])
+        ]
 
 
 def test_reading_each_document_once_gives_the_same_columns(payloads: dict[str, Any]) -> None:
@@ -150,8 +203,9 @@ def test_reading_each_document_once_gives_the_same_columns(payloads: dict[str, A
     batches = {
         "activity_summaries": loads.frame(payloads["summaries"], athlete_id=aid),
         "activity_details": loads.frame(payloads["details"], athlete_id=aid),
-        "activity_zones": loads.frame([{"zones": z} for _, z in payloads["zones"]], athlete_id=aid,
-                                      activity_ids=[i for i, _ in payloads["zones"]]),
+        "activity_zones": loads.frame(
+            [{"zones": z} for _, z in payloads["zones"]], athlete_id=aid, activity_ids=[i for i, _ in payloads["zones"]]
+        ),
         "athlete": loads.frame([payloads["athlete"]]),
         "athlete_stats": loads.frame([payloads["stats"]], athlete_id=aid),
         "starred_segments": loads.frame(payloads["starred"], athlete_id=aid),
@@ -162,13 +216,18 @@ def test_reading_each_document_once_gives_the_same_columns(payloads: dict[str, A
         conn.register("batch_input", batch.to_arrow())
         plan = loads.plan_of(bundle)
         # the reference: each array read with json_extract, each field with its own ->> (the mappings as written)
-        conn.execute("CREATE OR REPLACE TEMP TABLE batch AS SELECT *, TRY_CAST(raw->>'$.id' AS BIGINT) AS parent_id"
-                     + "".join(f", CAST(json_extract(raw, '$.{p}') AS JSON[]) AS {mappings.array_column(p)}"
-                               for p in plan.arrays) + " FROM batch_input")
+        conn.execute(
+            "CREATE OR REPLACE TEMP TABLE batch AS SELECT *, TRY_CAST(raw->>'$.id' AS BIGINT) AS parent_id"
+            + "".join(
+                f", CAST(json_extract(raw, '$.{p}') AS JSON[]) AS {mappings.array_column(p)}" for p in plan.arrays
+            )
+            + " FROM batch_input"
+        )
         expected = {m.table + m.source: _rows(conn, m.columns, m.source, m.key) for m in loads.BUNDLES[bundle]}
         conn.execute(staging.stage_sql(plan))
-        assert conn.execute("SELECT count(*) FROM batch WHERE parent_id IS DISTINCT FROM "
-                            "TRY_CAST(raw->>'$.id' AS BIGINT) OR odd_arrays").fetchone() == (0,), bundle
+        assert conn.execute(
+            "SELECT count(*) FROM batch WHERE parent_id IS DISTINCT FROM TRY_CAST(raw->>'$.id' AS BIGINT) OR odd_arrays"
+        ).fetchone() == (0,), bundle
         for mapping in loads.BUNDLES[bundle]:
             select = staging.select_sql(mapping, plan)
             assert not FIELD_READ.search(select.split(" FROM ", 1)[0]), mapping.table  # the columns read no field alone
@@ -179,15 +238,20 @@ def test_reading_each_document_once_gives_the_same_columns(payloads: dict[str, A
     assert compared > 100
 
 
-def _rows(conn: duckdb.DuckDBPyConnection, columns: dict[str, str], source: str,
-          key: tuple[str, ...]) -> list[tuple[Any, ...]]:
+def _rows(
+    conn: duckdb.DuckDBPyConnection, columns: dict[str, str], source: str, key: tuple[str, ...]
+) -> list[tuple[Any, ...]]:
     exprs = ", ".join(f"{e} AS {c}" for c, e in columns.items())
-    return conn.execute(f"SELECT * FROM (SELECT {exprs} FROM {source}) WHERE "
-                        + " AND ".join(f"{k} IS NOT NULL" for k in key) + " ORDER BY ALL").fetchall()
+    return conn.execute(
+        f"SELECT * FROM (SELECT {exprs} FROM {source}) WHERE "
+        + " AND ".join(f"{k} IS NOT NULL" for k in key)
+        + " ORDER BY ALL"
+    ).fetchall()
 
 
-def test_an_effort_keeps_its_history_json_and_takes_its_detail_columns(warehouse: Path, sb: Harness,
-                                                                       payloads: dict[str, Any]) -> None:
+def test_an_effort_keeps_its_history_json_and_takes_its_detail_columns(
+    warehouse: Path, sb: Harness, payloads: dict[str, Any]
+) -> None:
     """An effort comes in its detailed activity (typed columns only: the document holds its JSON) and in its
     segment's effort history (no document: the listing's JSON is kept in `raw`). Either order gives the same row, and
     loading both again writes nothing."""
@@ -212,8 +276,12 @@ def test_an_effort_keeps_its_history_json_and_takes_its_detail_columns(warehouse
             for load in order:
                 load(conn)
             assert [sum(load(conn).values()) for load in order] == [0, 0]
-            rows.append(conn.execute("SELECT raw, elapsed_time, pr_rank, achievements FROM segment_efforts "
-                                     "WHERE effort_id = ?", [effort["id"]]).fetchone())
+            rows.append(
+                conn.execute(
+                    "SELECT raw, elapsed_time, pr_rank, achievements FROM segment_efforts WHERE effort_id = ?",
+                    [effort["id"]],
+                ).fetchone()
+            )
     assert rows[0] == rows[1]
     raw, elapsed, pr_rank, achievements = rows[0]
     assert json.loads(raw) == listed
@@ -237,16 +305,22 @@ def _staged_batches(p: dict[str, Any], threads: set[str]) -> Any:
     aid, when = p["athlete_id"], dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
     for first in range(0, len(p["details"]), 3):
         threads.add(threading.current_thread().name)
-        zones = p["zones"][first:first + 3]
-        yield loads.stage("activity_details", loads.frame(p["details"][first:first + 3], athlete_id=aid,
-                                                          fetched_at=when))
-        yield loads.stage("activity_zones", loads.frame([{"zones": z} for _, z in zones], athlete_id=aid,
-                                                        activity_ids=[i for i, _ in zones], fetched_at=when))
+        zones = p["zones"][first : first + 3]
+        yield loads.stage(
+            "activity_details", loads.frame(p["details"][first : first + 3], athlete_id=aid, fetched_at=when)
+        )
+        yield loads.stage(
+            "activity_zones",
+            loads.frame(
+                [{"zones": z} for _, z in zones], athlete_id=aid, activity_ids=[i for i, _ in zones], fetched_at=when
+            ),
+        )
 
 
 @pytest.mark.parametrize("hold", [0.0, 60.0])
 def test_batches_staged_ahead_and_written_on_a_held_connection_give_the_same_warehouse(
-        tmp_path: Path, payloads: dict[str, Any], hold: float) -> None:
+    tmp_path: Path, payloads: dict[str, Any], hold: float
+) -> None:
     one_by_one, pipelined = tmp_path / "one.duckdb", tmp_path / "pipelined.duckdb"
     for path in (one_by_one, pipelined):
         db.migrate(path)
@@ -285,15 +359,20 @@ def test_staging_ahead_keeps_the_order_and_raises_where_the_source_failed() -> N
     assert got == [1, 2]
 
 
-def test_a_changed_detail_gets_its_new_document_and_a_purge_removes_the_files(warehouse: Path,
-                                                                               payloads: dict[str, Any]) -> None:
+def test_a_changed_detail_gets_its_new_document_and_a_purge_removes_the_files(
+    warehouse: Path, payloads: dict[str, Any]
+) -> None:
     load_all(warehouse, payloads)
     detail = {**payloads["details"][0], "name": "Renamed", "new_member": {"kept": True}}
     with db.writing(warehouse) as conn:
         loads.load(conn, "activity_details", loads.frame([detail], athlete_id=payloads["athlete_id"]))
     with db.reading(warehouse) as conn:
-        assert json.loads(conn.execute("SELECT raw FROM activity_documents WHERE activity_id = ?",
-                                       [detail["id"]]).fetchone()[0]) == detail
+        assert (
+            json.loads(
+                conn.execute("SELECT raw FROM activity_documents WHERE activity_id = ?", [detail["id"]]).fetchone()[0]
+            )
+            == detail
+        )
         assert conn.execute("SELECT count(*) FROM activity_documents").fetchone()[0] == len(payloads["details"])
     folder = documents.folder(warehouse) / f"athlete={payloads['athlete_id']}"
     assert len(list(folder.glob("*.parquet"))) == 2
@@ -305,12 +384,21 @@ def test_a_changed_detail_gets_its_new_document_and_a_purge_removes_the_files(wa
             loads.load(conn, "activity_summaries", loads.frame([summary], athlete_id=payloads["athlete_id"]))
     assert len(list(summaries.glob("*.parquet"))) == 2
     with db.reading(warehouse) as conn:
-        assert json.loads(conn.execute("SELECT raw FROM activity_summary_documents WHERE activity_id = ?",
-                                       [summary["id"]]).fetchone()[0]) == summary
+        assert (
+            json.loads(
+                conn.execute(
+                    "SELECT raw FROM activity_summary_documents WHERE activity_id = ?", [summary["id"]]
+                ).fetchone()[0]
+            )
+            == summary
+        )
         assert conn.execute("SELECT count(*), count(summary_raw) FROM activities").fetchone() == (
-            len(payloads["summaries"]), 0)
+            len(payloads["summaries"]),
+            0,
+        )
         assert conn.execute("SELECT count(*) FROM activity_summary_documents").fetchone()[0] == len(
-            payloads["summaries"])
+            payloads["summaries"]
+        )
     with db.writing(warehouse) as conn:
         removed = purge.purge_athlete(conn, payloads["athlete_id"])
     assert removed["document_files"] == 4 and not folder.exists() and not summaries.exists()
@@ -324,14 +412,16 @@ def test_odd_values_load_as_documented_and_the_document_keeps_them(warehouse: Pa
     detail = {**payloads["details"][0], "moving_time": 12.5, "trainer": 1, "average_watts": "high"}
     issues = record("activity", detail).issues
     with db.writing(warehouse) as conn:
-        loads.load(conn, "activity_details", loads.frame([detail], athlete_id=payloads["athlete_id"],
-                                                         issues=[list(issues)]))
+        loads.load(
+            conn, "activity_details", loads.frame([detail], athlete_id=payloads["athlete_id"], issues=[list(issues)])
+        )
     with db.reading(warehouse) as conn:
         moving, trainer, watts, flagged = conn.execute(
-            "SELECT moving_time, trainer, average_watts, issues FROM activities WHERE activity_id = ?",
-            [detail["id"]]).fetchone()
-        document = json.loads(conn.execute("SELECT raw FROM activity_documents WHERE activity_id = ?",
-                                           [detail["id"]]).fetchone()[0])
+            "SELECT moving_time, trainer, average_watts, issues FROM activities WHERE activity_id = ?", [detail["id"]]
+        ).fetchone()
+        document = json.loads(
+            conn.execute("SELECT raw FROM activity_documents WHERE activity_id = ?", [detail["id"]]).fetchone()[0]
+        )
     assert moving == 13  # rounded, as a cast of the text rounds
     assert trainer is True  # a number where a boolean belongs (a cast of the text: NULL)
     assert watts is None  # text where a number belongs
@@ -348,7 +438,9 @@ def test_re_pulled_children_replace_not_duplicate(warehouse: Path, payloads: dic
         loads.load(conn, "activity_details", loads.frame([detail], athlete_id=payloads["athlete_id"]))
     with db.reading(warehouse) as conn:
         assert conn.execute("SELECT count(*) FROM laps WHERE activity_id = ?", [detail["id"]]).fetchone()[0] == 1
-        assert conn.execute("SELECT name FROM activities WHERE activity_id = ?", [detail["id"]]).fetchone()[0] == "Renamed"
+        assert (
+            conn.execute("SELECT name FROM activities WHERE activity_id = ?", [detail["id"]]).fetchone()[0] == "Renamed"
+        )
 
 
 def test_a_summary_never_downgrades_a_detailed_segment(warehouse: Path, payloads: dict[str, Any]) -> None:
@@ -359,8 +451,9 @@ def test_a_summary_never_downgrades_a_detailed_segment(warehouse: Path, payloads
         loads.load(conn, "segments", loads.frame([detailed]))
         loads.load(conn, "activity_details", loads.frame(payloads["details"], athlete_id=payloads["athlete_id"]))
     with db.reading(warehouse) as conn:
-        row = conn.execute("SELECT resource_state, effort_count FROM segments WHERE segment_id = ?",
-                           [detailed["id"]]).fetchone()
+        row = conn.execute(
+            "SELECT resource_state, effort_count FROM segments WHERE segment_id = ?", [detailed["id"]]
+        ).fetchone()
     assert row == (3, 99)
 
 
@@ -379,10 +472,18 @@ def test_deleting_an_activity_removes_children_and_records_the_audit(warehouse: 
     with db.writing(warehouse) as conn:
         assert loads.delete_activities(conn, [victim, 1], "webhook delete") == 1
     with db.reading(warehouse) as conn:
-        for table in ("activities", "splits_metric", "laps", "segment_efforts", "activity_zones", "activity_zone_buckets"):
+        for table in (
+            "activities",
+            "splits_metric",
+            "laps",
+            "segment_efforts",
+            "activity_zones",
+            "activity_zone_buckets",
+        ):
             assert conn.execute(f"SELECT count(*) FROM {table} WHERE activity_id = ?", [victim]).fetchone()[0] == 0
-        audit = conn.execute("SELECT athlete_id, reason, json_extract(last_summary_raw, '$.id')::BIGINT "
-                             "FROM deleted_activities").fetchall()
+        audit = conn.execute(
+            "SELECT athlete_id, reason, json_extract(last_summary_raw, '$.id')::BIGINT FROM deleted_activities"
+        ).fetchall()
     assert audit == [(payloads["athlete_id"], "webhook delete", victim)]
 
 
@@ -406,20 +507,29 @@ def test_a_failed_batch_leaves_nothing_behind(warehouse: Path, payloads: dict[st
     """The laps failing to write, after the activity and its splits were written: the whole batch rolls back."""
     load_all(warehouse, payloads)
     before = dump(warehouse)
-    changed = {**payloads["details"][1], "name": "half-written",
-               "splits_metric": payloads["details"][1]["splits_metric"][:1]}
+    changed = {
+        **payloads["details"][1],
+        "name": "half-written",
+        "splits_metric": payloads["details"][1]["splits_metric"][:1],
+    }
     with db.writing(warehouse) as conn:
         failing = FailingAt(conn, "INSERT INTO laps")
         with pytest.raises(duckdb.Error):
-            loads.load(failing, "activity_details",  # type: ignore[arg-type]
-                       loads.frame([{**changed, "laps": [{**lap, "id": lap["id"] + 10**12}
-                                                         for lap in changed["laps"]]}],
-                                   athlete_id=payloads["athlete_id"]))
+            loads.load(
+                failing,
+                "activity_details",  # type: ignore[arg-type]
+                loads.frame(
+                    [{**changed, "laps": [{**lap, "id": lap["id"] + 10**12} for lap in changed["laps"]]}],
+                    athlete_id=payloads["athlete_id"],
+                ),
+            )
         assert failing.failed
     assert dump(warehouse) == before
     with db.reading(warehouse) as conn:  # its document file was written, but no row has its hash
-        assert conn.execute("SELECT count(*) FROM activity_documents WHERE raw->>'$.name' = 'half-written'"
-                            ).fetchone()[0] == 0
+        assert (
+            conn.execute("SELECT count(*) FROM activity_documents WHERE raw->>'$.name' = 'half-written'").fetchone()[0]
+            == 0
+        )
 
 
 def test_readers_wait_for_a_writer_instead_of_failing(warehouse: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -428,10 +538,17 @@ def test_readers_wait_for_a_writer_instead_of_failing(warehouse: Path, caplog: p
     import sys
 
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('locked', flush=True); "
-         "sys.stdin.readline(); c.close()", str(warehouse)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('locked', flush=True); "
+            "sys.stdin.readline(); c.close()",
+            str(warehouse),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdout and holder.stdout.readline().strip() == "locked"
     result: list[int] = []
 
@@ -468,17 +585,25 @@ def test_a_member_named_like_an_array_but_not_one_loads_and_is_kept(warehouse: P
         loads.load(conn, "activity_summaries", loads.frame([summary], athlete_id=aid))
         loads.load(conn, "activity_details", loads.frame([detail], athlete_id=aid))
     with db.reading(warehouse) as conn:
-        assert conn.execute("SELECT raw->>'$.laps.count' FROM activity_summary_documents WHERE activity_id = ?",
-                            [summary["id"]]).fetchone() == ("3",)
-        assert conn.execute("SELECT name FROM activities WHERE activity_id = ?", [detail["id"]]).fetchone() == ("renamed",)
-        assert conn.execute("SELECT count(*) FROM splits_metric WHERE activity_id = ?",
-                            [detail["id"]]).fetchone() == (len(before["splits_metric"]),) != (0,)
+        assert conn.execute(
+            "SELECT raw->>'$.laps.count' FROM activity_summary_documents WHERE activity_id = ?", [summary["id"]]
+        ).fetchone() == ("3",)
+        assert conn.execute("SELECT name FROM activities WHERE activity_id = ?", [detail["id"]]).fetchone() == (
+            "renamed",
+        )
+        assert (
+            conn.execute("SELECT count(*) FROM splits_metric WHERE activity_id = ?", [detail["id"]]).fetchone()
+            == (len(before["splits_metric"]),)
+            != (0,)
+        )
         assert conn.execute("SELECT count(*) FROM laps WHERE activity_id = ?", [detail["id"]]).fetchone() == (
-            len(before["laps"]),)
+            len(before["laps"]),
+        )
 
 
-def test_efforts_are_read_in_the_documents_one_parse_and_odd_ones_still_load(warehouse: Path,
-                                                                             payloads: dict[str, Any]) -> None:
+def test_efforts_are_read_in_the_documents_one_parse_and_odd_ones_still_load(
+    warehouse: Path, payloads: dict[str, Any]
+) -> None:
     """A detail's efforts are typed in the batch's one parse, their segment and achievements kept as JSON (staging.py).
     Re-pulled with an effort whose segment is not an object (no segment id, which the table requires), the batch
     loads: that effort is left out and counted, its JSON kept in the document, and its stored row stays (an answer
@@ -491,19 +616,32 @@ def test_efforts_are_read_in_the_documents_one_parse_and_odd_ones_still_load(war
     good, odd, bare, *rest = original["segment_efforts"]
     with db.writing(warehouse) as conn:
         loads.load(conn, "activity_details", loads.frame([original], athlete_id=aid))
-    repulled = {**original, "name": "re-pulled", "segment_efforts": [
-        good, {**odd, "segment": "not an object"}, {k: v for k, v in bare.items() if k != "achievements"}, *rest]}
+    repulled = {
+        **original,
+        "name": "re-pulled",
+        "segment_efforts": [
+            good,
+            {**odd, "segment": "not an object"},
+            {k: v for k, v in bare.items() if k != "achievements"},
+            *rest,
+        ],
+    }
     staged = loads.stage("activity_details", loads.frame([repulled], athlete_id=aid))
     assert staged.left_out == {"segment_efforts": 1}  # counted: the warehouse asset says so in the run's log
     with db.writing(warehouse) as conn:
         loads.write(conn, staged)
     with db.reading(warehouse) as conn:
-        stored = {r[0]: r[1:] for r in conn.execute(
-            "SELECT effort_id, segment_id, achievements FROM segment_efforts WHERE activity_id = ?",
-            [original["id"]]).fetchall()}
+        stored = {
+            r[0]: r[1:]
+            for r in conn.execute(
+                "SELECT effort_id, segment_id, achievements FROM segment_efforts WHERE activity_id = ?",
+                [original["id"]],
+            ).fetchall()
+        }
         segment = conn.execute("SELECT raw FROM segments WHERE segment_id = ?", [good["segment"]["id"]]).fetchone()
-        kept = json.loads(conn.execute("SELECT raw FROM activity_documents WHERE activity_id = ?",
-                                       [original["id"]]).fetchone()[0])
+        kept = json.loads(
+            conn.execute("SELECT raw FROM activity_documents WHERE activity_id = ?", [original["id"]]).fetchone()[0]
+        )
     assert kept["name"] == "re-pulled" and kept["segment_efforts"][1]["segment"] == "not an object"
     assert set(stored) == {e["id"] for e in original["segment_efforts"]}
     assert stored[odd["id"]][0] == odd["segment"]["id"]  # as stored before
@@ -513,11 +651,18 @@ def test_efforts_are_read_in_the_documents_one_parse_and_odd_ones_still_load(war
     assert segment is not None and json.loads(segment[0]) == good["segment"]
 
 
-ABSURD = {"distance": 1e308, "moving_time": 10**30, "elapsed_time": -2**63, "kudos_count": 2**70,
-          "average_speed": float("inf")}
+ABSURD = {
+    "distance": 1e308,
+    "moving_time": 10**30,
+    "elapsed_time": -(2**63),
+    "kudos_count": 2**70,
+    "average_speed": float("inf"),
+}
 
 
-def test_implausible_values_never_overwrite_stored_ones_and_are_named(warehouse: Path, payloads: dict[str, Any]) -> None:
+def test_implausible_values_never_overwrite_stored_ones_and_are_named(
+    warehouse: Path, payloads: dict[str, Any]
+) -> None:
     """A broken server's numbers (plausible.py): the stored value stays, a new row gets NULL, the load names each
     refused value, and the document keeps what arrived. An overflow is refused, never NULL without a word."""
     aid = payloads["athlete_id"]
@@ -525,10 +670,14 @@ def test_implausible_values_never_overwrite_stored_ones_and_are_named(warehouse:
     load_all(warehouse, payloads)
     columns = "distance, moving_time, elapsed_time, kudos_count, average_speed, name"
     with db.reading(warehouse) as conn:
-        before = {i: conn.execute(f"SELECT {columns} FROM activities WHERE activity_id = ?", [i]).fetchone()
-                  for i in (detailed["id"], listed["id"])}
+        before = {
+            i: conn.execute(f"SELECT {columns} FROM activities WHERE activity_id = ?", [i]).fetchone()
+            for i in (detailed["id"], listed["id"])
+        }
     assert all(None not in row[:3] for row in before.values())
-    odd = [{**summary, **ABSURD} for summary in payloads["summaries"] if summary["id"] in (detailed["id"], listed["id"])]
+    odd = [
+        {**summary, **ABSURD} for summary in payloads["summaries"] if summary["id"] in (detailed["id"], listed["id"])
+    ]
     new = {**payloads["summaries"][0], **ABSURD, "id": 987654321}
     staged = loads.stage("activity_summaries", loads.frame([*odd, new], athlete_id=aid))
     with db.writing(warehouse) as conn:
@@ -537,17 +686,23 @@ def test_implausible_values_never_overwrite_stored_ones_and_are_named(warehouse:
     assert set(refused) == {detailed["id"], listed["id"], 987654321}
     assert all(f"{column}=" in text for text in refused.values() for column in ABSURD), refused
     with db.reading(warehouse) as conn:
-        after = {i: conn.execute(f"SELECT {columns} FROM activities WHERE activity_id = ?", [i]).fetchone()
-                 for i in (detailed["id"], listed["id"], 987654321)}
-        kept = json.loads(conn.execute("SELECT raw FROM activity_summary_documents WHERE activity_id = ?",
-                                       [listed["id"]]).fetchone()[0])
+        after = {
+            i: conn.execute(f"SELECT {columns} FROM activities WHERE activity_id = ?", [i]).fetchone()
+            for i in (detailed["id"], listed["id"], 987654321)
+        }
+        kept = json.loads(
+            conn.execute("SELECT raw FROM activity_summary_documents WHERE activity_id = ?", [listed["id"]]).fetchone()[
+                0
+            ]
+        )
     assert after[detailed["id"]] == before[detailed["id"]] and after[listed["id"]] == before[listed["id"]]
     assert after[987654321][:5] == (None,) * 5 and after[987654321][5] == new["name"]
     assert kept["distance"] == 1e308 and kept["kudos_count"] == 2**70  # what arrived, whole
 
 
-def test_a_summary_never_overwrites_a_loaded_detail_but_updates_the_kudos(warehouse: Path,
-                                                                          payloads: dict[str, Any]) -> None:
+def test_a_summary_never_overwrites_a_loaded_detail_but_updates_the_kudos(
+    warehouse: Path, payloads: dict[str, Any]
+) -> None:
     """The richer source wins: the listing's values of a detailed activity stay the detail's (a changed summary
     queues the detail again instead); kudos, which no re-pull follows, come from the listing."""
     load_all(warehouse, payloads)
@@ -558,15 +713,17 @@ def test_a_summary_never_overwrites_a_loaded_detail_but_updates_the_kudos(wareho
     with db.writing(warehouse) as conn:
         loads.load(conn, "activity_summaries", loads.frame([changed, listed_only], athlete_id=payloads["athlete_id"]))
     with db.reading(warehouse) as conn:
-        row = conn.execute("SELECT name, distance, kudos_count, detail_loaded FROM activities WHERE activity_id = ?",
-                           [detail["id"]]).fetchone()
+        row = conn.execute(
+            "SELECT name, distance, kudos_count, detail_loaded FROM activities WHERE activity_id = ?", [detail["id"]]
+        ).fetchone()
         other = conn.execute("SELECT name FROM activities WHERE activity_id = ?", [listed_only["id"]]).fetchone()
     assert row == (detail["name"], detail["distance"], 77, True)
     assert other == ("Renamed, no detail yet",)
 
 
-def test_a_member_that_is_not_a_number_keeps_the_stored_value_and_is_named(warehouse: Path,
-                                                                           payloads: dict[str, Any]) -> None:
+def test_a_member_that_is_not_a_number_keeps_the_stored_value_and_is_named(
+    warehouse: Path, payloads: dict[str, Any]
+) -> None:
     """`distance: "abc"` reads as NULL and `moving_time: true` as 1: neither is the value. The record names them
     (plausible.type_issues, in activities.issues) and the load keeps what was stored, as for a number out of range."""
     from fitsync.warehouse.plausible import type_issues
@@ -577,12 +734,15 @@ def test_a_member_that_is_not_a_number_keeps_the_stored_value_and_is_named(wareh
     issues = [*record("activity", odd).issues, *type_issues("activities", odd)]
     assert "not a number: distance='abc'" in issues and "not a number: moving_time=True" in issues
     with db.reading(warehouse) as conn:
-        before = conn.execute("SELECT distance, moving_time FROM activities WHERE activity_id = ?", [listed["id"]]).fetchone()
+        before = conn.execute(
+            "SELECT distance, moving_time FROM activities WHERE activity_id = ?", [listed["id"]]
+        ).fetchone()
     staged = loads.stage("activity_summaries", loads.frame([odd], athlete_id=payloads["athlete_id"], issues=[issues]))
     with db.writing(warehouse) as conn:
         loads.write(conn, staged)
-        after = conn.execute("SELECT distance, moving_time, issues FROM activities WHERE activity_id = ?",
-                             [listed["id"]]).fetchone()
+        after = conn.execute(
+            "SELECT distance, moving_time, issues FROM activities WHERE activity_id = ?", [listed["id"]]
+        ).fetchone()
     assert after[:2] == before and None not in before
     assert "not a number: distance='abc'" in after[2]
     [(table, key, text)] = staged.rejected

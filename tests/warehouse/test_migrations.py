@@ -45,8 +45,10 @@ ORDER BY athlete_id, segment_id, attempt
 def efforts(conn: duckdb.DuckDBPyConnection) -> None:
     """3 athletes x 6 segments x 40 efforts: ties, hidden and zero-time efforts, ids out of time order, a
     segment without a segments row."""
-    conn.execute("INSERT INTO segments (segment_id, name, synced_at, raw) "
-                 "SELECT 700 + s, 'Segment ' || s, now(), '{}' FROM range(0, 5) r(s)")
+    conn.execute(
+        "INSERT INTO segments (segment_id, name, synced_at, raw) "
+        "SELECT 700 + s, 'Segment ' || s, now(), '{}' FROM range(0, 5) r(s)"
+    )
     conn.execute("""
         INSERT INTO segment_efforts (effort_id, activity_id, athlete_id, segment_id, name, elapsed_time, moving_time,
                                      start_date, start_date_local, pr_rank, hidden, raw)
@@ -85,8 +87,9 @@ def test_opening_an_older_warehouse_replaces_its_views_and_keeps_the_results(tmp
 
     assert db.migrate(path) == max(v for v, _, _ in db.migration_scripts())
     with db.reading(path) as conn:
-        definition = conn.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'segment_effort_progression'"
-                                  ).fetchall()[0][0]
+        definition = conn.execute(
+            "SELECT sql FROM duckdb_views() WHERE view_name = 'segment_effort_progression'"
+        ).fetchall()[0][0]
     assert "least(" in definition.lower()  # the current definition is in force ...
     assert progression(path) == before  # ... with the same rows in the same order
     [(name, checksum, _)] = recorded = views_record(path)
@@ -133,15 +136,23 @@ def test_writers_store_row_groups_of_the_bounded_size_and_readers_see_the_same_n
         assert conn.execute("SELECT count(*) FROM activity_calendar").fetchone()[0] == 0  # a view, by its plain name
 
 
-KEYED = {"splits_metric": "activity_id, split", "laps": "lap_id", "segment_efforts": "effort_id",
-         "activity_zones": "activity_id, zone_type", "activity_zone_buckets": "activity_id, zone_type, bucket_index"}
+KEYED = {
+    "splits_metric": "activity_id, split",
+    "laps": "lap_id",
+    "segment_efforts": "effort_id",
+    "activity_zones": "activity_id, zone_type",
+    "activity_zone_buckets": "activity_id, zone_type, bucket_index",
+}
 
 
-def test_schema_12_rebuilds_the_child_tables_without_their_key_indexes_and_keeps_every_row(tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_schema_12_rebuilds_the_child_tables_without_their_key_indexes_and_keeps_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "warehouse.duckdb"
     scripts = db.migration_scripts()
-    with monkeypatch.context() as m:  # a warehouse as fitsync left it before schema 12 (today's views need later tables)
+    with (
+        monkeypatch.context() as m
+    ):  # a warehouse as fitsync left it before schema 12 (today's views need later tables)
         m.setattr(db, "migration_scripts", lambda: [s for s in scripts if s[0] < 12])
         m.setattr(db, "views_script", lambda: ("SELECT 1", "before schema 12"))
         assert db.migrate(path) == 11
@@ -157,19 +168,27 @@ def test_schema_12_rebuilds_the_child_tables_without_their_key_indexes_and_keeps
                         'Lap ' || i FROM range(0, 300) r(i)""")
         efforts(conn)
         before = {t: conn.execute(f"SELECT * FROM {t} ORDER BY {key}").fetchall() for t, key in KEYED.items()}
-        assert conn.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name IN (SELECT unnest(?)) "
-                            "AND constraint_type = 'PRIMARY KEY'", [list(KEYED)]).fetchone() == (5,)
+        assert conn.execute(
+            "SELECT count(*) FROM duckdb_constraints() WHERE table_name IN (SELECT unnest(?)) "
+            "AND constraint_type = 'PRIMARY KEY'",
+            [list(KEYED)],
+        ).fetchone() == (5,)
         columns = dict(conn.execute("SELECT table_name, count(*) FROM duckdb_columns() GROUP BY ALL").fetchall())
 
     assert db.migrate(path) == max(v for v, _, _ in scripts)
     with db.writing(path) as conn:
         for table in KEYED:
             assert before[table] and conn.execute(f"SELECT * FROM {table}").fetchall() == before[table]  # in key order
-            constraints = {r[0] for r in conn.execute("SELECT constraint_type FROM duckdb_constraints() "
-                                                       "WHERE table_name = ?", [table]).fetchall()}
+            constraints = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT constraint_type FROM duckdb_constraints() WHERE table_name = ?", [table]
+                ).fetchall()
+            }
             assert constraints == {"NOT NULL"}
-            comments = conn.execute("SELECT count(*), count(comment) FROM duckdb_columns() WHERE table_name = ?",
-                                    [table]).fetchone()
+            comments = conn.execute(
+                "SELECT count(*), count(comment) FROM duckdb_columns() WHERE table_name = ?", [table]
+            ).fetchone()
             assert comments == (columns[table], columns[table])
         with pytest.raises(duckdb.ConstraintException):
             conn.execute("INSERT INTO splits_metric (activity_id, split) VALUES (NULL, 1)")

@@ -52,12 +52,22 @@ READ_ONLY_SCOPES = ("read", "profile:read_all", "activity:read")
 REPO = Path(__file__).resolve().parents[2]
 RUN_KEY_TAG = "dagster/run_key"
 # Warehouse tables that carry athlete_id, and those whose rows hang off an activity.
-ATHLETE_TABLES = ("athletes", "gear", "athlete_stats", "athlete_stats_totals", "athlete_zones", "activities",
-                  "segment_efforts", "starred_segments", "deleted_activities")
+ATHLETE_TABLES = (
+    "athletes",
+    "gear",
+    "athlete_stats",
+    "athlete_stats_totals",
+    "athlete_zones",
+    "activities",
+    "segment_efforts",
+    "starred_segments",
+    "deleted_activities",
+)
 ACTIVITY_TABLES = ("splits_metric", "laps", "activity_zones", "activity_zone_buckets")
 
 
 # --- the athlete's side, through the sandbox console ---------------------------------------------------------
+
 
 def revoke(sb: Harness, app: App, athlete_id: int) -> None:
     """The athlete removes the application in the service's settings."""
@@ -66,6 +76,7 @@ def revoke(sb: Harness, app: App, athlete_id: int) -> None:
 
 
 # --- the receiver's side -------------------------------------------------------------------------------------
+
 
 class FailFirst:
     """ASGI wrapper: the first `n` event POSTs are handled by the receiver (stored) but answered 500, as if the
@@ -107,9 +118,14 @@ class Gate:
 
 def write_config(config: Config) -> None:
     """config.toml in the home: every process on the home (and the Dagster resource) sees the same settings."""
-    lines = [f'base_url = "{config.base_url}"', f'auth_url = "{config.auth_url}"',
-             f"client_id = {config.client_id}", f'client_secret = "{config.client_secret.reveal()}"',
-             f"boundary_guard = {config.boundary_guard}", f"timeout = {config.timeout}"]
+    lines = [
+        f'base_url = "{config.base_url}"',
+        f'auth_url = "{config.auth_url}"',
+        f"client_id = {config.client_id}",
+        f'client_secret = "{config.client_secret.reveal()}"',
+        f"boundary_guard = {config.boundary_guard}",
+        f"timeout = {config.timeout}",
+    ]
     if config.state_url:
         lines.append(f'state_url = "{config.state_url.reveal()}"')
     config.home.mkdir(parents=True, exist_ok=True)
@@ -119,9 +135,16 @@ def write_config(config: Config) -> None:
 def env_for(config: Config, **extra: str) -> dict[str, str]:
     """Environment of a `fitsync` subprocess on this home: FITSYNC_* only from here, nothing inherited."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FITSYNC_", "DAGSTER_"))}
-    env.update({"FITSYNC_HOME": str(config.home), "FITSYNC_BASE_URL": config.base_url,
-                "FITSYNC_AUTH_URL": config.auth_url, "FITSYNC_CLIENT_ID": str(config.client_id),
-                "FITSYNC_CLIENT_SECRET": config.client_secret.reveal(), "PYTHONUNBUFFERED": "1"})
+    env.update(
+        {
+            "FITSYNC_HOME": str(config.home),
+            "FITSYNC_BASE_URL": config.base_url,
+            "FITSYNC_AUTH_URL": config.auth_url,
+            "FITSYNC_CLIENT_ID": str(config.client_id),
+            "FITSYNC_CLIENT_SECRET": config.client_secret.reveal(),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))])
     env.update(extra)
     return env
@@ -200,19 +223,34 @@ class WebhookHome:
         and want nothing from the sandbox's delivery worker."""
         self.client.subscription_state.set_verify_token("verify-" + str(subscription_id))
         self.client.subscription_state.set_callback_token(f"path-secret-{subscription_id}-0123456789")
-        self.client.subscription_state.save(subscription_id, f"{self.callback_prefix}/path-secret-{subscription_id}-0123456789")
+        self.client.subscription_state.save(
+            subscription_id, f"{self.callback_prefix}/path-secret-{subscription_id}-0123456789"
+        )
         self.subscription_id = subscription_id
         return subscription_id
 
-    def event(self, owner_id: int, object_id: int | None = None, aspect_type: str = "update", *,
-              object_type: str = "activity", updates: dict[str, str] | None = None,
-              event_time: int | None = None, **extra: Any) -> dict[str, Any]:
+    def event(
+        self,
+        owner_id: int,
+        object_id: int | None = None,
+        aspect_type: str = "update",
+        *,
+        object_type: str = "activity",
+        updates: dict[str, str] | None = None,
+        event_time: int | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
         """A valid §6.2 event for this home's subscription."""
         assert self.subscription_id is not None
-        body: dict[str, Any] = {"object_type": object_type, "object_id": object_id or owner_id,
-                                "aspect_type": aspect_type, "updates": updates or {}, "owner_id": owner_id,
-                                "subscription_id": self.subscription_id,
-                                "event_time": event_time or int(time.time())}
+        body: dict[str, Any] = {
+            "object_type": object_type,
+            "object_id": object_id or owner_id,
+            "aspect_type": aspect_type,
+            "updates": updates or {},
+            "owner_id": owner_id,
+            "subscription_id": self.subscription_id,
+            "event_time": event_time or int(time.time()),
+        }
         body.update(extra)
         return body
 
@@ -225,20 +263,28 @@ class WebhookHome:
 
     def sandbox_events(self) -> list[dict[str, Any]]:
         events = self.sb.console.get("/events").json()
-        return sorted((e for e in events if e["subscription_id"] == self.subscription_id
-                       and e["id"] > self.events_after), key=lambda e: e["id"])
+        return sorted(
+            (e for e in events if e["subscription_id"] == self.subscription_id and e["id"] > self.events_after),
+            key=lambda e: e["id"],
+        )
 
     def deliveries(self) -> list[dict[str, Any]]:
         rows = self.sb.console.get("/deliveries").json()
-        return sorted((d for d in rows if d["subscription_id"] == self.subscription_id
-                       and d["event_id"] > self.events_after), key=lambda d: d["id"])
+        return sorted(
+            (d for d in rows if d["subscription_id"] == self.subscription_id and d["event_id"] > self.events_after),
+            key=lambda d: d["id"],
+        )
 
     def settle(self, expected: int, timeout: float = 15.0) -> list[dict[str, Any]]:
         """Wait until the sandbox has queued `expected` events for our subscription and none is pending any
         more; every one must have been delivered (answered 200 by the receiver)."""
-        events = wait_until(lambda: (lambda ev: ev if len(ev) >= expected and all(e["status"] != "pending"
-                                                                                    for e in ev) else None)(
-            self.sandbox_events()), timeout, f"{expected} events delivered")
+        events = wait_until(
+            lambda: (lambda ev: ev if len(ev) >= expected and all(e["status"] != "pending" for e in ev) else None)(
+                self.sandbox_events()
+            ),
+            timeout,
+            f"{expected} events delivered",
+        )
         assert len(events) == expected, [e["payload"] for e in events]
         assert [e["status"] for e in events] == ["delivered"] * expected, events
         return events
@@ -247,8 +293,10 @@ class WebhookHome:
 
     def inbox(self) -> list[dict[str, Any]]:
         with self.client.store.reading() as conn:
-            return [{"id": r["id"], "payload": json.loads(r["payload"]), "processed_at": r["processed_at"]}
-                    for r in conn.execute("SELECT id, payload, processed_at FROM webhook_inbox ORDER BY id")]
+            return [
+                {"id": r["id"], "payload": json.loads(r["payload"]), "processed_at": r["processed_at"]}
+                for r in conn.execute("SELECT id, payload, processed_at FROM webhook_inbox ORDER BY id")
+            ]
 
     def tick(self, cursor: str | None | bool = True) -> list[RunRequest]:
         """One evaluation of the shipped sensor from this home's cursor (or the cursor given); the cursor is
@@ -303,19 +351,28 @@ class WebhookHome:
 
     def children(self, activity_id: int) -> dict[str, int]:
         with db.reading(self.warehouse) as conn:
-            return {t: conn.execute(f"SELECT count(*) FROM {t} WHERE activity_id = ?", [activity_id]).fetchone()[0]
-                    for t in (*ACTIVITY_TABLES, "segment_efforts")}
+            return {
+                t: conn.execute(f"SELECT count(*) FROM {t} WHERE activity_id = ?", [activity_id]).fetchone()[0]
+                for t in (*ACTIVITY_TABLES, "segment_efforts")
+            }
 
     def athlete_rows(self, athlete_id: int) -> dict[str, int]:
         """Rows the warehouse holds of the athlete, per table."""
         with db.reading(self.warehouse) as conn:
-            counts = {t: conn.execute(f"SELECT count(*) FROM {t} WHERE athlete_id = ?", [athlete_id]).fetchone()[0]
-                      for t in ATHLETE_TABLES}
-            ids = [r[0] for r in conn.execute("SELECT activity_id FROM activities WHERE athlete_id = ?",
-                                              [athlete_id]).fetchall()] or [-1]
+            counts = {
+                t: conn.execute(f"SELECT count(*) FROM {t} WHERE athlete_id = ?", [athlete_id]).fetchone()[0]
+                for t in ATHLETE_TABLES
+            }
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT activity_id FROM activities WHERE athlete_id = ?", [athlete_id]
+                ).fetchall()
+            ] or [-1]
             for t in ACTIVITY_TABLES:
-                counts[t] = conn.execute(f"SELECT count(*) FROM {t} WHERE activity_id IN (SELECT unnest(?::BIGINT[]))",
-                                         [ids]).fetchone()[0]
+                counts[t] = conn.execute(
+                    f"SELECT count(*) FROM {t} WHERE activity_id IN (SELECT unnest(?::BIGINT[]))", [ids]
+                ).fetchone()[0]
         return counts
 
     def state(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
@@ -355,9 +412,15 @@ def serve_process(home: WebhookHome, port: int, log: Path) -> subprocess.Popen[b
 
 
 def make_config(sb: Harness, home: Path, app: App, **overrides: Any) -> Config:
-    values: dict[str, Any] = dict(home=home, base_url=sb.server.api_url, auth_url=sb.server.base_url,
-                                  client_id=app.client_id, client_secret=Secret(app.client_secret),
-                                  boundary_guard=0.05, timeout=15.0)
+    values: dict[str, Any] = dict(
+        home=home,
+        base_url=sb.server.api_url,
+        auth_url=sb.server.base_url,
+        client_id=app.client_id,
+        client_secret=Secret(app.client_secret),
+        boundary_guard=0.05,
+        timeout=15.0,
+    )
     values.update(overrides)
     return Config.load({}, **values)
 
@@ -372,8 +435,9 @@ MakeHome = Callable[..., WebhookHome]
 
 
 @pytest.fixture
-def make_home(sb: Harness, tmp_path: Path, dagster_instance: DagsterInstance,
-              roomy_limits: None, new_state_url: Callable[[], str]) -> Iterator[MakeHome]:
+def make_home(
+    sb: Harness, tmp_path: Path, dagster_instance: DagsterInstance, roomy_limits: None, new_state_url: Callable[[], str]
+) -> Iterator[MakeHome]:
     """make_home(name="home") → a WebhookHome of its own (fresh app) under tmp_path, its state store on SQLite and on
     PostgreSQL (each test runs on both); closed at teardown."""
     homes: list[WebhookHome] = []
@@ -399,9 +463,14 @@ def home(make_home: MakeHome) -> WebhookHome:
 def purge_log(instance: DagsterInstance, run_id: str) -> dict[str, Any]:
     """The purge op's log line: `purged athlete N after deauthorization: warehouse rows {...}; state rows {...}`."""
     for entry in instance.all_logs(run_id):
-        match = re.search(r"purged athlete (\d+) after deauthorization: warehouse rows (\{.*?\}); state rows (\{.*?\})",
-                          entry.user_message or "")
+        match = re.search(
+            r"purged athlete (\d+) after deauthorization: warehouse rows (\{.*?\}); state rows (\{.*?\})",
+            entry.user_message or "",
+        )
         if match:
-            return {"athlete_id": int(match[1]), "warehouse": ast.literal_eval(match[2]),
-                    "state": ast.literal_eval(match[3])}
+            return {
+                "athlete_id": int(match[1]),
+                "warehouse": ast.literal_eval(match[2]),
+                "state": ast.literal_eval(match[3]),
+            }
     raise AssertionError(f"no purge log line in run {run_id}")

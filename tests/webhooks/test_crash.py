@@ -103,8 +103,9 @@ def run_burst(sb: Harness, home: WebhookHome, tmp_path: Path, n: int, kills: int
     assert home.cursor == str(max(row["id"] for row in inbox))
     keys = [r.run_key for r in requests]
     assert len(set(keys)) == len(keys)
-    acted = list(itertools.chain.from_iterable(r.run_config["ops"]["activities"]["config"]["deleted_ids"]
-                                               for r in requests))
+    acted = list(
+        itertools.chain.from_iterable(r.run_config["ops"]["activities"]["config"]["deleted_ids"] for r in requests)
+    )
     assert sorted(acted) == [9_600_000_000 + i for i in range(n)]  # each once
     assert {r.partition_key for r in requests} == {str(o) for o in owners}
     assert all(o is not None for o in home.execute(requests))
@@ -117,8 +118,9 @@ def run_burst(sb: Harness, home: WebhookHome, tmp_path: Path, n: int, kills: int
     assert home.state("SELECT count(*) FROM landing") == [(0,)]
 
 
-def test_receiver_killed_during_a_burst_loses_and_doubles_nothing(sb: Harness, make_home: MakeHome,
-                                                                 tmp_path: Path) -> None:
+def test_receiver_killed_during_a_burst_loses_and_doubles_nothing(
+    sb: Harness, make_home: MakeHome, tmp_path: Path
+) -> None:
     run_burst(sb, make_home(), tmp_path, 1000, kills=1)
 
 

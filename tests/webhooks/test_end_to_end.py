@@ -173,7 +173,9 @@ def test_s3_1_r1_r2_only_you_and_back_for_a_read_grant(sb: Harness, home: Webhoo
     [gone] = home.settle(1)
     assert (gone["payload"]["aspect_type"], gone["payload"]["updates"]) == ("delete", {})
     home.process()
-    assert home.activity(first) is None and home.deleted(first) == [(aid, "webhook delete, confirmed: made Only You (this grant may not see it)")]
+    assert home.activity(first) is None and home.deleted(first) == [
+        (aid, "webhook delete, confirmed: made Only You (this grant may not see it)")
+    ]
     assert set(home.children(first).values()) == {0}
 
     # event_time has a resolution of one second: the way back must be a later second than the delete, or the
@@ -193,6 +195,7 @@ def test_s3_1_r1_r2_only_you_and_back_for_a_read_grant(sb: Harness, home: Webhoo
 
 # --- deauthorization ------------------------------------------------------------------------------------------------
 
+
 def test_s6_1_r4_deauthorization_purges_the_athlete(sb: Harness, home: WebhookHome, e2e_flavor: str) -> None:
     leaving, _ = synced_athlete(home, sb, n=3)
     staying = add_athlete(sb)
@@ -207,14 +210,21 @@ def test_s6_1_r4_deauthorization_purges_the_athlete(sb: Harness, home: WebhookHo
     revoke(sb, home.app, leaving)
     change(sb, theirs, name="Still here")  # the one subscription carries both athletes' events (§6.3)
     event, other = home.settle(2)
-    assert event["payload"] == {**event["payload"], "object_type": "athlete", "object_id": leaving,
-                                "aspect_type": "update", "updates": {"authorized": "false"}, "owner_id": leaving}
+    assert event["payload"] == {
+        **event["payload"],
+        "object_type": "athlete",
+        "object_id": leaving,
+        "aspect_type": "update",
+        "updates": {"authorized": "false"},
+        "owner_id": leaving,
+    }
     assert other["payload"]["owner_id"] == staying
 
     requests = home.tick()
     # At once, before any run: no tokens, no partition, so nothing can sync the athlete any more.
-    assert home.state("SELECT status, access_token, refresh_token FROM athletes WHERE athlete_id = ?",
-                      leaving) == [("disconnected", None, None)]
+    assert home.state("SELECT status, access_token, refresh_token FROM athletes WHERE athlete_id = ?", leaving) == [
+        ("disconnected", None, None)
+    ]
     assert home.partitions() == {str(staying)}
     [refresh] = [r for r in requests if r.job_name == "webhook_refresh"]
     [purge] = [r for r in requests if r.job_name != "webhook_refresh"]
@@ -233,16 +243,17 @@ def test_s6_1_r4_deauthorization_purges_the_athlete(sb: Harness, home: WebhookHo
     assert purged == {t: n for t, n in held.items() if n}
     assert logged["warehouse"]["document_files"] >= 1  # the athlete's detail documents (warehouse/documents.py)
     # Segments only the leaving athlete referenced went too (their JSON carries the athlete's own stats).
-    assert home.query("SELECT count(*) FROM segments s WHERE NOT EXISTS (SELECT 1 FROM segment_efforts e WHERE "
-                      "e.segment_id = s.segment_id) AND NOT EXISTS (SELECT 1 FROM starred_segments t WHERE "
-                      "t.segment_id = s.segment_id)") == [(0,)]
+    assert home.query(
+        "SELECT count(*) FROM segments s WHERE NOT EXISTS (SELECT 1 FROM segment_efforts e WHERE "
+        "e.segment_id = s.segment_id) AND NOT EXISTS (SELECT 1 FROM starred_segments t WHERE "
+        "t.segment_id = s.segment_id)"
+    ) == [(0,)]
     assert logged["state"]["athletes"] == 1 and logged["state"]["known_activities"] == 3
     for table in ("athletes", "known_activities", "sync_cursors", "landing", "known_segments"):
         assert home.state(f"SELECT count(*) FROM {table} WHERE athlete_id = ?", leaving) == [(0,)], table
 
     # Later: no sync for them is scheduled, an explicit one does not bring data back, events are refused.
-    with build_schedule_context(instance=home.instance,
-                                scheduled_execution_time=dt.datetime.now(dt.UTC)) as context:
+    with build_schedule_context(instance=home.instance, scheduled_execution_time=dt.datetime.now(dt.UTC)) as context:
         nightly = nightly_sync(context)
     assert [r.partition_key for r in nightly] == [str(staying)]  # type: ignore[union-attr]
     assert home.tick() == []
@@ -264,16 +275,17 @@ def test_s6_1_r4_explicit_sync_after_purge_does_not_reschedule_the_athlete(sb: H
     assert home.partitions() == set()
     assert not home.sync(leaving, check=False).success
     assert home.partitions() == set()
-    with build_schedule_context(instance=home.instance,
-                                scheduled_execution_time=dt.datetime.now(dt.UTC)) as context:
+    with build_schedule_context(instance=home.instance, scheduled_execution_time=dt.datetime.now(dt.UTC)) as context:
         assert not isinstance(nightly_sync(context), list)  # SkipReason: nobody to sync
 
 
 # --- duplicates -----------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.postgres_by_default
-def test_s6_3_r2_retried_delivery_is_stored_and_acted_on_once(sb: Harness, home: WebhookHome,
-                                                            fast_retries: None) -> None:
+def test_s6_3_r2_retried_delivery_is_stored_and_acted_on_once(
+    sb: Harness, home: WebhookHome, fast_retries: None
+) -> None:
     """The receiver stores the event but its 200 is lost (answered 500): the service retries the same event."""
     aid = add_athlete(sb)
     first = record(sb, aid, days_ago=2)
@@ -323,8 +335,10 @@ def test_duplicate_post_is_stored_once_and_runs_once(sb: Harness, home: WebhookH
 # Events are POSTed to the receiver directly (fitsync's side of a subscription only, so the sandbox sends nothing),
 # with event times that differ from the arrival order; the sandbox's data is what those events describe.
 
-def local_athlete(sb: Harness, home: WebhookHome, n: int, *, sync: bool = True,
-                  scopes: tuple[str, ...] | None = None) -> tuple[int, list[int]]:
+
+def local_athlete(
+    sb: Harness, home: WebhookHome, n: int, *, sync: bool = True, scopes: tuple[str, ...] | None = None
+) -> tuple[int, list[int]]:
     aid = add_athlete(sb)
     ids = [record(sb, aid, days_ago=10 - i) for i in range(n)]
     home.connect(aid, **({"scopes": scopes} if scopes else {}))
@@ -352,13 +366,23 @@ def test_out_of_order_delete_stays_deleted(sb: Harness, home: WebhookHome) -> No
     requests, outcomes = home.process()
     assert requests[0].run_config["ops"]["activities"]["config"] == {"activity_ids": [], "deleted_ids": [a]}
     assert home.activity(a) is None and home.deleted(a) == [(aid, "webhook delete, confirmed: the service answers 404")]
-    post_all(home, [home.event(aid, a, "update", updates={"title": "Renamed before the delete"}, event_time=t + 1),
-                    home.event(aid, a, "create", event_time=t)])
+    post_all(
+        home,
+        [
+            home.event(aid, a, "update", updates={"title": "Renamed before the delete"}, event_time=t + 1),
+            home.event(aid, a, "create", event_time=t),
+        ],
+    )
     assert home.tick() == []  # about an activity already deleted: nothing to do, no API call
     # b: in one batch, an update that happened after the delete (as far as event times say) arrives after it.
-    post_all(home, [home.event(aid, b, "delete", event_time=t + 1),
-                    home.event(aid, b, "update", updates={"title": "Renamed before the delete"}, event_time=t + 2),
-                    home.event(aid, b, "update", updates={"title": "Renamed before the delete"}, event_time=t)])
+    post_all(
+        home,
+        [
+            home.event(aid, b, "delete", event_time=t + 1),
+            home.event(aid, b, "update", updates={"title": "Renamed before the delete"}, event_time=t + 2),
+            home.event(aid, b, "update", updates={"title": "Renamed before the delete"}, event_time=t),
+        ],
+    )
     requests, outcomes = home.process()
     assert requests[0].run_config["ops"]["activities"]["config"] == {"activity_ids": [], "deleted_ids": [b]}
     assert calls(outcomes[0]) == {"activities": 1, "activity_details": 0, "activity_zones": 0}
@@ -417,8 +441,11 @@ def test_s6_1_r4_fitsync_disconnect_also_purges(sb: Harness, home: WebhookHome) 
         done = fitsync(home, "disconnect", str(aid))
         assert done.returncode == 0, done.stderr
         gate.closed = False
-        wait_until(lambda: home.sandbox_events() and all(e["status"] != "pending" for e in home.sandbox_events()),
-                   10, "the deauthorization event to be delivered or given up")
+        wait_until(
+            lambda: home.sandbox_events() and all(e["status"] != "pending" for e in home.sandbox_events()),
+            10,
+            "the deauthorization event to be delivered or given up",
+        )
     assert gate.refused >= 1
     home.execute(home.tick())
     assert set(home.athlete_rows(aid).values()) == {0}

@@ -20,10 +20,11 @@ from .test_end_to_end import synced_athlete
 pytestmark = pytest.mark.postgres_slow
 
 
-
 def verdicts(home: WebhookHome) -> list[tuple[str, str, str]]:
-    return [(json.loads(r[0])["aspect_type"], r[1], r[2]) for r in home.state(
-        "SELECT payload, verdict, verdict_reason FROM webhook_inbox ORDER BY id")]
+    return [
+        (json.loads(r[0])["aspect_type"], r[1], r[2])
+        for r in home.state("SELECT payload, verdict, verdict_reason FROM webhook_inbox ORDER BY id")
+    ]
 
 
 def test_forged_delete_of_an_existing_activity_deletes_nothing(sb: Harness, home: WebhookHome) -> None:
@@ -104,16 +105,21 @@ def test_events_reach_the_inbox_only_at_the_subscriptions_secret_path(sb: Harnes
     prefix, _, secret = secret_url.rpartition("/")
     assert prefix == home.callback_prefix and len(secret) >= 24
     event = home.event(aid, ids[0], "delete")
-    for guess in (prefix, f"{prefix}/fitsync", f"{prefix}/{secret[:-1]}", f"{prefix}/{secret}x",
-                  home.receiver.base_url + "/" + secret):  # type: ignore[union-attr]
+    for guess in (
+        prefix,
+        f"{prefix}/fitsync",
+        f"{prefix}/{secret[:-1]}",
+        f"{prefix}/{secret}x",
+        home.receiver.base_url + "/" + secret,
+    ):  # type: ignore[union-attr]
         response = home.http.post(guess, json=event)
         assert response.status_code == 404, (guess.replace(secret, "<secret>"), response.text)
-        challenge = home.http.get(guess, params={"hub.mode": "subscribe", "hub.challenge": "c",
-                                                 "hub.verify_token": "anything"})
+        challenge = home.http.get(
+            guess, params={"hub.mode": "subscribe", "hub.challenge": "c", "hub.verify_token": "anything"}
+        )
         assert challenge.status_code == 404
     assert home.inbox() == []
-    assert home.http.post(secret_url, json=home.event(aid, ids[0], "update", updates={"title": "x"})
-                          ).status_code == 200
+    assert home.http.post(secret_url, json=home.event(aid, ids[0], "update", updates={"title": "x"})).status_code == 200
     assert len(home.inbox()) == 1
 
 
@@ -144,13 +150,20 @@ def test_adopting_a_subscription_recovers_its_path_secret(sb: Harness, home: Web
 
 
 def calls(outcomes: list) -> int:  # type: ignore[type-arg]
-    return sum(int(meta.get("api_calls", 0)) for o in outcomes if o is not None
-               for meta in o.metadata.values() if isinstance(meta, dict))
+    return sum(
+        int(meta.get("api_calls", 0))
+        for o in outcomes
+        if o is not None
+        for meta in o.metadata.values()
+        if isinstance(meta, dict)
+    )
 
 
 def small_share(home: WebhookHome, activities: int) -> int:
     """Give webhook re-pulls room for `activities` per window on this home; returns the cap."""
-    [limit] = [line.limit for line in home.client.governor.snapshot() if (line.window, line.budget) == ("short", "read")]
+    [limit] = [
+        line.limit for line in home.client.governor.snapshot() if (line.window, line.budget) == ("short", "read")
+    ]
     home.config = home.config.replace(webhook_share=activities * CALLS_PER_ACTIVITY / limit)
     return allowance_cap(home.config.webhook_share, limit)
 
@@ -180,7 +193,8 @@ def test_a_flood_of_forged_creates_spends_only_the_webhook_share(sb: Harness, ho
         assert later_requests == []  # same window: the waiting events spend nothing
     else:  # the test straddled a window boundary (a quarter hour): the share refilled, and bounds the calls again
         assert len(later_requests) <= 1 and all(
-            len(r.run_config["ops"]["activities"]["config"]["activity_ids"]) <= cap for r in later_requests)
+            len(r.run_config["ops"]["activities"]["config"]["activity_ids"]) <= cap for r in later_requests
+        )
     assert home.activity_ids(aid) == set(ids)  # and nothing forged landed
 
 
@@ -190,8 +204,12 @@ def test_events_wait_while_the_athletes_refresh_runs_then_fold_into_one(sb: Harn
     from dagster._core.utils import make_new_run_id
 
     aid, ids = synced_athlete(home, sb, n=2)
-    running = DagsterRun(job_name="webhook_refresh", run_id=make_new_run_id(), status=DagsterRunStatus.STARTED,
-                         tags={"dagster/partition": str(aid)})
+    running = DagsterRun(
+        job_name="webhook_refresh",
+        run_id=make_new_run_id(),
+        status=DagsterRunStatus.STARTED,
+        tags={"dagster/partition": str(aid)},
+    )
     home.instance.add_run(running)
     for title in ("a", "b", "c"):
         for known in ids:
@@ -224,12 +242,21 @@ def _plain_text_places(home: WebhookHome, secret: str, legitimate: set[str]) -> 
     it is; `legitimate` names the files meant to hold it (config.toml holds the app's secret, by the user's hand)."""
     needle = secret.encode()
     roots = {home.config.home, Path(home.instance.root_directory)}
-    places = [str(p) for root in roots for p in root.rglob("*") if p.is_file() and p.name not in legitimate
-              and needle in p.read_bytes()]
+    places = [
+        str(p)
+        for root in roots
+        for p in root.rglob("*")
+        if p.is_file() and p.name not in legitimate and needle in p.read_bytes()
+    ]
     with home.client.store.reading() as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
-            if home.config.state_url else "SELECT name FROM sqlite_master WHERE type = 'table'")]
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+                if home.config.state_url
+                else "SELECT name FROM sqlite_master WHERE type = 'table'"
+            )
+        ]
         for table in tables:
             for row in conn.execute(f"SELECT * FROM {table}").fetchall():
                 if any(needle in (v if isinstance(v, (bytes, memoryview)) else str(v).encode()) for v in tuple(row)):
@@ -255,8 +282,11 @@ def test_no_secret_is_stored_in_plain_text(sb: Harness, home: WebhookHome) -> No
         "client secret": home.config.client_secret.reveal(),
     }
     assert len(secrets["callback path secret"]) >= 24
-    found = {name: places for name, secret in secrets.items()
-             if (places := _plain_text_places(home, secret, legitimate={"config.toml"}))}
+    found = {
+        name: places
+        for name, secret in secrets.items()
+        if (places := _plain_text_places(home, secret, legitimate={"config.toml"}))
+    }
     assert found == {}
 
 

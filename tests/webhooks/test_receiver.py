@@ -66,12 +66,14 @@ def assert_refused(response: httpx.Response, status: int, home: WebhookHome) -> 
 
 # --- §6.4 validation GET ------------------------------------------------------------------------------------------
 
+
 def test_s6_4_r2_validation_get_echoes_the_challenge_as_json(receiving: tuple[WebhookHome, int]) -> None:
     home, _ = receiving
     token = home.client.subscription_state.verify_token().reveal()  # type: ignore[union-attr]
     for challenge in ("15f7d1a91c1f40f8a748fd134752feb3", "a b&c=d/é"):
-        response = home.http.get(home.callback_url, params={"hub.mode": "subscribe", "hub.challenge": challenge,
-                                                            "hub.verify_token": token})
+        response = home.http.get(
+            home.callback_url, params={"hub.mode": "subscribe", "hub.challenge": challenge, "hub.verify_token": token}
+        )
         assert response.status_code == 200
         assert response.headers["content-type"].split(";")[0] == "application/json"
         assert response.json() == {"hub.challenge": challenge}
@@ -97,8 +99,9 @@ def test_s6_4_r1_wrong_mode_or_token_is_refused(receiving: tuple[WebhookHome, in
 
     fresh = make_home("no-subscription")  # no path secret or verify token stored yet: no address answers
     fresh.serve()
-    response = fresh.http.get(fresh.callback_url, params={"hub.mode": "subscribe", "hub.challenge": "c",
-                                                          "hub.verify_token": ""})
+    response = fresh.http.get(
+        fresh.callback_url, params={"hub.mode": "subscribe", "hub.challenge": "c", "hub.verify_token": ""}
+    )
     assert response.status_code == 404
 
 
@@ -125,12 +128,24 @@ BAD_EVENTS: list[tuple[str, Any]] = [
     ("object_type missing", lambda e: {k: v for k, v in e.items() if k != "object_type"}),
     ("object_type not a string", {"object_type": 1}),
     ("aspect_type unknown", {"aspect_type": "rename"}),
-    ("athlete create", lambda e: {**e, "object_type": "athlete", "aspect_type": "create",
-                                  "object_id": e["owner_id"], "updates": {"authorized": "false"}}),
-    ("athlete authorized true", lambda e: {**e, "object_type": "athlete", "object_id": e["owner_id"],
-                                           "updates": {"authorized": "true"}}),
-    ("athlete update of another athlete", lambda e: {**e, "object_type": "athlete", "object_id": e["owner_id"] + 1,
-                                                     "updates": {"authorized": "false"}}),
+    (
+        "athlete create",
+        lambda e: {
+            **e,
+            "object_type": "athlete",
+            "aspect_type": "create",
+            "object_id": e["owner_id"],
+            "updates": {"authorized": "false"},
+        },
+    ),
+    (
+        "athlete authorized true",
+        lambda e: {**e, "object_type": "athlete", "object_id": e["owner_id"], "updates": {"authorized": "true"}},
+    ),
+    (
+        "athlete update of another athlete",
+        lambda e: {**e, "object_type": "athlete", "object_id": e["owner_id"] + 1, "updates": {"authorized": "false"}},
+    ),
     ("extra field", {"signature": "deadbeef"}),
     ("updates not an object", {"updates": ["title"]}),
     ("updates value an integer", {"updates": {"title": 5}}),
@@ -189,8 +204,9 @@ def test_s6_2_r5_unknown_or_disconnected_owner_is_403(sb: Harness, receiving: tu
     home, aid = receiving
     stranger = add_athlete(sb)  # exists in the service, never connected to this home
     assert_refused(home.post(valid(home, aid, owner_id=stranger)), 403, home)
-    assert_refused(home.post(home.event(stranger, stranger, object_type="athlete",
-                                        updates={"authorized": "false"})), 403, home)
+    assert_refused(
+        home.post(home.event(stranger, stranger, object_type="athlete", updates={"authorized": "false"})), 403, home
+    )
     with home.client.store.transaction() as conn:
         conn.execute("UPDATE athletes SET status = 'disconnected', access_token = NULL WHERE athlete_id = ?", (aid,))
     assert_refused(home.post(valid(home, aid)), 403, home)
@@ -223,6 +239,7 @@ def test_wrong_content_type_is_415(receiving: tuple[WebhookHome, int]) -> None:
 
 # --- answering in milliseconds ------------------------------------------------------------------------------------
 
+
 def test_s6_3_r1_receiver_answers_in_milliseconds(receiving: tuple[WebhookHome, int]) -> None:
     """A coarse guard (the real figures are a benchmark): p99 of 200 sequential valid event POSTs < 50 ms."""
     home, aid = receiving
@@ -243,6 +260,7 @@ def test_s6_3_r1_receiver_answers_in_milliseconds(receiving: tuple[WebhookHome, 
 
 
 # --- the subscription lifecycle from the CLI, with `fitsync webhooks serve` as its own process ---------------------
+
 
 def service_subscriptions(sb: Harness, home: WebhookHome) -> list[dict[str, Any]]:
     response = sb.http.get("/api/v3/push_subscriptions", params=home.app.creds())
@@ -291,8 +309,9 @@ def test_s3_3_cli_subscription_lifecycle(sb: Harness, make_home: MakeHome, tmp_p
         # The subscription made by the CLI works: an athlete's change reaches the receiver process's inbox.
         activity = record(sb, aid)
         home.settle(1)
-        assert [(e["payload"]["object_id"], e["payload"]["aspect_type"]) for e in home.inbox()] == \
-            [(activity, "create")]
+        assert [(e["payload"]["object_id"], e["payload"]["aspect_type"]) for e in home.inbox()] == [
+            (activity, "create")
+        ]
 
         gone = fitsync(home, "webhooks", "unsubscribe")
         assert gone.returncode == 0 and gone.stdout.strip() == "Unsubscribed.", gone
@@ -345,8 +364,9 @@ def test_s3_3_subscription_ids_are_not_reused(make_home: MakeHome) -> None:
 
 
 @pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_the_receiver_process_stops_cleanly_on_a_signal(receiving: tuple[WebhookHome, int], tmp_path: Path,
-                                                        signum: int, code: int) -> None:
+def test_the_receiver_process_stops_cleanly_on_a_signal(
+    receiving: tuple[WebhookHome, int], tmp_path: Path, signum: int, code: int
+) -> None:
     home, aid = receiving
     port = free_port()
     log = tmp_path / "serve.log"
@@ -360,8 +380,9 @@ def test_the_receiver_process_stops_cleanly_on_a_signal(receiving: tuple[Webhook
     assert f"activity 9100000001 update of athlete {aid}: stored" in text  # one line per event
 
 
-def test_an_event_that_cannot_be_stored_is_503_with_the_reason_logged(receiving: tuple[WebhookHome, int],
-                                                                     caplog: pytest.LogCaptureFixture) -> None:
+def test_an_event_that_cannot_be_stored_is_503_with_the_reason_logged(
+    receiving: tuple[WebhookHome, int], caplog: pytest.LogCaptureFixture
+) -> None:
     """The state DB locked by another writer (or a full disk): the receiver answers 503 within the service's
     2 seconds so the event is retried, and logs why; once the DB is free the retry is stored."""
     home, aid = receiving
@@ -386,7 +407,8 @@ def test_an_event_that_cannot_be_stored_is_503_with_the_reason_logged(receiving:
 
 
 def test_a_receiver_whose_database_connection_was_dropped_reconnects_and_stores(
-        receiving: tuple[WebhookHome, int], caplog: pytest.LogCaptureFixture) -> None:
+    receiving: tuple[WebhookHome, int], caplog: pytest.LogCaptureFixture
+) -> None:
     """PostgreSQL restarted (or failed over): the receiver's own connection is gone. The next event is stored on a
     new connection, not answered 503 until someone restarts the receiver."""
     home, aid = receiving
@@ -395,8 +417,10 @@ def test_a_receiver_whose_database_connection_was_dropped_reconnects_and_stores(
         pytest.skip("a SQLite file connection cannot be dropped by a server")
     assert home.post(valid(home, aid)).status_code == 200  # the receiver's connection is open and used
     with store.reading() as conn:
-        dropped = conn.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                               "WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchone()[0]
+        dropped = conn.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchone()[0]
     assert dropped >= 1
     with caplog.at_level("WARNING"):
         response = home.post(valid(home, aid, event_time=valid(home, aid)["event_time"] + 1))

@@ -88,9 +88,12 @@ def test_same_batch_evaluated_twice_asks_for_the_same_runs(sb: Harness, make_hom
     other = add_athlete(sb)
     home.connect(other)
     t = int(time.time())
-    post(home, home.event(aid, 9_400_000_011, "update", updates={"title": "a"}, event_time=t),
-         home.event(other, 9_400_000_012, "delete", event_time=t),
-         home.event(aid, 9_400_000_013, "delete", event_time=t + 1))
+    post(
+        home,
+        home.event(aid, 9_400_000_011, "update", updates={"title": "a"}, event_time=t),
+        home.event(other, 9_400_000_012, "delete", event_time=t),
+        home.event(aid, 9_400_000_013, "delete", event_time=t + 1),
+    )
     first, second = evaluate(home, None), evaluate(home, None)
     keys = sorted((r.partition_key, r.run_key) for r in first.run_requests)
     assert keys == sorted((r.partition_key, r.run_key) for r in second.run_requests)
@@ -122,16 +125,19 @@ def test_known_but_new_athlete_gets_a_partition(sb: Harness, home: WebhookHome) 
 def test_coalesces_per_activity(sb: Harness, home: WebhookHome) -> None:
     aid = ready(sb, home)
     t = int(time.time())
-    post(home,
-         home.event(aid, 9_400_000_031, "update", updates={"title": "one"}, event_time=t),
-         home.event(aid, 9_400_000_031, "update", updates={"type": "Run"}, event_time=t + 1),
-         home.event(aid, 9_400_000_031, "update", updates={"title": "two", "private": "true"}, event_time=t + 2),
-         home.event(aid, 9_400_000_032, "create", event_time=t),
-         home.event(aid, 9_400_000_032, "delete", event_time=t + 1),
-         home.event(aid, 9_400_000_033, "create", event_time=t + 1))
+    post(
+        home,
+        home.event(aid, 9_400_000_031, "update", updates={"title": "one"}, event_time=t),
+        home.event(aid, 9_400_000_031, "update", updates={"type": "Run"}, event_time=t + 1),
+        home.event(aid, 9_400_000_031, "update", updates={"title": "two", "private": "true"}, event_time=t + 2),
+        home.event(aid, 9_400_000_032, "create", event_time=t),
+        home.event(aid, 9_400_000_032, "delete", event_time=t + 1),
+        home.event(aid, 9_400_000_033, "create", event_time=t + 1),
+    )
     result = evaluate(home, None)
-    assert config_of(result) == [(str(aid), {"activity_ids": [9_400_000_031, 9_400_000_033],
-                                             "deleted_ids": [9_400_000_032]})]
+    assert config_of(result) == [
+        (str(aid), {"activity_ids": [9_400_000_031, 9_400_000_033], "deleted_ids": [9_400_000_032]})
+    ]
 
 
 def test_no_run_for_an_athlete_disconnected_meanwhile(sb: Harness, home: WebhookHome) -> None:
@@ -149,8 +155,11 @@ def test_no_run_for_an_athlete_disconnected_meanwhile(sb: Harness, home: Webhook
         assert webhook_inbox.store_event(conn, webhook_inbox.validate(late))
     result = evaluate(home, home.cursor)
     runs = [] if isinstance(result, SkipReason) else list(result.run_requests or [])
-    adds = [] if isinstance(result, SkipReason) else [
-        r for r in result.dynamic_partitions_requests or [] if isinstance(r, AddDynamicPartitionsRequest)]
+    adds = (
+        []
+        if isinstance(result, SkipReason)
+        else [r for r in result.dynamic_partitions_requests or [] if isinstance(r, AddDynamicPartitionsRequest)]
+    )
     assert runs == [] and adds == []
 
 
