@@ -121,19 +121,14 @@ def _gather(conn: Any, athlete_id: int) -> dict[str, Any]:
     unit = "mi" if preference == "feet" else "km"
 
     recent = calendar.filter(pl.col("local_date") > as_of - dt.timedelta(days=365))
-    amounts = calendar.join(
-        conn.sql(
-            "SELECT activity_id, moving_time FROM activities WHERE athlete_id = $a", params={"a": athlete_id}
-        ).pl(),
-        on="activity_id",
-    )
+    activity_load = view("activity_load")  # every activity with its family, local date and moving time
     family_time = (
-        amounts.filter(pl.col("sport_family") != "Other")
+        activity_load.filter(pl.col("sport_family") != "Other")
         .group_by("sport_family")
         .agg(pl.col("moving_time").sum().alias("t"), pl.col("local_date").max().alias("last"))
     )
     recent_families = family_time.join(
-        amounts.filter(pl.col("local_date") > as_of - dt.timedelta(days=365))
+        activity_load.filter(pl.col("local_date") > as_of - dt.timedelta(days=365))
         .group_by("sport_family")
         .agg(pl.col("moving_time").sum().alias("recent")),
         on="sport_family",
@@ -172,7 +167,6 @@ def _gather(conn: Any, athlete_id: int) -> dict[str, Any]:
     curve = view("eddington_curve")
     ytd = view("ytd_cumulative")
     coverage = view("load_coverage_weekly")
-    activity_load = view("activity_load")
     first_pmc_day = pmc["date"].min() if pmc.height else as_of
     loads = (
         activity_load.filter(pl.col("local_date") >= first_pmc_day)
