@@ -7,17 +7,20 @@ most --limit rows and says how many more there are.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from fitsync.client.config import Config, ConfigError
+
+from . import result_table, sql_prompt
 
 if TYPE_CHECKING:  # DuckDB loads in a third of a second: only when a query runs
     import duckdb
@@ -56,6 +59,13 @@ def _warehouse() -> Path:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the result to this file instead of stdout (required for parquet).",
 )
+@click.option(
+    "--mode",
+    type=click.Choice(("box", "line")),
+    default="box",
+    show_default=True,
+    help="box: a table (columns that do not fit are elided and counted); line: `column = value` per row.",
+)
 @click.option("--limit", default=200, show_default=True, help="Rows shown per table at most (the rest is counted).")
 @click.option(
     "--list", "list_relations", is_flag=True, help="List the warehouse's tables and views, with what each holds."
@@ -66,11 +76,13 @@ def query(
     script: IO[str] | None,
     fmt: str,
     output: Path | None,
+    mode: str,
     limit: int,
     list_relations: bool,
     describe: str | None,
 ) -> None:
-    """Run SQL on the warehouse (read-only): `fitsync query "SELECT …"`, `-f report.sql`, `--format csv -o out.csv`."""
+    """Run SQL on the warehouse (read-only): `fitsync query "SELECT …"`, `-f report.sql`, `--format csv -o out.csv`;
+    with no SQL at a terminal, an SQL prompt."""
     sql: str | None = " ".join(sql_words)
     if list_relations:
         sql = (
@@ -89,22 +101,40 @@ def query(
     elif script is not None:
         sql = script.read()
     if not sql or not sql.strip():
+        if sys.stdin.isatty() and sys.stdout.isatty():  # a person at a terminal: the SQL prompt
+            path = _warehouse()
+            sql_prompt.run(path, lambda typed: _run(path, typed, "table", None, mode, limit, wrap=False))
+            return
         raise click.UsageError("give the SQL as an argument, with -f FILE, or use --list / --describe NAME")
     if fmt == "parquet" and output is None:
         raise click.UsageError("--format parquet needs --output FILE")
-    import duckdb
+    if describe is not None:
+        with _reading(_warehouse()) as conn:
+            if not conn.execute(sql).fetchall():
+                raise click.ClickException(f"no table or view named {describe!r}: `fitsync query --list` shows them")
+    # the catalogue's comments are what --list and --describe are read for: wrapped, not cut
+    _run(_warehouse(), sql, fmt, output, mode, limit, wrap=list_relations or describe is not None)
 
+
+@contextlib.contextmanager
+def _reading(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     from fitsync.warehouse import db
 
-    with db.reading(_warehouse()) as conn:
-        try:
-            statements = duckdb.extract_statements(sql)
-        except duckdb.Error as error:
-            raise click.ClickException(str(error).splitlines()[0]) from None
-        if not statements:
-            raise click.UsageError("the SQL holds no statement (only comments?)")
-        if describe is not None and not conn.execute(sql).fetchone():
-            raise click.ClickException(f"no table or view named {describe!r}: `fitsync query --list` shows them")
+    with db.reading(path) as conn:
+        yield conn
+
+
+def _run(path: Path, sql: str, fmt: str, output: Path | None, mode: str, limit: int, wrap: bool) -> None:
+    """Each statement of `sql` in turn, on one read-only connection: shown, or the last one exported."""
+    import duckdb
+
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as error:
+        raise click.ClickException(str(error).strip()) from None
+    if not statements:
+        raise click.UsageError("the SQL holds no statement (only comments?)")
+    with _reading(path) as conn:
         for index, statement in enumerate(statements):
             last = index == len(statements) - 1
             try:
@@ -113,36 +143,39 @@ def query(
                     continue
                 result = conn.execute(statement.query)
                 if fmt == "table":
-                    _show(result, limit, len(statements) > 1)
+                    _show(result, limit, mode, len(statements) > 1, wrap)
             except duckdb.Error as error:  # DuckDB's own message says what is wrong with the SQL
                 where = f"statement {index + 1}: " if len(statements) > 1 else ""
-                raise click.ClickException(where + str(error).splitlines()[0]) from None
+                raise click.ClickException(where + str(error).strip()) from None  # with its hints and caret
 
 
-def _show(result: duckdb.DuckDBPyConnection, limit: int, several: bool) -> None:
-    """A table of at most `limit` rows, wide columns folded, and the count of the rows not shown."""
+def _show(result: duckdb.DuckDBPyConnection, limit: int, mode: str, several: bool, wrap: bool = False) -> None:
+    """At most `limit` rows, as a box (text wrapped with `wrap`) or as lines, and the count of the rows not shown;
+    paged on a terminal when longer than the screen."""
     if result.description is None:  # a statement without rows (SET, PRAGMA …)
         return
-    columns = [d[0] for d in result.description]
     rows = result.fetchmany(limit)
     more = 0
     while chunk := result.fetchmany(COUNT_CHUNK):
         more += len(chunk)
-    table = Table(show_lines=False)
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(*("" if v is None else str(v) for v in row))
     out = Console()
-    out.print(table)
-    if more:
-        out.print(
-            f"… {more:,} more rows not shown: raise --limit, or write them all with --format csv -o FILE",
-            style="yellow",
-            soft_wrap=True,
-        )
-    elif several:
-        out.print(f"{len(rows):,} rows", style="dim")
+    lines = len(rows) * (len(result.description) + 1) if mode == "line" else len(rows) + 5
+    with out.pager(styles=True) if out.is_terminal and lines > out.height else contextlib.nullcontext():
+        if mode == "line":
+            result_table.show_lines(out, result.description, rows)
+            note = None
+        else:
+            note = result_table.show_table(out, result.description, rows, wrap)
+        if note:
+            out.print(note, style="dim", soft_wrap=True)
+        if more:
+            out.print(
+                f"… {more:,} more rows not shown: raise --limit, or write them all with --format csv -o FILE",
+                style="yellow",
+                soft_wrap=True,
+            )
+        elif several:
+            out.print(f"{len(rows):,} rows", style="dim")
 
 
 def _export(conn: duckdb.DuckDBPyConnection, sql: str, fmt: str, output: Path | None) -> None:

@@ -3,9 +3,14 @@ truncation, scripts with comments and several statements, the list of tables and
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import pty
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -14,6 +19,7 @@ import pytest
 
 from fitsync.warehouse import db
 
+from ..processes import FITSYNC
 from .conftest import REPO, subprocess_env
 
 ROWS_SQL = (
@@ -112,3 +118,80 @@ def test_a_query_loads_no_dataframe_library(home: Path) -> None:
     )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.splitlines() == ["one", "1", "[]"], ran.stdout
+
+
+WIDE_SQL = "SELECT " + ", ".join(f"i * {n} AS measure_{n:02d}" for n in range(40)) + " FROM range(3) t(i)"
+
+
+def test_a_wide_result_elides_columns_and_counts_them_instead_of_squeezing(home: Path) -> None:
+    shown = query(home, WIDE_SQL)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert max(map(len, lines)) <= 120, "the box fits the screen"
+    headers = [part.strip() for part in lines[1].split("┃") if part.strip()]
+    assert headers[0] == "measure_00" and headers[-1] == "measure_39", "the first and last columns, whole"
+    assert "…" in lines[2] and all(h.startswith("measure_") and len(h) == 10 for h in headers), headers
+    assert f"40 columns, {len(headers)} shown" in shown.stdout and "--mode line" in shown.stdout
+    row = next(line for line in lines if line.startswith("│") and "78" in line)  # i = 2: measure_39 = 78
+    cells = row.split("│")[1:-1]
+    assert cells[1] == " " * (len(cells[1]) - 2) + "2 " and cells[-1].endswith(" 78 "), "numbers right-aligned"
+
+    as_lines = query(home, WIDE_SQL, "--mode", "line")
+    assert as_lines.returncode == 0, as_lines.stderr
+    assert all(f"measure_{n:02d} = {2 * n}" in as_lines.stdout for n in range(40)), as_lines.stdout[-400:]
+
+
+def test_an_sql_error_keeps_duckdbs_hints_and_caret(home: Path) -> None:
+    wrong = query(home, "SELECT * FROM activitiez")
+    assert wrong.returncode == 1 and "Traceback" not in wrong.stderr
+    assert 'Did you mean "activities"' in wrong.stderr and "LINE 1: SELECT * FROM activitiez" in wrong.stderr
+    assert "^^^^" in wrong.stderr
+
+
+class Terminal:
+    """fitsync on a pseudo-terminal, as a person at a shell runs it: what it printed so far, and input typed in."""
+
+    def __init__(self, home: Path, *args: str) -> None:
+        self.master, slave = pty.openpty()
+        self.process = subprocess.Popen(
+            [*FITSYNC, *args], stdin=slave, stdout=slave, stderr=slave, env=subprocess_env(home, COLUMNS="100")
+        )
+        os.close(slave)
+        self.seen = b""
+
+    def wait_for(self, text: str, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        while text.encode() not in self.seen:
+            assert time.monotonic() < deadline, f"no {text!r} within {timeout} s: {self.seen.decode(errors='replace')}"
+            ready, _, _ = select.select([self.master], [], [], 0.5)
+            if ready:
+                with contextlib.suppress(OSError):  # the process ended: its last output was read before
+                    self.seen += os.read(self.master, 65536)
+        return self.seen.decode(errors="replace")
+
+    def type(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def close(self) -> int:
+        code = self.process.wait(timeout=30)
+        os.close(self.master)
+        return code
+
+
+def test_query_with_no_sql_at_a_terminal_is_an_sql_prompt(home: Path) -> None:
+    term = Terminal(home, "query")
+    try:
+        term.wait_for("fitsync> ")
+        term.type("SELECT 41 + 1\n")
+        term.wait_for("...> ")  # a statement runs over lines until its ';'
+        term.type("AS answer;\n")
+        term.wait_for("42")
+        term.type("SELECT * FROM activitiez;\n")
+        shown = term.wait_for('Did you mean "activities"')  # an error is shown and the prompt goes on
+        term.type("SELECT 'still here' AS s;\n")
+        term.wait_for("still here")
+        term.type("\x04")  # Ctrl-D leaves
+        assert term.close() == 0
+    finally:
+        term.process.kill()
+    assert "answer" in shown and "Traceback" not in term.seen.decode(errors="replace")
