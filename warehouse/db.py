@@ -45,6 +45,15 @@ ROW_GROUP_SIZE = 16_384
 RESERVED_ALIASES = ("memory", "system", "temp", "main")
 
 
+# The tables recording what migrate applied (the migrations comment on them): created before the first migration.
+BOOKKEEPING = (
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
+    "applied_at TIMESTAMPTZ DEFAULT now())",
+    "CREATE TABLE IF NOT EXISTS schema_views (name VARCHAR PRIMARY KEY, checksum VARCHAR NOT NULL, "
+    "applied_at TIMESTAMPTZ DEFAULT now())",
+)
+
+
 def migration_scripts() -> list[tuple[int, str, str]]:
     folder = resources.files(__package__).joinpath(MIGRATIONS_PACKAGE)
     scripts = sorted((p for p in folder.iterdir() if p.name.endswith(".sql")), key=lambda p: p.name)
@@ -69,14 +78,8 @@ def migrate(path: Path | str) -> int:
         for file in (Path(path), Path(f"{path}.wal")):  # training data and GPS tracks: the owner's only
             with contextlib.suppress(OSError):
                 file.chmod(0o600)
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
-            "applied_at TIMESTAMPTZ DEFAULT now())"
-        )
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_views (name VARCHAR PRIMARY KEY, checksum VARCHAR NOT NULL, "
-            "applied_at TIMESTAMPTZ DEFAULT now())"
-        )
+        for statement in BOOKKEEPING:
+            conn.execute(statement)
         done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations").fetchall()}
         for version, name, sql in migration_scripts():
             if version not in done:

@@ -22,11 +22,11 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import db, documents, staging
+from . import constraints, db, documents, staging
 from . import mappings as m
-from .expressions import REJECTED, rejects
 from .mappings import Mapping
 from .plausible import NOT_A_NUMBER
+from .refused import REJECTED, rejects
 
 # What each kind of fetched object fills, in order (parents before children).
 BUNDLES: dict[str, tuple[Mapping, ...]] = {
@@ -126,14 +126,21 @@ def load(
     return write(conn, stage(bundle, batch, parents))
 
 
-def stage(bundle: str, batch: pl.DataFrame, parents: Sequence[int] | None = None) -> Staged:
+def stage(
+    bundle: str,
+    batch: pl.DataFrame,
+    parents: Sequence[int] | None = None,
+    not_null: constraints.NotNull | None = None,
+) -> Staged:
     """Parse a batch into its rows, without the warehouse: on this thread's own in-memory DuckDB connection, so the
     next batches are staged while the writer writes this one (load_pipeline.py).
 
     Every JSON document is parsed as few times as it can be: the batch is staged with its fields and arrays read
     out in one parse (staging.py), each mapping's rows are staged once (the children's replacement and the upsert share
-    them).
+    them). A row missing a column its table holds no NULL in is left out: `not_null` is the schema's (default: the
+    one the migrations make, constraints.migrated).
     """
+    not_null = constraints.migrated() if not_null is None else not_null
     conn = staging_connection()
     # In record batches of CHUNK rows: DuckDB parses one record batch per task, so a batch of 500 documents in one
     # piece would keep every core but one idle while it is staged.
@@ -144,7 +151,9 @@ def stage(bundle: str, batch: pl.DataFrame, parents: Sequence[int] | None = None
         conn.execute(parse)
         left_out: dict[str, int] = {}
         rows = tuple(
-            _complete(_plausible(_rows(conn, mapping, select), mapping), mapping, left_out)
+            _complete(
+                _plausible(_rows(conn, mapping, select), mapping), mapping, mapping.required_in(not_null), left_out
+            )
             for mapping, select in zip(BUNDLES[bundle], selects)
         )
         staged_parents = None
@@ -240,7 +249,7 @@ def _none_stored(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str,
     """Whether a child table holds no row of the batch's parents (a backfill's new activities): then none is to be
     deleted, and the children are inserted (by a plain insert where the parent is part of the key)."""
     column = REPLACE_COLUMN.get(mapping.table)
-    if column is None or column not in mapping.columns or (parents is None and column not in mapping.key):
+    if column is None or column not in mapping.names or (parents is None and column not in mapping.key):
         return False  # nothing the answer would change: no children to replace, no plain insert to choose
     replaced = " UNION ALL SELECT id FROM replaced_parents" if parents is not None else ""
     return bool(
@@ -314,10 +323,10 @@ def _not_numbers(rows: pa.Table, mapping: Mapping) -> dict[str, pl.Series]:
     }
 
 
-def _complete(rows: pa.Table, mapping: Mapping, left_out: dict[str, int]) -> pa.Table:
-    """The rows with every column their table requires (an effort without a segment id is left out and counted, rather
-    than failing the batch's transaction). Arrow counts a column's NULLs already: nothing is scanned when none is."""
-    missing = [c for c in mapping.required if rows.column(c).null_count]
+def _complete(rows: pa.Table, mapping: Mapping, required: tuple[str, ...], left_out: dict[str, int]) -> pa.Table:
+    """The rows with every `required` column (an effort without a segment id is left out and counted, rather than
+    failing the batch's transaction). Arrow counts a column's NULLs already: nothing is scanned when none is."""
+    missing = [c for c in required if rows.column(c).null_count]
     if not missing:
         return rows
     complete = rows.filter(functools.reduce(pc.and_, (pc.is_valid(rows.column(c)) for c in missing)))
@@ -364,7 +373,7 @@ def merge_sql(mapping: Mapping, staged: str) -> tuple[str, str]:
     """(update, insert) statements writing staged rows: keys already stored are updated where `update_when` says
     they differ (never their `keep_on_update` columns; _new_value), new keys inserted. An anti-join and a plain insert
     cost a fraction of INSERT … ON CONFLICT, which probes and locks every row of the batch."""
-    cols = list(mapping.columns)
+    cols = list(mapping.names)
     updates = [c for c in cols if c not in mapping.key and c not in mapping.keep_on_update]
     match = " AND ".join(f"{mapping.table}.{k} = excluded.{k}" for k in mapping.key)
     update = (
@@ -386,7 +395,7 @@ def _merge(
     """Write a mapping's staged rows; returns rows written. New keys are inserted first: when every staged row was
     new (a backfill), the update, a join of the batch with the table, is not run. A row just inserted equals its
     staged row, so `update_when` (a difference) never holds for it; a mapping without one updates first."""
-    columns = ", ".join(mapping.columns)
+    columns = ", ".join(mapping.names)
     if none_stored and REPLACE_COLUMN[mapping.table] in mapping.key:  # no staged key can be stored already
         sql = f"INSERT INTO {mapping.table} ({columns}) SELECT {columns} FROM {staged}"
         return int(conn.execute(sql).fetchall()[0][0])

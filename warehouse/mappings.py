@@ -1,8 +1,8 @@
-"""How each warehouse table is filled from the service's JSON: column → SQL expression, as data.
+"""How each warehouse table is filled from the service's JSON: a table of Columns (columns.py) per mapping, as data.
 
 A load registers a Polars frame as `batch` (one row per fetched object: its raw JSON plus context columns
 such as athlete_id and the fetch time) and runs the mapping's INSERT … SELECT over it. Children (laps,
-efforts, splits, zone buckets) are read from arrays inside the parent's JSON with UNNEST.
+efforts, splits, zone buckets) are read from arrays inside the parent's JSON with UNNEST (sources.py).
 """
 
 from __future__ import annotations
@@ -12,17 +12,19 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from . import constraints
+from .columns import Column, coord, fields, instant, kept, local, sql, text, value, zone_name
 from .documents import DETAILS, SUMMARIES, Kind
-from .expressions import NUMBER_READ, columns, coord, instant, json_of, local, text, val, zone_name
 from .plausible import Range, range_of
+from .sources import BATCH, ITEM, Elements, Members, Rows, Source
 
 
 @dataclass(frozen=True)
 class Mapping:
     table: str
     key: tuple[str, ...]
-    columns: dict[str, str]
-    source: str = "batch"
+    columns: tuple[Column, ...]
+    source: Source = BATCH
     # Columns an upsert leaves alone (e.g. detail fields when only the summary is loaded).
     keep_on_update: tuple[str, ...] = ()
     # Extra condition for updating an existing row (e.g. do not downgrade a detailed segment).
@@ -36,6 +38,10 @@ class Mapping:
     # A table of tombstones (deleted_activities) whose rows for the keys this mapping loads go: back, so not deleted.
     clears: str = ""
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
     @functools.cached_property
     def checks(self) -> dict[str, Range]:
         """The number columns with a plausible range (plausible.py): a value out of it is not stored. An INTEGER
@@ -48,87 +54,33 @@ class Mapping:
     @functools.cached_property
     def _ranges(self) -> dict[str, Range]:
         return {
-            c: r
-            for c, e in self.columns.items()
-            if c not in self.key and NUMBER_READ.fullmatch(e) and (r := range_of(self.table, c)) is not None
+            c.name: r
+            for c in self.columns
+            if c.name not in self.key and c.number and (r := range_of(self.table, c.name)) is not None
         }
 
     @functools.cached_property
     def check_types(self) -> dict[str, pa.DataType]:
         """The Arrow type each checked column is cast to once checked (it is staged as a double)."""
-        types = {}
-        for c in self._ranges:
-            read = NUMBER_READ.fullmatch(self.columns[c])
-            assert read is not None  # _ranges holds only the columns NUMBER_READ reads
-            types[c] = pa.int32() if read.group(3) == "INTEGER" else pa.float64()
-        return types
+        types = {c.name: c.type for c in self.columns}
+        return {c: pa.int32() if types[c] == "INTEGER" else pa.float64() for c in self._ranges}
+
+    def required_in(self, not_null: constraints.NotNull) -> tuple[str, ...]:
+        """The columns besides the key that `not_null` (a schema's NOT NULL columns) says the table holds no NULL in:
+        a row missing one is left out, its JSON kept in the document, rather than failing the batch."""
+        required = not_null.get(self.table, frozenset())
+        return tuple(c for c in self.names if c in required and c not in self.key)
 
     @property
     def required(self) -> tuple[str, ...]:
-        """The columns besides the key the table holds no NULL in: a row missing one (an effort without a segment
-        id, a shape fitsync does not know) is left out, its JSON kept in the document, rather than failing the
-        batch."""
-        return tuple(c for c in NOT_NULL.get(self.table, ()) if c not in self.key)
+        """required_in the schema the migrations make."""
+        return self.required_in(constraints.migrated())
 
 
-# Each table's NOT NULL columns outside its key (the migrations'; tests/warehouse/test_loads.py checks them).
-NOT_NULL: dict[str, tuple[str, ...]] = {
-    "activities": ("athlete_id", "listed_at"),
-    "laps": ("activity_id",),
-    "segment_efforts": ("activity_id", "athlete_id", "segment_id"),
-    "segments": ("synced_at", "raw"),
-    "starred_segments": ("synced_at", "raw"),
-    "activity_zones": ("raw",),
-    "athletes": ("synced_at", "raw"),
-    "athlete_snapshots": ("synced_at",),
-    "gear": ("athlete_id", "kind", "synced_at", "raw"),
-    "athlete_stats": ("synced_at", "raw"),
-    "athlete_zones": ("synced_at", "raw"),
-    "unrecognized_payloads": ("received_at",),
-}
-
-
-def differs(table: str, columns: dict[str, str], key: tuple[str, ...]) -> str:
+def differs(table: str, columns: tuple[Column, ...], key: tuple[str, ...]) -> str:
     """An update condition for a row without its own JSON: any non-key column differs."""
-    cols = [c for c in columns if c not in key]
+    cols = [c.name for c in columns if c.name not in key]
     return f"({', '.join(f'{table}.{c}' for c in cols)}) IS DISTINCT FROM ({', '.join(f'excluded.{c}' for c in cols)})"
-
-
-# The arrays of a batch document that mappings unnest. A load reads them, and the document's id, out of each
-# document in the one parse of the batch (staging.py) into columns `arr__<path>` and `parent_id`; a mapping then
-# unnests its column instead of parsing the whole document again.
-ARRAY_PATHS = ("splits_metric", "laps", "segment_efforts", "zones")
-
-
-def array_column(path: str) -> str:
-    return f"arr__{path}"
-
-
-def _unnest_select(path: str) -> str:
-    """Rows of (batch columns…, item, idx) for each element of an array, with its 1-based position."""
-    assert path in ARRAY_PATHS, path
-    arr = array_column(path)
-    return f"SELECT *, unnest({arr}) AS item, generate_subscripts({arr}, 1) AS idx FROM batch WHERE {arr} IS NOT NULL"
-
-
-def unnest_source(path: str) -> str:
-    return f"({_unnest_select(path)})"
-
-
-# Sources of rows that are one member of an array's elements (the segment inside each effort), one row per distinct
-# id: {source: (array path, member, the column the member is in)}. staging.py reads such a member out of the array's
-# one parse when it can; the columns of such rows read the member and the batch's context, not the document.
-MEMBER_ROWS: dict[str, tuple[str, str, str]] = {}
-
-
-def member_rows(path: str, member: str, column: str) -> str:
-    """Rows of (…, item, idx, <column>: the JSON of each element's `member`), one per distinct member id."""
-    source = (
-        f"(SELECT DISTINCT ON ({column}->>'$.id') * FROM (SELECT *, json_extract(item, '$.{member}') AS "
-        f"{column} FROM ({_unnest_select(path)})))"
-    )
-    MEMBER_ROWS[source] = (path, member, column)
-    return source
 
 
 ACTIVITY_FIELDS = {
@@ -169,21 +121,21 @@ ACTIVITY_FIELDS = {
     "device_name": "VARCHAR",
     "external_id": "VARCHAR",
 }
-ACTIVITY_COLUMNS = {
-    "activity_id": val("id", "BIGINT"),
-    "athlete_id": "batch_athlete_id",
-    **columns("raw", ACTIVITY_FIELDS),
-    "start_date": instant("start_date"),
-    "start_date_local": local("start_date_local"),
-    "timezone": zone_name("timezone"),
-    "start_lat": coord("start_latlng", 0),
-    "start_lng": coord("start_latlng", 1),
-    "end_lat": coord("end_latlng", 0),
-    "end_lng": coord("end_latlng", 1),
-    "summary_polyline": text("map.summary_polyline"),
-    "issues": "issues",
-}
-DETAIL_ONLY = {"description": text("description"), "calories": val("calories", "DOUBLE")}
+ACTIVITY_COLUMNS = (
+    value("activity_id", "BIGINT", at="id"),
+    sql("athlete_id", "batch_athlete_id"),
+    *fields("raw", ACTIVITY_FIELDS),
+    instant("start_date"),
+    local("start_date_local"),
+    zone_name("timezone"),
+    coord("start_lat", "start_latlng", 0),
+    coord("start_lng", "start_latlng", 1),
+    coord("end_lat", "end_latlng", 0),
+    coord("end_lng", "end_latlng", 1),
+    text("summary_polyline", at="map.summary_polyline"),
+    sql("issues", "issues"),
+)
+DETAIL_ONLY = (text("description"), value("calories", "DOUBLE"))
 
 # Listing pages: summary fields; detail fields and the detail JSON are kept. The summary itself is kept whole in a
 # Parquet file (documents.SUMMARIES, the view activity_summary_documents); `summary_hash` tells a changed one.
@@ -193,17 +145,17 @@ DETAIL_ONLY = {"description": text("description"), "calories": val("calories", "
 ACTIVITY_SUMMARIES = Mapping(
     "activities",
     ("activity_id",),
-    {
-        **ACTIVITY_COLUMNS,
-        "listed_at": "fetched_at",
-        "summary_raw": "NULL::JSON",
-        "summary_hash": "hash(raw)",
-        "detail_loaded": "false",
-    },
+    (
+        *ACTIVITY_COLUMNS,
+        sql("listed_at", "fetched_at"),
+        sql("summary_raw", "NULL::JSON"),
+        sql("summary_hash", "hash(raw)"),
+        sql("detail_loaded", "false"),
+    ),
     keep_on_update=("detail_loaded",),
     update_when="activities.summary_hash IS DISTINCT FROM excluded.summary_hash",
     documents=SUMMARIES,
-    kept=tuple(c for c in ACTIVITY_COLUMNS if c not in ("activity_id", "athlete_id", "kudos_count")),
+    kept=tuple(c.name for c in ACTIVITY_COLUMNS if c.name not in ("activity_id", "athlete_id", "kudos_count")),
     keep_when="activities.detail_loaded",
     clears="deleted_activities",
 )
@@ -215,16 +167,16 @@ ACTIVITY_SUMMARIES = Mapping(
 ACTIVITY_DETAILS = Mapping(
     "activities",
     ("activity_id",),
-    {
-        **ACTIVITY_COLUMNS,
-        **DETAIL_ONLY,
-        "listed_at": "fetched_at",
-        "detail_raw": "NULL::JSON",
-        "detail_hash": "hash(raw)",
-        "summary_raw": "NULL::JSON",
-        "detail_fetched_at": "fetched_at",
-        "detail_loaded": "true",
-    },
+    (
+        *ACTIVITY_COLUMNS,
+        *DETAIL_ONLY,
+        sql("listed_at", "fetched_at"),
+        sql("detail_raw", "NULL::JSON"),
+        sql("detail_hash", "hash(raw)"),
+        sql("summary_raw", "NULL::JSON"),
+        sql("detail_fetched_at", "fetched_at"),
+        sql("detail_loaded", "true"),
+    ),
     keep_on_update=("listed_at", "summary_raw"),
     update_when="activities.detail_hash IS DISTINCT FROM excluded.detail_hash",
     documents=DETAILS,
@@ -234,10 +186,10 @@ ACTIVITY_DETAILS = Mapping(
 
 # Splits and laps are typed columns only: their JSON is in the activity's document (a text per element cost most of
 # a load: ≈ 50 per activity written and compared).
-SPLIT_COLUMNS = {
-    "activity_id": "parent_id",
-    **columns(
-        "item",
+SPLIT_COLUMNS = (
+    sql("activity_id", "parent_id"),
+    *fields(
+        ITEM,
         {
             "split": "INTEGER",
             "distance": "DOUBLE",
@@ -250,20 +202,20 @@ SPLIT_COLUMNS = {
             "average_grade_adjusted_speed": "DOUBLE",
         },
     ),
-}
+)
 SPLITS = Mapping(
     "splits_metric",
     ("activity_id", "split"),
     SPLIT_COLUMNS,
-    source=unnest_source("splits_metric"),
+    source=Elements("splits_metric"),
     update_when=differs("splits_metric", SPLIT_COLUMNS, ("activity_id", "split")),
 )
 
-LAP_COLUMNS = {
-    "lap_id": val("id", "BIGINT", "item"),
-    "activity_id": "parent_id",
-    **columns(
-        "item",
+LAP_COLUMNS = (
+    value("lap_id", "BIGINT", at="id", src=ITEM),
+    sql("activity_id", "parent_id"),
+    *fields(
+        ITEM,
         {
             "lap_index": "INTEGER",
             "name": "VARCHAR",
@@ -283,24 +235,24 @@ LAP_COLUMNS = {
             "max_heartrate": "DOUBLE",
         },
     ),
-    "start_date": instant("start_date", "item"),
-    "start_date_local": local("start_date_local", "item"),
-}
+    instant("start_date", src=ITEM),
+    local("start_date_local", src=ITEM),
+)
 LAPS = Mapping(
     "laps",
     ("lap_id",),
     LAP_COLUMNS,
-    source=unnest_source("laps"),
+    source=Elements("laps"),
     update_when=differs("laps", LAP_COLUMNS, ("lap_id",)),
 )
 
-EFFORT_COLUMNS = {
-    "effort_id": val("id", "BIGINT", "item"),
-    "activity_id": val("activity.id", "BIGINT", "item"),
-    "athlete_id": "batch_athlete_id",
-    "segment_id": val("segment.id", "BIGINT", "item"),
-    **columns(
-        "item",
+EFFORT_COLUMNS = (
+    value("effort_id", "BIGINT", at="id", src=ITEM),
+    value("activity_id", "BIGINT", at="activity.id", src=ITEM),
+    sql("athlete_id", "batch_athlete_id"),
+    value("segment_id", "BIGINT", at="segment.id", src=ITEM),
+    *fields(
+        ITEM,
         {
             "name": "VARCHAR",
             "elapsed_time": "INTEGER",
@@ -318,17 +270,17 @@ EFFORT_COLUMNS = {
             "hidden": "BOOLEAN",
         },
     ),
-    "start_date": instant("start_date", "item"),
-    "start_date_local": local("start_date_local", "item"),
-    "achievements": json_of("achievements", "item"),
-    "raw": "item",
-}
+    instant("start_date", src=ITEM),
+    local("start_date_local", src=ITEM),
+    kept("achievements", at="achievements", src=ITEM),
+    kept("raw", src=ITEM),
+)
 # Efforts from a segment's effort history: the listing's JSON is kept in `raw` (no document holds it).
 EFFORTS = Mapping(
     "segment_efforts",
     ("effort_id",),
     EFFORT_COLUMNS,
-    source=unnest_source("segment_efforts"),
+    source=Elements("segment_efforts"),
     update_when="segment_efforts.raw IS DISTINCT FROM excluded.raw",
 )
 # Efforts of a detailed activity: typed columns only, their JSON is in the activity's document (activity_documents).
@@ -336,20 +288,20 @@ EFFORTS = Mapping(
 # groups, so a backfill's peak memory grew with the history (bench load: 1.46× → 1.09–1.18× from 10k to 100k
 # activities; db.ROW_GROUP_SIZE did the rest).
 # An effort also in a history keeps that listing's JSON (`raw` is not among these columns, so never overwritten).
-DETAIL_EFFORT_COLUMNS = {name: expr for name, expr in EFFORT_COLUMNS.items() if name != "raw"}
+DETAIL_EFFORT_COLUMNS = tuple(c for c in EFFORT_COLUMNS if c.name != "raw")
 DETAIL_EFFORTS = Mapping(
     "segment_efforts",
     ("effort_id",),
     DETAIL_EFFORT_COLUMNS,
-    source=unnest_source("segment_efforts"),
+    source=Elements("segment_efforts"),
     update_when=differs("segment_efforts", DETAIL_EFFORT_COLUMNS, ("effort_id",)),
 )
 
 
-def segment_columns(src: str) -> dict[str, str]:
-    return {
-        "segment_id": val("id", "BIGINT", src),
-        **columns(
+def segment_columns(src: str) -> tuple[Column, ...]:
+    return (
+        value("segment_id", "BIGINT", at="id", src=src),
+        *fields(
             src,
             {
                 "name": "VARCHAR",
@@ -372,14 +324,14 @@ def segment_columns(src: str) -> dict[str, str]:
                 "resource_state": "INTEGER",
             },
         ),
-        "start_lat": coord("start_latlng", 0, src),
-        "start_lng": coord("start_latlng", 1, src),
-        "end_lat": coord("end_latlng", 0, src),
-        "end_lng": coord("end_latlng", 1, src),
-        "polyline": text("map.polyline", src),
-        "synced_at": "fetched_at",
-        "raw": src,
-    }
+        coord("start_lat", "start_latlng", 0, src=src),
+        coord("start_lng", "start_latlng", 1, src=src),
+        coord("end_lat", "end_latlng", 0, src=src),
+        coord("end_lng", "end_latlng", 1, src=src),
+        text("polyline", at="map.polyline", src=src),
+        sql("synced_at", "fetched_at"),
+        kept("raw", src=src),
+    )
 
 
 SEGMENT_UPDATE_WHEN = (
@@ -392,46 +344,52 @@ EFFORT_SEGMENTS = Mapping(
     "segments",
     ("segment_id",),
     segment_columns("seg"),
-    source=member_rows("segment_efforts", "segment", "seg"),
+    source=Members("segment_efforts", "segment", "seg"),
     update_when=SEGMENT_UPDATE_WHEN,
 )
 
 STARRED = Mapping(
     "starred_segments",
     ("athlete_id", "segment_id"),
-    {"athlete_id": "batch_athlete_id", "segment_id": val("id", "BIGINT"), "synced_at": "fetched_at", "raw": "raw"},
+    (
+        sql("athlete_id", "batch_athlete_id"),
+        value("segment_id", "BIGINT", at="id"),
+        sql("synced_at", "fetched_at"),
+        kept("raw"),
+    ),
     update_when="starred_segments.raw IS DISTINCT FROM excluded.raw",
 )
 
 ACTIVITY_ZONES = Mapping(
     "activity_zones",
     ("activity_id", "zone_type"),
-    {
-        "activity_id": "batch_activity_id",
-        "zone_type": text("type", "item"),
-        "score": val("score", "DOUBLE", "item"),
-        "sensor_based": val("sensor_based", "BOOLEAN", "item"),
-        "points": val("points", "INTEGER", "item"),
-        "custom_zones": val("custom_zones", "BOOLEAN", "item"),
-        "raw": "item",
-    },
-    source=unnest_source("zones"),
+    (
+        sql("activity_id", "batch_activity_id"),
+        text("zone_type", at="type", src=ITEM),
+        value("score", "DOUBLE", src=ITEM),
+        value("sensor_based", "BOOLEAN", src=ITEM),
+        value("points", "INTEGER", src=ITEM),
+        value("custom_zones", "BOOLEAN", src=ITEM),
+        kept("raw", src=ITEM),
+    ),
+    source=Elements("zones"),
     update_when="activity_zones.raw IS DISTINCT FROM excluded.raw",
 )
 
-ZONE_BUCKETS_SOURCE = (
+ZONE_BUCKETS_SOURCE = Rows(
     "(SELECT batch_activity_id, zone->>'$.type' AS zone_type, unnest(buckets) AS bucket, "
     "generate_subscripts(buckets, 1) AS bucket_index FROM (SELECT batch_activity_id, item AS zone, "
-    "CAST(json_extract(item, '$.distribution_buckets') AS JSON[]) AS buckets FROM " + unnest_source("zones") + "))"
+    "CAST(json_extract(item, '$.distribution_buckets') AS JSON[]) AS buckets FROM " + Elements("zones").sql + "))",
+    arrays=("zones",),
 )
-BUCKET_COLUMNS = {
-    "activity_id": "batch_activity_id",
-    "zone_type": "zone_type",
-    "bucket_index": "bucket_index",
-    "min": val("min", "DOUBLE", "bucket"),
-    "max": val("max", "DOUBLE", "bucket"),
-    "seconds": val("time", "INTEGER", "bucket"),
-}
+BUCKET_COLUMNS = (
+    sql("activity_id", "batch_activity_id"),
+    sql("zone_type", "zone_type"),
+    sql("bucket_index", "bucket_index"),
+    value("min", "DOUBLE", src="bucket"),
+    value("max", "DOUBLE", src="bucket"),
+    value("seconds", "INTEGER", at="time", src="bucket"),
+)
 BUCKET_KEY = ("activity_id", "zone_type", "bucket_index")
 ACTIVITY_ZONE_BUCKETS = Mapping(
     "activity_zone_buckets",
@@ -444,9 +402,9 @@ ACTIVITY_ZONE_BUCKETS = Mapping(
 ATHLETES = Mapping(
     "athletes",
     ("athlete_id",),
-    {
-        "athlete_id": val("id", "BIGINT"),
-        **columns(
+    (
+        value("athlete_id", "BIGINT", at="id"),
+        *fields(
             "raw",
             {
                 "username": "VARCHAR",
@@ -462,11 +420,11 @@ ATHLETES = Mapping(
                 "weight": "DOUBLE",
             },
         ),
-        "created_at": instant("created_at"),
-        "updated_at": instant("updated_at"),
-        "synced_at": "fetched_at",
-        "raw": "raw",
-    },
+        instant("created_at"),
+        instant("updated_at"),
+        sql("synced_at", "fetched_at"),
+        kept("raw"),
+    ),
     update_when="athletes.raw IS DISTINCT FROM excluded.raw",
 )
 
@@ -474,17 +432,17 @@ ATHLETES = Mapping(
 ATHLETE_SNAPSHOTS = Mapping(
     "athlete_snapshots",
     ("athlete_id", "snapshot_date"),
-    {
-        "athlete_id": val("id", "BIGINT"),
-        "snapshot_date": "snapshot_date",
-        "ftp": val("ftp", "DOUBLE"),
-        "weight": val("weight", "DOUBLE"),
-        "synced_at": "fetched_at",
-    },
+    (
+        value("athlete_id", "BIGINT", at="id"),
+        sql("snapshot_date", "snapshot_date"),
+        value("ftp", "DOUBLE"),
+        value("weight", "DOUBLE"),
+        sql("synced_at", "fetched_at"),
+    ),
     update_when="(athlete_snapshots.ftp, athlete_snapshots.weight) IS DISTINCT FROM (excluded.ftp, excluded.weight)",
 )
 
-GEAR_SOURCE = (
+GEAR_SOURCE = Rows(
     "(SELECT *, 'bike' AS kind, unnest(CAST(json_extract(raw, '$.bikes') AS JSON[])) AS item FROM batch "
     "UNION ALL SELECT *, 'shoe' AS kind, unnest(CAST(json_extract(raw, '$.shoes') AS JSON[])) AS item "
     "FROM batch)"
@@ -492,17 +450,17 @@ GEAR_SOURCE = (
 GEAR = Mapping(
     "gear",
     ("gear_id",),
-    {
-        "gear_id": text("id", "item"),
-        "athlete_id": val("id", "BIGINT"),
-        "kind": "kind",
-        "name": text("name", "item"),
-        "is_primary": val("primary", "BOOLEAN", "item"),
-        "distance": val("distance", "DOUBLE", "item"),
-        "retired": val("retired", "BOOLEAN", "item"),
-        "synced_at": "fetched_at",
-        "raw": "item",
-    },
+    (
+        text("gear_id", at="id", src=ITEM),
+        value("athlete_id", "BIGINT", at="id"),
+        sql("kind", "kind"),
+        text("name", src=ITEM),
+        value("is_primary", "BOOLEAN", at="primary", src=ITEM),
+        value("distance", "DOUBLE", src=ITEM),
+        value("retired", "BOOLEAN", src=ITEM),
+        sql("synced_at", "fetched_at"),
+        kept("raw", src=ITEM),
+    ),
     source=GEAR_SOURCE,
     update_when="gear.raw IS DISTINCT FROM excluded.raw",
 )
@@ -510,28 +468,28 @@ GEAR = Mapping(
 ATHLETE_STATS = Mapping(
     "athlete_stats",
     ("athlete_id", "snapshot_date"),
-    {
-        "athlete_id": "batch_athlete_id",
-        "snapshot_date": "snapshot_date",
-        "biggest_ride_distance": val("biggest_ride_distance", "DOUBLE"),
-        "biggest_climb_elevation_gain": val("biggest_climb_elevation_gain", "DOUBLE"),
-        "synced_at": "fetched_at",
-        "raw": "raw",
-    },
+    (
+        sql("athlete_id", "batch_athlete_id"),
+        sql("snapshot_date", "snapshot_date"),
+        value("biggest_ride_distance", "DOUBLE"),
+        value("biggest_climb_elevation_gain", "DOUBLE"),
+        sql("synced_at", "fetched_at"),
+        kept("raw"),
+    ),
     update_when="athlete_stats.raw IS DISTINCT FROM excluded.raw",
 )
 
-STATS_TOTALS_SOURCE = (
+STATS_TOTALS_SOURCE = Rows(
     "(SELECT batch_athlete_id, snapshot_date, p.period, s.sport, "
     "json_extract(raw, '$.' || p.period || '_' || s.sport || '_totals') AS totals FROM batch, "
     "(VALUES ('recent'), ('ytd'), ('all')) AS p(period), (VALUES ('ride'), ('run'), ('swim')) AS s(sport))"
 )
-TOTALS_COLUMNS = {
-    "athlete_id": "batch_athlete_id",
-    "snapshot_date": "snapshot_date",
-    "period": "period",
-    "sport": "sport",
-    **columns(
+TOTALS_COLUMNS = (
+    sql("athlete_id", "batch_athlete_id"),
+    sql("snapshot_date", "snapshot_date"),
+    sql("period", "period"),
+    sql("sport", "sport"),
+    *fields(
         "totals",
         {
             "count": "INTEGER",
@@ -542,7 +500,7 @@ TOTALS_COLUMNS = {
             "achievement_count": "INTEGER",
         },
     ),
-}
+)
 TOTALS_KEY = ("athlete_id", "snapshot_date", "period", "sport")
 ATHLETE_STATS_TOTALS = Mapping(
     "athlete_stats_totals",
@@ -554,28 +512,29 @@ ATHLETE_STATS_TOTALS = Mapping(
 
 # Zones in one form (client/athlete_zones.py): each item has type, custom_zones, distribution_buckets and the zone
 # as received; batches landed before schema 4 hold the spec's zone objects themselves.
-ATHLETE_ZONES_SOURCE = (
+ATHLETE_ZONES_SOURCE = Rows(
     "(SELECT batch_athlete_id, snapshot_date, fetched_at, coalesce(raw->>'$.shape', 'array') AS shape, item AS zone, "
     "coalesce(json_extract(item, '$.received'), item) AS received, unnest(buckets) AS bucket, "
     "generate_subscripts(buckets, 1) AS bucket_index FROM (SELECT *, "
-    "CAST(json_extract(item, '$.distribution_buckets') AS JSON[]) AS buckets FROM " + unnest_source("zones") + "))"
+    "CAST(json_extract(item, '$.distribution_buckets') AS JSON[]) AS buckets FROM " + Elements("zones").sql + "))",
+    arrays=("zones",),
 )
 ATHLETE_ZONES = Mapping(
     "athlete_zones",
     ("athlete_id", "snapshot_date", "zone_type", "bucket_index"),
-    {
-        "athlete_id": "batch_athlete_id",
-        "snapshot_date": "snapshot_date",
-        "zone_type": text("type", "zone"),
-        "bucket_index": "bucket_index",
-        "min": val("min", "DOUBLE", "bucket"),
-        "max": val("max", "DOUBLE", "bucket"),
-        "seconds": val("time", "INTEGER", "bucket"),
-        "shape": "shape",
-        "custom_zones": val("custom_zones", "BOOLEAN", "zone"),
-        "synced_at": "fetched_at",
-        "raw": "received",
-    },
+    (
+        sql("athlete_id", "batch_athlete_id"),
+        sql("snapshot_date", "snapshot_date"),
+        text("zone_type", at="type", src="zone"),
+        sql("bucket_index", "bucket_index"),
+        value("min", "DOUBLE", src="bucket"),
+        value("max", "DOUBLE", src="bucket"),
+        value("seconds", "INTEGER", at="time", src="bucket"),
+        sql("shape", "shape"),
+        value("custom_zones", "BOOLEAN", src="zone"),
+        sql("synced_at", "fetched_at"),
+        kept("raw", src="received"),
+    ),
     source=ATHLETE_ZONES_SOURCE,
     update_when="athlete_zones.raw IS DISTINCT FROM excluded.raw",
 )
@@ -583,13 +542,13 @@ ATHLETE_ZONES = Mapping(
 UNRECOGNIZED = Mapping(
     "unrecognized_payloads",
     ("athlete_id", "endpoint", "object_id", "problem"),
-    {
-        "athlete_id": "batch_athlete_id",
-        "endpoint": text("endpoint"),
-        "object_id": f"coalesce({text('object_id')}, '')",
-        "problem": text("problem"),
-        "received_at": "fetched_at",
-        "raw": json_of("body"),
-    },
+    (
+        sql("athlete_id", "batch_athlete_id"),
+        text("endpoint"),
+        text("object_id", default="''"),
+        text("problem"),
+        sql("received_at", "fetched_at"),
+        kept("raw", at="body"),
+    ),
     update_when="unrecognized_payloads.raw IS DISTINCT FROM excluded.raw",
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import re
 import threading
 import time
 from pathlib import Path
@@ -14,12 +15,13 @@ import duckdb
 import pytest
 
 from fitsync.client.records import record
-from fitsync.warehouse import db, documents, load_pipeline, loads, mappings, purge, staging
-from fitsync.warehouse.expressions import FIELD_READ
+from fitsync.warehouse import db, documents, load_pipeline, loads, mappings, purge, sources, staging
 
 from ..sandbox_harness import Harness
 
 LATEST = max(v for v, _, _ in db.migration_scripts())
+# A read of a field on its own (`src->>'$.path'`: a parse of the whole document per read).
+FIELD_READ = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*->>'")
 TABLES = (
     "activities",
     "splits_metric",
@@ -101,8 +103,8 @@ def test_every_mapped_column_exists_with_its_table(warehouse: Path) -> None:
     with db.reading(warehouse) as conn:
         for mapping in (v for v in vars(mappings).values() if isinstance(v, mappings.Mapping)):
             cols = {r[0] for r in conn.execute(f"DESCRIBE {mapping.table}").fetchall()}
-            assert set(mapping.columns) <= cols, (mapping.table, set(mapping.columns) - cols)
-    # A row missing a NOT NULL column is left out rather than failing its batch: mappings.NOT_NULL is the schema's.
+            assert set(mapping.names) <= cols, (mapping.table, set(mapping.names) - cols)
+    # A row missing a NOT NULL column is left out rather than failing its batch: every one is read (constraints.py).
     with db.reading(warehouse) as conn:
         not_null = {
             t: set(cols)
@@ -218,12 +220,13 @@ def test_reading_each_document_once_gives_the_same_columns(payloads: dict[str, A
         # the reference: each array read with json_extract, each field with its own ->> (the mappings as written)
         conn.execute(
             "CREATE OR REPLACE TEMP TABLE batch AS SELECT *, TRY_CAST(raw->>'$.id' AS BIGINT) AS parent_id"
-            + "".join(
-                f", CAST(json_extract(raw, '$.{p}') AS JSON[]) AS {mappings.array_column(p)}" for p in plan.arrays
-            )
+            + "".join(f", CAST(json_extract(raw, '$.{p}') AS JSON[]) AS {sources.array_column(p)}" for p in plan.arrays)
             + " FROM batch_input"
         )
-        expected = {m.table + m.source: _rows(conn, m.columns, m.source, m.key) for m in loads.BUNDLES[bundle]}
+        expected = {
+            m.table + m.source.sql: _rows(conn, {c.name: c.plain() for c in m.columns}, m.source.sql, m.key)
+            for m in loads.BUNDLES[bundle]
+        }
         conn.execute(staging.stage_sql(plan))
         assert conn.execute(
             "SELECT count(*) FROM batch WHERE parent_id IS DISTINCT FROM TRY_CAST(raw->>'$.id' AS BIGINT) OR odd_arrays"
@@ -231,8 +234,8 @@ def test_reading_each_document_once_gives_the_same_columns(payloads: dict[str, A
         for mapping in loads.BUNDLES[bundle]:
             select = staging.select_sql(mapping, plan)
             assert not FIELD_READ.search(select.split(" FROM ", 1)[0]), mapping.table  # the columns read no field alone
-            staged = conn.execute(f"SELECT {', '.join(mapping.columns)} FROM ({select}) ORDER BY ALL").fetchall()
-            assert staged == expected[mapping.table + mapping.source], mapping.table
+            staged = conn.execute(f"SELECT {', '.join(mapping.names)} FROM ({select}) ORDER BY ALL").fetchall()
+            assert staged == expected[mapping.table + mapping.source.sql], mapping.table
             compared += len(staged)
         conn.unregister("batch_input")
     assert compared > 100
@@ -408,7 +411,7 @@ def test_a_changed_detail_gets_its_new_document_and_a_purge_removes_the_files(
 
 
 def test_odd_values_load_as_documented_and_the_document_keeps_them(warehouse: Path, payloads: dict[str, Any]) -> None:
-    """expressions.LEAVES: a field is read with the type its column casts it to in the one parse of the document."""
+    """columns.LEAVES: a field is read with the type its column casts it to in the one parse of the document."""
     detail = {**payloads["details"][0], "moving_time": 12.5, "trainer": 1, "average_watts": "high"}
     issues = record("activity", detail).issues
     with db.writing(warehouse) as conn:
