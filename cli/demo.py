@@ -15,6 +15,7 @@ import shutil
 import sys
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,7 @@ from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 from fitsync.sandbox import browser
 from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread, UvicornThread
+from fitsync.state import inbox as inbox_rows
 from fitsync.warehouse import db
 from fitsync.webhooks.receiver import DEFAULT_PREFIX, Receiver
 from fitsync.webhooks.subscriptions import masked, subscribe
@@ -104,8 +106,7 @@ def process_events(
 
 
 def inbox_size(client: FitsyncClient) -> int:
-    with client.store.reading() as conn:
-        return conn.execute("SELECT count(*) FROM webhook_inbox").fetchone()[0]
+    return inbox_rows.count(client.store)
 
 
 @click.command()
@@ -167,7 +168,6 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
     """Each numbered step ends at a safe point: a stop signal received during it ends the demo there (a sync
     step is stopped by Dagster itself)."""
     from fitsync.pipelines import instance as dagster_instance
-    from fitsync.pipelines.sync_runner import sync_athlete
 
     started = time.monotonic()
     out = Console()
@@ -187,61 +187,121 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
             f"activities at {sandbox.api_url}"
         )
         signals.checkpoint()
-        app = http.post(
-            "/sandbox/apps", json={"name": "fitsync demo", "callback_domain": "localhost"}, headers=console
-        ).json()
-        config = Config.load(
-            {},
-            home=home,
-            base_url=sandbox.api_url,
-            auth_url=sandbox.base_url,
-            client_id=app["client_id"],
-            client_secret=Secret(app["client_secret"]),
-        )
+        config = _register_app(sandbox, http, console, home)
         instance = dagster_instance.instance(home)
         with FitsyncClient(config) as client:
-            world = http.get("/sandbox/athletes", headers=console).json()
-            ids = [connect_athlete(config, client, sandbox.base_url, a["id"]) for a in world]
-            out.print(f"[bold]2.[/] Connected athletes {', '.join(map(str, ids))} through the OAuth pages")
-            signals.checkpoint()
-            for athlete_id in ids:
-                outcome = sync_athlete(config, athlete_id, instance, log_level="CRITICAL")  # its error is shown below
-                if not outcome.success:
-                    raise click.ClickException(f"the sync failed: {outcome.error}")
-                out.print(f"[bold]3.[/] Full sync of athlete {athlete_id}: {outcome.api_calls()} API calls")
-                signals.checkpoint()
+            stage = _Stage(sandbox, http, console, config, client, instance, out, signals)
+            ids = _connect_and_sync(stage)
+            changes = _webhook_round_trip(stage, ids[0])
+    _show_warehouse(out, home, changes)
+    out.print(f"\nWarehouse: {home / 'warehouse.duckdb'}  ({time.monotonic() - started:.0f} s)")
+    _print_hints(out, home)
 
-            with UvicornThread(Receiver(client).app) as receiver:
-                subscription_id = subscribe(client, receiver.base_url + DEFAULT_PREFIX)
-                subscription = client.subscription_state.current()
-                assert subscription is not None  # subscribe() stored it
-                callback = masked(subscription.callback_url)
-                out.print(f"[bold]4.[/] Webhook receiver at {callback}, subscription {subscription_id}")
-                signals.checkpoint()
 
-                first = ids[0]
-                token = client.tokens.access_token(first).reveal()
-                listing = http.get(
-                    "/api/v3/athlete/activities", params={"per_page": 3}, headers={"Authorization": f"Bearer {token}"}
-                ).json()
-                renamed, deleted = listing[0]["id"], listing[1]["id"]
-                changed_at = time.monotonic()
-                http.patch(
-                    f"/sandbox/activities/{renamed}", json={"name": "Demo: renamed by the athlete"}, headers=console
-                )
-                http.delete(f"/sandbox/activities/{deleted}", headers=console)
-                created = http.post(
-                    f"/sandbox/athletes/{first}/activities", json={"sport_type": "Run"}, headers=console
-                ).json()["id"]
-                out.print(f"[bold]5.[/] As athlete {first}: renamed {renamed}, deleted {deleted}, recorded {created}")
-                signals.checkpoint()
-                calls = process_events(config, client, instance, expected=3)
-                out.print(
-                    f"[bold]6.[/] The webhook_events sensor turned the events into a run "
-                    f"({calls} API calls); in the warehouse {time.monotonic() - changed_at:.1f} s after the change"
-                )
-                signals.checkpoint()
+@dataclass(frozen=True)
+class _Stage:
+    """What the demo's steps share: the sandbox, a browser on it with the console's key, the app's config and client,
+    the Dagster instance, the terminal and the stop signals."""
 
+    sandbox: ServerThread
+    http: httpx.Client
+    console: dict[str, str]
+    config: Config
+    client: FitsyncClient
+    instance: DagsterInstance
+    out: Console
+    signals: StopSignals
+
+
+@dataclass(frozen=True)
+class _Changes:
+    """What the demo did as an athlete, and when (the webhook round trip is timed from it)."""
+
+    renamed: int
+    deleted: int
+    created: int
+    at: float  # time.monotonic()
+
+
+def _register_app(sandbox: ServerThread, http: httpx.Client, console: dict[str, str], home: Path) -> Config:
+    """Register the demo's app at the sandbox, as a developer does at the service, and configure fitsync with it."""
+    app = http.post(
+        "/sandbox/apps", json={"name": "fitsync demo", "callback_domain": "localhost"}, headers=console
+    ).json()
+    return Config.load(
+        {},
+        home=home,
+        base_url=sandbox.api_url,
+        auth_url=sandbox.base_url,
+        client_id=app["client_id"],
+        client_secret=Secret(app["client_secret"]),
+    )
+
+
+def _connect_and_sync(stage: _Stage) -> list[int]:
+    """Steps 2 and 3: connect every athlete of the sandbox through the OAuth pages, then run each one's full sync."""
+    from fitsync.pipelines.sync_runner import sync_athlete
+
+    world = stage.http.get("/sandbox/athletes", headers=stage.console).json()
+    ids = [connect_athlete(stage.config, stage.client, stage.sandbox.base_url, a["id"]) for a in world]
+    stage.out.print(f"[bold]2.[/] Connected athletes {', '.join(map(str, ids))} through the OAuth pages")
+    stage.signals.checkpoint()
+    for athlete_id in ids:
+        outcome = sync_athlete(
+            stage.config, athlete_id, stage.instance, log_level="CRITICAL"
+        )  # its error is shown below
+        if not outcome.success:
+            raise click.ClickException(f"the sync failed: {outcome.error}")
+        stage.out.print(f"[bold]3.[/] Full sync of athlete {athlete_id}: {outcome.api_calls()} API calls")
+        stage.signals.checkpoint()
+    return ids
+
+
+def _webhook_round_trip(stage: _Stage, athlete_id: int) -> _Changes:
+    """Steps 4 to 6: subscribe a local receiver, change the athlete's activities at the sandbox, and let the
+    webhook_events sensor bring the changes to the warehouse."""
+    with UvicornThread(Receiver(stage.client).app) as receiver:
+        subscription_id = subscribe(stage.client, receiver.base_url + DEFAULT_PREFIX)
+        subscription = stage.client.subscription_state.current()
+        assert subscription is not None  # subscribe() stored it
+        callback = masked(subscription.callback_url)
+        stage.out.print(f"[bold]4.[/] Webhook receiver at {callback}, subscription {subscription_id}")
+        stage.signals.checkpoint()
+        changes = _change_activities(stage, athlete_id)
+        stage.out.print(
+            f"[bold]5.[/] As athlete {athlete_id}: renamed {changes.renamed}, deleted {changes.deleted}, "
+            f"recorded {changes.created}"
+        )
+        stage.signals.checkpoint()
+        calls = process_events(stage.config, stage.client, stage.instance, expected=3)
+        stage.out.print(
+            f"[bold]6.[/] The webhook_events sensor turned the events into a run "
+            f"({calls} API calls); in the warehouse {time.monotonic() - changes.at:.1f} s after the change"
+        )
+        stage.signals.checkpoint()
+    return changes
+
+
+def _change_activities(stage: _Stage, athlete_id: int) -> _Changes:
+    """As the athlete would at the service: rename their newest activity, delete the one before, record a new one."""
+    token = stage.client.tokens.access_token(athlete_id).reveal()
+    listing = stage.http.get(
+        "/api/v3/athlete/activities", params={"per_page": 3}, headers={"Authorization": f"Bearer {token}"}
+    ).json()
+    renamed, deleted = listing[0]["id"], listing[1]["id"]
+    changed_at = time.monotonic()
+    stage.http.patch(
+        f"/sandbox/activities/{renamed}", json={"name": "Demo: renamed by the athlete"}, headers=stage.console
+    )
+    stage.http.delete(f"/sandbox/activities/{deleted}", headers=stage.console)
+    created = stage.http.post(
+        f"/sandbox/athletes/{athlete_id}/activities", json={"sport_type": "Run"}, headers=stage.console
+    ).json()["id"]
+    return _Changes(renamed, deleted, created, changed_at)
+
+
+def _show_warehouse(out: Console, home: Path, changes: _Changes) -> None:
+    """Rows per table in the warehouse, and whether each change of the athlete's reached it."""
     with db.reading(home / "warehouse.duckdb") as conn:
         table = Table(title="In the warehouse")
         table.add_column("table")
@@ -253,14 +313,17 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
             "(SELECT count(*) FROM activities WHERE activity_id = ?), "
             "(SELECT count(*) FROM activities WHERE activity_id = ?), "
             "(SELECT count(*) FROM deleted_activities WHERE activity_id = ?)",
-            [renamed, deleted, created, deleted],
+            [changes.renamed, changes.deleted, changes.created, changes.deleted],
         ).fetchall()[0]
     out.print(table)
     out.print(
         f"Renamed: {check[0]!r} · deleted one gone: {check[1] == 0} (audited: {check[3] == 1}) · "
         f"new one present: {check[2] == 1}"
     )
-    out.print(f"\nWarehouse: {home / 'warehouse.duckdb'}  ({time.monotonic() - started:.0f} s)")
+
+
+def _print_hints(out: Console, home: Path) -> None:
+    """The commands that look at what the demo made: a query, the report, the Dagster UI."""
     out.print("Look at it (copy a line; each is one command):")
     fitsync, bin_dir = _installed_command("fitsync"), _installed_command("")
     hints = [

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from fitsync.client.config import Config, ConfigError
+from fitsync.client.config_basics import ConfigError, load_config
 from fitsync.client.runtime import FitsyncClient
+
+if TYPE_CHECKING:
+    from fitsync.client.config import Config
 
 
 def _last_runs(config: Config, athlete_ids: list[int]) -> dict[int, dict[str, Any]]:
@@ -57,7 +60,7 @@ def status(as_json: bool) -> None:
     from fitsync.pipelines.status import collect
 
     try:
-        config = Config.load()
+        config = load_config()
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
     with FitsyncClient(config) as client:
@@ -68,6 +71,14 @@ def status(as_json: bool) -> None:
     out = Console()
     if not report["athletes"]:
         out.print("No athletes connected: run `fitsync connect`.")
+    out.print(_athletes_table(report["athletes"]))
+    out.print(_budget_table(report["rate_budget"]))
+    out.print(_webhooks_line(report["webhooks"]), soft_wrap=True, markup=False)
+    out.print(_warehouse_line(report["warehouse"]), soft_wrap=True, markup=False)
+
+
+def _athletes_table(athletes: list[dict[str, Any]]) -> Table:
+    """A row per athlete: its token's status, what it knows and still has to fetch, its last listing and run."""
     table = Table(title="Athletes")
     for column in (
         "athlete",
@@ -79,7 +90,7 @@ def status(as_json: bool) -> None:
         "last run",
     ):
         table.add_column(column)
-    for a in report["athletes"]:
+    for a in athletes:
         run = a["last_run"] or {}
         table.add_row(
             f"{a['athlete_id']} {a['name']}",
@@ -90,29 +101,36 @@ def status(as_json: bool) -> None:
             a["last_listing_at"] or "never",
             _last_sync(run, a["last_nothing_new_at"]),
         )
-    out.print(table)
+    return table
+
+
+def _budget_table(windows: list[dict[str, Any]]) -> Table:
+    """A row per rate window of the app: how much of it is used and when it resets."""
     budget = Table(title="Rate budget (this app)")
     for column in ("window", "budget", "used", "limit", "resets at"):
         budget.add_column(column)
-    for line in report["rate_budget"]:
+    for line in windows:
         budget.add_row(line["window"], line["budget"], str(line["used"]), str(line["limit"]), line["resets_at"])
-    out.print(budget)
-    hooks, house = report["webhooks"], report["warehouse"]
-    out.print(
+    return budget
+
+
+def _webhooks_line(hooks: dict[str, Any]) -> str:
+    """The subscription, the last event and what waits in the inbox, on one line."""
+    return (
         f"Webhooks: subscription {hooks['subscription_id'] or 'none'} {hooks['callback'] or ''} · last event "
-        f"{hooks['last_event_at'] or 'never'} · {hooks['unprocessed']} unprocessed, {hooks['deferred']} waiting",
-        soft_wrap=True,
-        markup=False,
+        f"{hooks['last_event_at'] or 'never'} · {hooks['unprocessed']} unprocessed, {hooks['deferred']} waiting"
     )
+
+
+def _warehouse_line(house: dict[str, Any]) -> str:
+    """Where the warehouse is, its size and rows per table (or that it is not created yet), on one line."""
     rows = ", ".join(f"{t} {n:,}" for t, n in (house.get("rows") or {}).items())
-    out.print(
+    return (
         f"Warehouse: {house['path']}"
         + (
             f" · {house['bytes'] / 1e6:.1f} MB · {rows}"
             if house["exists"]
             else " (not created yet: run `fitsync sync`)"
         )
-        + (f" · {house['note']}" if house.get("note") else ""),
-        soft_wrap=True,
-        markup=False,
+        + (f" · {house['note']}" if house.get("note") else "")
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import click
@@ -11,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fitsync.cli.stop_signals import StopSignals
-from fitsync.client.config import Config, ConfigError
+from fitsync.client.config_basics import ConfigError, load_config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.pipelines import nothing_new
 from fitsync.sync import progress
@@ -19,6 +20,7 @@ from fitsync.sync import progress
 if TYPE_CHECKING:
     from dagster import DagsterInstance
 
+    from fitsync.client.config import Config
     from fitsync.pipelines.sync_runner import SyncOutcome
 
 
@@ -29,7 +31,7 @@ DAGSTER_LOG_LEVEL = "CRITICAL"
 
 def _config() -> Config:
     try:
-        return Config.load()
+        return load_config()
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
 
@@ -69,6 +71,7 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
     """
     config = _config()
     out = Console(stderr=True)
+    tally = _Tally()
     with FitsyncClient(config) as client, StopSignals() as signals:
         connected = [a.athlete_id for a in client.tokens.athletes() if a.status == "connected"]
         targets = list(athlete_ids) or connected
@@ -76,22 +79,13 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
             raise click.ClickException("no connected athletes: run `fitsync connect` first")
         priority = "interactive" if athlete_ids else None
         instance = None
-        failed, partial, left_out = [], [], []
         for index, athlete_id in enumerate(targets):
             if signals.received:
                 _stopped(out, client, signals.received, None, targets[index:])
-            if not full and athlete_id in connected:
-                found = nothing_new.check(client, athlete_id, priority=priority or "incremental", max_wait=max_wait)
-                if found.nothing_new:
-                    out.print(f"athlete {athlete_id}: nothing new ({found.calls} calls: {found.why})", soft_wrap=True)
-                    continue
-                out.print(Text(f"athlete {athlete_id}: {found.why}: syncing", style="dim"), soft_wrap=True)
+            if not full and athlete_id in connected and _nothing_new(client, out, athlete_id, priority, max_wait):
+                continue
             if instance is None:
-                from fitsync.pipelines import (
-                    instance as dagster_instance,  # Dagster loads in seconds: only when a run is needed
-                )
-
-                instance = dagster_instance.instance(config.home)
+                instance = _dagster_instance(config)
             detailed_before = _detailed(client, athlete_id)
             outcome = _run(
                 client,
@@ -106,45 +100,82 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
             )
             if signals.received:
                 _stopped(out, client, signals.received, athlete_id, targets[index + 1 :], detailed_before)
-            if outcome.skipped:
-                out.print(Text(outcome.skipped, style="yellow"), soft_wrap=True)
-                partial.append(athlete_id)
-                continue
-            if outcome.error:  # not wrapped: the command it names must stay whole for copy and paste
-                out.print(Text(outcome.error, style="red"), soft_wrap=True)
-            _report(out, outcome)
-            for line in outcome.left_out():
-                out.print(Text(line, style="yellow"), soft_wrap=True)
-            if outcome.left_out():
-                left_out.append(athlete_id)
-            if not outcome.success:
-                failed.append(athlete_id)
-            elif early := outcome.stopped_early():
-                out.print(
-                    Text(
-                        f"athlete {athlete_id}: stopped early, {early[0]}; `fitsync sync` continues where this stopped",
-                        style="yellow",
-                    ),
-                    soft_wrap=True,
-                )
-                partial.append(athlete_id)
-    if failed:
-        raise click.ClickException(f"sync failed for athlete(s) {', '.join(map(str, failed))}: see the log above")
-    click.echo(f"warehouse: {config.home / 'warehouse.duckdb'}")
-    if left_out:
-        out.print(
-            f"left out: some of what the service sent for athlete(s) {', '.join(map(str, left_out))} is not in "
-            "the warehouse (named above); it is kept as received in the views activity_summary_documents and "
-            "activity_documents and the table unrecognized_payloads"
-        )
-        raise SystemExit(LEFT_OUT)
-    if partial:
-        out.print(f"partial: athlete(s) {', '.join(map(str, partial))} not finished (see above)")
-        raise SystemExit(PARTIAL)
+            _tell(out, athlete_id, outcome, tally)
+    _finish(out, config, tally)
 
 
 PARTIAL = 3
 LEFT_OUT = 4
+
+
+@dataclass
+class _Tally:
+    """The athletes whose sync did not simply finish, by how: they decide the exit code."""
+
+    failed: list[int] = field(default_factory=list)
+    partial: list[int] = field(default_factory=list)
+    left_out: list[int] = field(default_factory=list)
+
+
+def _nothing_new(client: FitsyncClient, out: Console, athlete_id: int, priority: str | None, max_wait: float) -> bool:
+    """Whether the two-call check finds nothing new for the athlete, so no run is needed (said either way)."""
+    found = nothing_new.check(client, athlete_id, priority=priority or "incremental", max_wait=max_wait)
+    if found.nothing_new:
+        out.print(f"athlete {athlete_id}: nothing new ({found.calls} calls: {found.why})", soft_wrap=True)
+        return True
+    out.print(Text(f"athlete {athlete_id}: {found.why}: syncing", style="dim"), soft_wrap=True)
+    return False
+
+
+def _dagster_instance(config: Config) -> DagsterInstance:
+    """fitsync's Dagster instance, imported only once a run is needed: Dagster loads in seconds."""
+    from fitsync.pipelines import instance as dagster_instance
+
+    return dagster_instance.instance(config.home)
+
+
+def _tell(out: Console, athlete_id: int, outcome: SyncOutcome, tally: _Tally) -> None:
+    """Say how the athlete's run went (its error, its steps, what was left out or stopped early) and tally it."""
+    if outcome.skipped:
+        out.print(Text(outcome.skipped, style="yellow"), soft_wrap=True)
+        tally.partial.append(athlete_id)
+        return
+    if outcome.error:  # not wrapped: the command it names must stay whole for copy and paste
+        out.print(Text(outcome.error, style="red"), soft_wrap=True)
+    _report(out, outcome)
+    for line in outcome.left_out():
+        out.print(Text(line, style="yellow"), soft_wrap=True)
+    if outcome.left_out():
+        tally.left_out.append(athlete_id)
+    if not outcome.success:
+        tally.failed.append(athlete_id)
+    elif early := outcome.stopped_early():
+        out.print(
+            Text(
+                f"athlete {athlete_id}: stopped early, {early[0]}; `fitsync sync` continues where this stopped",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
+        tally.partial.append(athlete_id)
+
+
+def _finish(out: Console, config: Config, tally: _Tally) -> None:
+    """The command's end: a failure's message, else where the warehouse is, then the exit code for what was left out
+    or left for the next run."""
+    if tally.failed:
+        raise click.ClickException(f"sync failed for athlete(s) {', '.join(map(str, tally.failed))}: see the log above")
+    click.echo(f"warehouse: {config.home / 'warehouse.duckdb'}")
+    if tally.left_out:
+        out.print(
+            f"left out: some of what the service sent for athlete(s) {', '.join(map(str, tally.left_out))} is not in "
+            "the warehouse (named above); it is kept as received in the views activity_summary_documents and "
+            "activity_documents and the table unrecognized_payloads"
+        )
+        raise SystemExit(LEFT_OUT)
+    if tally.partial:
+        out.print(f"partial: athlete(s) {', '.join(map(str, tally.partial))} not finished (see above)")
+        raise SystemExit(PARTIAL)
 
 
 def _run(

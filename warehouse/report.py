@@ -11,11 +11,12 @@ import base64
 import datetime as dt
 import html
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from string import Template
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 import polyline as polyline_codec
@@ -106,22 +107,63 @@ def build_report(warehouse_path: Path | str, out_dir: Path | str, athlete_id: in
 
 
 def _gather(conn: Any, athlete_id: int) -> dict[str, Any]:
+    """Every frame the report draws or sums up, read once from the analysis views (keys named for what they hold)."""
+
     def view(name: str) -> pl.DataFrame:
         return analysis.view(conn, name, athlete_id)
 
+    name, unit = _name_and_unit(conn, athlete_id)
+    as_of_row = view("athlete_as_of").row(0, named=True)
+    as_of: dt.date = as_of_row["as_of_date"]
+    week0 = as_of - dt.timedelta(days=as_of.weekday())
+    calendar = view("activity_calendar")
+    activity_load = view("activity_load")  # every activity with its family, local date and moving time
+    pmc_all = view("pmc")
+    pmc = pmc_all.filter(pl.col("date") > as_of - dt.timedelta(days=PMC_DAYS))
+    return {
+        "athlete_id": athlete_id,
+        "name": name,
+        "week0": week0,
+        "unit": unit,
+        "as_of": as_of,
+        "as_of_row": as_of_row,
+        "calendar": calendar,
+        "recent": calendar.filter(pl.col("local_date") > as_of - dt.timedelta(days=365)),
+        "main_family": _main_family(activity_load, as_of),
+        "pmc_all": pmc_all,
+        "pmc": pmc,
+        "bands": conn.sql("SELECT band, tsb_from, tsb_to, sort_order FROM analysis_form_bands").pl(),
+        "volume": view("volume_weekly").filter(pl.col("week_start") > week0 - dt.timedelta(weeks=VOLUME_WEEKS)),
+        **_zone_frames(conn, view, week0),
+        "daily": view("daily_load"),
+        "tracks": _tracks(conn, athlete_id),
+        **_segment_frames(view),
+        "eddington": view("eddington"),
+        "curve": view("eddington_curve"),
+        "ytd": view("ytd_cumulative"),
+        "coverage": view("load_coverage_weekly"),
+        "activity_load": activity_load,
+        "loads": _loads_by_source(activity_load, cast(dt.date, pmc["date"].min()) if pmc.height else as_of),
+        "risk": view("load_risk_daily").filter(pl.col("date") > as_of - dt.timedelta(days=PMC_DAYS)),
+        "power_curve": view("power_duration_curve"),
+        "cp": view("critical_power"),
+        "best_efforts": view("running_best_efforts"),
+    }
+
+
+def _name_and_unit(conn: Any, athlete_id: int) -> tuple[str, str]:
+    """The name the report is headed with and the distance unit of the athlete's preference (miles for "feet")."""
     found = conn.execute(
         "SELECT firstname, lastname, measurement_preference FROM athletes WHERE athlete_id = ?", [athlete_id]
     ).fetchall()
-    who = found[0] if found else None
-    first, last, preference = who if who else (None, None, None)
+    first, last, preference = found[0] if found else (None, None, None)
     name = " ".join(p for p in (first, last) if p) or f"Athlete {athlete_id}"
-    as_of_row = view("athlete_as_of").row(0, named=True)
-    as_of: dt.date = as_of_row["as_of_date"]
-    calendar = view("activity_calendar")
-    unit = "mi" if preference == "feet" else "km"
+    return name, "mi" if preference == "feet" else "km"
 
-    recent = calendar.filter(pl.col("local_date") > as_of - dt.timedelta(days=365))
-    activity_load = view("activity_load")  # every activity with its family, local date and moving time
+
+def _main_family(activity_load: pl.DataFrame, as_of: dt.date) -> str:
+    """The sport family the distance figures follow: the most moving time in the last 365 days, then all time (no
+    "Other"); "All" when there is none."""
     family_time = (
         activity_load.filter(pl.col("sport_family") != "Other")
         .group_by("sport_family")
@@ -134,63 +176,22 @@ def _gather(conn: Any, athlete_id: int) -> dict[str, Any]:
         on="sport_family",
         how="left",
     )
-    main_family = (
-        recent_families.sort(["recent", "t", "sport_family"], descending=[True, True, False], nulls_last=True)[
-            "sport_family"
-        ].first()
-        if recent_families.height
-        else "All"
-    )
+    if not recent_families.height:
+        return "All"
+    ordered = recent_families.sort(["recent", "t", "sport_family"], descending=[True, True, False], nulls_last=True)
+    return cast(str, ordered["sport_family"].first())
 
-    pmc_all = view("pmc")
-    pmc = pmc_all.filter(pl.col("date") > as_of - dt.timedelta(days=PMC_DAYS))
-    week0 = as_of - dt.timedelta(days=as_of.weekday())
-    vol = view("volume_weekly").filter(pl.col("week_start") > week0 - dt.timedelta(weeks=VOLUME_WEEKS))
 
+def _zone_frames(conn: Any, view: Callable[[str], pl.DataFrame], week0: dt.date) -> dict[str, Any]:
+    """The zone charts' frames: ZONE_WEEKS of zone time of the type drawn (heart rate when there is any), power's
+    apart for a chart of its own, and the rolling polarization index of each."""
     zone_weeks = view("zone_time_weekly").filter(pl.col("week_start") > week0 - dt.timedelta(weeks=ZONE_WEEKS))
     present = set(zone_weeks["zone_type"].to_list())
     zone_type = "heartrate" if "heartrate" in present or not present else sorted(present)[0]
     seiler_all = view("seiler_weekly")
     seiler = seiler_all.filter(pl.col("zone_type") == zone_type)
     first_zone_week = week0 - dt.timedelta(weeks=ZONE_WEEKS - 1)
-
-    progression = view("segment_effort_progression")
-    events = view("segment_pr_events")
-    summary = view("segment_pr_summary")
-    top = (
-        summary.filter(pl.col("attempts") > 0)
-        .sort(["attempts", "segment_id"], descending=[True, False])
-        .head(TOP_SEGMENTS)
-    )
-
-    edd = view("eddington")
-    curve = view("eddington_curve")
-    ytd = view("ytd_cumulative")
-    coverage = view("load_coverage_weekly")
-    first_pmc_day = pmc["date"].min() if pmc.height else as_of
-    loads = (
-        activity_load.filter(pl.col("local_date") >= first_pmc_day)
-        .group_by(pl.col("local_date").alias("date"), "load_source")
-        .agg(pl.col("load").sum())
-        .sort("date", "load_source")
-    )
-    risk = view("load_risk_daily").filter(pl.col("date") > as_of - dt.timedelta(days=PMC_DAYS))
-    daily = view("daily_load")
-    tracks = _tracks(conn, athlete_id)
     return {
-        "athlete_id": athlete_id,
-        "name": name,
-        "week0": week0,
-        "unit": unit,
-        "as_of": as_of,
-        "as_of_row": as_of_row,
-        "calendar": calendar,
-        "recent": recent,
-        "main_family": main_family,
-        "pmc_all": pmc_all,
-        "pmc": pmc,
-        "bands": conn.sql("SELECT band, tsb_from, tsb_to, sort_order FROM analysis_form_bands").pl(),
-        "volume": vol,
         "zone_type": zone_type,
         "zones": zone_weeks.filter(pl.col("zone_type") == zone_type),
         "power_zones": zone_weeks.filter(pl.col("zone_type") == "power") if zone_type != "power" else None,
@@ -198,26 +199,36 @@ def _gather(conn: Any, athlete_id: int) -> dict[str, Any]:
         "power_pi": _rolling_pi(conn, seiler_all.filter(pl.col("zone_type") == "power"), first_zone_week, week0),
         "first_zone_week": first_zone_week,
         "seiler": seiler,
-        "daily": daily,
-        "tracks": tracks,
         "pi_threshold": conn.execute(
             "SELECT value FROM analysis_settings WHERE name = 'pi_polarized_above'"
         ).fetchall()[0][0],
-        "progression": progression,
-        "events": events,
+    }
+
+
+def _segment_frames(view: Callable[[str], pl.DataFrame]) -> dict[str, Any]:
+    """The segments' efforts, PR events and summary, and the TOP_SEGMENTS with the most attempts (drawn)."""
+    summary = view("segment_pr_summary")
+    top = (
+        summary.filter(pl.col("attempts") > 0)
+        .sort(["attempts", "segment_id"], descending=[True, False])
+        .head(TOP_SEGMENTS)
+    )
+    return {
+        "progression": view("segment_effort_progression"),
+        "events": view("segment_pr_events"),
         "segment_summary": summary,
         "top_segments": top["segment_id"].to_list(),
-        "eddington": edd,
-        "curve": curve,
-        "ytd": ytd,
-        "coverage": coverage,
-        "activity_load": activity_load,
-        "loads": loads,
-        "risk": risk,
-        "power_curve": view("power_duration_curve"),
-        "cp": view("critical_power"),
-        "best_efforts": view("running_best_efforts"),
     }
+
+
+def _loads_by_source(activity_load: pl.DataFrame, first_day: dt.date) -> pl.DataFrame:
+    """Each day's load per load source from first_day (the fitness chart's first day): its stacked daily bars."""
+    return (
+        activity_load.filter(pl.col("local_date") >= first_day)
+        .group_by(pl.col("local_date").alias("date"), "load_source")
+        .agg(pl.col("load").sum())
+        .sort("date", "load_source")
+    )
 
 
 def _rolling_pi(conn: Any, seiler: pl.DataFrame, first_week: dt.date, last_week: dt.date) -> pl.DataFrame:
@@ -283,31 +294,32 @@ def _tracks(conn: Any, athlete_id: int) -> pl.DataFrame:
     )
 
 
-def _figures(d: dict[str, Any]) -> dict[str, tuple[str, Any, str]]:
-    """name → (heading, chart, caption)."""
-    family, unit = d["main_family"], d["unit"]
-    edd = d["eddington"].filter((pl.col("sport_family") == family) & (pl.col("unit") == unit))
-    number = int(edd["eddington"][0]) if edd.height else 0
-    to_next = int(edd["days_to_next"][0]) if edd.height else 1
-    curve = d["curve"].filter((pl.col("sport_family") == family) & (pl.col("unit") == unit))
-    ytd = d["ytd"].filter(pl.col("sport_family") == family)
-    fits = d["cp"].filter(pl.col("season") == 0)
-    cp_all = fits.row(0, named=True) if fits.height else None
-    pmc_first = d["pmc"]["date"].min() if d["pmc"].height else d["as_of"]
-    season = d["as_of"].year
+Figures = dict[str, tuple[str, Any, str]]  # name → (heading, chart, caption), in the report's order
+
+
+def _figures(d: dict[str, Any]) -> Figures:
+    """Every chart of the report with its heading and caption; power zones only when the athlete has some."""
     figures = {
+        **_training_figures(d),
+        **_record_figures(d),
+        **_performance_figures(d),
+        **_calendar_and_route_figures(d),
+    }
+    if d["power_zones"] is not None and d["power_zones"].height:
+        figures["power_zones"] = (
+            "Weekly time in power zones",
+            _weekly_zones_chart(d, d["power_zones"], d["power_pi"], "power"),
+            "Each ride's time in its own power zones, summed per week.",
+        )
+    return figures
+
+
+def _training_figures(d: dict[str, Any]) -> Figures:
+    """What the training was: load and form, weekly time by sport, weekly time in zones."""
+    return {
         "pmc": (
             "Fitness, fatigue and form",
-            charts.pmc(
-                d["pmc"],
-                d["bands"],
-                d["loads"],
-                f" — last {PMC_DAYS} days"
-                if d["pmc"].height >= PMC_DAYS
-                else f" — since {d['pmc']['date'].min():%d %b %Y}"
-                if d["pmc"].height
-                else "",
-            ),
+            charts.pmc(d["pmc"], d["bands"], d["loads"], _pmc_title_suffix(d["pmc"])),
             "Daily training load on the TSS scale (an hour at threshold = 100), each activity from its best source: "
             "power, heart rate, running pace, the relative effort score, else an estimate from its duration and "
             "sport (the summary says how much was measured); CTL and ATL by the exponential recurrence; form "
@@ -325,19 +337,43 @@ def _figures(d: dict[str, Any]) -> dict[str, tuple[str, Any, str]]:
         ),
         "weekly_zones": (
             "Weekly time in zones",
-            charts.weekly_zones(
-                d["zones"],
-                d["pi"],
-                d["zone_type"],
-                d["pi_threshold"],
-                d["first_zone_week"],
-                d["week0"],
-                f" — last {ZONE_WEEKS} weeks",
-                PI_MIN_HOURS,
-            ),
+            _weekly_zones_chart(d, d["zones"], d["pi"], d["zone_type"]),
             "Each activity's time in its own zones (as its zones were then), summed per week; the "
             f"polarization index uses Seiler's three zones mapped from them, over {PI_WEEKS} weeks.",
         ),
+    }
+
+
+def _pmc_title_suffix(pmc: pl.DataFrame) -> str:
+    """The fitness chart's span: the last PMC_DAYS days, or since the first day with a load when that is later."""
+    if pmc.height >= PMC_DAYS:
+        return f" — last {PMC_DAYS} days"
+    return f" — since {cast(dt.date, pmc['date'].min()):%d %b %Y}" if pmc.height else ""
+
+
+def _weekly_zones_chart(d: dict[str, Any], zones: pl.DataFrame, pi: pl.DataFrame, zone_type: str) -> Any:
+    """The weekly zones chart over the report's ZONE_WEEKS (the main zone type's and power's share it)."""
+    return charts.weekly_zones(
+        zones,
+        pi,
+        zone_type,
+        d["pi_threshold"],
+        d["first_zone_week"],
+        d["week0"],
+        f" — last {ZONE_WEEKS} weeks",
+        PI_MIN_HOURS,
+    )
+
+
+def _record_figures(d: dict[str, Any]) -> Figures:
+    """Records and distance: segment PRs, and the main family's Eddington number and year to date."""
+    family, unit = d["main_family"], d["unit"]
+    edd = d["eddington"].filter((pl.col("sport_family") == family) & (pl.col("unit") == unit))
+    number = int(edd["eddington"][0]) if edd.height else 0
+    to_next = int(edd["days_to_next"][0]) if edd.height else 1
+    curve = d["curve"].filter((pl.col("sport_family") == family) & (pl.col("unit") == unit))
+    ytd = d["ytd"].filter(pl.col("sport_family") == family)
+    return {
         "segment_history": (
             "Segment history",
             charts.segment_history(d["progression"], d["events"], d["top_segments"]),
@@ -354,6 +390,15 @@ def _figures(d: dict[str, Any]) -> dict[str, tuple[str, Any, str]]:
             charts.ytd(ytd, family, unit, UNITS[unit], d["as_of"]),
             "Cumulative distance from 1 January, per year, to compare seasons at the same date.",
         ),
+    }
+
+
+def _performance_figures(d: dict[str, Any]) -> Figures:
+    """How load changes and what the athlete can do: load risk, the power-duration curve, running best efforts."""
+    fits = d["cp"].filter(pl.col("season") == 0)
+    cp_all = fits.row(0, named=True) if fits.height else None
+    pmc_first = d["pmc"]["date"].min() if d["pmc"].height else d["as_of"]
+    return {
         "load_risk": (
             "Load risk",
             charts.load_risk(d["risk"], pmc_first, d["as_of"]),
@@ -372,6 +417,13 @@ def _figures(d: dict[str, Any]) -> dict[str, tuple[str, Any, str]]:
             charts.best_efforts(d["best_efforts"], d["as_of"].year),
             "The fastest 1, 5, 10, 21 and 42 km within runs, from whole kilometre splits.",
         ),
+    }
+
+
+def _calendar_and_route_figures(d: dict[str, Any]) -> Figures:
+    """When and where: the year's training calendar, every route, this season's routes."""
+    season = d["as_of"].year
+    return {
         "calendar": (
             "Training calendar",
             charts.calendar(d["daily"], d["as_of"]),
@@ -388,22 +440,6 @@ def _figures(d: dict[str, Any]) -> dict[str, tuple[str, Any, str]]:
             f"The routes of {season}.",
         ),
     }
-    if d["power_zones"] is not None and d["power_zones"].height:
-        figures["power_zones"] = (
-            "Weekly time in power zones",
-            charts.weekly_zones(
-                d["power_zones"],
-                d["power_pi"],
-                "power",
-                d["pi_threshold"],
-                d["first_zone_week"],
-                d["week0"],
-                f" — last {ZONE_WEEKS} weeks",
-                PI_MIN_HOURS,
-            ),
-            "Each ride's time in its own power zones, summed per week.",
-        )
-    return figures
 
 
 # --- the summary --------------------------------------------------------------------------------------------
@@ -577,8 +613,30 @@ def _card(label: str, value: str, note: str = "") -> str:
     )
 
 
-def _html(d: dict[str, Any], figures: dict[str, tuple[str, Any, str]], pngs: dict[str, bytes]) -> str:
+def _html(d: dict[str, Any], figures: Figures, pngs: dict[str, bytes]) -> str:
+    """The report page: the headline cards, each chart with its caption, the PR tables, from the page template."""
     f = _facts(d)
+    sections = [_chart_section(name, heading, caption, pngs[name]) for name, (heading, _, caption) in figures.items()]
+    sections.append(_pr_tables(d, f))
+    template = Template(resources.files(__package__).joinpath("report_template.html").read_text(encoding="utf-8"))
+    return template.substitute(
+        title=html.escape(f"fitsync report — {d['name']}"),
+        heading=html.escape(d["name"]),
+        subheading=html.escape(
+            f"Training report as of {d['as_of'].isoformat()} · athlete {d['athlete_id']} · "
+            f"dates are the athlete's local dates"
+        ),
+        cards="\n".join(_cards(d, f)),
+        sections="\n".join(sections),
+        footer=html.escape(
+            f"Made by fitsync from the local warehouse on {dt.date.today().isoformat()}. "
+            "Every number here is also a SQL view in the warehouse (see docs/analysis.md)."
+        ),
+    )
+
+
+def _cards(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
+    """The headline figures at the top of the page: activities, today's form, the year, Eddington, coverage, PI."""
     unit, family = d["unit"], d["main_family"]
     cards = [_card("Activities", f"{d['calendar'].height}", f"{d['recent'].height} in the last 365 days")]
     if f["today"]:
@@ -621,33 +679,19 @@ def _html(d: dict[str, Any], figures: dict[str, tuple[str, Any, str]], pngs: dic
             else f"no PI: under {PI_MIN_HOURS:g} h of zone time, or more zone-3 than zone-1",
         )
     )
+    return cards
 
-    sections = []
-    for name, (heading, _, caption) in figures.items():
-        data = base64.b64encode(pngs[name]).decode("ascii")
-        width, height = (v // CHART_SCALE for v in struct.unpack(">II", pngs[name][16:24]))  # the PNG header
-        sections.append(
-            f'  <section id="{name}">\n'
-            f'    <figure><img alt="{html.escape(heading)}" width="{width}" height="{height}" '
-            f'src="data:image/png;base64,{data}"></figure>\n'
-            f'    <p class="caption">{html.escape(caption)}</p>\n'
-            f"  </section>"
-        )
-    sections.append(_pr_tables(d, f))
-    template = Template(resources.files(__package__).joinpath("report_template.html").read_text(encoding="utf-8"))
-    return template.substitute(
-        title=html.escape(f"fitsync report — {d['name']}"),
-        heading=html.escape(d["name"]),
-        subheading=html.escape(
-            f"Training report as of {d['as_of'].isoformat()} · athlete {d['athlete_id']} · "
-            f"dates are the athlete's local dates"
-        ),
-        cards="\n".join(cards),
-        sections="\n".join(sections),
-        footer=html.escape(
-            f"Made by fitsync from the local warehouse on {dt.date.today().isoformat()}. "
-            "Every number here is also a SQL view in the warehouse (see docs/analysis.md)."
-        ),
+
+def _chart_section(name: str, heading: str, caption: str, png: bytes) -> str:
+    """One chart's section of the page: the PNG inline at its size on the page (CHART_SCALE smaller), its caption."""
+    data = base64.b64encode(png).decode("ascii")
+    width, height = (v // CHART_SCALE for v in struct.unpack(">II", png[16:24]))  # the PNG header
+    return (
+        f'  <section id="{name}">\n'
+        f'    <figure><img alt="{html.escape(heading)}" width="{width}" height="{height}" '
+        f'src="data:image/png;base64,{data}"></figure>\n'
+        f'    <p class="caption">{html.escape(caption)}</p>\n'
+        f"  </section>"
     )
 
 

@@ -122,8 +122,17 @@ def pmc(frame: pl.DataFrame, bands: pl.DataFrame, loads: pl.DataFrame, title_suf
         return empty("Performance management chart", "No activities with a training load yet.")
     data = _local(frame, "date")
     first_day, last_day = _day_bounds(frame["date"])
-    days = (last_day - first_day).days + 1
     x = _day_axis(first_day, last_day)
+    panels = [
+        _fitness_and_fatigue_panel(data, x, title_suffix),
+        _daily_load_panel(loads, x, (last_day - first_day).days + 1),
+        _form_panel(data, bands, x),
+    ]
+    return _config(alt.vconcat(*(p for p in panels if p is not None), spacing=18).resolve_scale(color="independent"))
+
+
+def _fitness_and_fatigue_panel(data: pl.DataFrame, x: Any, title_suffix: str) -> Any:
+    """The fitness chart's top panel: CTL and ATL, one line each."""
     lines = (
         alt.Chart(data)
         .transform_fold(["ctl", "atl"], as_=["measure", "value"])
@@ -139,7 +148,7 @@ def pmc(frame: pl.DataFrame, bands: pl.DataFrame, loads: pl.DataFrame, title_suf
             ),
         )
     )
-    top = lines.properties(
+    return lines.properties(
         width=WIDTH,
         height=200,
         title=alt.TitleParams(
@@ -148,11 +157,17 @@ def pmc(frame: pl.DataFrame, bands: pl.DataFrame, loads: pl.DataFrame, title_suf
             "threshold = 100).",
         ),
     )
+
+
+def _daily_load_panel(loads: pl.DataFrame, x: Any, days: int) -> Any | None:
+    """The fitness chart's middle panel: each day's load stacked by source, best first; None when no day has one."""
     present = [k for k in LOAD_SOURCES if k in set(loads["load_source"].to_list())] if loads.height else []
+    if not present:
+        return None
     noon = loads.filter(pl.col("load_source").is_in(present)).with_columns(
         (pl.col("date").cast(pl.Datetime) + pl.duration(hours=12)).dt.strftime("%Y-%m-%dT%H:%M:%S").alias("date")
     )
-    per_day = (
+    return (
         alt.Chart(noon)  # a day's bar stands on its middle
         .transform_calculate(order="indexof(" + str(present) + ", datum.load_source)")
         .mark_bar(width=min(14.0, max(1.5, WIDTH / max(1, days) * 0.8)))
@@ -170,8 +185,12 @@ def pmc(frame: pl.DataFrame, bands: pl.DataFrame, loads: pl.DataFrame, title_suf
         )
         .properties(width=WIDTH, height=110, title=alt.TitleParams("Daily load, by where it came from", fontSize=13))
     )
-    low = min(-40.0, float(_low(frame["tsb"]) or 0) - 5)
-    high = max(35.0, float(_high(frame["tsb"]) or 0) + 5)
+
+
+def _form_panel(data: pl.DataFrame, bands: pl.DataFrame, x: Any) -> Any:
+    """The fitness chart's bottom panel: form (TSB) over the form bands, clipped to the range it spans."""
+    low = min(-40.0, float(_low(data["tsb"]) or 0) - 5)
+    high = max(35.0, float(_high(data["tsb"]) or 0) + 5)
     band_rows = bands.sort("sort_order").with_columns(
         pl.col("tsb_from").fill_null(low).clip(low, high).alias("y0"),
         pl.col("tsb_to").fill_null(high).clip(low, high).alias("y1"),
@@ -197,11 +216,9 @@ def pmc(frame: pl.DataFrame, bands: pl.DataFrame, loads: pl.DataFrame, title_suf
         .mark_line(color=TSB_COLOR, strokeWidth=1.8)
         .encode(x=x, y=alt.Y("tsb:Q", scale=alt.Scale(domain=[low, high], nice=False)))
     )
-    bottom = alt.layer(rects, tsb).properties(
+    return alt.layer(rects, tsb).properties(
         width=WIDTH, height=150, title=alt.TitleParams("Form (TSB = yesterday's CTL − ATL)", fontSize=13)
     )
-    panels = [top, per_day, bottom] if present else [top, bottom]
-    return _config(alt.vconcat(*panels, spacing=18).resolve_scale(color="independent"))
 
 
 def _labels_expr(labels: dict[str, str]) -> str:
@@ -333,6 +350,15 @@ def weekly_zones(
     kind = ZONE_TYPE_LABELS.get(zone_type, zone_type)
     if zones.is_empty():
         return empty(f"Weekly time in {kind} zones", f"No {kind} zone data in this period.")
+    x, width = _week_axis(first_week, last_week)
+    hours = _zone_hours_panel(zones, zone_type, x, width, title_suffix)
+    index = _polarization_panel(pi, pi_threshold, pi_min_hours, x)
+    return _config(alt.vconcat(hours, index, spacing=14).resolve_scale(color="independent", shape="independent"))
+
+
+def _zone_hours_panel(zones: pl.DataFrame, zone_type: str, x: Any, width: float, title_suffix: str) -> Any:
+    """The zones chart's top panel: hours per zone each week, stacked from zone 1, coloured along the zones' ramp."""
+    kind = ZONE_TYPE_LABELS.get(zone_type, zone_type)
     zone_count = int(_high(zones["zone"]) or 5)
     palette = ZONE_COLORS.get(zone_count) or ZONE_COLORS[7][:zone_count]
     labels = zone_labels(zones, zone_type)
@@ -342,7 +368,6 @@ def weekly_zones(
             pl.col("zone").map_elements(lambda z: labels[z - 1], return_dtype=pl.String).alias("zone_label"),
         )
     )
-    x, width = _week_axis(first_week, last_week)
     bars = (
         alt.Chart(_local(data, "week_start"))
         .mark_bar(width=width)
@@ -359,6 +384,19 @@ def weekly_zones(
             order=alt.Order("zone:Q", sort="ascending"),
         )
     )
+    return bars.properties(
+        width=WIDTH,
+        height=230,
+        title=alt.TitleParams(
+            f"Weekly time in {kind} zones" + title_suffix,
+            subtitle="Hours per zone each ISO week, stacked from zone 1 (bottom); the legend gives each zone's bounds.",
+        ),
+    )
+
+
+def _polarization_panel(pi: pl.DataFrame, pi_threshold: float, pi_min_hours: float, x: Any) -> Any:
+    """The zones chart's bottom panel: the 4-week polarization index with its threshold; "0 by definition" weeks in a
+    shape and colour of their own; a note instead when no 4 weeks hold enough zone time."""
     points = _weeks(pi)
     top = max(3.0, float(_high(points["polarization_index"]) or 0) + 0.2)
     pi_axis = alt.Y("polarization_index:Q", title="PI", scale=alt.Scale(domain=[0, top], nice=False))
@@ -372,7 +410,38 @@ def weekly_zones(
         .mark_line(color="#222", strokeWidth=1.4)
         .encode(x=x, y=pi_axis)
     )
-    dots = (
+    dots = _polarization_kind_dots(points, kinds, pi_axis, x)
+    rule = (
+        alt.Chart(pl.DataFrame({"polarization_index": [pi_threshold]}))
+        .mark_rule(color="#222", strokeDash=[5, 4], opacity=0.6)
+        .encode(y=pi_axis)
+    )
+    index_layers = (
+        [line, dots, rule]
+        if kinds
+        else [
+            rule,
+            alt.Chart(pl.DataFrame({"m": [f"No 4 weeks with {pi_min_hours:g} h of zone time yet."]}))
+            .mark_text(fontSize=13, color="#666")
+            .encode(text="m:N"),
+        ]
+    )
+    return alt.layer(*index_layers).properties(
+        width=WIDTH,
+        height=110,
+        title=alt.TitleParams(
+            "Polarization index (Treff et al. 2019), over the last 4 weeks",
+            fontSize=13,
+            subtitle=f"Seiler's three zones; dashed: {pi_threshold:g}, above is polarized. No point: under "
+            f"{pi_min_hours:g} h of zone time in the 4 weeks, or more zone-3 than zone-1 time.",
+        ),
+    )
+
+
+def _polarization_kind_dots(points: pl.DataFrame, kinds: list[str], pi_axis: Any, x: Any) -> Any:
+    """The polarization index's weekly points, coloured and shaped by their kind (measured, or 0 by definition),
+    with a legend naming each kind."""
+    return (
         alt.Chart(points.filter(pl.col("kind").is_not_null()))
         .mark_point(size=30, filled=True)
         .encode(
@@ -395,96 +464,13 @@ def weekly_zones(
             ),
         )
     )
-    rule = (
-        alt.Chart(pl.DataFrame({"polarization_index": [pi_threshold]}))
-        .mark_rule(color="#222", strokeDash=[5, 4], opacity=0.6)
-        .encode(y=pi_axis)
-    )
-    index_layers = (
-        [line, dots, rule]
-        if kinds
-        else [
-            rule,
-            alt.Chart(pl.DataFrame({"m": [f"No 4 weeks with {pi_min_hours:g} h of zone time yet."]}))
-            .mark_text(fontSize=13, color="#666")
-            .encode(text="m:N"),
-        ]
-    )
-    hours = bars.properties(
-        width=WIDTH,
-        height=230,
-        title=alt.TitleParams(
-            f"Weekly time in {kind} zones" + title_suffix,
-            subtitle="Hours per zone each ISO week, stacked from zone 1 (bottom); the legend gives each zone's bounds.",
-        ),
-    )
-    index = alt.layer(*index_layers).properties(
-        width=WIDTH,
-        height=110,
-        title=alt.TitleParams(
-            "Polarization index (Treff et al. 2019), over the last 4 weeks",
-            fontSize=13,
-            subtitle=f"Seiler's three zones; dashed: {pi_threshold:g}, above is polarized. No point: under "
-            f"{pi_min_hours:g} h of zone time in the 4 weeks, or more zone-3 than zone-1 time.",
-        ),
-    )
-    return _config(alt.vconcat(hours, index, spacing=14).resolve_scale(color="independent", shape="independent"))
 
 
 def segment_history(progression: pl.DataFrame, events: pl.DataFrame, segment_ids: list[int]) -> Any:
     """Per segment: every effort, the running best as a step line, PR markers."""
     if not segment_ids:
         return empty("Segment history", "No segment efforts yet.")
-    panels = []
-    for segment_id in segment_ids:
-        efforts = _local(progression.filter(pl.col("segment_id") == segment_id), "local_date")
-        prs = _local(events.filter(pl.col("segment_id") == segment_id), "local_date")
-        name = efforts["segment_name"][0] or f"segment {segment_id}"
-        low, high = _int_bounds(efforts["elapsed_time"])
-        step = _time_step(high - low)
-        bottom, top = max(0, (low - step // 2) // step * step), -(-(high + step // 2) // step) * step
-        y_scale = alt.Scale(domain=[bottom, top], nice=False)
-        first_day, last_day = _day_bounds(progression.filter(pl.col("segment_id") == segment_id)["local_date"])
-        days = (last_day - first_day).days + 1
-        x = alt.X("local_date:T", title=None, axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=5))
-        y_axis = alt.Axis(
-            labelExpr=MMSS,
-            values=list(range(bottom, top + 1, step)),
-            title="elapsed time (h:mm:ss), lower is faster" if top >= 3600 else "elapsed time (m:ss), lower is faster",
-        )
-        points = (
-            alt.Chart(efforts)
-            .mark_circle(size=36, color="#7a8ca5", opacity=0.75)
-            .encode(
-                x=x,
-                y=alt.Y("elapsed_time:Q", scale=y_scale, axis=y_axis),
-                tooltip=["local_date:T", "elapsed_time:Q", "attempt:Q"],
-            )
-        )
-        best = (
-            alt.Chart(efforts)
-            .mark_line(interpolate="step-after", color=CTL_COLOR, strokeWidth=2)
-            .encode(x=x, y=alt.Y("running_best:Q", scale=y_scale))
-        )
-        stars = (
-            alt.Chart(prs)
-            .mark_point(shape="diamond", size=110, filled=True, color=PR_COLOR, stroke="#8a5a00", strokeWidth=0.8)
-            .encode(
-                x=x,
-                y=alt.Y("elapsed_time:Q", scale=y_scale),
-                tooltip=["local_date:T", "elapsed_time:Q", alt.Tooltip("improvement_s:Q", title="seconds faster")],
-            )
-        )
-        pr = prs.tail(1)
-        subtitle = (
-            f"{_count(efforts.height, 'effort')}, {_count(prs.height - 1, 'PR')} after the first; best "
-            f"{_mmss(int(pr['elapsed_time'][0]))} on {pr['local_date'][0][:10]}"
-        )
-        panels.append(
-            alt.layer(points, best, stars).properties(
-                width=WIDTH // 2 - 40, height=190, title=alt.TitleParams(name, subtitle=subtitle, fontSize=13)
-            )
-        )
+    panels = [_segment_panel(progression, events, segment_id) for segment_id in segment_ids]
     rows = [alt.hconcat(*panels[i : i + 2], spacing=40) for i in range(0, len(panels), 2)]
     chart = alt.vconcat(*rows, spacing=20).properties(
         title=alt.TitleParams(
@@ -494,6 +480,56 @@ def segment_history(progression: pl.DataFrame, events: pl.DataFrame, segment_ids
         )
     )
     return _config(chart)
+
+
+def _segment_panel(progression: pl.DataFrame, events: pl.DataFrame, segment_id: int) -> Any:
+    """One segment's panel of the segment history: its efforts, the running best, its PRs, on a time axis of its own."""
+    efforts = _local(progression.filter(pl.col("segment_id") == segment_id), "local_date")
+    prs = _local(events.filter(pl.col("segment_id") == segment_id), "local_date")
+    name = efforts["segment_name"][0] or f"segment {segment_id}"
+    low, high = _int_bounds(efforts["elapsed_time"])
+    step = _time_step(high - low)
+    bottom, top = max(0, (low - step // 2) // step * step), -(-(high + step // 2) // step) * step
+    y_scale = alt.Scale(domain=[bottom, top], nice=False)
+    first_day, last_day = _day_bounds(progression.filter(pl.col("segment_id") == segment_id)["local_date"])
+    days = (last_day - first_day).days + 1
+    x = alt.X("local_date:T", title=None, axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=5))
+    y_axis = alt.Axis(
+        labelExpr=MMSS,
+        values=list(range(bottom, top + 1, step)),
+        title="elapsed time (h:mm:ss), lower is faster" if top >= 3600 else "elapsed time (m:ss), lower is faster",
+    )
+    points = (
+        alt.Chart(efforts)
+        .mark_circle(size=36, color="#7a8ca5", opacity=0.75)
+        .encode(
+            x=x,
+            y=alt.Y("elapsed_time:Q", scale=y_scale, axis=y_axis),
+            tooltip=["local_date:T", "elapsed_time:Q", "attempt:Q"],
+        )
+    )
+    best = (
+        alt.Chart(efforts)
+        .mark_line(interpolate="step-after", color=CTL_COLOR, strokeWidth=2)
+        .encode(x=x, y=alt.Y("running_best:Q", scale=y_scale))
+    )
+    stars = (
+        alt.Chart(prs)
+        .mark_point(shape="diamond", size=110, filled=True, color=PR_COLOR, stroke="#8a5a00", strokeWidth=0.8)
+        .encode(
+            x=x,
+            y=alt.Y("elapsed_time:Q", scale=y_scale),
+            tooltip=["local_date:T", "elapsed_time:Q", alt.Tooltip("improvement_s:Q", title="seconds faster")],
+        )
+    )
+    pr = prs.tail(1)
+    subtitle = (
+        f"{_count(efforts.height, 'effort')}, {_count(prs.height - 1, 'PR')} after the first; best "
+        f"{_mmss(int(pr['elapsed_time'][0]))} on {pr['local_date'][0][:10]}"
+    )
+    return alt.layer(points, best, stars).properties(
+        width=WIDTH // 2 - 40, height=190, title=alt.TitleParams(name, subtitle=subtitle, fontSize=13)
+    )
 
 
 def eddington(curve: pl.DataFrame, number: int, days_to_next: int, family: str, unit: str) -> Any:
@@ -611,6 +647,36 @@ def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) ->
     fit passed its gates."""
     if curve.is_empty():
         return empty("Power-duration curve", "No rides with device power yet.")
+    efforts, periods = _power_efforts(curve, season)
+    shortest, longest = _int_bounds(efforts["duration_s"])
+    ticks = [t for t in (5, 15, 60, 300, 1200, 3600, 14400, 36000) if t <= longest * 1.5]
+    x = alt.X(
+        "duration_s:Q",
+        title="duration",
+        axis=alt.Axis(values=ticks, labelExpr=DURATION_LABEL),
+        scale=alt.Scale(type="log", domain=[max(1, shortest * 0.8), max(16000, longest * 1.2)], nice=False),
+    )
+    layers = _power_period_layers(efforts, periods, x)
+    subtitle = [
+        "Dots: the best efforts, laps or rides with device power, at their real length (labelled). Steps: "
+        "the power each",
+        "proves for every shorter duration down to the next dot (a lower bound: no power streams).",
+    ]
+    if fit and fit.get("cp_watts") is not None:
+        model, said = _critical_power_model(fit, x)
+        layers.append(model)
+        subtitle.append(said)
+    elif fit:
+        subtitle.append(f"No critical power drawn: {fit['cp_note']}.")
+    chart = alt.layer(*layers).properties(
+        width=WIDTH, height=280, title=alt.TitleParams("Power-duration curve and critical power", subtitle=subtitle)
+    )
+    return _config(chart)
+
+
+def _power_efforts(curve: pl.DataFrame, season: int) -> tuple[pl.DataFrame, list[str]]:
+    """The best power at each effort length, per period ("all time", then the season when it has any), with how long
+    each lasted as text; and the periods present."""
     named = curve.with_columns(
         pl.when(pl.col("season") == 0)
         .then(pl.lit("all time"))
@@ -626,16 +692,14 @@ def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) ->
         .with_columns(pl.col("duration_s").map_elements(_mmss, return_dtype=pl.String).alias("lasted"))
         .sort("period", "duration_s")
     )
+    return efforts, periods
+
+
+def _power_period_layers(efforts: pl.DataFrame, periods: list[str], x: Any) -> list[Any]:
+    """Per period, this season's first so all time is on top: the steps, the dots, and each dot's length as a label
+    (an effort that is also the all-time one is labelled once)."""
     steps = efforts.select("period", "duration_s", "best_watts")
-    shortest, longest = _int_bounds(efforts["duration_s"])
     colors = alt.Scale(domain=periods, range=[OKABE_ITO["blue"], OKABE_ITO["orange"]][: len(periods)])
-    ticks = [t for t in (5, 15, 60, 300, 1200, 3600, 14400, 36000) if t <= longest * 1.5]
-    x = alt.X(
-        "duration_s:Q",
-        title="duration",
-        axis=alt.Axis(values=ticks, labelExpr=DURATION_LABEL),
-        scale=alt.Scale(type="log", domain=[max(1, shortest * 0.8), max(16000, longest * 1.2)], nice=False),
-    )
     y = alt.Y("best_watts:Q", title="best average power (W)", scale=alt.Scale(zero=False))
     color = alt.Color("period:N", title=None, sort=periods, scale=colors)
     tooltip = [
@@ -646,9 +710,9 @@ def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) ->
     ]
     everything = efforts.filter(pl.col("period") == periods[0]).select("duration_s", "best_watts")
     layers = []
-    for period in reversed(periods):  # this season first, all time on top
+    for period in reversed(periods):
         mine = efforts.filter(pl.col("period") == period)
-        if period != periods[0]:  # an effort that is also the all-time one is labelled once
+        if period != periods[0]:
             mine = mine.join(everything, on=["duration_s", "best_watts"], how="anti")
         layers += [
             alt.Chart(steps.filter(pl.col("period") == period))
@@ -661,31 +725,23 @@ def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) ->
             )
             .encode(x=x, y=y, text="lasted:N"),
         ]
-    subtitle = [
-        "Dots: the best efforts, laps or rides with device power, at their real length (labelled). Steps: "
-        "the power each",
-        "proves for every shorter duration down to the next dot (a lower bound: no power streams).",
-    ]
-    if fit and fit.get("cp_watts") is not None:
-        cp, w = float(fit["cp_watts"]), float(fit["w_prime_j"])
-        lo, hi = int(fit["shortest_s"]), int(fit["longest_s"])
-        model = pl.DataFrame({"duration_s": [float(lo + (hi - lo) * i / 40) for i in range(41)]}).with_columns(
-            (cp + w / pl.col("duration_s")).alias("best_watts")
-        )
-        layers.append(
-            alt.Chart(model).mark_line(color="#222", strokeDash=[5, 4], strokeWidth=1.6).encode(x=x, y="best_watts:Q")
-        )
-        subtitle.append(
-            f"Dashed: P = CP + W′/t over the {fit['points']} envelope efforts it was fitted on "
-            f"({_mmss(lo)}-{_mmss(hi)}): CP {cp:.0f} W, W′ {w / 1000:.1f} kJ (all time), "
-            f"error {fit['rmse_watts']:.0f} W."
-        )
-    elif fit:
-        subtitle.append(f"No critical power drawn: {fit['cp_note']}.")
-    chart = alt.layer(*layers).properties(
-        width=WIDTH, height=280, title=alt.TitleParams("Power-duration curve and critical power", subtitle=subtitle)
+    return layers
+
+
+def _critical_power_model(fit: dict[str, Any], x: Any) -> tuple[Any, str]:
+    """The fitted model P = CP + W′/t, dashed over the durations it was fitted on, and the subtitle line saying it."""
+    cp, w = float(fit["cp_watts"]), float(fit["w_prime_j"])
+    lo, hi = int(fit["shortest_s"]), int(fit["longest_s"])
+    model = pl.DataFrame({"duration_s": [float(lo + (hi - lo) * i / 40) for i in range(41)]}).with_columns(
+        (cp + w / pl.col("duration_s")).alias("best_watts")
     )
-    return _config(chart)
+    layer = alt.Chart(model).mark_line(color="#222", strokeDash=[5, 4], strokeWidth=1.6).encode(x=x, y="best_watts:Q")
+    said = (
+        f"Dashed: P = CP + W′/t over the {fit['points']} envelope efforts it was fitted on "
+        f"({_mmss(lo)}-{_mmss(hi)}): CP {cp:.0f} W, W′ {w / 1000:.1f} kJ (all time), "
+        f"error {fit['rmse_watts']:.0f} W."
+    )
+    return layer, said
 
 
 def best_efforts(best: pl.DataFrame, season: int) -> Any:
@@ -693,45 +749,10 @@ def best_efforts(best: pl.DataFrame, season: int) -> Any:
     its pace and date."""
     if best.is_empty():
         return empty("Running best efforts", "No runs with kilometre splits yet.")
-    data = (
-        best.with_columns(
-            pl.when(pl.col("season") == 0)
-            .then(pl.lit("all time"))
-            .otherwise(pl.col("season").cast(pl.String))
-            .alias("period"),
-            pl.col("pace_s_per_km").round(0).cast(pl.Int64).alias("pace"),
-        )
-        .filter(pl.col("season").is_in([0, season]))
-        .with_columns(
-            (
-                pl.col("pace").map_elements(_mmss, return_dtype=pl.String)
-                + pl.lit("/km\n")
-                + pl.col("best_time_s").cast(pl.Int64).map_elements(_mmss, return_dtype=pl.String)
-                + pl.lit(" · ")
-                + pl.col("local_date").cast(pl.String)
-            ).alias("text")
-        )
-    )
-    all_time = data.filter(pl.col("season") == 0).select(
-        "splits", pl.col("activity_id").alias("a0"), pl.col("best_time_s").alias("t0")
-    )
-    same = (pl.col("activity_id") == pl.col("a0")) & (pl.col("best_time_s") == pl.col("t0"))
-    data = (
-        data.join(all_time, on="splits", how="left")
-        .filter(~((pl.col("season") == season) & same.fill_null(False)))
-        .drop("a0", "t0")
-    )
+    data = _best_effort_points(best, season)
     periods = [p for p in ("all time", str(season)) if p in set(data["period"].to_list())]
     labels = best.sort("splits")["label"].unique(maintain_order=True).to_list()
-    low, high = _int_bounds(data["pace"])
-    step = _time_step(max(30, high - low))
-    bottom, top = max(0, (low - step) // step * step), -(-(high + step) // step) * step
-    y = alt.Y(
-        "pace:Q",
-        title="pace (min:ss per km), faster is higher",
-        scale=alt.Scale(domain=[top, bottom], nice=False),
-        axis=alt.Axis(labelExpr=MMSS, values=list(range(bottom, top + 1, step))),
-    )
+    y = _pace_axis(data["pace"])
     x = alt.X(
         "label:N", title="distance (consecutive whole kilometre splits)", sort=labels, axis=alt.Axis(labelAngle=0)
     )
@@ -766,6 +787,52 @@ def best_efforts(best: pl.DataFrame, season: int) -> Any:
     return _config(chart)
 
 
+def _best_effort_points(best: pl.DataFrame, season: int) -> pl.DataFrame:
+    """The all-time and this season's best efforts, each with its period, whole-second pace and label text; a season
+    best that is also the all-time one (same run, same time) is left out, so it is drawn once."""
+    data = (
+        best.with_columns(
+            pl.when(pl.col("season") == 0)
+            .then(pl.lit("all time"))
+            .otherwise(pl.col("season").cast(pl.String))
+            .alias("period"),
+            pl.col("pace_s_per_km").round(0).cast(pl.Int64).alias("pace"),
+        )
+        .filter(pl.col("season").is_in([0, season]))
+        .with_columns(
+            (
+                pl.col("pace").map_elements(_mmss, return_dtype=pl.String)
+                + pl.lit("/km\n")
+                + pl.col("best_time_s").cast(pl.Int64).map_elements(_mmss, return_dtype=pl.String)
+                + pl.lit(" · ")
+                + pl.col("local_date").cast(pl.String)
+            ).alias("text")
+        )
+    )
+    all_time = data.filter(pl.col("season") == 0).select(
+        "splits", pl.col("activity_id").alias("a0"), pl.col("best_time_s").alias("t0")
+    )
+    same = (pl.col("activity_id") == pl.col("a0")) & (pl.col("best_time_s") == pl.col("t0"))
+    return (
+        data.join(all_time, on="splits", how="left")
+        .filter(~((pl.col("season") == season) & same.fill_null(False)))
+        .drop("a0", "t0")
+    )
+
+
+def _pace_axis(pace: pl.Series) -> Any:
+    """A pace y encoding (min:ss per km) on round steps, reversed so that faster is higher."""
+    low, high = _int_bounds(pace)
+    step = _time_step(max(30, high - low))
+    bottom, top = max(0, (low - step) // step * step), -(-(high + step) // step) * step
+    return alt.Y(
+        "pace:Q",
+        title="pace (min:ss per km), faster is higher",
+        scale=alt.Scale(domain=[top, bottom], nice=False),
+        axis=alt.Axis(labelExpr=MMSS, values=list(range(bottom, top + 1, step))),
+    )
+
+
 def load_risk(risk: pl.DataFrame, first_day: dt.date, last_day: dt.date) -> Any:
     """Acute:chronic workload ratio (rolling and EWMA), only where the chronic window holds enough sessions and
     load; monotony below with its 2.0 line. Same time window as the fitness chart; a point on every day."""
@@ -773,6 +840,14 @@ def load_risk(risk: pl.DataFrame, first_day: dt.date, last_day: dt.date) -> Any:
         return empty("Load risk", "No training load yet.")
     data = _local(risk, "date")
     x = _day_axis(first_day, last_day)
+    ratio = _workload_ratio_panel(risk, data, x)
+    mono = _monotony_panel(data, x)
+    return _config(alt.vconcat(ratio, mono, spacing=14).resolve_scale(color="independent"))
+
+
+def _workload_ratio_panel(risk: pl.DataFrame, data: pl.DataFrame, x: Any) -> Any:
+    """The load risk chart's top panel: both ratios with their 1.0 and 1.5 lines, and on how many days they are shown
+    (a note instead of lines when on none)."""
     labels = ["rolling 7 d / 28 d", "EWMA 7 d / 28 d"]
     shown = data.filter(pl.col("acwr_rolling").is_not_null() | pl.col("acwr_ewma").is_not_null())
     top_value = (
@@ -812,7 +887,7 @@ def load_risk(risk: pl.DataFrame, first_day: dt.date, last_day: dt.date) -> Any:
     coverage = f"Shown on {shown_days} of {risk.height} days" + (
         f"; on {'most others' if shown_days else 'all'}: {why[0]}." if why else "."
     )
-    ratio = alt.layer(*layers).properties(
+    return alt.layer(*layers).properties(
         width=WIDTH,
         height=200,
         title=alt.TitleParams(
@@ -825,6 +900,10 @@ def load_risk(risk: pl.DataFrame, first_day: dt.date, last_day: dt.date) -> Any:
             ],
         ),
     )
+
+
+def _monotony_panel(data: pl.DataFrame, x: Any) -> Any:
+    """The load risk chart's bottom panel: Foster's monotony with its 2.0 line (a note while there is none yet)."""
     top_m = max(2.5, float(_high(data["monotony"]) or 0) + 0.2)
     my = alt.Y("monotony:Q", title="monotony", scale=alt.Scale(domain=[0, top_m], nice=False))
     mono_base = alt.Chart(data).encode(x=x, y=my)
@@ -838,14 +917,13 @@ def load_risk(risk: pl.DataFrame, first_day: dt.date, last_day: dt.date) -> Any:
             .mark_text(fontSize=13, color="#666")
             .encode(y=my, text="m:N")
         )
-    mono = alt.layer(*mono_layers).properties(
+    return alt.layer(*mono_layers).properties(
         width=WIDTH,
         height=110,
         title=alt.TitleParams(
             "Training monotony (Foster): 7-day mean ÷ standard deviation; above 2 (dashed), little variety", fontSize=13
         ),
     )
-    return _config(alt.vconcat(ratio, mono, spacing=14).resolve_scale(color="independent"))
 
 
 def calendar(daily: pl.DataFrame, last_day: dt.date, weeks: int = 53) -> Any:
