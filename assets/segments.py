@@ -10,6 +10,7 @@ from fitsync.client.records import UnexpectedShape
 from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import athlete_id, athletes_partitions
 from fitsync.resources.run import API_POOL, is_webhook_run, metered, priority
+from fitsync.state import progress as queue
 from fitsync.sync import cadence, landing, progress
 
 
@@ -35,7 +36,7 @@ def starred_segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
             return MaterializeResult(metadata=meter.metadata(skipped=True))
         with client.store.transaction() as conn:
             landing.land(conn, aid, "starred_segments", starred, {"replace_parents": [aid]})
-            conn.execute("UPDATE known_segments SET starred = 0 WHERE athlete_id = ?", (aid,))
+            queue.unstar_all(conn, aid)
             progress.note_segments(conn, aid, [s["id"] for s in starred], starred=True)
             cadence.refreshed(conn, aid, "starred_segments")
         return MaterializeResult(metadata=meter.metadata(starred=len(starred)))
@@ -75,10 +76,7 @@ def segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Materia
                 with client.store.transaction() as conn:
                     if payload:
                         landing.land(conn, aid, "segments", payload)
-                    conn.execute(
-                        "UPDATE known_segments SET needs_detail = 0 WHERE athlete_id = ? AND segment_id = ?",
-                        (aid, segment_id),
-                    )
+                    queue.segment_fetched(conn, aid, segment_id)
                 fetched += len(payload)
         except RateBudgetExhausted as stop:
             meter.budget_spent(f"rate budget spent: the rest continues next run ({stop})")
@@ -109,26 +107,18 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
         with metered(client) as meter:
             meter.notes.append(skip)
             return MaterializeResult(metadata=meter.metadata(skipped=True, efforts=0))
-    with client.store.reading() as conn:
-        starred = conn.execute(
-            "SELECT segment_id, efforts_after FROM known_segments WHERE athlete_id = ? AND starred = 1 "
-            "ORDER BY segment_id",
-            (aid,),
-        ).fetchall()
+    starred = queue.starred_segments(client.store, aid)
     efforts = 0
     with metered(client) as meter:
         try:
-            for row in starred:
-                from_local = None if row["efforts_after"] is None else _parse_local(row["efforts_after"])
-                batch = [e.raw for e in session.segment_efforts(row["segment_id"], start_local=from_local)]
-                newest = max((e.get("start_date_local") or "" for e in batch), default=row["efforts_after"])
+            for segment_id, efforts_after in starred:
+                from_local = None if efforts_after is None else _parse_local(efforts_after)
+                batch = [e.raw for e in session.segment_efforts(segment_id, start_local=from_local)]
+                newest = max((e.get("start_date_local") or "" for e in batch), default=efforts_after)
                 with client.store.transaction() as conn:
                     if batch:
                         landing.land(conn, aid, "segment_efforts", [{"segment_efforts": batch}])
-                    conn.execute(
-                        "UPDATE known_segments SET efforts_after = ? WHERE athlete_id = ? AND segment_id = ?",
-                        (newest, aid, row["segment_id"]),
-                    )
+                    queue.set_efforts_after(conn, aid, segment_id, newest)
                 efforts += len(batch)
             with client.store.transaction() as conn:
                 cadence.refreshed(conn, aid, "segment_effort_history")

@@ -18,10 +18,10 @@ from dagster import (
 from dagster_duckdb import DuckDBResource
 
 from fitsync.client.records import record
-from fitsync.client.state_store import StateStore
 from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import athlete_id, athletes_partitions
 from fitsync.resources.run import DUCKDB_POOL, FIRST, LEFT_OUT
+from fitsync.state.store import StateStore
 from fitsync.sync import landing
 from fitsync.warehouse import db, load_pipeline, loads
 from fitsync.warehouse.plausible import type_issues

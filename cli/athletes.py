@@ -9,7 +9,7 @@ import click
 import httpx
 
 from fitsync.client import oauth, scopes
-from fitsync.client.config import Config, ConfigError
+from fitsync.client.config_basics import ConfigError, load_config
 from fitsync.client.errors import FitsyncError
 from fitsync.client.runtime import FitsyncClient
 
@@ -18,7 +18,7 @@ HEADLESS_REDIRECT = "http://localhost/fitsync/callback"
 
 def open_client() -> FitsyncClient:
     try:
-        return FitsyncClient(Config.load())
+        return FitsyncClient(load_config())
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
 

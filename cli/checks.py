@@ -12,19 +12,23 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import yaml
 
-from fitsync.client.config import CONFIG_FILE, Config, ConfigError
+from fitsync.client.config_basics import CONFIG_FILE, ConfigError, load_config
 from fitsync.client.errors import FitsyncError, ReauthorizationRequired
 from fitsync.client.explain import explain
 from fitsync.client.runtime import FitsyncClient
-from fitsync.client.state_store import MIGRATIONS
+from fitsync.state import health
+from fitsync.state.migrations import MIGRATIONS
 from fitsync.warehouse import db
+
+if TYPE_CHECKING:
+    from fitsync.client.config import Config
 
 
 @dataclass(frozen=True)
@@ -35,7 +39,7 @@ class Check:
     fix: str = ""
 
 
-def run(load: Callable[[], Config] = Config.load) -> list[Check]:
+def run(load: Callable[[], Config] = load_config) -> list[Check]:
     try:
         config = load()
     except ConfigError as error:
@@ -151,13 +155,7 @@ def _state(config: Config, path: Path) -> Iterator[Check]:
         yield from _state_server(config)
         return
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            athletes = conn.execute("SELECT athlete_id, status, access_expires_at FROM athletes").fetchall()
-        finally:
-            conn.close()
+        integrity, version, athletes = astuple(health.of_file(path))
     except sqlite3.Error as error:
         yield Check("state database", False, f"{path}: {error}", DAMAGED_STATE.format(path=path))
         return
@@ -172,13 +170,11 @@ def _state(config: Config, path: Path) -> Iterator[Check]:
 
 def _state_server(config: Config) -> Iterator[Check]:
     """The state store on PostgreSQL: reachable, its schema known, its athletes' tokens refreshable."""
-    from fitsync.client.state_postgres import PostgresStateStore
+    from fitsync.state.postgres import PostgresStateStore
 
     store = PostgresStateStore(config.state_url.reveal(), migrate=False)
     try:
-        with store.reading() as conn:
-            version = conn.execute("SELECT version FROM fitsync_schema").fetchone()[0]
-            athletes = conn.execute("SELECT athlete_id, status, access_expires_at FROM athletes").fetchall()
+        _, version, athletes = astuple(health.of_server(store))
     except store.errors as error:
         yield Check(
             "state database",
@@ -318,65 +314,78 @@ def dagster_instance(home: Path, shared: bool = False) -> Iterator[Check]:
     and the server answering. Nothing to check for the default instance (SQLite files under its home); with the
     state store `shared` by hosts, a line says where that instance is, since no other host sees it."""
     path = Path(os.environ.get("DAGSTER_HOME") or home / "dagster") / "dagster.yaml"
-    only_here = (
-        f"runs and athletes' partitions in SQLite under {path.parent}, on this machine only; for several "
-        "hosts set DAGSTER_HOME to an instance on PostgreSQL (docs/deployment.md)"
-    )
     try:
-        settings = yaml.safe_load(path.read_text()) or {}
-    except FileNotFoundError:
-        if shared:
-            yield Check("dagster instance", True, only_here)
-        return
+        postgres = _dagster_postgres_storage(path)
     except yaml.YAMLError as error:
         yield Check("dagster instance", False, f"{path}: not valid YAML ({error})", "correct the file")
         return
-    postgres = (settings.get("storage") or {}).get("postgres") if isinstance(settings, dict) else None
-    if not isinstance(postgres, dict):
+    if postgres is None:
         if shared:
-            yield Check("dagster instance", True, only_here)
+            yield Check(
+                "dagster instance",
+                True,
+                f"runs and athletes' partitions in SQLite under {path.parent}, on this machine only; for several "
+                "hosts set DAGSTER_HOME to an instance on PostgreSQL (docs/deployment.md)",
+            )
         return
     if "postgres_url" not in postgres:
         return  # postgres_db fields: Dagster builds and checks that URL itself
     source = postgres["postgres_url"]
     variable = source.get("env") if isinstance(source, dict) else None
-    url = os.environ.get(variable, "") if variable else str(source)
+    yield _dagster_database(path, variable, os.environ.get(variable, "") if variable else str(source))
+
+
+def _dagster_postgres_storage(path: Path) -> dict[str, Any] | None:
+    """The `storage: postgres:` section of the instance's dagster.yaml; None without the file or that section (the
+    default instance). A file that is not YAML raises yaml.YAMLError."""
+    try:
+        settings = yaml.safe_load(path.read_text()) or {}
+    except FileNotFoundError:
+        return None
+    postgres = (settings.get("storage") or {}).get("postgres") if isinstance(settings, dict) else None
+    return postgres if isinstance(postgres, dict) else None
+
+
+def _dagster_database(path: Path, variable: str | None, url: str) -> Check:
+    """The instance's database URL (read from `variable`, or written in `path`): set, naming the psycopg2 driver, and
+    its server answering."""
     if not url:
-        yield Check(
+        return Check(
             "dagster instance",
             False,
             f"{path} reads its database URL from {variable}, which is not set",
             f"set {variable}={DAGSTER_URL_SCHEME}://user:password@host:5432/dagster for every Dagster "
             "process (webserver, daemon, code server) and for fitsync",
         )
-        return
-    from fitsync.client.state_postgres import describe_url
+    from fitsync.state.postgres import describe_url
 
     shown = describe_url(url)
     scheme = url.split("://", 1)[0]
     if scheme != DAGSTER_URL_SCHEME:
-        yield Check(
+        return Check(
             "dagster instance",
             False,
             f"{shown}: dagster-postgres needs the psycopg2 driver; under "
             f'SQLAlchemy 2.1 "{scheme}://" selects another, and creating a run fails',
             f"write the URL as {DAGSTER_URL_SCHEME}://… (in {variable or path})",
         )
-        return
+    return _dagster_server(url, shown, variable or path)
+
+
+def _dagster_server(url: str, shown: str, source: str | Path) -> Check:
+    """Whether the instance's PostgreSQL server answers (asked with psycopg, fitsync's driver, over the same address)."""
     try:
         import psycopg
 
         with psycopg.connect("postgresql://" + url.split("://", 1)[1], connect_timeout=5) as conn:
             conn.execute("SELECT 1")
     except ImportError:
-        yield Check("dagster instance", False, f"{shown}: psycopg is not installed", "pip install 'fitsync[postgres]'")
-        return
+        return Check("dagster instance", False, f"{shown}: psycopg is not installed", "pip install 'fitsync[postgres]'")
     except psycopg.Error as error:
-        yield Check(
+        return Check(
             "dagster instance",
             False,
             f"{shown}: {type(error).__name__}",
-            f"check {variable or path} and that the server is up",
+            f"check {source} and that the server is up",
         )
-        return
-    yield Check("dagster instance", True, f"{shown} answers (Dagster's runs, schedules and sensors)")
+    return Check("dagster instance", True, f"{shown} answers (Dagster's runs, schedules and sensors)")

@@ -14,7 +14,7 @@ from typing import Any
 import click
 import httpx
 
-from fitsync.client.config import ConfigError
+from fitsync.client.config_basics import ConfigError
 from fitsync.client.errors import FitsyncError
 from fitsync.client.explain import debugging, explain, is_state_server_error
 

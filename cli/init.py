@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from fitsync.client.config import REAL_AUTH_URL, REAL_BASE_URL, Config, ConfigError
+from fitsync.client.config_basics import REAL_AUTH_URL, REAL_BASE_URL, ConfigError, load_config
 from fitsync.client.config_file import write
 
 
@@ -50,7 +50,7 @@ def init(client_id: int | None, client_secret: str | None, base_url: str, auth_u
         values["auth_url"] = auth_url.rstrip("/")
     kept = write(home, values)
     try:
-        Config.load(env={}, home=home)  # what was written reads back
+        load_config(env={}, home=home)  # what was written reads back
     except ConfigError as error:
         raise click.ClickException(f"the written file does not load: {error}") from None
     if kept:

@@ -18,7 +18,7 @@ from typing import IO, TYPE_CHECKING
 import click
 from rich.console import Console
 
-from fitsync.client.config import Config, ConfigError
+from fitsync.client.config_basics import ConfigError, load_config
 
 from . import result_table, sql_prompt
 
@@ -33,7 +33,7 @@ COUNT_CHUNK = 10_000
 
 def _warehouse() -> Path:
     try:
-        path = Config.load().home / "warehouse.duckdb"
+        path = load_config().home / "warehouse.duckdb"
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
     if not path.exists():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from fitsync.client.config import Config, ConfigError
+from fitsync.client.config_basics import ConfigError, load_config
 
 
 @click.command()
@@ -31,7 +31,7 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
     from fitsync.warehouse import report as reports  # charting libraries load in a second: only when needed
 
     try:
-        home = Config.load().home
+        home = load_config().home
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
     warehouse = home / "warehouse.duckdb"

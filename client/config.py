@@ -1,77 +1,256 @@
-"""fitsync's configuration: defaults < `FITSYNC_HOME/config.toml` < `FITSYNC_*` environment variables."""
+"""fitsync's settings, declared once: defaults < `FITSYNC_HOME/config.toml` < `FITSYNC_*` environment variables <
+keyword arguments. Each field's description is its documentation: docs/configuration.md and the commented
+config.toml that `fitsync init` writes are generated from it (`config_file.py`)."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from pydantic import AfterValidator, Field, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from .config_basics import CONFIG_FILE, REAL_AUTH_URL, REAL_BASE_URL, ConfigError
 from .secret import Secret
 
-REAL_BASE_URL = "https://www.strava.com/api/v3"
-REAL_AUTH_URL = "https://www.strava.com"
-CONFIG_FILE = "config.toml"
+__all__ = ["CONFIG_FILE", "REAL_AUTH_URL", "REAL_BASE_URL", "Config", "ConfigError"]
+
 log = logging.getLogger(__name__)
+PREFIX = "FITSYNC_"
 
 
-@dataclass(frozen=True)
-class Config:
-    base_url: str = REAL_BASE_URL
-    auth_url: str = REAL_AUTH_URL
-    client_id: int | None = None
-    client_secret: Secret = field(default_factory=lambda: Secret(""))
-    home: Path = field(default_factory=lambda: Path.home() / ".fitsync")
-    secret_key: Secret = field(default_factory=lambda: Secret(""))
-    # The key before secret_key, only while the stored tokens are re-encrypted with the new one (a rotation).
-    secret_key_previous: Secret = field(default_factory=lambda: Secret(""))
-    deauthorize_path: str = "/oauth/deauthorize"
-    timeout: float = 30.0
-    # Rate windows of the service (natural boundaries); shortened only for tests against the sandbox.
-    short_window: int = 900
-    long_window: int = 86400
-    boundary_guard: float = 1.0
-    # Share of each 15-minute window that bulk work (backfills) leaves for interactive and webhook work.
-    bulk_reserve: float = 0.1
-    # Share of each 15-minute read window that webhook re-pulls may take (events are unsigned hints).
-    webhook_share: float = 0.25
-    refresh_margin: int = 600
-    max_retries: int = 5
-    # Bounds on one answer: its size once decoded (the largest real detail is a few MB) and the time to read it
-    # whole (a server dripping a byte at a time never trips the per-read timeout).
-    max_response_bytes: int = 64 * 1024 * 1024
-    response_deadline: float = 120.0
-    # Hours between re-fetches of what changes slowly (stats, athlete zones, starred segments, effort histories).
-    slow_refresh_hours: float = 20.0
-    # The state store: empty for the SQLite file in the home; postgresql://… for one database several hosts share.
-    state_url: Secret = field(default_factory=lambda: Secret(""))
-    # Seconds a caller keeps trying to reach a PostgreSQL state store that does not answer (a restart, a failover).
-    state_retry_seconds: float = 30.0
-    # When the nightly sync starts (cron, in nightly_timezone): after the service's daily limit resets at 00:00 UTC.
-    nightly_schedule: str = "30 3 * * *"
-    nightly_timezone: str = "UTC"
+def _time_zone(name: str) -> str:
+    try:
+        return ZoneInfo(name).key
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError("it should be an IANA time zone name such as Europe/Berlin") from None
 
-    @property
-    def state_path(self) -> Path:
-        return self.home / "state.db"
+
+Url = Annotated[str, AfterValidator(lambda v: v.rstrip("/"))]
+Cron = Annotated[str, AfterValidator(lambda v: " ".join(v.split()))]
+TimeZone = Annotated[str, AfterValidator(_time_zone)]
+# absolute: the Dagster instance under it needs an absolute path, and a run's process may start elsewhere
+Home = Annotated[Path, AfterValidator(lambda p: p.expanduser().absolute())]
+
+
+class Config(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=PREFIX, frozen=True, extra="forbid")
+    # A setting's variable is FITSYNC_ + its name in capitals, or its json_schema_extra "variable" (older names).
+    # Not a setting of the file: FITSYNC_HOME says where the file is.
+    ENVIRONMENT_ONLY: ClassVar[frozenset[str]] = frozenset({"home"})
+
+    base_url: Url = Field(
+        REAL_BASE_URL,
+        description="The API root. The real service's is the default (moving to https://api-v3.strava.com during "
+        "2027); the sandbox's is http://127.0.0.1:PORT/api/v3.",
+    )
+    auth_url: Url = Field(
+        REAL_AUTH_URL,
+        description="The site that serves the authorization pages, without /oauth: fitsync adds /oauth/authorize, "
+        "/oauth/token and deauthorize_path.",
+    )
+    client_id: int | None = Field(
+        None, gt=0, description="Your application's id at the service (its API settings page)."
+    )
+    client_secret: Secret = Field(
+        default_factory=Secret.empty,
+        description="Your application's secret. Keep this file mode 600, or set FITSYNC_CLIENT_SECRET instead.",
+    )
+    home: Home = Field(
+        default_factory=lambda: Path.home() / ".fitsync",
+        description="Where fitsync keeps its state, the token key file, the warehouse and config.toml.",
+    )
+    secret_key: Secret = Field(
+        default_factory=Secret.empty,
+        description="Passphrase that encrypts the stored tokens (the key is derived with scrypt and a random salt "
+        "kept in the state store). Every host sharing a state store needs the same one. Empty: a key file is "
+        "created in the home (mode 600).",
+    )
+    secret_key_previous: Secret = Field(
+        default_factory=Secret.empty,
+        description="Only to change secret_key: the passphrase before (or the contents of the key file before), "
+        "whole, as one value. The first fitsync process that opens the state store re-encrypts every stored token "
+        "with secret_key; then remove this setting.",
+    )
+    deauthorize_path: str = Field(
+        "/oauth/deauthorize",
+        description="Where a token is revoked: set /oauth/revoke once the service retires the old address.",
+    )
+    timeout: float = Field(30.0, gt=0, description="Seconds to wait for each read from the service before retrying.")
+    short_window: int = Field(
+        900,
+        gt=0,
+        description="Length in seconds of the service's short rate window. Change only for a sandbox started "
+        "with a shorter one.",
+        json_schema_extra={"variable": "FITSYNC_RATE_SHORT_WINDOW"},
+    )
+    long_window: int = Field(
+        86400,
+        gt=0,
+        description="Length in seconds of the service's daily rate window (sandbox testing only).",
+        json_schema_extra={"variable": "FITSYNC_RATE_LONG_WINDOW"},
+    )
+    boundary_guard: float = Field(
+        1.0,
+        ge=0,
+        description="Seconds around a window boundary when no request is sent: the service may count it in "
+        "either window.",
+        json_schema_extra={"variable": "FITSYNC_RATE_BOUNDARY_GUARD"},
+    )
+    bulk_reserve: float = Field(
+        0.1,
+        ge=0,
+        le=1,
+        description="Share of each 15-minute window that backfills leave for webhook refreshes and interactive "
+        "commands.",
+    )
+    webhook_share: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description="Share of each 15-minute read window that webhook-triggered re-pulls may take (events are "
+        "unsigned hints); the rest waits for the nightly sync.",
+    )
+    refresh_margin: int = Field(600, ge=0, description="Seconds before an access token expires when it is refreshed.")
+    max_retries: int = Field(
+        5,
+        ge=1,
+        description="Attempts for an answer that failed for a passing reason (5xx, network, 429 with a short wait).",
+    )
+    # The largest real detail is a few MB; a server dripping a byte at a time never trips the per-read timeout.
+    max_response_bytes: int = Field(
+        64 * 1024 * 1024, gt=0, description="Largest answer accepted, once decoded; a larger one fails that request."
+    )
+    response_deadline: float = Field(
+        120.0, gt=0, description="Seconds within which a whole answer must arrive, however slowly it drips."
+    )
+    slow_refresh_hours: float = Field(
+        20.0,
+        ge=0,
+        description="Hours between re-fetches of stats, heart-rate and power zones, starred segments and their "
+        "effort histories; a sync in between reads the profile and the activity listing only. The nightly sync "
+        "(24 h apart) and `fitsync sync --full` always refresh them; 0: every sync.",
+    )
+    state_url: Secret = Field(
+        default_factory=Secret.empty,
+        description="Where fitsync keeps tokens, the rate ledger, cursors and the webhook inbox. Empty: state.db in "
+        "the home (SQLite, one machine). postgresql://user:password@host/db: one database that every host running "
+        "fitsync shares (its password is a secret: prefer FITSYNC_STATE_URL).",
+    )
+    state_retry_seconds: float = Field(
+        30.0,
+        ge=0,
+        description="Seconds fitsync keeps trying a PostgreSQL state store that does not answer (a restart, a "
+        "failover) before a command or step fails, saying so once it has waited a moment.",
+    )
+    nightly_schedule: Cron = Field(
+        "30 3 * * *",
+        description="When Dagster's nightly sync of every athlete starts, as a cron expression (minute hour day "
+        "month weekday) in nightly_timezone. The service's daily limit resets at 00:00 UTC: a start soon after it "
+        "has the whole day's budget. Read when the code location loads.",
+    )
+    nightly_timezone: TimeZone = Field(
+        "UTC",
+        description="Time zone of nightly_schedule (an IANA name such as Europe/Berlin); Sunday's run, in this "
+        "zone, is the weekly full reconciliation.",
+    )
+
+    def __init__(self, **values: Any) -> None:
+        """The settings from every source, or ConfigError naming each bad value's setting and where it came from."""
+        reading = _READING.get() or _Reading(os.environ)
+        token = _READING.set(reading)
+        reading.origins.update(dict.fromkeys(values, reading.arguments))
+        try:
+            super().__init__(**values)
+        except ValidationError as error:
+            raise ConfigError("; ".join(reading.explain(e) for e in error.errors())) from None
+        finally:
+            _READING.reset(token)
+
+    @classmethod
+    def load(
+        cls, env: Mapping[str, str] | None = None, *, origin: str = "keyword arguments", **overrides: Any
+    ) -> Config:
+        """The settings as a process with environment `env` (default: this one's) sees them; `overrides` win over
+        everything, including where the home (and so config.toml) is. `origin` names them in an error."""
+        token = _READING.set(_Reading(os.environ if env is None else env, arguments=origin))
+        try:
+            return cls(**overrides)
+        finally:
+            _READING.reset(token)
+
+    def replace(self, **changes: Any) -> Config:
+        """This Config with `changes`, validated; no source is read again."""
+        token = _READING.set(_Reading({}, sources=False))
+        try:
+            return type(self)(**{**dict(self), **changes})
+        finally:
+            _READING.reset(token)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Keyword arguments, then FITSYNC_* variables, then the home's config.toml (no .env, no secrets dir)."""
+        reading = _READING.get() or _Reading(os.environ)
+        if not reading.sources:
+            return (init_settings,)
+        given = getattr(init_settings, "init_kwargs", {}).get("home") or reading.environment.get(cls.variable("home"))
+        home = Path(given or Path.home() / ".fitsync").expanduser().absolute()
+        return init_settings, _Environment(settings_cls, reading), _File(settings_cls, reading, home / CONFIG_FILE)
+
+    @classmethod
+    def settings(cls) -> dict[str, FieldInfo]:
+        """The settings config.toml may hold, in order, each with its description."""
+        return {name: info for name, info in cls.model_fields.items() if name not in cls.ENVIRONMENT_ONLY}
+
+    @classmethod
+    def variable(cls, name: str) -> str:
+        """The environment variable of setting `name`."""
+        extra = cls.model_fields[name].json_schema_extra
+        named = extra.get("variable") if isinstance(extra, dict) else None
+        return str(named or PREFIX + name.upper())
+
+    @classmethod
+    def default(cls, name: str) -> Any:
+        return cls.model_fields[name].get_default(call_default_factory=True)
 
     def environment(self) -> dict[str, str]:
         """FITSYNC_* variables under which another fitsync process loads this same Config. Secrets go only when set,
         revealed (never as "Secret('***')"): the variables are how a child process is given them."""
-        env = {"FITSYNC_HOME": str(self.home)}
-        for name, (env_name, _) in FIELDS.items():
+        env = {self.variable("home"): str(self.home)}
+        for name, text in self.as_text().items():
+            env[self.variable(name)] = text
+        return env
+
+    def as_text(self, secrets: bool = True) -> dict[str, str]:
+        """Each set setting as its variable would spell it (secrets revealed, unless `secrets` is False)."""
+        out = {}
+        for name in self.settings():
             value = getattr(self, name)
             if isinstance(value, Secret):
-                if value:
-                    env[env_name] = value.reveal()
+                if value and secrets:
+                    out[name] = value.reveal()
             elif value is not None:
-                env[env_name] = str(value)
-        return env
+                out[name] = str(value)
+        return out
+
+    @property
+    def state_path(self) -> Path:
+        return self.home / "state.db"
 
     @property
     def token_url(self) -> str:
@@ -85,31 +264,82 @@ class Config:
             )
         return self.client_id, self.client_secret.reveal()
 
-    def replace(self, **changes: Any) -> Config:
-        return dataclasses.replace(self, **changes)
 
-    @classmethod
-    def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Config:
-        env = os.environ if env is None else env
-        # overrides win over the environment here too: the config file is read from the home that is used
-        # absolute: the Dagster instance under it needs an absolute path, and a run's process may start elsewhere
-        home = (
-            Path(overrides.get("home") or env.get("FITSYNC_HOME") or Path.home() / ".fitsync").expanduser().absolute()
-        )
-        values: dict[str, Any] = {"home": home}
-        file = home / CONFIG_FILE
-        if file.exists():
-            _warn_if_readable(file)
-            with file.open("rb") as fh:
-                for name, raw in tomllib.load(fh).items():
-                    if name not in FIELDS:
-                        raise ConfigError(f"{file}: unknown setting {name!r}")
-                    values[name] = parse_field(name, raw, str(file))
-        for name, (env_name, _) in FIELDS.items():
-            if env.get(env_name) not in (None, ""):
-                values[name] = parse_field(name, env[env_name], env_name)
-        values.update(overrides, home=home)
-        return cls(**values)
+@dataclass
+class _Reading:
+    """One construction of a Config: the environment it reads, and where each value came from (for errors)."""
+
+    environment: Mapping[str, str]
+    arguments: str = "keyword arguments"
+    sources: bool = True  # False: keyword arguments only (Config.replace)
+    origins: dict[str, str] = field(default_factory=dict)
+
+    def found(self, values: dict[str, Any], origin: str | None = None) -> dict[str, Any]:
+        """`values` of one source (`origin`: a file; None: each value's variable), noted as where they came from."""
+        for name in values:
+            # sources are read highest first: the first to give a value is the one that counts
+            self.origins.setdefault(name, origin or Config.variable(name))
+        return values
+
+    def explain(self, error: Mapping[str, Any]) -> str:
+        name = str(error["loc"][0]) if error["loc"] else "?"
+        origin = self.origins.get(name, "default")
+        if error["type"] == "extra_forbidden":
+            return f"{origin}: unknown setting {name!r}"
+        secret = getattr(Config.model_fields.get(name), "annotation", None) is Secret
+        shown = "***" if secret else repr(error["input"])  # a secret's value is never shown
+        allowed = str(error["msg"]).removeprefix("Value error, ").replace("Input should", "it should", 1)
+        return f"{origin}: {name} has an invalid value {shown}: {allowed}"
+
+
+_READING: ContextVar[_Reading | None] = ContextVar("fitsync_config_reading", default=None)
+
+
+class _Environment(PydanticBaseSettingsSource):
+    """FITSYNC_* variables of the environment being read; an empty one counts as unset."""
+
+    def __init__(self, settings_cls: type[BaseSettings], reading: _Reading) -> None:
+        super().__init__(settings_cls)
+        self.reading = reading
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        raise NotImplementedError  # __call__ reads every variable at once
+
+    def __call__(self) -> dict[str, Any]:
+        env = self.reading.environment
+        return self.reading.found({name: env[v] for name in Config.model_fields if env.get(v := Config.variable(name))})
+
+
+class _File(PydanticBaseSettingsSource):
+    """The home's config.toml, when there is one; a key that is no setting is an error naming the file."""
+
+    def __init__(self, settings_cls: type[BaseSettings], reading: _Reading, path: Path) -> None:
+        super().__init__(settings_cls)
+        self.reading = reading
+        self.path = path
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        raise NotImplementedError  # __call__ reads the whole file
+
+    def __call__(self) -> dict[str, Any]:
+        if not self.path.exists():
+            return {}
+        _warn_if_readable(self.path)
+        try:
+            with self.path.open("rb") as fh:
+                values = tomllib.load(fh)
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"{self.path}: not valid TOML ({error})") from None
+        for name in values:
+            if name not in Config.settings():
+                raise ConfigError(f"{self.path}: unknown setting {name!r}")
+        return self.reading.found(values, str(self.path))
+
+
+def documented() -> Iterator[tuple[str, str, Any, str]]:
+    """(setting, variable, default, description) of every setting, in order: what the docs and `fitsync init` show."""
+    for name, info in Config.settings().items():
+        yield name, Config.variable(name), Config.default(name), info.description or ""
 
 
 _WARNED: set[Path] = set()
@@ -123,94 +353,3 @@ def _warn_if_readable(file: Path) -> None:
     log.warning(
         "%s can be read by other users of this machine and may hold the client secret: run `chmod 600 %s`", file, file
     )
-
-
-class ConfigError(Exception):
-    pass
-
-
-def _secret(raw: Any) -> Secret:
-    return raw if isinstance(raw, Secret) else Secret(str(raw))
-
-
-FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "base_url": ("FITSYNC_BASE_URL", lambda v: str(v).rstrip("/")),
-    "auth_url": ("FITSYNC_AUTH_URL", lambda v: str(v).rstrip("/")),
-    "client_id": ("FITSYNC_CLIENT_ID", int),
-    "client_secret": ("FITSYNC_CLIENT_SECRET", _secret),
-    "secret_key": ("FITSYNC_SECRET_KEY", _secret),
-    "secret_key_previous": ("FITSYNC_SECRET_KEY_PREVIOUS", _secret),
-    "deauthorize_path": ("FITSYNC_DEAUTHORIZE_PATH", str),
-    "timeout": ("FITSYNC_TIMEOUT", float),
-    "short_window": ("FITSYNC_RATE_SHORT_WINDOW", int),
-    "long_window": ("FITSYNC_RATE_LONG_WINDOW", int),
-    "boundary_guard": ("FITSYNC_RATE_BOUNDARY_GUARD", float),
-    "bulk_reserve": ("FITSYNC_BULK_RESERVE", float),
-    "webhook_share": ("FITSYNC_WEBHOOK_SHARE", float),
-    "refresh_margin": ("FITSYNC_REFRESH_MARGIN", int),
-    "max_retries": ("FITSYNC_MAX_RETRIES", int),
-    "max_response_bytes": ("FITSYNC_MAX_RESPONSE_BYTES", int),
-    "response_deadline": ("FITSYNC_RESPONSE_DEADLINE", float),
-    "slow_refresh_hours": ("FITSYNC_SLOW_REFRESH_HOURS", float),
-    "state_url": ("FITSYNC_STATE_URL", _secret),
-    "state_retry_seconds": ("FITSYNC_STATE_RETRY_SECONDS", float),
-    "nightly_schedule": ("FITSYNC_NIGHTLY_SCHEDULE", lambda v: " ".join(str(v).split())),
-    "nightly_timezone": ("FITSYNC_NIGHTLY_TIMEZONE", lambda v: ZoneInfo(str(v)).key),
-}
-
-
-# What each setting is for: rendered into the commented config.toml `fitsync init` writes and into
-# docs/configuration.md (a test keeps both in step with this table).
-FIELD_DOCS: dict[str, str] = {
-    "base_url": "The API root. The real service's is the default (moving to https://api-v3.strava.com during "
-    "2027); the sandbox's is http://127.0.0.1:PORT/api/v3.",
-    "auth_url": "The site that serves the authorization pages, without /oauth: fitsync adds /oauth/authorize, "
-    "/oauth/token and deauthorize_path.",
-    "client_id": "Your application's id at the service (its API settings page).",
-    "client_secret": "Your application's secret. Keep this file mode 600, or set FITSYNC_CLIENT_SECRET instead.",
-    "secret_key": "Passphrase that encrypts the stored tokens (the key is derived with scrypt and a random salt kept "
-    "in the state store). Every host sharing a state store needs the same one. Empty: a key file is "
-    "created in the home (mode 600).",
-    "secret_key_previous": "Only to change secret_key: the passphrase before (or the contents of the key file "
-    "before), whole, as one value. The first fitsync process that opens the state store "
-    "re-encrypts every stored token with secret_key; then remove this setting.",
-    "deauthorize_path": "Where a token is revoked: set /oauth/revoke once the service retires the old address.",
-    "timeout": "Seconds to wait for each read from the service before retrying.",
-    "short_window": "Length in seconds of the service's short rate window. Change only for a sandbox started "
-    "with a shorter one.",
-    "long_window": "Length in seconds of the service's daily rate window (sandbox testing only).",
-    "boundary_guard": "Seconds around a window boundary when no request is sent: the service may count it in "
-    "either window.",
-    "bulk_reserve": "Share of each 15-minute window that backfills leave for webhook refreshes and interactive "
-    "commands.",
-    "webhook_share": "Share of each 15-minute read window that webhook-triggered re-pulls may take (events are "
-    "unsigned hints); the rest waits for the nightly sync.",
-    "refresh_margin": "Seconds before an access token expires when it is refreshed.",
-    "max_retries": "Attempts for an answer that failed for a passing reason (5xx, network, 429 with a short wait).",
-    "max_response_bytes": "Largest answer accepted, once decoded; a larger one fails that request.",
-    "response_deadline": "Seconds within which a whole answer must arrive, however slowly it drips.",
-    "slow_refresh_hours": "Hours between re-fetches of stats, heart-rate and power zones, starred segments and their "
-    "effort histories; a sync in between reads the profile and the activity listing only. "
-    "The nightly sync (24 h apart) and `fitsync sync --full` always refresh them; 0: every "
-    "sync.",
-    "state_url": "Where fitsync keeps tokens, the rate ledger, cursors and the webhook inbox. Empty: state.db in the "
-    "home (SQLite, one machine). postgresql://user:password@host/db: one database that every host "
-    "running fitsync shares (its password is a secret: prefer FITSYNC_STATE_URL).",
-    "state_retry_seconds": "Seconds fitsync keeps trying a PostgreSQL state store that does not answer (a restart, a "
-    "failover) before a command or step fails, saying so once it has waited a moment.",
-    "nightly_schedule": "When Dagster's nightly sync of every athlete starts, as a cron expression (minute hour day "
-    "month weekday) in nightly_timezone. The service's daily limit resets at 00:00 UTC: a start "
-    "soon after it has the whole day's budget. Read when the code location loads.",
-    "nightly_timezone": "Time zone of nightly_schedule (an IANA name such as Europe/Berlin); Sunday's run, in this "
-    "zone, is the weekly full reconciliation.",
-}
-
-
-def parse_field(name: str, raw: Any, source: str) -> Any:
-    if name not in FIELDS:
-        raise ConfigError(f"{source}: unknown setting {name!r}")
-    try:
-        return FIELDS[name][1](raw)
-    except (TypeError, ValueError, ZoneInfoNotFoundError):
-        shown = "***" if FIELDS[name][1] is _secret else repr(raw)
-        raise ConfigError(f"{source}: {name} has an invalid value {shown}") from None

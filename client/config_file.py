@@ -1,5 +1,6 @@
 """The commented `config.toml` that `fitsync init` writes, and the settings reference in docs/, both from the one
-table of settings in `config.py`: a setting added there is documented in both places."""
+settings model in `config.py` (each field's description and constraints): a setting added there is documented in
+both places."""
 
 from __future__ import annotations
 
@@ -7,20 +8,25 @@ import json
 import os
 import textwrap
 import time
-from dataclasses import MISSING
 from pathlib import Path
 from typing import Any
 
-from .config import CONFIG_FILE, FIELD_DOCS, FIELDS, Config
+from .config_basics import CONFIG_FILE
 from .secret import Secret
 
+# How the reference names a setting's kind of value, and its bounds (pydantic's constraints).
+KINDS = {int: "whole number", float: "number", str: "text", Secret: "text, secret"}
+BOUNDS = {"gt": "> {}", "ge": "≥ {}", "lt": "< {}", "le": "≤ {}"}
 
-def default(name: str) -> Any:
-    spec = Config.__dataclass_fields__[name]
-    if spec.default is not MISSING:
-        return spec.default
-    assert spec.default_factory is not MISSING  # every setting has a default
-    return spec.default_factory()
+
+def allowed(annotation: Any, metadata: list[Any]) -> str:
+    """'number > 0' for a float field with gt=0."""
+    kind = next(
+        (text for kind, text in KINDS.items() if kind == annotation or kind in getattr(annotation, "__args__", ())),
+        "text",
+    )
+    bounds = [form.format(getattr(m, name)) for m in metadata for name, form in BOUNDS.items() if hasattr(m, name)]
+    return " ".join([kind, ", ".join(bounds)]).strip()
 
 
 def _toml(value: Any) -> str:
@@ -35,17 +41,18 @@ def _toml(value: Any) -> str:
 
 def render(values: dict[str, Any]) -> str:
     """Every setting with what it is for; those in `values` set, the rest commented out at their default."""
+    from .config import documented  # pydantic loads when a file is written, not with `fitsync init --help`
+
     lines = [
         "# fitsync configuration. Environment variables (named below each setting) win over this file.",
         "# Reference: docs/configuration.md. Check it with `fitsync doctor`.",
         "",
     ]
-    for name, (env, _) in FIELDS.items():
-        lines.extend(textwrap.wrap(f"{FIELD_DOCS[name]} ({env})", 100, initial_indent="# ", subsequent_indent="# "))
+    for name, env, shown, doc in documented():
+        lines.extend(textwrap.wrap(f"{doc} ({env})", 100, initial_indent="# ", subsequent_indent="# "))
         if name in values:
             lines.append(f"{name} = {_toml(values[name])}")
         else:
-            shown = default(name)
             lines.append(f"# {name} = {_toml(shown)}" if shown else f"# {name} =")
         lines.append("")
     return "\n".join(lines)
@@ -53,10 +60,13 @@ def render(values: dict[str, Any]) -> str:
 
 def reference() -> str:
     """docs/configuration.md: one row per setting."""
-    rows = ["| setting | variable | default | what it is for |", "|---|---|---|---|"]
-    for name, (env, _) in FIELDS.items():
-        value = default(name)
-        rows.append(f"| `{name}` | `{env}` | {f'`{_toml(value)}`' if value else '—'} | {FIELD_DOCS[name]} |")
+    from .config import Config, documented
+
+    rows = ["| setting | variable | default | allowed | what it is for |", "|---|---|---|---|---|"]
+    for name, env, value, doc in documented():
+        info = Config.model_fields[name]
+        shown = f"`{_toml(value)}`" if value else "—"
+        rows.append(f"| `{name}` | `{env}` | {shown} | {allowed(info.annotation, info.metadata)} | {doc} |")
     return "\n".join(
         [
             "# Configuration",
@@ -64,7 +74,8 @@ def reference() -> str:
             "fitsync reads its settings from defaults, then `FITSYNC_HOME/config.toml`, then `FITSYNC_*` environment",
             "variables (the last one wins). `FITSYNC_HOME` itself (default `~/.fitsync`) is only an environment variable.",
             "`fitsync init` writes a commented `config.toml` (mode 600); `fitsync doctor` checks the result.",
-            "This page is generated from the table in `client/config.py` (a test keeps it in step).",
+            "A value outside what is allowed stops the command with one line naming the setting and where the value",
+            "came from. This page is generated from the settings model in `client/config.py` (a test keeps it in step).",
             "",
             *rows,
             "",

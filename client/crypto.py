@@ -19,19 +19,21 @@ import functools
 import hashlib
 import logging
 import os
-import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+
+from fitsync.state import app_state
+from fitsync.state import athletes as athlete_rows
 
 from .errors import FitsyncError
 from .secret import Secret
 
 if TYPE_CHECKING:
-    from .state_store import StateStore
+    from fitsync.state.store import Connection, StateStore
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +139,7 @@ class TokenCipher:
         except InvalidToken:
             raise CipherError("a stored value opens with none of the token keys") from None
 
-    def require_current(self, conn: Any) -> None:
+    def require_current(self, conn: Connection) -> None:
         """In a write transaction, before a token is written: refuse when the store's key check value is no longer
         under this cipher's current key. Another process has rotated the key since this one opened the store: what
         this one would write, processes with the new key alone could not read."""
@@ -171,18 +173,14 @@ def _key_file(home: Path) -> bytes:
     return path.read_bytes().strip()
 
 
-def _check_value(conn: Any) -> bytes | None:
-    row = conn.execute("SELECT value FROM app_state WHERE key = ?", (KEY_CHECK,)).fetchone()
-    return None if row is None else bytes(row[0])
+def _check_value(conn: Connection) -> bytes | None:
+    return app_state.get(conn, KEY_CHECK)
 
 
-def _proof(conn: Any) -> bytes | None:
+def _proof(conn: Connection) -> bytes | None:
     """A value only the store's key decrypts: the key check value, or in a store written before the check, a token."""
     check = _check_value(conn)
-    if check is not None:
-        return check
-    row = conn.execute("SELECT refresh_token FROM athletes WHERE refresh_token IS NOT NULL LIMIT 1").fetchone()
-    return None if row is None else bytes(row[0])
+    return check if check is not None else athlete_rows.any_refresh_token(conn)
 
 
 def _salt(store: StateStore, unsalted: TokenCipher) -> bytes:
@@ -191,18 +189,13 @@ def _salt(store: StateStore, unsalted: TokenCipher) -> bytes:
     `unsalted` holds: a key none of which opens its values is refused before the salt is written."""
     with store.reading() as conn:
         proof = _proof(conn)  # read before the salt: a process that writes the salt re-encrypts only after that
-        row = conn.execute("SELECT value FROM app_state WHERE key = ?", (SALT,)).fetchone()
-    if row is not None:
-        return bytes(row[0])
+        salt = app_state.get(conn, SALT)
+    if salt is not None:
+        return salt
     if proof is not None and not unsalted.opens(proof):
         raise wrong_key(store)
     with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO app_state (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING",
-            (SALT, os.urandom(SALT_BYTES), time.time()),
-        )
-        row = conn.execute("SELECT value FROM app_state WHERE key = ?", (SALT,)).fetchone()
-    return bytes(row[0])
+        return app_state.put_if_absent(conn, SALT, os.urandom(SALT_BYTES))
 
 
 def wrong_key(store: StateStore) -> CipherError:
@@ -245,30 +238,21 @@ def rotate(store: StateStore, cipher: TokenCipher) -> int:
         proof = _proof(conn)
         if proof is not None and not cipher.opens(proof):
             raise wrong_key(store)
-        rows = conn.execute(
-            "SELECT athlete_id, access_token, refresh_token FROM athletes "
-            "WHERE access_token IS NOT NULL OR refresh_token IS NOT NULL"
-        ).fetchall()
-        for athlete_id, *blobs in rows:
+        for athlete_id, *blobs in athlete_rows.encrypted_tokens(conn):
             values: list[bytes | None] = []
             for name, blob in zip(("access token", "refresh token"), blobs):
                 new = None
                 if blob is not None:
                     try:
-                        new = cipher.renewed(bytes(blob))
+                        new = cipher.renewed(blob)
                     except CipherError:
                         unreadable.append(f"athlete {athlete_id}'s {name}")
                 values.append(new)
             if values != [None, None]:
-                conn.execute(
-                    "UPDATE athletes SET access_token = COALESCE(?, access_token), "
-                    "refresh_token = COALESCE(?, refresh_token) WHERE athlete_id = ?",
-                    (*values, athlete_id),
-                )
+                athlete_rows.replace_tokens(conn, athlete_id, *values)
                 changed += sum(v is not None for v in values)
         for key in ENCRYPTED_STATE[1:]:
-            row = conn.execute("SELECT value FROM app_state WHERE key = ?", (key,)).fetchone()
-            blob = None if row is None else bytes(row[0])
+            blob = app_state.get(conn, key)
             if blob is None or blob.startswith((b"http://", b"https://")):
                 continue  # absent, or an address an older fitsync stored in plain text
             try:
@@ -277,15 +261,11 @@ def rotate(store: StateStore, cipher: TokenCipher) -> int:
                 unreadable.append(key)
                 continue
             if new is not None:
-                conn.execute("UPDATE app_state SET value = ?, updated_at = ? WHERE key = ?", (new, time.time(), key))
+                app_state.put(conn, key, new)
                 changed += 1
         check = _check_value(conn)
         if check is None or not cipher.is_current(check):
-            conn.execute(
-                "INSERT INTO app_state (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE "
-                "SET value = excluded.value, updated_at = excluded.updated_at",
-                (KEY_CHECK, cipher.encrypt(KEY_CHECK), time.time()),
-            )
+            app_state.put(conn, KEY_CHECK, cipher.encrypt(KEY_CHECK))
     if changed:
         log.info("re-encrypted %d stored tokens and secrets in %s with the current key", changed, store.describe())
     if unreadable:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from .config import ConfigError
+from .config_basics import ConfigError
 from .errors import FitsyncError
 
 

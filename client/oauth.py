@@ -10,12 +10,14 @@ import secrets
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from .config import Config
 from .errors import OAuthError, fault_summary
 from .transport import Transport
+
+if TYPE_CHECKING:
+    from .config import Config
 
 DEFAULT_SCOPES = ("read", "read_all", "profile:read_all", "activity:read_all")
 

@@ -21,10 +21,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from fitsync.state import rate_ledger
+from fitsync.state.store import Connection, StateStore
 
 from . import stop_request
-from .state_store import StateStore
 
 log = logging.getLogger(__name__)
 
@@ -243,38 +244,27 @@ class RateGovernor:
         waiters = sorted(self._waiters)
         with self.store.transaction() as conn:
             for waiter in waiters:
-                conn.execute("DELETE FROM rate_waiters WHERE waiter = ?", (waiter,))
+                rate_ledger.leave(conn, waiter)
         self._waiters.difference_update(waiters)
 
     # turns ----------------------------------------------------------------------------------------
 
     @staticmethod
-    def _waiting(conn: Any, me: str, lane: Lane, *, alive_until: float, blocked_until: float) -> None:
-        conn.execute(
-            """INSERT INTO rate_waiters (waiter, class, athlete_id, alive_until, blocked_until) VALUES (?, ?, ?, ?, ?)
-               ON CONFLICT (waiter) DO UPDATE SET class = excluded.class, athlete_id = excluded.athlete_id,
-                 alive_until = excluded.alive_until, blocked_until = excluded.blocked_until""",
-            (me, lane.klass, lane.athlete_id, alive_until, blocked_until),
-        )
+    def _waiting(conn: Connection, me: str, lane: Lane, *, alive_until: float, blocked_until: float) -> None:
+        rate_ledger.waiting(conn, me, lane.klass, lane.athlete_id, alive_until=alive_until, blocked_until=blocked_until)
 
-    def _someone_before(self, conn: Any, me: str, lane: Lane, now: float, short_limit: int) -> bool:
+    def _someone_before(self, conn: Connection, me: str, lane: Lane, now: float, short_limit: int) -> bool:
         """Whether a rival that could go now goes first: classes under their floor before those over it, then by
         rank, then the athlete of the class with the fewest calls this window, then the one served least recently.
         A rival just served counts for a moment (HOLD_SHARE): it is about to ask again."""
-        rivals = conn.execute(
-            "SELECT class, athlete_id FROM rate_waiters WHERE waiter != ? AND alive_until >= ? AND blocked_until <= ?",
-            (me, now, now),
-        ).fetchall()
+        rivals = rate_ledger.rivals(conn, me, now)
         if not rivals:
             return False
         start = self._window_start("short", now)
-        used = {
-            r["class"]: r["used"]
-            for r in conn.execute("SELECT class, used FROM rate_class_usage WHERE window_start = ?", (start,))
-        }
+        used = rate_ledger.class_usage(conn, start)
         served = {
             (r["class"], r["athlete_id"]): (r["used"] if r["window_start"] == start else 0, r["last_granted"])
-            for r in conn.execute("SELECT class, athlete_id, window_start, used, last_granted FROM rate_turns")
+            for r in rate_ledger.turns(conn)
         }
 
         def key(klass: str, athlete_id: int | None) -> tuple[bool, int, int, float]:
@@ -286,28 +276,16 @@ class RateGovernor:
             )
 
         mine = key(lane.klass, lane.athlete_id)
-        return any(key(r["class"], r["athlete_id"]) < mine for r in rivals)
+        return any(key(klass, athlete_id) < mine for klass, athlete_id in rivals)
 
-    def _served(self, conn: Any, me: str, lane: Lane, now: float) -> None:
+    def _served(self, conn: Connection, me: str, lane: Lane, now: float) -> None:
         start = self._window_start("short", now)
-        conn.execute("DELETE FROM rate_waiters WHERE alive_until < ?", (now,))
+        rate_ledger.drop_dead_waiters(conn, now)
         hold = min(TURN_ALIVE, self.lengths["short"] * HOLD_SHARE)
         self._waiting(conn, me, lane, alive_until=now + hold, blocked_until=0.0)
-        conn.execute(
-            """INSERT INTO rate_class_usage (class, window_start, used) VALUES (?, ?, 1)
-               ON CONFLICT (class) DO UPDATE SET used = CASE WHEN rate_class_usage.window_start = excluded.window_start
-                 THEN rate_class_usage.used + 1 ELSE 1 END, window_start = excluded.window_start""",
-            (lane.klass, start),
-        )
+        rate_ledger.count_class(conn, lane.klass, start)
         if lane.athlete_id is not None:
-            conn.execute(
-                """INSERT INTO rate_turns (class, athlete_id, window_start, used, last_granted) VALUES (?, ?, ?, 1, ?)
-                   ON CONFLICT (class, athlete_id) DO UPDATE SET used = CASE
-                     WHEN rate_turns.window_start = excluded.window_start THEN rate_turns.used + 1 ELSE 1 END,
-                     window_start = excluded.window_start,
-                     last_granted = excluded.last_granted""",
-                (lane.klass, lane.athlete_id, start, now),
-            )
+            rate_ledger.count_turn(conn, lane.klass, lane.athlete_id, start, now)
 
     # learning from the service ------------------------------------------------------------------
 
@@ -374,21 +352,16 @@ class RateGovernor:
     def _next_boundary(self, window: str, now: float) -> float:
         return self._window_start(window, now) + self.lengths[window]
 
-    def _ledger(self, conn: Any, now: float) -> dict[tuple[str, str], tuple[int, int]]:
+    def _ledger(self, conn: Connection, now: float) -> dict[tuple[str, str], tuple[int, int]]:
         ledger = {key: (0, limit) for key, limit in DEFAULT_LIMITS.items()}
-        for row in conn.execute("SELECT window_kind, budget, window_start, used, limit_value FROM rate_ledger"):
+        for row in rate_ledger.lines(conn):
             current = row["window_start"] == self._window_start(row["window_kind"], now)
             ledger[(row["window_kind"], row["budget"])] = (row["used"] if current else 0, row["limit_value"])
         return ledger
 
     @staticmethod
-    def _write(conn: Any, window: str, budget: str, start: int, used: int, limit: int) -> None:
-        conn.execute(
-            """INSERT INTO rate_ledger (window_kind, budget, window_start, used, limit_value) VALUES (?, ?, ?, ?, ?)
-               ON CONFLICT (window_kind, budget) DO UPDATE SET window_start = excluded.window_start,
-                 used = excluded.used, limit_value = excluded.limit_value""",
-            (window, budget, start, used, limit),
-        )
+    def _write(conn: Connection, window: str, budget: str, start: int, used: int, limit: int) -> None:
+        rate_ledger.write_line(conn, window, budget, start, used, limit)
 
 
 def _pair(value: str | None) -> tuple[int, int] | None:

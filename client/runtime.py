@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from .api import AthleteApi, PushSubscriptions
-from .config import Config
 from .crypto import TokenCipher, check_key
+from .open_state import open_store
 from .rate_governor import RateGovernor
 from .shape_reports import ShapeReports
-from .state_store import open_store
 from .subscription_state import SubscriptionState
 from .tokens import TokenManager
 from .transport import Transport
+
+if TYPE_CHECKING:
+    from .config import Config
 
 log = logging.getLogger(__name__)
 

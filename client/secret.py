@@ -1,6 +1,13 @@
-"""A string that never shows itself: repr, str and f-strings print a redaction, so logs and errors stay clean."""
+"""A string that never shows itself: repr, str and f-strings print a redaction, so logs and errors stay clean.
+
+fitsync's own type rather than pydantic's SecretStr: it also holds tokens in modules that must import without
+pydantic (`fitsync --help` would pay 0.3 s), it refuses to be pickled (SecretStr pickles its value), and every
+caller reveals it one way (`reveal()`). A settings model holds it as it would a SecretStr (the schema below).
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class Secret:
@@ -8,6 +15,15 @@ class Secret:
 
     def __init__(self, value: str) -> None:
         self._value = value
+
+    @classmethod
+    def empty(cls) -> Secret:
+        return cls("")
+
+    @classmethod
+    def of(cls, raw: object) -> Secret:
+        """A setting's value as a Secret: text (or a number) from a file or a variable, or a Secret already."""
+        return raw if isinstance(raw, Secret) else cls(str(raw))
 
     def reveal(self) -> str:
         return self._value
@@ -31,3 +47,18 @@ class Secret:
 
     def __reduce__(self) -> tuple[object, ...]:
         raise TypeError("secrets are not pickled")
+
+    def __copy__(self) -> Secret:
+        return self  # immutable
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Secret:
+        return self
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: object, handler: object) -> Any:
+        """Validated with `of`; dumped as JSON, the redaction. pydantic is imported only when a model asks."""
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_plain_validator_function(
+            cls.of, serialization=core_schema.plain_serializer_function_ser_schema(repr, when_used="json")
+        )

@@ -9,11 +9,11 @@ every record: no write per record), so `seen` counts the runs that met it.
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from typing import Any
 
-from .state_store import StateStore
+from fitsync.state import shape_reports as report_rows
+from fitsync.state.store import StateStore
 
 log = logging.getLogger("fitsync.shapes")
 
@@ -37,26 +37,16 @@ class ShapeReports:
         if not fresh:
             return []
         self._met.update((endpoint, p) for p in fresh)
-        now, new = time.time(), []
+        first_object = None if object_id is None else str(object_id)
         with self.store.transaction() as conn:
-            for problem in fresh:
-                cursor = conn.execute(
-                    "INSERT INTO shape_reports VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (endpoint, problem) DO UPDATE "
-                    "SET seen = shape_reports.seen + 1, last_seen = excluded.last_seen RETURNING seen",
-                    (endpoint, problem, None if object_id is None else str(object_id), now, now),
-                )
-                if cursor.fetchone()[0] == 1:
-                    new.append(problem)
+            new = [p for p in fresh if report_rows.count(conn, endpoint, p, first_object) == 1]
         for problem in new:
             where = "" if object_id is None else f" (first seen on {object_id})"
             log.warning("%s: %s%s — kept raw in the warehouse; reported once", endpoint, problem, where)
         return new
 
     def all(self) -> list[ShapeReport]:
-        with self.store.reading() as conn:
-            return [
-                ShapeReport(r["endpoint"], r["problem"], r["first_object"], r["seen"])
-                for r in conn.execute(
-                    "SELECT endpoint, problem, first_object, seen FROM shape_reports ORDER BY first_seen"
-                )
-            ]
+        return [
+            ShapeReport(r["endpoint"], r["problem"], r["first_object"], r["seen"])
+            for r in report_rows.all_reports(self.store)
+        ]

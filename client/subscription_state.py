@@ -6,13 +6,16 @@ public address, but only the service (and fitsync) know this one, so the receive
 
 from __future__ import annotations
 
-import sqlite3
-import time
 from dataclasses import dataclass
+
+from fitsync.state import app_state
+from fitsync.state.store import Connection, StateStore
 
 from .crypto import TokenCipher
 from .secret import Secret
-from .state_store import StateStore
+
+# The app_state keys of the subscription; the values the cipher encrypts are in crypto.ENCRYPTED_STATE.
+KEYS = ("subscription_id", "callback_url", "verify_token", "callback_token")
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class SubscriptionState:
     def set_callback_token(self, token: str) -> None:
         self._put("callback_token", self.cipher.encrypt(token))
 
-    def callback_token(self, conn: sqlite3.Connection | None = None) -> Secret | None:
+    def callback_token(self, conn: Connection | None = None) -> Secret | None:
         """The path secret events must arrive under. A subscription made before fitsync added one is served at
         its own address's last segment (the receiver warns that it is guessable)."""
         blob = self._get("callback_token", conn)
@@ -51,17 +54,15 @@ class SubscriptionState:
         self._put("subscription_id", str(subscription_id).encode())
         self._put("callback_url", self.cipher.encrypt(callback_url))
 
-    def current(self, conn: sqlite3.Connection | None = None) -> Subscription | None:
+    def current(self, conn: Connection | None = None) -> Subscription | None:
         """The stored subscription; `conn` lets a hot caller (the receiver, per event) read it over its own open
         connection instead of opening new ones."""
         if conn is None:
             with self.store.reading() as conn:
                 return self.current(conn)
-        values = dict(
-            conn.execute("SELECT key, value FROM app_state WHERE key IN ('subscription_id', 'callback_url')").fetchall()
-        )
+        values = app_state.get_many(conn, ("subscription_id", "callback_url"))
         sub_id, url = values.get("subscription_id"), values.get("callback_url")
-        return None if sub_id is None or url is None else Subscription(int(sub_id), self._address(bytes(url)))
+        return None if sub_id is None or url is None else Subscription(int(sub_id), self._address(url))
 
     def _address(self, stored: bytes) -> str:
         """The callback address as stored: encrypted, or in plain text by fitsync before issue 28 (until the next
@@ -80,22 +81,15 @@ class SubscriptionState:
 
     def forget(self) -> None:
         with self.store.transaction() as conn:
-            conn.execute(
-                "DELETE FROM app_state WHERE key IN ('subscription_id', 'callback_url', 'verify_token', 'callback_token')"
-            )
+            app_state.delete(conn, KEYS)
 
     def _put(self, key: str, value: bytes) -> None:
         with self.store.transaction() as conn:
             self.cipher.require_current(conn)
-            conn.execute(
-                """INSERT INTO app_state (key, value, updated_at) VALUES (?, ?, ?)
-                   ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at""",
-                (key, value, time.time()),
-            )
+            app_state.put(conn, key, value)
 
-    def _get(self, key: str, conn: sqlite3.Connection | None = None) -> bytes | None:
+    def _get(self, key: str, conn: Connection | None = None) -> bytes | None:
         if conn is None:
             with self.store.reading() as conn:
                 return self._get(key, conn)
-        row = conn.execute("SELECT value FROM app_state WHERE key = ?", (key,)).fetchone()
-        return None if row is None else bytes(row["value"])
+        return app_state.get(conn, key)

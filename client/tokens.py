@@ -9,17 +9,20 @@ refresh token before anyone uses the new access token.
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .config import Config
+from fitsync.state import athletes as athlete_rows
+from fitsync.state.store import Connection, StateStore
+
 from .crypto import TokenCipher
 from .errors import NotConnected, OAuthError, ReauthorizationRequired, fault_summary
 from .secret import Secret
-from .state_store import StateStore
 from .transport import Transport, UncertainOutcome
+
+if TYPE_CHECKING:
+    from .config import Config
 
 log = logging.getLogger(__name__)
 
@@ -53,56 +56,32 @@ class TokenManager:
         athlete = body.get("athlete") or {}
         if not isinstance(athlete.get("id"), int):
             raise OAuthError("the token response carries no athlete id")
-        now = time.time()
         with self.store.transaction() as conn:
             self.cipher.require_current(conn)  # the key the other processes read with (not rotated meanwhile)
-            conn.execute(
-                """INSERT INTO athletes (athlete_id, firstname, lastname, scopes, status, status_reason, access_token,
-                                         access_expires_at, refresh_token, connected_at, granted_at, updated_at)
-                   VALUES (?, ?, ?, ?, 'connected', NULL, ?, ?, ?, ?, ?, ?)
-                   ON CONFLICT (athlete_id) DO UPDATE SET firstname = excluded.firstname,
-                     lastname = excluded.lastname, scopes = excluded.scopes, status = 'connected',
-                     status_reason = NULL, access_token = excluded.access_token,
-                     access_expires_at = excluded.access_expires_at, refresh_token = excluded.refresh_token,
-                     granted_at = excluded.granted_at, updated_at = excluded.updated_at""",
-                (
-                    athlete["id"],
-                    athlete.get("firstname"),
-                    athlete.get("lastname"),
-                    scopes,
-                    self.cipher.encrypt(body["access_token"]),
-                    int(body["expires_at"]),
-                    self.cipher.encrypt(body["refresh_token"]),
-                    now,
-                    now,
-                    now,
-                ),
+            athlete_rows.save_grant(
+                conn,
+                athlete["id"],
+                athlete.get("firstname"),
+                athlete.get("lastname"),
+                scopes,
+                self.cipher.encrypt(body["access_token"]),
+                int(body["expires_at"]),
+                self.cipher.encrypt(body["refresh_token"]),
             )
         record = self.athlete(athlete["id"])
         assert record is not None
         return record
 
     def athlete(self, athlete_id: int) -> AthleteRecord | None:
-        with self.store.reading() as conn:
-            row = conn.execute(
-                """SELECT athlete_id, firstname, lastname, scopes, status, status_reason, access_expires_at
-                   FROM athletes WHERE athlete_id = ?""",
-                (athlete_id,),
-            ).fetchone()
-        return AthleteRecord(**dict(row)) if row else None
+        row = athlete_rows.record(self.store, athlete_id)
+        return AthleteRecord(**row) if row else None
 
     def athletes(self) -> list[AthleteRecord]:
-        with self.store.reading() as conn:
-            rows = conn.execute(
-                """SELECT athlete_id, firstname, lastname, scopes, status, status_reason, access_expires_at
-                   FROM athletes ORDER BY athlete_id"""
-            ).fetchall()
-        return [AthleteRecord(**dict(r)) for r in rows]
+        return [AthleteRecord(**r) for r in athlete_rows.records(self.store)]
 
     def forget(self, athlete_id: int) -> None:
         with self.store.transaction() as conn:
-            conn.execute("DELETE FROM athletes WHERE athlete_id = ?", (athlete_id,))
-            conn.execute("DELETE FROM sync_cursors WHERE athlete_id = ?", (athlete_id,))
+            athlete_rows.forget(conn, athlete_id)
 
     # using tokens ---------------------------------------------------------------------------------
 
@@ -126,21 +105,14 @@ class TokenManager:
                 return current  # someone else refreshed while we waited for the lock
             body = self._refresh_call(self.cipher.decrypt(row["refresh_token"]))
             if isinstance(body, str):
-                conn.execute(
-                    "UPDATE athletes SET status = 'needs_reauth', status_reason = ?, updated_at = ? WHERE athlete_id = ?",
-                    (body, time.time(), athlete_id),
-                )
+                athlete_rows.needs_reauth(conn, athlete_id, body)
             else:
-                conn.execute(
-                    """UPDATE athletes SET access_token = ?, access_expires_at = ?, refresh_token = ?, updated_at = ?
-                       WHERE athlete_id = ?""",
-                    (
-                        self.cipher.encrypt(body["access_token"]),
-                        int(body["expires_at"]),
-                        self.cipher.encrypt(body["refresh_token"]),
-                        time.time(),
-                        athlete_id,
-                    ),
+                athlete_rows.save_tokens(
+                    conn,
+                    athlete_id,
+                    self.cipher.encrypt(body["access_token"]),
+                    int(body["expires_at"]),
+                    self.cipher.encrypt(body["refresh_token"]),
                 )
         if isinstance(body, str):  # the service refused the refresh token
             log.error("athlete %s needs re-authorization: %s", athlete_id, body)
@@ -196,8 +168,8 @@ class TokenManager:
             )
         raise OAuthError(f"token refresh failed with {response.status_code}: {reason}")
 
-    def _row(self, conn: sqlite3.Connection, athlete_id: int) -> sqlite3.Row:
-        row: sqlite3.Row | None = conn.execute("SELECT * FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
+    def _row(self, conn: Connection, athlete_id: int) -> Any:
+        row = athlete_rows.tokens(conn, athlete_id)
         if row is None or row["status"] == "disconnected" or row["access_token"] is None:
             raise NotConnected(athlete_id)
         if row["status"] == "needs_reauth":

@@ -9,7 +9,6 @@ from dagster import (
     AutomationConditionSensorDefinition,
     DefaultSensorStatus,
     Definitions,
-    EnvVar,
     in_process_executor,
     load_asset_checks_from_modules,
     load_assets_from_modules,
@@ -29,21 +28,10 @@ warnings.filterwarnings("ignore", message=r"Parameter `owners` of initializer `S
 ASSET_MODULES = [athlete, activities, activity_details, segments, warehouse_load, analysis]
 
 
-def _env(name: str) -> Any:
-    """EnvVar when set (Dagster then shows the variable's name, never its value); empty falls back to config.toml."""
-    return EnvVar(name) if os.environ.get(name) else ""
-
-
 def default_resources() -> dict[str, Any]:
     """From FITSYNC_* variables; unset ones fall back to FITSYNC_HOME/config.toml and the real service."""
     return {
-        "fitsync_api": FitsyncApi(
-            base_url=_env("FITSYNC_BASE_URL"),
-            auth_url=_env("FITSYNC_AUTH_URL"),
-            client_id=_env("FITSYNC_CLIENT_ID"),
-            client_secret=_env("FITSYNC_CLIENT_SECRET"),
-            home=_env("FITSYNC_HOME"),
-        ),
+        "fitsync_api": FitsyncApi.from_environment(),
         "duckdb_warehouse": DuckDBResource(database=warehouse_path(os.environ.get("FITSYNC_HOME", ""))),
     }
 

@@ -26,7 +26,7 @@ sync_job = define_asset_job(
 
 
 def build_nightly_sync(
-    cron: str = Config.nightly_schedule, timezone: str = Config.nightly_timezone
+    cron: str = Config.default("nightly_schedule"), timezone: str = Config.default("nightly_timezone")
 ) -> ScheduleDefinition:
     def nightly_sync(context: ScheduleEvaluationContext) -> SkipReason | list[RunRequest]:
         """Fan out over the athlete partitions: a plain ScheduleDefinition would launch without a partition key."""

@@ -9,11 +9,11 @@ from fitsync.assets.analysis import output_dir
 from fitsync.client.runtime import FitsyncClient
 from fitsync.resources.api import FitsyncApi
 from fitsync.resources.run import DUCKDB_POOL
+from fitsync.state import athletes as athlete_rows
 from fitsync.warehouse import db
 from fitsync.warehouse.purge import purge_athlete
 
 ANALYSIS_OUTPUTS = ("analysis", "reports")
-STATE_TABLES = ("athletes", "sync_cursors", "known_activities", "known_segments", "landing", "webhook_lifecycle")
 
 
 class PurgeConfig(Config):
@@ -23,7 +23,7 @@ class PurgeConfig(Config):
 def forget_athlete_state(client: FitsyncClient, athlete_id: int) -> dict[str, int]:
     """Tokens, cursors, queues and landed data of the athlete, in one state-store transaction."""
     with client.store.transaction() as conn:
-        return {t: conn.execute(f"DELETE FROM {t} WHERE athlete_id = ?", (athlete_id,)).rowcount for t in STATE_TABLES}
+        return athlete_rows.purge(conn, athlete_id)
 
 
 def purge_everything(

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from fitsync.client.runtime import FitsyncClient
+from fitsync.state import inbox as inbox_rows
+from fitsync.state import progress as progress_rows
 from fitsync.sync import progress
 from fitsync.warehouse import db
 from fitsync.webhooks.subscriptions import masked
@@ -28,13 +30,7 @@ def collect(client: FitsyncClient, last_runs: dict[int, dict[str, Any]] | None =
     store = client.store
     athletes = []
     for a in client.tokens.athletes():
-        with store.reading() as conn:
-            cursors = {
-                r["name"]: (r["value"], r["updated_at"])
-                for r in conn.execute(
-                    "SELECT name, value, updated_at FROM sync_cursors WHERE athlete_id = ?", (a.athlete_id,)
-                )
-            }
+        cursors = progress_rows.cursors(store, a.athlete_id)
         listed = cursors.get(progress.LISTED_AFTER)
         full = cursors.get(progress.FULL_LISTED_AT)
         unchanged = cursors.get(progress.NOTHING_NEW_AT)
@@ -62,11 +58,7 @@ def collect(client: FitsyncClient, last_runs: dict[int, dict[str, Any]] | None =
                 "last_nothing_new_at": iso(unchanged[1]) if unchanged else None,  # a sync that needed no run
             }
         )
-    with store.reading() as conn:
-        inbox = conn.execute(
-            "SELECT max(received_at) AS last, count(*) FILTER (WHERE processed_at IS NULL) AS waiting, "
-            "count(*) FILTER (WHERE verdict = 'deferred') AS deferred FROM webhook_inbox"
-        ).fetchone()
+    last_event, unprocessed, deferred = inbox_rows.summary(store)
     subscription = client.subscription_state.current()
     return {
         "home": str(client.config.home),
@@ -74,9 +66,9 @@ def collect(client: FitsyncClient, last_runs: dict[int, dict[str, Any]] | None =
         "webhooks": {
             "subscription_id": subscription.id if subscription else None,
             "callback": masked(subscription.callback_url) if subscription else None,
-            "last_event_at": iso(inbox["last"]),
-            "unprocessed": inbox["waiting"],
-            "deferred": inbox["deferred"],
+            "last_event_at": iso(last_event),
+            "unprocessed": unprocessed,
+            "deferred": deferred,
         },
         "rate_budget": [
             {"window": b.window, "budget": b.budget, "used": b.used, "limit": b.limit, "resets_at": iso(b.resets_at)}

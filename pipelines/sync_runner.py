@@ -23,15 +23,16 @@ from dagster import (
 )
 from dagster_duckdb import DuckDBResource
 
-from fitsync.client.config import FIELDS, Config
-from fitsync.client.secret import Secret
-from fitsync.client.state_store import AthleteBusy, open_store
+from fitsync.client.config import Config
+from fitsync.client.open_state import open_store
 from fitsync.pipelines import step_failures
 from fitsync.pipelines.definitions import build_definitions
 from fitsync.pipelines.webhook_sensor import webhook_events
 from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import ATHLETES
 from fitsync.resources.run import LEFT_OUT, PRIORITY_TAG, WRONG_ANSWER
+from fitsync.state import athletes as athlete_rows
+from fitsync.state.store import AthleteBusy
 from fitsync.sync.cadence import REFRESH_TAG
 
 RUN_KEY_TAG = "dagster/run_key"
@@ -69,29 +70,10 @@ class SyncOutcome:
         ]
 
 
-# Config fields the resource carries as its own fields (secrets stay out of `settings`).
-OWN_FIELDS = ("base_url", "auth_url", "client_id", "client_secret", "home", "secret_key")
-
-
 def resources_for(config: Config, max_wait_seconds: float = 900.0) -> dict[str, Any]:
     """Resources that run with exactly this Config (not whatever FITSYNC_* says in the run's process)."""
-    # Secrets (the token key, a state URL's password) are not settings: the run's process reads them where this one
-    # did (FITSYNC_* or the home's config.toml), never from a resource's configuration.
-    settings = {
-        name: str(value)
-        for name in FIELDS
-        if name not in OWN_FIELDS and not isinstance(value := getattr(config, name), Secret)
-    }
     return {
-        "fitsync_api": FitsyncApi(
-            base_url=config.base_url,
-            auth_url=config.auth_url,
-            client_id=str(config.client_id or ""),
-            client_secret=config.client_secret.reveal(),
-            home=str(config.home),
-            max_wait_seconds=max_wait_seconds,
-            settings=settings,
-        ),
+        "fitsync_api": FitsyncApi.for_config(config, max_wait_seconds),
         "duckdb_warehouse": DuckDBResource(database=str(config.home / "warehouse.duckdb")),
     }
 
@@ -243,9 +225,8 @@ def sync_athlete(
     rate governor's class for all its calls (rate_governor.CLASSES), instead of what the run's work implies."""
     store = open_store(config)
     with store.reading() as conn:
-        row = conn.execute("SELECT status FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
-    if row is None or row["status"] != "connected":
-        status = row["status"] if row else "not connected"
+        status = athlete_rows.status(conn, athlete_id) or "not connected"
+    if status != "connected":
         return SyncOutcome(athlete_id, False, {}, f"athlete {athlete_id} is {status}: run `fitsync connect`")
     instance.add_dynamic_partitions(ATHLETES, [str(athlete_id)])
     try:

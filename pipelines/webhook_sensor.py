@@ -1,7 +1,5 @@
 """The `webhook_events` sensor: inbox events → re-pull and delete runs per athlete, purges on revocation."""
 
-import time
-
 import httpx
 from dagster import (
     AddDynamicPartitionsRequest,
@@ -25,10 +23,14 @@ from fitsync.pipelines.purge import purge_athlete_job
 from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import ATHLETES
 from fitsync.resources.run import WEBHOOK_TAG
-from fitsync.sync.progress import known_ids
+from fitsync.state import athletes as athlete_rows
+from fitsync.state import inbox as inbox_rows
+from fitsync.state.inbox import Lifecycle
+from fitsync.state.progress import known_ids
+from fitsync.state.store import Connection
 from fitsync.webhooks import admission as webhook_admission
 from fitsync.webhooks import inbox as webhook_inbox
-from fitsync.webhooks.plan import load_lifecycle, plan, save_lifecycle
+from fitsync.webhooks.plan import Bookkeeping, Plan, decide, judge_grant, settle
 
 webhook_refresh_job = define_asset_job(
     "webhook_refresh",
@@ -44,64 +46,70 @@ webhook_refresh_job = define_asset_job(
 )
 def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi) -> SensorResult | SkipReason:
     """Reads the inbox after its cursor and launches one run per athlete with work, keyed by the events. A
-    deauthorization purges only once the service refuses the athlete's token (events are not signed)."""
+    deauthorization purges only once the service refuses the athlete's token (events are not signed).
+
+    Read, decide (webhooks/plan.py, no I/O), apply: twice, since a deauthorization is judged by the service between."""
     client = fitsync_api.client()
     events = webhook_inbox.events_after(client.store, int(context.cursor or 0))
     new_ids = {e.inbox_id for e in events}
     candidates = events + [e for e in webhook_inbox.deferred(client.store) if e.inbox_id not in new_ids]
     if not candidates:
         return SkipReason("no new webhook events")
-    short_read = next(line for line in client.governor.snapshot() if (line.window, line.budget) == ("short", "read"))
-    cap = webhook_admission.allowance_cap(client.config.webhook_share, short_read.limit)
-    window_start = int(short_read.resets_at) - client.config.short_window
+    cap, window_start = _allowance(client)
     owners = {e.owner_id for e in candidates}
     busy, known = _refreshing(context.instance, owners), {a: known_ids(client.store, a) for a in owners}
     with client.store.transaction() as conn:  # read before it: the write lock is held only for the bookkeeping
-        admission = webhook_admission.admit(
-            candidates,
-            busy=busy,
-            known=known.__getitem__,
-            remaining=webhook_admission.remaining(conn, cap, window_start),
-            cap=cap,
-        )
-        webhook_admission.spend(conn, cap, window_start, admission.spent)
-        for reason in set(admission.held.values()):
-            webhook_inbox.set_verdict(conn, [i for i, r in admission.held.items() if r == reason], "deferred", reason)
-        webhook_inbox.set_verdict(
-            conn, admission.expired, "rejected", "not acted on: waited a day; left to the nightly sync"
-        )
-        # Admitted events that waited before are undecided again (a run records a delete's verdict).
-        conn.executemany(
-            "UPDATE webhook_inbox SET verdict = NULL, verdict_reason = NULL WHERE id = ? AND verdict = 'deferred'",
-            [(e.inbox_id,) for e in admission.admitted],
-        )
-        before = load_lifecycle(conn)
-        after = dict(before)
-        work = plan(admission.admitted, after)
-        save_lifecycle(conn, before, after)
-    if admission.held:
-        context.log.info(f"{len(admission.held)} webhook events wait: {sorted(set(admission.held.values()))}")
+        before = inbox_rows.load_lifecycle(conn)
+        remaining = webhook_admission.remaining(conn, cap, window_start)
+        work, books = decide(candidates, busy=busy, known=known, remaining=remaining, cap=cap, lifecycle=before)
+        _record(conn, books, before, cap, window_start)
+    if books.deferred:
+        held = sum(map(len, books.deferred.values()))
+        context.log.info(f"{held} webhook events wait: {sorted(books.deferred)}")
     verdicts = {athlete_id: _check_deauthorization(client, event) for athlete_id, event in work.deauthorized.items()}
     with client.store.transaction() as conn:
+        events_of = work.deauthorized
+        work, confirmed = settle(work, verdicts, athlete_rows.not_disconnected(conn))
         for athlete_id, (verdict, reason) in verdicts.items():
-            event = work.deauthorized[athlete_id]
-            webhook_inbox.set_verdict(conn, [event.inbox_id], verdict, reason)
+            webhook_inbox.set_verdict(conn, [events_of[athlete_id].inbox_id], verdict, reason)
             if verdict != "confirmed":
                 context.log.warning(f"deauthorization event for athlete {athlete_id} not acted on: {reason}")
-                del work.deauthorized[athlete_id]
-                work.ignored.append(event.inbox_id)
-                continue
-            # Stop every sync at once: no tokens, no partition; the purge run removes the data.
-            conn.execute(
-                "UPDATE athletes SET status = 'disconnected', access_token = NULL, refresh_token = NULL, "
-                "status_reason = 'deauthorized by the athlete', updated_at = ? WHERE athlete_id = ?",
-                (time.time(), athlete_id),
-            )
-        # An event stored while the athlete was leaving (or after a batch boundary) launches nothing for them.
-        connected = {r[0] for r in conn.execute("SELECT athlete_id FROM athletes WHERE status <> 'disconnected'")}
-        for athlete_id in set(work.work) - connected:
-            work.ignored.extend(work.work.pop(athlete_id).inbox_ids)
-    partitions = set(context.instance.get_dynamic_partitions(ATHLETES))
+        for athlete_id in confirmed:  # stop every sync at once: no tokens, no partition; the purge run removes the data
+            athlete_rows.deauthorized(conn, athlete_id, "deauthorized by the athlete")
+    runs, partition_requests = run_requests(work, set(context.instance.get_dynamic_partitions(ATHLETES)))
+    webhook_inbox.mark_processed(client.store, [e.inbox_id for e in events])
+    context.log.info(
+        f"{len(events)} events → {len(runs)} runs ({len(work.ignored)} superseded, unproven or for departed athletes)"
+    )
+    return SensorResult(
+        run_requests=runs,
+        cursor=str(events[-1].inbox_id) if events else context.cursor,
+        dynamic_partitions_requests=partition_requests,
+    )
+
+
+def _allowance(client: FitsyncClient) -> tuple[int, int]:
+    """(activities per 15-minute window webhook re-pulls may take, the start of the current window)."""
+    short_read = next(line for line in client.governor.snapshot() if (line.window, line.budget) == ("short", "read"))
+    cap = webhook_admission.allowance_cap(client.config.webhook_share, short_read.limit)
+    return cap, int(short_read.resets_at) - client.config.short_window
+
+
+def _record(conn: Connection, books: Bookkeeping, before: Lifecycle, cap: int, window_start: int) -> None:
+    """Write what deciding found, inside the transaction that read what it decided on."""
+    webhook_admission.spend(conn, cap, window_start, books.spent)
+    for reason, inbox_ids in books.deferred.items():
+        webhook_inbox.set_verdict(conn, inbox_ids, "deferred", reason)
+    webhook_inbox.set_verdict(conn, books.expired, "rejected", "not acted on: waited a day; left to the nightly sync")
+    inbox_rows.reopen(conn, books.admitted)  # admitted events that waited are undecided again (a run decides a delete)
+    inbox_rows.save_lifecycle(conn, before, books.lifecycle)
+
+
+def run_requests(
+    work: Plan, partitions: set[str]
+) -> tuple[list[RunRequest], list[AddDynamicPartitionsRequest | DeleteDynamicPartitionsRequest]]:
+    """The runs a settled plan asks for (a re-pull per athlete with work, a purge per confirmed deauthorization) and
+    the partitions to add (an athlete new to Dagster) or remove (a departed one)."""
     runs = [
         RunRequest(
             run_key=w.run_key,
@@ -130,15 +138,7 @@ def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi) ->
         requests.append(AddDynamicPartitionsRequest(ATHLETES, new))
     if gone:
         requests.append(DeleteDynamicPartitionsRequest(ATHLETES, gone))
-    webhook_inbox.mark_processed(client.store, [e.inbox_id for e in events])
-    context.log.info(
-        f"{len(events)} events → {len(runs)} runs ({len(work.ignored)} superseded, unproven or for departed athletes)"
-    )
-    return SensorResult(
-        run_requests=runs,
-        cursor=str(events[-1].inbox_id) if events else context.cursor,
-        dynamic_partitions_requests=requests,
-    )
+    return runs, requests
 
 
 IN_FLIGHT = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
@@ -153,13 +153,9 @@ def _refreshing(instance: DagsterInstance, athletes: set[int]) -> set[int]:
 def _check_deauthorization(client: FitsyncClient, event: webhook_inbox.Event) -> tuple[str, str]:
     """(verdict, reason): confirmed only when the service refuses the athlete's token; a newer grant stands."""
     with client.store.reading() as conn:
-        row = conn.execute("SELECT granted_at, status FROM athletes WHERE athlete_id = ?", (event.owner_id,)).fetchone()
-    # event_time is in whole seconds: a grant counts as newer only from the next second on (a revocation in the
-    # same second as the grant is checked with the service).
-    if row is not None and int(row["granted_at"]) > event.event_time:
-        return "rejected", "the athlete connected again after this event"
-    if row is None or row["status"] == "disconnected":
-        return "confirmed", "the athlete is not connected"
+        settled = judge_grant(event, athlete_rows.grant(conn, event.owner_id))
+    if settled is not None:
+        return settled
     try:
         client.athlete(event.owner_id, max_wait=5.0).athlete()
     except (ReauthorizationRequired, NotConnected) as refused:

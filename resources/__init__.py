@@ -1,5 +1,6 @@
-"""What the assets run with: the Dagster resource that talks to the service (`api`), the athlete partitions
-(`partitions`), and the run config, pools, tags and run metadata every sync asset shares (`run`).
+"""What the assets run with: the Dagster resource that talks to the service (`api`, its settings embedded from the
+one settings model), the athlete partitions (`partitions`), and the run config, pools, tags and run metadata every
+sync asset shares (`run`).
 
-May import: client, warehouse, sync.
+May import: client, state, warehouse, sync.
 """

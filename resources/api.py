@@ -3,44 +3,68 @@ shares); and where the warehouse file is."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dagster import ConfigurableResource
-from pydantic import Field, PrivateAttr
+import dagster
+from dagster import ConfigurableResource, EnvVar
+from pydantic import Field, PrivateAttr, create_model
 
-from fitsync.client.config import Config, parse_field
+from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 
+if TYPE_CHECKING:  # a class create_model makes at import is not one mypy can see
+    FitsyncSettings = dagster.Config
+else:
+    # Every setting of the one model (client/config.py), generated from it: its name and description, as text the
+    # way its FITSYNC_* variable spells it (Dagster reads variables into text fields: EnvVar), parsed and checked
+    # by the model. Unset (None) falls back to FITSYNC_* and config.toml.
+    FitsyncSettings = create_model(
+        "FitsyncSettings",
+        __base__=dagster.Config,
+        __doc__="fitsync's settings (docs/configuration.md); unset ones come from FITSYNC_* or config.toml.",
+        **{
+            name: (str | None, Field(None, description=info.description, repr=info.annotation is not Secret))
+            for name, info in Config.model_fields.items()
+        },
+    )
+
 
 class FitsyncApi(ConfigurableResource):
-    """The Fitness Activity Service as fitsync talks to it; empty fields fall back to FITSYNC_* / config.toml."""
+    """The Fitness Activity Service as fitsync talks to it, with the settings it runs with."""
 
-    base_url: str = ""
-    auth_url: str = ""
-    client_id: str = ""
-    client_secret: str = Field(default="", repr=False)
-    home: str = ""
+    settings: FitsyncSettings = FitsyncSettings()
     # How long an asset may wait for the rate budget before it stops and leaves the rest to the next run.
     max_wait_seconds: float = 900.0
-    # Any other Config field by name (rate windows, bulk reserve, retries…), as text: beats FITSYNC_* and config.toml.
-    settings: dict[str, str] = {}
 
     _client: FitsyncClient | None = PrivateAttr(default=None)
 
+    @classmethod
+    def from_environment(cls) -> FitsyncApi:
+        """The code location's resource: each setting whose FITSYNC_* variable is set, as that variable (Dagster
+        shows its name, never its value); the rest come from config.toml when a run starts."""
+        named = {
+            name: EnvVar(Config.variable(name)) for name in Config.model_fields if os.environ.get(Config.variable(name))
+        }
+        return cls(settings=FitsyncSettings(**named))
+
+    @classmethod
+    def for_config(cls, config: Config, max_wait_seconds: float = 900.0) -> FitsyncApi:
+        """A resource that runs with exactly this Config (not whatever FITSYNC_* says in the run's process).
+
+        The app's secret goes with the app's id; the token key and a state URL's password are not passed: the run's
+        process reads them where this one did (FITSYNC_* or the home's config.toml), never from a resource's
+        configuration."""
+        text = config.as_text(secrets=False) | {"home": str(config.home)}
+        if config.client_secret:
+            text["client_secret"] = config.client_secret.reveal()
+        return cls(settings=FitsyncSettings(**text), max_wait_seconds=max_wait_seconds)
+
     def config(self) -> Config:
-        overrides: dict[str, Any] = {}  # Config.load's keyword overrides, one type per field
-        for name in ("base_url", "auth_url", "home"):
-            if getattr(self, name):
-                overrides[name] = Path(getattr(self, name)) if name == "home" else getattr(self, name).rstrip("/")
-        if self.client_id:
-            overrides["client_id"] = int(self.client_id)
-        if self.client_secret:
-            overrides["client_secret"] = Secret(self.client_secret)
-        for name, raw in self.settings.items():
-            overrides[name] = parse_field(name, raw, "the fitsync_api resource's settings")
-        return Config.load(**overrides)
+        given: dict[str, Any] = {k: v for k, v in self.settings.model_dump().items() if v not in (None, "")}
+        return Config.load(origin="the fitsync_api resource's settings", **given)
 
     def client(self) -> FitsyncClient:
         if self._client is None:

@@ -12,7 +12,7 @@ from dagster import Config, MetadataValue
 
 from fitsync.client.rate_governor import CLASSES
 from fitsync.client.runtime import FitsyncClient
-from fitsync.client.state_store import StateStore
+from fitsync.state.store import StateStore
 from fitsync.sync import progress
 
 API_POOL = "fitsync_api"

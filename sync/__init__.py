@@ -1,6 +1,8 @@
-"""The sync's own logic, without Dagster: what has been listed and what still needs fetching (`progress`), the
-landing area between fetching and loading (`landing`), what is due on its slow cadence (`cadence`) and the proof a
-deletion needs (`deletion_proof`). The assets, the headless CLI and the "nothing new" check call it.
+"""The sync's own logic, without Dagster: which listing is due and the listing itself (`listing`), what has been
+listed and what still needs fetching (`progress`), reconciling a listing with what is known, with the proof a
+deletion needs (`reconciliation`, `deletion_proof`), fetching and recording details (`details`), the landing area
+between fetching and loading (`landing`) and what is due on its slow cadence (`cadence`). The assets, the headless
+CLI and the "nothing new" check call it.
 
-May import: client, warehouse.
+May import: client, state, warehouse.
 """

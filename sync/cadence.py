@@ -8,11 +8,11 @@ apart) always refreshes; `fitsync sync --full` (tag REFRESH_TAG) too.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from typing import Any
 
 from fitsync.client.runtime import FitsyncClient
+from fitsync.state.store import Connection
 
 from . import progress
 
@@ -48,6 +48,6 @@ def not_due(client: FitsyncClient, aid: int, name: str) -> str | None:
     )
 
 
-def refreshed(conn: sqlite3.Connection, aid: int, name: str) -> None:
+def refreshed(conn: Connection, aid: int, name: str) -> None:
     """Record a complete refresh (inside the caller's transaction)."""
     progress.set_cursor(conn, aid, _cursor(name), repr(time.time()))

@@ -12,7 +12,7 @@ from typing import Any
 from fitsync.client.errors import MissingScope, NotFound, PaymentRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import Record, UnexpectedShape
-from fitsync.client.state_store import StateStore
+from fitsync.state.store import StateStore
 
 from . import landing, progress
 

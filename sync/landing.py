@@ -9,13 +9,15 @@ DuckDB commit (a crash in between only re-applies an idempotent batch).
 from __future__ import annotations
 
 import json
-import sqlite3
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from fitsync.client.state_store import StateStore
+from fitsync.state import landing as landed_rows
+from fitsync.state.landing import count, remove
+from fitsync.state.store import Connection, StateStore
+
+__all__ = ["count", "remove"]  # the landing area's repository functions the loader uses through this module
 
 
 @dataclass(frozen=True)
@@ -27,17 +29,14 @@ class Landed:
 
 
 def land(
-    conn: sqlite3.Connection, athlete_id: int, bundle: str, payloads: list[Any], context: dict[str, Any] | None = None
+    conn: Connection, athlete_id: int, bundle: str, payloads: list[Any], context: dict[str, Any] | None = None
 ) -> None:
     """Add one batch (inside the caller's transaction)."""
-    conn.execute(
-        "INSERT INTO landing (athlete_id, bundle, payload, context, created_at) VALUES (?, ?, ?, ?, ?)",
-        (athlete_id, bundle, json.dumps(payloads, separators=(",", ":")), json.dumps(context or {}), time.time()),
-    )
+    landed_rows.insert(conn, athlete_id, bundle, json.dumps(payloads, separators=(",", ":")), json.dumps(context or {}))
 
 
 def keep_unrecognized(
-    conn: sqlite3.Connection, athlete_id: int, endpoint: str, problem: str, body: Any, object_id: Any = None
+    conn: Connection, athlete_id: int, endpoint: str, problem: str, body: Any, object_id: Any = None
 ) -> None:
     """Land an answer of a shape fitsync does not know, whole, for `unrecognized_payloads` (never dropped)."""
     land(
@@ -55,7 +54,7 @@ def keep_unrecognized(
     )
 
 
-def _rows(store: StateStore, athlete_id: int, page: int = 20) -> Iterator[sqlite3.Row]:
+def _rows(store: StateStore, athlete_id: int, page: int = 20) -> Iterator[Any]:
     """Landed rows in id order, a page at a time: memory stays flat however much a backfill landed.
 
     A landed row holds up to 200 summaries or 25 details (≈ 0.3–0.4 MB of JSON), so a page is 20 rows: enough
@@ -63,11 +62,7 @@ def _rows(store: StateStore, athlete_id: int, page: int = 20) -> Iterator[sqlite
     """
     after = 0
     while True:
-        with store.reading() as conn:
-            rows = conn.execute(
-                "SELECT id, bundle, payload, context FROM landing WHERE athlete_id = ? AND id > ? ORDER BY id LIMIT ?",
-                (athlete_id, after, page),
-            ).fetchall()
+        rows = landed_rows.page(store, athlete_id, after, page)
         yield from rows
         if len(rows) < page:
             return
@@ -114,13 +109,3 @@ def pending(store: StateStore, athlete_id: int, max_rows: int = 500, max_bytes: 
 
 def _commute(a: str, b: str) -> bool:
     return a != b and a in COMMUTING and b in COMMUTING
-
-
-def remove(store: StateStore, ids: list[int]) -> None:
-    with store.transaction() as conn:
-        conn.executemany("DELETE FROM landing WHERE id = ?", [(i,) for i in ids])
-
-
-def count(store: StateStore, athlete_id: int) -> int:
-    with store.reading() as conn:
-        return conn.execute("SELECT count(*) FROM landing WHERE athlete_id = ?", (athlete_id,)).fetchone()[0]

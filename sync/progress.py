@@ -1,14 +1,15 @@
-"""Per-athlete sync progress in the state store: what has been listed, what still needs a detail or zones.
+"""Per-athlete sync progress: what has been listed, what still needs a detail or zones, and what that means.
 
-Progress lives here (SQLite), not in Dagster run state, so a run killed or stopped by the rate budget is
-continued by the next one without re-fetching anything it already has.
+Progress lives in the state store (state/progress.py holds its SQL), not in Dagster run state, so a run killed or
+stopped by the rate budget is continued by the next one without re-fetching anything it already has. This module
+decides (fingerprints, which fields changed, what may have zones); the queue's reads and writes are the state
+repository's, and the sync's callers reach them through here.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,8 +17,43 @@ from datetime import datetime
 from typing import Any
 
 from fitsync.client.records import Record
-from fitsync.client.state_store import StateStore
+from fitsync.state import progress as queue
+from fitsync.state.athletes import known_non_subscriber, note_subscriber
+from fitsync.state.progress import (
+    count_needing,
+    count_stats_counted,
+    forget,
+    get_cursor,
+    known_ids,
+    mark,
+    needing,
+    needing_among,
+    note_segments,
+    queue_span,
+    request_refresh,
+    segments_to_detail,
+    set_cursor,
+)
+from fitsync.state.store import Connection, StateStore
 from fitsync.warehouse.plausible import implausible
+
+__all__ = [  # the queue's repository functions the sync's callers use through this module
+    "count_needing",
+    "count_stats_counted",
+    "forget",
+    "get_cursor",
+    "known_ids",
+    "known_non_subscriber",
+    "mark",
+    "needing",
+    "needing_among",
+    "note_segments",
+    "note_subscriber",
+    "queue_span",
+    "request_refresh",
+    "segments_to_detail",
+    "set_cursor",
+]
 
 # Summary fields whose change means the detail must be fetched again (kudos and comments do not).
 FINGERPRINT_FIELDS = (
@@ -155,7 +191,7 @@ def may_have_zones(summary: dict[str, Any]) -> bool:
     )
 
 
-def record_listing(conn: sqlite3.Connection, athlete_id: int, summaries: list[Record]) -> ListingOutcome:
+def record_listing(conn: Connection, athlete_id: int, summaries: list[Record]) -> ListingOutcome:
     """Mark new activities for detail, and for zones when they may have any; changed ones for detail (inside the
     caller's transaction). A listed activity that cannot have zones leaves the zones queue, whatever queued it."""
     new = changed = 0
@@ -164,32 +200,17 @@ def record_listing(conn: sqlite3.Connection, athlete_id: int, summaries: list[Re
         if not isinstance(summary.id, int) or started is None:
             continue
         zones = may_have_zones(summary.raw)
-        row = conn.execute(
-            "SELECT fingerprint FROM known_activities WHERE athlete_id = ? AND activity_id = ?",
-            (athlete_id, summary.id),
-        ).fetchone()
-        if row is None:
+        stored = queue.stored_fingerprint(conn, athlete_id, summary.id)
+        if stored is None:
             new += 1
-            conn.execute(
-                "INSERT INTO known_activities (athlete_id, activity_id, start_ts, fingerprint, needs_detail, "
-                "needs_zones) VALUES (?, ?, ?, ?, 1, ?)",
-                (athlete_id, summary.id, started, fingerprint(summary.raw), int(zones)),
-            )
-        elif (found := compare(row["fingerprint"], summary.raw))[1] != row["fingerprint"]:
+            queue.add_listed(conn, athlete_id, summary.id, started, fingerprint(summary.raw), zones)
+        elif (found := compare(stored, summary.raw))[1] != stored:
             fields, print_ = found
             changed += bool(fields)
-            conn.execute(
-                "UPDATE known_activities SET fingerprint = ?, start_ts = ?, "
-                "needs_detail = CASE WHEN ? = 1 THEN 1 ELSE needs_detail END "
-                "WHERE athlete_id = ? AND activity_id = ?",
-                (print_, started, int(bool(fields)), athlete_id, summary.id),
-            )
-        if not zones and row is not None:
+            queue.update_listed(conn, athlete_id, summary.id, started, print_, bool(fields))
+        if not zones and stored is not None:
             mark(conn, athlete_id, [summary.id], "zones")
-        conn.execute(
-            "UPDATE known_activities SET stats_group = ? WHERE athlete_id = ? AND activity_id = ?",
-            (stats_group(summary.raw), athlete_id, summary.id),
-        )
+        queue.set_stats_group(conn, athlete_id, summary.id, stats_group(summary.raw))
     return ListingOutcome(len(summaries), new, changed)
 
 
@@ -218,158 +239,16 @@ def stats_gap(store: StateStore, athlete_id: int) -> int | None:
     total = get_cursor(store, athlete_id, STATS_TOTAL)
     if total is None:
         return None
-    with store.reading() as conn:
-        known = conn.execute(
-            "SELECT count(*) FROM known_activities WHERE athlete_id = ? AND stats_group IS NOT NULL", (athlete_id,)
-        ).fetchone()[0]
-    return int(total) - known
+    return int(total) - count_stats_counted(store, athlete_id)
 
 
-def needing(store: StateStore, athlete_id: int, what: str, limit: int, skip: Iterable[int] = ()) -> list[int]:
-    """Activity ids still needing a detail (`what`="detail") or zones ("zones"), newest first: under the real
-    service's limits a backfill takes days, and this month's rides are the ones the athlete asks about. `skip`: ids
-    this run already asked and leaves queued (an answer of the wrong shape)."""
-    column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
-    skipped = sorted(skip)
-    marks = f" AND activity_id NOT IN ({','.join('?' * len(skipped))})" if skipped else ""
-    with store.reading() as conn:
-        return [
-            r[0]
-            for r in conn.execute(
-                f"SELECT activity_id FROM known_activities WHERE athlete_id = ? AND {column} = 1{marks} "
-                "ORDER BY start_ts DESC, activity_id DESC LIMIT ?",
-                (athlete_id, *skipped, limit),
-            )
-        ]
-
-
-def needing_among(store: StateStore, athlete_id: int, activity_ids: list[int], what: str) -> set[int]:
-    """Which of these activities still need a detail or zones."""
-    column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
-    marks = ",".join("?" * len(activity_ids))
-    with store.reading() as conn:
-        return {
-            r[0]
-            for r in conn.execute(
-                f"SELECT activity_id FROM known_activities WHERE athlete_id = ? AND {column} = 1 "
-                f"AND activity_id IN ({marks})",
-                (athlete_id, *activity_ids),
-            )
-        }
-
-
-def queue_span(store: StateStore, athlete_id: int) -> tuple[int | None, int | None]:
-    """Start times (epoch) of the first and last activity the detail queue will fetch: newest first."""
-    with store.reading() as conn:
-        row = conn.execute(
-            "SELECT max(start_ts), min(start_ts) FROM known_activities WHERE athlete_id = ? "
-            "AND needs_detail = 1 AND start_ts > 0",
-            (athlete_id,),
-        ).fetchone()
-    return row[0], row[1]
-
-
-def count_needing(store: StateStore, athlete_id: int, what: str) -> int:
-    column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
-    with store.reading() as conn:
-        return conn.execute(
-            f"SELECT count(*) FROM known_activities WHERE athlete_id = ? AND {column} = 1", (athlete_id,)
-        ).fetchone()[0]
-
-
-def mark(conn: sqlite3.Connection, athlete_id: int, activity_ids: list[int], what: str, value: int = 0) -> None:
-    column = {"detail": "needs_detail", "zones": "needs_zones"}[what]
-    conn.executemany(
-        f"UPDATE known_activities SET {column} = ? WHERE athlete_id = ? AND activity_id = ?",
-        [(value, athlete_id, i) for i in activity_ids],
-    )
-
-
-def request_refresh(conn: sqlite3.Connection, athlete_id: int, activity_ids: list[int], zones: bool = False) -> None:
-    """These activities need a fresh detail (and zones, when fitsync has never seen them, or with `zones`): a
-    webhook's re-pull, or a warehouse started over. The details asset drops the zones call of an activity whose
-    detail shows it can have none."""
-    conn.executemany(
-        f"""INSERT INTO known_activities (athlete_id, activity_id, start_ts, fingerprint, needs_detail, needs_zones)
-           VALUES (?, ?, 0, '', 1, 1)
-           ON CONFLICT (athlete_id, activity_id) DO UPDATE SET needs_detail = 1{", needs_zones = 1" if zones else ""}""",
-        [(athlete_id, activity_id) for activity_id in activity_ids],
-    )
-
-
-def note_details(conn: sqlite3.Connection, athlete_id: int, details: list[dict[str, Any]]) -> None:
+def note_details(conn: Connection, athlete_id: int, details: list[dict[str, Any]]) -> None:
     """A detail carries every summary field: remember its fingerprint so the next listing sees no change, and
     drop the zones call of an activity that cannot have zones (a webhook queued it before anything was known)."""
-    conn.executemany(
-        "UPDATE known_activities SET fingerprint = ?, start_ts = ? WHERE athlete_id = ? AND activity_id = ?",
-        [(fingerprint(d), start_ts(d), athlete_id, d["id"]) for d in details if start_ts(d) is not None],
+    queue.set_fingerprints(
+        conn, athlete_id, [(d["id"], fingerprint(d), started) for d in details if (started := start_ts(d)) is not None]
     )
     mark(conn, athlete_id, [d["id"] for d in details if not may_have_zones(d)], "zones")
 
 
-def note_segments(conn: sqlite3.Connection, athlete_id: int, segment_ids: list[int], starred: bool) -> None:
-    """Segments to fetch in detail: starred ones and every one seen in an effort."""
-    conn.executemany(
-        """INSERT INTO known_segments (athlete_id, segment_id, starred, needs_detail) VALUES (?, ?, ?, 1)
-           ON CONFLICT (athlete_id, segment_id) DO UPDATE SET starred = CASE WHEN excluded.starred > known_segments.starred
-                                                                   THEN excluded.starred ELSE known_segments.starred END""",
-        [(athlete_id, s, int(starred)) for s in segment_ids],
-    )
-
-
-def segments_to_detail(store: StateStore, athlete_id: int) -> list[int]:
-    """Segments whose detail is still to fetch, by value: starred ones first (the athlete chose them), then in the
-    order their efforts were seen, which is newest activity first since details are fetched newest first."""
-    with store.reading() as conn:
-        return [
-            r[0]
-            for r in conn.execute(
-                "SELECT segment_id FROM known_segments WHERE athlete_id = ? AND needs_detail = 1 "
-                "ORDER BY starred DESC, rowid",
-                (athlete_id,),
-            )
-        ]
-
-
-def forget(conn: sqlite3.Connection, athlete_id: int, activity_ids: list[int]) -> None:
-    conn.executemany(
-        "DELETE FROM known_activities WHERE athlete_id = ? AND activity_id = ?", [(athlete_id, i) for i in activity_ids]
-    )
-
-
-def known_ids(store: StateStore, athlete_id: int) -> set[int]:
-    with store.reading() as conn:
-        return {
-            r[0] for r in conn.execute("SELECT activity_id FROM known_activities WHERE athlete_id = ?", (athlete_id,))
-        }
-
-
-def get_cursor(store: StateStore, athlete_id: int, name: str) -> str | None:
-    with store.reading() as conn:
-        row = conn.execute(
-            "SELECT value FROM sync_cursors WHERE athlete_id = ? AND name = ?", (athlete_id, name)
-        ).fetchone()
-    return row[0] if row else None
-
-
-def set_cursor(conn: sqlite3.Connection, athlete_id: int, name: str, value: str) -> None:
-    conn.execute(
-        """INSERT INTO sync_cursors (athlete_id, name, value, updated_at) VALUES (?, ?, ?, ?)
-           ON CONFLICT (athlete_id, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at""",
-        (athlete_id, name, value, time.time()),
-    )
-
-
 NOT_SUBSCRIBED = "skipped: the athlete's profile says no subscription (premium false), which this needs"
-
-
-def note_subscriber(conn: sqlite3.Connection, athlete_id: int, subscriber: bool) -> None:
-    """What the profile's `premium` (or a 402) says about the athlete's subscription."""
-    conn.execute("UPDATE athletes SET subscriber = ? WHERE athlete_id = ?", (int(subscriber), athlete_id))
-
-
-def known_non_subscriber(store: StateStore, athlete_id: int) -> bool:
-    """True only when the last profile (or a 402 since) said so: unknown means try, and learn from the answer."""
-    with store.reading() as conn:
-        row = conn.execute("SELECT subscriber FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()
-    return row is not None and row["subscriber"] == 0

@@ -29,8 +29,8 @@ from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
 from fitsync.client import config_file
 from fitsync.client.config import Config
+from fitsync.client.open_state import open_store
 from fitsync.client.runtime import FitsyncClient
-from fitsync.client.state_store import open_store
 from fitsync.pipelines.instance import DAGSTER_YAML
 from fitsync.pipelines.sync_runner import execute_run_request, tick_webhook_sensor
 from fitsync.warehouse import db

@@ -6,18 +6,19 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# package → the fitsync packages it may import. The service client, the warehouse and the sandbox stand alone; the
-# command line sits on top of everything.
+# package → the fitsync packages it may import. The state store, the warehouse and the sandbox stand alone; the
+# service client keeps its tokens and budget in the state store; the command line sits on top of everything.
 ALLOWED: dict[str, set[str]] = {
-    "client": set(),
+    "state": set(),
+    "client": {"state"},
     "warehouse": set(),
     "sandbox": set(),
-    "webhooks": {"client"},
-    "sync": {"client", "warehouse"},
-    "resources": {"client", "warehouse", "sync"},
-    "assets": {"client", "warehouse", "webhooks", "sync", "resources"},
-    "pipelines": {"client", "warehouse", "webhooks", "sync", "resources", "assets"},
-    "cli": {"client", "warehouse", "webhooks", "sync", "resources", "assets", "pipelines", "sandbox"},
+    "webhooks": {"client", "state"},
+    "sync": {"client", "state", "warehouse"},
+    "resources": {"client", "state", "warehouse", "sync"},
+    "assets": {"client", "state", "warehouse", "webhooks", "sync", "resources"},
+    "pipelines": {"client", "state", "warehouse", "webhooks", "sync", "resources", "assets"},
+    "cli": {"client", "state", "warehouse", "webhooks", "sync", "resources", "assets", "pipelines", "sandbox"},
 }
 
 
@@ -43,6 +44,19 @@ def test_every_package_imports_only_the_packages_below_it() -> None:
             if extra:
                 wrong[str(path.relative_to(ROOT))] = sorted(extra)
     assert not wrong, f"imports from a package above (or beside) this one: {wrong}"
+
+
+def test_each_package_docstring_says_what_it_may_import_as_the_layering_does() -> None:
+    """A newcomer reads the rule in the package's own docstring: its "May import:" line is this table's row."""
+    wrong = {}
+    for package, allowed in ALLOWED.items():
+        doc = ast.get_docstring(ast.parse((ROOT / package / "__init__.py").read_text())) or ""
+        line = next((part for part in doc.split("\n\n") if part.startswith("May import:")), "")
+        said = line.removeprefix("May import:").strip().rstrip(".")
+        names = set() if said == "nothing of fitsync" else {n.split(" (")[0].strip() for n in said.split(",")}
+        if not line or names != allowed:
+            wrong[package] = line or "no 'May import:' paragraph"
+    assert not wrong, wrong
 
 
 def test_every_package_of_the_distribution_is_in_the_layering() -> None:

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from fitsync.state import app_state
+from fitsync.state.store import Connection
 from fitsync.webhooks.inbox import Event
 
 CALLS_PER_ACTIVITY = 2  # the detail and its zones; deletes cost one check, counted the same for simplicity
@@ -82,17 +83,13 @@ def admit(
     return out
 
 
-def remaining(conn: sqlite3.Connection, cap: int, window_start: int) -> int:
-    row = conn.execute("SELECT value FROM app_state WHERE key = ?", (ALLOWANCE_KEY,)).fetchone()
-    state = json.loads(bytes(row[0])) if row else {}
+def remaining(conn: Connection, cap: int, window_start: int) -> int:
+    stored = app_state.get(conn, ALLOWANCE_KEY)
+    state = json.loads(stored) if stored is not None else {}
     used = state.get("used", 0) if state.get("window_start") == window_start else 0
     return max(0, cap - used)
 
 
-def spend(conn: sqlite3.Connection, cap: int, window_start: int, activities: int) -> None:
+def spend(conn: Connection, cap: int, window_start: int, activities: int) -> None:
     used = cap - remaining(conn, cap, window_start) + activities
-    conn.execute(
-        """INSERT INTO app_state (key, value, updated_at) VALUES (?, ?, ?)
-                    ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at""",
-        (ALLOWANCE_KEY, json.dumps({"window_start": window_start, "used": used}).encode(), time.time()),
-    )
+    app_state.put(conn, ALLOWANCE_KEY, json.dumps({"window_start": window_start, "used": used}).encode())

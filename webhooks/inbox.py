@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
-import time
 from dataclasses import dataclass
 from typing import Any
 
-from fitsync.client.state_store import StateStore
+from fitsync.state import inbox as inbox_rows
+from fitsync.state.inbox import mark_processed, set_verdict
+from fitsync.state.store import Connection, StateStore
+
+__all__ = ["mark_processed", "set_verdict"]  # the inbox repository's, used through this module
 
 OBJECT_ASPECTS = {"activity": {"create", "update", "delete"}, "athlete": {"update"}}
 INT_FIELDS = ("object_id", "owner_id", "subscription_id", "event_time")
@@ -74,55 +76,29 @@ def dedupe_key(event: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(event, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def store_event(conn: sqlite3.Connection, event: dict[str, Any]) -> bool:
+def store_event(conn: Connection, event: dict[str, Any]) -> bool:
     """Insert once (inside the caller's transaction); False when this event was already stored."""
-    cursor = conn.execute(
-        "INSERT INTO webhook_inbox (dedupe_key, received_at, payload) VALUES (?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING",
-        (dedupe_key(event), time.time(), json.dumps(event, separators=(",", ":"))),
-    )
-    return cursor.rowcount == 1
+    return inbox_rows.insert(conn, dedupe_key(event), json.dumps(event, separators=(",", ":")))
 
 
 def events_after(store: StateStore, inbox_id: int, limit: int = 1000) -> list[Event]:
-    with store.reading() as conn:
-        rows = conn.execute(
-            "SELECT id, payload, received_at FROM webhook_inbox WHERE id > ? ORDER BY id LIMIT ?", (inbox_id, limit)
-        ).fetchall()
-    return _events(rows)
+    return _events(inbox_rows.after(store, inbox_id, limit))
 
 
 def deferred(store: StateStore, limit: int = 1000) -> list[Event]:
     """Events that wait: a check with the service that could not be made yet (service down, rate budget spent),
     or work held back by the webhook admission rules."""
-    with store.reading() as conn:
-        rows = conn.execute(
-            "SELECT id, payload, received_at FROM webhook_inbox WHERE verdict = 'deferred' ORDER BY id LIMIT ?",
-            (limit,),
-        ).fetchall()
-    return _events(rows)
+    return _events(inbox_rows.deferred(store, limit))
 
 
-def set_verdict(conn: sqlite3.Connection, inbox_ids: list[int], verdict: str, reason: str) -> None:
-    conn.executemany(
-        "UPDATE webhook_inbox SET verdict = ?, verdict_reason = ? WHERE id = ?",
-        [(verdict, reason, i) for i in inbox_ids],
-    )
-
-
-def set_delete_verdict(conn: sqlite3.Connection, athlete_id: int, activity_id: int, verdict: str, reason: str) -> None:
+def set_delete_verdict(conn: Connection, athlete_id: int, activity_id: int, verdict: str, reason: str) -> None:
     """The verdict on every undecided delete event of this activity (a run knows activities, not inbox rows)."""
-    # Stored payloads are compact JSON: LIKE narrows to this activity's undecided deletes in SQL both backends speak
-    # (a number member ends with , or }), and the exact event is checked parsed. Narrow: a burst holds thousands of
-    # deletes, and reading them all for each verdict was quadratic.
+    # Stored payloads are compact JSON: the inbox narrows to this activity's undecided deletes by what their text
+    # contains (a number member ends with , or }), and the exact event is checked parsed. Narrow: a burst holds
+    # thousands of deletes, and reading them all for each verdict was quadratic.
     members = ['"aspect_type":"delete"', '"object_type":"activity"']
     numbers = [f'"owner_id":{int(athlete_id)}', f'"object_id":{int(activity_id)}']
-    sql = (
-        "SELECT id, payload FROM webhook_inbox WHERE verdict IS NULL"
-        + " AND payload LIKE ?" * len(members)
-        + " AND (payload LIKE ? OR payload LIKE ?)" * len(numbers)
-    )
-    params = [f"%{m}%" for m in members] + [f"%{n}{end}%" for n in numbers for end in (",", "}")]
-    rows = conn.execute(sql, params).fetchall()
+    rows = inbox_rows.undecided_containing(conn, members, [(f"{n},", f"{n}}}") for n in numbers])
     ids = [
         r["id"]
         for r in rows
@@ -134,7 +110,7 @@ def set_delete_verdict(conn: sqlite3.Connection, athlete_id: int, activity_id: i
     set_verdict(conn, ids, verdict, reason)
 
 
-def _events(rows: list[sqlite3.Row]) -> list[Event]:
+def _events(rows: list[Any]) -> list[Event]:
     out = []
     for row in rows:
         p = json.loads(row["payload"])
@@ -152,11 +128,3 @@ def _events(rows: list[sqlite3.Row]) -> list[Event]:
             )
         )
     return out
-
-
-def mark_processed(store: StateStore, inbox_ids: list[int]) -> None:
-    with store.transaction() as conn:
-        conn.executemany(
-            "UPDATE webhook_inbox SET processed_at = ? WHERE id = ? AND processed_at IS NULL",
-            [(time.time(), i) for i in inbox_ids],
-        )

@@ -4,17 +4,21 @@ Events of one activity are folded in event-time order (deliveries arrive out of 
 judged against the last create or delete already acted on: several updates are one re-pull; create then
 delete is a delete only; an update of a deleted activity does nothing; a create after a delete (Only You
 and back, for a read-only grant) revives it; a delete older than a create already acted on does nothing.
+
+The webhook sensor's tick is read → decide → apply, and the deciding is here, without I/O: `decide` (admission and
+plan, from what the sensor read under the write lock), `judge_grant` (a deauthorization the stored grant settles) and
+`settle` (the verdicts of the service and who is still connected). pipelines/webhook_sensor.py reads and writes.
 """
 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
+from fitsync.state.inbox import Lifecycle
+from fitsync.webhooks.admission import admit
 from fitsync.webhooks.inbox import Event
-
-Lifecycle = dict[tuple[int, int], tuple[str, int]]  # (athlete, activity) → (aspect, event_time)
 
 
 @dataclass
@@ -74,16 +78,61 @@ def plan(events: list[Event], lifecycle: Lifecycle) -> Plan:
     return out
 
 
-def load_lifecycle(conn: sqlite3.Connection) -> Lifecycle:
-    return {
-        (r[0], r[1]): (r[2], r[3])
-        for r in conn.execute("SELECT athlete_id, activity_id, aspect, event_time FROM webhook_lifecycle")
-    }
+@dataclass(frozen=True)
+class Bookkeeping:
+    """What deciding writes to the store: the allowance spent, the verdicts on events that wait (by reason) or waited
+    too long, the admitted events (undecided again if they waited), the lifecycle after the plan."""
+
+    spent: int
+    deferred: dict[str, list[int]]
+    expired: list[int]
+    admitted: list[int]
+    lifecycle: Lifecycle
 
 
-def save_lifecycle(conn: sqlite3.Connection, before: Lifecycle, after: Lifecycle) -> None:
-    conn.executemany(
-        "INSERT INTO webhook_lifecycle VALUES (?, ?, ?, ?) ON CONFLICT (athlete_id, activity_id) "
-        "DO UPDATE SET aspect = excluded.aspect, event_time = excluded.event_time",
-        [(a, b, aspect, t) for (a, b), (aspect, t) in after.items() if before.get((a, b)) != (aspect, t)],
-    )
+def decide(
+    candidates: list[Event],
+    *,
+    busy: set[int],
+    known: Mapping[int, set[int]],
+    remaining: int,
+    cap: int,
+    lifecycle: Lifecycle,
+    now: float | None = None,
+) -> tuple[Plan, Bookkeeping]:
+    """Which events may spend calls now (webhooks/admission.py) and the work they fold into. `lifecycle` is not
+    changed: the one after the plan is in the bookkeeping."""
+    admission = admit(candidates, busy=busy, known=known.__getitem__, remaining=remaining, cap=cap, now=now)
+    deferred: dict[str, list[int]] = {}
+    for inbox_id, reason in admission.held.items():
+        deferred.setdefault(reason, []).append(inbox_id)
+    after = dict(lifecycle)
+    work = plan(admission.admitted, after)
+    admitted = [e.inbox_id for e in admission.admitted]
+    return work, Bookkeeping(admission.spent, deferred, admission.expired, admitted, after)
+
+
+def judge_grant(event: Event, grant: tuple[float, str] | None) -> tuple[str, str] | None:
+    """(verdict, reason) on a deauthorization when the stored grant (granted_at, status) settles it; None when only the
+    service can tell (it refuses the athlete's token, or not)."""
+    # event_time is in whole seconds: a grant counts as newer only from the next second on (a revocation in the
+    # same second as the grant is checked with the service).
+    if grant is not None and int(grant[0]) > event.event_time:
+        return "rejected", "the athlete connected again after this event"
+    if grant is None or grant[1] == "disconnected":
+        return "confirmed", "the athlete is not connected"
+    return None
+
+
+def settle(work: Plan, verdicts: Mapping[int, tuple[str, str]], connected: set[int]) -> tuple[Plan, list[int]]:
+    """The plan once the deauthorizations are judged: an unconfirmed one purges nothing, and an athlete no longer
+    connected (`connected`: before this, every athlete not disconnected) gets no run — an event stored while they were
+    leaving launches nothing. Also returns the athletes to disconnect now (the confirmed)."""
+    confirmed = [athlete_id for athlete_id, (verdict, _) in verdicts.items() if verdict == "confirmed"]
+    deauthorized = {a: e for a, e in work.deauthorized.items() if verdicts[a][0] == "confirmed"}
+    ignored = [*work.ignored, *(e.inbox_id for a, e in work.deauthorized.items() if a not in deauthorized)]
+    staying = connected - set(confirmed)
+    for athlete_id in sorted(set(work.work) - staying):
+        ignored.extend(work.work[athlete_id].inbox_ids)
+    kept = {a: w for a, w in work.work.items() if a in staying}
+    return replace(work, work=kept, deauthorized=deauthorized, ignored=ignored), confirmed

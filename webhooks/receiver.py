@@ -1,9 +1,9 @@
 """`fitsync webhooks serve`: the callback the service pushes events to (spec §6).
 
 It serves one address, `<prefix>/<path secret>` (see `subscriptions`); every other path answers 404 and stores
-nothing. There it answers the subscription's validation GET, and for each event POST validates it strictly,
-checks the subscription and the owner, commits it to the inbox and answers 200 — in milliseconds, doing nothing
-else. A forged or malformed event gets a 4xx and stores nothing. The `webhook_events` sensor does the work.
+nothing. There it answers the subscription's validation GET, and for each event POST validates it strictly
+(`event.py`), checks the subscription and the owner, commits it to the inbox and answers 200 — in milliseconds,
+doing nothing else. A forged or malformed event gets a 4xx and stores nothing. The `webhook_events` sensor does the work.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from fitsync.client.runtime import FitsyncClient
+from fitsync.state import athletes as athlete_rows
+from fitsync.webhooks import event as event_model
 from fitsync.webhooks import inbox as webhook_inbox
 
 log = logging.getLogger(__name__)
@@ -117,9 +119,9 @@ class Receiver:
             if len(body) > MAX_BODY_BYTES:
                 return _refuse(413, "body too large")
         try:
-            event = webhook_inbox.validate(json.loads(body))
+            event = event_model.validate(json.loads(body))
         except (ValueError, RecursionError) as error:
-            return _refuse(400, str(error) if isinstance(error, webhook_inbox.InvalidEvent) else "malformed JSON")
+            return _refuse(400, str(error) if isinstance(error, event_model.InvalidEvent) else "malformed JSON")
         return self._accept(event)
 
     def _accept(self, event: dict[str, Any]) -> Response:
@@ -161,8 +163,7 @@ class Receiver:
                 event["subscription_id"],
             )
             return _refuse(403, "unknown subscription")
-        row = conn.execute("SELECT status FROM athletes WHERE athlete_id = ?", (event["owner_id"],)).fetchone()
-        if row is None or row["status"] == "disconnected":
+        if athlete_rows.status(conn, event["owner_id"]) in (None, "disconnected"):
             log.warning(
                 "refused %s %s %s: athlete %s is not connected",
                 event["object_type"],

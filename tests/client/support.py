@@ -19,7 +19,7 @@ import httpx
 
 from fitsync.client.config import Config
 from fitsync.client.crypto import TokenCipher
-from fitsync.client.state_store import open_store
+from fitsync.client.open_state import open_store
 
 FITSYNC = [sys.executable, "-m", "fitsync.cli.main"]
 WORKER = str(Path(__file__).with_name("worker.py"))

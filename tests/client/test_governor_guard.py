@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fitsync.client.rate_governor import RateGovernor
-from fitsync.client.state_store import StateStore
+from fitsync.state.store import StateStore
 
 
 class FakeClock:

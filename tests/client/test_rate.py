@@ -20,7 +20,7 @@ import pytest
 from fitsync.client import rate_governor
 from fitsync.client.rate_governor import RateBudgetExhausted, RateGovernor
 from fitsync.client.runtime import FitsyncClient
-from fitsync.client.state_store import StateStore
+from fitsync.state.store import StateStore
 
 from ..sandbox_harness import App, Harness, wait_until
 from .conftest import MakeConfig, connect_athlete

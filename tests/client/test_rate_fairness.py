@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from fitsync.client.rate_governor import Lane, RateGovernor
-from fitsync.client.state_store import StateStore
+from fitsync.state.store import StateStore
 
 from ..sandbox_harness import wait_until
 

@@ -24,9 +24,9 @@ from fitsync.client.config import Config
 from fitsync.client.records import UnexpectedShape
 from fitsync.client.secret import Secret
 from fitsync.client.shape_reports import ShapeReports
-from fitsync.client.state_store import StateStore
 from fitsync.client.transport import Transport
 from fitsync.sandbox.server import UvicornThread
+from fitsync.state.store import StateStore
 from fitsync.sync import landing
 from fitsync.warehouse import db
 

@@ -21,10 +21,12 @@ import pytest
 
 from fitsync.client.config import REAL_AUTH_URL, REAL_BASE_URL, Config, ConfigError
 from fitsync.client.crypto import CipherError, TokenCipher
+from fitsync.client.open_state import open_store
 from fitsync.client.records import record, records
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
-from fitsync.client.state_store import MIGRATIONS, AthleteBusy, StateStore, open_store
+from fitsync.state.migrations import MIGRATIONS
+from fitsync.state.store import AthleteBusy, StateStore
 
 from ..postgres_server import PostgresServer
 from ..sandbox_harness import App, Harness
@@ -345,7 +347,7 @@ def test_a_postgresql_state_store_rides_out_a_short_outage_and_says_so(
 ) -> None:
     """The server restarts (a few seconds down): a read asked meanwhile waits, says why, and succeeds once it is back;
     an outage longer than state_retry_seconds fails with the server's reason, not a hang."""
-    from fitsync.client.state_postgres import PostgresStateStore
+    from fitsync.state.postgres import PostgresStateStore
 
     store = PostgresStateStore(postgres_server.new_database(), retry_seconds=30)
     postgres_server.pause()

@@ -29,9 +29,10 @@ from cryptography.fernet import Fernet, InvalidToken
 from fitsync.client import crypto
 from fitsync.client.config import Config
 from fitsync.client.crypto import KEY_CHECK, SALT, CipherError, TokenCipher, check_key, derive_key, legacy_key, rotate
+from fitsync.client.open_state import open_store
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
-from fitsync.client.state_store import StateStore, open_store
+from fitsync.state.store import StateStore
 
 from ..conftest import StateUrl
 

@@ -21,11 +21,12 @@ import pytest
 from dagster import DagsterInstance
 
 from fitsync.client.config import Config
+from fitsync.client.open_state import open_store
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
-from fitsync.client.state_store import StateStore, open_store
 from fitsync.pipelines.sync_runner import SyncOutcome, sync_athlete
 from fitsync.sandbox.server import ServerThread
+from fitsync.state.store import StateStore
 from fitsync.warehouse import db
 
 # add_athlete and record are re-exported for this folder's tests.

@@ -66,6 +66,13 @@ def closed_port() -> int:
             1,
             "state_url (FITSYNC_STATE_URL) must be a postgresql://",
         ),
+        (
+            ["athletes"],
+            {"FITSYNC_TIMEOUT": "-5", "FITSYNC_CLIENT_SECRET": "hunter2"},
+            1,
+            "FITSYNC_TIMEOUT: timeout has an invalid value '-5': it should be greater than 0",
+        ),
+        (["sync"], {"FITSYNC_CLIENT_ID": "twelve"}, 1, "FITSYNC_CLIENT_ID: client_id has an invalid value 'twelve'"),
     ],
     ids=[
         "no-credentials",
@@ -77,6 +84,8 @@ def closed_port() -> int:
         "unknown-command",
         "state-server-unreachable",
         "state-url-not-postgresql",
+        "setting-out-of-range",
+        "setting-not-a-number",
     ],
 )
 def test_an_expected_failure_is_one_message_and_its_exit_code(
@@ -150,3 +159,22 @@ def test_a_full_disk_is_one_line_naming_the_home_and_the_fix(tmp_path: Path) -> 
     assert done.returncode == 1, done.stderr
     assert f"Error: the disk holding {home} is full or failing" in done.stderr and "free some space" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) <= 2, done.stderr
+
+
+def test_a_bad_config_file_is_one_line_naming_the_file_and_the_setting(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    file = home / "config.toml"
+    secret = 'client_secret = "hunter2"\n'
+    for text, says in (
+        ("timout = 5\n", "unknown setting 'timout'"),
+        ("timeout = \n", "not valid TOML"),
+        ("timeout = -5\n", "timeout has an invalid value -5: it should be greater than 0"),
+        ('nightly_timezone = "Mars/Olympus"\n', "nightly_timezone has an invalid value 'Mars/Olympus': it should be"),
+    ):
+        file.write_text(secret + text)
+        file.chmod(0o600)
+        done = fitsync("athletes", FITSYNC_HOME=str(home))
+        assert done.returncode == 1 and f"{file}: {says}" in done.stderr, (text, done.stderr)
+        assert "Traceback" not in done.stderr and "hunter2" not in done.stdout + done.stderr
+        assert len([line for line in done.stderr.splitlines() if line.strip()]) == 1, done.stderr

@@ -80,3 +80,25 @@ def test_a_lazy_commands_listed_line_is_its_own() -> None:
     for name, (_, line) in LAZY.items():
         command = main.get_command(ctx, name)
         assert command is not None and command.get_short_help_str(limit=10_000) == line, name
+
+
+def test_fitsync_bench_runs_the_checkouts_benchmarks_in_a_child_process(tmp_path: Path) -> None:
+    """`fitsync bench` is `python -m bench` of the checkout fitsync was installed from (editable), run in a child
+    process: from the checkout's root and from any other folder, with its own name in the usage lines, and the
+    benchmark's exit code."""
+    installed = Path(sys.executable).with_name("fitsync")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FITSYNC_") and k != "PYTHONPATH"}
+    root = Path(__file__).resolve().parents[2]
+    for cwd in (root, tmp_path):
+        listed = subprocess.run([str(installed), "bench"], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+        assert listed.returncode == 0, listed.stderr
+        assert "benchmarks: " in listed.stdout and "load" in listed.stdout.split("benchmarks: ", 1)[1]
+    usage = subprocess.run(
+        [str(installed), "bench", "load", "--help"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert usage.returncode == 0 and usage.stdout.startswith("Usage: fitsync bench load "), usage.stdout
+    assert "--scales" in usage.stdout
+    unknown = subprocess.run(
+        [str(installed), "bench", "no-such"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert unknown.returncode != 0 and "unknown benchmark 'no-such'" in unknown.stdout + unknown.stderr

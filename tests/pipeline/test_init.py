@@ -6,7 +6,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from fitsync.client.config import FIELD_DOCS, FIELDS, Config
+from fitsync.client.config import Config
 from fitsync.client.config_file import reference
 
 from .conftest import REPO, subprocess_env
@@ -36,8 +36,9 @@ def test_init_writes_a_private_commented_config_and_keeps_the_previous_one(tmp_p
     config = Config.load(env={}, home=home)
     assert config.client_id == 4711 and config.client_secret.reveal() == "s3cret-value"
     text = written.read_text()
-    for name, (env, _) in FIELDS.items():  # every setting is there, explained, with its variable
-        assert f"{name} =" in text and env in text, name
+    comments = " ".join(" ".join(line.removeprefix("# ") for line in text.splitlines()).split())
+    for name, info in Config.settings().items():  # every setting is there, explained, with its variable
+        assert f"{name} =" in text and f"{info.description} ({Config.variable(name)})" in comments, name
     assert "s3cret-value" not in first.stdout + first.stderr and "fitsync doctor" in first.stdout
 
     again = init(home, "--client-id", "4712", "--secret-in-env", "--base-url", "http://127.0.0.1:9/api/v3/")
@@ -58,7 +59,7 @@ def test_init_refuses_what_would_not_work_and_asks_nothing_off_a_terminal(tmp_pa
 
 
 def test_the_settings_reference_is_current() -> None:
-    assert set(FIELD_DOCS) == set(FIELDS)
+    assert all(info.description for info in Config.model_fields.values())  # every setting says what it is for
     assert (DOCS / "configuration.md").read_text() == reference(), (
         "regenerate: python -c 'from fitsync.client.config_file import reference; print(reference(), end=\"\")' "
         "> docs/configuration.md"

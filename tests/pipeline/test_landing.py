@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fitsync.client.state_store import StateStore
+from fitsync.state.store import StateStore
 from fitsync.sync import landing, progress
 
 ATHLETE = 42

@@ -159,9 +159,10 @@ class Terminal:
         os.close(slave)
         self.seen = b""
 
-    def wait_for(self, text: str, timeout: float = 60) -> str:
+    def wait_for(self, text: str, times: int = 1, timeout: float = 60) -> str:
+        """Once `text` has been printed `times` times in all."""
         deadline = time.monotonic() + timeout
-        while text.encode() not in self.seen:
+        while self.seen.count(text.encode()) < times:
             assert time.monotonic() < deadline, f"no {text!r} within {timeout} s: {self.seen.decode(errors='replace')}"
             ready, _, _ = select.select([self.master], [], [], 0.5)
             if ready:
@@ -189,7 +190,8 @@ def test_query_with_no_sql_at_a_terminal_is_an_sql_prompt(home: Path) -> None:
         term.type("SELECT * FROM activitiez;\n")
         shown = term.wait_for('Did you mean "activities"')  # an error is shown and the prompt goes on
         term.type("SELECT 'still here' AS s;\n")
-        term.wait_for("still here")
+        term.wait_for("fitsync> ", times=4)  # the prompt after the third statement's result
+        assert "still here" in term.seen.decode(errors="replace")
         term.type("\x04")  # Ctrl-D leaves
         assert term.close() == 0
     finally:

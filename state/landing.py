@@ -1,0 +1,38 @@
+"""The landing area (`landing`): fetched JSON waiting for the warehouse loader, per athlete, in landing order.
+
+The payloads arrive encoded; how they are batched and merged is sync/landing.py's.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .store import Connection, StateStore
+
+
+def insert(conn: Connection, athlete_id: int, bundle: str, payload: str, context: str) -> None:
+    """Add one batch (inside the caller's transaction, with the progress it records)."""
+    conn.execute(
+        "INSERT INTO landing (athlete_id, bundle, payload, context, created_at) VALUES (?, ?, ?, ?, ?)",
+        (athlete_id, bundle, payload, context, time.time()),
+    )
+
+
+def page(store: StateStore, athlete_id: int, after: int, limit: int) -> list[Any]:
+    """Up to `limit` landed rows (id, bundle, payload, context) after id `after`, in id order."""
+    with store.reading() as conn:
+        return conn.execute(
+            "SELECT id, bundle, payload, context FROM landing WHERE athlete_id = ? AND id > ? ORDER BY id LIMIT ?",
+            (athlete_id, after, limit),
+        ).fetchall()
+
+
+def remove(store: StateStore, ids: list[int]) -> None:
+    with store.transaction() as conn:
+        conn.executemany("DELETE FROM landing WHERE id = ?", [(i,) for i in ids])
+
+
+def count(store: StateStore, athlete_id: int) -> int:
+    with store.reading() as conn:
+        return int(conn.execute("SELECT count(*) FROM landing WHERE athlete_id = ?", (athlete_id,)).fetchone()[0])

@@ -1,0 +1,148 @@
+"""The state store's interface, and the store on SQLite (WAL): one file shared by every fitsync process of a host.
+
+SQLite, not the DuckDB warehouse: many processes (runs, sensors, the CLI, the webhook receiver) write here at once,
+and DuckDB allows a single writing process. `BEGIN IMMEDIATE` is the cross-process lock. postgres.py is the same
+store on PostgreSQL, for several hosts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from .migrations import MIGRATIONS, statements
+
+
+class Cursor(Protocol):
+    """What a statement answers (sqlite3's cursor or psycopg's): rows by position and by column name."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """A connection to either store: statements with `?` placeholders, transactions explicit (BEGIN … COMMIT)."""
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor: ...
+
+    def close(self) -> None: ...
+
+
+class AthleteBusy(Exception):
+    def __init__(self, athlete_id: int, owner: str) -> None:
+        self.athlete_id, self.owner = athlete_id, owner
+        super().__init__(
+            f"athlete {athlete_id} is being synced by {owner or 'another process'}: skipped (it continues there)"
+        )
+
+
+class StateStore:
+    """One SQLite file shared by every fitsync process on this machine (the default)."""
+
+    dialect = "sqlite"
+    # What a failed read or write of the store raises (a full disk, a lock held too long).
+    errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):
+            os.chmod(self.path.parent, 0o700)
+        fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+        os.close(fd)
+        os.chmod(self.path, 0o600)
+        self._migrate()
+
+    def describe(self) -> str:
+        """Where the state is (for messages)."""
+        return str(self.path)
+
+    def connect(self, wait: float = 60.0) -> Connection:
+        """A connection whose writes wait up to `wait` seconds for another process's write transaction."""
+        conn = sqlite3.connect(self.path, isolation_level=None, timeout=wait, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")  # a rotated refresh token must survive a power cut
+        return conn
+
+    @contextlib.contextmanager
+    def transaction(self, conn: Connection | None = None) -> Iterator[Connection]:
+        """A write transaction holding the store's write lock, so read-check-write is atomic across processes."""
+        own = conn is None
+        conn = conn or self.connect()
+        try:
+            self.begin_write(conn)
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        finally:
+            if own:
+                conn.close()
+
+    @contextlib.contextmanager
+    def athlete_lock(self, athlete_id: int) -> Iterator[None]:
+        """One sync per athlete at a time across processes (two would fetch the same queue twice). Here an advisory
+        `flock` on `<home>/locks/athlete-<id>.lock`: the kernel releases it when the process ends, however it ends,
+        so a killed sync never leaves a stale lock. The file holds the owner's pid for the message."""
+        folder = self.path.parent / "locks"
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(folder / f"athlete-{athlete_id}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                raise AthleteBusy(athlete_id, f"process {owner}" if owner else "") from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            yield
+        finally:
+            os.close(fd)
+
+    def usable(self, conn: Connection) -> bool:
+        """Whether a connection that raised can still be used (a file connection always can)."""
+        return True
+
+    def begin_write(self, conn: Connection) -> None:
+        """Start a transaction holding the store's write lock: SQLite's IMMEDIATE."""
+        conn.execute("BEGIN IMMEDIATE")
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[Connection]:
+        conn = self.connect()
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def _migrate(self) -> None:
+        with self.transaction() as conn:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            if version > len(MIGRATIONS):
+                raise RuntimeError(f"{self.path} was written by a newer fitsync (schema {version})")
+            for number in range(version + 1, len(MIGRATIONS) + 1):
+                for statement in statements(number, self.dialect):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")
+
+    @property
+    def schema_version(self) -> int:
+        with self.reading() as conn:
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
