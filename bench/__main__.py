@@ -8,6 +8,7 @@ FITSYNC_BENCH_RECORD=1).
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -89,4 +90,5 @@ def cli(argv: Sequence[str], prog: str = "python -m bench") -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(cli(sys.argv[1:]))
+    # `fitsync bench` runs this module and names itself in BENCH_PROG (cli/bench.py)
+    sys.exit(cli(sys.argv[1:], prog=os.environ.get("BENCH_PROG", "python -m bench")))

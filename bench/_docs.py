@@ -12,12 +12,24 @@ from pathlib import Path
 
 from .common import REPO, RESULTS, markdown
 
-ORDER = ["time-to-value", "fairness", "api-calls", "rate-budget", "webhook-ack", "load", "query", "demo", "freshness"]
+ORDER = [
+    "time-to-value",
+    "fairness",
+    "api-calls",
+    "rate-budget",
+    "many-hosts",
+    "webhook-ack",
+    "load",
+    "query",
+    "demo",
+    "freshness",
+]
 TITLES = {
     "time-to-value": "Time to value under the real service's limits",
     "fairness": "One app budget, many athletes: priority and turns",
     "api-calls": "API calls: backfill and incremental vs the minimum",
     "rate-budget": "Rate budget: share used, 429s, 1 and 4 processes",
+    "many-hosts": "Many hosts on one PostgreSQL state store",
     "webhook-ack": "Webhook receiver: acknowledgement latency, nothing lost",
     "load": "Warehouse load: upsert throughput vs row-by-row",
     "query": "Trend queries at the 10-year scale",

@@ -50,7 +50,7 @@ def scenario(
     """Run the mix for `windows` windows; latencies (seconds) of the refreshes and calls per backfill athlete."""
     from fitsync.client import rate_governor
     from fitsync.client.rate_governor import Lane, RateGovernor
-    from fitsync.client.state_store import StateStore
+    from fitsync.state.store import StateStore
 
     fair = policy == "by priority"
     rng = random.Random(seed)

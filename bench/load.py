@@ -14,10 +14,9 @@ with one parameterised upsert per row (DuckDB `executemany`), table by table (a 
 the child tables, which have no key index since schema 12). It gets the rows already parsed, so the baseline is spared
 the JSON work fitsync's figure includes: the ratio is conservative.
 
-Before issue 15: the loader of that time (from the git history, bench/load_before.py) loads the first scale in the
-same run, a writer per batch; the speed-up target is today's rows/s at the largest scale over its rows/s, both with
-the writer's closes (until 2026-11-26 this benchmark timed loads without them; the old loader's figure without its
-closes is shown too).
+Before issue 15: the loader of that time (bench/baseline/warehouse, run by bench/load_before.py) loads the first
+scale in the same run, a writer per batch; the speed-up target is today's rows/s at the largest scale over its
+rows/s, both with the writer's closes (the old loader's figure without its closes is shown too).
 
 Re-load: loading the same data again must change nothing — every upsert writes 0 rows and each table's
 content hash is unchanged (all of the smaller scale; a spread-out sample of batches at the larger one).
@@ -26,6 +25,7 @@ content hash is unchanged (all of the smaller scale; a spread-out sample of batc
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import re
 import resource
@@ -49,6 +49,7 @@ TARGET_RATIO = 50.0
 # Issue 15: 5× the load before it, measured in the same run (bench/load_before.py).
 TARGET_SPEEDUP = 5.0
 MEMORY_GROWTH = 1.1
+WAREHOUSE = "fitsync.warehouse"  # the loader measured; bench/load_before.py passes the one before issue 15
 
 
 class Templates:
@@ -129,7 +130,13 @@ def batches(
 
 
 def load_range(
-    path: Path, templates: Templates, athlete_id: int, start: int, stop: int, batch_starts: list[int] | None = None
+    path: Path,
+    templates: Templates,
+    athlete_id: int,
+    start: int,
+    stop: int,
+    batch_starts: list[int] | None = None,
+    package: str = WAREHOUSE,
 ) -> tuple[float, float | None, dict[str, int]]:
     """Load activities [start, stop) (or only the batches beginning at batch_starts) the way the warehouse asset
     does: (seconds the load took, writer's closes included; seconds with the closes left out where the loader has
@@ -137,9 +144,9 @@ def load_range(
 
     Today's loader stages the next batches on a worker thread while one held writer writes
     (load_pipeline.ahead, load_pipeline.write_held): its closes overlap the staging, so only its whole time is a fair
-    figure. The loader of before issue 15 (bench/load_before.py) opened a writer per batch; its time without the
-    closes is what this benchmark reported until 2026-11-26."""
-    from fitsync.warehouse import db, loads
+    figure. The loader of before issue 15 (`package` bench.baseline.warehouse, bench/load_before.py) opened a writer
+    per batch; its time without the closes is shown beside its whole time."""
+    db, loads = (importlib.import_module(f"{package}.{name}") for name in ("db", "loads"))
 
     written: dict[str, int] = {}
     ranges = [
@@ -158,7 +165,7 @@ def load_range(
 
     started = time.perf_counter()
     if hasattr(loads, "stage"):  # not the loader of before issue 15
-        from fitsync.warehouse import load_pipeline as pipeline
+        pipeline = importlib.import_module(f"{package}.load_pipeline")
 
         staged = pipeline.ahead(
             loads.stage(bundle, frame)
@@ -179,8 +186,8 @@ def load_range(
     return time.perf_counter() - started, spent, written
 
 
-def counts(path: Path) -> dict[str, int]:
-    from fitsync.warehouse import db
+def counts(path: Path, package: str = WAREHOUSE) -> dict[str, int]:
+    db = importlib.import_module(f"{package}.db")
 
     with db.reading(path) as conn:
         return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
@@ -336,7 +343,7 @@ def main(scales: str, template_count: int, sample: int, reload_sample: int, work
                     "seconds": b_seconds,
                     "rows_per_s": b_rows / b_seconds,
                 }
-                common.out.print(f"[dim]the load before issue 15 on {size:,} activities (from the git history)…[/]")
+                common.out.print(f"[dim]the load before issue 15 on {size:,} activities (bench/baseline)…[/]")
                 old_load = load_before.measure(templates, athlete_id, size, work)
             gc.collect()
     finally:
@@ -423,9 +430,9 @@ def main(scales: str, template_count: int, sample: int, reload_sample: int, work
         "written by one writer held up to a second (load_pipeline.write_held → loads.write), each batch its own "
         "transaction, from an empty warehouse, as the warehouse asset loads; seconds: the whole load, the "
         "writer's closes (checkpoints) included. Row-by-row: one parameterised upsert per row (executemany) "
-        "of the same rows, already parsed, closes not timed. Before issue 15: the loader of that time (git "
-        "history) on the first scale, same templates and batches, a writer per batch; with and without its "
-        "closes (this benchmark timed loads without the closes until 2026-11-26).",
+        "of the same rows, already parsed, closes not timed. Before issue 15: the loader of that time "
+        "(bench/baseline) on the first scale, same templates and batches, a writer per batch; with and without its "
+        "closes.",
     )
     reload_table = table(
         "Re-loading the same data",
