@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import sys
 import webbrowser
+from pathlib import Path
 
 import click
 import httpx
@@ -12,6 +15,8 @@ from fitsync.client import oauth, scopes
 from fitsync.client.config_basics import ConfigError, load_config
 from fitsync.client.errors import FitsyncError
 from fitsync.client.runtime import FitsyncClient
+
+from .confirm import confirm, yes_option
 
 HEADLESS_REDIRECT = "http://localhost/fitsync/callback"
 
@@ -72,15 +77,24 @@ def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeou
 
 @click.command()
 @click.argument("athlete_id", type=int)
-def disconnect(athlete_id: int) -> None:
-    """Revoke fitsync's access for an athlete and delete everything fitsync holds of them."""
-    from fitsync.pipelines.instance import instance
-    from fitsync.pipelines.purge import purge_everything
-
+@yes_option
+def disconnect(athlete_id: int, yes: bool) -> None:
+    """Revoke fitsync's access for an athlete and delete everything fitsync holds of them (asks first)."""
     with open_client() as client:
         record = client.tokens.athlete(athlete_id)
         if record is None:
-            raise click.ClickException(f"athlete {athlete_id} is not connected")
+            raise click.ClickException(f"athlete {athlete_id} is not connected: `fitsync athletes` lists who is")
+        counted = _warehouse_rows(client.config.home / "warehouse.duckdb", athlete_id)
+        confirm(
+            f"this revokes fitsync's access for {record.name} (athlete {athlete_id}) and deletes "
+            f"{'all their' if counted is None else f'their {counted:,}'} warehouse rows, their tokens and their "
+            "sync state",
+            "Disconnect them?",
+            yes,
+        )
+        from fitsync.pipelines.instance import instance  # Dagster loads slowly: only once it is agreed
+        from fitsync.pipelines.purge import purge_everything
+
         try:
             token = client.tokens.access_token(athlete_id)
             revoked = oauth.deauthorize(client.config, client.transport, token.reveal())
@@ -102,13 +116,46 @@ def disconnect(athlete_id: int) -> None:
     )
 
 
+def _warehouse_rows(path: Path, athlete_id: int) -> int | None:
+    """How many warehouse rows `purge_athlete` deletes of the athlete (the shared segments aside), to say so before;
+    None when the warehouse cannot tell now (a sync writing to it, an older schema): the question says "all"."""
+    if not path.exists():
+        return 0
+    import duckdb  # not at the top: every command imports this module
+
+    from fitsync.warehouse import db
+    from fitsync.warehouse.purge import BY_ACTIVITY, BY_ATHLETE
+
+    of_activities = "activity_id IN (SELECT activity_id FROM activities WHERE athlete_id = $1)"
+    counts = [f"(SELECT count(*) FROM {table} WHERE {of_activities})" for table in BY_ACTIVITY]
+    counts += [f"(SELECT count(*) FROM {table} WHERE athlete_id = $1)" for table in BY_ATHLETE]
+    try:
+        with db.reading(path, timeout=2) as conn:
+            return int(conn.execute(f"SELECT {' + '.join(counts)}", [athlete_id]).fetchall()[0][0])
+    except (duckdb.Error, TimeoutError):
+        return None
+
+
 @click.command()
-def athletes() -> None:
-    """Connected athletes, their granted scopes and status."""
-    with open_client() as client:
-        rows = client.tokens.athletes()
+@click.option("--json", "as_json", is_flag=True, help="Print the athletes as JSON (for scripts).")
+def athletes(as_json: bool) -> None:
+    """Connected athletes, their granted scopes and status. Reads only: it creates and changes no file."""
+    from fitsync.client.state_reader import StateReader
+
+    from .status import first_steps
+
+    try:
+        config = load_config()
+        reader = StateReader.open(config)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    rows = reader.athletes() if reader else []
+    if as_json:
+        listed = [dataclasses.asdict(a) | {"name": a.name, "scopes": a.scopes.replace(",", " ").split()} for a in rows]
+        click.echo(json.dumps(listed, indent=2))
+        return
     if not rows:
-        click.echo("No athletes connected: run `fitsync connect`.")
+        click.echo(f"No athletes connected: {first_steps(config)}.")
         return
     click.echo("athlete\tname\tstatus\tscopes")
     for a in rows:

@@ -20,9 +20,11 @@ import httpx
 import yaml
 
 from fitsync.client.config_basics import CONFIG_FILE, ConfigError, load_config
-from fitsync.client.errors import FitsyncError, ReauthorizationRequired
+from fitsync.client.crypto import CipherError
+from fitsync.client.errors import FitsyncError, OAuthError, ReauthorizationRequired
 from fitsync.client.explain import explain
 from fitsync.client.runtime import FitsyncClient
+from fitsync.client.transport import DeadlineExceeded, ServiceUnresponsive
 from fitsync.state import health
 from fitsync.state.migrations import MIGRATIONS
 from fitsync.warehouse import db
@@ -53,7 +55,7 @@ def _checks(config: Config) -> Iterator[Check]:
         "configuration",
         bool(config.client_id and config.client_secret),
         f"home {home}, service {config.base_url}, app {config.client_id or 'not set'}",
-        "set FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET (or client_id / client_secret in config.toml)",
+        f"run `fitsync init` to write them to {home / CONFIG_FILE}, or set FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET",
     )
     yield from _modes(home)
     yield _reachable(config)
@@ -69,18 +71,37 @@ def _checks(config: Config) -> Iterator[Check]:
     yield from dagster_instance(home, shared=bool(config.state_url.reveal()))
 
 
+# The fix for an error a check met, by the error's kind (the first that matches): what to change, never a pointer to
+# other checks, which may not have failed (the service checks ask without the app's credentials or tokens).
+TOKEN_KEY_FIX = (
+    "set FITSYNC_SECRET_KEY back to the passphrase the tokens were stored with (without one: restore the home's "
+    "secret.key of then); to change keys, give the old one as FITSYNC_SECRET_KEY_PREVIOUS once; if it is lost, "
+    "`fitsync connect` each athlete again"
+)
+TOKEN_ENDPOINT = "auth_url / FITSYNC_AUTH_URL (fitsync posts to its /oauth/token)"
+FIXES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
+    (CipherError, TOKEN_KEY_FIX),
+    (
+        OAuthError,
+        "check client_id and client_secret (or FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET) against the app's "
+        f"settings page at the service (`fitsync init` rewrites them), and {TOKEN_ENDPOINT}",
+    ),
+    ((httpx.HTTPError, ServiceUnresponsive, DeadlineExceeded), f"check the network and {TOKEN_ENDPOINT}"),
+)
+OTHERWISE = "correct what it names, then run `fitsync doctor` again"
+
+
+def fix_for(error: BaseException) -> str:
+    return next((fix for kinds, fix in FIXES if isinstance(error, kinds)), OTHERWISE)
+
+
 def _guarded(name: str, checks: Callable[[], Iterator[Check]]) -> Iterator[Check]:
     """The checks, or one failed check saying why they could not be made: a damaged file is diagnosed, never the end
     of the diagnosis."""
     try:
         yield from checks()
     except Exception as error:  # noqa: BLE001 (whatever stopped it is the finding)
-        yield Check(
-            name,
-            False,
-            f"could not be checked: {explain(error)}",
-            "fix the failed checks above, then run `fitsync doctor` again",
-        )
+        yield Check(name, False, f"could not be checked: {explain(error)}", fix_for(error))
 
 
 def _modes(home: Path) -> Iterator[Check]:
@@ -217,9 +238,7 @@ def _refresh(config: Config, athlete_id: int) -> Check:
             f"run `fitsync connect` as athlete {athlete_id}",
         )
     except (FitsyncError, httpx.HTTPError) as error:
-        return Check(
-            name, False, f"token refresh failed: {error}", "see the other failed checks (auth_url, app credentials)"
-        )
+        return Check(name, False, f"token refresh failed: {error}", fix_for(error))
     expires_at = record.access_expires_at if record else None  # the refresh just stored it
     left = (expires_at - time.time()) / 60 if expires_at is not None else 0
     return Check(
@@ -231,11 +250,12 @@ def _refresh(config: Config, athlete_id: int) -> Check:
 
 def _callback(config: Config) -> Iterator[Check]:
     """The subscription's callback, asked as the service would (without a challenge: the receiver says 400)."""
+    from fitsync.client.state_reader import StateReader
     from fitsync.webhooks.subscriptions import masked
 
-    with FitsyncClient(config) as client:
-        subscription = client.subscription_state.current()
-    if subscription is None:
+    reader = StateReader.open(config)  # read-only: the check creates and migrates nothing
+    subscription = reader.subscription() if reader else None
+    if subscription is None or not subscription.callback_url:
         return
     shown = masked(subscription.callback_url)
     try:

@@ -8,9 +8,9 @@ the `webhook_events` sensor turn the events into a run, and says what is in the 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
+import shlex
 import shutil
 import sys
 import time
@@ -152,16 +152,10 @@ def demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str) ->
 
 
 def _installed_command(name: str) -> str:
-    """How to call this installation's `name` from here: bare when it is on PATH (an activated venv), else the
-    venv's bin path (relative when under the current folder). `name=""` gives the prefix for other tools."""
-    bin_dir = Path(sys.executable).parent
-    if name and shutil.which(name) == str(bin_dir / name):
-        return name
-    if not name and shutil.which("dagster") == str(bin_dir / "dagster"):
-        return ""
-    with contextlib.suppress(ValueError):
-        return f"{bin_dir.relative_to(Path.cwd())}/{name}"
-    return f"{bin_dir}/{name}"
+    """How to call this installation's `name` from any folder: bare when it is on PATH (an activated venv), else the
+    absolute path of the venv's executable."""
+    path = Path(sys.executable).parent / name
+    return name if shutil.which(name) == str(path) else str(path)
 
 
 def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, signals: StopSignals) -> None:
@@ -323,15 +317,19 @@ def _show_warehouse(out: Console, home: Path, changes: _Changes) -> None:
 
 
 def _print_hints(out: Console, home: Path) -> None:
-    """The commands that look at what the demo made: a query, the report, the Dagster UI."""
+    """The commands that look at what the demo made: a query, the report, the Dagster UI. Every path in them is
+    absolute, so each works from whatever folder it is pasted in."""
     out.print("Look at it (copy a line; each is one command):")
-    fitsync, bin_dir = _installed_command("fitsync"), _installed_command("")
+    fitsync, dagster, pip = (shlex.quote(_installed_command(name)) for name in ("fitsync", "dagster", "pip"))
+    source = Path(__file__).resolve().parents[1]  # the checkout an editable install runs from
+    package = f"-e {shlex.quote(f'{source}[dev]')}" if (source / "pyproject.toml").is_file() else "'fitsync[dev]'"
+    at = f"FITSYNC_HOME={shlex.quote(str(home))}"
     hints = [
-        f'FITSYNC_HOME={home} {fitsync} query "SELECT sport_type, count(*), round(sum(distance)/1000) AS km '
+        f'{at} {fitsync} query "SELECT sport_type, count(*), round(sum(distance)/1000) AS km '
         'FROM activities GROUP BY ALL ORDER BY 2 DESC"',
-        f"FITSYNC_HOME={home} {fitsync} report --out {home / 'report'}",
-        f"{bin_dir}pip install -q -e '.[dev]' && DAGSTER_HOME={home / 'dagster'} FITSYNC_HOME={home} "
-        f"{bin_dir}dagster dev -w workspace.yaml",
+        f"{at} {fitsync} report --out {shlex.quote(str(home / 'report'))}",
+        f"{pip} install -q {package} && DAGSTER_HOME={shlex.quote(str(home / 'dagster'))} {at} "
+        f"{dagster} dev -m fitsync.pipelines.definitions",
     ]
     for hint in hints:  # no markup (rich would eat `[dev]`), no wrapping (a split command does not paste)
         out.print("  " + hint, markup=False, highlight=False, soft_wrap=True)

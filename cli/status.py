@@ -10,33 +10,11 @@ from rich.console import Console
 from rich.table import Table
 
 from fitsync.client.config_basics import ConfigError, load_config
-from fitsync.client.runtime import FitsyncClient
+
+from .relative_time import ago
 
 if TYPE_CHECKING:
     from fitsync.client.config import Config
-
-
-def _last_runs(config: Config, athlete_ids: list[int]) -> dict[int, dict[str, Any]]:
-    """The newest Dagster run of each athlete's partition on fitsync's instance."""
-    from dagster import RunsFilter
-
-    from fitsync.pipelines import instance as dagster_instance
-    from fitsync.pipelines.status import iso
-
-    instance = dagster_instance.instance(config.home)
-    out = {}
-    for athlete_id in athlete_ids:
-        records = instance.get_run_records(RunsFilter(tags={"dagster/partition": str(athlete_id)}), limit=1)
-        if records:
-            record = records[0]
-            out[athlete_id] = {
-                "job": record.dagster_run.job_name,
-                "status": record.dagster_run.status.value,
-                "started_at": iso(record.start_time),
-                "ended_at": iso(record.end_time),
-                "run_id": record.dagster_run.run_id,
-            }
-    return out
 
 
 def _span(pending: dict[str, Any]) -> str:
@@ -49,32 +27,56 @@ def _span(pending: dict[str, Any]) -> str:
 def _last_sync(run: dict[str, Any], nothing_new_at: str | None) -> str:
     """The last run, or the last sync that found nothing new (and so needed no run) when that came later."""
     if nothing_new_at and nothing_new_at > (run.get("ended_at") or ""):
-        return f"nothing new {nothing_new_at}"
-    return f"{run.get('status', '—')} {run.get('ended_at') or ''}".strip()
+        return f"nothing new {ago(nothing_new_at)}"
+    ended = run.get("ended_at")
+    return f"{run.get('status', '—').lower()} {ago(ended) if ended else ''}".strip()
 
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (for scripts and monitoring).")
 def status(as_json: bool) -> None:
-    """Per athlete: token, last sync and what is still pending; the webhook inbox, the rate budget, the warehouse."""
+    """Per athlete: token, last sync and what is still pending; the webhook inbox, the rate budget, the warehouse.
+    Reads only: it creates and changes no file."""
+    from fitsync.client.state_reader import StateReader
     from fitsync.pipelines.status import collect
+
+    from .last_runs import last_runs
 
     try:
         config = load_config()
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
-    with FitsyncClient(config) as client:
-        report = collect(client, _last_runs(config, [a.athlete_id for a in client.tokens.athletes()]))
+    reader = StateReader.open(config)
+    if reader is None:
+        _not_set_up(config, as_json)
+        return
+    report = collect(reader, last_runs(config.home, [a.athlete_id for a in reader.athletes()]))
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
     out = Console()
     if not report["athletes"]:
-        out.print("No athletes connected: run `fitsync connect`.")
+        out.print(f"No athletes connected: {first_steps(config)}.")
     out.print(_athletes_table(report["athletes"]))
     out.print(_budget_table(report["rate_budget"]))
     out.print(_webhooks_line(report["webhooks"]), soft_wrap=True, markup=False)
     out.print(_warehouse_line(report["warehouse"]), soft_wrap=True, markup=False)
+
+
+def first_steps(config: Config) -> str:
+    """The commands that set up a home from where it is: credentials first, then an athlete."""
+    if config.client_id and config.client_secret:
+        return "run `fitsync connect`"
+    return "run `fitsync init` (your app's id and secret), then `fitsync connect`"
+
+
+def _not_set_up(config: Config, as_json: bool) -> None:
+    """A home without state: what is missing and the commands that set it up."""
+    says = f"Nothing synced yet: no state in {config.home}. To start, {first_steps(config)}, then `fitsync sync`."
+    if as_json:
+        click.echo(json.dumps({"home": str(config.home), "athletes": [], "set_up": False, "next": says}, indent=2))
+    else:
+        click.echo(says)
 
 
 def _athletes_table(athletes: list[dict[str, Any]]) -> Table:
@@ -98,7 +100,7 @@ def _athletes_table(athletes: list[dict[str, Any]]) -> Table:
             str(a["known_activities"]),
             f"{a['pending']['details']} / {a['pending']['zones']}",
             _span(a["pending"]),
-            a["last_listing_at"] or "never",
+            ago(a["last_listing_at"]) if a["last_listing_at"] else "never",
             _last_sync(run, a["last_nothing_new_at"]),
         )
     return table
@@ -107,10 +109,10 @@ def _athletes_table(athletes: list[dict[str, Any]]) -> Table:
 def _budget_table(windows: list[dict[str, Any]]) -> Table:
     """A row per rate window of the app: how much of it is used and when it resets."""
     budget = Table(title="Rate budget (this app)")
-    for column in ("window", "budget", "used", "limit", "resets at"):
+    for column in ("window", "budget", "used", "limit", "resets"):
         budget.add_column(column)
     for line in windows:
-        budget.add_row(line["window"], line["budget"], str(line["used"]), str(line["limit"]), line["resets_at"])
+        budget.add_row(line["window"], line["budget"], str(line["used"]), str(line["limit"]), ago(line["resets_at"]))
     return budget
 
 
@@ -118,7 +120,7 @@ def _webhooks_line(hooks: dict[str, Any]) -> str:
     """The subscription, the last event and what waits in the inbox, on one line."""
     return (
         f"Webhooks: subscription {hooks['subscription_id'] or 'none'} {hooks['callback'] or ''} · last event "
-        f"{hooks['last_event_at'] or 'never'} · {hooks['unprocessed']} unprocessed, {hooks['deferred']} waiting"
+        f"{ago(hooks['last_event_at']) if hooks['last_event_at'] else 'never'} · {hooks['unprocessed']} unprocessed, {hooks['deferred']} waiting"
     )
 
 

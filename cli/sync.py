@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import time
 import uuid
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from fitsync.cli import sync_summary
+from fitsync.cli.athlete_choice import chosen
 from fitsync.cli.stop_signals import StopSignals
 from fitsync.client.config_basics import ConfigError, load_config
 from fitsync.client.runtime import FitsyncClient
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
 # The command prints each failed step's message itself (below): Dagster's own ERROR events would repeat it with
 # a stack trace. The run's full log stays in the Dagster instance under FITSYNC_HOME.
 DAGSTER_LOG_LEVEL = "CRITICAL"
+VERBOSE_DAGSTER_LOG_LEVEL = "WARNING"  # --verbose: Dagster's warnings too (a listing's kept activities, …)
 
 
 def _config() -> Config:
@@ -62,19 +66,35 @@ def _config() -> Config:
     show_default=True,
     help="Seconds to wait for the rate budget before leaving the rest to the next run.",
 )
-def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait: float) -> None:
+@click.option("--quiet", "-q", is_flag=True, help="No progress and no tables: only what needs attention.")
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Every asset in the tables (those that did nothing too), calls per endpoint."
+)
+@click.option("--json", "as_json", is_flag=True, help="The summary as JSON on stdout (progress stays on stderr).")
+def sync(
+    athlete_ids: tuple[int, ...],
+    full: bool,
+    allow_shrink: bool,
+    max_wait: float,
+    quiet: bool,
+    verbose: bool,
+    as_json: bool,
+) -> None:
     """Sync connected athletes into the warehouse.
 
-    Exit codes: 0 done; 1 a sync failed; 4 done, but some of what the service sent was left out of the warehouse
-    (implausible values, unreadable rows: named above, kept raw); 3 partial (the rate budget ran out first, or another
-    process is syncing an athlete); 130 / 143 stopped by Ctrl-C / SIGTERM (the next `fitsync sync` continues).
+    Exit codes: 0 done (an athlete another process or host is syncing is said so and left to it); 1 a sync failed;
+    4 done, but some of what the service sent was left out of the warehouse (implausible values, unreadable rows:
+    named above, kept raw); 3 partial: work is left for a later run (the rate budget ran out first); 130 / 143
+    stopped by Ctrl-C / SIGTERM (the next `fitsync sync` continues).
     """
+    if quiet and verbose:
+        raise click.UsageError("--quiet and --verbose do not go together")
     config = _config()
-    out = Console(stderr=True)
-    tally = _Tally()
+    out = Console(stderr=True, quiet=quiet)
+    summaries: list[sync_summary.AthleteSummary] = []
     with FitsyncClient(config) as client, StopSignals() as signals:
         connected = [a.athlete_id for a in client.tokens.athletes() if a.status == "connected"]
-        targets = list(athlete_ids) or connected
+        targets = chosen(athlete_ids, connected)  # --athlete of one not connected: a usage error (exit 2)
         if not targets:
             raise click.ClickException("no connected athletes: run `fitsync connect` first")
         priority = "interactive" if athlete_ids else None
@@ -82,11 +102,16 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
         for index, athlete_id in enumerate(targets):
             if signals.received:
                 _stopped(out, client, signals.received, None, targets[index:])
-            if not full and athlete_id in connected and _nothing_new(client, out, athlete_id, priority, max_wait):
-                continue
+            started = time.monotonic()
+            if not full and athlete_id in connected:
+                found = nothing_new.check(client, athlete_id, priority=priority or "incremental", max_wait=max_wait)
+                if found.nothing_new:
+                    summaries.append(_nothing_new(out, athlete_id, found, time.monotonic() - started))
+                    continue
+                out.print(Text(f"athlete {athlete_id}: {found.why}: syncing", style="dim"), soft_wrap=True)
             if instance is None:
                 instance = _dagster_instance(config)
-            detailed_before = _detailed(client, athlete_id)
+            before = _fetched_so_far()
             outcome = _run(
                 client,
                 instance,
@@ -97,34 +122,24 @@ def sync(athlete_ids: tuple[int, ...], full: bool, allow_shrink: bool, max_wait:
                 allow_shrink=allow_shrink,
                 max_wait=max_wait,
                 priority=priority,
+                verbose=verbose,
             )
             if signals.received:
-                _stopped(out, client, signals.received, athlete_id, targets[index + 1 :], detailed_before)
-            _tell(out, athlete_id, outcome, tally)
-    _finish(out, config, tally)
+                _stopped(out, client, signals.received, athlete_id, targets[index + 1 :], before)
+            summary = sync_summary.from_outcome(outcome, athlete_id, time.monotonic() - started)
+            summaries.append(summary)
+            _tell(out, summary, verbose=verbose)
+    _finish(out, config, summaries, as_json)
 
 
-PARTIAL = 3
-LEFT_OUT = 4
-
-
-@dataclass
-class _Tally:
-    """The athletes whose sync did not simply finish, by how: they decide the exit code."""
-
-    failed: list[int] = field(default_factory=list)
-    partial: list[int] = field(default_factory=list)
-    left_out: list[int] = field(default_factory=list)
-
-
-def _nothing_new(client: FitsyncClient, out: Console, athlete_id: int, priority: str | None, max_wait: float) -> bool:
-    """Whether the two-call check finds nothing new for the athlete, so no run is needed (said either way)."""
-    found = nothing_new.check(client, athlete_id, priority=priority or "incremental", max_wait=max_wait)
-    if found.nothing_new:
-        out.print(f"athlete {athlete_id}: nothing new ({found.calls} calls: {found.why})", soft_wrap=True)
-        return True
-    out.print(Text(f"athlete {athlete_id}: {found.why}: syncing", style="dim"), soft_wrap=True)
-    return False
+def _nothing_new(
+    out: Console, athlete_id: int, found: nothing_new.Check, seconds: float
+) -> sync_summary.AthleteSummary:
+    """Said at once: the two-call check found nothing new, so no run."""
+    out.print(
+        f"athlete {athlete_id}: nothing new ({found.calls} calls in {seconds:.1f} s: {found.why})", soft_wrap=True
+    )
+    return sync_summary.nothing_new(athlete_id, found.calls, seconds, found.why)
 
 
 def _dagster_instance(config: Config) -> DagsterInstance:
@@ -134,48 +149,52 @@ def _dagster_instance(config: Config) -> DagsterInstance:
     return dagster_instance.instance(config.home)
 
 
-def _tell(out: Console, athlete_id: int, outcome: SyncOutcome, tally: _Tally) -> None:
-    """Say how the athlete's run went (its error, its steps, what was left out or stopped early) and tally it."""
-    if outcome.skipped:
-        out.print(Text(outcome.skipped, style="yellow"), soft_wrap=True)
-        tally.partial.append(athlete_id)
+def _tell(out: Console, summary: sync_summary.AthleteSummary, *, verbose: bool) -> None:
+    """Say how the athlete's run went: even with --quiet, whatever is not "ok" (its lines, on stderr)."""
+    if out.quiet and summary.verdict != "ok":
+        loud = Console(stderr=True)
+        for line in summary.lines:
+            loud.print(Text(line, style=sync_summary.STYLES.get(summary.verdict, "red")), soft_wrap=True)
         return
-    if outcome.error:  # not wrapped: the command it names must stay whole for copy and paste
-        out.print(Text(outcome.error, style="red"), soft_wrap=True)
-    _report(out, outcome)
-    for line in outcome.left_out():
-        out.print(Text(line, style="yellow"), soft_wrap=True)
-    if outcome.left_out():
-        tally.left_out.append(athlete_id)
-    if not outcome.success:
-        tally.failed.append(athlete_id)
-    elif early := outcome.stopped_early():
-        out.print(
-            Text(
-                f"athlete {athlete_id}: stopped early, {early[0]}; `fitsync sync` continues where this stopped",
-                style="yellow",
-            ),
-            soft_wrap=True,
+    sync_summary.render(out, summary, verbose=verbose)
+
+
+def _finish(out: Console, config: Config, summaries: list[sync_summary.AthleteSummary], as_json: bool) -> None:
+    """The command's end: the JSON summary (--json), the verdicts' one line each, then the exit code."""
+    code = sync_summary.exit_code(summaries)
+    warehouse = config.home / "warehouse.duckdb"
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "exit_code": code,
+                    "warehouse": str(warehouse),
+                    "athletes": [s.as_json() for s in summaries],
+                },
+                indent=1,
+            )
         )
-        tally.partial.append(athlete_id)
-
-
-def _finish(out: Console, config: Config, tally: _Tally) -> None:
-    """The command's end: a failure's message, else where the warehouse is, then the exit code for what was left out
-    or left for the next run."""
-    if tally.failed:
-        raise click.ClickException(f"sync failed for athlete(s) {', '.join(map(str, tally.failed))}: see the log above")
-    click.echo(f"warehouse: {config.home / 'warehouse.duckdb'}")
-    if tally.left_out:
-        out.print(
-            f"left out: some of what the service sent for athlete(s) {', '.join(map(str, tally.left_out))} is not in "
+    loud = Console(stderr=True)  # what decides the exit code is said even with --quiet
+    by_verdict: dict[str, list[int]] = {}
+    for summary in summaries:
+        by_verdict.setdefault(summary.verdict, []).append(summary.athlete_id)
+    ids = {verdict: ", ".join(map(str, found)) for verdict, found in by_verdict.items()}
+    if "failed" in ids:
+        raise click.ClickException(f"sync failed for athlete(s) {ids['failed']}: see the log above")
+    if not as_json:
+        click.echo(f"warehouse: {warehouse}")
+    if "busy" in ids:
+        out.print(f"being synced elsewhere: athlete(s) {ids['busy']} (left to that process)")
+    if "left out" in ids:
+        loud.print(
+            f"left out: some of what the service sent for athlete(s) {ids['left out']} is not in "
             "the warehouse (named above); it is kept as received in the views activity_summary_documents and "
             "activity_documents and the table unrecognized_payloads"
         )
-        raise SystemExit(LEFT_OUT)
-    if tally.partial:
-        out.print(f"partial: athlete(s) {', '.join(map(str, tally.partial))} not finished (see above)")
-        raise SystemExit(PARTIAL)
+    if "partial" in ids:
+        loud.print(f"partial: athlete(s) {ids['partial']} not finished: work is left for the next `fitsync sync`")
+    if code:
+        raise SystemExit(code)
 
 
 def _run(
@@ -189,13 +208,19 @@ def _run(
     allow_shrink: bool,
     max_wait: float,
     priority: str | None,
+    verbose: bool,
 ) -> SyncOutcome:
-    """One Dagster run of the sync job for the athlete, its steps shown as they go."""
+    """One Dagster run of the sync job for the athlete, its steps shown as they go (not with --quiet)."""
     from fitsync.cli.sync_progress import SyncProgress
     from fitsync.pipelines.sync_runner import sync_athlete
 
     run_id = str(uuid.uuid4())  # known before the run starts: the progress display follows its steps
-    with SyncProgress(client, instance, athlete_id, run_id, out, plain=not out.is_terminal):
+    shown = (
+        contextlib.nullcontext()
+        if out.quiet
+        else SyncProgress(client, instance, athlete_id, run_id, out, plain=not out.is_terminal)
+    )
+    with shown:
         return sync_athlete(
             config,
             athlete_id,
@@ -203,16 +228,20 @@ def _run(
             full=full,
             allow_shrink=allow_shrink,
             max_wait_seconds=max_wait,
-            log_level=DAGSTER_LOG_LEVEL,
+            log_level=VERBOSE_DAGSTER_LOG_LEVEL if verbose else DAGSTER_LOG_LEVEL,
             run_id=run_id,
             priority=priority,
         )
 
 
-def _detailed(client: FitsyncClient, athlete_id: int) -> tuple[int, int]:
-    """(activities known, of them detailed) for the athlete."""
-    known = len(progress.known_ids(client.store, athlete_id))
-    return known, known - progress.count_needing(client.store, athlete_id, "detail")
+DETAIL_ENDPOINT = "GET /activities/{id}"
+
+
+def _fetched_so_far() -> int:
+    """Details this process has fetched so far (2xx answers, counted as they come: resources/run.py)."""
+    from fitsync.resources.run import answered  # after a run only: it imports Dagster
+
+    return answered(DETAIL_ENDPOINT)
 
 
 def _stopped(
@@ -221,16 +250,16 @@ def _stopped(
     signum: int,
     athlete_id: int | None,
     rest: list[int],
-    detailed_before: tuple[int, int] = (0, 0),
+    fetched_before: int = 0,
 ) -> None:
-    """One line of what was done (by this run: what it found already done is not counted) and what remains, then the
-    signal's exit code."""
+    """One line of what this run fetched (its own answers, counted: nothing it found done or merely listed) and what
+    remains, then the signal's exit code."""
     parts = []
     if athlete_id is not None:
-        known, detailed = _detailed(client, athlete_id)
-        fetched = max(0, detailed - detailed_before[1])
+        known = len(progress.known_ids(client.store, athlete_id))
+        detailed = known - progress.count_needing(client.store, athlete_id, "detail")
         parts.append(
-            f"athlete {athlete_id} interrupted after {fetched} new detail(s) in this run "
+            f"athlete {athlete_id} interrupted after {_fetched_so_far() - fetched_before} new detail(s) in this run "
             f"({detailed} of {known} activities detailed in all)"
         )
     if rest:
@@ -244,22 +273,3 @@ def _stopped(
         soft_wrap=True,
     )
     raise SystemExit(StopSignals.exit_code(signum))
-
-
-def _report(out: Console, outcome: SyncOutcome) -> None:
-    if not outcome.metadata:  # nothing ran to the end: the error above says why
-        return
-    verdict = "FAILED" if not outcome.success else "LEFT OUT" if outcome.left_out() else "ok"
-    table = Table(title=f"athlete {outcome.athlete_id}: {verdict}")
-    for column in ("asset", "api calls", "notes"):
-        table.add_column(column)
-    for asset, meta in sorted(outcome.metadata.items()):
-        notes = ", ".join(
-            f"{k}={v}"
-            for k, v in meta.items()
-            if k in ("new", "changed", "fetched", "remaining", "reconciled_deletions", "skipped", "mode")
-        )
-        table.add_row(
-            asset, str(meta.get("api_calls", "")), notes + (" " + str(meta["notes"]) if "notes" in meta else "")
-        )
-    out.print(table)

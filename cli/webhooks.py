@@ -8,6 +8,7 @@ import click
 from fitsync.client.errors import FitsyncError
 
 from .athletes import open_client
+from .confirm import confirm, yes_option
 
 
 @click.group()
@@ -38,25 +39,45 @@ def subscribe(callback_url: str) -> None:
 
 
 @webhooks.command()
-def status() -> None:
-    """Show the application's subscription."""
+@click.option("--json", "as_json", is_flag=True, help="Print the subscriptions as JSON (for scripts).")
+def status(as_json: bool) -> None:
+    """Show the application's subscription, as the service has it."""
+    import json
+
     from fitsync.webhooks.subscriptions import masked
 
     with open_client() as client:
         subs = client.subscriptions().view()
-    if not subs:
+    rows = [
+        {"id": sub.id, "callback_url": masked(str(sub.get("callback_url"))), "created_at": sub.get("created_at")}
+        for sub in subs
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
         click.echo("No subscription.")
-    for sub in subs:
-        click.echo(f"{sub.id}\t{masked(str(sub.get('callback_url')))}\tcreated {sub.get('created_at')}")
+    for row in rows:
+        click.echo(f"{row['id']}\t{row['callback_url']}\tcreated {row['created_at']}")
 
 
 @webhooks.command()
-def unsubscribe() -> None:
-    """Delete the application's subscription."""
+@yes_option
+def unsubscribe(yes: bool) -> None:
+    """Delete the application's subscription (asks first)."""
+    from fitsync.webhooks.subscriptions import masked
+
     with open_client() as client:
         subs = client.subscriptions().view()
         if not subs:
             raise click.ClickException("the application has no subscription")
+        shown = ", ".join(f"{sub.id} to {masked(str(sub.get('callback_url')))}" for sub in subs)
+        confirm(
+            f"this deletes the application's push subscription {shown}: the service sends no more events until "
+            "`fitsync webhooks subscribe` makes a new one (with a new path secret)",
+            "Unsubscribe?",
+            yes,
+        )
         for sub in subs:
             client.subscriptions().delete(int(sub.id))
         client.subscription_state.forget()
@@ -85,10 +106,12 @@ def serve(host: str, port: int, prefix: str) -> None:
 
     import uvicorn
 
-    from fitsync.cli.receiver_server import ReceiverServer
+    from fitsync.cli.receiver_server import ReceiverServer, listening_socket
     from fitsync.cli.stop_signals import StopSignals
     from fitsync.webhooks.receiver import Receiver
 
+    listener = listening_socket(host, port)  # first: a busy port is the one thing said
+    port = listener.getsockname()[1]  # --port 0: the one the system chose
     logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", datefmt="%Y-%m-%dT%H:%M:%S")
     logging.getLogger("fitsync.webhooks.receiver").setLevel(logging.INFO)  # one line per event
     client = open_client()
@@ -106,7 +129,9 @@ def serve(host: str, port: int, prefix: str) -> None:
             err=True,
         )
     server = ReceiverServer(uvicorn.Config(receiver.app, host=host, port=port, log_level="warning", access_log=False))
-    server.run()  # on SIGINT / SIGTERM uvicorn stops accepting, finishes the requests in flight, then returns
+    server.run(
+        sockets=[listener]
+    )  # on SIGINT / SIGTERM uvicorn stops accepting, finishes the requests in flight, then returns
     if server.stop_signal:
         click.echo(
             f"Stopped by {StopSignals.name(server.stop_signal)}: {receiver.stored} events stored since start; "

@@ -259,8 +259,8 @@ class Config(BaseSettings):
     def require_app(self) -> tuple[int, str]:
         if self.client_id is None or not self.client_secret:
             raise ConfigError(
-                "no application credentials: set FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET "
-                f"(or client_id / client_secret in {self.home / CONFIG_FILE})"
+                f"no application credentials: run `fitsync init` to write them to {self.home / CONFIG_FILE}, "
+                "or set FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET"
             )
         return self.client_id, self.client_secret.reveal()
 

@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 from dagster import DagsterInstance
+from dagster._core.instance.ref import InstanceRef  # public API has no way to override one setting
 
 from fitsync.resources.partitions import ATHLETES
 from fitsync.resources.run import API_POOL, DUCKDB_POOL
@@ -27,9 +28,22 @@ def ensure_home(fitsync_home: Path) -> Path:
     return home
 
 
+# The runs fitsync's commands execute in their own process keep no step stdout/stderr: Dagster's compute-log capture
+# mirrors each captured stream back through a `tail -F` process and a `watch_orphans` Python process per stream
+# (dagster/_core/execution/compute_logs.py). Those helpers share the command's process group, so Ctrl-C at a terminal
+# reached them too (a KeyboardInterrupt traceback from each watcher before fitsync's own line), and a process that
+# ran many runs was left with some of them. The runs' events (every log line, every materialization) stay in the
+# instance's event log; the daemon and the webserver read dagster.yaml as it is, with its compute-log manager.
+NO_CAPTURE = {
+    "module": "dagster._core.storage.noop_compute_log_manager",
+    "class": "NoOpComputeLogManager",
+    "config": {},
+}
+
+
 def instance(fitsync_home: Path) -> DagsterInstance:
-    ensure_home(fitsync_home)
-    dagster_instance = DagsterInstance.get()
+    home = ensure_home(fitsync_home)
+    dagster_instance = DagsterInstance.from_ref(InstanceRef.from_dir(str(home), overrides={"compute_logs": NO_CAPTURE}))
     set_pool_limits(dagster_instance)
     return dagster_instance
 

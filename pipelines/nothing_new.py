@@ -2,9 +2,11 @@
 
 Most nightly syncs of a caught-up athlete find nothing: starting Dagster for them costs seconds (its import and a
 run of a dozen steps) for the same two calls. Before any run, `fitsync sync` checks, from the state store alone,
-that nothing is waiting (no detail, zones or segment to fetch, no landed batch to load, nothing on its cadence, no
-full listing due); then it asks the service for the profile and the incremental listing and compares each answer,
-whole, with the digest the last run stored (progress.LISTING_DIGEST, PROFILE_DIGEST). Identical answers mean
+that nothing is waiting (no detail, zones — unless the athlete has no subscription, so none will be asked for — or
+segment to fetch, no landed batch to load, nothing on its cadence, no full listing due); then it asks the service
+for the profile and the incremental listing and compares each answer, whole, with the digest the last run stored
+(progress.LISTING_DIGEST, PROFILE_DIGEST): every complete listing, full or incremental, stores the digest of its
+incremental window (progress.window_digest), so the second sync of all, and the one after a `--full`, compare. Identical answers mean
 the run would fetch and load nothing. Anything else — a difference, an error, a shape fitsync does not know, a
 budget that says wait — goes to the run, which handles it as always (at the price of those two calls again).
 """
@@ -16,6 +18,7 @@ import time
 from dataclasses import dataclass
 
 from fitsync.client import stop_request
+from fitsync.client.records import shape_problem
 from fitsync.client.runtime import FitsyncClient
 from fitsync.sync import cadence, landing, progress
 
@@ -35,7 +38,10 @@ def waiting(client: FitsyncClient, aid: int) -> str | None:
     cursor = progress.get_cursor(store, aid, progress.LISTED_AFTER)
     if why := progress.full_listing_due(store, aid, cursor):
         return f"a full listing is due ({why})"
+    non_subscriber = progress.known_non_subscriber(store, aid)
     for what in ("detail", "zones"):
+        if what == "zones" and non_subscriber:
+            continue  # asked for once the profile says premium: a changed profile runs the sync
         if n := progress.count_needing(store, aid, what):
             return f"{n} activities wait for their {'details' if what == 'detail' else what}"
     if segments := progress.segments_to_detail(store, aid):
@@ -43,14 +49,14 @@ def waiting(client: FitsyncClient, aid: int) -> str | None:
     if landed := landing.count(store, aid):
         return f"{landed} fetched batches wait for the warehouse"
     for name in cadence.SLOW:
-        if name == "segment_effort_history" and progress.known_non_subscriber(store, aid):
+        if name == "segment_effort_history" and non_subscriber:
             continue
         if cadence.not_due(client, aid, name) is None:
             return f"{name} is due (slow_refresh_hours)"
     if not progress.get_cursor(store, aid, progress.LISTING_DIGEST) or not progress.get_cursor(
         store, aid, progress.PROFILE_DIGEST
     ):
-        return "no incremental listing on record yet to compare with"
+        return "no complete listing on record yet to compare with"
     return None
 
 
@@ -68,7 +74,8 @@ def check(client: FitsyncClient, aid: int, *, priority: str, max_wait: float) ->
         profile = session.athlete().raw
         if progress.digest([profile]) != progress.get_cursor(store, aid, progress.PROFILE_DIGEST):
             return Check(False, client.transport.calls - before, "the profile changed")
-        listing = f"{after}:{progress.digest(s.raw for s in session.activities(after=after))}"
+        listed = (s.raw for s in session.activities(after=after) if not shape_problem("activity", s.raw))
+        listing = progress.window_digest(listed, after)
         if listing != progress.get_cursor(store, aid, progress.LISTING_DIGEST):
             return Check(False, client.transport.calls - before, "the listing changed")
     except stop_request.StopRequested:

@@ -10,7 +10,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from fitsync.client.runtime import FitsyncClient
+from fitsync.client.state_reader import StateReader
 from fitsync.state import inbox as inbox_rows
 from fitsync.state import progress as progress_rows
 from fitsync.sync import progress
@@ -26,10 +26,10 @@ def iso(epoch: float | int | str | None) -> str | None:
     return dt.datetime.fromtimestamp(float(epoch), dt.UTC).isoformat(timespec="seconds")
 
 
-def collect(client: FitsyncClient, last_runs: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
-    store = client.store
+def collect(reader: StateReader, last_runs: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
+    store = reader.store
     athletes = []
-    for a in client.tokens.athletes():
+    for a in reader.athletes():
         cursors = progress_rows.cursors(store, a.athlete_id)
         listed = cursors.get(progress.LISTED_AFTER)
         full = cursors.get(progress.FULL_LISTED_AT)
@@ -59,22 +59,22 @@ def collect(client: FitsyncClient, last_runs: dict[int, dict[str, Any]] | None =
             }
         )
     last_event, unprocessed, deferred = inbox_rows.summary(store)
-    subscription = client.subscription_state.current()
+    subscription = reader.subscription()
     return {
-        "home": str(client.config.home),
+        "home": str(reader.config.home),
         "athletes": athletes,
         "webhooks": {
             "subscription_id": subscription.id if subscription else None,
-            "callback": masked(subscription.callback_url) if subscription else None,
+            "callback": masked(subscription.callback_url) if subscription and subscription.callback_url else None,
             "last_event_at": iso(last_event),
             "unprocessed": unprocessed,
             "deferred": deferred,
         },
         "rate_budget": [
             {"window": b.window, "budget": b.budget, "used": b.used, "limit": b.limit, "resets_at": iso(b.resets_at)}
-            for b in client.governor.snapshot()
+            for b in reader.budget()
         ],
-        "warehouse": _warehouse(client.config.home / "warehouse.duckdb"),
+        "warehouse": _warehouse(reader.config.home / "warehouse.duckdb"),
     }
 
 

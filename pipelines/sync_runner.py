@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
@@ -46,7 +47,8 @@ class SyncOutcome:
     success: bool
     metadata: dict[str, dict[str, Any]]
     error: str | None = None
-    skipped: str | None = None  # not run: another process is syncing this athlete
+    busy: str | None = None  # not run: another process (or host) is syncing this athlete; says which
+    failures: tuple[tuple[str, str], ...] = ()  # (step, its error as one line) of each step that failed
 
     def api_calls(self) -> int:
         return sum(int(m.get("api_calls", 0)) for m in self.metadata.values())
@@ -176,6 +178,7 @@ def run_job(
         result.success and not failures,
         metadata,
         f"{who}{step_failures.summary(failures)}" if failures else None,
+        failures=tuple(failures),
     )
 
 
@@ -247,7 +250,19 @@ def sync_athlete(
                 run_id=run_id,
             )
     except AthleteBusy as busy:
-        return SyncOutcome(athlete_id, False, {}, skipped=str(busy))
+        return SyncOutcome(athlete_id, False, {}, busy=held_elsewhere(busy))
+
+
+def held_elsewhere(busy: AthleteBusy) -> str:
+    """Who holds the athlete: a process here (the SQLite lock file holds its pid) or on another host (PostgreSQL's
+    lock holder is named `host:pid`), said so that a worker's log tells the two apart."""
+    owner = busy.owner.removeprefix("process ")
+    host, _, pid = owner.rpartition(":")
+    if host and host != socket.gethostname():
+        where = f"on host {host} (process {pid})"
+    else:
+        where = f"by process {pid or owner or '(unknown)'} on this host"
+    return f"athlete {busy.athlete_id} is being synced {where}: skipped here, it continues there"
 
 
 def tick_webhook_sensor(
@@ -255,6 +270,10 @@ def tick_webhook_sensor(
 ) -> tuple[list[RunRequest], str | None]:
     """One evaluation of the shipped `webhook_events` sensor, as the daemon would do it."""
     with build_sensor_context(instance=instance, cursor=cursor, resources=resources_for(config)) as context:
+        # the sensor's logger is Dagster's own, outside the logging tree: it would print its INFO summary to stderr
+        # whatever the process set (the demo's stray line). The daemon keeps those lines in the tick's log for the UI;
+        # here only warnings reach the terminal.
+        context.log.setLevel(logging.WARNING)
         result = webhook_events(context)
     if not isinstance(result, SensorResult):  # a SkipReason: nothing to launch, the cursor stays
         return [], cursor

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import re
+import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
+import httpx
 from dagster import Config, MetadataValue
 
 from fitsync.client.rate_governor import CLASSES
@@ -39,12 +44,35 @@ WRONG_ANSWER = "wrong_answer"
 LEFT_OUT = "left_out"
 
 
+# Calls per endpoint ("GET /activities/{id}/zones": the path after the API root, ids as {id}), counted as they are
+# sent: a step that fetches for another asset's table (the details step fetches each activity's zones) says so, and a
+# command sums them per asset honestly. ANSWERED counts the 2xx answers of this process, for "what this run fetched".
+ID_PART = re.compile(r"/\d+(?=/|$)")
+ENDPOINT_CALLS = "api_calls_by_endpoint"
+ANSWERED: Counter[str] = Counter()
+_answered_lock = threading.Lock()
+
+
+def endpoint(request: httpx.Request, root: str = "") -> str:
+    """`METHOD /path` with ids as {id}, the API root's path (`root`, e.g. /api/v3) left off."""
+    path = request.url.path
+    path = path[len(root) :] if root and path.startswith(root + "/") else path
+    return f"{request.method} {ID_PART.sub('/{id}', path)}"
+
+
+def answered(name: str) -> int:
+    """2xx answers of this endpoint in this process so far."""
+    with _answered_lock:
+        return ANSWERED[name]
+
+
 @dataclass
 class Meter:
-    """API calls and budget for run metadata."""
+    """API calls (in all and per endpoint) and budget for run metadata."""
 
     client: FitsyncClient
     start_calls: int = 0
+    by_endpoint: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
     stopped_early: str | None = None
@@ -73,6 +101,7 @@ class Meter:
         budget = {f"{b.window} {b.budget}": f"{b.used}/{b.limit}" for b in self.client.governor.snapshot()}
         out: dict[str, Any] = {
             "api_calls": self.calls,
+            ENDPOINT_CALLS: MetadataValue.json(dict(sorted(self.by_endpoint.items()))),
             "rate_budget": MetadataValue.json(budget),
             "seconds": round(time.monotonic() - self.started, 2),
         }
@@ -91,7 +120,26 @@ class Meter:
 
 @contextlib.contextmanager
 def metered(client: FitsyncClient) -> Iterator[Meter]:
-    yield Meter(client, client.transport.calls)
+    """A Meter counting the client's calls while the block runs (per endpoint through httpx's event hooks)."""
+    meter = Meter(client, client.transport.calls)
+    root = urlsplit(str(client.config.base_url)).path.rstrip("/")
+
+    def sent(request: httpx.Request) -> None:
+        meter.by_endpoint[endpoint(request, root)] += 1
+
+    def answer(response: httpx.Response) -> None:
+        if response.is_success:
+            with _answered_lock:
+                ANSWERED[endpoint(response.request, root)] += 1
+
+    hooks = client.transport.http.event_hooks
+    hooks["request"].append(sent)
+    hooks["response"].append(answer)
+    try:
+        yield meter
+    finally:
+        hooks["request"].remove(sent)
+        hooks["response"].remove(answer)
 
 
 WEBHOOK_TAG = "fitsync/trigger"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import athletes
+from .store import StateStore
 
 if TYPE_CHECKING:
     from .postgres import PostgresStateStore  # psycopg only where a server is used
@@ -22,7 +22,7 @@ class Health:
 
 def of_file(path: Path) -> Health:
     """The SQLite file opened read-only (a damaged or newer store is reported, not migrated). Raises sqlite3.Error."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = StateStore(path, read_only=True).connect(wait=5.0)
     try:
         integrity = str(conn.execute("PRAGMA integrity_check").fetchone()[0])
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])

@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import quote
 
 from .migrations import MIGRATIONS, statements
 
@@ -41,6 +42,18 @@ class Connection(Protocol):
     def close(self) -> None: ...
 
 
+def read_only_connection(path: Path, wait: float) -> sqlite3.Connection:
+    """A connection to a SQLite file (WAL or not) that cannot write and creates nothing that stays. In a writable
+    folder an ordinary one refusing writes (query_only): the last connection to close removes the WAL's side files, as
+    after any process; in a read-only folder SQLite's read-only mode. Neither creates the database file."""
+    writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+    uri = f"file:{quote(str(path))}?mode={'rw' if writable else 'ro'}"
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=wait, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+    conn.execute("PRAGMA query_only = 1")
+    return conn
+
+
 class AthleteBusy(Exception):
     def __init__(self, athlete_id: int, owner: str) -> None:
         self.athlete_id, self.owner = athlete_id, owner
@@ -56,8 +69,11 @@ class StateStore:
     # What a failed read or write of the store raises (a full disk, a lock held too long).
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
         self.path = Path(path)
+        self.read_only = read_only
+        if read_only:  # `fitsync status`, `athletes`, `doctor`: they look, creating and migrating nothing
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(OSError):
             os.chmod(self.path.parent, 0o700)
@@ -72,11 +88,18 @@ class StateStore:
 
     def connect(self, wait: float = 60.0) -> Connection:
         """A connection whose writes wait up to `wait` seconds for another process's write transaction."""
+        if self.read_only:
+            return self._connect_read_only(wait)
         conn = sqlite3.connect(self.path, isolation_level=None, timeout=wait, check_same_thread=False)
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = FULL")  # a rotated refresh token must survive a power cut
+        return conn
+
+    def _connect_read_only(self, wait: float) -> Connection:
+        conn = read_only_connection(self.path, wait)
+        conn.row_factory = sqlite3.Row
         return conn
 
     @contextlib.contextmanager

@@ -82,11 +82,11 @@ class Listing:
     totals: progress.ListingOutcome
     newest: int  # the newest start time seen, never past now + CLOCK_SKEW_SECONDS
     complete: bool
-    digest: str = ""  # of the whole answer (progress.digest)
+    digest: str = ""  # of its incremental window's answer (progress.window_digest)
 
     def followed_by(self, deep: Listing) -> Listing:
         """This incremental listing and the full one that followed it in the same run, as one."""
-        return Listing(self.seen | deep.seen, deep.totals + self.totals, deep.newest, deep.complete)
+        return Listing(self.seen | deep.seen, deep.totals + self.totals, deep.newest, deep.complete, deep.digest)
 
 
 def list_activities(
@@ -107,7 +107,7 @@ def list_activities(
                 unreadable[problem] = unreadable.get(problem, 0) + 1
                 continue
             page.append(summary)
-            if after is not None:  # only an incremental listing's answer is compared later (nothing_new)
+            if progress.in_window(summary.raw, newest):  # what a later incremental listing answers: nothing_new
                 raws.append(summary.raw)
             if len(page) == PAGE:
                 totals = _record_page(store, aid, page, totals)
@@ -128,7 +128,7 @@ def list_activities(
         notes.wrong_answer(odd.endpoint, odd.problem)
     for problem, n in unreadable.items():
         notes.left_out(f"athlete {aid}: {n} listed element(s) left out: {problem} (kept raw in unrecognized_payloads)")
-    return Listing(seen, totals, newest, complete, progress.digest(raws))
+    return Listing(seen, totals, newest, complete, progress.window_digest(raws, progress.incremental_after(newest)))
 
 
 def _record_page(

@@ -158,9 +158,29 @@ def digest(documents: Iterable[Any]) -> str:
     return hasher.hexdigest()
 
 
-def incremental_after(cursor: str) -> int:
+def incremental_after(cursor: str | int) -> int:
     """Where an incremental listing starts, given the newest start seen."""
     return max(0, int(cursor) - OVERLAP_SECONDS)
+
+
+def window_digest(summaries: Iterable[dict[str, Any]], after: int) -> str:
+    """`<after>:<digest>` of the summaries an incremental listing from `after` answers (start at or after it; those
+    without a readable start too), in one order whatever the listing's: a full listing (newest first) and the
+    incremental one a later sync makes (oldest first) agree when nothing changed, so "nothing new" holds from the
+    second sync on, whichever kind of listing the last run made (pipelines/nothing_new.py)."""
+    members = [(start_ts(s), s) for s in summaries]
+    window = sorted(
+        ((started or 0, str(s.get("id")), s) for started, s in members if started is None or started >= after),
+        key=lambda m: m[:2],
+    )
+    return f"{after}:{digest(s for _, _, s in window)}"
+
+
+def in_window(summary: dict[str, Any], newest: int) -> bool:
+    """Whether a summary can still be in the incremental window once the newest start seen is at least `newest`
+    (the window only moves later): a listing keeps just these for window_digest."""
+    started = start_ts(summary)
+    return started is None or started >= incremental_after(newest)
 
 
 def start_ts(summary: dict[str, Any]) -> int | None:

@@ -67,10 +67,8 @@ def record(store: StateStore, aid: int, plan: Plan, listing: Listing, reconcilia
     with store.transaction() as conn:
         if listing.complete:
             progress.set_cursor(conn, aid, progress.LISTED_AFTER, str(listing.newest))
-            # a later sync listing from the same point with this same answer has nothing new to fetch
-            progress.set_cursor(
-                conn, aid, progress.LISTING_DIGEST, "" if plan.full else f"{plan.after}:{listing.digest}"
-            )
+            # a later sync whose incremental listing answers the same has nothing new to fetch, full listing or not
+            progress.set_cursor(conn, aid, progress.LISTING_DIGEST, listing.digest)
         if listing.complete and plan.full and not reconciliation.refusal:
             progress.set_cursor(conn, aid, progress.FULL_LISTED_AT, str(int(time.time())))
         land_deletions(conn, aid, reconciliation.proof)

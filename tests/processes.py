@@ -1,14 +1,18 @@
-"""fitsync as its own process in tests: free loopback ports, the environment of a process on a home, a
-`fitsync webhooks serve` receiver, and bursts of events POSTed to one."""
+"""fitsync as its own process in tests: free loopback ports, the environment of a process on a home, fitsync on a
+pseudo-terminal, a `fitsync webhooks serve` receiver, and bursts of events POSTed to one."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pty
 import queue
+import select
 import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +39,37 @@ def subprocess_env(home: Path, **extra: str) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(pythonpath)
     env.update(extra)
     return env
+
+
+class Terminal:
+    """fitsync on a pseudo-terminal, as a person at a shell runs it: what it printed so far, and input typed in."""
+
+    def __init__(self, home: Path, *args: str) -> None:
+        self.master, slave = pty.openpty()
+        self.process = subprocess.Popen(
+            [*FITSYNC, *args], stdin=slave, stdout=slave, stderr=slave, env=subprocess_env(home, COLUMNS="100")
+        )
+        os.close(slave)
+        self.seen = b""
+
+    def wait_for(self, text: str, times: int = 1, timeout: float = 60) -> str:
+        """Once `text` has been printed `times` times in all."""
+        deadline = time.monotonic() + timeout
+        while self.seen.count(text.encode()) < times:
+            assert time.monotonic() < deadline, f"no {text!r} within {timeout} s: {self.seen.decode(errors='replace')}"
+            ready, _, _ = select.select([self.master], [], [], 0.5)
+            if ready:
+                with contextlib.suppress(OSError):  # the process ended: its last output was read before
+                    self.seen += os.read(self.master, 65536)
+        return self.seen.decode(errors="replace")
+
+    def type(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def close(self) -> int:
+        code = self.process.wait(timeout=30)
+        os.close(self.master)
+        return code
 
 
 def serve_receiver(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[bytes]:

@@ -47,3 +47,102 @@ def test_real_service_doc_names_real_tests() -> None:
         for m in re.findall(r"^def (test_[a-z0-9_]+)", path.read_text(), re.M)
     }
     assert len(named) > 25 and named - defined == set(), "the table names tests that do not exist"
+
+
+README = DOCS.parent / "README.md"
+
+
+def readme_commands(section: str | None = None) -> list[list[str]]:
+    """The README's shell commands (of one `## section`, or all), as a shell splits them: continuations joined,
+    comments dropped, `&&` chains and `&` taken apart."""
+    import shlex
+
+    text = README.read_text()
+    if section is not None:
+        text = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    commands = []
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            words: list[str] = []
+            for word in [*shlex.split(line, comments=True), "&&"]:
+                if word in ("&&", "&"):
+                    if words:
+                        commands.append(words)
+                    words = []
+                else:
+                    words.append(word)
+    return commands
+
+
+def test_readme_fitsync_commands_are_commands_and_options_that_exist() -> None:
+    """Every `fitsync …` the README shows parses as written (the command, its options and their values), without
+    running it."""
+    import click
+
+    from fitsync.cli.main import main
+
+    shown = [c for c in readme_commands() if c[0] in ("fitsync", ".venv/bin/fitsync")]
+    assert len(shown) >= 12, shown
+    for words in shown:
+        command: click.Command = main
+        args, context = words[1:], None
+        while isinstance(command, click.Group) and args and not args[0].startswith("-"):
+            context = command.make_context(command.name or "fitsync", [args[0]], parent=context, resilient_parsing=True)
+            name, sub, args = command.resolve_command(context, args)
+            assert sub is not None, words
+            command = sub
+        command.make_context(command.name or "", list(args), parent=context)  # raises on an unknown option or value
+
+
+def test_readme_says_to_activate_the_venv_where_it_uses_bare_commands() -> None:
+    """The account, Dagster and sandbox sections call `fitsync` and `dagster` bare: each says to activate the venv
+    (or to call .venv/bin/fitsync) first; the sandbox example says how long a sync takes under its limits."""
+    for section in ("Using it with your account", "Scheduled and event-driven syncs with Dagster", "The sandbox"):
+        text = README.read_text().split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+        assert ".venv/bin/activate" in text.split("```sh", 1)[0] + text.split("```sh", 1)[1][:40], section
+    sandbox = README.read_text().split("## The sandbox\n", 1)[1].split("\n## ", 1)[0]
+    assert "--set read_limit_short=" in sandbox and "finish in seconds" in sandbox and "6 minutes" in sandbox
+
+
+def test_readme_sandbox_commands_run_as_written(tmp_path: Path) -> None:
+    """The sandbox section's two commands, as written but on a free port: the server comes up with the fast limits and
+    the app is registered."""
+    import json
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    serve, create = readme_commands("The sandbox")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    serve[serve.index("--port") + 1] = port
+    run = [sys.executable, "-m", "fitsync.cli.main"]
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith(("FITSYNC_", "DAGSTER_"))}
+    env["PYTHONPATH"] = str(DOCS.parent)
+    server = subprocess.Popen(
+        [*run, *serve[1:]], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/api/v3/athlete", timeout=2)
+                break
+            except httpx.HTTPError:
+                assert server.poll() is None and time.monotonic() < deadline, "the sandbox did not start"
+                time.sleep(0.2)
+        assert answer.status_code == 401
+        app = subprocess.run([*run, *create[1:]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        assert app.returncode == 0, app.stderr
+        assert json.loads(app.stdout.strip().splitlines()[-1])["client_id"]
+        limits = subprocess.run(
+            [*run, "sandbox", "settings", "--db", "sandbox.db"], cwd=tmp_path, env=env, capture_output=True, text=True
+        )
+        assert '"read_limit_short": 5000' in limits.stdout.replace("\n", " "), limits.stdout
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

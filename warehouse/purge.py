@@ -16,6 +16,7 @@ BY_ATHLETE = (
     "athlete_stats",
     "athlete_stats_totals",
     "athlete_zones",
+    "athlete_snapshots",
     "deleted_activities",
     "analysis_ftp_history",
     "analysis_seiler_zones",

@@ -226,7 +226,7 @@ def test_disconnect_deauthorizes_and_forgets(sb: Harness, connected: Connected) 
     access, refresh = connected.grant["access_token"], connected.grant["refresh_token"]
     assert sb.get(access, "/athlete").status_code == 200
 
-    result = CliRunner().invoke(main, ["disconnect", str(connected.athlete_id)], env=cli_env(connected.config))
+    result = CliRunner().invoke(main, ["disconnect", str(connected.athlete_id), "--yes"], env=cli_env(connected.config))
 
     assert result.exit_code == 0, result.output
     assert f"Disconnected athlete {connected.athlete_id}" in result.output and "already" not in result.output
@@ -240,7 +240,7 @@ def test_disconnect_deauthorizes_and_forgets(sb: Harness, connected: Connected) 
 def test_disconnect_after_the_service_revoked(sb: Harness, connected: Connected) -> None:
     revoked = sb.console.post(f"/athletes/{connected.athlete_id}/revoke", json={"client_id": connected.app.client_id})
     assert revoked.status_code == 200
-    result = CliRunner().invoke(main, ["disconnect", str(connected.athlete_id)], env=cli_env(connected.config))
+    result = CliRunner().invoke(main, ["disconnect", str(connected.athlete_id), "--yes"], env=cli_env(connected.config))
     assert result.exit_code == 0, result.output
     assert "already revoked" in result.output
     assert connected.client.tokens.athletes() == []

@@ -70,7 +70,7 @@ def test_secrets_absent_from_logs_errors_and_reprs(
                 ["webhooks", "status"],
                 ["webhooks", "subscribe", "--callback-url", receiver.url],
                 ["athletes"],
-                ["webhooks", "unsubscribe"],
+                ["webhooks", "unsubscribe", "--yes"],
             ):
                 result = CliRunner().invoke(main, args, env=cli_env(config))
                 texts.append(result.output)

@@ -60,7 +60,7 @@ def test_webhooks_subscribe_status_unsubscribe(sb: Harness, config: Config, app:
         assert secret not in again.output + shown.output
         assert len(receiver.validations) == 1 and len(service_view(sb, app)) == 1
 
-        gone = fitsync(config, "webhooks", "unsubscribe")
+        gone = fitsync(config, "webhooks", "unsubscribe", "--yes")
         assert gone.exit_code == 0 and gone.output.strip() == "Unsubscribed."
         assert service_view(sb, app) == []
         with FitsyncClient(config) as client:

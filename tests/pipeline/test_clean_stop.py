@@ -5,6 +5,7 @@ short exits 3 (partial) and says why."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -110,13 +111,18 @@ def test_sigterm_during_a_read_the_service_never_answers_stops_within_two_second
 
 
 def test_a_second_sync_of_an_athlete_being_synced_is_skipped_and_says_so(sb: Harness, connect: Connect) -> None:
+    """Another process holding the athlete is said on its own line and is no "partial" (exit 3 means work is left
+    for a later run): that process syncs it, so this one exits 0."""
     aid = add_athlete(sb)
     record_many(sb, aid, 3, oldest_days=5)
     home = connect(aid)
     with home.store.athlete_lock(aid):  # this test process is "the other sync"
-        second = fitsync(env_for(home), "sync", "--athlete", str(aid))
-    assert second.returncode == 3, second.stdout + second.stderr
-    assert f"athlete {aid} is being synced by process" in second.stderr and "skipped" in second.stderr
+        second = fitsync(env_for(home), "sync", "--athlete", str(aid), "--json")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert f"athlete {aid} is being synced by process {os.getpid()} on this host" in second.stderr
+    assert "skipped" in second.stderr and "partial" not in second.stderr
+    assert f"being synced elsewhere: athlete(s) {aid}" in second.stderr
+    assert [a["verdict"] for a in json.loads(second.stdout)["athletes"]] == ["busy"]
     assert "Traceback" not in second.stderr
     assert not home.warehouse.exists() or home.query("SELECT count(*) FROM activities") == [(0,)]
     assert fitsync(env_for(home), "sync", "--athlete", str(aid)).returncode == 0  # the lock went with its holder
@@ -205,6 +211,7 @@ def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_part
         cut = fitsync(env, "sync", "--max-wait", "0.2")
     assert cut.returncode == 3, cut.stdout + cut.stderr
     assert f"athlete {aid}: stopped early" in cut.stderr and "rate budget" in cut.stderr, cut.stderr
+    assert f"athlete {aid}: PARTIAL" in cut.stderr and f"athlete {aid}: ok" not in cut.stderr, cut.stderr
     assert "continues where this stopped" in cut.stderr and "Traceback" not in cut.stderr
     # what is pending, and in what order: newest first
     pending = json.loads(fitsync(env, "status", "--json").stdout)["athletes"][0]["pending"]

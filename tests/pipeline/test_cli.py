@@ -95,13 +95,13 @@ def test_sync_without_connected_athletes_or_warehouse_fails_clearly(
     assert queried.returncode != 0 and "no warehouse" in queried.stderr and "fitsync sync" in queried.stderr
 
 
-def test_sync_of_an_athlete_that_is_not_connected_exits_non_zero(sb: Harness, connect: Connect) -> None:
+def test_sync_of_an_athlete_that_is_not_connected_is_a_usage_error(sb: Harness, connect: Connect) -> None:
     home = connect(add_athlete(sb))
     stranger = add_athlete(sb)
     synced = fitsync(env_for(home), "sync", "--athlete", str(stranger))
-    assert synced.returncode != 0
+    assert synced.returncode == 2, synced.stderr
     assert f"athlete {stranger} is not connected: run `fitsync connect`" in synced.stderr
-    assert "sync failed" in synced.stderr
+    assert "`fitsync athletes` lists who is connected" in synced.stderr and "Traceback" not in synced.stderr
 
 
 def test_status_says_how_each_athlete_stands(sb: Harness, connect: Connect) -> None:

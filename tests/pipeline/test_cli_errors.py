@@ -37,7 +37,7 @@ def closed_port() -> int:
 @pytest.mark.parametrize(
     "args, env, code, says",
     [
-        (["connect"], {}, 1, "set FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET"),
+        (["connect"], {}, 1, "no application credentials: run `fitsync init` to write them to"),
         (["sync"], {}, 1, "run `fitsync connect` first"),
         (
             ["webhooks", "status"],
@@ -50,7 +50,7 @@ def closed_port() -> int:
             1,
             "the service does not answer at http://127.0.0.1:{port}",
         ),
-        (["athletes"], {"FITSYNC_HOME": "/proc/no-such-home"}, 1, "FITSYNC_HOME must be a folder fitsync can create"),
+        (["sync"], {"FITSYNC_HOME": "/proc/no-such-home"}, 1, "FITSYNC_HOME must be a folder fitsync can create"),
         (["sync", "--max-wait", "soon"], {}, 2, "Invalid value for '--max-wait'"),
         (["query"], {}, 2, "give the SQL as an argument"),
         (["no-such-command"], {}, 2, "No such command"),
@@ -73,6 +73,12 @@ def closed_port() -> int:
             "FITSYNC_TIMEOUT: timeout has an invalid value '-5': it should be greater than 0",
         ),
         (["sync"], {"FITSYNC_CLIENT_ID": "twelve"}, 1, "FITSYNC_CLIENT_ID: client_id has an invalid value 'twelve'"),
+        (
+            ["sync", "--athlete", "999"],
+            {"FITSYNC_CLIENT_ID": "1", "FITSYNC_CLIENT_SECRET": "s"},
+            2,
+            "athlete 999 is not connected: run `fitsync connect` as that athlete; `fitsync athletes` lists who is",
+        ),
     ],
     ids=[
         "no-credentials",
@@ -86,6 +92,7 @@ def closed_port() -> int:
         "state-url-not-postgresql",
         "setting-out-of-range",
         "setting-not-a-number",
+        "sync-of-an-athlete-not-connected",
     ],
 )
 def test_an_expected_failure_is_one_message_and_its_exit_code(
@@ -101,10 +108,11 @@ def test_an_expected_failure_is_one_message_and_its_exit_code(
 
 
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:
-    quiet = fitsync("athletes", FITSYNC_HOME="/proc/no-such-home")
-    loud = fitsync("--debug", "athletes", FITSYNC_HOME="/proc/no-such-home")
+    # `sync` writes to its home (the read-only commands do not: they say there is nothing yet)
+    quiet = fitsync("sync", FITSYNC_HOME="/proc/no-such-home")
+    loud = fitsync("--debug", "sync", FITSYNC_HOME="/proc/no-such-home")
     assert "Traceback" not in quiet.stderr and "Traceback" in loud.stderr and loud.returncode == 1
-    assert "Traceback" in fitsync("athletes", FITSYNC_HOME="/proc/no-such-home", FITSYNC_DEBUG="1").stderr
+    assert "Traceback" in fitsync("sync", FITSYNC_HOME="/proc/no-such-home", FITSYNC_DEBUG="1").stderr
 
 
 def test_h_is_help_everywhere(tmp_path: Path) -> None:
@@ -148,7 +156,7 @@ def test_a_full_disk_is_one_line_naming_the_home_and_the_fix(tmp_path: Path) -> 
     home = tmp_path / "home"
     env = {**subprocess_env(home), "FITSYNC_CLIENT_ID": "1", "FITSYNC_CLIENT_SECRET": "s"}
     done = subprocess.run(
-        [sys.executable, "-m", "fitsync.cli.main", "status"],
+        [sys.executable, "-m", "fitsync.cli.main", "sync"],  # it writes its state (`status` only reads)
         cwd=REPO,
         env=env,
         preexec_fn=small_files,
@@ -178,3 +186,36 @@ def test_a_bad_config_file_is_one_line_naming_the_file_and_the_setting(tmp_path:
         assert done.returncode == 1 and f"{file}: {says}" in done.stderr, (text, done.stderr)
         assert "Traceback" not in done.stderr and "hunter2" not in done.stdout + done.stderr
         assert len([line for line in done.stderr.splitlines() if line.strip()]) == 1, done.stderr
+
+
+def test_a_busy_port_is_said_first_and_exits_1(tmp_path: Path) -> None:
+    """Before anything else (no "Receiving events at …" that is not true), and 1, not uvicorn's 3 ("partial")."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = fitsync("webhooks", "serve", "--port", str(port), FITSYNC_HOME=str(tmp_path / "home"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout == "" and done.stderr.startswith(f"Error: port {port} is in use on 127.0.0.1"), done.stderr
+    assert "--port" in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_doctor_names_the_fix_of_a_wrong_token_key_and_of_wrong_app_credentials(sb: Harness, connect: Connect) -> None:
+    """Each fix says what to change: no pointer to "other failed checks", which pass (they use neither)."""
+    aid = add_athlete(sb)
+    home = connect(aid).config.home
+    (home / "config.toml").chmod(0o600)
+    assert fitsync("doctor", FITSYNC_HOME=str(home)).returncode == 0
+    for env, says in (
+        (
+            {"FITSYNC_SECRET_KEY": "not-the-key"},
+            "set FITSYNC_SECRET_KEY back to the passphrase the tokens were stored with",
+        ),
+        ({"FITSYNC_CLIENT_SECRET": "not-the-secret"}, "check client_id and client_secret"),
+    ):
+        done = fitsync("doctor", FITSYNC_HOME=str(home), **env)
+        failed = [line for line in done.stdout.splitlines() if line.startswith("✗ ")]
+        assert done.returncode == 1 and failed and "Traceback" not in done.stderr, done.stdout + done.stderr
+        assert failed[0].startswith(f"✗ athlete {aid}: ") and says in failed[0], failed
+        assert all(" — fix: " in line and "failed checks" not in line for line in failed), failed
+        assert "not-the-" not in done.stdout + done.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -18,9 +19,9 @@ from .conftest import REPO, Connect, Home, record_many, subprocess_env
 pytestmark = pytest.mark.postgres_slow
 
 
-def fitsync_sync(home: Home) -> subprocess.CompletedProcess[str]:
+def fitsync_sync(home: Home, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "fitsync.cli.main", "sync"],
+        [sys.executable, "-m", "fitsync.cli.main", "sync", *args],
         cwd=REPO,
         capture_output=True,
         env=subprocess_env(home.config.home),
@@ -86,3 +87,48 @@ def test_waiting_work_or_a_new_upload_is_never_taken_for_nothing_new(sb: Harness
         check = nothing_new.check(client, home.athlete_id, priority="incremental", max_wait=5)
     # the upload shows in the listing, and in the profile already: its bike's distance grew
     assert not check.nothing_new and check.why in ("the profile changed", "the listing changed")
+
+
+def dagster_runs(home: Home) -> int:
+    """Runs in the CLI's own Dagster instance (FITSYNC_HOME/dagster), 0 before it exists."""
+    if not (home.config.home / "dagster" / "dagster.yaml").exists():
+        return 0
+    from dagster import DagsterInstance
+
+    with DagsterInstance.from_config(str(home.config.home / "dagster")) as instance:
+        return instance.get_runs_count()
+
+
+def nothing_new_costs_at_most_two_calls(sb: Harness, home: Home) -> None:
+    runs, before = dagster_runs(home), sb.counters()["requests"]
+    done = fitsync_sync(home)
+    assert done.returncode == 0, done.stderr
+    assert re.search(rf"athlete {home.athlete_id}: nothing new \(2 calls in 0\.\d s", done.stderr), done.stderr
+    assert sb.counters()["requests"] - before <= 2
+    assert dagster_runs(home) == runs  # no Dagster run
+
+
+@pytest.mark.parametrize("premium", [True, False], ids=["subscriber", "non-subscriber"])
+def test_nothing_new_from_the_second_sync_on_and_after_a_full_one(sb: Harness, connect: Connect, premium: bool) -> None:
+    """The first sync lists everything; the second already compares with it (whatever kind of listing the last run
+    made), and so does the one after `--full`. A non-subscriber's activities keep their zones queued (never asked
+    for while the profile says premium false): that is nothing waiting."""
+    aid = add_athlete(sb, premium=premium)
+    record_many(sb, aid, 3, oldest_days=5)
+    home = connect(aid, slow_refresh_hours=20)
+    first = fitsync_sync(home)
+    assert first.returncode == 0 and "nothing new" not in first.stderr, first.stderr
+    assert dagster_runs(home) == 1
+    assert home.needing("zones") == (0 if premium else 3)  # the non-subscriber's zones wait for a subscription
+    nothing_new_costs_at_most_two_calls(sb, home)
+
+    full = fitsync_sync(home, "--full")
+    assert full.returncode == 0 and "nothing new" not in full.stderr, full.stderr
+    assert dagster_runs(home) == 2
+    nothing_new_costs_at_most_two_calls(sb, home)
+
+    if not premium:  # subscribing changes the profile: the next sync runs and fetches the zones it kept queued
+        sb.console.put(f"/athletes/{aid}/premium", json={"premium": True}).raise_for_status()
+        subscribed = fitsync_sync(home)
+        assert subscribed.returncode == 0 and "the profile changed" in subscribed.stderr, subscribed.stderr
+        assert home.needing("zones") == 0

@@ -3,14 +3,9 @@ truncation, scripts with comments and several statements, the list of tables and
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import pty
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import duckdb
@@ -19,7 +14,7 @@ import pytest
 
 from fitsync.warehouse import db
 
-from ..processes import FITSYNC
+from ..processes import Terminal
 from .conftest import REPO, subprocess_env
 
 ROWS_SQL = (
@@ -146,37 +141,6 @@ def test_an_sql_error_keeps_duckdbs_hints_and_caret(home: Path) -> None:
     assert wrong.returncode == 1 and "Traceback" not in wrong.stderr
     assert 'Did you mean "activities"' in wrong.stderr and "LINE 1: SELECT * FROM activitiez" in wrong.stderr
     assert "^^^^" in wrong.stderr
-
-
-class Terminal:
-    """fitsync on a pseudo-terminal, as a person at a shell runs it: what it printed so far, and input typed in."""
-
-    def __init__(self, home: Path, *args: str) -> None:
-        self.master, slave = pty.openpty()
-        self.process = subprocess.Popen(
-            [*FITSYNC, *args], stdin=slave, stdout=slave, stderr=slave, env=subprocess_env(home, COLUMNS="100")
-        )
-        os.close(slave)
-        self.seen = b""
-
-    def wait_for(self, text: str, times: int = 1, timeout: float = 60) -> str:
-        """Once `text` has been printed `times` times in all."""
-        deadline = time.monotonic() + timeout
-        while self.seen.count(text.encode()) < times:
-            assert time.monotonic() < deadline, f"no {text!r} within {timeout} s: {self.seen.decode(errors='replace')}"
-            ready, _, _ = select.select([self.master], [], [], 0.5)
-            if ready:
-                with contextlib.suppress(OSError):  # the process ended: its last output was read before
-                    self.seen += os.read(self.master, 65536)
-        return self.seen.decode(errors="replace")
-
-    def type(self, text: str) -> None:
-        os.write(self.master, text.encode())
-
-    def close(self) -> int:
-        code = self.process.wait(timeout=30)
-        os.close(self.master)
-        return code
 
 
 def test_query_with_no_sql_at_a_terminal_is_an_sql_prompt(home: Path) -> None:

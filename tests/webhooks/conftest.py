@@ -58,6 +58,7 @@ ATHLETE_TABLES = (
     "athlete_stats",
     "athlete_stats_totals",
     "athlete_zones",
+    "athlete_snapshots",
     "activities",
     "segment_efforts",
     "starred_segments",

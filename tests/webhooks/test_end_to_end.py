@@ -438,7 +438,7 @@ def test_s6_1_r4_fitsync_disconnect_also_purges(sb: Harness, home: WebhookHome) 
     gate = home.serve(Gate)  # the event comes after `disconnect` returned (the real service takes seconds)
     home.subscribe()
     with sb.settings(retry_delays=[0.5, 0.5]):
-        done = fitsync(home, "disconnect", str(aid))
+        done = fitsync(home, "disconnect", str(aid), "--yes")
         assert done.returncode == 0, done.stderr
         gate.closed = False
         wait_until(

@@ -313,7 +313,7 @@ def test_s3_3_cli_subscription_lifecycle(sb: Harness, make_home: MakeHome, tmp_p
             (activity, "create")
         ]
 
-        gone = fitsync(home, "webhooks", "unsubscribe")
+        gone = fitsync(home, "webhooks", "unsubscribe", "--yes")
         assert gone.returncode == 0 and gone.stdout.strip() == "Unsubscribed.", gone
         assert service_subscriptions(sb, home) == []
         assert home.client.subscription_state.current() is None

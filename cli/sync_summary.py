@@ -1,0 +1,180 @@
+"""The end of `fitsync sync`: what each athlete's run did, as counted, its verdict, and the exit code that follows.
+
+Counted means per asset whose table the rows are for: the details step fetches each activity's zones right after
+its detail (sync/details.py), so those calls and zones show under activity_zones, not as details. A verdict is
+"ok" only when nothing is left: "partial" when the rate budget left work for a later run, "left out" when part of
+what the service sent stayed out of the warehouse, "failed" with the failed steps only; an athlete another process
+or host is syncing is "busy", said on its own line and no reason for a non-zero exit (it is being synced).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from fitsync.pipelines.sync_runner import SyncOutcome
+
+# Exit codes (documented in `fitsync sync --help` and the README), worst first: the first verdict present decides.
+EXIT_CODES = (("failed", 1), ("left out", 4), ("partial", 3))
+STYLES = {"ok": "green", "nothing new": "green", "busy": "cyan", "partial": "yellow", "left out": "yellow"}
+
+# Calls to an endpoint made by one step for another asset's table: counted under that asset.
+ENDPOINT_ASSET = {"GET /activities/{id}/zones": "activity_zones"}
+# Counted figures a step's metadata holds → the name shown; (step, figure) pairs that belong to another asset.
+FIGURES = {
+    "listed": "listed",
+    "new": "new",
+    "changed": "changed",
+    "reconciled_deletions": "deleted",
+    "fetched": "fetched",
+    "not_found": "not_found",
+    "remaining": "remaining",
+    "queued": "queued",
+    "starred": "starred",
+    "efforts": "efforts",
+    "segments": "segments",
+    "batches": "batches",
+    "implausible_rows": "implausible",
+}
+MOVED_FIGURES = {("activity_details", "zones_fetched"): ("activity_zones", "fetched")}
+ONE_DOCUMENT = {"athlete", "athlete_stats", "athlete_zones"}  # one call, one document when not skipped
+SUMMED = {"rows_written": "rows", "rows_left_out": "rows_left_out"}  # {table: n} figures shown as their sum
+
+
+@dataclass
+class AssetLine:
+    asset: str
+    calls: int = 0
+    counted: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    endpoints: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def did_something(self) -> bool:
+        return bool(self.calls or any(self.counted.values()) or self.notes)
+
+
+@dataclass
+class AthleteSummary:
+    athlete_id: int
+    verdict: str
+    calls: int = 0
+    seconds: float | None = None
+    assets: list[AssetLine] = field(default_factory=list)
+    failures: list[dict[str, str]] = field(default_factory=list)  # {"step", "error"}: the failed steps only
+    lines: list[str] = field(default_factory=list)  # what the user is told beyond the table
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def nothing_new(athlete_id: int, calls: int, seconds: float, why: str) -> AthleteSummary:
+    return AthleteSummary(athlete_id, "nothing new", calls, seconds, lines=[why])
+
+
+def from_outcome(outcome: SyncOutcome, athlete_id: int, seconds: float) -> AthleteSummary:
+    """The athlete's run, counted per asset, with its verdict."""
+    if outcome.busy:
+        return AthleteSummary(athlete_id, "busy", seconds=seconds, lines=[outcome.busy])
+    assets = _assets(outcome.metadata)
+    summary = AthleteSummary(athlete_id, "ok", sum(a.calls for a in assets.values()), seconds, list(assets.values()))
+    summary.failures = [{"step": step, "error": error} for step, error in outcome.failures]
+    if outcome.error:
+        summary.lines.append(outcome.error)
+    summary.lines += outcome.left_out()
+    early = outcome.stopped_early()
+    if early:
+        summary.lines.append(
+            f"athlete {athlete_id}: stopped early, {early[0]}; `fitsync sync` continues where this stopped"
+        )
+    summary.verdict = (
+        "failed" if not outcome.success else "left out" if outcome.left_out() else "partial" if early else "ok"
+    )
+    return summary
+
+
+def _assets(metadata: dict[str, dict[str, Any]]) -> dict[str, AssetLine]:
+    from fitsync.resources.run import ENDPOINT_CALLS  # after a run only: it imports Dagster
+
+    lines = {asset: AssetLine(asset) for asset in sorted(metadata)}
+    for asset, meta in sorted(metadata.items()):
+        line = lines[asset]
+        endpoints = {str(k): int(v) for k, v in (meta.get(ENDPOINT_CALLS) or {}).items()}
+        moved = 0
+        for name, calls in endpoints.items():
+            if (owner := ENDPOINT_ASSET.get(name, asset)) != asset:
+                target = lines.setdefault(owner, AssetLine(owner))
+                target.calls += calls
+                target.endpoints[name] = target.endpoints.get(name, 0) + calls
+                moved += calls
+            else:
+                line.endpoints[name] = line.endpoints.get(name, 0) + calls
+        line.calls += int(meta.get("api_calls") or 0) - moved
+        for key, value in meta.items():
+            if (asset, key) in MOVED_FIGURES:
+                owner, shown = MOVED_FIGURES[(asset, key)]
+                target = lines.setdefault(owner, AssetLine(owner))
+                target.counted[shown] = target.counted.get(shown, 0) + int(value)
+            elif key in FIGURES and isinstance(value, int) and not isinstance(value, bool):
+                line.counted[FIGURES[key]] = line.counted.get(FIGURES[key], 0) + value
+            elif key in SUMMED and isinstance(value, dict):
+                line.counted[SUMMED[key]] = sum(int(n) for n in value.values())
+        if asset in ONE_DOCUMENT and meta.get("skipped") is False:
+            line.counted["fetched"] = 1
+        if meta.get("skipped") is True and not meta.get("notes"):
+            line.notes.append("skipped")
+        line.notes += [n.removeprefix("- ") for n in str(meta.get("notes") or "").splitlines() if n.strip()]
+        if meta.get("mode"):
+            line.notes.insert(0, str(meta["mode"]))
+    return dict(sorted(lines.items()))
+
+
+def exit_code(summaries: list[AthleteSummary]) -> int:
+    verdicts = {s.verdict for s in summaries}
+    return next((code for verdict, code in EXIT_CODES if verdict in verdicts), 0)
+
+
+def render(out: Console, summary: AthleteSummary, *, verbose: bool) -> None:
+    """The athlete's table: the failed steps when it failed, else what each asset did (those that did nothing only
+    with --verbose), then its lines."""
+    style = STYLES.get(summary.verdict, "red")
+    if summary.verdict in ("nothing new", "busy"):
+        for line in summary.lines:
+            out.print(Text(line, style=style if summary.verdict == "busy" else ""), soft_wrap=True)
+        return
+    for line in summary.lines[:1] if summary.verdict == "failed" else []:  # whole: the command it names is copied
+        out.print(Text(line, style="red"), soft_wrap=True)
+    verdict = summary.verdict if summary.verdict == "ok" else summary.verdict.upper()
+    title = Text(f"athlete {summary.athlete_id}: {verdict}", style=style)
+    if summary.verdict == "failed":
+        if summary.failures:
+            table = Table(title=title)
+            table.add_column("failed step")
+            table.add_column("error")
+            for failure in summary.failures:
+                table.add_row(failure["step"], failure["error"])
+            out.print(table)
+    else:
+        seconds = f" in {summary.seconds:.1f} s" if summary.seconds is not None else ""
+        title.append(f" ({summary.calls} calls{seconds})", style="")
+        table = Table(title=title)
+        table.add_column("asset")
+        table.add_column("calls", justify="right")
+        table.add_column("counted")
+        table.add_column("notes")
+        for asset in summary.assets:
+            if not verbose and not asset.did_something:
+                continue
+            counted = ", ".join(f"{k}={v}" for k, v in asset.counted.items() if v or verbose)
+            notes = "; ".join(asset.notes)
+            if verbose and asset.endpoints:
+                notes += ("; " if notes else "") + ", ".join(f"{e} ×{n}" for e, n in sorted(asset.endpoints.items()))
+            table.add_row(asset.asset, str(asset.calls), counted, notes)
+        out.print(table)
+    for line in summary.lines[1:] if summary.verdict == "failed" else summary.lines:
+        out.print(Text(line, style="yellow"), soft_wrap=True)

@@ -1,0 +1,144 @@
+"""Commands that delete ask first, as processes: off a terminal without `--yes` they stop before anything changed
+(exit 2); at a terminal (a pseudo-terminal) "n" keeps everything (exit 1) and "y" goes ahead.
+
+| issue 32 | what | test |
+|---|---|---|
+| 5 | `disconnect` off a terminal without --yes: usage error, nothing deleted | test_disconnect_off_a_terminal_needs_yes |
+| 5 | `disconnect` at a terminal names the athlete and the rows it deletes; "n" keeps, "y" disconnects | test_disconnect_at_a_terminal_asks_first |
+| 5 | `webhooks unsubscribe` likewise | test_unsubscribe_asks_first |
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fitsync.client.runtime import FitsyncClient
+from fitsync.warehouse import db
+
+from ..client.support import CallbackReceiver
+from ..processes import FITSYNC, REPO, Terminal
+from ..sandbox_harness import Harness
+from .conftest import Connect, Home, add_athlete, record_many, subprocess_env
+
+# the PostgreSQL variants run with -m slow (tests/conftest.py)
+pytestmark = pytest.mark.postgres_slow
+
+
+def fitsync(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """fitsync as a script runs it: no terminal on any side."""
+    return subprocess.run(
+        [*FITSYNC, *args],
+        cwd=REPO,
+        env=subprocess_env(home),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def listed(home: Home) -> list[int]:
+    with FitsyncClient(home.config) as client:
+        return [a.athlete_id for a in client.tokens.athletes()]
+
+
+def warehouse_rows(home: Home) -> dict[str, int]:
+    """Rows per table of the warehouse, and per table with an athlete_id, the athlete's: `athlete_id:<table>`."""
+    with db.reading(home.warehouse) as conn:
+        tables = conn.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+        ).fetchall()
+        counted = {name: conn.execute(f'SELECT count(*) FROM "{name}"').fetchall()[0][0] for (name,) in tables}
+        for (name,) in conn.execute(
+            "SELECT table_name FROM duckdb_columns() WHERE column_name = 'athlete_id' AND NOT internal "
+            "AND database_name = current_database() AND table_name IN (SELECT table_name FROM duckdb_tables())"
+        ).fetchall():
+            counted[f"athlete_id:{name}"] = conn.execute(
+                f'SELECT count(*) FROM "{name}" WHERE athlete_id = ?', [home.athlete_id]
+            ).fetchall()[0][0]
+    return counted
+
+
+def test_disconnect_off_a_terminal_needs_yes(sb: Harness, connect: Connect) -> None:
+    aid = add_athlete(sb)
+    home = connect(aid)
+    done = fitsync(home.config.home, "disconnect", str(aid))
+    assert done.returncode == 2, done.stderr
+    assert "pass --yes" in done.stderr and f"(athlete {aid})" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and "Disconnected" not in done.stdout
+    assert listed(home) == [aid]
+    shown = fitsync(home.config.home, "athletes")
+    assert shown.returncode == 0 and f"{aid}\t" in shown.stdout, shown.stdout + shown.stderr
+
+
+def test_disconnect_at_a_terminal_asks_first(sb: Harness, connect: Connect) -> None:
+    aid = add_athlete(sb)
+    record_many(sb, aid, 3, oldest_days=10)
+    home = connect(aid)
+    (home.config.home / "config.toml").chmod(0o600)  # no warning about it on the terminal
+    home.sync()
+    with FitsyncClient(home.config) as client:
+        record = client.tokens.athlete(aid)
+    assert record is not None
+    before = warehouse_rows(home)
+    assert before["athlete_id:activities"] == 3 and before["splits_metric"] > 0
+
+    term = Terminal(home.config.home, "disconnect", str(aid))
+    try:
+        asked = term.wait_for("Disconnect them? [y/N]: ")
+        term.type("n\n")
+        term.wait_for("Nothing changed.")
+        assert term.close() == 1
+    finally:
+        term.process.kill()
+    assert f"for {record.name} (athlete {aid})" in asked and "their tokens and their sync state" in asked, asked
+    assert listed(home) == [aid] and warehouse_rows(home) == before
+
+    term = Terminal(home.config.home, "disconnect", str(aid))
+    try:
+        term.wait_for("Disconnect them? [y/N]: ")
+        term.type("y\n")
+        said = term.wait_for("state rows")
+        assert term.close() == 0, said
+    finally:
+        term.process.kill()
+    assert f"Disconnected athlete {aid}" in said and "Traceback" not in said
+    after = warehouse_rows(home)
+    assert listed(home) == [] and {k: v for k, v in after.items() if k.startswith("athlete_id:") and v} == {}
+    # the number asked about is what went (the segments aside: shared, they go only when no one else has them)
+    gone = sum(before[t] - after[t] for t in before if ":" not in t and t != "segments")
+    assert f"deletes their {gone:,} warehouse rows" in asked, (gone, asked)
+
+
+def test_unsubscribe_asks_first(sb: Harness, connect: Connect) -> None:
+    home = connect(add_athlete(sb)).config.home
+    with CallbackReceiver() as receiver:
+        created = fitsync(home, "webhooks", "subscribe", "--callback-url", receiver.url)
+        assert created.returncode == 0, created.stderr
+
+        refused = fitsync(home, "webhooks", "unsubscribe")
+        assert refused.returncode == 2 and "pass --yes" in refused.stderr, refused.stderr
+        assert "push subscription" in refused.stderr and "Traceback" not in refused.stderr
+
+        term = Terminal(home, "webhooks", "unsubscribe")
+        try:
+            term.wait_for("Unsubscribe? [y/N]: ")
+            term.type("\n")  # Enter alone: the default, no
+            term.wait_for("Nothing changed.")
+            assert term.close() == 1
+        finally:
+            term.process.kill()
+        assert fitsync(home, "webhooks", "status").stdout.strip() != "No subscription."
+
+        term = Terminal(home, "webhooks", "unsubscribe")
+        try:
+            term.wait_for("Unsubscribe? [y/N]: ")
+            term.type("yes\n")
+            term.wait_for("Unsubscribed.")
+            assert term.close() == 0
+        finally:
+            term.process.kill()
+        assert fitsync(home, "webhooks", "status").stdout.strip() == "No subscription."

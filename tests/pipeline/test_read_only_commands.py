@@ -1,0 +1,126 @@
+"""`status`, `athletes`, `query`, `report` and `doctor` only look (issue 32): on a new home they create nothing and say
+which command sets it up; on a synced home they leave every file as it was; `status` answers without loading
+Dagster, in local relative times; every command that prints a table prints JSON with `--json`."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..sandbox_harness import Harness
+from .conftest import REPO, Connect, add_athlete, subprocess_env
+from .test_cli import fitsync as fitsync_in
+from .test_cli import synced_by_cli
+from .test_cli_errors import closed_port
+
+READS = (["status"], ["status", "--json"], ["athletes"], ["athletes", "--json"], ["query", "SELECT 1"], ["report"])
+
+
+def listing(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file and folder under `folder` with its size and modification time (folders: their size only, since a
+    SQLite reader's side files come and go within them)."""
+    return {
+        str(p.relative_to(folder)): (p.stat().st_size, 0 if p.is_dir() else p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+    }
+
+
+def run(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fitsync.cli.main", *args],
+        cwd=REPO,
+        env=subprocess_env(home, **env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    "credentials, writable", [(False, True), (True, False)], ids=["no-credentials", "credentials-read-only-home"]
+)
+def test_reading_commands_leave_a_new_home_empty_and_name_the_first_step(
+    tmp_path: Path, credentials: bool, writable: bool
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    port = closed_port()  # doctor asks the service: here nothing answers, at once
+    env = {"FITSYNC_BASE_URL": f"http://127.0.0.1:{port}/api/v3", "FITSYNC_AUTH_URL": f"http://127.0.0.1:{port}"}
+    if credentials:
+        env |= {"FITSYNC_CLIENT_ID": "12345", "FITSYNC_CLIENT_SECRET": "hunter2"}
+    first_step = "fitsync connect" if credentials else "fitsync init"
+    if not writable:
+        home.chmod(0o500)
+    try:
+        for args in [*READS, ["doctor"]]:
+            done = run(home, *args, **env)
+            assert list(home.iterdir()) == [], (args, sorted(p.name for p in home.rglob("*")))
+            assert "Traceback" not in done.stderr and "hunter2" not in done.stdout + done.stderr, (args, done.stderr)
+            if args[0] in ("status", "athletes"):
+                assert done.returncode == 0, (args, done.stderr)
+                assert first_step in done.stdout or args == ["athletes", "--json"], (args, done.stdout)
+            if args[0] in ("query", "report"):
+                assert done.returncode == 1 and "run `fitsync sync` first" in done.stderr, (args, done.stderr)
+    finally:
+        home.chmod(0o700)
+    assert json.loads(run(home, "athletes", "--json", **env).stdout) == []
+    status = json.loads(run(home, "status", "--json", **env).stdout)
+    assert status["set_up"] is False and status["athletes"] == [] and first_step in status["next"]
+
+
+def test_status_of_a_home_that_does_not_exist_does_not_make_it(tmp_path: Path) -> None:
+    done = run(tmp_path / "nowhere", "status")
+    assert done.returncode == 0 and "fitsync init" in done.stdout, done.stderr
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_reading_commands_leave_a_synced_home_as_it_was(sb: Harness, connect: Connect) -> None:
+    aid, home, env = synced_by_cli(sb, connect, 3)
+    folder = home.config.home
+    before = listing(folder)
+    assert "dagster/history/runs.db" in before  # what they read is there (the state: here, or on the server)
+    assert ("state.db" in before) != bool(home.config.state_url)
+    for args in READS[:-1]:  # the report writes its report, and only that (below)
+        done = fitsync_in(env, *args)
+        assert done.returncode == 0, (args, done.stderr)
+        assert listing(folder) == before, args
+    report = fitsync_in(env, "report", "--out", str(folder / "reports"))
+    assert report.returncode == 0, report.stderr
+    assert {k: v for k, v in listing(folder).items() if not k.startswith("reports")} == before
+    [athlete] = json.loads(fitsync_in(env, "athletes", "--json").stdout)
+    assert (athlete["athlete_id"], athlete["status"], athlete["scopes"]) == (aid, "connected", list(home.scopes))
+    assert athlete["name"] == f"{athlete['firstname']} {athlete['lastname']}" and athlete["access_expires_at"] > 0
+
+
+def test_status_reads_without_dagster_in_relative_local_times(sb: Harness, connect: Connect) -> None:
+    aid, home, env = synced_by_cli(sb, connect, 2)
+    probe = (
+        "import sys\n"
+        "from fitsync.cli.main import main\n"
+        "try:\n    main(['status'])\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "print('dagster loaded' if 'dagster' in sys.modules else 'dagster not loaded')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("dagster not loaded"), done.stdout  # loading it took seconds
+    table = fitsync_in({**env, "COLUMNS": "200"}, "status").stdout
+    row = next(line for line in table.splitlines() if str(aid) in line)
+    # the last listing and the last run, each relative ("just now" within its first minute)
+    assert "success" in row and len(re.findall(r"\bago\b|just now", row)) == 2, row
+    assert not re.search(r"\d{4}-\d\d-\d\dT", table), table  # no ISO time stamp, cut or whole
+    assert "resets" in table and "in " in table and "+00:00" not in table, table
+    report = json.loads(fitsync_in(env, "status", "--json").stdout)  # scripts keep ISO 8601 times
+    assert report["athletes"][0]["last_run"]["ended_at"].endswith("+00:00")
+
+
+def test_webhooks_status_prints_json(sb: Harness, connect: Connect) -> None:
+    home = connect(add_athlete(sb))
+    env = subprocess_env(home.config.home)  # its config.toml names the sandbox and the app
+    text, shown = fitsync_in(env, "webhooks", "status"), fitsync_in(env, "webhooks", "status", "--json")
+    assert shown.returncode == 0 and json.loads(shown.stdout) == [], shown.stderr
+    assert text.returncode == 0 and text.stdout.strip() == "No subscription.", text.stderr

@@ -1,0 +1,68 @@
+"""`fitsync sync`'s summary says what the run did as counted: calls and rows per asset (the zones the details step
+fetches under activity_zones), the failed steps alone when it failed, `--json`, `--quiet`; and who else holds an
+athlete, on this host or another."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from fitsync.pipelines.sync_runner import held_elsewhere
+from fitsync.state.store import AthleteBusy
+
+from ..sandbox_harness import Harness
+from .conftest import Connect, add_athlete, record_many
+from .test_nothing_new import fitsync_sync
+
+# the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
+pytestmark = pytest.mark.postgres_slow
+
+
+def test_the_summary_counts_each_assets_calls_and_rows_as_made(sb: Harness, connect: Connect) -> None:
+    aid = add_athlete(sb)
+    record_many(sb, aid, 6, oldest_days=10)
+    home = connect(aid, slow_refresh_hours=20)
+    before = sb.counters()["requests"]
+    done = fitsync_sync(home, "--json")
+    assert done.returncode == 0, done.stderr
+    [summary] = json.loads(done.stdout)["athletes"]
+    assets = {a["asset"]: a for a in summary["assets"]}
+    zoned = len(home.with_zones())
+    assert 0 < zoned <= 6
+    # the details step asked each activity's zones: counted where the zones go, not as details
+    assert assets["activity_zones"]["calls"] == assets["activity_zones"]["counted"]["fetched"] == zoned
+    assert assets["activity_zones"]["endpoints"] == {"GET /activities/{id}/zones": zoned}
+    assert assets["activity_details"]["calls"] == assets["activity_details"]["counted"]["fetched"] == 6
+    assert summary["verdict"] == "ok" and summary["calls"] == sb.counters()["requests"] - before
+    assert "skipped=False" not in done.stderr and f"athlete {aid}: ok" in done.stderr
+
+
+def test_a_failed_sync_lists_only_its_failures_and_quiet_says_only_them(sb: Harness, connect: Connect) -> None:
+    aid = add_athlete(sb)
+    record_many(sb, aid, 3, oldest_days=10)
+    home = connect(aid, slow_refresh_hours=20)
+    wrong = {"id": "x", "access_token": 5, "items": [1, 2]}
+    with sb.settings(fault_answers={"GET /athletes/{id}/stats": {"body": wrong}}):
+        failed = fitsync_sync(home)
+        quiet = fitsync_sync(home, "--quiet", "--full")
+    assert failed.returncode == 1, failed.stderr
+    assert f"athlete {aid}: FAILED" in failed.stderr and "failed step" in failed.stderr, failed.stderr
+    assert "athlete_stats" in failed.stderr and "activity_details" not in failed.stderr, failed.stderr
+    assert quiet.returncode == 1, quiet.stderr
+    assert "GET /athletes/{id}/stats answered" in quiet.stderr and "┃" not in quiet.stderr, quiet.stderr
+    assert f"athlete {aid}: listing" not in quiet.stderr  # no progress either
+
+    fine = fitsync_sync(home, "--quiet")
+    assert fine.returncode == 0 and "athlete" not in fine.stderr.replace("config.toml", ""), fine.stderr
+    assert fine.stdout.startswith("warehouse: ")
+
+
+def test_an_athlete_held_elsewhere_names_the_host_or_the_local_process() -> None:
+    assert held_elsewhere(AthleteBusy(7, "process db-worker-2:4711")) == (
+        "athlete 7 is being synced on host db-worker-2 (process 4711): skipped here, it continues there"
+    )
+    here = f"process {socket.gethostname()}:4711"  # PostgreSQL's holder on this host
+    assert "by process 4711 on this host" in held_elsewhere(AthleteBusy(7, here))
+    assert "by process 99 on this host" in held_elsewhere(AthleteBusy(7, "process 99"))  # the SQLite lock file
