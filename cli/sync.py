@@ -111,7 +111,7 @@ def sync(
                 out.print(Text(f"athlete {athlete_id}: {found.why}: syncing", style="dim"), soft_wrap=True)
             if instance is None:
                 instance = _dagster_instance(config)
-            before = _fetched_so_far()
+            before = _detailed(client, athlete_id)
             outcome = _run(
                 client,
                 instance,
@@ -234,14 +234,11 @@ def _run(
         )
 
 
-DETAIL_ENDPOINT = "GET /activities/{id}"
-
-
-def _fetched_so_far() -> int:
-    """Details this process has fetched so far (2xx answers, counted as they come: resources/run.py)."""
-    from fitsync.resources.run import answered  # after a run only: it imports Dagster
-
-    return answered(DETAIL_ENDPOINT)
+def _detailed(client: FitsyncClient, athlete_id: int) -> tuple[int, int]:
+    """(activities known, of which detailed) for the athlete, as recorded: a detail answered but not yet recorded
+    when a stop came is fetched again next run, so it is not counted as this run's."""
+    known = len(progress.known_ids(client.store, athlete_id))
+    return known, known - progress.count_needing(client.store, athlete_id, "detail")
 
 
 def _stopped(
@@ -250,16 +247,15 @@ def _stopped(
     signum: int,
     athlete_id: int | None,
     rest: list[int],
-    fetched_before: int = 0,
+    before: tuple[int, int] = (0, 0),
 ) -> None:
-    """One line of what this run fetched (its own answers, counted: nothing it found done or merely listed) and what
-    remains, then the signal's exit code."""
+    """One line of what this run recorded (details kept in the state store: nothing it found done, merely listed, or
+    answered but not yet recorded) and what remains, then the signal's exit code."""
     parts = []
     if athlete_id is not None:
-        known = len(progress.known_ids(client.store, athlete_id))
-        detailed = known - progress.count_needing(client.store, athlete_id, "detail")
+        known, detailed = _detailed(client, athlete_id)
         parts.append(
-            f"athlete {athlete_id} interrupted after {_fetched_so_far() - fetched_before} new detail(s) in this run "
+            f"athlete {athlete_id} interrupted after {detailed - before[1]} new detail(s) in this run "
             f"({detailed} of {known} activities detailed in all)"
         )
     if rest:
