@@ -10,20 +10,8 @@ import json
 import sys
 from pathlib import Path
 
-from .common import REPO, RESULTS, markdown
+from .common import ORDER, REPO, RESULTS, markdown
 
-ORDER = [
-    "time-to-value",
-    "fairness",
-    "api-calls",
-    "rate-budget",
-    "many-hosts",
-    "webhook-ack",
-    "load",
-    "query",
-    "demo",
-    "freshness",
-]
 TITLES = {
     "time-to-value": "Time to value under the real service's limits",
     "fairness": "One app budget, many athletes: priority and turns",
