@@ -14,6 +14,7 @@ from rich.text import Text
 
 from fitsync.cli import sync_summary
 from fitsync.cli.athlete_choice import chosen
+from fitsync.cli.confirm import confirm, yes_option
 from fitsync.cli.stop_signals import StopSignals
 from fitsync.client.config_basics import ConfigError, load_config
 from fitsync.client.runtime import FitsyncClient
@@ -71,6 +72,7 @@ def _config() -> Config:
     "--verbose", "-v", is_flag=True, help="Every asset in the tables (those that did nothing too), calls per endpoint."
 )
 @click.option("--json", "as_json", is_flag=True, help="The summary as JSON on stdout (progress stays on stderr).")
+@yes_option
 def sync(
     athlete_ids: tuple[int, ...],
     full: bool,
@@ -79,6 +81,7 @@ def sync(
     quiet: bool,
     verbose: bool,
     as_json: bool,
+    yes: bool,
 ) -> None:
     """Sync connected athletes into the warehouse.
 
@@ -89,6 +92,8 @@ def sync(
     """
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose do not go together")
+    if allow_shrink and not full:
+        raise click.UsageError("--allow-shrink goes with --full: only a full listing reconciles deletions")
     config = _config()
     out = Console(stderr=True, quiet=quiet)
     summaries: list[sync_summary.AthleteSummary] = []
@@ -97,6 +102,8 @@ def sync(
         targets = chosen(athlete_ids, connected)  # --athlete of one not connected: a usage error (exit 2)
         if not targets:
             raise click.ClickException("no connected athletes: run `fitsync connect` first")
+        if allow_shrink:
+            _confirm_shrink(client, targets, yes)
         priority = "interactive" if athlete_ids else None
         instance = None
         for index, athlete_id in enumerate(targets):
@@ -130,6 +137,19 @@ def sync(
             summaries.append(summary)
             _tell(out, summary, verbose=verbose)
     _finish(out, config, summaries, as_json)
+
+
+def _confirm_shrink(client: FitsyncClient, targets: list[int], yes: bool) -> None:
+    """--allow-shrink lifts the guard against a listing short by mistake: agreed to before anything is fetched."""
+    known = {athlete_id: len(progress.known_ids(client.store, athlete_id)) for athlete_id in targets}
+    whose = "; ".join(f"athlete {athlete_id}: {count:,} known" for athlete_id, count in known.items())
+    confirm(
+        "with --allow-shrink this sync deletes from the warehouse every activity the service's full listing lacks, "
+        f"however many ({whose}); each is asked for by id first and deleted only when the service answers that it "
+        "is gone, and kept in deleted_activities",
+        "Sync and delete them?",
+        yes,
+    )
 
 
 def _nothing_new(

@@ -6,6 +6,7 @@
 | 5 | `disconnect` off a terminal without --yes: usage error, nothing deleted | test_disconnect_off_a_terminal_needs_yes |
 | 5 | `disconnect` at a terminal names the athlete and the rows it deletes; "n" keeps, "y" disconnects | test_disconnect_at_a_terminal_asks_first |
 | 5 | `webhooks unsubscribe` likewise | test_unsubscribe_asks_first |
+| 5 | `sync --full --allow-shrink` likewise, before any call; `--allow-shrink` without `--full` is a usage error | test_allow_shrink_asks_first |
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from fitsync.warehouse import db
 from ..client.support import CallbackReceiver
 from ..processes import FITSYNC, REPO, Terminal
 from ..sandbox_harness import Harness
-from .conftest import Connect, Home, add_athlete, record_many, subprocess_env
+from .conftest import Connect, Home, add_athlete, delete, record_many, subprocess_env
+from .test_sync import warehouse_ids
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py)
 pytestmark = pytest.mark.postgres_slow
@@ -142,3 +144,37 @@ def test_unsubscribe_asks_first(sb: Harness, connect: Connect) -> None:
         finally:
             term.process.kill()
         assert fitsync(home, "webhooks", "status").stdout.strip() == "No subscription."
+
+
+def test_allow_shrink_asks_first(sb: Harness, connect: Connect) -> None:
+    aid = add_athlete(sb)
+    ids = record_many(sb, aid, 3, oldest_days=10)
+    home = connect(aid)
+    (home.config.home / "config.toml").chmod(0o600)  # no warning about it on the terminal
+    home.sync()
+    for activity_id in ids:  # all of them: a shrink only --allow-shrink lets through
+        delete(sb, activity_id)
+
+    alone = fitsync(home.config.home, "sync", "--allow-shrink")
+    assert alone.returncode == 2 and "--allow-shrink goes with --full" in alone.stderr, alone.stderr
+
+    calls = sb.counters()
+    refused = fitsync(home.config.home, "sync", "--full", "--allow-shrink")
+    assert refused.returncode == 2 and "pass --yes" in refused.stderr, refused.stderr
+    assert f"athlete {aid}: 3 known" in refused.stderr and "Traceback" not in refused.stderr
+    assert sb.counters() == calls and warehouse_ids(home) == set(ids)  # asked before any call
+
+    term = Terminal(home.config.home, "sync", "--full", "--allow-shrink")
+    try:
+        asked = term.wait_for("Sync and delete them? [y/N]: ")
+        term.type("n\n")
+        term.wait_for("Nothing changed.")
+        assert term.close() == 1
+    finally:
+        term.process.kill()
+    assert "asked for by id first" in asked and warehouse_ids(home) == set(ids)
+
+    done = fitsync(home.config.home, "sync", "--full", "--allow-shrink", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert warehouse_ids(home) == set()
+    assert home.query("SELECT count(*) FROM deleted_activities") == [(3,)]
