@@ -9,16 +9,15 @@ one is older than progress.FULL_EVERY, so deletions no webhook announced are fou
 The listing is sync/listing.py; what a full one implies for deletions, sync/reconciliation.py.
 """
 
-from pathlib import Path
-
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
-from fitsync.resources.api import FitsyncApi, warehouse_path
+from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import athlete_id, athletes_partitions
 from fitsync.resources.run import API_POOL, FIRST, Meter, SyncConfig, metered, priority
 from fitsync.sync import listing, progress
 from fitsync.sync.deletion_proof import Proof, land_deletions, prove_deletions
 from fitsync.sync.reconciliation import Reconciliation, reconcile, record
+from fitsync.warehouse import db
 from fitsync.webhooks import inbox as webhook_inbox
 
 from .athlete import athlete_stats, athlete_zones
@@ -42,7 +41,7 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
     store = client.store
     if config.activity_ids or config.deleted_ids:
         return _webhook_work(context, client, aid, config, fitsync_api.max_wait_seconds)
-    plan = listing.plan(store, aid, config.full, Path(warehouse_path(str(client.config.home))).exists())
+    plan = listing.plan(store, aid, config.full, db.exists(fitsync_api.warehouse()))
     if plan.warning:
         context.log.warning(plan.warning)
     if plan.why_full and not config.full and plan.cursor is not None:

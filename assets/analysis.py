@@ -20,8 +20,8 @@ from dagster import (
     asset,
     define_asset_job,
 )
-from dagster_duckdb import DuckDBResource
 
+from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import athlete_id, athletes_partitions
 from fitsync.warehouse import analysis, db
 
@@ -29,9 +29,9 @@ GROUP = "analysis"
 EAGER = AutomationCondition.eager()
 
 
-def output_dir(database: str, kind: str, athlete: int) -> Path:
-    """FITSYNC_HOME/<kind>/<athlete>/ (kind: analysis | reports), beside warehouse.duckdb."""
-    return Path(database).parent / kind / str(athlete)
+def output_dir(home: Path, kind: str, athlete: int) -> Path:
+    """FITSYNC_HOME/<kind>/<athlete>/ (kind: analysis | reports): this host's files, whichever the warehouse."""
+    return home / kind / str(athlete)
 
 
 def markdown(frame: pl.DataFrame, limit: int = 12) -> str:
@@ -48,14 +48,15 @@ def markdown(frame: pl.DataFrame, limit: int = 12) -> str:
 
 
 def _materialize(
-    context: AssetExecutionContext, duckdb_warehouse: DuckDBResource, names: list[str], preview: Any
+    context: AssetExecutionContext, fitsync_api: FitsyncApi, names: list[str], preview: Any
 ) -> MaterializeResult:
     """Read the named analyses for the partition's athlete, write each as Parquet, describe them."""
     athlete = athlete_id(context.partition_key)
-    folder = output_dir(duckdb_warehouse.database, "analysis", athlete)
+    folder = output_dir(fitsync_api.config().home, "analysis", athlete)
     folder.mkdir(parents=True, exist_ok=True)
-    db.ensure_schema(duckdb_warehouse.database)
-    frames = analysis.frames(duckdb_warehouse.database, names, athlete)
+    warehouse = fitsync_api.warehouse()
+    db.ensure_schema(warehouse)
+    frames = analysis.frames(warehouse, names, athlete)
     for name, frame in frames.items():
         frame.write_parquet(folder / f"{name}.parquet")
     title, shown = preview(frames)
@@ -78,7 +79,7 @@ ASSET: dict[str, Any] = dict(
 
 
 @asset(**ASSET)
-def pr_progression(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
+def pr_progression(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
     """Segment PR progression: every effort with the running best, PR events, per-segment summary, PRs per month."""
 
     def preview(f: dict[str, pl.DataFrame]) -> tuple[str, pl.DataFrame]:
@@ -89,14 +90,14 @@ def pr_progression(context: AssetExecutionContext, duckdb_warehouse: DuckDBResou
 
     return _materialize(
         context,
-        duckdb_warehouse,
+        fitsync_api,
         ["segment_effort_progression", "segment_pr_events", "segment_pr_summary", "pr_monthly"],
         preview,
     )
 
 
 @asset(**ASSET)
-def zone_trends(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
+def zone_trends(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
     """Weekly and monthly time per zone with shares, Seiler's three zones with the polarization index, and the
     athlete's zone definitions over time."""
 
@@ -112,14 +113,14 @@ def zone_trends(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource
 
     return _materialize(
         context,
-        duckdb_warehouse,
+        fitsync_api,
         ["zone_time_weekly", "zone_time_monthly", "seiler_weekly", "seiler_monthly", "athlete_zone_history"],
         preview,
     )
 
 
 @asset(**ASSET)
-def training_load(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
+def training_load(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
     """Load per activity with its source and the FTP timeline, the dense daily series (all and per sport),
     CTL/ATL/TSB/ramp (all and per sport), load risk (ACWR, monotony, strain) and load coverage."""
 
@@ -136,7 +137,7 @@ def training_load(context: AssetExecutionContext, duckdb_warehouse: DuckDBResour
 
     return _materialize(
         context,
-        duckdb_warehouse,
+        fitsync_api,
         [
             "ftp_timeline",
             "activity_load",
@@ -152,7 +153,7 @@ def training_load(context: AssetExecutionContext, duckdb_warehouse: DuckDBResour
 
 
 @asset(**ASSET)
-def performance(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
+def performance(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
     """Power-duration curve and critical power, running best efforts, aerobic decoupling and efficiency factor."""
 
     def preview(f: dict[str, pl.DataFrame]) -> tuple[str, pl.DataFrame]:
@@ -167,7 +168,7 @@ def performance(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource
 
     return _materialize(
         context,
-        duckdb_warehouse,
+        fitsync_api,
         [
             "power_duration_curve",
             "critical_power",
@@ -180,7 +181,7 @@ def performance(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource
 
 
 @asset(**ASSET)
-def volume(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
+def volume(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
     """Weekly, monthly and yearly volume by sport type, year-to-date totals, the Eddington numbers and gear use."""
 
     def preview(f: dict[str, pl.DataFrame]) -> tuple[str, pl.DataFrame]:
@@ -198,7 +199,7 @@ def volume(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> 
 
     return _materialize(
         context,
-        duckdb_warehouse,
+        fitsync_api,
         [
             "volume_weekly",
             "volume_monthly",
@@ -219,13 +220,13 @@ def volume(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> 
     kinds={"html"},
     automation_condition=EAGER,
 )
-def report(context: AssetExecutionContext, duckdb_warehouse: DuckDBResource) -> MaterializeResult:
+def report(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
     """The athlete's HTML report (self-contained, opens offline) and a PNG per chart."""
     from fitsync.warehouse import report as reports  # charting libraries: loaded only to draw (≈ 0.4 s)
 
     athlete = athlete_id(context.partition_key)
     result = reports.build_report(
-        duckdb_warehouse.database, output_dir(duckdb_warehouse.database, "reports", athlete), athlete
+        fitsync_api.warehouse(), output_dir(fitsync_api.config().home, "reports", athlete), athlete
     )
     return MaterializeResult(
         metadata={

@@ -15,7 +15,6 @@ from dagster import (
     asset,
     asset_check,
 )
-from dagster_duckdb import DuckDBResource
 
 from fitsync.client.records import record
 from fitsync.resources.api import FitsyncApi
@@ -24,6 +23,7 @@ from fitsync.resources.run import DUCKDB_POOL, FIRST, LEFT_OUT
 from fitsync.state.store import StateStore
 from fitsync.sync import landing
 from fitsync.warehouse import db, load_pipeline, loads
+from fitsync.warehouse.location import Warehouse
 from fitsync.warehouse.plausible import type_issues
 
 FETCH_ASSETS = [
@@ -138,7 +138,7 @@ class Loaded:
 PLAUSIBLE = "values_plausible"
 
 
-def load_landed(context: AssetExecutionContext, store: StateStore, aid: int, database: str) -> Loaded:
+def load_landed(context: AssetExecutionContext, store: StateStore, aid: int, database: Warehouse) -> Loaded:
     """Apply every batch landed for the athlete, in order; what was left out is said in the run's log.
 
     The next batch is read and parsed on a worker thread while this one is written (load_pipeline.ahead), and one write
@@ -177,9 +177,7 @@ def load_landed(context: AssetExecutionContext, store: StateStore, aid: int, dat
     op_tags=FIRST,
     check_specs=[AssetCheckSpec(PLAUSIBLE, asset="activity_summaries")],
 )
-def activity_summaries(
-    context: AssetExecutionContext, fitsync_api: FitsyncApi, duckdb_warehouse: DuckDBResource
-) -> MaterializeResult:
+def activity_summaries(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
     """What the listing brought (and the profile and stats before it), in the warehouse before any detail.
 
     Under the real service's limits the details of a backfill take days; the summaries alone already answer
@@ -187,7 +185,7 @@ def activity_summaries(
     `detail_fetched_at` NULL (`detail_loaded` false in activities_status).
     """
     aid = athlete_id(context.partition_key)
-    loaded = load_landed(context, fitsync_api.client().store, aid, duckdb_warehouse.database)
+    loaded = load_landed(context, fitsync_api.client().store, aid, fitsync_api.warehouse())
     return MaterializeResult(metadata=loaded.metadata(aid), check_results=[loaded.check()])
 
 
@@ -199,14 +197,13 @@ def activity_summaries(
     deps=[*FETCH_ASSETS, activity_summaries],
     check_specs=[AssetCheckSpec(PLAUSIBLE, asset="warehouse")],
 )
-def warehouse(
-    context: AssetExecutionContext, fitsync_api: FitsyncApi, duckdb_warehouse: DuckDBResource
-) -> MaterializeResult:
+def warehouse(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
     """Everything fetched for the athlete, upserted into the warehouse tables."""
     aid = athlete_id(context.partition_key)
-    db.migrate(duckdb_warehouse.database)
-    loaded = load_landed(context, fitsync_api.client().store, aid, duckdb_warehouse.database)
-    with db.reading(duckdb_warehouse.database) as conn:
+    where = fitsync_api.warehouse()
+    db.migrate(where)
+    loaded = load_landed(context, fitsync_api.client().store, aid, where)
+    with db.reading(where) as conn:
         counts = {
             t: conn.execute(f"SELECT count(*) FROM {t} WHERE athlete_id = ?", [aid]).fetchall()[0][0]
             for t in ("activities", "segment_efforts", "starred_segments")
@@ -224,7 +221,7 @@ def warehouse(
             **loaded.metadata(aid),
             **{f"{t}_total": n for t, n in counts.items()},
             "latest_activities": MetadataValue.md(_markdown(preview)),
-            "path": MetadataValue.path(duckdb_warehouse.database),
+            "path": MetadataValue.path(str(where)),
         },
         check_results=[loaded.check()],
     )
@@ -253,8 +250,8 @@ KEYS = {
 
 
 @asset_check(asset=warehouse, description="Every table's key is unique.")
-def unique_keys(duckdb_warehouse: DuckDBResource) -> AssetCheckResult:
-    with db.reading(duckdb_warehouse.database) as conn:
+def unique_keys(fitsync_api: FitsyncApi) -> AssetCheckResult:
+    with db.reading(fitsync_api.warehouse()) as conn:
         dupes = {
             t: conn.execute(f"SELECT count(*) - count(DISTINCT ({k})) FROM {t}").fetchall()[0][0]
             for t, k in KEYS.items()
@@ -263,8 +260,8 @@ def unique_keys(duckdb_warehouse: DuckDBResource) -> AssetCheckResult:
 
 
 @asset_check(asset=warehouse, description="Every split, lap, effort and zone row has its activity.")
-def children_have_parents(duckdb_warehouse: DuckDBResource) -> AssetCheckResult:
-    with db.reading(duckdb_warehouse.database) as conn:
+def children_have_parents(fitsync_api: FitsyncApi) -> AssetCheckResult:
+    with db.reading(fitsync_api.warehouse()) as conn:
         orphans = {
             t: conn.execute(
                 f"SELECT count(*) FROM {t} c WHERE NOT EXISTS "
@@ -280,8 +277,8 @@ def children_have_parents(duckdb_warehouse: DuckDBResource) -> AssetCheckResult:
     description="Every listed activity has its detail (a warning while a backfill is "
     "still catching up under the rate limit).",
 )
-def details_present(duckdb_warehouse: DuckDBResource) -> AssetCheckResult:
-    with db.reading(duckdb_warehouse.database) as conn:
+def details_present(fitsync_api: FitsyncApi) -> AssetCheckResult:
+    with db.reading(fitsync_api.warehouse()) as conn:
         missing = conn.execute("SELECT count(*) FROM activities WHERE detail_fetched_at IS NULL").fetchall()[0][0]
     return AssetCheckResult(
         passed=missing == 0, severity=AssetCheckSeverity.WARN, metadata={"activities_without_detail": missing}

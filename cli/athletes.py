@@ -6,7 +6,7 @@ import dataclasses
 import json
 import sys
 import webbrowser
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import httpx
@@ -17,6 +17,9 @@ from fitsync.client.errors import FitsyncError
 from fitsync.client.runtime import FitsyncClient
 
 from .confirm import confirm, yes_option
+
+if TYPE_CHECKING:
+    from fitsync.warehouse.location import Warehouse
 
 HEADLESS_REDIRECT = "http://localhost/fitsync/callback"
 
@@ -84,7 +87,9 @@ def disconnect(athlete_id: int, yes: bool) -> None:
         record = client.tokens.athlete(athlete_id)
         if record is None:
             raise click.ClickException(f"athlete {athlete_id} is not connected: `fitsync athletes` lists who is")
-        counted = _warehouse_rows(client.config.home / "warehouse.duckdb", athlete_id)
+        from fitsync.resources.warehouse import warehouse_of  # DuckDB loads in a third of a second: only here
+
+        counted = _warehouse_rows(warehouse_of(client.config), athlete_id)
         confirm(
             f"this revokes fitsync's access for {record.name} (athlete {athlete_id}) and deletes "
             f"{'all their' if counted is None else f'their {counted:,}'} warehouse rows, their tokens and their "
@@ -105,7 +110,7 @@ def disconnect(athlete_id: int, yes: bool) -> None:
             )
             revoked = False
         # The service's deauthorization event will name an athlete fitsync no longer knows: purge now.
-        state, rows = purge_everything(client, str(client.config.home / "warehouse.duckdb"), athlete_id)
+        state, rows = purge_everything(client, athlete_id)
         dagster_instance = instance(client.config.home)
         if dagster_instance.has_dynamic_partition("athletes", str(athlete_id)):
             dagster_instance.delete_dynamic_partition("athletes", str(athlete_id))
@@ -116,21 +121,26 @@ def disconnect(athlete_id: int, yes: bool) -> None:
     )
 
 
-def _warehouse_rows(path: Path, athlete_id: int) -> int | None:
+def _warehouse_rows(warehouse: Warehouse, athlete_id: int) -> int | None:
     """How many warehouse rows `purge_athlete` deletes of the athlete (the shared segments aside), to say so before;
-    None when the warehouse cannot tell now (a sync writing to it, an older schema): the question says "all"."""
-    if not path.exists():
-        return 0
+    None when the warehouse cannot tell now (a sync writing to it, an older schema, a lake not answering): the
+    question says "all"."""
     import duckdb  # not at the top: every command imports this module
 
     from fitsync.warehouse import db
     from fitsync.warehouse.purge import BY_ACTIVITY, BY_ATHLETE
 
+    try:
+        if not db.exists(warehouse):
+            return 0
+    except db.LakeUnavailable:
+        return None
+
     of_activities = "activity_id IN (SELECT activity_id FROM activities WHERE athlete_id = $1)"
     counts = [f"(SELECT count(*) FROM {table} WHERE {of_activities})" for table in BY_ACTIVITY]
     counts += [f"(SELECT count(*) FROM {table} WHERE athlete_id = $1)" for table in BY_ATHLETE]
     try:
-        with db.reading(path, timeout=2) as conn:
+        with db.reading(warehouse, timeout=2) as conn:
             return int(conn.execute(f"SELECT {' + '.join(counts)}", [athlete_id]).fetchall()[0][0])
     except (duckdb.Error, TimeoutError):
         return None

@@ -25,9 +25,11 @@ from fitsync.client.errors import FitsyncError, OAuthError, ReauthorizationRequi
 from fitsync.client.explain import explain
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.transport import DeadlineExceeded, ServiceUnresponsive
+from fitsync.resources.warehouse import warehouse_of
 from fitsync.state import health
 from fitsync.state.migrations import MIGRATIONS
 from fitsync.warehouse import db
+from fitsync.warehouse.location import Warehouse
 
 if TYPE_CHECKING:
     from fitsync.client.config import Config
@@ -64,9 +66,7 @@ def _checks(config: Config) -> Iterator[Check]:
     if state.exists() or config.state_url.reveal():
         yield from _guarded("state database", lambda: _state(config, state))
         yield from _guarded("webhook callback", lambda: _callback(config))
-    warehouse = home / "warehouse.duckdb"
-    if warehouse.exists():
-        yield from _guarded("warehouse", lambda: iter([_warehouse(warehouse)]))
+    yield from _guarded("warehouse", lambda: _warehouse_checks(config))
     yield nightly(config)
     yield from dagster_instance(home, shared=bool(config.state_url.reveal()))
 
@@ -278,6 +278,8 @@ def _callback(config: Config) -> Iterator[Check]:
 
 
 # The next sync fetches again what the state says is in the warehouse (assets/activities.py).
+# DuckDB's words for a file that ends before a block it needs (a copy interrupted, a full disk).
+SHORT_READ = "Could not read enough bytes"
 REBUILD = "move it aside (mv {path} {path}.damaged) and run `fitsync sync`: it fetches everything again"
 
 
@@ -290,10 +292,13 @@ def _warehouse(path: Path) -> Check:
                 0
             ]
     except Exception as error:  # noqa: BLE001 (busy or damaged: either way the line says which)
+        first = str(error).splitlines()[0]
+        if SHORT_READ in first:  # its blocks end before the file does: cut short, not busy
+            return Check("warehouse", False, f"{path}: truncated ({first})", REBUILD.format(path=path))
         return Check(
             "warehouse",
             False,
-            f"{path}: {str(error).splitlines()[0]}",
+            f"{path}: {first}",
             f"if another session holds it, close that; else it is damaged: {REBUILD.format(path=path)}",
         )
     promised, size = blocks * block_size, path.stat().st_size
@@ -311,6 +316,63 @@ def _warehouse(path: Path) -> Check:
         f"schema {version} of {latest}, DuckDB {duckdb_version}",
         "upgrade fitsync: the warehouse is newer",
     )
+
+
+def _warehouse_checks(config: Config) -> Iterator[Check]:
+    """The file's checks where it exists, or the lake's."""
+    warehouse = warehouse_of(config)
+    if warehouse.is_lake:
+        yield from _lake(warehouse)
+    elif warehouse.path.exists():
+        yield _warehouse(warehouse.path)
+
+
+def _lake(warehouse: Warehouse) -> list[Check]:
+    """The lake's catalog answers with a schema this fitsync knows, and its data folder is there to write to."""
+    try:
+        with db.reading(warehouse, timeout=5) as conn:
+            has_schema = conn.execute(
+                "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                "AND table_name = 'schema_migrations'"
+            ).fetchall()[0][0]
+            version = conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0] if has_schema else 0
+            data_path = conn.execute(
+                "SELECT options['data_path'] FROM duckdb_databases() WHERE database_name = current_database()"
+            ).fetchall()[0][0]
+    except db.LakeUnavailable as error:
+        return [
+            Check(
+                "warehouse lake",
+                False,
+                str(error),
+                "check warehouse_url (FITSYNC_WAREHOUSE_URL) and that its PostgreSQL database answers",
+            )
+        ]
+    latest = max(v for v, _, _ in db.migration_scripts())
+    checks = [
+        Check(
+            "warehouse lake",
+            version is not None and version <= latest,
+            f"{warehouse}: schema {version or 'not created yet'} of {latest}",
+            "upgrade fitsync: the lake is newer",
+        )
+    ]
+    folder = Path(data_path or warehouse.data_path)
+    if data_path or warehouse.data_path:
+        usable = folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
+        checks.append(
+            Check(
+                "warehouse data path",
+                usable or not folder.exists() and os.access(folder.parent, os.W_OK),
+                f"{folder}{'' if folder.exists() else ' (created by the first load)'}",
+                f"mount the shared folder at {folder} on this host, writable by this user",
+            )
+        )
+    else:
+        checks.append(
+            Check("warehouse data path", False, "not set", "set warehouse_data_path (FITSYNC_WAREHOUSE_DATA_PATH)")
+        )
+    return checks
 
 
 def nightly(config: Config) -> Check:

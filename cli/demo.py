@@ -29,10 +29,12 @@ from fitsync.client import oauth
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
+from fitsync.resources.warehouse import warehouse_of
 from fitsync.sandbox import browser
 from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread, UvicornThread
 from fitsync.state import inbox as inbox_rows
 from fitsync.warehouse import db
+from fitsync.warehouse.location import Warehouse
 from fitsync.webhooks.receiver import DEFAULT_PREFIX, Receiver
 from fitsync.webhooks.subscriptions import masked, subscribe
 
@@ -187,8 +189,9 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
             stage = _Stage(sandbox, http, console, config, client, instance, out, signals)
             ids = _connect_and_sync(stage)
             changes = _webhook_round_trip(stage, ids[0])
-    _show_warehouse(out, home, changes)
-    out.print(f"\nWarehouse: {home / 'warehouse.duckdb'}  ({time.monotonic() - started:.0f} s)")
+    warehouse = warehouse_of(config)
+    _show_warehouse(out, warehouse, changes)
+    out.print(f"\nWarehouse: {warehouse}  ({time.monotonic() - started:.0f} s)")
     _print_hints(out, home)
 
 
@@ -217,13 +220,22 @@ class _Changes:
     at: float  # time.monotonic()
 
 
+# What the demo takes from the environment: where a many-host setup keeps its state and warehouse (to try them on the
+# sandbox). Everything else is the demo's own, whatever config.toml or FITSYNC_* say.
+SHARED = ("state_url", "warehouse_url", "warehouse_data_path")
+
+
 def _register_app(sandbox: ServerThread, http: httpx.Client, console: dict[str, str], home: Path) -> Config:
     """Register the demo's app at the sandbox, as a developer does at the service, and configure fitsync with it."""
     app = http.post(
         "/sandbox/apps", json={"name": "fitsync demo", "callback_domain": "localhost"}, headers=console
     ).json()
     return Config.load(
-        {},
+        {
+            Config.variable(name): os.environ[Config.variable(name)]
+            for name in SHARED
+            if Config.variable(name) in os.environ
+        },
         home=home,
         base_url=sandbox.api_url,
         auth_url=sandbox.base_url,
@@ -294,9 +306,9 @@ def _change_activities(stage: _Stage, athlete_id: int) -> _Changes:
     return _Changes(renamed, deleted, created, changed_at)
 
 
-def _show_warehouse(out: Console, home: Path, changes: _Changes) -> None:
+def _show_warehouse(out: Console, warehouse: Warehouse, changes: _Changes) -> None:
     """Rows per table in the warehouse, and whether each change of the athlete's reached it."""
-    with db.reading(home / "warehouse.duckdb") as conn:
+    with db.reading(warehouse) as conn:
         table = Table(title="In the warehouse")
         table.add_column("table")
         table.add_column("rows", justify="right")

@@ -18,12 +18,12 @@ from typing import IO, TYPE_CHECKING
 import click
 from rich.console import Console
 
-from fitsync.client.config_basics import ConfigError, load_config
-
 from . import result_table, sql_prompt
 
 if TYPE_CHECKING:  # DuckDB loads in a third of a second: only when a query runs
     import duckdb
+
+    from fitsync.warehouse.location import Warehouse
 
 FORMATS = ("table", "csv", "json", "parquet")
 # DuckDB's own writers (COPY … TO) for the exports: streamed, typed as DuckDB types them, no extra copy.
@@ -31,14 +31,10 @@ COPY_OPTIONS = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json, ARRAY tr
 COUNT_CHUNK = 10_000
 
 
-def _warehouse() -> Path:
-    try:
-        path = load_config().home / "warehouse.duckdb"
-    except ConfigError as error:
-        raise click.ClickException(str(error)) from None
-    if not path.exists():
-        raise click.ClickException(f"no warehouse at {path}: run `fitsync sync` first")
-    return path
+def _warehouse() -> Warehouse:
+    from .warehouse_open import existing_warehouse  # DuckDB loads in a third of a second: only when a query runs
+
+    return existing_warehouse()
 
 
 # SQL may begin with a `--` comment: unknown "options" are taken as the SQL's words.
@@ -102,8 +98,8 @@ def query(
         sql = script.read()
     if not sql or not sql.strip():
         if sys.stdin.isatty() and sys.stdout.isatty():  # a person at a terminal: the SQL prompt
-            path = _warehouse()
-            sql_prompt.run(path, lambda typed: _run(path, typed, "table", None, mode, limit, wrap=False))
+            warehouse = _warehouse()
+            sql_prompt.run(warehouse, lambda typed: _run(warehouse, typed, "table", None, mode, limit, wrap=False))
             return
         raise click.UsageError("give the SQL as an argument, with -f FILE, or use --list / --describe NAME")
     if fmt == "parquet" and output is None:
@@ -117,14 +113,14 @@ def query(
 
 
 @contextlib.contextmanager
-def _reading(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+def _reading(warehouse: Warehouse) -> Iterator[duckdb.DuckDBPyConnection]:
     from fitsync.warehouse import db
 
-    with db.reading(path) as conn:
+    with db.reading(warehouse) as conn:
         yield conn
 
 
-def _run(path: Path, sql: str, fmt: str, output: Path | None, mode: str, limit: int, wrap: bool) -> None:
+def _run(warehouse: Warehouse, sql: str, fmt: str, output: Path | None, mode: str, limit: int, wrap: bool) -> None:
     """Each statement of `sql` in turn, on one read-only connection: shown, or the last one exported."""
     import duckdb
 
@@ -134,7 +130,7 @@ def _run(path: Path, sql: str, fmt: str, output: Path | None, mode: str, limit: 
         raise click.ClickException(str(error).strip()) from None
     if not statements:
         raise click.UsageError("the SQL holds no statement (only comments?)")
-    with _reading(path) as conn:
+    with _reading(warehouse) as conn:
         for index, statement in enumerate(statements):
             last = index == len(statements) - 1
             try:

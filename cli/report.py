@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from fitsync.client.config_basics import ConfigError, load_config
+from fitsync.client.config_basics import load_config
 
 
 @click.command()
@@ -30,14 +30,10 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
     from fitsync.warehouse import db
     from fitsync.warehouse import report as reports  # charting libraries load in a second: only when needed
 
-    try:
-        home = load_config().home
-    except ConfigError as error:
-        raise click.ClickException(str(error)) from None
-    warehouse = home / "warehouse.duckdb"
-    if not warehouse.exists():
-        raise click.ClickException(f"no warehouse at {warehouse}: run `fitsync sync` first")
-    out_dir = out_dir or home / "reports"
+    from .warehouse_open import existing_warehouse
+
+    warehouse = existing_warehouse()
+    out_dir = out_dir or load_config().home / "reports"
     try:
         db.ensure_schema(warehouse)
         athletes = [athlete_id] if athlete_id is not None else reports.athletes_in(warehouse)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from pathlib import Path
 
 import click
 
@@ -30,7 +29,7 @@ def complete_statements(buffer: str) -> bool:
         return True  # let it run: DuckDB's own error says what is wrong
 
 
-def run(warehouse: Path, run_sql: Callable[[str], None]) -> None:
+def run(warehouse: object, run_sql: Callable[[str], None]) -> None:
     """Read statements until the end of input; `run_sql` shows each one's result (errors are shown, not fatal)."""
     with contextlib.suppress(ImportError):  # readline gives line editing and history where the platform has it
         import readline  # noqa: F401

@@ -35,10 +35,14 @@ VERBOSE_DAGSTER_LOG_LEVEL = "WARNING"  # --verbose: Dagster's warnings too (a li
 
 
 def _config() -> Config:
+    from fitsync.resources.warehouse import warehouse_of
+
     try:
-        return load_config()
+        config = load_config()
+        warehouse_of(config)  # a wrong warehouse_url is said before anything is fetched
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
+    return config
 
 
 @click.command()
@@ -181,8 +185,10 @@ def _tell(out: Console, summary: sync_summary.AthleteSummary, *, verbose: bool) 
 
 def _finish(out: Console, config: Config, summaries: list[sync_summary.AthleteSummary], as_json: bool) -> None:
     """The command's end: the JSON summary (--json), the verdicts' one line each, then the exit code."""
+    from fitsync.resources.warehouse import warehouse_of
+
     code = sync_summary.exit_code(summaries)
-    warehouse = config.home / "warehouse.duckdb"
+    warehouse = warehouse_of(config)
     if as_json:
         click.echo(
             json.dumps(

@@ -145,6 +145,19 @@ class Config(BaseSettings):
         "the home (SQLite, one machine). postgresql://user:password@host/db: one database that every host running "
         "fitsync shares (its password is a secret: prefer FITSYNC_STATE_URL).",
     )
+    warehouse_url: Secret = Field(
+        default_factory=Secret.empty,
+        description="Where the warehouse is. Empty: warehouse.duckdb in the home (a DuckDB file: one host loads "
+        "it). ducklake:postgres:<conninfo> (such as ducklake:postgres:host=db.example dbname=fitsync_lake "
+        "user=fitsync): a DuckLake that every host loads and every analyst queries, its catalog in that PostgreSQL "
+        "database and its data files in warehouse_data_path. A password is a secret: prefer FITSYNC_WAREHOUSE_URL, "
+        "PGPASSWORD or ~/.pgpass.",
+    )
+    warehouse_data_path: str = Field(
+        "",
+        description="A lake's data files (Parquet): a folder every host reaches at this same path (a shared mount). "
+        "Needed by the host that creates the lake; DuckLake records it in the catalog for the others.",
+    )
     state_retry_seconds: float = Field(
         30.0,
         ge=0,

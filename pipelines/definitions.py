@@ -1,6 +1,5 @@
 """The fitsync Dagster code location (`dagster dev -w workspace.yaml`)."""
 
-import os
 import warnings
 from typing import Any
 
@@ -13,13 +12,12 @@ from dagster import (
     load_asset_checks_from_modules,
     load_assets_from_modules,
 )
-from dagster_duckdb import DuckDBResource
 
 from fitsync.assets import activities, activity_details, analysis, athlete, segments, warehouse_load
 from fitsync.pipelines.jobs import nightly_sync, sync_job
 from fitsync.pipelines.purge import purge_athlete_job
 from fitsync.pipelines.webhook_sensor import webhook_events, webhook_refresh_job
-from fitsync.resources.api import FitsyncApi, warehouse_path
+from fitsync.resources.api import FitsyncApi
 
 # Dagster 1.13 re-creates a sensor with its jobs bound to the resources and passes `owners` along itself, which
 # warns that the parameter is beta although fitsync never sets it. Only that warning is silenced.
@@ -30,10 +28,7 @@ ASSET_MODULES = [athlete, activities, activity_details, segments, warehouse_load
 
 def default_resources() -> dict[str, Any]:
     """From FITSYNC_* variables; unset ones fall back to FITSYNC_HOME/config.toml and the real service."""
-    return {
-        "fitsync_api": FitsyncApi.from_environment(),
-        "duckdb_warehouse": DuckDBResource(database=warehouse_path(os.environ.get("FITSYNC_HOME", ""))),
-    }
+    return {"fitsync_api": FitsyncApi.from_environment()}
 
 
 # The analysis assets follow each warehouse load (their automation conditions); this sensor evaluates them and is

@@ -3,12 +3,12 @@
 import shutil
 
 from dagster import Config, OpExecutionContext, job, op
-from dagster_duckdb import DuckDBResource
 
 from fitsync.assets.analysis import output_dir
 from fitsync.client.runtime import FitsyncClient
 from fitsync.resources.api import FitsyncApi
 from fitsync.resources.run import DUCKDB_POOL
+from fitsync.resources.warehouse import warehouse_of
 from fitsync.state import athletes as athlete_rows
 from fitsync.warehouse import db
 from fitsync.warehouse.purge import purge_athlete
@@ -26,16 +26,15 @@ def forget_athlete_state(client: FitsyncClient, athlete_id: int) -> dict[str, in
         return athlete_rows.purge(conn, athlete_id)
 
 
-def purge_everything(
-    client: FitsyncClient, warehouse_path: str, athlete_id: int
-) -> tuple[dict[str, int], dict[str, int]]:
+def purge_everything(client: FitsyncClient, athlete_id: int) -> tuple[dict[str, int], dict[str, int]]:
     """State-store rows, then warehouse rows, of the athlete: (state counts, warehouse counts)."""
     state = forget_athlete_state(client, athlete_id)
-    db.migrate(warehouse_path)
-    with db.writing(warehouse_path) as conn:
+    warehouse = warehouse_of(client.config)
+    db.migrate(warehouse)
+    with db.writing(warehouse) as conn:
         rows = purge_athlete(conn, athlete_id)
     for kind in ANALYSIS_OUTPUTS:  # snapshots and reports made from the athlete's data
-        folder = output_dir(warehouse_path, kind, athlete_id)
+        folder = output_dir(client.config.home, kind, athlete_id)
         if folder.exists():
             shutil.rmtree(folder)
             rows[f"{kind}_folder"] = 1
@@ -43,10 +42,8 @@ def purge_everything(
 
 
 @op(pool=DUCKDB_POOL)
-def purge_athlete_data(
-    context: OpExecutionContext, config: PurgeConfig, fitsync_api: FitsyncApi, duckdb_warehouse: DuckDBResource
-) -> None:
-    state, rows = purge_everything(fitsync_api.client(), duckdb_warehouse.database, config.athlete_id)
+def purge_athlete_data(context: OpExecutionContext, config: PurgeConfig, fitsync_api: FitsyncApi) -> None:
+    state, rows = purge_everything(fitsync_api.client(), config.athlete_id)
     context.log.info(
         f"purged athlete {config.athlete_id} after deauthorization: warehouse rows {rows}; state rows {state}"
     )

@@ -7,14 +7,15 @@ while it writes, the row counts are left out rather than waited for).
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 from typing import Any
 
 from fitsync.client.state_reader import StateReader
+from fitsync.resources.warehouse import warehouse_of
 from fitsync.state import inbox as inbox_rows
 from fitsync.state import progress as progress_rows
 from fitsync.sync import progress
 from fitsync.warehouse import db
+from fitsync.warehouse.location import Warehouse
 from fitsync.webhooks.subscriptions import masked
 
 WAREHOUSE_TABLES = ("activities", "segment_efforts", "activity_zones", "starred_segments", "deleted_activities")
@@ -74,16 +75,18 @@ def collect(reader: StateReader, last_runs: dict[int, dict[str, Any]] | None = N
             {"window": b.window, "budget": b.budget, "used": b.used, "limit": b.limit, "resets_at": iso(b.resets_at)}
             for b in reader.budget()
         ],
-        "warehouse": _warehouse(reader.config.home / "warehouse.duckdb"),
+        "warehouse": _warehouse(warehouse_of(reader.config)),
     }
 
 
-def _warehouse(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {"path": str(path), "exists": False}
-    out: dict[str, Any] = {"path": str(path), "exists": True, "bytes": path.stat().st_size}
+def _warehouse(warehouse: Warehouse) -> dict[str, Any]:
+    if not warehouse.is_lake and not warehouse.path.exists():
+        return {"path": str(warehouse), "exists": False}
+    out: dict[str, Any] = {"path": str(warehouse), "exists": True}
+    if not warehouse.is_lake:
+        out["bytes"] = warehouse.path.stat().st_size
     try:
-        with db.reading(path, timeout=2.0) as conn:
+        with db.reading(warehouse, timeout=2.0) as conn:
             out["rows"] = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in WAREHOUSE_TABLES}
     except Exception as error:  # noqa: BLE001 (busy or damaged: say so, the rest of the status still helps)
         out["rows"] = None

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from fitsync.client.config import Config
 from fitsync.client.errors import FitsyncError
 from fitsync.client.explain import DISK_TROUBLE, debugging, disk_full, too_slow, unreachable
+from fitsync.warehouse.location import WarehouseError
 
 WRAPPERS = {"DagsterExecutionStepExecutionError", "DagsterUserCodeExecutionError"}
 # Raised before or while an answer came back, after every retry (client/transport.py).
@@ -25,8 +26,9 @@ CLASS_PATH = re.compile(r"^[\w.]+: ")
 
 
 def _ours() -> set[str]:
-    """Class names whose message already says what to do: fitsync's errors and Dagster's deliberate `Failure`."""
-    names, todo = {"Failure"}, [FitsyncError]
+    """Class names whose message already says what to do: fitsync's errors (the service's and the warehouse's) and
+    Dagster's deliberate `Failure`."""
+    names, todo = {"Failure"}, [FitsyncError, WarehouseError]
     while todo:
         cls = todo.pop()
         names.add(cls.__name__)

@@ -22,7 +22,6 @@ from dagster import (
     SensorResult,
     build_sensor_context,
 )
-from dagster_duckdb import DuckDBResource
 
 from fitsync.client.config import Config
 from fitsync.client.open_state import open_store
@@ -74,10 +73,7 @@ class SyncOutcome:
 
 def resources_for(config: Config, max_wait_seconds: float = 900.0) -> dict[str, Any]:
     """Resources that run with exactly this Config (not whatever FITSYNC_* says in the run's process)."""
-    return {
-        "fitsync_api": FitsyncApi.for_config(config, max_wait_seconds),
-        "duckdb_warehouse": DuckDBResource(database=str(config.home / "warehouse.duckdb")),
-    }
+    return {"fitsync_api": FitsyncApi.for_config(config, max_wait_seconds)}
 
 
 def release_dead_runs(instance: DagsterInstance) -> list[str]:

@@ -1,10 +1,9 @@
 """The Dagster resource the assets and the code location share: the service client (with the state store it
-shares); and where the warehouse file is."""
+shares) and the warehouse (a file or a lake), both from the one settings model."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import dagster
@@ -14,6 +13,9 @@ from pydantic import Field, PrivateAttr, create_model
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
+from fitsync.warehouse.location import Warehouse
+
+from .warehouse import warehouse_of
 
 if TYPE_CHECKING:  # a class create_model makes at import is not one mypy can see
     FitsyncSettings = dagster.Config
@@ -66,6 +68,10 @@ class FitsyncApi(ConfigurableResource):
         given: dict[str, Any] = {k: v for k, v in self.settings.model_dump().items() if v not in (None, "")}
         return Config.load(origin="the fitsync_api resource's settings", **given)
 
+    def warehouse(self) -> Warehouse:
+        """The warehouse the settings name (warehouse_url: a lake; else the file in the home)."""
+        return warehouse_of(self.config())
+
     def client(self) -> FitsyncClient:
         if self._client is None:
             self._client = FitsyncClient(self.config())
@@ -75,7 +81,3 @@ class FitsyncApi(ConfigurableResource):
         if self._client is not None:
             self._client.close()
             self._client = None
-
-
-def warehouse_path(home: str = "") -> str:
-    return str((Path(home) if home else Config.load().home) / "warehouse.duckdb")

@@ -19,10 +19,11 @@ import duckdb
 import polars as pl
 
 from . import db
+from .location import Warehouse
 
 __all__ = ["ANALYSES", "ORDER", "Source", "view", "frames"]
 
-Source = Union[str, Path, duckdb.DuckDBPyConnection]
+Source = Union[str, Path, Warehouse, duckdb.DuckDBPyConnection]
 
 # Every analysis view: what it holds, and the unique keys its rows are ordered by.
 ANALYSES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -154,7 +155,7 @@ def view(source: Source, name: str, athlete_id: int | None = None, **filters: ob
     sql = f"SELECT * FROM {name}" + (" WHERE " + " AND ".join(where) if where else "")
     if isinstance(source, duckdb.DuckDBPyConnection):
         return source.sql(sql, params=params or None).pl()
-    with db.reading(Path(source).expanduser()) as conn:
+    with db.reading(_opened(source)) as conn:
         return conn.sql(sql, params=params or None).pl()
 
 
@@ -162,5 +163,10 @@ def frames(source: Source, names: list[str], athlete_id: int | None = None) -> d
     """Several analyses on one read (a warehouse path is opened once)."""
     if isinstance(source, duckdb.DuckDBPyConnection):
         return {name: view(source, name, athlete_id) for name in names}
-    with db.reading(Path(source).expanduser()) as conn:
+    with db.reading(_opened(source)) as conn:
         return {name: view(conn, name, athlete_id) for name in names}
+
+
+def _opened(source: str | Path | Warehouse) -> Path | Warehouse:
+    """A warehouse as given, a file's path with ~ expanded."""
+    return source if isinstance(source, Warehouse) else Path(source).expanduser()

@@ -1,9 +1,10 @@
-"""The DuckDB warehouse file: numbered migrations for tables, the analysis views re-applied when they change,
-short write connections, readers that wait out writers.
+"""The warehouse, a DuckDB file or a DuckLake (location.py): numbered migrations for tables, the analysis views
+re-applied when they change, short write connections, readers that wait out writers.
 
-DuckDB allows one writing process, and while it writes, other processes cannot even open the file
+DuckDB allows one writing process per file, and while it writes, other processes cannot even open the file
 read-only. So writers keep their connection short (a load holds one for at most a second of batches:
-load_pipeline.py), and readers retry briefly on the lock.
+load_pipeline.py), and readers retry briefly on the lock. A lake has no such lock: every host writes it in its own
+transactions, and a commit that conflicts with another host's is tried again (loads.py).
 """
 
 from __future__ import annotations
@@ -11,15 +12,22 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 
-from . import documents
+from . import documents, extensions, lake_schema
+from .location import LAKE_ALIAS, Warehouse, WarehouseError, scrub
+
+# A warehouse as callers name it: a Warehouse, or the path of a file.
+Where = Warehouse | Path | str
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -66,70 +74,145 @@ def views_script() -> tuple[str, str]:
     return sql, hashlib.sha256(sql.encode()).hexdigest()
 
 
-def migrate(path: Path | str) -> int:
+def migrate(where: Where) -> int:
     """Create or upgrade the schema; returns the version now in force.
 
-    Tables change only through numbered migrations, applied once each. The views hold no data, so their one
-    script is re-applied whenever its checksum differs from the recorded one: every warehouse gets the views
-    of the fitsync that opens it, without a migration per changed view.
+    Tables change only through numbered migrations, applied once each (a new lake starts from the result of the
+    first ones: lake_schema.py). The views hold no data, so their one script is re-applied whenever its checksum
+    differs from the recorded one: every warehouse gets the views of the fitsync that opens it, without a migration
+    per changed view.
     """
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with writing(path) as conn:
-        for file in (Path(path), Path(f"{path}.wal")):  # training data and GPS tracks: the owner's only
-            with contextlib.suppress(OSError):
-                file.chmod(0o600)
-        for statement in BOOKKEEPING:
-            conn.execute(statement)
+    warehouse = Warehouse.of(where)
+    if not warehouse.is_lake:
+        warehouse.path.parent.mkdir(parents=True, exist_ok=True)
+    with writing(warehouse) as conn:
+        if warehouse.is_lake:
+            if not _has_table(conn, "schema_migrations"):
+                lake_schema.create_baseline(conn, LAKE_ALIAS, migration_scripts())
+        else:
+            for file in (warehouse.path, Path(f"{warehouse.path}.wal")):  # training data, GPS tracks: the owner's only
+                with contextlib.suppress(OSError):
+                    file.chmod(0o600)
+            for statement in BOOKKEEPING:
+                conn.execute(statement)
         done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations").fetchall()}
         for version, name, sql in migration_scripts():
             if version not in done:
-                _in_transaction(
-                    conn, sql, "INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [version, name]
-                )
+                _apply_once(conn, version, name, sql)
         sql, checksum = views_script()
         if conn.execute("SELECT checksum FROM schema_views WHERE name = ?", [VIEWS_SCRIPT]).fetchall() != [(checksum,)]:
             _in_transaction(
                 conn,
-                sql,
-                "INSERT OR REPLACE INTO schema_views (name, checksum) VALUES (?, ?)",
-                [VIEWS_SCRIPT, checksum],
+                lake_schema.views_for_lake(sql) if warehouse.is_lake else sql,
+                ("DELETE FROM schema_views WHERE name = ?", [VIEWS_SCRIPT]),
+                ("INSERT INTO schema_views (name, checksum) VALUES (?, ?)", [VIEWS_SCRIPT, checksum]),
             )
-        documents.create_view(conn, path)
+        transaction(conn, lambda: documents.create_view(conn))  # two hosts of a lake may do this at once
         return conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0]
 
 
-def ensure_schema(warehouse_path: Path | str) -> None:
+def exists(where: Where) -> bool:
+    """Whether the warehouse was ever created: its file, or the lake's tables in its catalog."""
+    warehouse = Warehouse.of(where)
+    if not warehouse.is_lake:
+        return warehouse.path.exists()
+    try:
+        with reading(warehouse) as conn:
+            return _has_table(conn, "schema_migrations")
+    except LakeMissing:
+        return False
+
+
+def ensure_schema(where: Where) -> None:
     """Migrate a warehouse older than this fitsync (read first: a current one takes no write lock)."""
     latest = max(v for v, _, _ in migration_scripts())
-    with reading(warehouse_path) as conn:
-        has_table = conn.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
-        ).fetchall()[0][0]
-        current = conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0] if has_table else 0
+    if not exists(where):
+        migrate(where)
+        return
+    with reading(where) as conn:
+        current = (
+            conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0]
+            if _has_table(conn, "schema_migrations")
+            else 0
+        )
     if (current or 0) < latest:
-        migrate(warehouse_path)
+        migrate(where)
 
 
-def _in_transaction(conn: duckdb.DuckDBPyConnection, script: str, record: str, values: list[object]) -> None:
-    """The script and the row recording it, all or nothing."""
-    conn.execute("BEGIN")
-    try:
+def _apply_once(conn: duckdb.DuckDBPyConnection, version: int, name: str, sql: str) -> None:
+    """A migration and the row recording it, all or nothing; skipped if another host (of a lake) applied it first."""
+
+    def work() -> None:
+        if conn.execute("SELECT count(*) FROM schema_migrations WHERE version = ?", [version]).fetchall()[0][0]:
+            return
+        conn.execute(sql)
+        conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [version, name])
+
+    transaction(conn, work)
+
+
+def _has_table(conn: duckdb.DuckDBPyConnection, name: str) -> bool:
+    return bool(
+        conn.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND table_name = ?", [name]
+        ).fetchall()[0][0]
+    )
+
+
+def _in_transaction(conn: duckdb.DuckDBPyConnection, script: str, *records: tuple[str, list[object]]) -> None:
+    """The script and the rows recording it, all or nothing."""
+
+    def work() -> None:
         conn.execute(script)
-        conn.execute(record, values)
-        conn.execute("COMMIT")
-    except Exception:
+        for record, values in records:
+            conn.execute(record, values)
+
+    transaction(conn, work)
+
+
+# Two hosts writing one lake commit optimistically: the second commit touching what the first changed fails, and is
+# tried again from the start (its work re-reads the table), up to COMMIT_ATTEMPTS times with a random pause.
+CONFLICT_MARKER = "Failed to commit DuckLake transaction"
+COMMIT_ATTEMPTS = 10
+CONFLICT_PAUSE = (0.05, 0.5)
+
+
+def transaction(conn: duckdb.DuckDBPyConnection, work: Callable[[], T]) -> T:
+    """`work` in one transaction, committed; on a lake, a commit that conflicts with another host's is retried."""
+    attempt = 1
+    while True:
+        conn.execute("BEGIN")
+        try:
+            result = work()
+            conn.execute("COMMIT")
+            return result
+        except duckdb.TransactionException as error:
+            _roll_back(conn)
+            if CONFLICT_MARKER not in str(error) or attempt >= COMMIT_ATTEMPTS:
+                raise
+            log.info("a concurrent commit to the lake came first (attempt %d): trying again", attempt)
+            time.sleep(random.uniform(*CONFLICT_PAUSE) * attempt)
+            attempt += 1
+        except BaseException:
+            _roll_back(conn)
+            raise
+
+
+def _roll_back(conn: duckdb.DuckDBPyConnection) -> None:
+    """Roll back what is still open (a failed COMMIT has already rolled back)."""
+    with contextlib.suppress(duckdb.TransactionException):
         conn.execute("ROLLBACK")
-        raise
 
 
 @contextlib.contextmanager
 def writing(
-    path: Path | str, timeout: float = WRITE_WAIT, notice: Callable[[str], None] | None = None
+    where: Where, timeout: float = WRITE_WAIT, notice: Callable[[str], None] | None = None
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A write connection for one unit of work; waits while another process holds the file, telling `notice`
     (default: the log) why and for how long."""
-    with _turns(path).write(timeout):
-        conn = _open(path, read_only=False, timeout=timeout, notice=notice)
+    warehouse = Warehouse.of(where)
+    with _turns(warehouse).write(timeout) if not warehouse.is_lake else contextlib.nullcontext():
+        conn = _open(warehouse, read_only=False, timeout=timeout, notice=notice)
         try:
             yield conn
         finally:
@@ -137,10 +220,11 @@ def writing(
 
 
 @contextlib.contextmanager
-def reading(path: Path | str, timeout: float = 30.0) -> Iterator[duckdb.DuckDBPyConnection]:
+def reading(where: Where, timeout: float = 30.0) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection; a writer holding the lock makes it wait and retry, not fail."""
-    with _turns(path).read(timeout):
-        conn = _open(path, read_only=True, timeout=timeout)
+    warehouse = Warehouse.of(where)
+    with _turns(warehouse).read(timeout) if not warehouse.is_lake else contextlib.nullcontext():
+        conn = _open(warehouse, read_only=True, timeout=timeout)
         try:
             yield conn
         finally:
@@ -148,7 +232,7 @@ def reading(path: Path | str, timeout: float = 30.0) -> Iterator[duckdb.DuckDBPy
 
 
 class _Turns:
-    """Readers and writers of one file within this process take turns, writers first.
+    """Readers and writers of one file within this process take turns, writers first (a lake's do not need to).
 
     Inside one process DuckDB refuses a read-only and a read-write connection to the same file at the same time
     (a ConnectionException at once, not the lock another process waits on), so a thread reading while the
@@ -196,14 +280,72 @@ _TURNS: dict[str, _Turns] = {}
 _TURNS_LOCK = threading.Lock()
 
 
-def _turns(path: Path | str) -> _Turns:
-    key = str(Path(path).resolve())
+def _turns(warehouse: Warehouse) -> _Turns:
     with _TURNS_LOCK:
-        return _TURNS.setdefault(key, _Turns())
+        return _TURNS.setdefault(warehouse.key, _Turns())
+
+
+class LakeUnavailable(WarehouseError):
+    """The lake's catalog or its extensions could not be reached (the message carries no password)."""
+
+
+class LakeMissing(LakeUnavailable):
+    """The catalog answers but holds no lake yet (opened read-only: nothing is created)."""
+
+
+# DuckDB's words when a read-only attach finds no lake in the catalog, and when another host created the lake's
+# tables in the catalog at the same moment as this one.
+NO_LAKE_YET = "creating a new DuckLake is explicitly disabled"
+NEW_LAKE_RACE = "already exists"
 
 
 def _open(
-    path: Path | str, read_only: bool, timeout: float, notice: Callable[[str], None] | None = None
+    warehouse: Warehouse, read_only: bool, timeout: float, notice: Callable[[str], None] | None = None
+) -> duckdb.DuckDBPyConnection:
+    if warehouse.is_lake:
+        conn = _attach_lake(warehouse, read_only)
+    else:
+        conn = _open_file(warehouse.path, read_only, timeout, notice)
+    for statement in WORKAROUNDS:
+        conn.execute(statement)
+    return conn
+
+
+def _attach_lake(warehouse: Warehouse, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with the lake attached as `lake` and in use: its tables and views unqualified, as a file's."""
+    conn = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False})
+    try:
+        extensions.load(conn, *extensions.LAKE)
+        options = [f"DATA_PATH {_literal(warehouse.data_path)}"] if warehouse.data_path else []
+        if read_only:
+            options.append("READ_ONLY")
+        listed = f" ({', '.join(options)})" if options else ""
+        for attempt in range(1, 4):
+            try:
+                conn.execute(f"ATTACH {_literal(warehouse.target)} AS {LAKE_ALIAS}{listed}")
+                break
+            except duckdb.Error as error:  # two hosts creating one lake: the second finds the first's next time
+                if NEW_LAKE_RACE not in str(error) or attempt == 3:
+                    raise
+                time.sleep(random.uniform(*CONFLICT_PAUSE))
+        conn.execute(f"USE {LAKE_ALIAS}")
+    except (duckdb.Error, extensions.ExtensionMissing) as error:
+        conn.close()
+        if NO_LAKE_YET in str(error):
+            raise LakeMissing(f"no warehouse lake at {warehouse} yet: run `fitsync sync` first") from None
+        raise LakeUnavailable(f"the warehouse lake {warehouse} cannot be opened: {scrub(error, warehouse)}") from None
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _open_file(
+    path: Path, read_only: bool, timeout: float, notice: Callable[[str], None] | None = None
 ) -> duckdb.DuckDBPyConnection:
     started = time.monotonic()
     delay, next_notice = 0.01, NOTICE_AFTER
@@ -212,6 +354,13 @@ def _open(
             conn = duckdb.connect(str(path), read_only=True) if read_only else _attach_for_writing(path)
             break
         except (duckdb.IOException, duckdb.ConnectionException) as error:
+            from . import convert
+
+            if convert.is_newer_file(error):
+                raise convert.NewerFile(
+                    f"the warehouse {path} was written by a newer DuckDB than this fitsync's ({duckdb.__version__}): "
+                    f"convert it once with `{convert.command_line(path)}` (the old file is kept beside it)"
+                ) from None
             waited = time.monotonic() - started
             if not any(marker in str(error) for marker in LOCK_MARKERS) or waited > timeout:
                 raise
@@ -230,8 +379,6 @@ def _open(
         log.debug("warehouse %s is locked by a writer; retrying in %.2f s", path, delay)
         time.sleep(delay)  # the writer's batch is short: back off briefly and try again
         delay = min(delay * 2, 0.25)
-    for statement in WORKAROUNDS:
-        conn.execute(statement)
     return conn
 
 
@@ -244,7 +391,8 @@ def _attach_for_writing(path: Path | str) -> duckdb.DuckDBPyConnection:
     conn = duckdb.connect(":memory:")
     try:
         quoted = '"' + alias.replace('"', '""') + '"'
-        conn.execute(f"ATTACH ? AS {quoted} (ROW_GROUP_SIZE {ROW_GROUP_SIZE})", [str(path)])
+        # a literal: DuckDB 1.5 takes no parameter in ATTACH
+        conn.execute(f"ATTACH {_literal(str(path))} AS {quoted} (ROW_GROUP_SIZE {ROW_GROUP_SIZE})")
         conn.execute(f"USE {quoted}")
     except BaseException:
         conn.close()

@@ -8,8 +8,9 @@ activities), and writing the text cost a batch more than parsing it. In Parquet 
 `activity_documents` (the latest document per activity); `activities.detail_hash` tells which documents are new, so
 re-loading the same data writes no file.
 
-Layout: `<warehouse>.documents/<kind>/athlete=<id>/<uuid>.parquet`, plus one empty file per kind holding the schema
-so the view has something to read before the first document arrives. Purging an athlete removes their folders.
+Layout: `<warehouse>.documents/<kind>/athlete=<id>/<uuid>.parquet` beside a file, `<data path>/documents/<kind>/…` in a
+lake (location.py), plus one empty file per kind holding the schema so the view has something to read before the
+first document arrives. Purging an athlete removes their folders.
 """
 
 from __future__ import annotations
@@ -67,18 +68,35 @@ def folder(database: Path | str, kind: Kind = DETAILS) -> Path:
     return path.with_name(path.name + ".documents") / kind.folder
 
 
-def database_path(conn: duckdb.DuckDBPyConnection) -> Path | None:
-    """The file of the connection's current database (None in memory)."""
-    row = conn.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
-    return Path(row[0]) if row and row[0] else None
+def root(conn: duckdb.DuckDBPyConnection) -> Path | None:
+    """The documents' folder of the connection's current database: beside its file, or under a lake's data path
+    (None in memory)."""
+    path, kind, options = _current(conn)
+    if not path:
+        return None
+    if kind == "ducklake":
+        return Path(str(options["data_path"]).rstrip("/")) / "documents"
+    return Path(path).resolve().with_name(Path(path).name + ".documents")
 
 
-def create_view(conn: duckdb.DuckDBPyConnection, database: Path | str) -> None:
+def _current(conn: duckdb.DuckDBPyConnection) -> tuple[str | None, str, dict[str, str]]:
+    """The current database's path, type ("duckdb", "ducklake") and options."""
+    row = conn.execute(
+        "SELECT path, type, options FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchone()
+    return (row[0], row[1], row[2]) if row else (None, "duckdb", {})
+
+
+def create_view(conn: duckdb.DuckDBPyConnection) -> None:
     """The views over this warehouse's documents, by absolute path (re-created by every migrate: a moved warehouse
     finds its documents again once fitsync writes to it). A document counts only while its activity's row has its
     hash: a file written for a load that then failed, or for a deleted activity, is not shown."""
+    documents = root(conn)
+    if documents is None:
+        return
+    lake = _current(conn)[1] == "ducklake"
     for kind in KINDS:
-        base = folder(database, kind)
+        base = documents / kind.folder
         base.mkdir(parents=True, exist_ok=True)
         schema = base / SCHEMA_FILE
         if not schema.exists():
@@ -97,6 +115,8 @@ def create_view(conn: duckdb.DuckDBPyConnection, database: Path | str) -> None:
             SELECT activity_id, athlete_id, {kind.fetched}, {kind.legacy} FROM activities a
             WHERE {kind.legacy} IS NOT NULL AND {kind.hash} IS NULL""")
         conn.execute(f"COMMENT ON VIEW {kind.view} IS '{kind.what}'")
+        if lake:  # DuckLake keeps no comment on a view's columns
+            continue
         for column, text in (
             ("activity_id", "The activity"),
             ("athlete_id", "Its athlete"),
@@ -111,8 +131,8 @@ def write_new(conn: duckdb.DuckDBPyConnection, staged: str, kind: Kind) -> int:
     hash differs from the stored one) to one Parquet file per athlete; returns how many. The file appears whole
     (written under a temporary name) before the batch's transaction commits: a load that then fails leaves a document
     no row has the hash of (the view leaves it out), never a row without its document."""
-    database = database_path(conn)
-    if database is None:
+    documents = root(conn)
+    if documents is None:
         return 0
     conn.execute(f"""CREATE OR REPLACE TEMP TABLE new_documents AS
         SELECT activity_id, {kind.hash}, athlete_id FROM {staged} s
@@ -120,7 +140,7 @@ def write_new(conn: duckdb.DuckDBPyConnection, staged: str, kind: Kind) -> int:
                           AND a.{kind.hash} = s.{kind.hash})""")
     written = 0
     for athlete, count in conn.execute("SELECT athlete_id, count(*) FROM new_documents GROUP BY ALL").fetchall():
-        target = folder(database, kind) / f"athlete={athlete}"
+        target = documents / kind.folder / f"athlete={athlete}"
         target.mkdir(parents=True, exist_ok=True)
         name = uuid.uuid4().hex
         partial = target / f".{name}.partial"
@@ -135,11 +155,11 @@ def write_new(conn: duckdb.DuckDBPyConnection, staged: str, kind: Kind) -> int:
     return written
 
 
-def remove_athlete(database: Path | str, athlete_id: int) -> int:
-    """Delete an athlete's document files of every kind (a purge); returns how many."""
+def remove_athlete(documents: Path, athlete_id: int) -> int:
+    """Delete an athlete's document files of every kind (a purge) from the documents' folder; returns how many."""
     count = 0
     for kind in KINDS:
-        target = folder(database, kind) / f"athlete={athlete_id}"
+        target = documents / kind.folder / f"athlete={athlete_id}"
         if target.exists():
             count += sum(1 for _ in target.glob("*.parquet"))
             shutil.rmtree(target)

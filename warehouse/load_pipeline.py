@@ -13,7 +13,6 @@ import collections
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, TypeVar
 
 import duckdb
@@ -48,7 +47,7 @@ def ahead(items: Iterable[T], depth: int = 2) -> Iterator[T]:
 
 
 def write_held(
-    database: Path | str,
+    database: db.Where,
     items: Iterable[T],
     write_one: Callable[[duckdb.DuckDBPyConnection, T], None],
     notice: Callable[[str], None] | None = None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import os
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,11 @@ from . import mappings as m
 from .mappings import Mapping
 from .plausible import NOT_A_NUMBER
 from .refused import REJECTED, rejects
+
+# DuckDB 1.5's Arrow buffers are not always 64-byte aligned; DuckDB's scan of a registered Arrow table then warns on
+# stderr once per batch ("An input buffer was poorly aligned") — noise in every sync's output. Arrow copies such a
+# buffer aligned instead (read when the first scan runs; a value the user set stands).
+os.environ.setdefault("ACERO_ALIGNMENT_HANDLING", "reallocate")
 
 # What each kind of fetched object fills, in order (parents before children).
 BUNDLES: dict[str, tuple[Mapping, ...]] = {
@@ -175,34 +181,34 @@ def write(conn: duckdb.DuckDBPyConnection, staged: Staged) -> dict[str, int]:
     tables = staged.tables()
     for name, table in tables.items():
         conn.register(name, table)
-    written: dict[str, int] = {}
-    mappings = BUNDLES[staged.bundle]
     try:
-        for i, mapping in enumerate(mappings):
+        for i, mapping in enumerate(BUNDLES[staged.bundle]):
             if mapping.documents:
                 documents.write_new(conn, _stage(i), mapping.documents)
-        conn.execute("BEGIN")
-        try:
-            new = {i for i, mapping in enumerate(mappings) if _none_stored(conn, mapping, _stage(i), staged.parents)}
-            if staged.parents is not None:  # an answer with rows left out is no proof the stored ones are gone
-                _delete_children(
-                    conn,
-                    staged.bundle,
-                    skip=new | {i for i, mapping in enumerate(mappings) if mapping.table in staged.left_out},
-                )
-            for i, mapping in enumerate(mappings):
-                rows = _merge(conn, mapping, _stage(i), staged.rows[i].num_rows, i in new)
-                written[mapping.table] = written.get(mapping.table, 0) + rows
-                if mapping.clears and staged.rows[i].num_rows:
-                    match = " AND ".join(f"{k} IN (SELECT {k} FROM {_stage(i)})" for k in mapping.key)
-                    conn.execute(f"DELETE FROM {mapping.clears} WHERE {match}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        written = db.transaction(conn, lambda: _write_rows(conn, staged))
     finally:
         for name in tables:
             conn.unregister(name)
+    return written
+
+
+def _write_rows(conn: duckdb.DuckDBPyConnection, staged: Staged) -> dict[str, int]:
+    """The batch's rows written inside the caller's transaction (tried again whole after a lake's conflict)."""
+    written: dict[str, int] = {}
+    mappings = BUNDLES[staged.bundle]
+    new = {i for i, mapping in enumerate(mappings) if _none_stored(conn, mapping, _stage(i), staged.parents)}
+    if staged.parents is not None:  # an answer with rows left out is no proof the stored ones are gone
+        _delete_children(
+            conn,
+            staged.bundle,
+            skip=new | {i for i, mapping in enumerate(mappings) if mapping.table in staged.left_out},
+        )
+    for i, mapping in enumerate(mappings):
+        rows = _merge(conn, mapping, _stage(i), staged.rows[i].num_rows, i in new)
+        written[mapping.table] = written.get(mapping.table, 0) + rows
+        if mapping.clears and staged.rows[i].num_rows:
+            match = " AND ".join(f"{k} IN (SELECT {k} FROM {_stage(i)})" for k in mapping.key)
+            conn.execute(f"DELETE FROM {mapping.clears} WHERE {match}")
     return written
 
 

@@ -59,9 +59,9 @@ def purge_athlete(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> dict[str,
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    database = documents.database_path(conn)
-    if database is not None:  # after the commit: a failed purge leaves the documents with their rows
-        removed["document_files"] = documents.remove_athlete(database, athlete_id)
+    folder = documents.root(conn)
+    if folder is not None:  # after the commit: a failed purge leaves the documents with their rows
+        removed["document_files"] = documents.remove_athlete(folder, athlete_id)
     return removed
 
 

@@ -51,18 +51,18 @@ class ReportError(Exception):
     """The report cannot be built (no warehouse, no such athlete, several athletes and none chosen)."""
 
 
-def athletes_in(warehouse_path: Path | str) -> list[int]:
-    with db.reading(warehouse_path) as conn:
+def athletes_in(warehouse: db.Where) -> list[int]:
+    with db.reading(warehouse) as conn:
         return [r[0] for r in conn.execute("SELECT DISTINCT athlete_id FROM activities ORDER BY 1").fetchall()]
 
 
-def build_report(warehouse_path: Path | str, out_dir: Path | str, athlete_id: int | None = None) -> ReportResult:
+def build_report(warehouse: db.Where, out_dir: Path | str, athlete_id: int | None = None) -> ReportResult:
     """Write out_dir/report.html and one PNG per chart for the athlete (the only one, when None)."""
-    warehouse_path, out_dir = Path(warehouse_path), Path(out_dir)
-    if not warehouse_path.exists():
-        raise ReportError(f"no warehouse at {warehouse_path}: run `fitsync sync` first")
-    db.ensure_schema(warehouse_path)
-    known = athletes_in(warehouse_path)
+    out_dir = Path(out_dir)
+    if not db.exists(warehouse):
+        raise ReportError(f"no warehouse at {warehouse}: run `fitsync sync` first")
+    db.ensure_schema(warehouse)
+    known = athletes_in(warehouse)
     if athlete_id is None:
         if len(known) != 1:
             raise ReportError(
@@ -73,7 +73,7 @@ def build_report(warehouse_path: Path | str, out_dir: Path | str, athlete_id: in
         athlete_id = known[0]
     elif athlete_id not in known:
         raise ReportError(f"athlete {athlete_id} has no activities in the warehouse")
-    with db.reading(warehouse_path) as conn:
+    with db.reading(warehouse) as conn:
         data = _gather(conn, athlete_id)
     out_dir.mkdir(parents=True, exist_ok=True)
     figures = _figures(data)

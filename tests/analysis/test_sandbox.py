@@ -12,14 +12,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 from dagster import DagsterInstance, instance_for_test, materialize
-from dagster_duckdb import DuckDBResource
 from polars.testing import assert_frame_equal
 
 from fitsync.assets import analysis as analysis_assets
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
-from fitsync.pipelines.sync_runner import sync_athlete
+from fitsync.pipelines.sync_runner import resources_for, sync_athlete
 from fitsync.resources.partitions import athletes_partitions
 from fitsync.warehouse import analysis, db
 
@@ -33,6 +32,7 @@ class Synced:
     path: Path
     athlete_id: int
     instance: DagsterInstance
+    config: Config
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,7 @@ def synced(sb: Harness, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sy
                 save_grant(sb, client, app, athlete)
             outcome = sync_athlete(config, athlete, instance)
         assert outcome.success, outcome.metadata
-        yield Synced(home / "warehouse.duckdb", athlete, instance)
+        yield Synced(home / "warehouse.duckdb", athlete, instance, config)
 
 
 def test_every_view_returns_rows(synced: Synced) -> None:
@@ -108,7 +108,7 @@ def test_dagster_assets_materialize_with_previews_and_snapshots(synced: Synced) 
         ],
         partition_key=str(synced.athlete_id),
         instance=synced.instance,
-        resources={"duckdb_warehouse": DuckDBResource(database=str(synced.path))},
+        resources=resources_for(synced.config),
     )
     assert result.success
     metadata = {

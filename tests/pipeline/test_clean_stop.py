@@ -147,7 +147,15 @@ LOAD_VIEWS = ("activity_load", "daily_load", "pmc", "load_coverage_weekly")
 def summary_answers(
     home: Home, aid: int, views: tuple[str, ...] = SUMMARY_VIEWS
 ) -> dict[str, list[tuple[object, ...]]]:
-    return {view: home.query(f"SELECT * FROM {view} WHERE athlete_id = ? ORDER BY ALL", aid) for view in views}
+    """Each view's rows, floating-point sums to 9 significant digits: a sum over the same values in another row order
+    (the details rewrite the rows) may differ in its last bit."""
+    return {
+        view: [
+            tuple(float(f"{v:.9g}") if isinstance(v, float) else v for v in row)
+            for row in home.query(f"SELECT * FROM {view} WHERE athlete_id = ? ORDER BY ALL", aid)
+        ]
+        for view in views
+    }
 
 
 def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_partial(

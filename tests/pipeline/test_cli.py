@@ -203,7 +203,7 @@ def test_doctor_names_a_damaged_state_and_a_truncated_warehouse(sb: Harness, con
     failed = {line.split(":")[0][2:]: line for line in doctor.stdout.splitlines() if line.startswith("✗ ")}
     assert f"{state}: database disk image is malformed" in failed["state database"]
     assert f"mv {state} {state}.damaged" in failed["state database"]
-    assert "bytes of the" in failed["warehouse"] and "its header counts: truncated" in failed["warehouse"]
+    assert "truncated" in failed["warehouse"], failed["warehouse"]  # DuckDB meets the cut at open, or doctor counts it
     assert (
         f"mv {warehouse} {warehouse}.damaged" in failed["warehouse"]
         and "fetches everything again" in failed["warehouse"]

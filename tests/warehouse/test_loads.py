@@ -40,24 +40,7 @@ TABLES = (
 )
 
 
-@pytest.fixture(scope="module")
-def payloads(sb: Harness) -> dict[str, Any]:
-    grant = sb.connect()
-    summaries = sb.get(grant, "/athlete/activities", params={"per_page": 200}).json()
-    ids = [a["id"] for a in summaries[:12]]
-    return {
-        "athlete_id": grant.athlete_id,
-        "summaries": summaries,
-        "details": [sb.get(grant, f"/activities/{i}", params={"include_all_efforts": "true"}).json() for i in ids],
-        "zones": [(i, sb.get(grant, f"/activities/{i}/zones").json()) for i in ids],
-        "athlete": sb.get(grant, "/athlete").json(),
-        "stats": sb.get(grant, f"/athletes/{grant.athlete_id}/stats").json(),
-        "athlete_zones": sb.get(grant, "/athlete/zones").json(),
-        "starred": sb.get(grant, "/segments/starred").json(),
-    }
-
-
-def load_all(path: Path, p: dict[str, Any]) -> dict[str, dict[str, int]]:
+def load_all(path: db.Where, p: dict[str, Any]) -> dict[str, dict[str, int]]:
     aid = p["athlete_id"]
     with db.writing(path) as conn:
         return {
@@ -79,7 +62,7 @@ def load_all(path: Path, p: dict[str, Any]) -> dict[str, dict[str, int]]:
         }
 
 
-def dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+def dump(path: db.Where) -> dict[str, list[tuple[Any, ...]]]:
     with db.reading(path) as conn:
         return {t: conn.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in TABLES}
 
