@@ -184,7 +184,7 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
         )
         signals.checkpoint()
         config = _register_app(sandbox, http, console, home)
-        instance = dagster_instance.instance(home)
+        instance = dagster_instance.instance(home, lake=warehouse_of(config).is_lake)
         with FitsyncClient(config) as client:
             stage = _Stage(sandbox, http, console, config, client, instance, out, signals)
             ids = _connect_and_sync(stage)

@@ -169,8 +169,9 @@ def _nothing_new(
 def _dagster_instance(config: Config) -> DagsterInstance:
     """fitsync's Dagster instance, imported only once a run is needed: Dagster loads in seconds."""
     from fitsync.pipelines import instance as dagster_instance
+    from fitsync.resources.warehouse import warehouse_of
 
-    return dagster_instance.instance(config.home)
+    return dagster_instance.instance(config.home, lake=warehouse_of(config).is_lake)
 
 
 def _tell(out: Console, summary: sync_summary.AthleteSummary, *, verbose: bool) -> None:

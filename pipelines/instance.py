@@ -41,22 +41,32 @@ NO_CAPTURE = {
 }
 
 
-def instance(fitsync_home: Path) -> DagsterInstance:
+def instance(fitsync_home: Path, lake: bool = False) -> DagsterInstance:
+    """The instance, its pools limited for a warehouse file or for a lake (`lake`)."""
     home = ensure_home(fitsync_home)
     dagster_instance = DagsterInstance.from_ref(InstanceRef.from_dir(str(home), overrides={"compute_logs": NO_CAPTURE}))
-    set_pool_limits(dagster_instance)
+    set_pool_limits(dagster_instance, lake)
     return dagster_instance
 
 
-POOL_LIMITS = ((API_POOL, 4), (DUCKDB_POOL, 1))
+# Steps calling the service at once, and loads at once: a DuckDB file takes one writing process; a lake takes every
+# host's loads in their own transactions (the limit only bounds the catalog's load).
+POOL_LIMITS = {API_POOL: 4, DUCKDB_POOL: 1}
+LAKE_POOL_LIMITS = {API_POOL: 4, DUCKDB_POOL: 8}
 
 
-def set_pool_limits(dagster_instance: DagsterInstance) -> None:
-    for pool, limit in POOL_LIMITS:
-        try:
-            dagster_instance.event_log_storage.set_concurrency_slots(pool, limit)
-        except Exception:  # storage without pool support: the dagster.yaml default applies
-            pass
+def set_pool_limits(dagster_instance: DagsterInstance, lake: bool = False) -> None:
+    """Each pool's limit where none is set, or where it is the other kind of warehouse's default (fitsync set it):
+    a limit an operator chose (`dagster instance concurrency set`) stands, whichever host's command runs next."""
+    wanted, other = (LAKE_POOL_LIMITS, POOL_LIMITS) if lake else (POOL_LIMITS, LAKE_POOL_LIMITS)
+    storage = dagster_instance.event_log_storage
+    try:
+        for pool, limit in wanted.items():
+            now = storage.get_concurrency_info(pool).slot_count if pool in storage.get_concurrency_keys() else None
+            if now is None or (now == other[pool] and now != limit):
+                storage.set_concurrency_slots(pool, limit)
+    except Exception:  # noqa: BLE001 (storage without pool support: the dagster.yaml default applies)
+        pass
 
 
 def add_athlete_partition(fitsync_home: Path, athlete_id: int) -> None:

@@ -267,3 +267,24 @@ def test_schedules_and_sensors_run_by_default_and_analysis_follows_each_load() -
         after_load = evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
         for key in analysis:  # only the athlete that was loaded
             assert after_load.get_requested_partitions(key) == {"7"}, key
+
+
+def test_pool_limits_follow_the_warehouse_and_an_operators_choice_stands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lake takes loads from several runs at once; a limit someone set by hand is not reset by the next command."""
+    from fitsync.pipelines.instance import LAKE_POOL_LIMITS, instance
+
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
+
+    def slots() -> int:
+        return instance(tmp_path, lake=lake).event_log_storage.get_concurrency_info(DUCKDB_POOL).slot_count
+
+    lake = False
+    assert slots() == 1
+    lake = True
+    assert slots() == LAKE_POOL_LIMITS[DUCKDB_POOL]  # was fitsync's file default: raised for the lake
+    instance(tmp_path).event_log_storage.set_concurrency_slots(DUCKDB_POOL, 3)  # an operator's choice
+    assert slots() == 3
+    lake = False
+    assert slots() == 3
