@@ -16,6 +16,7 @@ from fitsync.cli import sync_summary
 from fitsync.cli.athlete_choice import chosen
 from fitsync.cli.confirm import confirm, yes_option
 from fitsync.cli.stop_signals import StopSignals
+from fitsync.cli.sync_waits import WaitsShown
 from fitsync.client.config_basics import ConfigError, load_config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.pipelines import nothing_new
@@ -67,6 +68,7 @@ def _config() -> Config:
 )
 @click.option(
     "--max-wait",
+    type=click.FloatRange(min=0),
     default=900.0,
     show_default=True,
     help="Seconds to wait for the rate budget before leaving the rest to the next run.",
@@ -115,9 +117,17 @@ def sync(
                 _stopped(out, client, signals.received, None, targets[index:])
             started = time.monotonic()
             if not full and athlete_id in connected:
-                found = nothing_new.check(client, athlete_id, priority=priority or "incremental", max_wait=max_wait)
+                with WaitsShown(athlete_id, out, "checking for anything new"):
+                    found = nothing_new.check(client, athlete_id, priority=priority or "incremental", max_wait=max_wait)
                 if found.nothing_new:
                     summaries.append(_nothing_new(out, athlete_id, found, time.monotonic() - started))
+                    continue
+                if found.budget_until is not None:  # a run now would wait, or stop at once, the same
+                    summary = sync_summary.budget_spent(
+                        athlete_id, found.calls, time.monotonic() - started, found.budget_until
+                    )
+                    summaries.append(summary)
+                    _tell(out, summary, verbose=verbose)
                     continue
                 out.print(Text(f"athlete {athlete_id}: {found.why}: syncing", style="dim"), soft_wrap=True)
             if instance is None:
@@ -208,7 +218,7 @@ def _finish(out: Console, config: Config, summaries: list[sync_summary.AthleteSu
     ids = {verdict: ", ".join(map(str, found)) for verdict, found in by_verdict.items()}
     if "failed" in ids:
         raise click.ClickException(f"sync failed for athlete(s) {ids['failed']}: see the log above")
-    if not as_json:
+    if not as_json and not out.quiet:
         click.echo(f"warehouse: {warehouse}")
     if "busy" in ids:
         out.print(f"being synced elsewhere: athlete(s) {ids['busy']} (left to that process)")

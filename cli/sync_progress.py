@@ -20,6 +20,8 @@ from fitsync.client.rate_governor import Wait, current_waits, seconds_for
 from fitsync.client.runtime import FitsyncClient
 from fitsync.sync import progress
 
+from .sync_waits import describe_wait, duration
+
 log = logging.getLogger(__name__)
 
 # Dagster step (asset) → the phase a user recognises; steps not named here show under their own name.
@@ -42,22 +44,6 @@ PHASES: dict[str, str] = {
 # Phases whose work is a queue of activities in the state store: shown as done/total.
 QUEUES: dict[str, str] = {"details": "detail", "activity zones": "zones"}
 SECONDS_PER_CALL = 0.25  # until the run has made enough calls to measure its own pace
-WINDOW_NAMES = {900: "15-minute", 86400: "daily"}
-
-
-def duration(seconds: float) -> str:
-    """7 m 12 s, 2 h 05 m, 40 s: the way a person reads a wait."""
-    seconds = max(0, round(seconds))
-    if seconds >= 3600:
-        return f"{seconds // 3600} h {seconds % 3600 // 60:02d} m"
-    if seconds >= 60:
-        return f"{seconds // 60} m {seconds % 60:02d} s"
-    return f"{seconds} s"
-
-
-def describe_wait(wait: Wait, now: float) -> str:
-    window = WINDOW_NAMES.get(wait.window_seconds, f"{wait.window_seconds}-second")
-    return f"waiting {duration(wait.until - now)} for the {window} {wait.budget} window (used {wait.used}/{wait.limit})"
 
 
 @dataclass

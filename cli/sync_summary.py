@@ -9,6 +9,7 @@ or host is syncing is "busy", said on its own line and no reason for a non-zero 
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +76,21 @@ class AthleteSummary:
 
 def nothing_new(athlete_id: int, calls: int, seconds: float, why: str) -> AthleteSummary:
     return AthleteSummary(athlete_id, "nothing new", calls, seconds, lines=[why])
+
+
+def budget_spent(athlete_id: int, calls: int, seconds: float, until: float) -> AthleteSummary:
+    """The budget is spent past --max-wait before anything could be asked: no run, work left for later (partial)."""
+    when = time.strftime("%H:%M", time.localtime(until))
+    return AthleteSummary(
+        athlete_id,
+        "partial",
+        calls,
+        seconds,
+        lines=[
+            f"athlete {athlete_id}: the rate budget is spent until {when}, longer than --max-wait: nothing done; "
+            "run `fitsync sync` again then (or raise --max-wait to wait for it)"
+        ],
+    )
 
 
 def from_outcome(outcome: SyncOutcome, athlete_id: int, seconds: float) -> AthleteSummary:

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 
 from fitsync.client import stop_request
+from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import shape_problem
 from fitsync.client.runtime import FitsyncClient
 from fitsync.sync import cadence, landing, progress
@@ -30,6 +31,7 @@ class Check:
     nothing_new: bool
     calls: int
     why: str  # what was found (a run follows), or what was compared
+    budget_until: float | None = None  # the budget is spent past --max-wait until then: a run would do nothing
 
 
 def waiting(client: FitsyncClient, aid: int) -> str | None:
@@ -80,9 +82,12 @@ def check(client: FitsyncClient, aid: int, *, priority: str, max_wait: float) ->
             return Check(False, client.transport.calls - before, "the listing changed")
     except stop_request.StopRequested:
         raise
+    except RateBudgetExhausted as spent:
+        return Check(False, client.transport.calls - before, str(spent), budget_until=spent.resets_at)
     except Exception as error:  # the run meets it again and reports it properly
         log.debug("nothing-new check of athlete %s: %s", aid, error)
-        return Check(False, client.transport.calls - before, f"the check could not finish ({type(error).__name__})")
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return Check(False, client.transport.calls - before, f"the check could not finish ({first})")
     with store.transaction() as conn:
         progress.set_cursor(conn, aid, progress.NOTHING_NEW_AT, repr(time.time()))
     return Check(True, client.transport.calls - before, "the profile and the listing are as the last run saw them")

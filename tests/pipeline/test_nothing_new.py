@@ -132,3 +132,46 @@ def test_nothing_new_from_the_second_sync_on_and_after_a_full_one(sb: Harness, c
         subscribed = fitsync_sync(home)
         assert subscribed.returncode == 0 and "the profile changed" in subscribed.stderr, subscribed.stderr
         assert home.needing("zones") == 0
+
+
+def test_a_budget_spent_past_max_wait_is_said_and_no_run_starts(sb: Harness, connect: Connect) -> None:
+    """The check meets a spent budget (429): one line saying until when and what to do, exit 3 (work is left), no
+    Dagster run doing nothing, no class name."""
+    home = caught_up(sb, connect)
+    with sb.settings(read_limit_short=1):  # the window's reads are already past it
+        done = fitsync_sync(home, "--max-wait", "5")
+    assert done.returncode == 3, done.stderr
+    assert f"athlete {home.athlete_id}: the rate budget is spent until" in done.stderr, done.stderr
+    assert "longer than --max-wait: nothing done" in done.stderr and "Exhausted" not in done.stderr
+    assert not (home.config.home / "dagster").exists()  # no run was started
+
+
+def test_a_wait_before_any_run_is_said_with_its_reason_and_length() -> None:
+    """A wait for the budget during the nothing-new check (before any run exists) gets its line, as a run's does."""
+    import io
+    import threading
+    import time
+
+    from rich.console import Console
+
+    from fitsync.cli.sync_waits import WaitsShown
+    from fitsync.client import rate_governor
+
+    said = io.StringIO()
+    out = Console(file=said, force_terminal=False, width=200)
+    wait = rate_governor.Wait(time.time() + 125, "short", "read", 100, 100, 900)
+    with rate_governor._waits_lock:
+        rate_governor._waits[threading.get_ident()] = wait  # as reserve() records a wait in progress
+    try:
+        with WaitsShown(7, out, "checking for anything new"):
+            deadline = time.monotonic() + 10
+            while "waiting" not in said.getvalue() and time.monotonic() < deadline:
+                time.sleep(0.05)
+    finally:
+        with rate_governor._waits_lock:
+            rate_governor._waits.pop(threading.get_ident(), None)
+    assert re.search(
+        r"athlete 7: checking for anything new · waiting 2 m 0[0-9] s for the 15-minute read window \(used 100/100\)",
+        said.getvalue(),
+    ), said.getvalue()
+    assert said.getvalue().count("waiting") == 1  # one line per wait, off a terminal
