@@ -2,31 +2,53 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
+import getpass
 import json
 import sys
 import webbrowser
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qs, urlsplit
 
 import click
 import httpx
 
 from fitsync.client import oauth, scopes
 from fitsync.client.config_basics import ConfigError, load_config
-from fitsync.client.errors import FitsyncError
+from fitsync.client.errors import FitsyncError, OAuthError
 from fitsync.client.runtime import FitsyncClient
 
 from .confirm import confirm, yes_option
 
 if TYPE_CHECKING:
+    from fitsync.client.config import Config
     from fitsync.warehouse.location import Warehouse
 
 HEADLESS_REDIRECT = "http://localhost/fitsync/callback"
 
 
-def open_client() -> FitsyncClient:
+def load_settings(*, app: bool = False) -> Config:
+    """The command's settings; `app`: with the application's credentials, or the error naming `fitsync init`."""
     try:
-        return FitsyncClient(load_config())
+        config = load_config()
+        if app:
+            config.require_app()
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    return config
+
+
+def open_client(config: Config | None = None, *, app: bool = True) -> FitsyncClient:
+    """The client of the command's settings. `app`: the command needs the application's credentials, checked before
+    the state store opens (that creates the home, state.db and the key file), so a command refused for the lack of
+    them leaves the home as it was."""
+    config = config or load_settings()
+    try:
+        if app:
+            config.require_app()
+        return FitsyncClient(config)
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
 
@@ -46,24 +68,26 @@ def open_client() -> FitsyncClient:
 def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeout: float) -> None:
     """Connect an athlete: consent in the browser, tokens stored encrypted in FITSYNC_HOME."""
     wanted = tuple(s for s in scope_list.replace(" ", ",").split(",") if s)
-    with open_client() as client:
+    config = load_settings(app=True)  # before the port and the state store: a refusal leaves the home as it was
+    with contextlib.ExitStack() as stack:
+        # The redirect's port before the state store opens: a busy one is the one thing said, and nothing is created.
+        receiver = None if headless else stack.enter_context(_loopback_receiver(port))
+        client = stack.enter_context(open_client(config))
         try:
-            if headless:
+            if receiver is None:
                 auth = oauth.authorization(client.config, HEADLESS_REDIRECT, wanted)
                 click.echo(f"Open this address in a browser and authorize fitsync:\n\n  {auth.url}\n")
                 click.echo(
                     "Your browser then fails to load a localhost page: copy that page's address from the "
                     "address bar and paste it here."
                 )
-                # Hidden on a terminal (the URL holds the code); read from stdin when it is piped: getpass
-                # would read the terminal instead of the pipe.
-                redirected = click.prompt("Redirected URL", hide_input=sys.stdin.isatty())
+                redirected = _pasted_redirect()
             else:
-                with oauth.LoopbackReceiver(port) as receiver:
-                    auth = oauth.authorization(client.config, receiver.redirect_uri, wanted)
-                    if no_browser or not webbrowser.open(auth.url):
-                        click.echo(f"Open this address in a browser and authorize fitsync:\n\n  {auth.url}\n")
-                    redirected = receiver.wait(timeout)
+                auth = oauth.authorization(client.config, receiver.redirect_uri, wanted)
+                shown = no_browser or not webbrowser.open(auth.url)
+                if shown:
+                    click.echo(f"Open this address in a browser and authorize fitsync:\n\n  {auth.url}\n")
+                redirected = _redirect_within(receiver, timeout, shown)
             code, granted = oauth.parse_redirect(redirected, auth.state)
             body = oauth.exchange_code(client.config, client.transport, code)
             granted = body.get("scope") or granted.replace(",", " ")
@@ -78,12 +102,93 @@ def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeou
         click.secho(f"  ! {line}", fg="yellow")
 
 
+def _loopback_receiver(port: int) -> oauth.LoopbackReceiver:
+    """The one-shot listener for the redirect, bound: a port another process holds is one line naming the fix."""
+    try:
+        return oauth.LoopbackReceiver(port)
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            raise click.ClickException(
+                f"port {port} is in use on 127.0.0.1: stop what listens there, or pass --port with a free one "
+                "(without --port fitsync takes any free one)"
+            ) from None
+        raise click.ClickException(f"cannot listen on 127.0.0.1:{port} for the redirect: {error.strerror}") from None
+
+
+def _redirect_within(receiver: oauth.LoopbackReceiver, timeout: float, shown: bool) -> str:
+    """The redirect the browser delivered, or an error naming what to do when none came within `timeout` s."""
+    try:
+        return receiver.wait(timeout)
+    except OAuthError as error:
+        where = (
+            "open the address printed above in a browser and authorize fitsync there"
+            if shown
+            else "authorize fitsync in the browser tab that opened (--no-browser prints the address instead)"
+        )
+        raise click.ClickException(
+            f"{error}: {where}; on a machine without a browser use --headless; --timeout SECONDS gives more time"
+        ) from None
+
+
+def _pasted_redirect() -> str:
+    """The address the browser was sent to, as the person pastes it: hidden at a terminal (it holds the code), read
+    from stdin when that is piped (getpass would read the terminal instead). Ctrl-C is left to the command group
+    (exit 130); the input ending before a URL came is a usage error (exit 2). Not a redirect at all (no query with
+    a state, a code or an error): said as such, instead of a state that "does not match"."""
+    at_terminal = sys.stdin.isatty()
+    while True:
+        if at_terminal:
+            try:
+                line = getpass.getpass("Redirected URL: ")
+            except EOFError:  # Ctrl-D
+                line = None
+                click.echo()
+            except KeyboardInterrupt:
+                click.echo()  # the group's "Interrupted" line on a line of its own
+                raise
+        else:
+            click.echo("Redirected URL: ", nl=False)
+            line = sys.stdin.readline() or None
+            click.echo()  # the piped URL is not echoed: end the prompt's line
+        if line is None:
+            raise click.UsageError(
+                "--headless needs the redirected URL typed in, and the input ended without one: "
+                + (
+                    "run it again and paste the address at the prompt"
+                    if at_terminal
+                    else "run it at a terminal and paste the address there, or write it to the command's stdin "
+                    "once the address to open is printed"
+                )
+            )
+        pasted = line.strip()
+        if not pasted:
+            continue  # Enter alone: ask again
+        query = parse_qs(urlsplit(pasted).query)
+        if not {"state", "code", "error"} & set(query):
+            raise click.ClickException(
+                "that is not the address the browser was sent to: paste the whole URL from the address bar "
+                f"(it starts with {HEADLESS_REDIRECT})"
+            )
+        return pasted
+
+
 @click.command()
 @click.argument("athlete_id", type=int)
 @yes_option
 def disconnect(athlete_id: int, yes: bool) -> None:
     """Revoke fitsync's access for an athlete and delete everything fitsync holds of them (asks first)."""
-    with open_client() as client:
+    from fitsync.client.state_reader import StateReader
+
+    config = load_settings()
+    # Looked up without writing first: on a home with no state (nobody ever connected) nothing is created. The app's
+    # credentials are not required: revoking takes the athlete's token, and the local data goes even without them.
+    try:
+        reader = StateReader.open(config)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    if reader is None or all(a.athlete_id != athlete_id for a in reader.athletes()):
+        raise click.ClickException(f"athlete {athlete_id} is not connected: `fitsync athletes` lists who is")
+    with open_client(config, app=False) as client:
         record = client.tokens.athlete(athlete_id)
         if record is None:
             raise click.ClickException(f"athlete {athlete_id} is not connected: `fitsync athletes` lists who is")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import click
 
@@ -41,13 +43,14 @@ def init(client_id: int | None, client_secret: str | None, base_url: str, auth_u
             f"--auth-url is the site without /oauth (fitsync adds /oauth/authorize): "
             f"try {auth_url.rstrip('/').removesuffix('/oauth')}"
         )
-    values: dict[str, object] = {"client_id": client_id}
+    values: dict[str, Any] = {"client_id": client_id}
     if client_secret:
         values["client_secret"] = client_secret
     if base_url.rstrip("/") != REAL_BASE_URL:
         values["base_url"] = base_url.rstrip("/")
     if auth_url.rstrip("/") != REAL_AUTH_URL:
         values["auth_url"] = auth_url.rstrip("/")
+    _check(values)  # before anything is written: a refused value leaves the home as it was
     kept = write(home, values)
     try:
         load_config(env={}, home=home)  # what was written reads back
@@ -57,3 +60,34 @@ def init(client_id: int | None, client_secret: str | None, base_url: str, auth_u
         click.echo(f"kept the previous file as {kept}")
     click.echo(f"wrote {home / 'config.toml'} (mode 600)")
     click.echo("next: `fitsync doctor` checks it, `fitsync connect` connects an athlete")
+
+
+# The option that gives each setting `init` writes, to name it when the value is refused.
+OPTIONS = {
+    "client_id": "--client-id",
+    "client_secret": "--client-secret",
+    "base_url": "--base-url",
+    "auth_url": "--auth-url",
+}
+EXAMPLES = {"base_url": f"{REAL_BASE_URL} (a sandbox's: http://127.0.0.1:PORT/api/v3)", "auth_url": REAL_AUTH_URL}
+
+
+def _check(values: dict[str, Any]) -> None:
+    """Each value as the settings model validates it, and the addresses as http(s) URLs (the model takes any text
+    for them); a refused one is a usage error naming its option (exit 2)."""
+    from fitsync.client.config import Config  # pydantic loads when a file is to be written, not with --help
+
+    defaults = Config.model_construct()  # the defaults, read from no file and no variable
+    for name, value in values.items():
+        try:
+            defaults.replace(**{name: value})
+        except ConfigError as error:
+            said = str(error).removeprefix("keyword arguments: ")  # the origin is the option, named by click
+            raise click.BadParameter(said, param_hint=f"'{OPTIONS[name]}'") from None
+        if name in EXAMPLES:
+            parts = urlsplit(str(value))
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise click.BadParameter(
+                    f"{value!r} is not an http(s) address: give one such as {EXAMPLES[name]}",
+                    param_hint=f"'{OPTIONS[name]}'",
+                )

@@ -8,6 +8,9 @@ most --limit rows and says how many more there are.
 from __future__ import annotations
 
 import contextlib
+import difflib
+import errno
+import os
 import shutil
 import sys
 import tempfile
@@ -26,15 +29,40 @@ if TYPE_CHECKING:  # DuckDB loads in a third of a second: only when a query runs
     from fitsync.warehouse.location import Warehouse
 
 FORMATS = ("table", "csv", "json", "parquet")
+# The format an --output file's extension asks for, when --format is not given.
+EXTENSIONS = {".csv": "csv", ".json": "json", ".parquet": "parquet"}
 # DuckDB's own writers (COPY … TO) for the exports: streamed, typed as DuckDB types them, no extra copy.
 COPY_OPTIONS = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json, ARRAY true", "parquet": "FORMAT parquet"}
 COUNT_CHUNK = 10_000
+LIST_SQL = (
+    "SELECT table_name AS name, 'table' AS kind, comment FROM duckdb_tables() WHERE NOT internal "
+    "UNION ALL SELECT view_name, 'view', comment FROM duckdb_views() WHERE NOT internal "
+    "AND schema_name = 'main' ORDER BY kind, name"
+)
+# The reader of stdout went away (`| head`): end without a word, with the status a shell reports for a process
+# that SIGPIPE ended (128 + 13), as the sqlite3 shell does (`sqlite3 … | head -1` gives 141): it keeps SIGPIPE's
+# default action, and so does the duckdb shell that grew out of it. `set -o pipefail` sees it, as for them.
+BROKEN_PIPE = 141
+
+
+class _Screen(Console):
+    """Rich's console, but a reader going away ends the command as any other write to stdout does (exit 141),
+    not with Rich's own exit 1."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
 
 def _warehouse() -> Warehouse:
     from .warehouse_open import existing_warehouse  # DuckDB loads in a third of a second: only when a query runs
 
     return existing_warehouse()
+
+
+def _count(count: int, noun: str = "row") -> str:
+    """`1 row`, `2 rows`, `1,000 more rows`."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
 
 
 # SQL may begin with a `--` comment: unknown "options" are taken as the SQL's words.
@@ -45,9 +73,8 @@ def _warehouse() -> Warehouse:
     "--format",
     "fmt",
     type=click.Choice(FORMATS),
-    default="table",
-    show_default=True,
-    help="table on screen, or the last result as CSV, JSON (an array of objects) or Parquet.",
+    help="table on screen, or the last result as CSV, JSON (an array of objects) or Parquet.  "
+    "[default: from --output's extension (.csv, .json, .parquet), else table]",
 )
 @click.option(
     "-o",
@@ -58,11 +85,16 @@ def _warehouse() -> Warehouse:
 @click.option(
     "--mode",
     type=click.Choice(("box", "line")),
-    default="box",
-    show_default=True,
-    help="box: a table (columns that do not fit are elided and counted); line: `column = value` per row.",
+    help="The table's shape: box, a table (columns that do not fit are elided and counted); line, "
+    "`column = value` per row.  [default: box]",
 )
-@click.option("--limit", default=200, show_default=True, help="Rows shown per table at most (the rest is counted).")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="Rows shown per table at most (the rest is counted).",
+)
 @click.option(
     "--list", "list_relations", is_flag=True, help="List the warehouse's tables and views, with what each holds."
 )
@@ -70,22 +102,55 @@ def _warehouse() -> Warehouse:
 def query(
     sql_words: tuple[str, ...],
     script: IO[str] | None,
-    fmt: str,
+    fmt: str | None,
     output: Path | None,
-    mode: str,
+    mode: str | None,
     limit: int,
     list_relations: bool,
     describe: str | None,
 ) -> None:
-    """Run SQL on the warehouse (read-only): `fitsync query "SELECT …"`, `-f report.sql`, `--format csv -o out.csv`;
-    with no SQL at a terminal, an SQL prompt."""
-    sql: str | None = " ".join(sql_words)
-    if list_relations:
-        sql = (
-            "SELECT table_name AS name, 'table' AS kind, comment FROM duckdb_tables() WHERE NOT internal "
-            "UNION ALL SELECT view_name, 'view', comment FROM duckdb_views() WHERE NOT internal "
-            "AND schema_name = 'main' ORDER BY kind, name"
+    """Run SQL on the warehouse (read-only): `fitsync query "SELECT …"`, `-f report.sql` (`-f -`: stdin),
+    `-o out.csv`; with no SQL at a terminal, an SQL prompt."""
+    try:
+        _query(sql_words, script, fmt, output, mode, limit, list_relations, describe)
+    except BrokenPipeError:
+        # Python's advice (the signal module's "Note on SIGPIPE"): stdout to devnull, so that the flush at exit
+        # does not fail again and print its own error
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(BROKEN_PIPE) from None
+
+
+def _query(
+    sql_words: tuple[str, ...],
+    script: IO[str] | None,
+    fmt: str | None,
+    output: Path | None,
+    mode: str | None,
+    limit: int,
+    list_relations: bool,
+    describe: str | None,
+) -> None:
+    given = [
+        name
+        for name, there in (
+            ("the SQL argument", sql_words),
+            ("-f", script is not None),
+            ("--list", list_relations),
+            ("--describe", describe is not None),
         )
+        if there
+    ]
+    if given == ["the SQL argument", "-f"]:
+        raise click.UsageError("give the SQL as an argument or with -f, not both")
+    if len(given) > 1:
+        raise click.UsageError(f"{' and '.join(given)} each say what to run: give one of them")
+    fmt = _format(fmt, output)
+    if mode is not None and fmt != "table":
+        raise click.UsageError(f"--mode shapes the table on screen only, not --format {fmt}: drop one of them")
+    sql = " ".join(sql_words)
+    if list_relations:
+        sql = LIST_SQL
         limit = max(limit, 1000)
     elif describe is not None:
         sql = (
@@ -96,20 +161,53 @@ def query(
         limit = max(limit, 1000)
     elif script is not None:
         sql = script.read()
-    if not sql or not sql.strip():
+    if not sql.strip():
         if sys.stdin.isatty() and sys.stdout.isatty():  # a person at a terminal: the SQL prompt
             warehouse = _warehouse()
-            sql_prompt.run(warehouse, lambda typed: _run(warehouse, typed, "table", None, mode, limit, wrap=False))
+            sql_prompt.run(
+                warehouse,
+                lambda typed: _run(warehouse, typed, "table", None, mode or "box", limit, wrap=False),
+                lambda: _run(warehouse, LIST_SQL, "table", None, "box", max(limit, 1000), wrap=True),
+            )
             return
-        raise click.UsageError("give the SQL as an argument, with -f FILE, or use --list / --describe NAME")
+        raise click.UsageError(
+            "give the SQL as an argument, with -f FILE (`-f -` reads it from stdin, as in "
+            "`echo 'SELECT …' | fitsync query -f -`), or use --list / --describe NAME"
+        )
     if fmt == "parquet" and output is None:
         raise click.UsageError("--format parquet needs --output FILE")
     if describe is not None:
-        with _reading(_warehouse()) as conn:
-            if not conn.execute(sql).fetchall():
-                raise click.ClickException(f"no table or view named {describe!r}: `fitsync query --list` shows them")
+        _check_relation(describe, sql)
     # the catalogue's comments are what --list and --describe are read for: wrapped, not cut
-    _run(_warehouse(), sql, fmt, output, mode, limit, wrap=list_relations or describe is not None)
+    _run(_warehouse(), sql, fmt, output, mode or "box", limit, wrap=list_relations or describe is not None)
+
+
+def _format(fmt: str | None, output: Path | None) -> str:
+    """--format as given, else the one --output's extension names, else a table on screen."""
+    if output is None:
+        return fmt or "table"
+    if fmt is None:
+        fmt = EXTENSIONS.get(output.suffix.lower())
+        if fmt is None:
+            raise click.UsageError(
+                f"cannot tell the format from {output.name!r} (.csv, .json and .parquet are known): "
+                "give --format csv, json or parquet"
+            )
+    if fmt == "table":
+        raise click.UsageError("--output writes csv, json or parquet; a table is shown on screen (or `> FILE`)")
+    return fmt
+
+
+def _check_relation(name: str, describe_sql: str) -> None:
+    """Fails, naming the closest table or view, when `name` has no columns to describe."""
+    with _reading(_warehouse()) as conn:
+        if conn.execute(describe_sql).fetchall():
+            return
+        names = [str(row[0]) for row in conn.execute(LIST_SQL).fetchall()]
+    by_lower = {n.lower(): n for n in names}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1)
+    hint = f' Did you mean "{by_lower[close[0]]}"?' if close else ""
+    raise click.ClickException(f"no table or view named {name!r}.{hint} `fitsync query --list` shows them all")
 
 
 @contextlib.contextmanager
@@ -154,7 +252,7 @@ def _show(result: duckdb.DuckDBPyConnection, limit: int, mode: str, several: boo
     more = 0
     while chunk := result.fetchmany(COUNT_CHUNK):
         more += len(chunk)
-    out = Console()
+    out = _Screen()
     lines = len(rows) * (len(result.description) + 1) if mode == "line" else len(rows) + 5
     with out.pager(styles=True) if out.is_terminal and lines > out.height else contextlib.nullcontext():
         if mode == "line":
@@ -166,12 +264,12 @@ def _show(result: duckdb.DuckDBPyConnection, limit: int, mode: str, several: boo
             out.print(note, style="dim", soft_wrap=True)
         if more:
             out.print(
-                f"… {more:,} more rows not shown: raise --limit, or write them all with --format csv -o FILE",
+                f"… {_count(more, 'more row')} not shown: raise --limit, or write them all with --format csv -o FILE",
                 style="yellow",
                 soft_wrap=True,
             )
         elif several:
-            out.print(f"{len(rows):,} rows", style="dim")
+            out.print(_count(len(rows)), style="dim")
 
 
 def _export(conn: duckdb.DuckDBPyConnection, sql: str, fmt: str, output: Path | None) -> None:
@@ -181,7 +279,7 @@ def _export(conn: duckdb.DuckDBPyConnection, sql: str, fmt: str, output: Path | 
         literal = str(target).replace("'", "''")
         rows = conn.execute(f"COPY ({sql}) TO '{literal}' ({COPY_OPTIONS[fmt]})").fetchall()[0][0]
         if output:
-            click.echo(f"{rows:,} rows → {output}", err=True)
+            click.echo(f"{_count(rows)} → {output}", err=True)
             return
         with target.open("rb") as written:
             shutil.copyfileobj(written, sys.stdout.buffer)

@@ -36,7 +36,18 @@ class Column:
 
 
 def cell(value: Any) -> Text:
-    return Text("NULL", style="dim") if value is None else Text(str(value))
+    return Text("NULL", style="dim") if value is None else Text(text(value))
+
+
+def text(value: Any) -> str:
+    """A value as the DuckDB shell writes it: booleans `true`/`false`, also inside lists and structs."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join("NULL" if v is None else text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"'{k}': " + ("NULL" if v is None else text(v)) for k, v in value.items()) + "}"
+    return str(value)
 
 
 def describe(description: Sequence[Sequence[Any]], rows: Sequence[Sequence[Any]]) -> list[Column]:

@@ -3,17 +3,23 @@
 Each statement opens its own read-only connection and closes it: a prompt left open all afternoon never holds the
 file's lock against the nightly sync. Line editing and this session's history come from readline; a statement
 may run over several lines and ends with `;`. Ctrl-C drops the statement being typed, Ctrl-D (or `.quit`) leaves.
+A few of the DuckDB shell's dot commands work at the start of a statement: `.tables`, `.help`, `.quit`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 
 import click
 
 PROMPT, MORE = "fitsync> ", "   ...> "
 QUIT = {".quit", ".exit", "quit", "exit"}
+HELP = (
+    "End each SQL statement with ';' (it may run over several lines). .tables lists the tables and views with "
+    "what each holds; .quit, .exit or Ctrl-D leaves; Ctrl-C drops the statement being typed."
+)
 
 
 def complete_statements(buffer: str) -> bool:
@@ -29,12 +35,13 @@ def complete_statements(buffer: str) -> bool:
         return True  # let it run: DuckDB's own error says what is wrong
 
 
-def run(warehouse: object, run_sql: Callable[[str], None]) -> None:
-    """Read statements until the end of input; `run_sql` shows each one's result (errors are shown, not fatal)."""
+def run(warehouse: object, run_sql: Callable[[str], None], list_tables: Callable[[], None]) -> None:
+    """Read statements until the end of input; `run_sql` shows each one's result (errors are shown, not fatal);
+    `list_tables` answers `.tables`."""
     with contextlib.suppress(ImportError):  # readline gives line editing and history where the platform has it
         import readline  # noqa: F401
 
-    click.echo(f"SQL on {warehouse} (read-only). End a statement with ';'. Ctrl-D to leave.")
+    click.echo(f"SQL on {warehouse} (read-only). End a statement with ';'. .help for more, Ctrl-D to leave.")
     buffer = ""
     while True:
         try:
@@ -46,12 +53,28 @@ def run(warehouse: object, run_sql: Callable[[str], None]) -> None:
             click.echo()
             buffer = ""
             continue
-        if not buffer and line.strip().lower() in QUIT:
+        if not buffer and not line.strip():
+            continue
+        # a word the SQL prompt answers itself: only at the start of a statement, `;` or not
+        command = (line.strip().rstrip(";").lower().split() or [""])[0] if not buffer else ""
+        if command in QUIT:
             return
-        buffer += line + "\n"
-        if complete_statements(buffer):
-            sql, buffer = buffer, ""
-            try:
-                run_sql(sql)
-            except click.ClickException as error:
-                click.echo(f"Error: {error.format_message()}", err=True)
+        if command in {".help", "help"}:
+            click.echo(HELP)
+        elif command == ".tables":
+            _shown(list_tables)
+        elif command.startswith("."):
+            click.echo(f"{command}: unknown command, .help lists them", err=True)
+        else:
+            buffer += line + "\n"
+            if complete_statements(buffer):
+                sql, buffer = buffer, ""
+                _shown(functools.partial(run_sql, sql))
+
+
+def _shown(run_it: Callable[[], None]) -> None:
+    """Runs it; an error is shown and the prompt goes on."""
+    try:
+        run_it()
+    except click.ClickException as error:
+        click.echo(f"Error: {error.format_message()}", err=True)

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import click
 
-from fitsync.client.errors import FitsyncError
+from fitsync.client.errors import ApiError, FitsyncError
 
 from .athletes import open_client
 from .confirm import confirm, yes_option
+
+DEFAULT_PORT = 8710  # of `serve`
+DEFAULT_PREFIX = "/webhooks"
 
 
 @click.group()
@@ -32,10 +35,37 @@ def subscribe(callback_url: str) -> None:
     with open_client() as client:
         try:
             sub_id = create_subscription(client, callback_url)
+        except ApiError as error:
+            if error.status == 400 and error.field == "callback url":  # the service's validation GET failed
+                raise click.ClickException(
+                    f"the service could not validate the callback at {callback_url} ({error.code}): start "
+                    f"`{_serving(callback_url)}` so that it answers at that address, then subscribe again"
+                ) from None
+            raise click.ClickException(str(error)) from None
         except FitsyncError as error:
             raise click.ClickException(str(error)) from None
         current = client.subscription_state.current()
     click.echo(f"Subscribed: id {sub_id} → {masked(current.callback_url) if current else callback_url}")
+
+
+def _serving(callback_url: str) -> str:
+    """The `fitsync webhooks serve` that answers at `callback_url` when that is on this machine (its port and
+    prefix); for a public address, the plain command (a proxy or tunnel decides where it forwards)."""
+    from urllib.parse import urlsplit
+
+    command = "fitsync webhooks serve"
+    try:
+        parts = urlsplit(callback_url.rstrip("/"))
+        port = parts.port
+    except ValueError:
+        return command
+    if parts.hostname not in ("127.0.0.1", "localhost"):
+        return command
+    if port and port != DEFAULT_PORT:
+        command += f" --port {port}"
+    if parts.path and parts.path != DEFAULT_PREFIX:
+        command += f" --prefix {parts.path}"
+    return command
 
 
 @webhooks.command()
@@ -91,12 +121,12 @@ def unsubscribe(yes: bool) -> None:
     show_default=True,
     help="Address to listen on (behind a reverse proxy or tunnel that terminates TLS).",
 )
-@click.option("--port", default=8710, show_default=True, type=int, help="Port to listen on.")
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="Port to listen on.")
 @click.option(
     "--prefix",
     "--path",
     "prefix",
-    default="/webhooks",
+    default=DEFAULT_PREFIX,
     show_default=True,
     help="Path the events arrive under; the subscription's secret follows it.",
 )
@@ -106,21 +136,28 @@ def serve(host: str, port: int, prefix: str) -> None:
 
     import uvicorn
 
-    from fitsync.cli.receiver_server import ReceiverServer, listening_socket
+    from fitsync.cli.receiver_server import ReceiverServer
     from fitsync.cli.stop_signals import StopSignals
+    from fitsync.sandbox.listening import listening_socket
     from fitsync.webhooks.receiver import Receiver
 
     listener = listening_socket(host, port)  # first: a busy port is the one thing said
     port = listener.getsockname()[1]  # --port 0: the one the system chose
     logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", datefmt="%Y-%m-%dT%H:%M:%S")
     logging.getLogger("fitsync.webhooks.receiver").setLevel(logging.INFO)  # one line per event
-    client = open_client()
+    client = open_client()  # no credentials: refused before the state store opens (nothing created)
     if client.subscription_state.encrypt_stored_address():
         click.echo("The subscription's callback address (it ends in the path secret) is now stored encrypted.")
     receiver = Receiver(client, prefix)
     click.echo(
         f"Receiving events at http://{host}:{port}{receiver.prefix}/<secret> (put it behind HTTPS for the real service)"
     )
+    if client.subscription_state.current() is None:
+        click.echo(
+            "Warning: no subscription yet, so no event arrives: with this receiver running, run `fitsync webhooks "
+            f"subscribe --callback-url <public address up to {receiver.prefix}>`.",
+            err=True,
+        )
     if receiver.weak_secret():
         click.echo(
             "Warning: the subscription's callback path is guessable (made before fitsync added a path "

@@ -11,6 +11,7 @@ import click
 
 from . import console, store
 from .faults import ApiError
+from .listening import listening_socket
 from .server import SeedOptions, ServerOptions, make_server
 
 db_option = click.option("--db", required=True, type=click.Path(dir_okay=False), help="Sandbox SQLite file.")
@@ -97,6 +98,8 @@ def serve(
 ) -> None:
     """Serve the API, the authorization pages and the console."""
     settings = {"flavor": flavor, **parse_settings(overrides)}
+    listener = listening_socket(host, port)  # first: a busy port is the one thing said, and no db is created
+    port = listener.getsockname()[1]  # --port 0: the one the system chose
     options = ServerOptions(
         db=db,
         host=host,
@@ -110,6 +113,7 @@ def serve(
     try:
         server, state = make_server(options)
     except ValueError as error:
+        listener.close()
         raise click.ClickException(str(error)) from None
     key_note = f"written to {db}.console-key" if db != ":memory:" else "in memory only"
     click.echo(
@@ -117,7 +121,7 @@ def serve(
         f"(authorize at {state.auth_prefix}/authorize)"
     )
     click.echo(f"Console key ({key_note}): {state.console_key}")
-    server.run()
+    server.run(sockets=[listener])
 
 
 @sandbox.group()

@@ -99,6 +99,11 @@ def test_list_names_the_tables_and_views(home: Path) -> None:
     assert {"ctl", "atl", "tsb"} <= set(rows) and all(line.split(",", 2)[2] for line in rows.values()), rows
     unknown = query(home, "--describe", "no_such'view")
     assert unknown.returncode == 1 and "fitsync query --list" in unknown.stderr and "Traceback" not in unknown.stderr
+    assert "Did you mean" not in unknown.stderr, unknown.stderr  # nothing close: no guess
+
+    typo = query(home, "--describe", "activitis")
+    assert typo.returncode == 1 and 'Did you mean "activities"?' in typo.stderr, typo.stderr
+    assert "fitsync query --list" in typo.stderr and "Traceback" not in typo.stderr
 
 
 def test_a_query_loads_no_dataframe_library(home: Path) -> None:
@@ -162,3 +167,116 @@ def test_query_with_no_sql_at_a_terminal_is_an_sql_prompt(home: Path) -> None:
     finally:
         term.process.kill()
     assert "answer" in shown and "Traceback" not in term.seen.decode(errors="replace")
+
+
+def test_the_sql_prompt_answers_tables_help_and_quit(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAGER", "cat")  # the listing may be longer than the terminal: paged, but not waiting
+    monkeypatch.delenv("MANPAGER", raising=False)
+    term = Terminal(home, "query")
+    try:
+        term.wait_for("fitsync> ")
+        term.type(".tables\n")
+        term.wait_for("One row per activity")  # as --list: each table with what it holds
+        term.type("help\n")
+        term.wait_for("Ctrl-C drops")
+        term.type(".help\n")
+        term.wait_for("Ctrl-C drops", times=2)
+        term.type(".schema activities\n")
+        term.wait_for("unknown command, .help lists them")
+        term.type("SELECT 'prompt goes on' AS s;\n")
+        term.wait_for("prompt goes on", times=2)  # typed, then shown
+        seen = term.wait_for("fitsync> ", times=6)
+        assert "...> " not in seen, "no command became the first line of a statement"
+        term.type(".quit\n")
+        assert term.close() == 0
+    finally:
+        term.process.kill()
+    assert "Traceback" not in term.seen.decode(errors="replace")
+
+
+def test_the_output_files_extension_chooses_the_format(home: Path, tmp_path: Path) -> None:
+    for name in ("out.csv", "out.json", "out.parquet"):
+        ran = query(home, "SELECT 1 AS a, 'x' AS b", "-o", str(tmp_path / name))
+        assert ran.returncode == 0 and ran.stdout == "" and "1 row →" in ran.stderr, (name, ran.stdout, ran.stderr)
+    assert (tmp_path / "out.csv").read_text() == "a,b\n1,x\n"
+    assert json.loads((tmp_path / "out.json").read_text()) == [{"a": 1, "b": "x"}]
+    assert pl.read_parquet(tmp_path / "out.parquet").to_dicts() == [{"a": 1, "b": "x"}]
+
+    unknown = query(home, "SELECT 1 AS a", "-o", str(tmp_path / "out.txt"))
+    assert unknown.returncode == 2 and "--format" in unknown.stderr and "out.txt" in unknown.stderr, unknown.stderr
+    assert not (tmp_path / "out.txt").exists() and unknown.stdout == ""
+    told = query(home, "SELECT 1 AS a", "-o", str(tmp_path / "out.txt"), "--format", "csv")
+    assert told.returncode == 0 and (tmp_path / "out.txt").read_text() == "a\n1\n", told.stderr
+    as_table = query(home, "SELECT 1 AS a", "-o", str(tmp_path / "t.csv"), "--format", "table")
+    assert as_table.returncode == 2 and "--output" in as_table.stderr and not (tmp_path / "t.csv").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("SELECT 1 AS a", "--limit", "-1"), "--limit"),
+        (("SELECT 1 AS a", "--limit", "0"), "--limit"),
+        (("SELECT 1 AS a", "--mode", "line", "--format", "csv"), "--mode"),
+        (("SELECT 1 AS a", "--mode", "box", "--format", "json"), "--mode"),
+        (("SELECT 1 AS a", "--list"), "--list"),
+    ],
+)
+def test_options_that_cannot_go_together_are_usage_errors(home: Path, args: tuple[str, ...], said: str) -> None:
+    refused = query(home, *args)
+    assert refused.returncode == 2 and said in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr and "TypeError" not in refused.stderr and refused.stdout == ""
+
+
+def test_sql_as_an_argument_and_with_f_is_a_usage_error(home: Path, tmp_path: Path) -> None:
+    script = tmp_path / "r.sql"
+    script.write_text("SELECT 2 AS from_file;\n")
+    both = query(home, "SELECT 1 AS from_argument", "-f", str(script))
+    assert both.returncode == 2 and "not both" in both.stderr and both.stdout == "", both.stderr
+
+
+def test_no_sql_off_a_terminal_says_how_to_read_stdin(home: Path) -> None:
+    piped = query(home, stdin="SELECT 1 AS one")
+    assert piped.returncode == 2 and "-f -" in piped.stderr and "stdin" in piped.stderr, piped.stderr
+    read = query(home, "-f", "-", "--format", "csv", stdin="SELECT 1 AS one")
+    assert read.returncode == 0 and read.stdout == "one\n1\n", read.stderr
+
+
+def test_one_row_is_one_row(home: Path, tmp_path: Path) -> None:
+    cut = query(home, "SELECT * FROM range(2) t(i) ORDER BY i", "--limit", "1")
+    assert "… 1 more row not shown" in cut.stdout, cut.stdout
+    several = query(home, "SELECT 1 AS a; SELECT 2 AS b")
+    assert several.stdout.count("\n1 row\n") == 2 and "1 rows" not in several.stdout, several.stdout
+    written = query(home, "SELECT 1 AS a", "-o", str(tmp_path / "one.csv"))
+    assert written.stderr.startswith("1 row →"), written.stderr
+
+
+@pytest.mark.parametrize("args", [("--format", "csv"), ("--mode", "line", "--limit", "200000")])
+def test_a_reader_that_goes_away_ends_the_query_quietly(home: Path, args: tuple[str, ...]) -> None:
+    """`fitsync query … | head -1`: no error when head has read enough; the status of a process that SIGPIPE
+    ended (141), as sqlite3 and duckdb give."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fitsync.cli.main", "query", "SELECT * FROM range(200000) t(i)", *args],
+        cwd=REPO,
+        env=subprocess_env(home, COLUMNS="120"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        first = process.stdout.readline()
+        process.stdout.close()  # head -1 has what it wants
+        errors = process.stderr.read().decode()
+        assert process.wait(timeout=60) == 141, errors
+    finally:
+        process.kill()
+    assert first.strip() in (b"i", b"i = 0") and errors == "", errors
+
+
+def test_booleans_are_written_as_duckdb_writes_them(home: Path) -> None:
+    sql = "SELECT true AS yes, false AS no, [true, NULL] AS some, {'ok': false} AS nested"
+    boxed = query(home, sql)
+    assert boxed.returncode == 0, boxed.stderr
+    row = next(line for line in boxed.stdout.splitlines() if line.startswith("│"))
+    assert [cell.strip() for cell in row.split("│")[1:-1]] == ["true", "false", "[true, NULL]", "{'ok': false}"]
+    lined = query(home, sql, "--mode", "line")
+    assert "yes = true" in lined.stdout and "no = false" in lined.stdout and "True" not in lined.stdout

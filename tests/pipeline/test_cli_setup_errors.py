@@ -1,0 +1,233 @@
+"""A new user's first commands when something is not ready yet (a busy port, a value `init` cannot use, no
+credentials, no receiver, no browser, nothing pasted): one line naming what happened and the fix, the documented
+exit code, and a home left as it was.
+
+| finding | test |
+|---|---|
+| `sandbox serve` on a busy port | test_sandbox_serve_on_a_busy_port_says_so_first_and_creates_nothing |
+| `connect --port` busy | test_connect_on_a_busy_port_names_the_fix_and_creates_nothing |
+| `init` with a value the settings refuse | test_init_refuses_a_value_before_writing_anything |
+| `connect --headless`: not a URL, no input, Ctrl-C | test_connect_headless_* |
+| `connect --timeout` runs out | test_connect_that_times_out_names_the_fix |
+| `webhooks subscribe` with no receiver | test_subscribe_with_no_receiver_names_webhooks_serve |
+| a command refused for lack of credentials | test_a_command_without_credentials_leaves_the_home_as_it_was |
+| `webhooks serve` unconfigured, unsubscribed | test_serve_refuses_without_credentials_and_warns_without_a_subscription |
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from fitsync.client.config import Config
+
+from ..processes import FITSYNC, REPO, Terminal, free_port, serve_receiver, subprocess_env
+from ..sandbox_harness import Harness
+from .conftest import make_config, write_config
+
+CREDENTIALS = {"FITSYNC_CLIENT_ID": "4711", "FITSYNC_CLIENT_SECRET": "not-a-real-secret"}
+
+
+def run(home: Path, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*FITSYNC, *args],
+        cwd=home.parent,
+        env=subprocess_env(home, **env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+    )
+
+
+@contextmanager
+def busy_port() -> Iterator[int]:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        yield busy.getsockname()[1]
+
+
+def errors(done: subprocess.CompletedProcess[str]) -> list[str]:
+    assert "Traceback" not in done.stdout + done.stderr, done.stderr
+    return [line for line in done.stderr.splitlines() if line.startswith("Error")]
+
+
+def test_sandbox_serve_on_a_busy_port_says_so_first_and_creates_nothing(tmp_path: Path) -> None:
+    with busy_port() as port:
+        done = run(tmp_path / "home", "sandbox", "serve", "--db", str(tmp_path / "x.db"), "--port", str(port))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout == "" and done.stderr.strip() == (
+        f"Error: port {port} is in use on 127.0.0.1: stop what listens there, or pass --port with a free one"
+    )
+    assert list(tmp_path.iterdir()) == []  # no db, no console key, no server secret
+
+
+def test_connect_on_a_busy_port_names_the_fix_and_creates_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with busy_port() as port:
+        done = run(home, "connect", "--port", str(port), "--no-browser", **CREDENTIALS)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert errors(done) == [done.stderr.strip()] and done.stdout == ""
+    assert done.stderr.startswith(f"Error: port {port} is in use on 127.0.0.1: stop what listens there, or pass --port")
+    assert "Errno" not in done.stderr and not home.exists()
+
+
+@pytest.mark.parametrize(
+    "args, option, says",
+    [
+        (["--client-id", "-3", "--client-secret", "x"], "--client-id", "it should be greater than 0"),
+        (["--client-id", "1", "--client-secret", "x", "--base-url", "notaurl"], "--base-url", "is not an http(s)"),
+        (["--client-id", "1", "--client-secret", "x", "--auth-url", "www.strava.com"], "--auth-url", "http(s)"),
+    ],
+    ids=["client-id-negative", "base-url-not-a-url", "auth-url-without-scheme"],
+)
+def test_init_refuses_a_value_before_writing_anything(tmp_path: Path, args: list[str], option: str, says: str) -> None:
+    home = tmp_path / "home"
+    done = run(home, "init", *args)
+    assert done.returncode == 2, done.stdout + done.stderr
+    [line] = errors(done)
+    assert f"'{option}'" in line and says in line, line
+    assert not home.exists()
+
+    # A home that works stays as it was: no half-right file in its place, no .bak copy.
+    assert run(home, "init", "--client-id", "5", "--client-secret", "good").returncode == 0
+    before = {p.name: p.read_bytes() for p in home.iterdir()}
+    again = run(home, "init", *args)
+    assert again.returncode == 2 and {p.name: p.read_bytes() for p in home.iterdir()} == before, again.stderr
+    assert Config.load(env={}, home=home).client_id == 5  # later commands still load the settings
+
+
+def test_connect_headless_says_when_what_was_pasted_is_not_the_redirect(tmp_path: Path) -> None:
+    done = run(tmp_path / "home", "connect", "--headless", stdin="garbage\n", **CREDENTIALS)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert errors(done) == [
+        "Error: that is not the address the browser was sent to: paste the whole URL from the address bar "
+        "(it starts with http://localhost/fitsync/callback)"
+    ]
+    assert "state does not match" not in done.stderr
+
+
+def test_connect_headless_without_input_is_a_usage_error(tmp_path: Path) -> None:
+    done = run(tmp_path / "home", "connect", "--headless", **CREDENTIALS)  # stdin: /dev/null
+    assert done.returncode == 2, done.stdout + done.stderr
+    [line] = errors(done)
+    assert line.startswith("Error: --headless needs the redirected URL typed in"), line
+    assert "Aborted" not in done.stdout + done.stderr
+    assert done.stdout.count("Redirected URL:") == 1, done.stdout
+
+
+def test_connect_headless_ctrl_c_at_the_prompt_is_interrupted(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (home / "config.toml").write_text('client_id = 4711\nclient_secret = "not-a-real-secret"\n')
+    (home / "config.toml").chmod(0o600)
+    term = Terminal(home, "connect", "--headless")
+    term.wait_for("Redirected URL: ")
+    term.process.send_signal(signal.SIGINT)  # what the terminal does on Ctrl-C (this pty is not the controlling one)
+    seen = term.wait_for("Interrupted")
+    assert term.close() == 130, seen
+    assert "Aborted" not in seen and "Traceback" not in seen, seen
+
+
+def test_connect_that_times_out_names_the_fix(tmp_path: Path) -> None:
+    done = run(tmp_path / "home", "connect", "--no-browser", "--timeout", "1", **CREDENTIALS)
+    assert done.returncode == 1, done.stdout + done.stderr
+    [line] = errors(done)
+    assert line.startswith("Error: no answer from the authorization page within 1 s: open the address printed above")
+    assert "--headless" in line and "--timeout" in line, line
+
+
+def test_subscribe_with_no_receiver_names_webhooks_serve(sb: Harness, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write_config(make_config(sb.server, home, sb.new_app()))
+    port = free_port()
+    callback = f"http://127.0.0.1:{port}/webhooks"  # nothing listens there
+    done = run(home, "webhooks", "subscribe", "--callback-url", callback)
+    assert done.returncode == 1, done.stdout + done.stderr
+    [line] = errors(done)
+    assert line.startswith(f"Error: the service could not validate the callback at {callback} ("), line
+    assert f"start `fitsync webhooks serve --port {port}` so that it answers at that address" in line, line
+    assert "400" not in line, line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["webhooks", "status"],
+        ["connect", "--no-browser", "--timeout", "1"],
+        ["connect", "--headless"],
+        ["webhooks", "subscribe", "--callback-url", "http://127.0.0.1:9/webhooks"],
+        ["webhooks", "unsubscribe", "--yes"],
+        ["webhooks", "serve", "--port", "0"],
+        ["disconnect", "5", "--yes"],
+    ],
+    ids=["status", "connect", "connect-headless", "subscribe", "unsubscribe", "serve", "disconnect"],
+)
+@pytest.mark.parametrize("before", ["absent", "empty"])
+def test_a_command_without_credentials_leaves_the_home_as_it_was(tmp_path: Path, args: list[str], before: str) -> None:
+    home = tmp_path / "home"
+    if before == "empty":
+        home.mkdir(mode=0o700)
+    done = run(home, *args)
+    assert done.returncode == 1, done.stdout + done.stderr
+    [line] = errors(done)
+    says = "not connected" if args[0] == "disconnect" else "no application credentials: run `fitsync init`"
+    assert says in line, line
+    assert (list(home.iterdir()) == []) if before == "empty" else not home.exists()
+
+
+def test_serve_refuses_without_credentials_and_warns_without_a_subscription(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    refused = run(home, "webhooks", "serve", "--port", str(free_port()))
+    assert refused.returncode == 1 and refused.stdout == "", refused.stdout + refused.stderr
+    assert errors(refused) == [refused.stderr.strip()] and "`fitsync init`" in refused.stderr
+    assert not home.exists()
+
+    log = tmp_path / "serve.log"
+    receiver = serve_receiver(subprocess_env(home, **CREDENTIALS), free_port(), log)
+    receiver.terminate()
+    receiver.wait(20)
+    warnings = [line for line in log.read_text().splitlines() if line.startswith("Warning")]
+    assert len(warnings) == 1 and "no subscription yet" in warnings[0], log.read_text()
+    assert "`fitsync webhooks subscribe --callback-url" in warnings[0], warnings
+
+
+def test_sandbox_serve_still_serves_on_a_free_port(tmp_path: Path) -> None:
+    """The port bound first is the one the server answers on (here the one the system chose: --port 0)."""
+    import httpx
+
+    from ..sandbox_harness import wait_until
+
+    process = subprocess.Popen(
+        [*FITSYNC, "sandbox", "serve", "--db", str(tmp_path / "x.db"), "--port", "0", "--athletes", "1"],
+        cwd=REPO,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert " on http://127.0.0.1:" in first and ":0/" not in first, first
+        base = first.split(" on ", 1)[1].split("/api/v3")[0]
+
+        def healthy() -> bool:
+            try:
+                return httpx.get(base + "/sandbox/health", timeout=1).status_code == 200
+            except httpx.TransportError:
+                return False
+
+        wait_until(healthy, 60, "the sandbox to answer")
+    finally:
+        process.terminate()
+        process.wait(20)
