@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import os
 import random
 import threading
 import time
@@ -107,7 +108,8 @@ def migrate(where: Where) -> int:
                 ("DELETE FROM schema_views WHERE name = ?", [VIEWS_SCRIPT]),
                 ("INSERT INTO schema_views (name, checksum) VALUES (?, ?)", [VIEWS_SCRIPT, checksum]),
             )
-        transaction(conn, lambda: documents.create_view(conn))  # two hosts of a lake may do this at once
+        if not documents.views_current(conn):  # a lake commits each change: only when they are missing or moved
+            transaction(conn, lambda: documents.create_view(conn))  # two hosts of a lake may do this at once
         return conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0]
 
 
@@ -311,8 +313,38 @@ def _open(
     return conn
 
 
+# Per process, lake and mode, one DuckDB instance holds the lake attached: loading the extensions and reading the
+# catalog cost ≈ 0.7 s, which every unit of work would pay again. Each unit gets a cursor of it: a connection of its
+# own (its transactions, temp tables and registered frames), closed when the unit ends. A forked child makes its own.
+_LAKES: dict[tuple[int, str, bool], duckdb.DuckDBPyConnection] = {}
+_LAKES_LOCK = threading.Lock()
+
+
 def _attach_lake(warehouse: Warehouse, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with the lake attached as `lake` and in use: its tables and views unqualified, as a file's."""
+    """A connection with the lake attached as `lake` and in use: its tables and views unqualified, as a file's."""
+    key = (os.getpid(), warehouse.target, read_only)
+    for attempt in (1, 2):
+        with _LAKES_LOCK:
+            instance = _LAKES.get(key)
+            if instance is None:
+                instance = _LAKES[key] = _lake_instance(warehouse, read_only)
+        try:
+            cursor = instance.cursor()
+            cursor.execute(f"USE {LAKE_ALIAS}")
+            return cursor
+        except duckdb.Error as error:  # the catalog's server restarted under the kept instance: attach afresh
+            with _LAKES_LOCK:
+                _LAKES.pop(key, None)
+            instance.close()
+            if attempt == 2:
+                raise LakeUnavailable(
+                    f"the warehouse lake {warehouse} cannot be used: {scrub(error, warehouse)}"
+                ) from None
+    raise AssertionError("unreachable")
+
+
+def _lake_instance(warehouse: Warehouse, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with the extensions loaded from their packages and the lake attached."""
     conn = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False})
     try:
         extensions.load(conn, *extensions.LAKE)
@@ -328,7 +360,6 @@ def _attach_lake(warehouse: Warehouse, read_only: bool) -> duckdb.DuckDBPyConnec
                 if NEW_LAKE_RACE not in str(error) or attempt == 3:
                     raise
                 time.sleep(random.uniform(*CONFLICT_PAUSE))
-        conn.execute(f"USE {LAKE_ALIAS}")
     except (duckdb.Error, extensions.ExtensionMissing) as error:
         conn.close()
         if NO_LAKE_YET in str(error):

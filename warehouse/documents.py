@@ -87,6 +87,19 @@ def _current(conn: duckdb.DuckDBPyConnection) -> tuple[str | None, str, dict[str
     return (row[0], row[1], row[2]) if row else (None, "duckdb", {})
 
 
+def views_current(conn: duckdb.DuckDBPyConnection) -> bool:
+    """Whether every documents view exists and reads this warehouse's folder (a moved file's views do not)."""
+    documents = root(conn)
+    if documents is None:
+        return True
+    found = dict(
+        conn.execute(
+            "SELECT view_name, sql FROM duckdb_views() WHERE database_name = current_database() AND NOT internal"
+        ).fetchall()
+    )
+    return all(_quoted(documents / kind.folder) in (found.get(kind.view) or "") for kind in KINDS)
+
+
 def create_view(conn: duckdb.DuckDBPyConnection) -> None:
     """The views over this warehouse's documents, by absolute path (re-created by every migrate: a moved warehouse
     finds its documents again once fitsync writes to it). A document counts only while its activity's row has its

@@ -1,7 +1,7 @@
 """One warehouse for many hosts (issue 31): three fitsync homes stand for three machines sharing one PostgreSQL state
 store and one DuckLake (its catalog in PostgreSQL, its data files in one folder). Two run `fitsync sync` at once
 over the same athletes; the third, which never synced, queries every athlete's activities, all detailed, and writes
-the report. Everything runs as processes, as on the hosts.
+the report. Everything runs as processes, as on the hosts: slow (a minute and more), run with `-m slow`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import secrets
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from fitsync.client import config_file
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
@@ -18,6 +20,8 @@ from fitsync.client.runtime import FitsyncClient
 from ..postgres_server import PostgresServer
 from ..processes import FITSYNC, REPO, subprocess_env
 from ..sandbox_harness import Harness, add_athlete, record, save_grant
+
+pytestmark = pytest.mark.slow
 
 ATHLETES, ACTIVITIES = 3, 4
 HOSTS = ("sync-1", "sync-2", "analyst")
