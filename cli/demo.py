@@ -24,6 +24,7 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
+from fitsync.cli import screen
 from fitsync.cli.stop_signals import StopSignals
 from fitsync.client import oauth
 from fitsync.client.config import Config
@@ -166,7 +167,7 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
     from fitsync.pipelines import instance as dagster_instance
 
     started = time.monotonic()
-    out = Console()
+    out = screen.console()
     logging.getLogger("dagster").setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", module="dagster")
     home = fresh_home(home.resolve())

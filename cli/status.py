@@ -6,9 +6,9 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from fitsync.cli import screen
 from fitsync.client.config_basics import ConfigError, load_config
 
 from .relative_time import ago
@@ -54,7 +54,7 @@ def status(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
-    out = Console()
+    out = screen.console()
     if not report["athletes"]:
         out.print(f"No athletes connected: {first_steps(config)}.")
     out.print(_athletes_table(report["athletes"]))

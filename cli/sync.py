@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from fitsync.cli import sync_summary
+from fitsync.cli import screen, sync_summary
 from fitsync.cli.athlete_choice import chosen
 from fitsync.cli.confirm import confirm, yes_option
 from fitsync.cli.stop_signals import StopSignals
@@ -101,7 +101,7 @@ def sync(
     if allow_shrink and not full:
         raise click.UsageError("--allow-shrink goes with --full: only a full listing reconciles deletions")
     config = _config()
-    out = Console(stderr=True, quiet=quiet)
+    out = screen.console(stderr=True, quiet=quiet)
     summaries: list[sync_summary.AthleteSummary] = []
     with FitsyncClient(config) as client, StopSignals() as signals:
         connected = [a.athlete_id for a in client.tokens.athletes() if a.status == "connected"]
@@ -187,7 +187,7 @@ def _dagster_instance(config: Config) -> DagsterInstance:
 def _tell(out: Console, summary: sync_summary.AthleteSummary, *, verbose: bool) -> None:
     """Say how the athlete's run went: even with --quiet, whatever is not "ok" (its lines, on stderr)."""
     if out.quiet and summary.verdict != "ok":
-        loud = Console(stderr=True)
+        loud = screen.console(stderr=True)
         for line in summary.lines:
             loud.print(Text(line, style=sync_summary.STYLES.get(summary.verdict, "red")), soft_wrap=True)
         return
@@ -211,7 +211,7 @@ def _finish(out: Console, config: Config, summaries: list[sync_summary.AthleteSu
                 indent=1,
             )
         )
-    loud = Console(stderr=True)  # what decides the exit code is said even with --quiet
+    loud = screen.console(stderr=True)  # what decides the exit code is said even with --quiet
     by_verdict: dict[str, list[int]] = {}
     for summary in summaries:
         by_verdict.setdefault(summary.verdict, []).append(summary.athlete_id)
