@@ -54,10 +54,11 @@ class AssetLine:
     counted: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     endpoints: dict[str, int] = field(default_factory=dict)
+    skipped: bool = False  # not due (its cadence) or not asked for: shown with --verbose only
 
     @property
     def did_something(self) -> bool:
-        return bool(self.calls or any(self.counted.values()) or self.notes)
+        return bool(self.calls or any(self.counted.values()) or (self.notes and not self.skipped))
 
 
 @dataclass
@@ -142,7 +143,8 @@ def _assets(metadata: dict[str, dict[str, Any]]) -> dict[str, AssetLine]:
                 line.counted[SUMMED[key]] = sum(int(n) for n in value.values())
         if asset in ONE_DOCUMENT and meta.get("skipped") is False:
             line.counted["fetched"] = 1
-        if meta.get("skipped") is True and not meta.get("notes"):
+        line.skipped = meta.get("skipped") is True
+        if line.skipped and not meta.get("notes"):
             line.notes.append("skipped")
         line.notes += [n.removeprefix("- ") for n in str(meta.get("notes") or "").splitlines() if n.strip()]
         if meta.get("mode"):

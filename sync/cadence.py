@@ -42,9 +42,9 @@ def not_due(client: FitsyncClient, aid: int, name: str) -> str | None:
     age = time.time() - float(last) if last is not None else None
     if age is None or not 0 <= age < hours * 3600:  # never, long ago, or a clock that went back
         return None
+    when = f"{age / 3600:.1f} h" if age >= 3600 else f"{max(1, round(age / 60))} min"
     return (
-        f"not due: refreshed {age / 3600:.1f} h ago, every {hours:g} h (slow_refresh_hours); "
-        "`fitsync sync --full` refreshes it now"
+        f"not due: refreshed {when} ago, every {hours:g} h (slow_refresh_hours); `fitsync sync --full` refreshes it now"
     )
 
 

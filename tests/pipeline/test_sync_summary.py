@@ -66,3 +66,17 @@ def test_an_athlete_held_elsewhere_names_the_host_or_the_local_process() -> None
     here = f"process {socket.gethostname()}:4711"  # PostgreSQL's holder on this host
     assert "by process 4711 on this host" in held_elsewhere(AthleteBusy(7, here))
     assert "by process 99 on this host" in held_elsewhere(AthleteBusy(7, "process 99"))  # the SQLite lock file
+
+
+def test_assets_not_due_show_only_with_verbose() -> None:
+    """A step skipped by its cadence did nothing: the default table leaves it out, --verbose shows why."""
+    from fitsync.cli import sync_summary
+
+    assets = sync_summary._assets(
+        {
+            "athlete_stats": {"skipped": True, "notes": "- not due: refreshed 2.0 h ago, every 20 h", "api_calls": 0},
+            "activities": {"api_calls": 1, "listed": 3, "new": 0},
+        }
+    )
+    assert not assets["athlete_stats"].did_something and assets["athlete_stats"].notes
+    assert assets["activities"].did_something
