@@ -105,8 +105,8 @@ def test_readme_says_to_activate_the_venv_where_it_uses_bare_commands() -> None:
 
 
 def test_readme_sandbox_commands_run_as_written(tmp_path: Path) -> None:
-    """The sandbox section's two commands, as written but on a free port: the server comes up with the fast limits and
-    the app is registered."""
+    """The sandbox section's three commands, as written but on a free port and with the app it printed: the server
+    comes up with the fast limits, the app is registered, and fitsync is configured for them."""
     import json
     import socket
     import subprocess
@@ -115,7 +115,7 @@ def test_readme_sandbox_commands_run_as_written(tmp_path: Path) -> None:
 
     import httpx
 
-    serve, create = readme_commands("The sandbox")
+    serve, create, init = readme_commands("The sandbox")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = str(s.getsockname()[1])
@@ -138,7 +138,22 @@ def test_readme_sandbox_commands_run_as_written(tmp_path: Path) -> None:
         assert answer.status_code == 401
         app = subprocess.run([*run, *create[1:]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
         assert app.returncode == 0, app.stderr
-        assert json.loads(app.stdout.strip().splitlines()[-1])["client_id"]
+        registered = json.loads(app.stdout.strip().splitlines()[-1])
+        assert registered["client_id"]
+        init[init.index("--client-id") + 1] = str(registered["client_id"])
+        init[init.index("--client-secret") + 1] = registered["client_secret"]
+        for option in ("--base-url", "--auth-url"):
+            init[init.index(option) + 1] = init[init.index(option) + 1].replace("8700", port)
+        configured = subprocess.run(
+            [*run, *init[1:]],
+            cwd=tmp_path,
+            env={**env, "FITSYNC_HOME": str(tmp_path / "home")},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert configured.returncode == 0, configured.stderr
+        assert f"http://127.0.0.1:{port}/api/v3" in (tmp_path / "home" / "config.toml").read_text()
         limits = subprocess.run(
             [*run, "sandbox", "settings", "--db", "sandbox.db"], cwd=tmp_path, env=env, capture_output=True, text=True
         )
