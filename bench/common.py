@@ -42,6 +42,7 @@ ORDER = [
     "webhook-ack",
     "load",
     "query",
+    "lake",
     "demo",
     "freshness",
 ]

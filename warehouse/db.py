@@ -87,8 +87,13 @@ def migrate(where: Where) -> int:
     if not warehouse.is_lake:
         warehouse.path.parent.mkdir(parents=True, exist_ok=True)
     with writing(warehouse) as conn:
-        if warehouse.is_lake:
-            if not _has_table(conn, "schema_migrations"):
+        if warehouse.is_lake:  # a lake's checks cost catalog round trips: all in one snapshot, nothing more if current
+            current = lake_schema.in_force(
+                conn, {v for v, _, _ in migration_scripts()}, VIEWS_SCRIPT, views_script()[1]
+            )
+            if current is not None:
+                return current
+            if not lake_schema.has_migrations(conn):
                 lake_schema.create_baseline(conn, LAKE_ALIAS, migration_scripts())
         else:
             for file in (warehouse.path, Path(f"{warehouse.path}.wal")):  # training data, GPS tracks: the owner's only
@@ -120,7 +125,7 @@ def exists(where: Where) -> bool:
         return warehouse.path.exists()
     try:
         with reading(warehouse) as conn:
-            return _has_table(conn, "schema_migrations")
+            return lake_schema.has_migrations(conn)
     except LakeMissing:
         return False
 
@@ -134,7 +139,7 @@ def ensure_schema(where: Where) -> None:
     with reading(where) as conn:
         current = (
             conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0]
-            if _has_table(conn, "schema_migrations")
+            if lake_schema.has_migrations(conn)
             else 0
         )
     if (current or 0) < latest:
@@ -151,14 +156,6 @@ def _apply_once(conn: duckdb.DuckDBPyConnection, version: int, name: str, sql: s
         conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [version, name])
 
     transaction(conn, work)
-
-
-def _has_table(conn: duckdb.DuckDBPyConnection, name: str) -> bool:
-    return bool(
-        conn.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND table_name = ?", [name]
-        ).fetchall()[0][0]
-    )
 
 
 def _in_transaction(conn: duckdb.DuckDBPyConnection, script: str, *records: tuple[str, list[object]]) -> None:

@@ -105,9 +105,9 @@ def test_sigterm_during_a_read_the_service_never_answers_stops_within_seconds(sb
         finally:
             process.kill()
     assert process.returncode == 143 and "Traceback" not in err and "Stopped by SIGTERM" in err, out + err
-    # 0.7 s on a quiet machine; the bound leaves room for CI's two workers saturating two cores (3.2 s seen there)
-    # while still catching a read that waits out its 30 s timeout
-    assert stopped_in < 5, f"stopped {stopped_in:.1f} s after SIGTERM"
+    # 0.7 s on a quiet machine, 3.2 s seen in CI's two workers on two cores, 6.8 s with other work on them too; the
+    # bound still catches a read that waits out its 30 s timeout
+    assert stopped_in < 12, f"stopped {stopped_in:.1f} s after SIGTERM"
 
 
 def test_a_second_sync_of_an_athlete_being_synced_is_skipped_and_says_so(sb: Harness, connect: Connect) -> None:

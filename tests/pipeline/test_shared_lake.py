@@ -20,6 +20,7 @@ from fitsync.client.runtime import FitsyncClient
 from ..postgres_server import PostgresServer
 from ..processes import FITSYNC, REPO, subprocess_env
 from ..sandbox_harness import Harness, add_athlete, record, save_grant
+from .test_destructive_commands import fitsync
 
 pytestmark = pytest.mark.slow
 
@@ -27,18 +28,7 @@ ATHLETES, ACTIVITIES = 3, 4
 HOSTS = ("sync-1", "sync-2", "analyst")
 
 
-def fitsync(home: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*FITSYNC, *args],
-        cwd=REPO,
-        env=subprocess_env(home),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
+@pytest.mark.timeout(600)  # three fitsync processes and a PostgreSQL on two cores: ≈ 40 s idle, 2 min and more busy
 def test_two_hosts_load_one_lake_and_a_third_reads_it(
     sb: Harness, postgres_server: PostgresServer, tmp_path: Path, roomy_limits: None
 ) -> None:
