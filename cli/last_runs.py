@@ -17,9 +17,12 @@ from fitsync.pipelines.status import iso
 from fitsync.state.store import read_only_connection
 
 PARTITION_TAG = "dagster/partition"
+# Set by `fitsync sync` on a run a stop signal (Ctrl-C, SIGTERM) ended: it failed on purpose, and resumes next time.
+STOPPED_TAG = "fitsync/stopped"
 NEWEST_RUN = (
-    "SELECT r.run_id, r.pipeline_name, r.status, r.start_time, r.end_time FROM runs r "
-    "JOIN run_tags t ON t.run_id = r.run_id WHERE t.key = ? AND t.value = ? ORDER BY r.id DESC LIMIT 1"
+    "SELECT r.run_id, r.pipeline_name, r.status, r.start_time, r.end_time, s.value FROM runs r "
+    "JOIN run_tags t ON t.run_id = r.run_id LEFT JOIN run_tags s ON s.run_id = r.run_id AND s.key = ? "
+    "WHERE t.key = ? AND t.value = ? ORDER BY r.id DESC LIMIT 1"
 )
 
 
@@ -40,14 +43,14 @@ def last_runs(fitsync_home: Path, athlete_ids: list[int]) -> dict[int, dict[str,
         return {}
     conn = read_only_connection(runs, wait=5.0)
     try:
-        rows = {a: conn.execute(NEWEST_RUN, (PARTITION_TAG, str(a))).fetchone() for a in athlete_ids}
+        rows = {a: conn.execute(NEWEST_RUN, (STOPPED_TAG, PARTITION_TAG, str(a))).fetchone() for a in athlete_ids}
     finally:
         conn.close()
     return {
-        athlete_id: _run(run_id, job, status, start, end)
+        athlete_id: _run(run_id, job, status, start, end, bool(stopped))
         for athlete_id, row in rows.items()
         if row is not None
-        for run_id, job, status, start, end in [row]
+        for run_id, job, status, start, end, stopped in [row]
     }
 
 
@@ -66,9 +69,13 @@ def _asked_of_dagster(home: Path, athlete_ids: list[int]) -> dict[int, dict[str,
                 run.dagster_run.status.value,
                 run.start_time,
                 run.end_time,
+                STOPPED_TAG in run.dagster_run.tags,
             )
     return out
 
 
-def _run(run_id: str, job: str, status: str, start: float | None, end: float | None) -> dict[str, Any]:
-    return {"job": job, "status": status, "started_at": iso(start), "ended_at": iso(end), "run_id": run_id}
+def _run(
+    run_id: str, job: str, status: str, start: float | None, end: float | None, stopped: bool = False
+) -> dict[str, Any]:
+    shown = "STOPPED" if stopped and status != "SUCCESS" else status
+    return {"job": job, "status": shown, "started_at": iso(start), "ended_at": iso(end), "run_id": run_id}

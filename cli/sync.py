@@ -17,6 +17,7 @@ from fitsync.cli.athlete_choice import chosen
 from fitsync.cli.confirm import confirm, yes_option
 from fitsync.cli.stop_signals import StopSignals
 from fitsync.cli.sync_waits import WaitsShown
+from fitsync.client import stop_request
 from fitsync.client.config_basics import ConfigError, load_config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.pipelines import nothing_new
@@ -248,6 +249,7 @@ def _run(
     verbose: bool,
 ) -> SyncOutcome:
     """One Dagster run of the sync job for the athlete, its steps shown as they go (not with --quiet)."""
+    from fitsync.cli.last_runs import STOPPED_TAG
     from fitsync.cli.sync_progress import SyncProgress
     from fitsync.pipelines.sync_runner import sync_athlete
 
@@ -258,7 +260,7 @@ def _run(
         else SyncProgress(client, instance, athlete_id, run_id, out, plain=not out.is_terminal)
     )
     with shown:
-        return sync_athlete(
+        outcome = sync_athlete(
             config,
             athlete_id,
             instance,
@@ -269,6 +271,10 @@ def _run(
             run_id=run_id,
             priority=priority,
         )
+    if stop_request.requested():  # `fitsync status` says "stopped", not "failure", for a run a person stopped
+        with contextlib.suppress(Exception):
+            instance.add_run_tags(run_id, {STOPPED_TAG: "true"})
+    return outcome
 
 
 def _detailed(client: FitsyncClient, athlete_id: int) -> tuple[int, int]:

@@ -63,6 +63,8 @@ def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(
         "in all)"
     ) in err, err
     assert "`fitsync sync` to continue" in err
+    shown = fitsync(env, "status", "--json")
+    assert json.loads(shown.stdout)["athletes"][0]["last_run"]["status"] == "STOPPED", shown.stdout  # not "failure"
     if signum == signal.SIGINT:
         return  # the same safe point as SIGTERM: continuing from it is shown once
 
