@@ -158,6 +158,13 @@ class Config(BaseSettings):
         description="A lake's data files (Parquet): a folder every host reaches at this same path (a shared mount). "
         "Needed by the host that creates the lake; DuckLake records it in the catalog for the others.",
     )
+    lake_keep_days: float = Field(
+        30.0,
+        ge=1,
+        description="Days a lake (warehouse_url) keeps its old snapshots: `SELECT … AT (TIMESTAMP => …)` reads the "
+        "warehouse as it was then, a purge or a deletion included. The daily lake_maintenance job merges small "
+        "files, then forgets older snapshots and deletes the files only they read.",
+    )
     state_retry_seconds: float = Field(
         30.0,
         ge=0,

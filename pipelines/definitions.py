@@ -15,6 +15,7 @@ from dagster import (
 
 from fitsync.assets import activities, activity_details, analysis, athlete, segments, warehouse_load
 from fitsync.pipelines.jobs import nightly_sync, sync_job
+from fitsync.pipelines.lake_maintenance import lake_maintenance_job, lake_maintenance_schedule
 from fitsync.pipelines.purge import purge_athlete_job
 from fitsync.pipelines.webhook_sensor import webhook_events, webhook_refresh_job
 from fitsync.resources.api import FitsyncApi
@@ -46,8 +47,8 @@ def build_definitions(resources: dict[str, Any] | None = None) -> Definitions:
     return Definitions(
         assets=load_assets_from_modules(ASSET_MODULES),
         asset_checks=load_asset_checks_from_modules(ASSET_MODULES),
-        jobs=[sync_job, webhook_refresh_job, purge_athlete_job, analysis.analysis_job],
-        schedules=[nightly_sync],
+        jobs=[sync_job, webhook_refresh_job, purge_athlete_job, analysis.analysis_job, lake_maintenance_job],
+        schedules=[nightly_sync, lake_maintenance_schedule],
         sensors=[webhook_events, analysis_automation],
         resources=resources or default_resources(),
         # Runs the daemon launches execute as `fitsync sync` does: every step in the run's one process. A process

@@ -251,7 +251,8 @@ def test_schedules_and_sensors_run_by_default_and_analysis_follows_each_load() -
 
     repository = defs.get_repository_def()
     assert {s.name: s.default_status for s in repository.schedule_defs} == {
-        "nightly_sync": DefaultScheduleStatus.RUNNING
+        "nightly_sync": DefaultScheduleStatus.RUNNING,
+        "lake_maintenance": DefaultScheduleStatus.RUNNING,  # a no-op on a warehouse file
     }
     assert {s.name: s.default_status for s in repository.sensor_defs} == {
         "webhook_events": DefaultSensorStatus.RUNNING,
@@ -288,3 +289,23 @@ def test_pool_limits_follow_the_warehouse_and_an_operators_choice_stands(
     assert slots() == 3
     lake = False
     assert slots() == 3
+
+
+def test_lake_maintenance_on_a_warehouse_file_does_nothing_and_says_so(tmp_path: Path) -> None:
+    from dagster import DagsterEventType, instance_for_test
+
+    from fitsync.client.config import Config
+    from fitsync.pipelines.lake_maintenance import lake_maintenance_job
+    from fitsync.pipelines.sync_runner import resources_for
+
+    config = Config.load({}, home=tmp_path)
+    with instance_for_test() as instance:
+        result = lake_maintenance_job.execute_in_process(resources=resources_for(config), instance=instance)
+        said = [
+            e.message
+            for e in instance.all_logs(result.run_id)
+            if e.dagster_event is None or e.dagster_event.event_type != DagsterEventType.STEP_FAILURE
+        ]
+    assert result.success
+    assert any("no lake to maintain" in (m or "") for m in said), said
+    assert not (tmp_path / "warehouse.duckdb").exists()

@@ -7,6 +7,7 @@ folder: the same schema, loads and answers as a file, hosts committing at once, 
 | 2 | a later migration runs on a lake as written (no constraint, index or sequence after the baseline) | test_later_migrations_run_on_a_lake_as_written |
 | 3 | a load into a lake stores what a file stores, and again changes nothing | test_a_load_into_a_lake_equals_the_files |
 | 3 | two writers whose commits conflict both land (the second is tried again) | test_conflicting_commits_both_land |
+| 3 | maintenance merges the small files of many small loads and forgets old snapshots; the rows stay | test_maintenance_merges_small_files_and_keeps_the_rows |
 | 1 | a catalog that does not answer: one error without the password | test_an_unreachable_catalog_is_named_without_its_password |
 | 4 | the extensions load from their packages' files, for the running DuckDB | test_extensions_come_from_their_packages |
 """
@@ -20,7 +21,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from fitsync.warehouse import db, extensions, lake_schema, loads
+from fitsync.warehouse import db, extensions, lake_maintenance, lake_schema, loads
 from fitsync.warehouse.location import Warehouse
 
 from ..postgres_server import PostgresServer
@@ -100,6 +101,24 @@ def test_a_load_into_a_lake_equals_the_files(lake: Warehouse, warehouse: Path, p
     again = load_all(lake, payloads)
     assert dump(lake) == before
     assert sum(again["details"].values()) == 0, again
+
+
+def test_maintenance_merges_small_files_and_keeps_the_rows(lake: Warehouse, payloads: dict[str, Any]) -> None:
+    aid = payloads["athlete_id"]
+    with db.writing(lake) as conn:  # one small load per two activities, as incremental syncs bring them
+        for start in range(0, len(payloads["details"]), 2):
+            loads.load(conn, "activity_details", loads.frame(payloads["details"][start : start + 2], athlete_id=aid))
+    per_table = "SELECT table_name, file_count FROM ducklake_table_info('lake') WHERE file_count > 0"
+    before = dict(read(lake, per_table))
+    assert before["splits_metric"] >= 4, before
+    rows = stored(lake)
+    done = lake_maintenance.maintain(lake, keep_days=0)
+    after = dict(read(lake, per_table))
+    assert all(count <= 2 for count in after.values()), after
+    assert done.data_files_after < done.data_files_before and done.snapshots_expired > 0, done
+    assert stored(lake) == rows
+    with pytest.raises(ValueError, match="needs no maintenance"):
+        lake_maintenance.maintain(Warehouse("warehouse.duckdb"), keep_days=30)
 
 
 def test_conflicting_commits_both_land(lake: Warehouse) -> None:
