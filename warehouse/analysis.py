@@ -154,9 +154,9 @@ def view(source: Source, name: str, athlete_id: int | None = None, **filters: ob
     # no ORDER BY here: each view orders its rows itself, and DuckDB keeps that order through a filter
     sql = f"SELECT * FROM {name}" + (" WHERE " + " AND ".join(where) if where else "")
     if isinstance(source, duckdb.DuckDBPyConnection):
-        return source.sql(sql, params=params or None).pl()
+        return _read(source, sql, params)
     with db.reading(_opened(source)) as conn:
-        return conn.sql(sql, params=params or None).pl()
+        return _read(conn, sql, params)
 
 
 def frames(source: Source, names: list[str], athlete_id: int | None = None) -> dict[str, pl.DataFrame]:
@@ -165,6 +165,13 @@ def frames(source: Source, names: list[str], athlete_id: int | None = None) -> d
         return {name: view(source, name, athlete_id) for name in names}
     with db.reading(_opened(source)) as conn:
         return {name: view(conn, name, athlete_id) for name in names}
+
+
+def _read(conn: duckdb.DuckDBPyConnection, sql: str, params: dict[str, object]) -> pl.DataFrame:
+    """The rows of `sql` as Polars. A prepared statement's result goes to Arrow whole: DuckDB 1.5's
+    `sql(..., params=...)` materializes a relation first (≈ 8× the time for 250k rows of segment_effort_progression,
+    bench/query.py)."""
+    return conn.execute(sql, params or None).pl()
 
 
 def _opened(source: str | Path | Warehouse) -> Path | Warehouse:
