@@ -77,7 +77,8 @@ def test_webhooks_subscribe_with_a_dead_callback(sb: Harness, config: Config, ap
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/webhook"
     result = fitsync(config, "webhooks", "subscribe", "--callback-url", dead)
     assert result.exit_code != 0
-    assert "Error: POST /push_subscriptions → 400" in result.output and "callback" in result.output
+    assert "the service could not validate the callback" in result.output, result.output
+    assert "fitsync webhooks serve" in result.output  # the fix: a receiver answering at that address
     assert "Traceback" not in result.output
     assert service_view(sb, app) == []
     with FitsyncClient(config) as client:

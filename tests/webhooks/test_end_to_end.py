@@ -29,6 +29,7 @@ from dagster import RunsFilter, build_schedule_context
 
 from fitsync.pipelines.jobs import nightly_sync
 from fitsync.pipelines.sync_runner import SyncOutcome
+from fitsync.sync import progress
 
 from ..sandbox_harness import Harness, wait_until
 from .conftest import (
@@ -60,9 +61,10 @@ def calls(outcome: SyncOutcome | None) -> dict[str, int]:
 
 
 def zones_call(row: dict[str, Any]) -> int:
-    """A zones call is spent only on an activity with heart rate or a power meter (1), else none (0); the details
-    asset makes it right after the detail."""
-    return int(row["has_heartrate"] is not False or bool(row["device_watts"]))
+    """A zones call is spent only on an activity that can have zones (heart rate, a power meter, or a run's pace over
+    GPS: progress.may_have_zones) (1), else none (0); the details asset makes it right after the detail."""
+    latlng = [row["start_lat"], row["start_lng"]] if row["start_lat"] is not None else None
+    return int(progress.may_have_zones({**row, "start_latlng": latlng}))
 
 
 def synced_athlete(home: WebhookHome, sb: Harness, n: int = 2, **connect: object) -> tuple[int, list[int]]:
