@@ -66,9 +66,9 @@ def convert(path: Path, newer: str = NEWER_DUCKDB) -> dict[str, int]:
         )
         counts: dict[str, int] = json.loads(exported.stdout)
         path.rename(kept)
-        for wal in (path.with_name(path.name + ".wal"),):
-            if wal.exists():
-                wal.rename(kept.with_name(kept.name + ".wal"))
+        wal = path.with_name(path.name + ".wal")
+        if wal.exists():
+            wal.rename(kept.with_name(kept.name + ".wal"))
         db.migrate(path)
         with db.writing(path) as conn:
             taken = _take_back(conn, folder, counts)

@@ -281,7 +281,7 @@ _TURNS_LOCK = threading.Lock()
 
 def _turns(warehouse: Warehouse) -> _Turns:
     with _TURNS_LOCK:
-        return _TURNS.setdefault(warehouse.key, _Turns())
+        return _TURNS.setdefault(str(warehouse.path.resolve()), _Turns())
 
 
 class LakeUnavailable(WarehouseError):

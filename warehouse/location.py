@@ -52,18 +52,6 @@ class Warehouse:
             raise ValueError("a lake has no warehouse file")
         return Path(self.target)
 
-    @property
-    def documents_root(self) -> str:
-        """Where whole documents are kept as Parquet files: beside the file, or under the lake's data path."""
-        if self.is_lake:
-            return self.data_path.rstrip("/") + "/documents"
-        return str(self.path.with_name(self.path.name + ".documents"))
-
-    @property
-    def key(self) -> str:
-        """One name per warehouse within a process (the turns readers and writers take)."""
-        return self.target if self.is_lake else str(self.path.resolve())
-
     def __str__(self) -> str:
         return mask(self.target)
 
