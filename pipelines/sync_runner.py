@@ -7,6 +7,7 @@ import os
 import signal
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,7 @@ from fitsync.state import athletes as athlete_rows
 from fitsync.state.store import AthleteBusy
 from fitsync.sync.cadence import REFRESH_TAG
 
-RUN_KEY_TAG = "dagster/run_key"
+RUN_KEY_TAG, PARTITION_TAG = "dagster/run_key", "dagster/partition"
 HOST_TAG, PID_TAG = "fitsync/host", "fitsync/pid"
 T = TypeVar("T")
 
@@ -230,6 +231,9 @@ def sync_athlete(
     instance.add_dynamic_partitions(ATHLETES, [str(athlete_id)])
     try:
         with store.athlete_lock(athlete_id):
+            launched = daemon_run_of(instance, athlete_id)
+            if launched:
+                return SyncOutcome(athlete_id, False, {}, busy=launched)
             return run_job(
                 config,
                 instance,
@@ -247,6 +251,32 @@ def sync_athlete(
             )
     except AthleteBusy as busy:
         return SyncOutcome(athlete_id, False, {}, busy=held_elsewhere(busy))
+
+
+def daemon_run_of(instance: DagsterInstance, athlete_id: int) -> str | None:
+    """A run the Dagster daemon launched for this athlete and still running, said as `held_elsewhere` says a lock;
+    None if there is none.
+
+    Runs of fitsync's own commands take the athlete lock (and carry PID_TAG); the daemon's runs pass the run queue's
+    limit of one per partition instead, which an in-process run never goes through. The queue counts in-process runs
+    once they exist, so the two meet only if the daemon dequeues in the moment before this run's record is created."""
+    records = instance.get_run_records(
+        RunsFilter(
+            statuses=[DagsterRunStatus.STARTING, DagsterRunStatus.STARTED], tags={PARTITION_TAG: str(athlete_id)}
+        ),
+        limit=10,
+    )
+    for record in records:
+        run = record.dagster_run
+        if PID_TAG in run.tags:
+            continue  # a fitsync command's run: its lock, taken above, already answers for it
+        started = record.start_time or record.create_timestamp.timestamp()
+        minutes = max(0, round((time.time() - started) / 60))
+        return (
+            f"athlete {athlete_id} is being synced by Dagster run {run.run_id[:8]} ({run.job_name}, started "
+            f"{minutes} min ago): skipped here, it continues there"
+        )
+    return None
 
 
 def held_elsewhere(busy: AthleteBusy) -> str:
