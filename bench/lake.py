@@ -12,6 +12,9 @@ same way in a file and in a lake; each analysis view read into Polars (`analysis
 the median of --runs runs after a warm-up. Then the same views on the lake the load wrote (one Parquet file per table
 and batch), against the file it loaded.
 
+Compaction: 100 incremental syncs of 2 new activities each into a new lake, then the `lake_maintenance` job's work:
+data files per table before and after, per athlete-month of the activities, and `activity_load` read before and after.
+
     python -m bench lake [--activities 2000] [--query-activities 2000] [--runs 5]
 
 PostgreSQL: a server of its own from the machine's binaries (tests/postgres_server.py), as `many-hosts` does.
@@ -36,6 +39,8 @@ TARGET_LOAD_RATIO = 0.5  # lake rows/s over the file's, same batches, same run
 TARGET_READ_RATIO = 2.0  # lake median over the file's, per view
 TARGET_READ_MS = 200.0
 SMALL = 10  # activities per batch of an incremental sync's load
+SYNCS, PER_SYNC = 100, 2  # the compaction part: incremental syncs, new activities each
+TARGET_FILES_PER_ATHLETE_MONTH = 2.0
 
 
 def _lake(server: Any, folder: Path, name: str) -> Any:
@@ -105,6 +110,51 @@ def load_both(
     return results, once, {"file": file_path, "lake": lake}
 
 
+def compaction(server: Any, folder: Path, templates: load.Templates, athlete_id: int, runs: int) -> dict[str, Any]:
+    """SYNCS incremental syncs of PER_SYNC activities each into a new lake (each sync's load commits its own files),
+    then the lake_maintenance job's work: data files per table before and after, per athlete-month of activities, and
+    a view's latency before and after."""
+    from fitsync.warehouse import analysis, db, lake_maintenance
+    from fitsync.warehouse.location import LAKE_ALIAS
+
+    lake = _lake(server, folder, "synced-lake")
+    db.migrate(lake)
+    saved, load.BATCH = load.BATCH, PER_SYNC
+    try:
+        for sync in range(SYNCS):
+            load.load_range(lake, templates, athlete_id, sync * PER_SYNC, (sync + 1) * PER_SYNC)  # type: ignore[arg-type]
+    finally:
+        load.BATCH = saved
+
+    def files() -> dict[str, int]:
+        with db.reading(lake) as conn:
+            rows = conn.execute(
+                f"SELECT table_name, file_count FROM ducklake_table_info('{LAKE_ALIAS}') WHERE file_count > 0"
+            ).fetchall()
+        return {name: int(count) for name, count in rows}
+
+    def read_ms() -> float:
+        with db.reading(lake) as conn:
+            return query.timed(lambda: analysis.view(conn, "activity_load"), runs)[0]
+
+    with db.reading(lake) as conn:
+        months = conn.execute(
+            "SELECT count(DISTINCT (athlete_id, date_trunc('month', start_date_local))) FROM activities"
+        ).fetchall()[0][0]
+    before, read_before = files(), read_ms()
+    seconds = _timed(lambda: lake_maintenance.maintain(lake, keep_days=30))
+    after, read_after = files(), read_ms()
+    return {
+        "syncs": SYNCS,
+        "activities": SYNCS * PER_SYNC,
+        "athlete_months": months,
+        "files_before": before,
+        "files_after": after,
+        "maintenance_s": round(seconds, 2),
+        "activity_load_ms": [round(read_before, 1), round(read_after, 1)],
+    }
+
+
 def read_both(file_path: Path, lake: Any, runs: int, athlete: int) -> list[dict[str, Any]]:
     """Each analysis view on the file and on the lake: medians in ms, rows (the same on both)."""
     saved = query.ATHLETE
@@ -144,6 +194,29 @@ def build_both(server: Any, folder: Path, activities: int) -> tuple[Path, Any, d
     finally:
         query.ACTIVITIES = saved
     return file_path, lake, built
+
+
+def _worst_per_month(compacted: dict[str, Any]) -> float:
+    return max(compacted["files_after"].values()) / max(1, compacted["athlete_months"])
+
+
+def _compaction_table(compacted: dict[str, Any]) -> dict[str, Any]:
+    before, after = compacted["files_before"], compacted["files_after"]
+    months = max(1, compacted["athlete_months"])
+    return table(
+        f"Data files after {compacted['syncs']} incremental syncs, before and after maintenance",
+        ["table", "files before", "files after", "after per athlete-month"],
+        [
+            (name, before.get(name, 0), after.get(name, 0), round(after.get(name, 0) / months, 2))
+            for name in sorted(before | after)
+        ],
+        f"{compacted['syncs']} loads of {compacted['activities'] // compacted['syncs']} new activities each (details, "
+        f"then zones) into a new lake, {compacted['athlete_months']} athlete-months of activities; a table with no "
+        "file before keeps a load's few rows in the catalog (DuckLake's data inlining, up to 10 rows a load). Then "
+        f"the lake_maintenance job's work ({compacted['maintenance_s']} s): inlined rows written to Parquet, small "
+        f"files merged. `activity_load` read before and after: "
+        f"{compacted['activity_load_ms'][0]} → {compacted['activity_load_ms'][1]} ms (median of the runs).",
+    )
 
 
 def _read_table(title: str, rows: list[dict[str, Any]], caption: str) -> dict[str, Any]:
@@ -191,6 +264,7 @@ def main(activities: int, query_activities: int, small_batches: int, runs: int, 
         file_path, lake, built = build_both(server, folder, query_activities)
         busy = read_both(file_path, lake, runs, query.ATHLETE)
         on_loaded = read_both(where["file"], where["lake"], runs, athlete_id)
+        compacted = compaction(server, folder, templates, athlete_id + 1, runs)
         load_average.append(os.getloadavg()[0])
     finally:
         _forget_instances()
@@ -244,6 +318,7 @@ def main(activities: int, query_activities: int, small_batches: int, runs: int, 
             f"file per table and batch); median of {runs} runs after a warm-up. Load average {load_average[2]:.1f}.",
         ),
     ]
+    tables.append(_compaction_table(compacted))
     ratio = lake_rate / file_rate
     slowest = max(busy + on_loaded, key=lambda r: r["ratio"])
     longest = max(busy + on_loaded, key=lambda r: r["lake_ms"])
@@ -259,6 +334,13 @@ def main(activities: int, query_activities: int, small_batches: int, runs: int, 
             f"{longest['lake_ms']} ms",
             all(r["met"] for r in busy + on_loaded),
         ),
+        target(
+            f"after {SYNCS} incremental syncs, maintenance leaves ≤ {TARGET_FILES_PER_ATHLETE_MONTH:g} data files per "
+            "table and athlete-month",
+            f"{_worst_per_month(compacted):.2f} (most files: {max(compacted['files_after'].values())}, "
+            f"{compacted['athlete_months']} athlete-months)",
+            _worst_per_month(compacted) <= TARGET_FILES_PER_ATHLETE_MONTH,
+        ),
     ]
     common.save(
         "lake",
@@ -273,7 +355,14 @@ def main(activities: int, query_activities: int, small_batches: int, runs: int, 
         },
         tables=tables,
         targets=targets,
-        data={"load": loaded, "one_off_s": once, "reads_busy": busy, "reads_loaded": on_loaded, "built_s": built},
+        data={
+            "load": loaded,
+            "one_off_s": once,
+            "reads_busy": busy,
+            "reads_loaded": on_loaded,
+            "built_s": built,
+            "compaction": compacted,
+        },
         started=started,
     )
 

@@ -19,13 +19,16 @@ def maintain_lake(context: OpExecutionContext, fitsync_api: FitsyncApi) -> None:
     keep_days = fitsync_api.config().lake_keep_days
     done = lake_maintenance.maintain(warehouse, keep_days)
     context.log.info(
-        f"lake {warehouse}: data files {done.data_files_before} → {done.data_files_after}, delete files "
+        f"lake {warehouse}: {done.inlined_tables_flushed} tables' inlined rows written to Parquet, data files "
+        f"{done.data_files_before} → {done.data_files_after}, delete files "
         f"{done.delete_files_before} → {done.delete_files_after}; {done.snapshots_expired} snapshots older than "
         f"{keep_days:g} days forgotten, {done.files_deleted} files only they read deleted"
     )
 
 
-@job(description="Merge a lake's small files, forget its snapshots older than lake_keep_days, delete unread files.")
+@job(
+    description="Write a lake's inlined rows to Parquet, merge its small files, forget its snapshots older than lake_keep_days, delete unread files."
+)
 def lake_maintenance_job() -> None:
     maintain_lake()
 
