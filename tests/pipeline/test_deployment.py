@@ -109,6 +109,34 @@ class Processes:
     def report(self) -> str:
         return "\n".join(f"--- {name}\n{self.tail(name, 1500)}" for name in self.running)
 
+    def terminate(self, name: str, timeout: float) -> float | None:
+        """SIGTERM to the process alone, as a service manager stops it; seconds until it exited, None if it did not
+        within `timeout` (then it gets SIGKILL)."""
+        process = self.running[name]
+        started = time.monotonic()
+        process.terminate()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return None
+        return time.monotonic() - started
+
+    def left_behind(self) -> list[str]:
+        """Processes still in the groups of the stopped ones (children they started: gRPC servers, run workers,
+        log tails), by command line."""
+        groups = {process.pid for process in self.running.values()}
+        found = []
+        for entry in Path("/proc").glob("[0-9]*"):
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[2]) in groups and fields[0] != "Z":  # pgrp; zombies are gone already
+                    found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+            except (OSError, IndexError, ValueError):
+                pass  # gone meanwhile
+        return found
+
     def stop(self) -> None:
         for process in self.running.values():
             if process.poll() is None:
@@ -269,6 +297,13 @@ def test_a_nightly_sync_and_a_webhook_refresh_run_through_webserver_daemon_and_c
         wait_until(lambda: _server_up(webserver), 60, "the webserver", interval=0.5)
         shown = _graphql_runs(webserver, str(aid))
         assert shown.get("sync_athlete") == "SUCCESS" and shown.get("webhook_refresh") == "SUCCESS", shown
+
+    # docs/deployment.md's stop procedure: SIGTERM to each in turn, the daemon first (no new runs), the receiver
+    # last; each ends within its grace period and leaves none of its children (gRPC server, run workers) behind.
+    for name in ("daemon", "webserver", "code-server", "receiver"):
+        took = processes.terminate(name, 30)
+        assert took is not None, f"{name} ignored SIGTERM for 30 s:\n{processes.tail(name)}"
+    assert processes.left_behind() == []
 
 
 def _server_up(url: str) -> bool:
