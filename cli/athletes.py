@@ -8,22 +8,27 @@ import errno
 import getpass
 import json
 import sys
+import time
 import webbrowser
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 import click
 import httpx
+from rich.table import Table
 
 from fitsync.client import oauth, scopes
 from fitsync.client.config_basics import ConfigError, load_config
 from fitsync.client.errors import FitsyncError, OAuthError
 from fitsync.client.runtime import FitsyncClient
 
+from . import screen
 from .confirm import confirm, yes_option
+from .relative_time import ago, iso
 
 if TYPE_CHECKING:
     from fitsync.client.config import Config
+    from fitsync.client.tokens import AthleteRecord
     from fitsync.warehouse.location import Warehouse
 
 HEADLESS_REDIRECT = "http://localhost/fitsync/callback"
@@ -197,8 +202,8 @@ def disconnect(athlete_id: int, yes: bool) -> None:
         counted = _warehouse_rows(warehouse_of(client.config), athlete_id)
         confirm(
             f"this revokes fitsync's access for {record.name} (athlete {athlete_id}) and deletes "
-            f"{'all their' if counted is None else f'their {counted:,}'} warehouse rows, their tokens and their "
-            "sync state",
+            f"{'all their' if counted is None else f'their {counted:,}'} warehouse rows (the segments only they "
+            "starred or rode included; their documents, snapshots and reports too), their tokens and their sync state",
             "Disconnect them?",
             yes,
         )
@@ -222,13 +227,35 @@ def disconnect(athlete_id: int, yes: bool) -> None:
     click.echo(
         f"Disconnected athlete {athlete_id}"
         + ("" if revoked else " (the service had already revoked access)")
-        + f"; removed {sum(rows.values())} warehouse rows and {sum(state.values())} state rows"
+        + f"; removed {_removed(rows)} and {sum(state.values()):,} state rows"
     )
 
 
+def _removed(rows: dict[str, int]) -> str:
+    """What the purge removed, rows apart from files and folders (the question counted rows only: the two agree)."""
+    files = rows.get("document_files", 0)
+    folders = [kind.removesuffix("_folder") for kind, n in rows.items() if kind.endswith("_folder") and n]
+    counted = sum(n for kind, n in rows.items() if kind != "document_files" and not kind.endswith("_folder"))
+    said = f"{counted:,} warehouse rows"
+    if files:
+        said += f", {files:,} document file{'s' if files != 1 else ''}"
+    if folders:
+        said += f", their {' and '.join(folders)} folder{'s' if len(folders) > 1 else ''}"
+    return said
+
+
+# The segments `purge_athlete` removes with the athlete: those only they rode or starred (its own criterion).
+ONLY_THEIR_SEGMENTS = (
+    "SELECT segment_id FROM (SELECT segment_id FROM segment_efforts WHERE athlete_id = $1 UNION "
+    "SELECT segment_id FROM starred_segments WHERE athlete_id = $1) s WHERE NOT EXISTS ("
+    "SELECT 1 FROM segment_efforts e WHERE e.segment_id = s.segment_id AND e.athlete_id <> $1) "
+    "AND NOT EXISTS (SELECT 1 FROM starred_segments t WHERE t.segment_id = s.segment_id AND t.athlete_id <> $1)"
+)
+
+
 def _warehouse_rows(warehouse: Warehouse, athlete_id: int) -> int | None:
-    """How many warehouse rows `purge_athlete` deletes of the athlete (the shared segments aside), to say so before;
-    None when the warehouse cannot tell now (a sync writing to it, an older schema, a lake not answering): the
+    """How many warehouse rows `purge_athlete` deletes of the athlete, counted as it deletes them (the segments no
+    other athlete rode or starred included), to say so before; None when the warehouse cannot tell now (a sync writing to it, an older schema, a lake not answering): the
     question says "all"."""
     import duckdb  # not at the top: every command imports this module
 
@@ -244,6 +271,7 @@ def _warehouse_rows(warehouse: Warehouse, athlete_id: int) -> int | None:
     of_activities = "activity_id IN (SELECT activity_id FROM activities WHERE athlete_id = $1)"
     counts = [f"(SELECT count(*) FROM {table} WHERE {of_activities})" for table in BY_ACTIVITY]
     counts += [f"(SELECT count(*) FROM {table} WHERE athlete_id = $1)" for table in BY_ATHLETE]
+    counts.append(f"(SELECT count(*) FROM segments WHERE segment_id IN ({ONLY_THEIR_SEGMENTS}))")
     try:
         with db.reading(warehouse, timeout=2) as conn:
             return int(conn.execute(f"SELECT {' + '.join(counts)}", [athlete_id]).fetchall()[0][0])
@@ -266,13 +294,35 @@ def athletes(as_json: bool) -> None:
         raise click.ClickException(str(error)) from None
     rows = reader.athletes() if reader else []
     if as_json:
-        listed = [dataclasses.asdict(a) | {"name": a.name, "scopes": a.scopes.replace(",", " ").split()} for a in rows]
-        click.echo(json.dumps(listed, indent=2))
+        click.echo(json.dumps([_as_json(a) for a in rows], indent=2))
         return
     if not rows:
         click.echo(f"No athletes connected: {first_steps(config)}.")
         return
-    click.echo("athlete\tname\tstatus\tscopes")
+    screen.console().print(_athletes_table(rows))
+
+
+def _as_json(athlete: AthleteRecord) -> dict[str, object]:
+    """The athlete for scripts: times in ISO 8601 (UTC), as `fitsync status --json` gives them."""
+    return dataclasses.asdict(athlete) | {
+        "name": athlete.name,
+        "scopes": athlete.scopes.replace(",", " ").split(),
+        "access_expires_at": iso(athlete.access_expires_at),
+    }
+
+
+def _athletes_table(rows: list[AthleteRecord]) -> Table:
+    """A row per athlete, as `fitsync status` shows its tables (on a terminal and off it: scripts use --json)."""
+    table = Table(title="Connected athletes")
+    for column in ("athlete", "name", "status", "access token", "scopes"):
+        table.add_column(column)
     for a in rows:
-        note = f" — {a.status_reason}" if a.status_reason else ""
-        click.echo(f"{a.athlete_id}\t{a.name}\t{a.status}\t{a.scopes}{note}")
+        expires = a.access_expires_at
+        token = (
+            "—"
+            if expires is None
+            else (f"expires {ago(expires)}" if expires > time.time() else f"expired {ago(expires)}")
+        )
+        status = a.status + (f" ({a.status_reason})" if a.status_reason else "")
+        table.add_row(str(a.athlete_id), a.name, status, token, a.scopes.replace(",", " "))
+    return table

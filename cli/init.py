@@ -5,13 +5,17 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import click
 
-from fitsync.client.config_basics import REAL_AUTH_URL, REAL_BASE_URL, ConfigError, load_config
+from fitsync.client.config_basics import CONFIG_FILE, REAL_AUTH_URL, REAL_BASE_URL, ConfigError, load_config
 from fitsync.client.config_file import write
+from fitsync.client.secret import Secret
+
+if TYPE_CHECKING:
+    from fitsync.client.config import Config
 
 
 @click.command()
@@ -51,13 +55,16 @@ def init(client_id: int | None, client_secret: str | None, base_url: str, auth_u
     if auth_url.rstrip("/") != REAL_AUTH_URL:
         values["auth_url"] = auth_url.rstrip("/")
     _check(values)  # before anything is written: a refused value leaves the home as it was
+    before = _previous(home)
     kept = write(home, values)
     try:
-        load_config(env={}, home=home)  # what was written reads back
+        after = load_config(env={}, home=home)  # what was written reads back
     except ConfigError as error:
         raise click.ClickException(f"the written file does not load: {error}") from None
     if kept:
         click.echo(f"kept the previous file as {kept}")
+        for line in _changes(before, after) if before is not None else []:
+            click.echo(line)
     click.echo(f"wrote {home / 'config.toml'} (mode 600)")
     click.echo("next: `fitsync doctor` checks it, `fitsync connect` connects an athlete")
 
@@ -70,6 +77,36 @@ OPTIONS = {
     "auth_url": "--auth-url",
 }
 EXAMPLES = {"base_url": f"{REAL_BASE_URL} (a sandbox's: http://127.0.0.1:PORT/api/v3)", "auth_url": REAL_AUTH_URL}
+
+
+def _previous(home: Path) -> Config | None:
+    """What the existing config.toml says (without the environment's variables), to tell what the new one changes;
+    None without a file, or when it does not load (it is kept as .bak all the same)."""
+    if not (home / CONFIG_FILE).exists():
+        return None
+    try:
+        return load_config(env={}, home=home)
+    except ConfigError:
+        return None
+
+
+def _changes(before: Config, after: Config) -> list[str]:
+    """One line per setting the new file changes, `old → new`; a secret's values are never shown."""
+    lines = []
+    for name in type(after).settings():
+        old, new = getattr(before, name), getattr(after, name)
+        if old == new:
+            continue
+        if isinstance(new, Secret) or isinstance(old, Secret):
+            said = "set" if not old else "removed from the file" if not new else "changed"
+            lines.append(f"  {name}: {said} (not shown: a secret)")
+        else:
+            lines.append(f"  {name}: {_shown(old)} → {_shown(new)}")
+    return ["changed from the previous file:", *lines] if lines else []
+
+
+def _shown(value: Any) -> str:
+    return "(not set)" if value in (None, "") else str(value)
 
 
 def _check(values: dict[str, Any]) -> None:

@@ -26,3 +26,8 @@ def ago(when: str | float, now: float | None = None) -> str:
     if span >= 86400:
         text += ", " + time.strftime("%a %d %b %H:%M", time.localtime(moment))
     return text
+
+
+def iso(epoch: float | None) -> str | None:
+    """Epoch seconds as ISO 8601 in UTC, for the JSON outputs (None stays None)."""
+    return None if epoch is None else dt.datetime.fromtimestamp(float(epoch), dt.UTC).isoformat(timespec="seconds")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from fitsync.cli import screen
 from fitsync.client.config_basics import load_config
 
 
@@ -27,12 +28,13 @@ from fitsync.client.config_basics import load_config
 )
 def report(athlete_id: int | None, out_dir: Path | None) -> None:
     """Write a self-contained HTML training report with charts (PMC, volume, zones, segments, Eddington, YTD)."""
-    from fitsync.warehouse import db
-    from fitsync.warehouse import report as reports  # charting libraries load in a second: only when needed
-
     from .warehouse_open import existing_warehouse
 
     warehouse = existing_warehouse()
+    status = screen.console(stderr=True)  # what it is doing, for the seconds it takes; stdout says what it wrote
+    with screen.doing(status, "loading the charting libraries…"):
+        from fitsync.warehouse import db
+        from fitsync.warehouse import report as reports  # charting libraries load in a second: only when needed
     out_dir = out_dir or load_config().home / "reports"
     try:
         db.ensure_schema(warehouse)
@@ -40,7 +42,8 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
         if not athletes:
             raise click.ClickException("the warehouse has no activities yet: run `fitsync sync` first")
         for athlete in athletes:
-            result = reports.build_report(warehouse, out_dir / str(athlete), athlete)
+            with screen.doing(status, f"athlete {athlete}: building the report (warehouse queries, then the charts)…"):
+                result = reports.build_report(warehouse, out_dir / str(athlete), athlete)
             click.echo(result.title)
             click.echo(f"  report   {result.html_path}")
             click.echo(f"  summary  {result.markdown_path}")

@@ -35,26 +35,46 @@ class Column:
         return min(self.full, max(NATURAL_CAP, len(self.name)))
 
 
-def cell(value: Any) -> Text:
-    return Text("NULL", style="dim") if value is None else Text(text(value))
+def cell(value: Any, kind: Any = None) -> Text:
+    return Text("NULL", style="dim") if value is None else Text(text(value, kind))
 
 
-def text(value: Any) -> str:
-    """A value as the DuckDB shell writes it: booleans `true`/`false`, also inside lists and structs."""
+def text(value: Any, kind: Any = None) -> str:
+    """A value as the DuckDB shell writes it: booleans `true`/`false`, also inside lists and structs. DuckDB hands a
+    MAP to Python as a dict, like a STRUCT: `kind` (the column's DuckDB type) tells them apart, so a map reads
+    `{key: value, …}` and a struct `{'field': value, …}`."""
+    if value is None:
+        return "NULL"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join("NULL" if v is None else text(v) for v in value) + "]"
+        return "[" + ", ".join(text(v, _child(kind, "child")) for v in value) + "]"
+    if isinstance(value, dict) and _id(kind) == "map":
+        key, item = _child(kind, "key"), _child(kind, "value")
+        return "{" + ", ".join(f"{text(k, key)}: {text(v, item)}" for k, v in value.items()) + "}"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"'{k}': " + ("NULL" if v is None else text(v)) for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"'{k}': " + text(v, _child(kind, str(k))) for k, v in value.items()) + "}"
     return str(value)
+
+
+def _id(kind: Any) -> str | None:
+    """The DuckDB type's kind ("map", "struct", "list", …); None for a type given as text or not at all."""
+    return getattr(kind, "id", None)
+
+
+def _child(kind: Any, name: str) -> Any:
+    """The type of a nested type's part: a list's or array's `child`, a map's `key` and `value`, a struct's field."""
+    try:
+        return dict(kind.children).get(name) if _id(kind) in ("list", "array", "map", "struct") else None
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 def describe(description: Sequence[Sequence[Any]], rows: Sequence[Sequence[Any]]) -> list[Column]:
     columns = []
     for i, d in enumerate(description):
         name, kind = str(d[0]), str(d[1]).lower()
-        columns.append(Column(name, kind, max([len(name), len(kind), *(len(cell(r[i])) for r in rows)])))
+        columns.append(Column(name, kind, max([len(name), len(kind), *(len(cell(r[i], d[1])) for r in rows)])))
     return columns
 
 
@@ -112,7 +132,7 @@ def show_table(
         if position == gap:
             table.add_column("…", width=1, no_wrap=True)
     for row in rows:
-        cells = [cell(row[i]) for i in shown]
+        cells = [cell(row[i], description[i][1]) for i in shown]
         if gap is not None:
             cells.insert(gap + 1, Text("…", style="dim"))
         table.add_row(*cells)
@@ -129,5 +149,5 @@ def show_lines(console: Console, description: Sequence[Sequence[Any]], rows: Seq
     for number, row in enumerate(rows):
         if number:
             console.print()
-        for name, value in zip(names, row):
-            console.print(Text.assemble((name.rjust(width), "bold"), " = ", cell(value)), soft_wrap=True)
+        for name, d, value in zip(names, description, row):
+            console.print(Text.assemble((name.rjust(width), "bold"), " = ", cell(value, d[1])), soft_wrap=True)

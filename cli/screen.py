@@ -4,9 +4,12 @@ width, so there the width is LOG_WIDTH (or COLUMNS when set): lines stay whole a
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 
 from rich.console import Console
+from rich.text import Text
 
 LOG_WIDTH = 240
 
@@ -16,3 +19,17 @@ def console(*, stderr: bool = False, quiet: bool = False) -> Console:
     if not out.is_terminal and not os.environ.get("COLUMNS"):
         out = Console(stderr=stderr, quiet=quiet, width=LOG_WIDTH)
     return out
+
+
+@contextlib.contextmanager
+def doing(out: Console, what: str) -> Iterator[None]:
+    """Say what a command does while it would otherwise be silent for seconds (loading Dagster, drawing charts): a
+    spinner with `what` on a terminal, one plain line off it (a log reads it once), nothing on a quiet console."""
+    if out.quiet:
+        yield
+    elif out.is_terminal:
+        with out.status(Text(what)):
+            yield
+    else:
+        out.print(Text(what), soft_wrap=True)
+        yield

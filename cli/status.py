@@ -51,6 +51,7 @@ def status(as_json: bool) -> None:
         _not_set_up(config, as_json)
         return
     report = collect(reader, last_runs(config.home, [a.athlete_id for a in reader.athletes()]))
+    _note_unavailable_zones(reader, report["athletes"])
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
@@ -58,9 +59,31 @@ def status(as_json: bool) -> None:
     if not report["athletes"]:
         out.print(f"No athletes connected: {first_steps(config)}.")
     out.print(_athletes_table(report["athletes"]))
+    for a in report["athletes"]:
+        if a["pending"].get("zones_unavailable"):
+            out.print(
+                f"athlete {a['athlete_id']}: zones not available ({a['pending']['zones_unavailable']}): the "
+                f"{a['pending']['zones']} activities queued for them are fetched once the profile says premium",
+                soft_wrap=True,
+                markup=False,
+            )
     out.print(_budget_table(report["rate_budget"]))
     out.print(_webhooks_line(report["webhooks"]), soft_wrap=True, markup=False)
     out.print(_warehouse_line(report["warehouse"]), soft_wrap=True, markup=False)
+
+
+NOT_A_SUBSCRIBER = "the athlete is not a subscriber"
+
+
+def _note_unavailable_zones(reader: Any, athletes: list[dict[str, Any]]) -> None:
+    """Pending zones of an athlete without a subscription are never asked for while it lasts: say why they wait
+    (`pending.zones_unavailable`, null otherwise), rather than a count that looks stuck."""
+    from fitsync.state.athletes import known_non_subscriber
+
+    for a in athletes:
+        a["pending"]["zones_unavailable"] = (
+            NOT_A_SUBSCRIBER if known_non_subscriber(reader.store, a["athlete_id"]) else None
+        )
 
 
 def first_steps(config: Config) -> str:
@@ -98,7 +121,8 @@ def _athletes_table(athletes: list[dict[str, Any]]) -> Table:
             f"{a['athlete_id']} {a['name']}",
             a["status"] + (f" ({a['status_reason']})" if a["status_reason"] else ""),
             str(a["known_activities"]),
-            f"{a['pending']['details']} / {a['pending']['zones']}",
+            f"{a['pending']['details']} / "
+            + ("not available" if a["pending"].get("zones_unavailable") else str(a["pending"]["zones"])),
             _span(a["pending"]),
             ago(a["last_listing_at"]) if a["last_listing_at"] else "never",
             _last_sync(run, a["last_nothing_new_at"]),
@@ -116,12 +140,20 @@ def _budget_table(windows: list[dict[str, Any]]) -> Table:
     return budget
 
 
+# Who acts on the inbox: no fitsync command does; the Dagster daemon's sensor does, within seconds.
+INBOX_HINT = "the `webhook_events` sensor of the Dagster daemon acts on them (`dagster dev -w workspace.yaml` runs it)"
+
+
 def _webhooks_line(hooks: dict[str, Any]) -> str:
-    """The subscription, the last event and what waits in the inbox, on one line."""
-    return (
-        f"Webhooks: subscription {hooks['subscription_id'] or 'none'} {hooks['callback'] or ''} · last event "
-        f"{ago(hooks['last_event_at']) if hooks['last_event_at'] else 'never'} · {hooks['unprocessed']} unprocessed, {hooks['deferred']} waiting"
-    )
+    """The subscription, the last event and what waits in the inbox (and what acts on it), on one line."""
+    subscription = " ".join(str(part) for part in (hooks["subscription_id"] or "none", hooks["callback"]) if part)
+    last = ago(hooks["last_event_at"]) if hooks["last_event_at"] else "never"
+    waiting = f"{hooks['unprocessed']} unprocessed, {hooks['deferred']} waiting"
+    if hooks["unprocessed"] or hooks["deferred"]:
+        # deferred: held back by the sensor (an athlete's re-pull running, the webhook share of the budget spent)
+        later = "; it reconsiders the waiting ones at each evaluation" if hooks["deferred"] else ""
+        waiting += f" ({INBOX_HINT}{later})"
+    return f"Webhooks: subscription {subscription} · last event {last} · {waiting}"
 
 
 def _warehouse_line(house: dict[str, Any]) -> str:

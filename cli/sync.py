@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 # The command prints each failed step's message itself (below): Dagster's own ERROR events would repeat it with
 # a stack trace. The run's full log stays in the Dagster instance under FITSYNC_HOME.
 DAGSTER_LOG_LEVEL = "CRITICAL"
+STARTING = "starting the Dagster run…"  # said until its first step starts: loading Dagster takes seconds
 VERBOSE_DAGSTER_LOG_LEVEL = "WARNING"  # --verbose: Dagster's warnings too (a listing's kept activities, …)
 
 
@@ -78,7 +79,12 @@ def _config() -> Config:
 @click.option(
     "--verbose", "-v", is_flag=True, help="Every asset in the tables (those that did nothing too), calls per endpoint."
 )
-@click.option("--json", "as_json", is_flag=True, help="The summary as JSON on stdout (progress stays on stderr).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="The summary as JSON on stdout; on stderr, as with --quiet, only what needs attention (no progress).",
+)
 @yes_option
 def sync(
     athlete_ids: tuple[int, ...],
@@ -102,7 +108,8 @@ def sync(
     if allow_shrink and not full:
         raise click.UsageError("--allow-shrink goes with --full: only a full listing reconciles deletions")
     config = _config()
-    out = screen.console(stderr=True, quiet=quiet)
+    # --json is for scripts: what they read is stdout, and a log of stderr gets only what needs attention
+    out = screen.console(stderr=True, quiet=quiet or as_json)
     summaries: list[sync_summary.AthleteSummary] = []
     with FitsyncClient(config) as client, StopSignals() as signals:
         connected = [a.athlete_id for a in client.tokens.athletes() if a.status == "connected"]
@@ -131,8 +138,8 @@ def sync(
                     _tell(out, summary, verbose=verbose)
                     continue
                 out.print(Text(f"athlete {athlete_id}: {found.why}: syncing", style="dim"), soft_wrap=True)
-            if instance is None:
-                instance = _dagster_instance(config)
+            with screen.doing(out, f"athlete {athlete_id}: {STARTING}"):  # the run's display takes over from it
+                instance = instance or _dagster_instance(config)
             before = _detailed(client, athlete_id)
             outcome = _run(
                 client,
@@ -178,7 +185,11 @@ def _nothing_new(
 
 
 def _dagster_instance(config: Config) -> DagsterInstance:
-    """fitsync's Dagster instance, imported only once a run is needed: Dagster loads in seconds."""
+    """fitsync's Dagster instance, imported only once a run is needed: Dagster, the job's definitions and the run's
+    display load in seconds (while the command says so)."""
+    # loaded now, under the status line, rather than in silence by _run
+    import fitsync.cli.sync_progress  # noqa: F401
+    import fitsync.pipelines.sync_runner  # noqa: F401
     from fitsync.pipelines import instance as dagster_instance
     from fitsync.resources.warehouse import warehouse_of
 

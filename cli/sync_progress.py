@@ -41,8 +41,10 @@ PHASES: dict[str, str] = {
     "warehouse_children_have_parents": "checking the warehouse",
     "warehouse_details_present": "checking the warehouse",
 }
-# Phases whose work is a queue of activities in the state store: shown as done/total.
+# Phases whose work is a queue of activities in the state store: shown as done/total of this run's work.
 QUEUES: dict[str, str] = {"details": "detail", "activity zones": "zones"}
+NOT_A_SUBSCRIBER = "not fetched: the athlete is not a subscriber"
+STARTING = "starting the Dagster run…"  # until the run's first step starts
 SECONDS_PER_CALL = 0.25  # until the run has made enough calls to measure its own pace
 
 
@@ -54,6 +56,7 @@ class Reading:
     wait: Wait | None = None
     eta: float | None = None
     started: list[str] = field(default_factory=list)  # phases begun since the last reading, in order
+    note: str | None = None  # why the phase shows no count
 
 
 @dataclass
@@ -71,6 +74,14 @@ class SyncProgress:
     _said: float | None = None
     _cursor: str | None = None
     _phase_now: str | None = None
+    _done_before: dict[str, int] | None = None  # each queue's done count when the run started
+
+    def __post_init__(self) -> None:
+        """The queues' done counts before the run: what this run does is what they grow by."""
+        try:
+            self._done_before = {q: progress.count_done(self.client.store, self.athlete_id, q) for q in QUEUES.values()}
+        except Exception as error:  # noqa: BLE001 (the store away for a moment: the phases show without counts)
+            log.debug("progress of athlete %s not read: %s", self.athlete_id, error)
 
     def __enter__(self) -> SyncProgress:
         self._thread = threading.Thread(target=self._paint, daemon=True)
@@ -86,16 +97,16 @@ class SyncProgress:
         phase = self._phase_now = started[-1] if started else self._phase_now
         reading = Reading(phase, wait=max(current_waits(), key=lambda w: w.until, default=None), started=started)
         if phase in QUEUES:
-            todo = progress.count_needing(self.client.store, self.athlete_id, QUEUES[phase])
-            known = len(progress.known_ids(self.client.store, self.athlete_id))
-            reading.done, reading.total = known - todo, known
+            self._count(reading, QUEUES[phase])
         reading.eta = self._eta()
         return reading
 
     def line(self, reading: Reading) -> str:
-        parts = [f"athlete {self.athlete_id}: {reading.phase or 'starting'}"]
+        parts = [f"athlete {self.athlete_id}: {reading.phase or STARTING}"]
         if reading.total is not None:
             parts[0] += f" {reading.done}/{reading.total}"
+        elif reading.note:
+            parts[0] += f" ({reading.note})"
         if reading.wait is not None:
             parts.append(describe_wait(reading.wait, time.time()))
         if reading.eta is not None and reading.eta > 1:
@@ -103,6 +114,17 @@ class SyncProgress:
         return " · ".join(parts)
 
     # internals ----------------------------------------------------------------------------------
+
+    def _count(self, reading: Reading, queue: str) -> None:
+        """This run's work on the queue: done since the run started, of that plus what is still queued (the
+        activities earlier runs fetched are not this run's). A non-subscriber's zones are never asked for: said so,
+        not a count that would never move."""
+        store, aid = self.client.store, self.athlete_id
+        if queue == "zones" and progress.known_non_subscriber(store, aid):
+            reading.note = NOT_A_SUBSCRIBER
+        elif self._done_before is not None:
+            done = progress.count_done(store, aid, queue) - self._done_before[queue]
+            reading.done, reading.total = done, done + progress.count_needing(store, aid, queue)
 
     def _phases_started(self) -> list[str]:
         """The run's steps begun since the last look (Dagster's own STEP_START events), as phase names."""
@@ -140,7 +162,7 @@ class SyncProgress:
         if self.plain:
             self._paint_lines()
             return
-        with self.out.status(f"athlete {self.athlete_id}: starting…") as status:
+        with self.out.status(f"athlete {self.athlete_id}: {STARTING}") as status:
             while not self._stop.wait(0.5):
                 reading = self._tick()
                 status.update(Text(self.line(reading)))
@@ -150,13 +172,23 @@ class SyncProgress:
         while not self._stop.wait(0.5):
             reading = self._tick()
             for phase in reading.started[:-1]:
-                self._say(f"athlete {self.athlete_id}: {phase}")
+                self._say(self._over(phase))
             wait = reading.wait.until if reading.wait else None
             if reading.started or (wait is not None and wait != self._said):
                 self._said = wait
                 self._say(self.line(reading))
         for phase in self._tick().started:  # begun after the last look, before the run ended
-            self._say(f"athlete {self.athlete_id}: {phase}")
+            self._say(self._over(phase))
+
+    def _over(self, phase: str) -> str:
+        """The line of a phase begun and over between two looks: its count (or why it has none) as it stands."""
+        reading = Reading(phase)
+        if phase in QUEUES:
+            try:
+                self._count(reading, QUEUES[phase])
+            except Exception as error:  # noqa: BLE001 (as in _tick: the store away for a moment, the name alone)
+                log.debug("progress of athlete %s not read: %s", self.athlete_id, error)
+        return self.line(reading)
 
     def _say(self, text: str) -> None:
         self.out.print(text, soft_wrap=True, highlight=False, markup=False)

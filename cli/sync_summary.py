@@ -44,7 +44,10 @@ FIGURES = {
 }
 MOVED_FIGURES = {("activity_details", "zones_fetched"): ("activity_zones", "fetched")}
 ONE_DOCUMENT = {"athlete", "athlete_stats", "athlete_zones"}  # one call, one document when not skipped
-SUMMED = {"rows_written": "rows", "rows_left_out": "rows_left_out"}  # {table: n} figures shown as their sum
+# {table: n} figures: their sum under this name, and each table's count (a load writes the profile, stats, zones and
+# gear along with the activities: "rows=90" for 60 activities says nothing without them)
+SUMMED = {"rows_written": "rows", "rows_left_out": "rows_left_out"}
+SHOWN_AS = {"rows": "rows written (new or changed)", "rows_left_out": "rows left out"}
 
 
 @dataclass
@@ -54,6 +57,7 @@ class AssetLine:
     counted: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     endpoints: dict[str, int] = field(default_factory=dict)
+    by_table: dict[str, dict[str, int]] = field(default_factory=dict)  # a SUMMED figure's count per table
     skipped: bool = False  # not due (its cadence) or not asked for: shown with --verbose only
 
     @property
@@ -141,6 +145,7 @@ def _assets(metadata: dict[str, dict[str, Any]]) -> dict[str, AssetLine]:
                 line.counted[FIGURES[key]] = line.counted.get(FIGURES[key], 0) + value
             elif key in SUMMED and isinstance(value, dict):
                 line.counted[SUMMED[key]] = sum(int(n) for n in value.values())
+                line.by_table[SUMMED[key]] = {str(t): int(n) for t, n in value.items() if int(n)}
         if asset in ONE_DOCUMENT and meta.get("skipped") is False:
             line.counted["fetched"] = 1
         line.skipped = meta.get("skipped") is True
@@ -165,18 +170,10 @@ def render(out: Console, summary: AthleteSummary, *, verbose: bool) -> None:
         for line in summary.lines:
             out.print(Text(line, style=style if summary.verdict == "busy" else ""), soft_wrap=True)
         return
-    for line in summary.lines[:1] if summary.verdict == "failed" else []:  # whole: the command it names is copied
-        out.print(Text(line, style="red"), soft_wrap=True)
     verdict = summary.verdict if summary.verdict == "ok" else summary.verdict.upper()
     title = Text(f"athlete {summary.athlete_id}: {verdict}", style=style)
     if summary.verdict == "failed":
-        if summary.failures:
-            table = Table(title=title)
-            table.add_column("failed step")
-            table.add_column("error")
-            for failure in summary.failures:
-                table.add_row(failure["step"], failure["error"])
-            out.print(table)
+        _failures(out, summary, title)
     else:
         seconds = f" in {summary.seconds:.1f} s" if summary.seconds is not None else ""
         title.append(f" ({summary.calls} calls{seconds})", style="")
@@ -188,7 +185,7 @@ def render(out: Console, summary: AthleteSummary, *, verbose: bool) -> None:
         for asset in summary.assets:
             if not verbose and not asset.did_something:
                 continue
-            counted = ", ".join(f"{k}={v}" for k, v in asset.counted.items() if v or verbose)
+            counted = _counted(asset, verbose)
             notes = "; ".join(asset.notes)
             if verbose and asset.endpoints:
                 notes += ("; " if notes else "") + ", ".join(f"{e} ×{n}" for e, n in sorted(asset.endpoints.items()))
@@ -196,3 +193,24 @@ def render(out: Console, summary: AthleteSummary, *, verbose: bool) -> None:
         out.print(table)
     for line in summary.lines[1:] if summary.verdict == "failed" else summary.lines:
         out.print(Text(line, style="yellow"), soft_wrap=True)
+
+
+def _counted(asset: AssetLine, verbose: bool) -> str:
+    """The asset's figures, `name=n`; a per-table figure with its tables, largest first: `rows written (new or
+    changed)=81: activities 60, athlete_stats_totals 9, …`."""
+    parts = []
+    for name, value in asset.counted.items():
+        if not (value or verbose):
+            continue
+        tables = sorted(asset.by_table.get(name, {}).items(), key=lambda t: (-t[1], t[0]))
+        detail = f": {', '.join(f'{t} {n}' for t, n in tables)}" if tables else ""
+        parts.append(f"{SHOWN_AS.get(name, name)}={value}{detail}")
+    return "; ".join(parts) if any(asset.by_table.values()) else ", ".join(parts)
+
+
+def _failures(out: Console, summary: AthleteSummary, title: Text) -> None:
+    """The title, then the run's error (lines[0]): one line per distinct error naming the steps that failed with it,
+    whole (the command it names is copied from it, so never wrapped in a table cell), and said once."""
+    out.print(title, soft_wrap=True)
+    for line in summary.lines[:1]:
+        out.print(Text(line, style="red"), soft_wrap=True)

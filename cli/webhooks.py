@@ -78,17 +78,46 @@ def status(as_json: bool) -> None:
 
     with open_client() as client:
         subs = client.subscriptions().view()
+        token = client.subscription_state.callback_token() if subs else None
+    if as_json:
+        whole = [
+            {
+                "id": sub.id,
+                "callback_url": without_secrets(str(sub.get("callback_url")), token.reveal() if token else None),
+                "created_at": sub.get("created_at"),
+            }
+            for sub in subs
+        ]
+        click.echo(json.dumps(whole, indent=2))
+        return
     rows = [
         {"id": sub.id, "callback_url": masked(str(sub.get("callback_url"))), "created_at": sub.get("created_at")}
         for sub in subs
     ]
-    if as_json:
-        click.echo(json.dumps(rows, indent=2))
-        return
     if not rows:
         click.echo("No subscription.")
     for row in rows:
         click.echo(f"{row['id']}\t{row['callback_url']}\tcreated {row['created_at']}")
+
+
+SECRET = "<secret>"  # what stands for a secret in an address shown whole (as `webhooks serve` says it)
+
+
+def without_secrets(url: str, path_secret: str | None) -> str:
+    """The callback address whole for scripts (never cut short), with its secrets, if it has any, replaced by
+    <secret>: the path secret it ends in (the one this home stores; storing none, a last segment long enough to be
+    one, as `masked` judges) and a password."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password:
+        netloc = netloc.replace(f":{parts.password}@", f":{SECRET}@", 1)
+    trimmed = parts.path.rstrip("/")
+    head, slash, tail = trimmed.rpartition("/")
+    secret = tail == path_secret if path_secret else len(tail) >= 16
+    path = f"{head}/{SECRET}{parts.path[len(trimmed) :]}" if slash and tail and secret else parts.path
+    return urlunsplit(parts._replace(netloc=netloc, path=path))
 
 
 @webhooks.command()

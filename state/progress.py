@@ -140,6 +140,28 @@ def queue_span(store: StateStore, athlete_id: int) -> tuple[int | None, int | No
     return row[0], row[1]
 
 
+# How many queued activities were ever done, per queue (sync_cursors, as text): a run's progress is the growth of
+# this count since it started (cli/sync_progress.py), not what the athlete's earlier runs already fetched.
+DONE_COUNTS = {"detail": "queue_done_detail", "zones": "queue_done_zones"}
+
+
+def add_done(conn: Connection, athlete_id: int, what: str, n: int) -> None:
+    """`n` more activities of the `what` queue done (fetched, or found gone), inside the transaction that ticks them
+    off."""
+    if n <= 0:
+        return
+    row = conn.execute(
+        "SELECT value FROM sync_cursors WHERE athlete_id = ? AND name = ?", (athlete_id, DONE_COUNTS[what])
+    ).fetchone()
+    set_cursor(conn, athlete_id, DONE_COUNTS[what], str(int(row[0] if row else 0) + n))
+
+
+def count_done(store: StateStore, athlete_id: int, what: str) -> int:
+    """How many activities of the `what` queue were ever done (add_done)."""
+    value = get_cursor(store, athlete_id, DONE_COUNTS[what])
+    return int(value) if value is not None else 0
+
+
 def count_needing(store: StateStore, athlete_id: int, what: str) -> int:
     with store.reading() as conn:
         return int(

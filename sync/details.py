@@ -82,9 +82,11 @@ def record_chunk(store: StateStore, aid: int, what: str, bundle: str, chunk: Chu
         if chunk.payloads:
             landing.land(conn, aid, bundle, chunk.payloads)
         progress.mark(conn, aid, chunk.done, what)
+        progress.add_done(conn, aid, what, len(chunk.done) + len(chunk.missing) + len(chunk.hidden))
         if chunk.zones:
             landing.land(conn, aid, "activity_zones", chunk.zones)
             progress.mark(conn, aid, chunk.zones_done, "zones")
+            progress.add_done(conn, aid, "zones", len(chunk.zones_done))
         if chunk.no_subscription:
             progress.note_subscriber(conn, aid, False)
         for activity_id, error in chunk.odd:

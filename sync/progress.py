@@ -20,6 +20,8 @@ from fitsync.client.records import Record
 from fitsync.state import progress as queue
 from fitsync.state.athletes import known_non_subscriber, note_subscriber
 from fitsync.state.progress import (
+    add_done,
+    count_done,
     count_needing,
     count_stats_counted,
     forget,
@@ -38,6 +40,8 @@ from fitsync.state.store import Connection, StateStore
 from fitsync.warehouse.plausible import implausible
 
 __all__ = [  # the queue's repository functions the sync's callers use through this module
+    "add_done",
+    "count_done",
     "count_needing",
     "count_stats_counted",
     "forget",

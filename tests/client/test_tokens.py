@@ -13,6 +13,7 @@ token (8 processes racing), and an invalid refresh token reported as "run `fitsy
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -214,8 +215,10 @@ def test_a_refresh_whose_answer_is_lost_is_told_apart_and_asks_for_a_new_consent
 def test_cli_athletes_shows_needs_reauth(sb: Harness, connected: Connected) -> None:
     runner = CliRunner()
     listed = runner.invoke(main, ["athletes"], env=cli_env(connected.config))
-    assert listed.exit_code == 0 and f"{connected.athlete_id}\t" in listed.output and "\tconnected\t" in listed.output
-    assert listed.output.splitlines()[0] == "athlete\tname\tstatus\tscopes"  # a header names the columns
+    rows = [line for line in listed.output.splitlines() if line.startswith(f"│ {connected.athlete_id} ")]
+    assert listed.exit_code == 0 and len(rows) == 1 and "│ connected " in rows[0], listed.output
+    headers = r"┃ athlete +┃ name +┃ status +┃ access token +┃ scopes"
+    assert re.search(headers, listed.output), listed.output  # the headers name the columns
     assert runner.invoke(main, ["athletes", "-h"]).output.startswith("Usage: ")  # -h everywhere
 
     sb.console.post(f"/athletes/{connected.athlete_id}/revoke", json={"client_id": connected.app.client_id})
@@ -223,8 +226,8 @@ def test_cli_athletes_shows_needs_reauth(sb: Harness, connected: Connected) -> N
         connected.client.athlete(connected.athlete_id).athlete()
     listed = runner.invoke(main, ["athletes"], env=cli_env(connected.config))
     assert listed.exit_code == 0
-    [line] = [line for line in listed.output.splitlines() if line.startswith(f"{connected.athlete_id}\t")]
-    assert "\tneeds_reauth\t" in line and "RefreshToken" in line
+    [line] = [line for line in listed.output.splitlines() if line.startswith(f"│ {connected.athlete_id} ")]
+    assert "│ needs_reauth (" in line and "RefreshToken" in line, listed.output
 
 
 # --- the rotation race -------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 
 from click.testing import CliRunner
@@ -53,6 +54,11 @@ def test_webhooks_subscribe_status_unsubscribe(sb: Harness, config: Config, app:
 
         shown = fitsync(config, "webhooks", "status")
         assert shown.exit_code == 0 and shown.output.startswith(f"{sub['id']}\t{masked(sub['callback_url'])}\tcreated ")
+        # scripts get the address whole, the path secret alone replaced (not cut short as `abc…`)
+        scripted = fitsync(config, "webhooks", "status", "--json")
+        assert scripted.exit_code == 0, scripted.output
+        assert json.loads(scripted.output)[0]["callback_url"] == f"{receiver.url}/<secret>", scripted.output
+        assert secret not in scripted.output
 
         again = fitsync(config, "webhooks", "subscribe", "--callback-url", receiver.url + "/other")
         assert again.exit_code != 0
@@ -83,3 +89,13 @@ def test_webhooks_subscribe_with_a_dead_callback(sb: Harness, config: Config, ap
     assert service_view(sb, app) == []
     with FitsyncClient(config) as client:
         assert client.subscription_state.current() is None
+
+
+def test_json_addresses_hide_only_their_secrets() -> None:
+    from fitsync.cli.webhooks import without_secrets
+
+    assert without_secrets("https://h.example/webhooks", None) == "https://h.example/webhooks"  # none: whole
+    assert without_secrets("https://h.example/webhooks/abc", "abc") == "https://h.example/webhooks/<secret>"
+    assert without_secrets("https://h.example/webhooks/other", "abc") == "https://h.example/webhooks/other"
+    assert without_secrets("https://u:pw@h.example/hooks/", None) == "https://u:<secret>@h.example/hooks/"
+    assert without_secrets("https://h.example/w/" + "x" * 24, None) == "https://h.example/w/<secret>"

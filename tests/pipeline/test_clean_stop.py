@@ -119,13 +119,17 @@ def test_a_second_sync_of_an_athlete_being_synced_is_skipped_and_says_so(sb: Har
     record_many(sb, aid, 3, oldest_days=5)
     home = connect(aid)
     with home.store.athlete_lock(aid):  # this test process is "the other sync"
-        second = fitsync(env_for(home), "sync", "--athlete", str(aid), "--json")
+        second = fitsync(env_for(home), "sync", "--athlete", str(aid))
+        scripted = fitsync(env_for(home), "sync", "--athlete", str(aid), "--json")
     assert second.returncode == 0, second.stdout + second.stderr
     assert f"athlete {aid} is being synced by process {os.getpid()} on this host" in second.stderr
     assert "skipped" in second.stderr and "partial" not in second.stderr
     assert f"being synced elsewhere: athlete(s) {aid}" in second.stderr
-    assert [a["verdict"] for a in json.loads(second.stdout)["athletes"]] == ["busy"]
-    assert "Traceback" not in second.stderr
+    assert scripted.returncode == 0, scripted.stdout + scripted.stderr
+    assert [a["verdict"] for a in json.loads(scripted.stdout)["athletes"]] == ["busy"]
+    # --json is quiet on stderr, as --quiet: the athlete's own line only
+    assert f"athlete {aid} is being synced by process {os.getpid()} on this host" in scripted.stderr
+    assert "Traceback" not in second.stderr + scripted.stderr
     assert not home.warehouse.exists() or home.query("SELECT count(*) FROM activities") == [(0,)]
     assert fitsync(env_for(home), "sync", "--athlete", str(aid)).returncode == 0  # the lock went with its holder
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -113,7 +115,13 @@ def test_status_says_how_each_athlete_stands(sb: Harness, connect: Connect) -> N
     report = json.loads(shown.stdout)
     [athlete] = report["athletes"]
     assert (athlete["athlete_id"], athlete["status"], athlete["known_activities"]) == (aid, "connected", 4)
-    assert athlete["pending"] == {"details": 0, "zones": 0, "details_from": None, "details_to": None}
+    assert athlete["pending"] == {
+        "details": 0,
+        "zones": 0,
+        "details_from": None,
+        "details_to": None,
+        "zones_unavailable": None,
+    }
     assert athlete["last_listing_at"]
     assert athlete["last_run"]["status"] == "SUCCESS" and athlete["last_run"]["job"] == "sync_athlete"
     assert "activity:read_all" in athlete["scopes"]
@@ -128,6 +136,41 @@ def test_status_says_how_each_athlete_stands(sb: Harness, connect: Connect) -> N
     table = fitsync(env, "status")
     assert table.returncode == 0 and str(aid) in table.stdout and "Rate budget" in table.stdout, table.stderr
     assert "Traceback" not in table.stderr
+
+
+def test_status_says_why_zones_and_events_wait(sb: Harness, connect: Connect) -> None:
+    """A non-subscriber's queued zones are never asked for, and inbox events wait for the Dagster sensor: status says
+    both, instead of counts that look stuck."""
+    import json
+    import time
+
+    from fitsync.webhooks import inbox as webhook_inbox
+
+    aid = add_athlete(sb, premium=False)
+    record_many(sb, aid, 3, oldest_days=10)
+    home = connect(aid)
+    home.sync()
+    assert home.needing("zones") > 0
+    event = {
+        "object_type": "activity",
+        "object_id": 1,
+        "aspect_type": "create",
+        "owner_id": aid,
+        "subscription_id": 1,
+        "event_time": int(time.time()),
+        "updates": {},
+    }
+    with home.store.transaction() as conn:
+        assert webhook_inbox.store_event(conn, webhook_inbox.validate(event))
+    env = env_for(home)
+    shown = fitsync({**env, "COLUMNS": "300"}, "status")
+    assert shown.returncode == 0, shown.stderr
+    assert f"athlete {aid}: zones not available (the athlete is not a subscriber)" in shown.stdout, shown.stdout
+    assert re.search(rf"{aid} .*│ 0 / not available", shown.stdout), shown.stdout
+    [hooks] = [line for line in shown.stdout.splitlines() if line.startswith("Webhooks:")]
+    assert "1 unprocessed" in hooks and "`webhook_events` sensor" in hooks and "  " not in hooks, hooks
+    report = json.loads(fitsync(env, "status", "--json").stdout)
+    assert report["athletes"][0]["pending"]["zones_unavailable"] == "the athlete is not a subscriber"
 
 
 def test_doctor_checks_everything_and_names_each_fix(sb: Harness, connect: Connect, tmp_path: Path) -> None:
@@ -169,6 +212,22 @@ def test_doctor_checks_everything_and_names_each_fix(sb: Harness, connect: Conne
     assert "fitsync adds /oauth/authorize" in failed["authorization page"]
     assert "chmod 600" in failed["mode of config.toml"] and "…/api/v3" in failed["service"]
     assert "4 of" in broken.stderr
+    # the same checks for scripts: a JSON list on stdout, the same exit code
+    scripted = fitsync(
+        {
+            **env,
+            "FITSYNC_AUTH_URL": home.config.auth_url + "/oauth",
+            "FITSYNC_BASE_URL": home.config.base_url.removesuffix("/api/v3"),
+        },
+        "doctor",
+        "--json",
+    )
+    assert scripted.returncode == 1, scripted.stderr
+    checks = {c["name"]: c for c in json.loads(scripted.stdout)}
+    assert {n for n, c in checks.items() if c["status"] == "fail"} == set(failed), scripted.stdout
+    assert {c["status"] for c in checks.values()} == {"ok", "fail"} and set(checks) >= names
+    assert "chmod 600" in checks["mode of config.toml"]["fix"] and checks["configuration"]["fix"] is None
+    assert all(isinstance(c["message"], str) and c["message"] for c in checks.values())
 
     # An athlete who removed the app: the refresh is refused, and the fix is to connect again.
     sb.console.post(f"/athletes/{aid}/revoke", json={"client_id": home.app.client_id})

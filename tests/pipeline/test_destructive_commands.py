@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -73,7 +74,7 @@ def test_disconnect_off_a_terminal_needs_yes(sb: Harness, connect: Connect) -> N
     assert "Traceback" not in done.stderr and "Disconnected" not in done.stdout
     assert listed(home) == [aid]
     shown = fitsync(home.config.home, "athletes")
-    assert shown.returncode == 0 and f"{aid}\t" in shown.stdout, shown.stdout + shown.stderr
+    assert shown.returncode == 0 and re.search(rf"│ {aid} +│.*│ connected", shown.stdout), shown.stdout + shown.stderr
 
 
 def test_disconnect_at_a_terminal_asks_first(sb: Harness, connect: Connect) -> None:
@@ -110,9 +111,11 @@ def test_disconnect_at_a_terminal_asks_first(sb: Harness, connect: Connect) -> N
     assert f"Disconnected athlete {aid}" in said and "Traceback" not in said
     after = warehouse_rows(home)
     assert listed(home) == [] and {k: v for k, v in after.items() if k.startswith("athlete_id:") and v} == {}
-    # the number asked about is what went (the segments aside: shared, they go only when no one else has them)
-    gone = sum(before[t] - after[t] for t in before if ":" not in t and t != "segments")
+    # the number asked about is what went and what it says went (the segments only they rode included)
+    gone = sum(before[t] - after[t] for t in before if ":" not in t)
+    assert before["segments"] > after["segments"] >= 0
     assert f"deletes their {gone:,} warehouse rows" in asked, (gone, asked)
+    assert f"removed {gone:,} warehouse rows" in said, (gone, said)
 
 
 def test_unsubscribe_asks_first(sb: Harness, connect: Connect) -> None:

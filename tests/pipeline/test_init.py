@@ -47,6 +47,17 @@ def test_init_writes_a_private_commented_config_and_keeps_the_previous_one(tmp_p
     assert len(kept) == 1 and "4711" in kept[0].read_text() and stat.S_IMODE(kept[0].stat().st_mode) == 0o600
     config = Config.load(env={}, home=home)
     assert (config.client_id, bool(config.client_secret), config.base_url) == (4712, False, "http://127.0.0.1:9/api/v3")
+    # what the new file changes is said, old → new, a secret's values never
+    assert "  client_id: 4711 → 4712" in again.stdout, again.stdout
+    assert "  base_url: https://www.strava.com/api/v3 → http://127.0.0.1:9/api/v3" in again.stdout
+    assert "  client_secret: removed from the file (not shown: a secret)" in again.stdout
+    assert "s3cret-value" not in again.stdout + again.stderr and "auth_url" not in again.stdout
+
+    reset = init(home, "--client-id", "4712", "--client-secret", "an0ther-secret")  # --base-url left out: the default
+    assert reset.returncode == 0, reset.stderr
+    assert "  base_url: http://127.0.0.1:9/api/v3 → https://www.strava.com/api/v3" in reset.stdout, reset.stdout
+    assert "  client_secret: set (not shown: a secret)" in reset.stdout and "client_id" not in reset.stdout
+    assert "an0ther-secret" not in reset.stdout + reset.stderr
 
 
 def test_init_refuses_what_would_not_work_and_asks_nothing_off_a_terminal(tmp_path: Path) -> None:

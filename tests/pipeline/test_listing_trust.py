@@ -41,6 +41,7 @@ def test_an_empty_full_listing_deletes_nothing_and_says_how_to_override(sb: Harn
     assert home.needing("detail") == 0 and len(home.state("SELECT * FROM known_activities")) == 5
     assert cli.returncode == 1, cli.stderr
     assert "Nothing was deleted" in cli.stderr and f"fitsync sync --full --allow-shrink --athlete {aid}" in cli.stderr
+    assert cli.stderr.count("the service listed no activities") == 1, cli.stderr  # said once, whole
 
     home.sync(full=True)  # the service answers again: nothing was lost, nothing to do
     assert warehouse_ids(home) == set(ids)

@@ -280,3 +280,14 @@ def test_booleans_are_written_as_duckdb_writes_them(home: Path) -> None:
     assert [cell.strip() for cell in row.split("│")[1:-1]] == ["true", "false", "[true, NULL]", "{'ok': false}"]
     lined = query(home, sql, "--mode", "line")
     assert "yes = true" in lined.stdout and "no = false" in lined.stdout and "True" not in lined.stdout
+
+
+def test_maps_read_as_maps_not_as_structs(home: Path) -> None:
+    """DuckDB hands MAP and STRUCT values alike to Python (dicts): the column's type tells them apart."""
+    sql = "SELECT MAP(['a', 'b'], [1, 2]) AS m, {'k': MAP([1], [true])} AS s, [MAP(['x'], [NULL])] AS l"
+    boxed = query(home, sql)
+    assert boxed.returncode == 0, boxed.stderr
+    row = next(line for line in boxed.stdout.splitlines() if line.startswith("│"))
+    assert [cell.strip() for cell in row.split("│")[1:-1]] == ["{a: 1, b: 2}", "{'k': {1: true}}", "[{x: NULL}]"]
+    lined = query(home, sql, "--mode", "line")
+    assert "m = {a: 1, b: 2}" in lined.stdout, lined.stdout

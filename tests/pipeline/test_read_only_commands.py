@@ -4,6 +4,7 @@ Dagster, in local relative times; every command that prints a table prints JSON 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ..processes import Terminal
 from ..sandbox_harness import Harness
 from .conftest import REPO, Connect, add_athlete, subprocess_env
 from .test_cli import fitsync as fitsync_in
@@ -94,7 +96,22 @@ def test_reading_commands_leave_a_synced_home_as_it_was(sb: Harness, connect: Co
     assert {k: v for k, v in listing(folder).items() if not k.startswith("reports")} == before
     [athlete] = json.loads(fitsync_in(env, "athletes", "--json").stdout)
     assert (athlete["athlete_id"], athlete["status"], athlete["scopes"]) == (aid, "connected", list(home.scopes))
-    assert athlete["name"] == f"{athlete['firstname']} {athlete['lastname']}" and athlete["access_expires_at"] > 0
+    assert athlete["name"] == f"{athlete['firstname']} {athlete['lastname']}"
+    assert dt.datetime.fromisoformat(athlete["access_expires_at"]).utcoffset() == dt.timedelta(0)  # ISO, as status
+
+
+def test_athletes_at_a_terminal_is_a_table(sb: Harness, connect: Connect) -> None:
+    aid = add_athlete(sb)
+    home = connect(aid)
+    (home.config.home / "config.toml").chmod(0o600)  # no warning about it on the terminal
+    term = Terminal(home.config.home, "athletes")
+    try:
+        shown = term.wait_for("└")  # the table's last line
+        assert term.close() == 0, shown
+    finally:
+        term.process.kill()
+    row = next(line for line in shown.splitlines() if str(aid) in line)
+    assert "\t" not in shown and "│" in row and "connected" in row and "expires in" in row, shown
 
 
 def test_status_reads_without_dagster_in_relative_local_times(sb: Harness, connect: Connect) -> None:

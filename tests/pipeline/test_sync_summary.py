@@ -35,8 +35,10 @@ def test_the_summary_counts_each_assets_calls_and_rows_as_made(sb: Harness, conn
     assert assets["activity_zones"]["calls"] == assets["activity_zones"]["counted"]["fetched"] == zoned
     assert assets["activity_zones"]["endpoints"] == {"GET /activities/{id}/zones": zoned}
     assert assets["activity_details"]["calls"] == assets["activity_details"]["counted"]["fetched"] == 6
+    assert assets["activity_summaries"]["by_table"]["rows"]["activities"] == 6  # the sum's tables, in the JSON too
     assert summary["verdict"] == "ok" and summary["calls"] == sb.counters()["requests"] - before
-    assert "skipped=False" not in done.stderr and f"athlete {aid}: ok" in done.stderr
+    # --json is for scripts: as with --quiet, no progress and no tables on stderr when all went well
+    assert f"athlete {aid}:" not in done.stderr and "┃" not in done.stderr, done.stderr
 
 
 def test_a_failed_sync_lists_only_its_failures_and_quiet_says_only_them(sb: Harness, connect: Connect) -> None:
@@ -48,7 +50,9 @@ def test_a_failed_sync_lists_only_its_failures_and_quiet_says_only_them(sb: Harn
         failed = fitsync_sync(home)
         quiet = fitsync_sync(home, "--quiet", "--full")
     assert failed.returncode == 1, failed.stderr
-    assert f"athlete {aid}: FAILED" in failed.stderr and "failed step" in failed.stderr, failed.stderr
+    assert f"athlete {aid}: FAILED" in failed.stderr, failed.stderr
+    # the failed step and its error on one line, once
+    assert failed.stderr.count(f"athlete {aid}: athlete_stats: GET /athletes/{{id}}/stats answered") == 1, failed.stderr
     assert "athlete_stats" in failed.stderr and "activity_details" not in failed.stderr, failed.stderr
     assert quiet.returncode == 1, quiet.stderr
     assert "GET /athletes/{id}/stats answered" in quiet.stderr and "┃" not in quiet.stderr, quiet.stderr
@@ -80,3 +84,26 @@ def test_assets_not_due_show_only_with_verbose() -> None:
     )
     assert not assets["athlete_stats"].did_something and assets["athlete_stats"].notes
     assert assets["activities"].did_something
+
+
+def test_rows_written_name_their_tables() -> None:
+    """A load writes the profile, stats, zones and gear along with the activities: the table says which rows its
+    sum counts (a bare "rows=79" for 60 activities explains nothing)."""
+    import io
+
+    from rich.console import Console
+
+    from fitsync.cli import sync_summary
+
+    written = {"athletes": 1, "athlete_snapshots": 0, "gear": 4, "athlete_stats_totals": 9, "athlete_zones": 5}
+    assets = sync_summary._assets(
+        {"activity_summaries": {"batches": 4, "rows_written": {**written, "activities": 60}, "rows_left_out": {}}}
+    )
+    out = Console(file=io.StringIO(), width=240)
+    sync_summary.render(out, sync_summary.AthleteSummary(7, "ok", 0, 1.0, list(assets.values())), verbose=False)
+    shown = out.file.getvalue()
+    assert (
+        "batches=4; rows written (new or changed)=79: activities 60, athlete_stats_totals 9, athlete_zones 5, gear 4, "
+        "athletes 1" in shown
+    ), shown
+    assert "rows=" not in shown and "athlete_snapshots" not in shown

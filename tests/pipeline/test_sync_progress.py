@@ -1,0 +1,74 @@
+"""What a running `fitsync sync` shows counts this run's work: the activities earlier runs fetched are not in
+"details n/m", and a non-subscriber's zones (never asked for) are said so instead of a count that never moves."""
+
+from __future__ import annotations
+
+import io
+import uuid
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from fitsync.cli.sync_progress import NOT_A_SUBSCRIBER, SyncProgress
+from fitsync.client.runtime import FitsyncClient
+
+from ..processes import Terminal
+from ..sandbox_harness import Harness
+from .conftest import Connect, add_athlete, record, record_many
+from .test_nothing_new import fitsync_sync
+
+pytestmark = pytest.mark.postgres_slow
+
+
+def _shown(display: SyncProgress, phase: str) -> str:
+    """The line the display would show now, with the run in `phase`."""
+    display._phase_now = phase
+    return display.line(display.read())
+
+
+def test_details_count_this_runs_work_not_what_earlier_runs_stored(sb: Harness, connect: Connect) -> None:
+    aid = add_athlete(sb)
+    record_many(sb, aid, 4, oldest_days=10)
+    home = connect(aid)
+    home.sync()
+    record(sb, aid, days_ago=0.01)  # one new activity: this run's only detail
+    with FitsyncClient(home.config) as client:
+        display = SyncProgress(client, home.instance, aid, str(uuid.uuid4()), Console(file=io.StringIO()), plain=True)
+        home.sync()
+        line = _shown(display, "details")
+    assert f"athlete {aid}: details 1/1" in line, line  # not 5/5: four were stored by the run before
+
+
+def test_a_non_subscriber_is_told_why_zones_do_not_move(sb: Harness, connect: Connect) -> None:
+    aid = add_athlete(sb, premium=False)
+    record_many(sb, aid, 3, oldest_days=10)
+    home = connect(aid)
+    home.sync()
+    assert home.needing("zones") > 0  # queued, never fetched while the profile says premium: false
+    with FitsyncClient(home.config) as client:
+        display = SyncProgress(client, home.instance, aid, str(uuid.uuid4()), Console(file=io.StringIO()), plain=True)
+        line = _shown(display, "activity zones")
+    assert line == f"athlete {aid}: activity zones ({NOT_A_SUBSCRIBER})", line
+
+
+def test_the_silent_seconds_say_what_they_are_spent_on(sb: Harness, connect: Connect, tmp_path: Path) -> None:
+    """Loading Dagster before a run's first step, and building a report, take seconds: a line says so (a spinner at a
+    terminal), before the first phase."""
+    aid = add_athlete(sb)
+    record_many(sb, aid, 3, oldest_days=10)
+    home = connect(aid)
+    (home.config.home / "config.toml").chmod(0o600)  # no warning about it on the terminal
+    synced = fitsync_sync(home)  # off a terminal: plain lines
+    assert synced.returncode == 0, synced.stderr
+    lines = synced.stderr.splitlines()
+    assert lines.index(f"athlete {aid}: starting the Dagster run…") < lines.index(f"athlete {aid}: profile"), lines
+
+    term = Terminal(home.config.home, "report", "--out", str(tmp_path / "report"))
+    try:
+        term.wait_for(f"athlete {aid}: building the report")
+        shown = term.wait_for("summary.md")
+        assert term.close() == 0, shown
+    finally:
+        term.process.kill()
+    assert (tmp_path / "report" / str(aid) / "summary.md").exists()
