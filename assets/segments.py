@@ -9,7 +9,7 @@ from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import UnexpectedShape
 from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import athlete_id, athletes_partitions
-from fitsync.resources.run import API_POOL, is_webhook_run, metered, priority
+from fitsync.resources.run import API_POOL, LAST, is_webhook_run, metered, priority
 from fitsync.state import progress as queue
 from fitsync.sync import cadence, landing, progress
 
@@ -89,6 +89,7 @@ def segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Materia
     group_name="fetch",
     kinds={"api"},
     deps=["starred_segments", "athlete"],
+    op_tags=LAST,
 )
 def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
     """The athlete's efforts on each starred segment, incrementally: a subscriber feature, so a 402 is a skip and

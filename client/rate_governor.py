@@ -19,7 +19,9 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from fitsync.state import rate_ledger
@@ -102,6 +104,23 @@ _waits: dict[int, Wait] = {}
 _waits_lock = threading.Lock()
 
 
+# Work to do before the budget makes this thread wait at least LONG_WAIT: a fetch step loads what it landed so far
+# (sync/load_landed.py), so that what was fetched is queryable during the wait, not only when the run ends.
+LONG_WAIT = 5.0
+_before_long_wait: ContextVar[Callable[[float], None] | None] = ContextVar("before_long_wait", default=None)
+
+
+@contextmanager
+def before_long_waits(work: Callable[[float], None]) -> Iterator[None]:
+    """Run `work(seconds)` once before each wait for a spent budget of at least LONG_WAIT in this thread (the wait is
+    then measured again: the work took some of it). `work` must not raise."""
+    token = _before_long_wait.set(work)
+    try:
+        yield
+    finally:
+        _before_long_wait.reset(token)
+
+
 def current_waits() -> list[Wait]:
     """The waits of this process's threads now (a CLI sync runs its Dagster steps in-process)."""
     with _waits_lock:
@@ -180,6 +199,7 @@ class RateGovernor:
         lane = lane or Lane("incremental" if bulk else "interactive")
         me = f"{_HOST_PID}:{threading.get_ident()}"
         self._waiters.add(me)
+        worked = False
         while True:
             wait = self._try_reserve(counts_as_read, bulk, lane, me)
             if wait is None:
@@ -190,6 +210,11 @@ class RateGovernor:
                 continue
             if max_wait is not None and seconds > max_wait:
                 raise RateBudgetExhausted(self.clock() + seconds, window, budget)
+            work = _before_long_wait.get()
+            if work is not None and not worked and seconds >= LONG_WAIT:
+                worked = True
+                work(seconds)
+                continue
             log.info("rate budget: %s %s window spent, waiting %.1f s for the next window", budget, window, seconds)
             used, limit = self._used_and_limit(window, budget)
             key = threading.get_ident()

@@ -7,7 +7,7 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,6 +19,7 @@ from fitsync.client.rate_governor import CLASSES
 from fitsync.client.runtime import FitsyncClient
 from fitsync.state.store import StateStore
 from fitsync.sync import progress
+from fitsync.warehouse import db
 
 API_POOL = "fitsync_api"
 DUCKDB_POOL = "fitsync_duckdb"
@@ -26,6 +27,9 @@ DETAIL_CHUNK = 25
 # Before any other step ready at the same time: the listing, then loading its summaries, so the warehouse
 # answers from summaries before the details start to wait for the rate budget.
 FIRST = {"dagster/priority": "10"}
+# After every other step ready at the same time: the efforts on starred segments page through each segment's whole
+# history, which would otherwise spend a first window's budget before the newest activities' details.
+LAST = {"dagster/priority": "-10"}
 
 
 class SyncConfig(Config):
@@ -116,6 +120,17 @@ class Meter:
             out[LEFT_OUT] = MetadataValue.md("\n".join(f"- {line}" for line in self.left))
         out.update(extra)
         return out
+
+
+def load_notice(context: Any) -> Callable[[str], None]:
+    """Why a warehouse load waits (another process holds the file), said in the run's log (`context.log`) and
+    fitsync's (a sync at a terminal shows it)."""
+
+    def say(message: str) -> None:
+        context.log.warning(message)
+        db.log.warning(message)
+
+    return say
 
 
 @contextlib.contextmanager

@@ -33,6 +33,15 @@ class Chunk:
     no_subscription: bool = False  # a zones call answered 402: the athlete has no subscription
     stopped: Exception | None = None  # why the chunk ended early (budget, 402, a scope not granted)
 
+    def empty(self) -> bool:
+        return not (self.done or self.missing or self.hidden or self.odd or self.zones_done)
+
+    def recorded(self) -> None:
+        """Forget what was recorded (a chunk recorded before a wait for the budget goes on filling after it);
+        `no_subscription` and `stopped` stay: they decide what the caller does next."""
+        for part in (self.payloads, self.done, self.missing, self.hidden, self.odd, self.zones, self.zones_done):
+            part.clear()
+
 
 def fetch_detail(session: Any, activity_id: int) -> dict[str, Any]:
     record: Record = session.activity(activity_id, include_all_efforts=True)
@@ -45,10 +54,11 @@ def fetch_zones(session: Any, activity_id: int) -> dict[str, Any]:
     return {"activity_id": activity_id, "zones": [z.raw for z in session.activity_zones(activity_id)]}
 
 
-def fetch_chunk(session: Any, ids: list[int], fetch: Fetch, want_zones: set[int]) -> Chunk:
-    """Fetch `ids` in turn, and the zones of those in `want_zones` that can have zones; stop at the first answer
-    that ends the run (kept in `stopped`), keeping what was already fetched: it is never fetched twice."""
-    chunk = Chunk()
+def fetch_chunk(session: Any, ids: list[int], fetch: Fetch, want_zones: set[int], chunk: Chunk | None = None) -> Chunk:
+    """Fetch `ids` in turn into `chunk` (a new one by default), and the zones of those in `want_zones` that can have
+    zones; stop at the first answer that ends the run (kept in `stopped`), keeping what was already fetched: it is
+    never fetched twice."""
+    chunk = chunk if chunk is not None else Chunk()
     for activity_id in ids:
         try:
             chunk.payloads.append(fetch(session, activity_id))

@@ -75,8 +75,9 @@ def views_script() -> tuple[str, str]:
     return sql, hashlib.sha256(sql.encode()).hexdigest()
 
 
-def migrate(where: Where) -> int:
-    """Create or upgrade the schema; returns the version now in force.
+def migrate(where: Where, timeout: float | None = None) -> int:
+    """Create or upgrade the schema; returns the version now in force. `timeout`: how long to wait for another
+    process's hold on a file (default WRITE_WAIT).
 
     Tables change only through numbered migrations, applied once each (a new lake starts from the result of the
     first ones: lake_schema.py). The views hold no data, so their one script is re-applied whenever its checksum
@@ -86,7 +87,7 @@ def migrate(where: Where) -> int:
     warehouse = Warehouse.of(where)
     if not warehouse.is_lake:
         warehouse.path.parent.mkdir(parents=True, exist_ok=True)
-    with writing(warehouse) as conn:
+    with writing(warehouse, WRITE_WAIT if timeout is None else timeout) as conn:
         if warehouse.is_lake:  # a lake's checks cost catalog round trips: all in one snapshot, nothing more if current
             current = lake_schema.in_force(
                 conn, {v for v, _, _ in migration_scripts()}, VIEWS_SCRIPT, views_script()[1]

@@ -530,7 +530,7 @@ def _summary_markdown(d: dict[str, Any]) -> str:
     )
     if f["eddington"]:
         parts = [
-            f"{r['eddington']} {u} ({r['days_to_next']} more day(s) for {r['eddington'] + 1})"
+            f"{r['eddington']} {u} ({charts.counted(r['days_to_next'], 'more day')} for {r['eddington'] + 1})"
             for u, r in sorted(f["eddington"].items())
         ]
         lines.append(f"- **Eddington ({family})**: " + ", ".join(parts))
@@ -659,7 +659,7 @@ def _cards(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
             _card(
                 f"Eddington ({family})",
                 f"{r['eddington']} {unit}",
-                f"{r['days_to_next']} more day(s) for {r['eddington'] + 1}",
+                f"{charts.counted(r['days_to_next'], 'more day')} for {r['eddington'] + 1}",
             )
         )
     cards.append(

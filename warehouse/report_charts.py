@@ -59,6 +59,11 @@ MMSS = (
 )
 
 
+def counted(n: int, noun: str) -> str:
+    """'1 day', '2 days': a count with its noun in the right number (English plurals with -s)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def render_png(chart: alt.TopLevelMixin, scale: float = 2.0) -> bytes:
     """PNG bytes, rendered in-process with no network access (no external data or fonts are fetched)."""
     with alt.data_transformers.disable_max_rows():  # the data is ours and bounded (a year, a few seasons)
@@ -577,7 +582,7 @@ def eddington(curve: pl.DataFrame, number: int, days_to_next: int, family: str, 
         title=alt.TitleParams(
             f"Eddington number ({family}, {unit}): {number}",
             subtitle=f"E days of at least E {unit} (local days, activities summed). "
-            f"{days_to_next} more day(s) of {number + 1}+ {unit} for {number + 1}. Dashed: days = n; "
+            f"{counted(days_to_next, 'more day')} of {number + 1}+ {unit} for {number + 1}. Dashed: days = n; "
             "the dotted line marks E.",
         ),
     )
@@ -1024,7 +1029,7 @@ def routes(tracks: pl.DataFrame, title: str, max_points: int = 60_000) -> Any:
         .encode(longitude="lon:Q", latitude="lat:Q", detail="line:N", order="seq:Q")
     )
     note = (
-        f"{total} route(s)"
+        counted(total, "route")
         + (f"; {outside} leave the area shown and are cut at its edge" if outside else "")
         + (f"; {sparse.height} with fewer than {MIN_ROUTE_POINTS} points left out" if sparse.height else "")
     )

@@ -69,9 +69,15 @@ def test_report_renders_for_an_athlete_with_segments(world: World, tmp_path: Pat
     assert "Test Hill" in page and "No heart-rate or power zone data" not in page  # the message is in the image
 
 
+def test_counts_are_said_in_the_right_number() -> None:
+    from fitsync.warehouse.report_charts import counted
+
+    assert [counted(n, "more day") for n in (0, 1, 2)] == ["0 more days", "1 more day", "2 more days"]
+
+
 def test_report_in_the_athletes_units_and_with_zones(world: World, tmp_path: Path) -> None:
     result = report.build_report(world.path, tmp_path / "r6", athlete_id=6)  # prefers feet: miles
-    assert "**Eddington (Ride)**: 4 km (2 more day(s) for 5), 3 mi (2 more day(s) for 4)" in result.summary_markdown
+    assert "**Eddington (Ride)**: 4 km (2 more days for 5), 3 mi (2 more days for 4)" in result.summary_markdown
     assert "mi of Ride" in result.summary_markdown
     assert_self_contained(result.html_path, result.png_paths)
     zones = report.build_report(world.path, tmp_path / "r5", athlete_id=5)
@@ -97,7 +103,8 @@ def test_cli_writes_the_report_under_the_home(world: World, tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     assert (home / "reports" / "4" / "report.html").exists()
     assert all((home / "reports" / "4" / f"{c}.png").stat().st_size > 10_000 for c in CHARTS)
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()  # what it wrote; what it was doing went to stderr
+    assert "athlete 4: building the report" in result.stderr
     assert lines[0] == "Test Athlete (4) — as of 2024-06-21"  # the last activity (after the last sync)
     assert lines[1].split() == ["report", str(home / "reports" / "4" / "report.html")]
     assert lines[2].split() == ["summary", str(home / "reports" / "4" / "summary.md")]

@@ -144,6 +144,31 @@ def test_waits_until_the_boundary_plus_guard(tmp_path: Path) -> None:
     assert governor.remaining("short", "read") == 4
 
 
+def test_work_before_a_long_wait_runs_once_and_the_wait_is_measured_after_it(tmp_path: Path) -> None:
+    """A fetch step loads what it landed before the budget makes it wait (sync/load_landed.py): the work runs once per
+    wait of LONG_WAIT or more, the wait that follows counts the work's time, and a pause at a boundary runs none."""
+    t = FakeTime(1_000_000 * 900 + 100.0)
+    governor = RateGovernor(StateStore(tmp_path / "state.db"), boundary_guard=1.0, clock=t.clock, sleep=t.sleep)
+    spent = {"X-ReadRateLimit-Limit": "5,1000", "X-ReadRateLimit-Usage": "5,5"}
+    governor.observe(spent)
+    worked: list[float] = []
+
+    def work(seconds: float) -> None:
+        worked.append(seconds)
+        t.now += 30  # a load of 30 s
+
+    with rate_governor.before_long_waits(work):
+        governor.reserve()
+    assert worked == [pytest.approx(801)] and t.slept == [pytest.approx(771)]
+    governor.reserve()  # outside the block: nothing runs before a wait
+    assert len(worked) == 1
+
+    t.now, t.slept = 1_000_000 * 900 + 2699.7, []  # 0.3 s before a boundary: a pause, not a spent budget
+    with rate_governor.before_long_waits(work):
+        governor.reserve()
+    assert len(worked) == 1 and sum(t.slept) == pytest.approx(1.3)
+
+
 def test_no_request_straddles_a_boundary(tmp_path: Path) -> None:
     """A request reserved just before a boundary may be counted by the service in the next window, where this
     ledger would not count it: so within the guard of a boundary the governor waits for the boundary."""

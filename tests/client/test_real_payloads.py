@@ -17,7 +17,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from fitsync.assets.warehouse_load import apply_batch
 from fitsync.client import athlete_zones, errors
 from fitsync.client.api import AthleteApi
 from fitsync.client.config import Config
@@ -28,6 +27,7 @@ from fitsync.client.transport import Transport
 from fitsync.sandbox.server import UvicornThread
 from fitsync.state.store import StateStore
 from fitsync.sync import landing
+from fitsync.sync.load_landed import apply_batch
 from fitsync.warehouse import db
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"
