@@ -13,6 +13,7 @@ token (8 processes racing), and an invalid refresh token reported as "run `fitsy
 
 from __future__ import annotations
 
+import json
 import re
 import time
 
@@ -227,7 +228,9 @@ def test_cli_athletes_shows_needs_reauth(sb: Harness, connected: Connected) -> N
     listed = runner.invoke(main, ["athletes"], env=cli_env(connected.config))
     assert listed.exit_code == 0
     [line] = [line for line in listed.output.splitlines() if line.startswith(f"│ {connected.athlete_id} ")]
-    assert "│ needs_reauth (" in line and "RefreshToken" in line, listed.output
+    assert "│ needs_reauth" in line, listed.output  # the reason wraps within its cell, as long as the name leaves it
+    [athlete] = json.loads(runner.invoke(main, ["athletes", "--json"], env=cli_env(connected.config)).stdout)
+    assert athlete["status"] == "needs_reauth" and "RefreshToken" in athlete["status_reason"], athlete
 
 
 # --- the rotation race -------------------------------------------------------------------------------------
