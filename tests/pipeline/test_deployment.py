@@ -183,6 +183,7 @@ def _graphql_runs(webserver: str, partition: str) -> dict[str, str]:
     return {r["jobName"]: r["status"] for r in answer["data"]["runsOrError"]["results"]}
 
 
+@pytest.mark.slow  # four long-running processes on PostgreSQL, a scheduler tick to wait for: ≈ 1 min
 @pytest.mark.timeout(420)
 def test_a_nightly_sync_and_a_webhook_refresh_run_through_webserver_daemon_and_code_server_on_postgresql(
     sb: Harness,

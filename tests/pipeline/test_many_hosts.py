@@ -13,6 +13,7 @@ from ..postgres_server import PostgresServer
 from ..sandbox_harness import Harness
 
 
+@pytest.mark.slow  # a deployment in miniature: six processes on one PostgreSQL, ≈ 1 min
 @pytest.mark.timeout(300)
 def test_three_workers_two_receivers_and_a_daemon_share_one_budget_token_and_inbox(
     sb: Harness, tmp_path: Path, postgres_server: PostgresServer
