@@ -14,6 +14,7 @@ from .common import ORDER, REPO, RESULTS, markdown
 
 TITLES = {
     "time-to-value": "Time to value under the real service's limits",
+    "peer": "Summaries queryable: fitsync and strava-offline side by side",
     "fairness": "One app budget, many athletes: priority and turns",
     "api-calls": "API calls: backfill and incremental vs the minimum",
     "rate-budget": "Rate budget: share used, 429s, 1 and 4 processes",

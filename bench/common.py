@@ -35,6 +35,7 @@ from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread
 # The benchmarks in the order `all` runs them and docs/performance.md shows them (others follow).
 ORDER = [
     "time-to-value",
+    "peer",
     "fairness",
     "api-calls",
     "rate-budget",
