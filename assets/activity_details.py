@@ -103,7 +103,7 @@ def _fetch(
 
     def record() -> None:
         """Land and tick off what the chunk holds, count it, and load if `early` says it is time."""
-        if chunk.empty():
+        if chunk.empty() and not chunk.no_subscription:  # a 402 learnt after a record before a wait is noted too
             return
         details.record_chunk(client.store, aid, what, bundle, chunk)
         for activity_id, error in chunk.odd:
