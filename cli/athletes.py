@@ -192,11 +192,13 @@ def disconnect(athlete_id: int, yes: bool) -> None:
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
     if reader is None or all(a.athlete_id != athlete_id for a in reader.athletes()):
-        raise click.ClickException(f"athlete {athlete_id} is not connected: `fitsync athletes` lists who is")
+        raise click.ClickException(f"athlete {athlete_id} is not connected: `fitsync athletes` lists who is connected")
     with open_client(config, app=False) as client:
         record = client.tokens.athlete(athlete_id)
         if record is None:
-            raise click.ClickException(f"athlete {athlete_id} is not connected: `fitsync athletes` lists who is")
+            raise click.ClickException(
+                f"athlete {athlete_id} is not connected: `fitsync athletes` lists who is connected"
+            )
         from fitsync.resources.warehouse import warehouse_of  # DuckDB loads in a third of a second: only here
 
         counted = _warehouse_rows(warehouse_of(client.config), athlete_id)

@@ -254,6 +254,10 @@ def _show(result: duckdb.DuckDBPyConnection, limit: int, mode: str, several: boo
         more += len(chunk)
     out = _Screen()
     lines = len(rows) * (len(result.description) + 1) if mode == "line" else len(rows) + 5
+    if out.is_terminal and lines > out.height:
+        os.environ.setdefault(
+            "LESS", "-R"
+        )  # less shows the table's colours, not their escape codes (git does the same)
     with out.pager(styles=True) if out.is_terminal and lines > out.height else contextlib.nullcontext():
         if mode == "line":
             result_table.show_lines(out, result.description, rows)

@@ -52,4 +52,5 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
                 + ", ".join(p.name for p in result.png_paths)
             )
     except reports.ReportError as error:
-        raise click.ClickException(str(error)) from None
+        listed = "" if athlete_id is None else ": `fitsync athletes` lists who is connected, `fitsync sync` loads them"
+        raise click.ClickException(f"{error}{listed}") from None

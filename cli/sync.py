@@ -179,7 +179,9 @@ def _nothing_new(
 ) -> sync_summary.AthleteSummary:
     """Said at once: the two-call check found nothing new, so no run."""
     out.print(
-        f"athlete {athlete_id}: nothing new ({found.calls} calls in {seconds:.1f} s: {found.why})", soft_wrap=True
+        f"athlete {athlete_id}: nothing new ({found.calls} call{'' if found.calls == 1 else 's'} in {seconds:.1f} s: "
+        f"{found.why})",
+        soft_wrap=True,
     )
     return sync_summary.nothing_new(athlete_id, found.calls, seconds, found.why)
 

@@ -176,7 +176,7 @@ def render(out: Console, summary: AthleteSummary, *, verbose: bool) -> None:
         _failures(out, summary, title)
     else:
         seconds = f" in {summary.seconds:.1f} s" if summary.seconds is not None else ""
-        title.append(f" ({summary.calls} calls{seconds})", style="")
+        title.append(f" ({summary.calls} call{'' if summary.calls == 1 else 's'}{seconds})", style="")
         table = Table(title=title)
         table.add_column("asset")
         table.add_column("calls", justify="right")
