@@ -43,6 +43,7 @@ def _config() -> Config:
     try:
         config = load_config()
         warehouse_of(config)  # a wrong warehouse_url is said before anything is fetched
+        config.require_app()  # no credentials: `fitsync init`, before the home gets a state store or a key
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
     return config

@@ -38,7 +38,7 @@ def closed_port() -> int:
     "args, env, code, says",
     [
         (["connect"], {}, 1, "no application credentials: run `fitsync init` to write them to"),
-        (["sync"], {}, 1, "run `fitsync connect` first"),
+        (["sync"], {}, 1, "no application credentials: run `fitsync init` to write them to"),
         (
             ["webhooks", "status"],
             {
@@ -50,7 +50,12 @@ def closed_port() -> int:
             1,
             "the service does not answer at http://127.0.0.1:{port}",
         ),
-        (["sync"], {"FITSYNC_HOME": "/proc/no-such-home"}, 1, "FITSYNC_HOME must be a folder fitsync can create"),
+        (
+            ["sync"],
+            {"FITSYNC_HOME": "/proc/no-such-home", "FITSYNC_CLIENT_ID": "1", "FITSYNC_CLIENT_SECRET": "s"},
+            1,
+            "FITSYNC_HOME must be a folder fitsync can create",
+        ),
         (["sync", "--max-wait", "soon"], {}, 2, "Invalid value for '--max-wait'"),
         (["query"], {}, 2, "give the SQL as an argument"),
         (["no-such-command"], {}, 2, "No such command"),
@@ -109,10 +114,11 @@ def test_an_expected_failure_is_one_message_and_its_exit_code(
 
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:
     # `sync` writes to its home (the read-only commands do not: they say there is nothing yet)
-    quiet = fitsync("sync", FITSYNC_HOME="/proc/no-such-home")
-    loud = fitsync("--debug", "sync", FITSYNC_HOME="/proc/no-such-home")
+    app = {"FITSYNC_CLIENT_ID": "1", "FITSYNC_CLIENT_SECRET": "s"}
+    quiet = fitsync("sync", FITSYNC_HOME="/proc/no-such-home", **app)
+    loud = fitsync("--debug", "sync", FITSYNC_HOME="/proc/no-such-home", **app)
     assert "Traceback" not in quiet.stderr and "Traceback" in loud.stderr and loud.returncode == 1
-    assert "Traceback" in fitsync("sync", FITSYNC_HOME="/proc/no-such-home", FITSYNC_DEBUG="1").stderr
+    assert "Traceback" in fitsync("sync", FITSYNC_HOME="/proc/no-such-home", FITSYNC_DEBUG="1", **app).stderr
 
 
 def test_h_is_help_everywhere(tmp_path: Path) -> None:

@@ -169,8 +169,9 @@ def test_subscribe_with_no_receiver_names_webhooks_serve(sb: Harness, tmp_path: 
         ["webhooks", "unsubscribe", "--yes"],
         ["webhooks", "serve", "--port", "0"],
         ["disconnect", "5", "--yes"],
+        ["sync"],
     ],
-    ids=["status", "connect", "connect-headless", "subscribe", "unsubscribe", "serve", "disconnect"],
+    ids=["status", "connect", "connect-headless", "subscribe", "unsubscribe", "serve", "disconnect", "sync"],
 )
 @pytest.mark.parametrize("before", ["absent", "empty"])
 def test_a_command_without_credentials_leaves_the_home_as_it_was(tmp_path: Path, args: list[str], before: str) -> None:
