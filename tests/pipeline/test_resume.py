@@ -213,8 +213,8 @@ def _killed_sync_equals_uninterrupted(
 
 # Three sync processes (two killed, the last) beside a reference sync: about a minute beside the suite. A kill among
 # the details and one while loading; kills after any call (zones included) are test_many_random_kills, -m slow.
+# Its PostgreSQL variant runs with -m slow, as the other pipeline tests' do (the default run's 10-minute budget).
 @pytest.mark.timeout(420)
-@pytest.mark.postgres_by_default
 def test_killed_syncs_restart_to_the_same_warehouse_with_few_repeated_calls(sb: Harness, connect: Connect) -> None:
     rng = random.Random()
     points = [after_details(rng.randint(3, 21)), while_loading(rng.randint(1, 3))]
