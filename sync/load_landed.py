@@ -73,13 +73,6 @@ class Loaded:
                 self.left_out[table] = self.left_out.get(table, 0) + rows
             self.rejected += staged.rejected
 
-    def merge(self, other: Loaded) -> None:
-        self.batches += other.batches
-        for mine, theirs in ((self.written, other.written), (self.left_out, other.left_out)):
-            for table, rows in theirs.items():
-                mine[table] = mine.get(table, 0) + rows
-        self.rejected += other.rejected
-
     def problems(self, aid: int, shown: int = 3) -> list[str]:
         """One line per kind of thing left out, naming the athlete, the first few rows and where the JSON is."""
         lines = []
