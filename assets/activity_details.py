@@ -55,7 +55,14 @@ def _drain(
                 )
             )
         tally = _Tally()
-        early = WhileFetching(client.store, aid, api.warehouse(), load_notice(context), _reported(context, meter))
+        early = WhileFetching(
+            client.store,
+            aid,
+            api.warehouse(),
+            load_notice(context),
+            _reported(context, meter),
+            time_scale=client.governor.time_scale,
+        )
         try:
             _fetch(context, api, aid, what, bundle, fetch, meter, tally, early)
         except RateBudgetExhausted as stop:

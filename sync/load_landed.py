@@ -157,6 +157,7 @@ class WhileFetching:
     notice: Callable[[str], None]  # why a load waits, and why it was left for later
     report: Callable[[str], None]  # what a load left out
     clock: Callable[[], float] = time.monotonic
+    time_scale: float = 1.0  # the rate governor's: EVERY_SECONDS shrinks with windows shortened for a benchmark
     loaded: Loaded = field(default_factory=Loaded)
     loads: int = 0
     deferred: list[str] = field(default_factory=list)  # why a load was left for later
@@ -169,7 +170,7 @@ class WhileFetching:
     def fetched(self, activities: int) -> None:
         """After a chunk was landed: load if enough was fetched, or enough time went by, since the last load."""
         self._fetched += activities
-        if self._fetched >= EVERY_DETAILS or self.clock() - self._last >= EVERY_SECONDS:
+        if self._fetched >= EVERY_DETAILS or self.clock() - self._last >= EVERY_SECONDS * self.time_scale:
             self.load()
 
     def before_wait(self, seconds: float) -> None:

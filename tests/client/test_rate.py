@@ -169,6 +169,21 @@ def test_work_before_a_long_wait_runs_once_and_the_wait_is_measured_after_it(tmp
     assert len(worked) == 1 and sum(t.slept) == pytest.approx(1.3)
 
 
+def test_windows_shortened_for_a_benchmark_shorten_the_long_wait(tmp_path: Path) -> None:
+    """Time-scaled windows (6 s for 15 minutes) scale LONG_WAIT too: otherwise no wait there would ever reach 5 s
+    and a time-scaled benchmark would never load while fetching."""
+    t = FakeTime(1_000_000 * 6 + 1.0)
+    store = StateStore(tmp_path / "state.db")
+    governor = RateGovernor(store, short_window=6, boundary_guard=0.0, clock=t.clock, sleep=t.sleep)
+    assert governor.time_scale == pytest.approx(6 / 900)
+    governor.observe({"X-ReadRateLimit-Limit": "5,1000", "X-ReadRateLimit-Usage": "5,5"})
+    worked: list[float] = []
+    with rate_governor.before_long_waits(worked.append):
+        governor.reserve()  # a 5-s wait: 15 minutes less 12.5 in real-window time
+    assert worked == [pytest.approx(5.0)]
+    assert RateGovernor(store, short_window=3600).time_scale == 1.0  # never longer than LONG_WAIT
+
+
 def test_no_request_straddles_a_boundary(tmp_path: Path) -> None:
     """A request reserved just before a boundary may be counted by the service in the next window, where this
     ledger would not count it: so within the guard of a boundary the governor waits for the boundary."""
