@@ -27,7 +27,15 @@ PARAM_SCHEMAS: dict[str, dict[str, Any]] = {
 # Which operations can answer 403 (the object is another athlete's) and 404 (no such object): the handlers decide.
 # (getStats answers another athlete's id with 401, as the real service does: every token operation documents 401.)
 NOT_OWNER = frozenset(
-    {"getSegmentEffortById", "getActivityById", "updateActivityById", "getLapsByActivityId", "getZonesByActivityId"}
+    {
+        "getSegmentEffortById",
+        "getActivityById",
+        "updateActivityById",
+        "getLapsByActivityId",
+        "getZonesByActivityId",
+        "getActivityStreams",
+        "getSegmentEffortStreams",
+    }
 )
 NOT_FOUND = frozenset(
     {
@@ -39,6 +47,8 @@ NOT_FOUND = frozenset(
         "updateActivityById",
         "getLapsByActivityId",
         "getZonesByActivityId",
+        "getActivityStreams",
+        "getSegmentEffortStreams",
         "deleteSubscription",
     }
 )
@@ -57,6 +67,43 @@ RESPONSE_SCHEMAS: dict[str, dict[str, Any]] = {
         ]
     },
 }
+
+# The public swagger's StreamSet (stream.json): each stream's samples and how they were sampled. Keyed by type by
+# default; with key_by_type=false (and in the `real` flavour without it) a list of the same objects with `type`.
+_STREAM_ITEMS: dict[str, dict[str, Any]] = {
+    "time": {"type": "integer"},
+    "distance": {"type": "number"},
+    "latlng": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2},
+    "altitude": {"type": "number"},
+    "velocity_smooth": {"type": "number"},
+    "heartrate": {"type": "integer"},
+    "cadence": {"type": "integer"},
+    "watts": {"type": "integer"},
+    "temp": {"type": "integer"},
+    "moving": {"type": "boolean"},
+    "grade_smooth": {"type": "number"},
+}
+
+
+def _stream(kind: str, typed: bool) -> dict[str, Any]:
+    properties: dict[str, Any] = {"type": {"type": "string", "enum": [kind]}} if typed else {}
+    properties |= {
+        "data": {"type": "array", "items": _STREAM_ITEMS[kind]},
+        "series_type": {"type": "string", "enum": ["distance", "time"]},
+        "original_size": {"type": "integer", "minimum": 0},
+        "resolution": {"type": "string", "enum": ["low", "medium", "high"]},
+    }
+    return {"type": "object", "required": list(properties), "properties": properties}
+
+
+STREAM_SET: dict[str, Any] = {
+    "oneOf": [
+        {"type": "object", "properties": {k: _stream(k, False) for k in _STREAM_ITEMS}, "additionalProperties": False},
+        {"type": "array", "items": {"oneOf": [_stream(k, True) for k in _STREAM_ITEMS]}},
+    ]
+}
+
+RESPONSE_SCHEMAS["getActivityStreams"] = RESPONSE_SCHEMAS["getSegmentEffortStreams"] = STREAM_SET
 
 RATE_HEADERS = {
     "X-RateLimit-Limit": 'Overall limits of the application: "<15-minute>,<daily>".',

@@ -33,6 +33,25 @@ def _delete_subscription(call: Call) -> None:
     push.delete_subscription(call.conn, call.app, call.params["id"])
 
 
+# The swagger's `keys` is a csv array of stream types; here one comma-separated string, since unknown types are
+# ignored rather than refused (world_streams.requested says why).
+STREAM_KEYS = Param(
+    "keys",
+    "query",
+    "string",
+    required=True,
+    max_length=500,
+    description="Comma-separated stream types: time, distance, latlng, altitude, velocity_smooth, heartrate, cadence, "
+    "watts, temp, moving, grade_smooth. Unknown types, and types the activity has no data for, are left out.",
+)
+KEY_BY_TYPE = Param(
+    "key_by_type",
+    "query",
+    "boolean",
+    description="true (the default): an object keyed by stream type; false: a list of streams, each with its `type` "
+    "(what the real service answers without the parameter, in the `real` flavour).",
+)
+
 CLIENT_ID = Param("client_id", "query", "int64", required=True, minimum=1, description="Application id.")
 CLIENT_SECRET = Param(
     "client_secret", "query", "string", required=True, max_length=200, description="Application secret."
@@ -285,6 +304,30 @@ OPERATIONS: tuple[Operation, ...] = (
         premium=True,
         response="ActivityZoneList",
         tags=("Activities",),
+    ),
+    Operation(
+        "getActivityStreams",
+        "GET",
+        "/activities/{id}/streams",
+        resources.get_activity_streams,
+        "Activity",
+        "Per-second streams of an activity (the public swagger's StreamSet); none for manual activities (404).",
+        params=(ID, STREAM_KEYS, KEY_BY_TYPE),
+        scopes=("activity:read",),
+        response="StreamSet",
+        tags=("Streams",),
+    ),
+    Operation(
+        "getSegmentEffortStreams",
+        "GET",
+        "/segment_efforts/{id}/streams",
+        resources.get_effort_streams,
+        "SegmentEffort",
+        "The activity's streams over an effort's start_index..end_index (read_all, as the public swagger says).",
+        params=(ID, STREAM_KEYS, KEY_BY_TYPE),
+        scopes=("activity:read", "read_all"),
+        response="StreamSet",
+        tags=("Streams",),
     ),
     Operation(
         "createSubscription",

@@ -9,7 +9,7 @@ import time
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from . import flavors, push, store, world
+from . import flavors, push, store, world, world_streams
 from . import representations as rep
 from .api import Call
 from .faults import ApiError, bad_request, forbidden, not_found
@@ -234,8 +234,10 @@ def efforts_by_segment(call: Call) -> list[dict[str, Any]]:
     return [rep.effort(call.conn, r, call.athlete_id, detailed=False, athlete_data=call.has("read_all")) for r in rows]
 
 
-def get_effort(call: Call) -> dict[str, Any]:
-    row = call.conn.execute("SELECT * FROM efforts WHERE id = ?", (call.params["id"],)).fetchone()
+def get_effort_row(call: Call, effort_id: int) -> sqlite3.Row:
+    """The athlete's own effort: 404 unknown, 403 another's; Only You activities need activity:read_all and
+    private segments read_all."""
+    row = call.conn.execute("SELECT * FROM efforts WHERE id = ?", (effort_id,)).fetchone()
     if row is None:
         raise not_found("SegmentEffort")
     if row["athlete_id"] != call.athlete_id:
@@ -244,6 +246,11 @@ def get_effort(call: Call) -> dict[str, Any]:
     if activity["visibility"] == "only_me":
         call.require("activity:read_all")
     _visible_segment(call, row["segment_id"])  # an effort on a private segment shows it: read_all too
+    return row
+
+
+def get_effort(call: Call) -> dict[str, Any]:
+    row = get_effort_row(call, call.params["id"])
     return rep.effort(
         call.conn,
         row,
@@ -440,6 +447,56 @@ def delete_activity(conn: sqlite3.Connection, activity_id: int) -> bool:
             conn, athlete_id=row["athlete_id"], activity_id=activity_id, before=activity_view(row), after=None
         )
     return True
+
+
+# Streams ------------------------------------------------------------------------------------------
+
+
+def get_activity_streams(call: Call) -> Any:
+    """The activity's streams (world_streams): 404 for one without (a manual entry), as the real service answers."""
+    row = _owned_activity(call, call.params["id"])
+    built = _streams_of(call, row)
+    return _stream_answer(call, built, 0, built.moving_time)
+
+
+def get_effort_streams(call: Call) -> Any:
+    """The parent activity's streams over the effort's start_index..end_index (sample indices of those streams)."""
+    effort = get_effort_row(call, call.params["id"])
+    data = json.loads(effort["data"])
+    row = call.conn.execute("SELECT * FROM activities WHERE id = ?", (effort["activity_id"],)).fetchone()
+    built = _streams_of(call, row)
+    start, end = int(data["start_index"]), min(int(data["end_index"]), built.moving_time)
+    return _stream_answer(call, built, start, end)
+
+
+def _streams_of(call: Call, row: sqlite3.Row) -> world_streams.ActivityStreams:
+    efforts = [
+        json.loads(r["data"]) for r in call.conn.execute("SELECT data FROM efforts WHERE activity_id = ?", (row["id"],))
+    ]
+    built = world_streams.generate(row["id"], json.loads(row["data"]), efforts)
+    if built is None:
+        raise ApiError(404, "Activity", "streams", "invalid", message="Resource Not Found")
+    return built
+
+
+def _stream_answer(call: Call, built: world_streams.ActivityStreams, start: int, end: int) -> Any:
+    """Requested streams over samples start..end; without activity:read_all the samples inside the privacy zone
+    around home leave every stream (so they stay aligned), as the representations cut the map."""
+    flavor = call.state.settings.flavor
+    order = world_streams.requested(call.params["keys"], flavor, built.available)
+    keep: list[int] | None = None
+    if not call.has("activity:read_all") and "latlng" in built.available:
+        outside = world_streams.outside_zone(built.stream("latlng")[start : end + 1], _home(call), rep.PRIVACY_RADIUS_M)
+        keep = [start + i for i, out in enumerate(outside) if out]
+    channels: dict[str, list[Any]] = {}
+    for kind in order:
+        data = built.stream(kind)
+        channels[kind] = data[start : end + 1] if keep is None else [data[i] for i in keep]
+    keyed = call.params["key_by_type"]
+    if keyed is None:  # the swagger's default is true; the real service answers the list without the parameter
+        keyed = flavor != "real"
+    series = "distance" if "distance" in built.available else "time"
+    return world_streams.answer(channels, order, keyed=keyed, series_type=series)
 
 
 # Helpers ------------------------------------------------------------------------------------------

@@ -364,6 +364,8 @@ def full_values(world: World, operation_id: str, grant: Grant) -> dict[str, Any]
         "getLoggedInAthleteActivities": {"before": now + 86_400, "after": 0, "page": 1, "per_page": 10},
         "getLapsByActivityId": {"id": world.activity},
         "getZonesByActivityId": {"id": world.activity},
+        "getActivityStreams": {"id": world.activity, "keys": "time,distance,heartrate,watts", "key_by_type": True},
+        "getSegmentEffortStreams": {"id": world.effort, "keys": "time,distance,latlng,moving", "key_by_type": False},
         "createSubscription": {"callback_url": "", "verify_token": "", **creds},  # filled in by `prepared`
         "listSubscriptions": creds,
         "deleteSubscription": {"id": 0, **creds},  # filled in by `prepared`
@@ -786,6 +788,8 @@ def test_every_operation_answers_as_documented(
                 "getEffortsBySegmentId",
                 "getLapsByActivityId",
                 "getZonesByActivityId",
+                "getActivityStreams",
+                "getSegmentEffortStreams",
                 "listSubscriptions",
                 "exploreSegments",
                 "getLoggedInAthleteZones",
@@ -954,6 +958,8 @@ ID_KINDS = {
     "updateActivityById": ("id", "activity"),
     "getLapsByActivityId": ("id", "activity"),
     "getZonesByActivityId": ("id", "activity"),
+    "getActivityStreams": ("id", "activity"),
+    "getSegmentEffortStreams": ("id", "effort"),
     "deleteSubscription": ("id", "subscription"),
 }
 

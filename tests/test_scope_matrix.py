@@ -8,7 +8,7 @@ a row in `ROWS` fails `test_every_operation_has_a_row`):
   and a refused write changes nothing.
 
 Then what a token without the `*read_all` scopes must never see: Only You activities (listings, reads, laps,
-zones, efforts), private segments (read, starred, explore, efforts, activity details), the privacy zone
+zones, streams, efforts), private segments (read, starred, explore, efforts, activity details), the privacy zone
 around the athlete's home (polylines and start/end points within 400 m), and the detailed athlete.
 
 | § | row | what (issue 2, "Tests": the scope matrix; spec §5.2, §4.2) | test |
@@ -17,7 +17,7 @@ around the athlete's home (polylines and start/end points within 400 m), and the
 | 5.2 | all | granted (minimal set) works | test_minimal_scopes_work |
 | 5.2 | all | missing scope refused: 401 `<scope>_permission` missing, no change | test_missing_scope_is_refused |
 | 5.6 | — | no token / bad token → 401 on every operation | test_no_token_or_a_bad_token_is_401 |
-| 5.2 | 6 | Only You activities need activity:read_all (listings, reads, laps, zones) | test_only_me_activities_are_never_listed_or_read_without_activity_read_all |
+| 5.2 | 6 | Only You activities need activity:read_all (listings, reads, laps, zones, streams) | test_only_me_activities_are_never_listed_or_read_without_activity_read_all |
 | 5.2 | 6 | efforts of Only You activities need activity:read_all | test_efforts_of_only_me_activities_are_never_listed_without_activity_read_all, test_segment_stats_leave_out_only_me_efforts_without_activity_read_all |
 | 5.2 | 2 | private segments need read_all (read, starred, explore, efforts) | test_private_segments_are_invisible_without_read_all, test_private_segments_do_not_show_through_efforts_without_read_all |
 | 5.2 | 5 | privacy-zone data needs activity:read_all | test_privacy_zone_is_cut_without_activity_read_all |
@@ -110,6 +110,13 @@ ROWS: dict[str, Row] = {
     "getLoggedInAthleteActivities": Row(("activity:read",), lambda w: ("GET", "/athlete/activities", {})),
     "getLapsByActivityId": Row(("activity:read",), lambda w: ("GET", f"/activities/{w.activity}/laps", {})),
     "getZonesByActivityId": Row(("activity:read",), lambda w: ("GET", f"/activities/{w.activity}/zones", {})),
+    "getActivityStreams": Row(
+        ("activity:read",), lambda w: ("GET", f"/activities/{w.activity}/streams", {"params": {"keys": "time"}})
+    ),
+    "getSegmentEffortStreams": Row(
+        ("activity:read", "read_all"),
+        lambda w: ("GET", f"/segment_efforts/{w.effort}/streams", {"params": {"keys": "time"}}),
+    ),
 }
 
 TOKEN_OPERATIONS = [op for op in OPERATIONS if op.auth == "token"]
@@ -260,8 +267,8 @@ def test_only_me_activities_are_never_listed_or_read_without_activity_read_all(s
         listed += ok(sb.get(grant, "/athlete/activities", params={"page": page, "per_page": 200}))
     assert listed and not hidden & {a["id"] for a in listed}
     assert not any(a["private"] or a["visibility"] == "only_me" for a in listed)
-    for path in ("", "/laps", "/zones"):
-        response = sb.get(grant, f"/activities/{only_me['activity']}{path}")
+    for path in ("", "/laps", "/zones", "/streams"):
+        response = sb.get(grant, f"/activities/{only_me['activity']}{path}", params={"keys": "time"} if path else {})
         assert_missing_scope(response, "activity:read_all")
     for after in (0, 10**9):  # oldest-first and newest-first listings alike
         assert not hidden & {

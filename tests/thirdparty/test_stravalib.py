@@ -132,6 +132,28 @@ def test_another_athletes_stats_are_401_in_both_flavours(connected: Connected, f
     assert "currently authenticated athlete" in str(raised.value)
 
 
+def test_activity_and_effort_streams(connected: Connected, flavor: str) -> None:
+    """stravalib asks with key_by_type=true and reads the keyed StreamSet: in both flavours (the real one adds
+    `distance` and `time` to what was asked for, sandbox/world_streams.py)."""
+    client = connected.client
+    activity_id = next(a.id for a in client.get_activities(limit=10) if a.has_heartrate)
+    detail = client.get_activity(activity_id)
+    streams = client.get_activity_streams(activity_id, types=["heartrate", "altitude"])
+    assert set(streams) == {"heartrate", "altitude"} | ({"distance", "time"} if flavor == "real" else set())
+    heartrate = list(streams["heartrate"].data or [])
+    assert streams["heartrate"].original_size == len(heartrate) == (detail.moving_time or 0) + 1
+    assert streams["heartrate"].resolution == "high" and streams["heartrate"].series_type == "distance"
+    assert max(heartrate) == detail.max_heartrate
+    everything = client.get_activity_streams(activity_id)  # stravalib asks for every type when given none
+    assert {"time", "distance", "latlng", "moving"} <= set(everything)
+    assert list(everything["time"].data or [])[-1] == detail.elapsed_time
+    effort = next(iter(detail.segment_efforts or []), None)
+    if effort is not None:
+        part = client.get_effort_streams(effort.id, types=["time", "distance"])
+        times = list(part["time"].data or [])
+        assert times == list(everything["time"].data or [])[effort.start_index : (effort.end_index or 0) + 1]
+
+
 def test_missing_activity_is_object_not_found(connected: Connected) -> None:
     with pytest.raises(exc.ObjectNotFound):
         connected.client.get_activity(9_000_000_000_000)
