@@ -192,13 +192,11 @@ def disconnect(athlete_id: int, yes: bool) -> None:
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
     if reader is None or all(a.athlete_id != athlete_id for a in reader.athletes()):
-        raise click.ClickException(f"athlete {athlete_id} is not connected: `fitsync athletes` lists who is connected")
+        raise _not_connected(athlete_id)
     with open_client(config, app=False) as client:
         record = client.tokens.athlete(athlete_id)
         if record is None:
-            raise click.ClickException(
-                f"athlete {athlete_id} is not connected: `fitsync athletes` lists who is connected"
-            )
+            raise _not_connected(athlete_id)
         from fitsync.resources.warehouse import warehouse_of  # DuckDB loads in a third of a second: only here
 
         counted = _warehouse_rows(warehouse_of(client.config), athlete_id)
@@ -209,27 +207,46 @@ def disconnect(athlete_id: int, yes: bool) -> None:
             "Disconnect them?",
             yes,
         )
-        from fitsync.pipelines.instance import instance  # Dagster loads slowly: only once it is agreed
-        from fitsync.pipelines.purge import purge_everything
-
-        try:
-            token = client.tokens.access_token(athlete_id)
-            revoked = oauth.deauthorize(client.config, client.transport, token.reveal())
-        except (FitsyncError, httpx.HTTPError) as error:
-            click.secho(
-                f"could not revoke at the service ({type(error).__name__}: {error}); deleting the local tokens anyway",
-                fg="yellow",
-            )
-            revoked = False
-        # The service's deauthorization event will name an athlete fitsync no longer knows: purge now.
-        state, rows = purge_everything(client, athlete_id)
-        dagster_instance = instance(client.config.home)
-        if dagster_instance.has_dynamic_partition("athletes", str(athlete_id)):
-            dagster_instance.delete_dynamic_partition("athletes", str(athlete_id))
+        # Seconds of work (the revocation, Dagster loading, the deletions): said while it goes, not in silence.
+        with screen.doing(
+            screen.console(stderr=True), f"athlete {athlete_id}: revoking access and deleting their data…"
+        ):
+            revoked, state, rows = _revoke_and_purge(client, athlete_id)
     click.echo(
         f"Disconnected athlete {athlete_id}"
         + ("" if revoked else " (the service had already revoked access)")
         + f"; removed {_removed(rows)} and {sum(state.values()):,} state rows"
+    )
+
+
+def _revoke_and_purge(client: FitsyncClient, athlete_id: int) -> tuple[bool, dict[str, int], dict[str, int]]:
+    """Revoke at the service (a failure said, the local data going anyway), purge everything of the athlete, drop
+    their Dagster partition: (revoked, state rows, warehouse rows removed)."""
+    from fitsync.pipelines.instance import instance  # Dagster loads slowly: only once it is agreed
+    from fitsync.pipelines.purge import purge_everything
+
+    try:
+        token = client.tokens.access_token(athlete_id)
+        revoked = oauth.deauthorize(client.config, client.transport, token.reveal())
+    except (FitsyncError, httpx.HTTPError) as error:
+        click.secho(
+            f"could not revoke at the service ({type(error).__name__}: {error}); deleting the local tokens anyway",
+            fg="yellow",
+            err=True,
+        )
+        revoked = False
+    # The service's deauthorization event will name an athlete fitsync no longer knows: purge now.
+    state, rows = purge_everything(client, athlete_id)
+    dagster_instance = instance(client.config.home)
+    if dagster_instance.has_dynamic_partition("athletes", str(athlete_id)):
+        dagster_instance.delete_dynamic_partition("athletes", str(athlete_id))
+    return revoked, state, rows
+
+
+def _not_connected(athlete_id: int) -> click.BadParameter:
+    """A usage error (exit 2), as `fitsync sync --athlete` of one not connected: the id given is not one to act on."""
+    return click.BadParameter(
+        f"athlete {athlete_id} is not connected: `fitsync athletes` lists who is connected", param_hint="'ATHLETE_ID'"
     )
 
 

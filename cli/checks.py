@@ -288,9 +288,7 @@ def _warehouse(path: Path) -> Check:
         with db.reading(path, timeout=5) as conn:
             version = conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0]
             duckdb_version = conn.execute("SELECT version()").fetchall()[0][0]
-            blocks, block_size = conn.execute("SELECT total_blocks, block_size FROM pragma_database_size()").fetchall()[
-                0
-            ]
+            needed = _bytes_in_use(conn)
     except Exception as error:  # noqa: BLE001 (busy or damaged: either way the line says which)
         first = str(error).splitlines()[0]
         if SHORT_READ in first:  # its blocks end before the file does: cut short, not busy
@@ -301,12 +299,12 @@ def _warehouse(path: Path) -> Check:
             f"{path}: {first}",
             f"if another session holds it, close that; else it is damaged: {REBUILD.format(path=path)}",
         )
-    promised, size = blocks * block_size, path.stat().st_size
-    if size < promised:  # cut short (a copy interrupted, a full disk): queries of the missing blocks would fail
+    size = path.stat().st_size
+    if size < needed:  # cut short (a copy interrupted, a full disk): queries of the missing blocks would fail
         return Check(
             "warehouse",
             False,
-            f"{path}: {size:,} bytes of the {promised:,} its header counts: truncated",
+            f"{path}: {size:,} bytes, but the blocks in use end at byte {needed:,}: truncated",
             REBUILD.format(path=path),
         )
     latest = max(v for v, _, _ in db.migration_scripts())
@@ -316,6 +314,39 @@ def _warehouse(path: Path) -> Check:
         f"schema {version} of {latest}, DuckDB {duckdb_version}",
         "upgrade fitsync: the warehouse is newer",
     )
+
+
+# A DuckDB file starts with its headers: the main one and the two database headers, 4 KiB each; block n follows at
+# HEADERS + n × block_size.
+DUCKDB_HEADERS = 3 * 4096
+
+
+def _bytes_in_use(conn: Any) -> int:
+    """Where the blocks the warehouse uses end in its file: a healthy file is at least this long. Not total_blocks ×
+    block_size: total_blocks counts free blocks too, and a checkpoint cuts free blocks off the file's end while the
+    count read at the next open keeps them. The blocks in use: every persistent segment's (pragma_storage_info, with
+    its additional blocks), the metadata blocks (pragma_metadata_info), and at least used_blocks of them
+    (pragma_database_size, which counts the index blocks the other two do not name)."""
+    block_size, used = conn.execute("SELECT block_size, used_blocks FROM pragma_database_size()").fetchall()[0]
+    tables = [
+        (schema, name)
+        for schema, name in conn.execute(
+            "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database() "
+            "AND NOT temporary"
+        ).fetchall()
+    ]
+    highest = -1
+    for schema, name in tables:
+        quoted = '"' + schema.replace('"', '""') + '"."' + name.replace('"', '""') + '"'
+        row = conn.execute(
+            "SELECT max(greatest(block_id, list_max(additional_block_ids))) FROM pragma_storage_info(?) "
+            "WHERE persistent",
+            [quoted],
+        ).fetchall()[0][0]
+        highest = max(highest, row if row is not None else -1)
+    meta = conn.execute("SELECT max(block_id) FROM pragma_metadata_info()").fetchall()[0][0]
+    highest = max(highest, meta if meta is not None else -1)
+    return DUCKDB_HEADERS + max(highest + 1, used) * block_size
 
 
 def _warehouse_checks(config: Config) -> Iterator[Check]:

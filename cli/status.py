@@ -52,6 +52,7 @@ def status(as_json: bool) -> None:
         return
     report = collect(reader, last_runs(config.home, [a.athlete_id for a in reader.athletes()]))
     _note_unavailable_zones(reader, report["athletes"])
+    _note_time_left(reader, report["athletes"])
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
@@ -86,6 +87,22 @@ def _note_unavailable_zones(reader: Any, athletes: list[dict[str, Any]]) -> None
         )
 
 
+def _note_time_left(reader: Any, athletes: list[dict[str, Any]]) -> None:
+    """`pending.time_left_seconds`: how long the queued calls take against what is left of both rate windows, as
+    `fitsync sync` estimates it while it runs (sync_waits.time_left: the governor's seconds_for, the same reserve);
+    null when nothing is queued."""
+    import time
+
+    from .sync_waits import calls_queued, time_left
+
+    config = reader.config
+    lines, now = reader.budget(), time.time()
+    lengths = {"short": config.short_window, "long": config.long_window}
+    for a in athletes:
+        left = time_left(calls_queued(reader.store, a["athlete_id"]), lines, now, lengths, config.bulk_reserve)
+        a["pending"]["time_left_seconds"] = None if left is None else round(left, 1) if left != float("inf") else -1
+
+
 def first_steps(config: Config) -> str:
     """The commands that set up a home from where it is: credentials first, then an athlete."""
     if config.client_id and config.client_secret:
@@ -110,6 +127,7 @@ def _athletes_table(athletes: list[dict[str, Any]]) -> Table:
         "status",
         "known",
         "pending details / zones",
+        "time left",
         "next (newest first)",
         "last listing",
         "last run",
@@ -123,11 +141,23 @@ def _athletes_table(athletes: list[dict[str, Any]]) -> Table:
             str(a["known_activities"]),
             f"{a['pending']['details']} / "
             + ("not available" if a["pending"].get("zones_unavailable") else str(a["pending"]["zones"])),
+            _time_left(a["pending"].get("time_left_seconds")),
             _span(a["pending"]),
             ago(a["last_listing_at"]) if a["last_listing_at"] else "never",
             _last_sync(run, a["last_nothing_new_at"]),
         )
     return table
+
+
+def _time_left(seconds: float | None) -> str:
+    """About how long the queued calls take (the rate windows' waits included), as a person reads it."""
+    from .sync_waits import duration
+
+    if seconds is None:
+        return "—"
+    if seconds < 0:
+        return "over a year"
+    return f"about {duration(seconds)}"
 
 
 def _budget_table(windows: list[dict[str, Any]]) -> Table:

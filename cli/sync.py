@@ -131,6 +131,13 @@ def sync(
                 if found.nothing_new:
                     summaries.append(_nothing_new(out, athlete_id, found, time.monotonic() - started))
                     continue
+                if (unanswered := _unreachable(config, found.error)) is not None:
+                    # nothing was sent: a run (Dagster loading for seconds, its steps retrying each) would meet the
+                    # same silence; the error is said now instead
+                    summary = sync_summary.unreachable(athlete_id, found.calls, time.monotonic() - started, unanswered)
+                    summaries.append(summary)
+                    _tell(out, summary, verbose=verbose)
+                    continue
                 if found.budget_until is not None:  # a run now would wait, or stop at once, the same
                     summary = sync_summary.budget_spent(
                         athlete_id, found.calls, time.monotonic() - started, found.budget_until
@@ -173,6 +180,23 @@ def _confirm_shrink(client: FitsyncClient, targets: list[int], yes: bool) -> Non
         "Sync and delete them?",
         yes,
     )
+
+
+def _unreachable(config: Config, error: Exception | None) -> str | None:
+    """The message for a check the service left unanswered, every retry refused or timed out while connecting (the
+    request never reached it); None for any other outcome, which the run meets and reports itself."""
+    from urllib.parse import urlsplit
+
+    import httpx
+
+    from fitsync.client.explain import unreachable
+    from fitsync.client.transport import NOT_SENT, ServiceUnresponsive
+
+    if not isinstance(error, (*NOT_SENT, ServiceUnresponsive)):
+        return None
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(config.base_url))
+    cause = error if isinstance(error, httpx.HTTPError) else (error.__cause__ or error)
+    return unreachable(origin, str(cause) or type(cause).__name__) + ", then run `fitsync sync` again"
 
 
 def _nothing_new(

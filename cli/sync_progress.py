@@ -16,11 +16,11 @@ from dagster import DagsterEventType, DagsterInstance
 from rich.console import Console
 from rich.text import Text
 
-from fitsync.client.rate_governor import Wait, current_waits, seconds_for
+from fitsync.client.rate_governor import Wait, current_waits
 from fitsync.client.runtime import FitsyncClient
 from fitsync.sync import progress
 
-from .sync_waits import describe_wait, duration
+from .sync_waits import SECONDS_PER_CALL, calls_queued, describe_wait, duration, time_left
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,6 @@ PHASES: dict[str, str] = {
 QUEUES: dict[str, str] = {"details": "detail", "activity zones": "zones"}
 NOT_A_SUBSCRIBER = "not fetched: the athlete is not a subscriber"
 STARTING = "starting the Dagster run…"  # until the run's first step starts
-SECONDS_PER_CALL = 0.25  # until the run has made enough calls to measure its own pace
 
 
 @dataclass
@@ -140,23 +139,20 @@ class SyncProgress:
         return phases
 
     def _eta(self) -> float | None:
-        """Calls still queued (details, then zones unless the athlete has no subscription) at the pace measured so
-        far, fitted into what is left of the 15-minute and daily windows."""
+        """Calls still queued at the pace measured so far, fitted into what is left of the 15-minute and daily
+        windows (sync_waits.time_left, as `fitsync status` estimates it)."""
         store, aid = self.client.store, self.athlete_id
-        calls = progress.count_needing(store, aid, "detail")
-        if not progress.known_non_subscriber(store, aid):
-            calls += progress.count_needing(store, aid, "zones")
+        calls = calls_queued(store, aid)
         if not calls:
             return None
-        lines = self.client.governor.snapshot()
+        governor = self.client.governor
+        lines = governor.snapshot()
         used = sum(x.used for x in lines if (x.window, x.budget) == ("long", "overall"))
         self._calls_at_start = used if self._calls_at_start is None else self._calls_at_start
         working = time.monotonic() - self._started - self._waited
         made = used - self._calls_at_start
         pace = working / made if made >= 10 else SECONDS_PER_CALL
-        return seconds_for(
-            calls, lines, time.time(), self.client.governor.lengths, pace, self.client.governor.bulk_reserve
-        )
+        return time_left(calls, lines, time.time(), governor.lengths, governor.bulk_reserve, pace)
 
     def _paint(self) -> None:
         if self.plain:

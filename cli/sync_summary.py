@@ -9,6 +9,7 @@ or host is syncing is "busy", said on its own line and no reason for a non-zero 
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -98,25 +99,63 @@ def budget_spent(athlete_id: int, calls: int, seconds: float, until: float) -> A
     )
 
 
+def unreachable(athlete_id: int, calls: int, seconds: float, message: str) -> AthleteSummary:
+    """The service did not answer the check before any run: failed, no run started."""
+    return AthleteSummary(
+        athlete_id,
+        "failed",
+        calls,
+        seconds,
+        failures=[{"step": "nothing-new check", "error": message}],
+        lines=[f"athlete {athlete_id}: {message} (no run was started)"],
+    )
+
+
 def from_outcome(outcome: SyncOutcome, athlete_id: int, seconds: float) -> AthleteSummary:
     """The athlete's run, counted per asset, with its verdict."""
     if outcome.busy:
         return AthleteSummary(athlete_id, "busy", seconds=seconds, lines=[outcome.busy])
     assets = _assets(outcome.metadata)
     summary = AthleteSummary(athlete_id, "ok", sum(a.calls for a in assets.values()), seconds, list(assets.values()))
-    summary.failures = [{"step": step, "error": error} for step, error in outcome.failures]
-    if outcome.error:
-        summary.lines.append(outcome.error)
-    summary.lines += outcome.left_out()
+    summary.failures = [{"step": step, "error": _unnamed(athlete_id, error)} for step, error in outcome.failures]
+    if outcome.failures:  # the run's error line again, each step's message without the athlete its line names
+        summary.lines.append(f"athlete {athlete_id}: " + _by_message(summary.failures))
+    elif outcome.error:
+        summary.lines.append(named_once(athlete_id, outcome.error))
+    summary.lines += [named_once(athlete_id, line) for line in outcome.left_out()]
     early = outcome.stopped_early()
     if early:
         summary.lines.append(
-            f"athlete {athlete_id}: stopped early, {early[0]}; `fitsync sync` continues where this stopped"
+            named_once(
+                athlete_id,
+                f"athlete {athlete_id}: stopped early, {early[0]}; `fitsync sync` continues where this stopped",
+            )
         )
     summary.verdict = (
         "failed" if not outcome.success else "left out" if outcome.left_out() else "partial" if early else "ok"
     )
     return summary
+
+
+def _unnamed(athlete_id: int, text: str) -> str:
+    """A step's message without the "athlete N: " it may begin with (the line it goes in names the athlete)."""
+    return text.removeprefix(f"athlete {athlete_id}: ")
+
+
+def named_once(athlete_id: int, line: str) -> str:
+    """The line beginning "athlete N: " and naming the athlete there only: the messages of steps and loads that it
+    joins begin with it too ("athlete 7: activities: athlete 7: …" becomes "athlete 7: activities: …")."""
+    who = f"athlete {athlete_id}"
+    body = re.sub(rf"(?<=[:;,] ){re.escape(who)}: ", "", line.removeprefix(f"{who}: "))
+    return body if body.startswith(f"{who} ") else f"{who}: {body}"
+
+
+def _by_message(failures: list[dict[str, str]]) -> str:
+    """One part per distinct message, naming the steps that failed with it (as the run's own error line)."""
+    steps: dict[str, list[str]] = {}
+    for failure in failures:
+        steps.setdefault(failure["error"], []).append(failure["step"])
+    return "; ".join(f"{', '.join(names)}: {text}" for text, names in steps.items())
 
 
 def _assets(metadata: dict[str, dict[str, Any]]) -> dict[str, AssetLine]:

@@ -6,14 +6,47 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
 
-from fitsync.client.rate_governor import Wait, current_waits
+from fitsync.client.rate_governor import BudgetLine, Wait, current_waits, seconds_for
+
+if TYPE_CHECKING:
+    from fitsync.state.store import StateStore
 
 WINDOW_NAMES = {900: "15-minute", 86400: "daily"}
 POLL_SECONDS = 0.5
+SECONDS_PER_CALL = 0.25  # a call's own time, until a run has made enough calls to measure its pace
+
+
+def calls_queued(store: StateStore, athlete_id: int) -> int:
+    """The read calls the athlete's queues still hold: a detail per activity needing one, and zones per activity
+    needing them unless the athlete is known to have no subscription (those are not asked for while that lasts)."""
+    from fitsync.state import progress
+    from fitsync.state.athletes import known_non_subscriber
+
+    calls = progress.count_needing(store, athlete_id, "detail")
+    if not known_non_subscriber(store, athlete_id):
+        calls += progress.count_needing(store, athlete_id, "zones")
+    return calls
+
+
+def time_left(
+    calls: int,
+    lines: list[BudgetLine],
+    now: float,
+    lengths: dict[str, int],
+    reserve: float,
+    seconds_per_call: float = SECONDS_PER_CALL,
+) -> float | None:
+    """How long `calls` take, fitted into what is left of the 15-minute and daily windows (the rate governor's own
+    seconds_for, the same reserve for bulk work): the estimate `fitsync sync` shows while it runs and `fitsync status`
+    between runs. None when nothing is queued."""
+    if not calls:
+        return None
+    return seconds_for(calls, lines, now, lengths, seconds_per_call, reserve)
 
 
 def duration(seconds: float) -> str:

@@ -3,12 +3,18 @@ stores the service's events in the inbox (serve)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import click
+from rich.table import Table
 
 from fitsync.client.errors import ApiError, FitsyncError
 
+from . import screen
 from .athletes import open_client
 from .confirm import confirm, yes_option
+from .relative_time import ago
 
 DEFAULT_PORT = 8710  # of `serve`
 DEFAULT_PREFIX = "/webhooks"
@@ -90,14 +96,22 @@ def status(as_json: bool) -> None:
         ]
         click.echo(json.dumps(whole, indent=2))
         return
-    rows = [
-        {"id": sub.id, "callback_url": masked(str(sub.get("callback_url"))), "created_at": sub.get("created_at")}
-        for sub in subs
-    ]
-    if not rows:
+    if not subs:
         click.echo("No subscription.")
-    for row in rows:
-        click.echo(f"{row['id']}\t{row['callback_url']}\tcreated {row['created_at']}")
+        return
+    screen.console().print(_subscriptions_table(subs, masked))
+
+
+def _subscriptions_table(subs: list[Any], masked: Callable[[str], str]) -> Table:
+    """A row per subscription, as `fitsync athletes` shows its table (scripts use --json): its callback address with
+    the secret path masked, and when it was created, relative and local."""
+    table = Table(title="Webhook subscriptions (this app)")
+    for column in ("subscription", "callback address", "created"):
+        table.add_column(column)
+    for sub in subs:
+        created = sub.get("created_at")
+        table.add_row(str(sub.id), masked(str(sub.get("callback_url"))), ago(created) if created else "—")
+    return table
 
 
 SECRET = "<secret>"  # what stands for a secret in an address shown whole (as `webhooks serve` says it)

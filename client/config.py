@@ -352,7 +352,9 @@ class _File(PydanticBaseSettingsSource):
             raise ConfigError(f"{self.path}: not valid TOML ({error})") from None
         for name in values:
             if name not in Config.settings():
-                raise ConfigError(f"{self.path}: unknown setting {name!r}")
+                from .config_file import unknown_setting
+
+                raise ConfigError(unknown_setting(self.path, name, list(Config.settings())))
         return self.reading.found(values, str(self.path))
 
 

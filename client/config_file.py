@@ -4,8 +4,10 @@ both places."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
+import re
 import textwrap
 import time
 from pathlib import Path
@@ -27,6 +29,27 @@ def allowed(annotation: Any, metadata: list[Any]) -> str:
     )
     bounds = [form.format(getattr(m, name)) for m in metadata for name, form in BOUNDS.items() if hasattr(m, name)]
     return " ".join([kind, ", ".join(bounds)]).strip()
+
+
+def unknown_setting(path: Path, name: str, known: list[str]) -> str:
+    """The error for a key of `path` that is no setting: the file, the key's line, and the closest setting (a typo:
+    `tiemout` → `timeout`), or where the settings are listed."""
+    line = _line_of(path, name)
+    where = f"{path}, line {line}" if line else str(path)
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean `{close[0]}`?" if close else "docs/configuration.md lists the settings"
+    return f"{where}: unknown setting {name!r}: {hint}"
+
+
+def _line_of(path: Path, name: str) -> int | None:
+    """The line (1-based) that sets top-level key `name` (bare or quoted), or opens table [name]."""
+    key = re.escape(name)
+    pattern = re.compile(rf"""^\s*(?:(?:{key}|"{key}"|'{key}')\s*[=.]|\[\[?\s*(?:{key}|"{key}"|'{key}')\s*[\].])""")
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return next((number for number, text in enumerate(lines, 1) if pattern.match(text)), None)
 
 
 def _toml(value: Any) -> str:

@@ -255,6 +255,12 @@ def _refused_budget(response: httpx.Response) -> str:
 
 def _log_retry(method: str, url: str, state: RetryCallState) -> None:
     error = state.outcome.exception() if state.outcome else None
+    pause = state.next_action.sleep if state.next_action else 0.0
     log.warning(
-        "retrying %s %s after %s (attempt %d)", method, url_path(url), type(error).__name__, state.attempt_number
+        "retrying %s %s after %s (attempt %d) in %.1f s",
+        method,
+        url_path(url),
+        type(error).__name__,
+        state.attempt_number,
+        pause,
     )

@@ -32,6 +32,7 @@ class Check:
     calls: int
     why: str  # what was found (a run follows), or what was compared
     budget_until: float | None = None  # the budget is spent past --max-wait until then: a run would do nothing
+    error: Exception | None = None  # what stopped the check (a run would meet it again, e.g. a service not answering)
 
 
 def waiting(client: FitsyncClient, aid: int) -> str | None:
@@ -87,7 +88,7 @@ def check(client: FitsyncClient, aid: int, *, priority: str, max_wait: float) ->
     except Exception as error:  # the run meets it again and reports it properly
         log.debug("nothing-new check of athlete %s: %s", aid, error)
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        return Check(False, client.transport.calls - before, f"the check could not finish ({first})")
+        return Check(False, client.transport.calls - before, f"the check could not finish ({first})", error=error)
     with store.transaction() as conn:
         progress.set_cursor(conn, aid, progress.NOTHING_NEW_AT, repr(time.time()))
     return Check(True, client.transport.calls - before, "the profile and the listing are as the last run saw them")

@@ -42,15 +42,55 @@ class Connection(Protocol):
     def close(self) -> None: ...
 
 
+# A file up to this size with no writer about is read whole into memory (read_only_connection).
+SNAPSHOT_BYTES = 64 * 2**20
+
+
 def read_only_connection(path: Path, wait: float) -> sqlite3.Connection:
-    """A connection to a SQLite file (WAL or not) that cannot write and creates nothing that stays. In a writable
-    folder an ordinary one refusing writes (query_only): the last connection to close removes the WAL's side files, as
-    after any process; in a read-only folder SQLite's read-only mode. Neither creates the database file."""
+    """A connection to a SQLite file (WAL or not) that cannot write and creates nothing, not even for a moment. With
+    no side file beside it (no writer about), a copy of the file in memory, taken while it did not change: SQLite's
+    own connections would create the WAL's -wal and -shm and remove them on closing, changing the folder. Else, in a
+    writable folder an ordinary one refusing writes (query_only): the last connection to close removes the side
+    files, as after any process; in a read-only folder SQLite's read-only mode. None creates the database file."""
+    snapshot = _snapshot(path)
+    if snapshot is not None:
+        return snapshot
     writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
     uri = f"file:{quote(str(path))}?mode={'rw' if writable else 'ro'}"
     conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=wait, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
     conn.execute("PRAGMA query_only = 1")
+    return conn
+
+
+def _snapshot(path: Path) -> sqlite3.Connection | None:
+    """The file as an in-memory database, when no side file (-wal, -shm, -journal) is there before or after it is read
+    and the file is the same (inode, size, modification time) after as before: nothing wrote it meanwhile. None
+    otherwise, or for a large file."""
+    sides = [path.with_name(path.name + side) for side in ("-wal", "-shm", "-journal")]
+    try:
+        before = path.stat()
+        if before.st_size > SNAPSHOT_BYTES or any(side.exists() for side in sides):
+            return None
+        data = bytearray(path.read_bytes())
+        after = path.stat()
+    except OSError:
+        return None
+    if any(side.exists() for side in sides) or (before.st_ino, before.st_size, before.st_mtime_ns) != (
+        after.st_ino,
+        after.st_size,
+        after.st_mtime_ns,
+    ):
+        return None
+    if len(data) >= 20 and data[18] == data[19] == 2:  # WAL mode, which a database in memory cannot use
+        data[18] = data[19] = 1
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    try:
+        conn.deserialize(bytes(data))
+        conn.execute("PRAGMA query_only = 1")
+    except sqlite3.Error:  # not a database, or damaged: SQLite's own connection says so as it would have
+        conn.close()
+        return None
     return conn
 
 

@@ -104,6 +104,14 @@ def test_sync_of_an_athlete_that_is_not_connected_is_a_usage_error(sb: Harness, 
     assert synced.returncode == 2, synced.stderr
     assert f"athlete {stranger} is not connected: run `fitsync connect`" in synced.stderr
     assert "`fitsync athletes` lists who is connected" in synced.stderr and "Traceback" not in synced.stderr
+    # disconnecting them is the same usage error, in one Error line, and the connected athlete stays
+    gone = fitsync(env_for(home), "disconnect", str(stranger), "--yes")
+    assert gone.returncode == 2 and "Traceback" not in gone.stderr, gone.stderr
+    [line] = [line for line in gone.stderr.splitlines() if line.startswith("Error")]
+    assert f"athlete {stranger} is not connected: `fitsync athletes` lists who is connected" in line, line
+    assert [a["athlete_id"] for a in json.loads(fitsync(env_for(home), "athletes", "--json").stdout)] == [
+        home.athlete_id
+    ]
 
 
 def test_status_says_how_each_athlete_stands(sb: Harness, connect: Connect) -> None:
@@ -121,6 +129,7 @@ def test_status_says_how_each_athlete_stands(sb: Harness, connect: Connect) -> N
         "details_from": None,
         "details_to": None,
         "zones_unavailable": None,
+        "time_left_seconds": None,
     }
     assert athlete["last_listing_at"]
     assert athlete["last_run"]["status"] == "SUCCESS" and athlete["last_run"]["job"] == "sync_athlete"
@@ -236,6 +245,22 @@ def test_doctor_checks_everything_and_names_each_fix(sb: Harness, connect: Conne
     assert "fitsync connect" in revoked.stdout
 
 
+def cut_through_data(warehouse: Path) -> int:
+    """The size that cuts the last 256 KB off the file, and more when needed to reach into the last block holding a
+    table's data: a block cut off the end may be a free one, which no query reads (the data is all there, and the next
+    write extends the file again), so cutting only that is no damage."""
+    import duckdb
+
+    with duckdb.connect(str(warehouse), read_only=True) as conn:
+        block_size = conn.execute("SELECT block_size FROM pragma_database_size()").fetchall()[0][0]
+        tables = conn.execute("SELECT table_name FROM duckdb_tables() WHERE NOT temporary").fetchall()
+        highest = max(
+            conn.execute(f"SELECT coalesce(max(block_id), -1) FROM pragma_storage_info('{t}')").fetchall()[0][0]
+            for (t,) in tables
+        )
+    return min(warehouse.stat().st_size - 256 * 1024, 3 * 4096 + highest * block_size + block_size // 2)
+
+
 def test_doctor_names_a_damaged_state_and_a_truncated_warehouse(sb: Harness, connect: Connect) -> None:
     """A state.db with damaged pages and a warehouse.duckdb cut short (a copy interrupted): doctor goes on past the
     first, names both files and the `mv` to run; a sync says the state is damaged in one line."""
@@ -256,7 +281,7 @@ def test_doctor_names_a_damaged_state_and_a_truncated_warehouse(sb: Harness, con
     with state.open("r+b") as file:  # the pages after the first: the athletes' and the other tables' roots
         file.seek(page)
         file.write(os.urandom(4 * page))
-    os.truncate(warehouse, warehouse.stat().st_size - 256 * 1024)  # its last block: it still opens
+    os.truncate(warehouse, cut_through_data(warehouse))  # it still opens
     doctor = fitsync(env, "doctor")
     assert doctor.returncode == 1 and "Traceback" not in doctor.stdout + doctor.stderr, doctor.stdout + doctor.stderr
     failed = {line.split(":")[0][2:]: line for line in doctor.stdout.splitlines() if line.startswith("✗ ")}
@@ -270,3 +295,77 @@ def test_doctor_names_a_damaged_state_and_a_truncated_warehouse(sb: Harness, con
     synced = fitsync(env, "sync")
     assert synced.returncode == 1 and "Traceback" not in synced.stderr, synced.stderr
     assert "is damaged" in synced.stderr and "fitsync doctor" in synced.stderr, synced.stderr
+
+
+def test_doctor_does_not_call_a_healthy_warehouse_truncated(sb: Harness, connect: Connect) -> None:
+    """After loads, deletions and CHECKPOINTs DuckDB cuts its free blocks off the file's end while the block count
+    it reads at the next open still counts them: the file is shorter than total_blocks × block_size, and healthy.
+    Doctor judges by the blocks in use (their ids, and how many there are), so it says ✓; the precondition is
+    asserted, so this fails with the old comparison."""
+    import duckdb
+
+    aid = add_athlete(sb)
+    record_many(sb, aid, 3, oldest_days=10)
+    home = connect(aid)
+    home.sync()
+    record_many(sb, aid, 3, oldest_days=5)
+    home.sync()  # a second load
+    with duckdb.connect(str(home.warehouse)) as conn:  # loads and deletions as big as a long history's
+        conn.execute("CREATE TABLE bulk AS SELECT range AS i, random() AS r, repeat('x', 60) AS s FROM range(400000)")
+        conn.execute("CHECKPOINT")
+        conn.execute("INSERT INTO bulk SELECT range, random(), repeat('y', 60) FROM range(200000)")
+        conn.execute("CHECKPOINT")
+        conn.execute("DELETE FROM bulk WHERE i > 1000")
+        conn.execute("DROP TABLE bulk")
+        conn.execute("CHECKPOINT")
+        conn.execute("CHECKPOINT")
+    with duckdb.connect(str(home.warehouse), read_only=True) as conn:
+        blocks, block_size = conn.execute("SELECT total_blocks, block_size FROM pragma_database_size()").fetchall()[0]
+        assert home.warehouse.stat().st_size < blocks * block_size  # what the old check took for a cut
+        assert conn.execute("SELECT count(*) FROM activities").fetchall()[0][0] == 6
+    doctor = fitsync(env_for(home), "doctor")
+    [line] = [line for line in doctor.stdout.splitlines() if line[2:].startswith("warehouse:")]
+    assert line.startswith("✓ warehouse: schema"), doctor.stdout
+
+
+def test_status_time_left_is_the_rate_governors_estimate(sb: Harness, connect: Connect) -> None:
+    """A known ledger (the 15-minute read window used past what interactive work may take) and a known queue (3
+    details and their zones): `status` says the time the governor's seconds_for gives, the wait for the window's
+    reset included, as `fitsync sync`'s progress does (both through sync_waits.time_left); not calls × pace alone."""
+    import time
+
+    from fitsync.client.rate_governor import RateGovernor, seconds_for
+    from fitsync.state import progress
+
+    aid = add_athlete(sb)
+    ids = record_many(sb, aid, 3, oldest_days=10)
+    home = connect(aid)
+    home.sync()
+    config = home.config
+    with home.store.transaction() as conn:
+        progress.request_refresh(conn, aid, ids, zones=True)  # 3 details + 3 zones queued
+    governor = RateGovernor(
+        home.store,
+        short_window=config.short_window,
+        long_window=config.long_window,
+        bulk_reserve=config.bulk_reserve,
+        boundary_guard=config.boundary_guard,
+    )
+    limits = {"X-RateLimit-Limit": "100,1000", "X-ReadRateLimit-Limit": "100,1000"}
+    governor.observe({**limits, "X-RateLimit-Usage": "98,98", "X-ReadRateLimit-Usage": "98,98"})
+    env = env_for(home)
+    asked_at = time.time()
+    shown = fitsync(env, "status", "--json")
+    assert shown.returncode == 0, shown.stderr
+    [athlete] = json.loads(shown.stdout)["athletes"]
+    assert (athlete["pending"]["details"], athlete["pending"]["zones"]) == (3, 3)
+    lines = governor.snapshot()
+    lengths = {"short": config.short_window, "long": config.long_window}
+    expected = seconds_for(6, lines, asked_at, lengths, 0.25, config.bulk_reserve)
+    reset = next(x.resets_at for x in lines if (x.window, x.budget) == ("short", "read"))
+    assert expected >= reset - asked_at  # the precondition: the queue waits for the window
+    left = athlete["pending"]["time_left_seconds"]
+    assert abs(left - expected) <= 5, (left, expected)  # the seconds the command took to start
+    table = fitsync({**env, "COLUMNS": "220"}, "status").stdout
+    row = next(line for line in table.splitlines() if str(aid) in line)
+    assert "time left" in table and re.search(r"about \d+ (m|s|h)", row), row

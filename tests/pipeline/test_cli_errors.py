@@ -3,6 +3,8 @@ no traceback (unless --debug asks for it)."""
 
 from __future__ import annotations
 
+import json
+import re
 import socket
 import subprocess
 import sys
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ..sandbox_harness import Harness
-from .conftest import REPO, Connect, add_athlete, subprocess_env
+from .conftest import REPO, Connect, add_athlete, record_many, subprocess_env
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
 pytestmark = pytest.mark.postgres_slow
@@ -130,23 +132,36 @@ def test_h_is_help_everywhere(tmp_path: Path) -> None:
 def test_a_sync_that_cannot_reach_the_service_names_the_athlete_the_address_and_the_fix(
     sb: Harness, connect: Connect
 ) -> None:
+    """--quiet means only what needs attention, so the answer to a silent wait is to make the error come fast, not to
+    add a progress line: the nothing-new check's GET /athlete already met a service that does not answer (every try
+    refused), so no Dagster run is started (loading Dagster, then each step retrying the same address, took ~15 s).
+    A first sync, or --full, has no such check: its run meets the silence and says it the same way, steps named.
+    The error names the athlete, the address and the fix; each retry before it says how long it waits. Checked by
+    what the home records (no run in its Dagster instance), not by a stopwatch."""
     aid = add_athlete(sb)
+    record_many(sb, aid, 2, oldest_days=5)
     home = connect(aid)
+    home.sync()  # synced once: the next sync checks for anything new first (a first sync goes straight to its run)
     port = closed_port()
-    done = fitsync(
-        "sync",
-        FITSYNC_HOME=str(home.config.home),
-        FITSYNC_MAX_RETRIES="1",
-        FITSYNC_BASE_URL=f"http://127.0.0.1:{port}/api/v3",
-    )
+    env = {"FITSYNC_HOME": str(home.config.home), "FITSYNC_BASE_URL": f"http://127.0.0.1:{port}/api/v3"}
+    done = fitsync("sync", "--quiet", FITSYNC_MAX_RETRIES="2", **env)
     assert done.returncode == 1, done.stderr
+    retry = next(line for line in done.stderr.splitlines() if line.startswith("retrying"))
+    assert re.search(r"after ConnectError \(attempt 1\) in \d+\.\d s$", retry), retry
     line = next(line for line in done.stderr.splitlines() if "does not answer" in line)
-    assert line.startswith(f"athlete {aid}: "), line
-    steps, says = line.removeprefix(f"athlete {aid}: ").split(": ", 1)  # one message for every step that failed
-    assert "athlete" in steps.split(", "), line
-    assert says.startswith(f"the service does not answer at http://127.0.0.1:{port}"), line
-    assert "base_url / FITSYNC_BASE_URL" in says, line
+    assert line.startswith(f"athlete {aid}: the service does not answer at http://127.0.0.1:{port}"), line
+    assert "base_url / FITSYNC_BASE_URL" in line and line.endswith("(no run was started)"), line
+    assert line.count(f"athlete {aid}") == 1, line
     assert "dagster._core" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout == ""
+    status = json.loads(fitsync("status", "--json", **env).stdout)
+    assert status["athletes"][0]["last_run"] is None  # no Dagster run was made for it
+
+    full = fitsync("sync", "--full", "--json", FITSYNC_MAX_RETRIES="1", **env)  # no check: the run meets it
+    assert full.returncode == 1 and json.loads(full.stdout)["athletes"][0]["verdict"] == "failed", full.stderr
+    line = next(line for line in full.stderr.splitlines() if "does not answer" in line)
+    steps, says = line.removeprefix(f"athlete {aid}: ").split(": ", 1)  # one message for every step that failed
+    assert "athlete" in steps.split(", ") and says.startswith("the service does not answer"), line
 
 
 def test_a_full_disk_is_one_line_naming_the_home_and_the_fix(tmp_path: Path) -> None:
@@ -181,15 +196,19 @@ def test_a_bad_config_file_is_one_line_naming_the_file_and_the_setting(tmp_path:
     file = home / "config.toml"
     secret = 'client_secret = "hunter2"\n'
     for text, says in (
-        ("timout = 5\n", "unknown setting 'timout'"),
-        ("timeout = \n", "not valid TOML"),
-        ("timeout = -5\n", "timeout has an invalid value -5: it should be greater than 0"),
-        ('nightly_timezone = "Mars/Olympus"\n', "nightly_timezone has an invalid value 'Mars/Olympus': it should be"),
+        # a typo: the file, the line and the closest setting (the secret's line comes first)
+        ("\n# the wait for an answer\ntiemout = 5\n", ", line 4: unknown setting 'tiemout': did you mean `timeout`?"),
+        ("timout = 5\n", ", line 2: unknown setting 'timout': did you mean `timeout`?"),
+        ('"max_retires" = 3\n', ", line 2: unknown setting 'max_retires': did you mean `max_retries`?"),
+        ("[zzz]\nq = 1\n", ", line 2: unknown setting 'zzz': docs/configuration.md lists the settings"),
+        ("timeout = \n", ": not valid TOML"),
+        ("timeout = -5\n", ": timeout has an invalid value -5: it should be greater than 0"),
+        ('nightly_timezone = "Mars/Olympus"\n', ": nightly_timezone has an invalid value 'Mars/Olympus': it should be"),
     ):
         file.write_text(secret + text)
         file.chmod(0o600)
         done = fitsync("athletes", FITSYNC_HOME=str(home))
-        assert done.returncode == 1 and f"{file}: {says}" in done.stderr, (text, done.stderr)
+        assert done.returncode == 1 and f"{file}{says}" in done.stderr, (text, done.stderr)
         assert "Traceback" not in done.stderr and "hunter2" not in done.stdout + done.stderr
         assert len([line for line in done.stderr.splitlines() if line.strip()]) == 1, done.stderr
 

@@ -179,9 +179,14 @@ def test_a_command_without_credentials_leaves_the_home_as_it_was(tmp_path: Path,
     if before == "empty":
         home.mkdir(mode=0o700)
     done = run(home, *args)
-    assert done.returncode == 1, done.stdout + done.stderr
+    # disconnecting someone never connected is a usage error (exit 2), as `sync --athlete` of one is
+    assert done.returncode == (2 if args[0] == "disconnect" else 1), done.stdout + done.stderr
     [line] = errors(done)
-    says = "not connected" if args[0] == "disconnect" else "no application credentials: run `fitsync init`"
+    says = (
+        "athlete 5 is not connected: `fitsync athletes` lists who is connected"
+        if args[0] == "disconnect"
+        else "no application credentials: run `fitsync init`"
+    )
     assert says in line, line
     assert (list(home.iterdir()) == []) if before == "empty" else not home.exists()
 

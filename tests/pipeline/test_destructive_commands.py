@@ -181,3 +181,14 @@ def test_allow_shrink_asks_first(sb: Harness, connect: Connect) -> None:
     assert done.returncode == 0, done.stderr
     assert warehouse_ids(home) == set()
     assert home.query("SELECT count(*) FROM deleted_activities") == [(3,)]
+
+
+def test_disconnect_says_what_it_does_while_it_works(sb: Harness, connect: Connect) -> None:
+    """The revocation, loading Dagster and the deletions take seconds: a line says what is going on before them
+    (on stderr, off a terminal once), so the command is never silent for seconds; the result follows on stdout."""
+    aid = add_athlete(sb)
+    home = connect(aid)
+    done = fitsync(home.config.home, "disconnect", str(aid), "--yes")
+    assert done.returncode == 0, done.stderr
+    assert f"athlete {aid}: revoking access and deleting their data…" in done.stderr, done.stderr
+    assert f"Disconnected athlete {aid}" in done.stdout and listed(home) == []

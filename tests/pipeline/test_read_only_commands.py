@@ -141,3 +141,48 @@ def test_webhooks_status_prints_json(sb: Harness, connect: Connect) -> None:
     text, shown = fitsync_in(env, "webhooks", "status"), fitsync_in(env, "webhooks", "status", "--json")
     assert shown.returncode == 0 and json.loads(shown.stdout) == [], shown.stderr
     assert text.returncode == 0 and text.stdout.strip() == "No subscription.", text.stderr
+
+
+def test_webhooks_status_is_a_table_like_athletes(sb: Harness, connect: Connect) -> None:
+    """A subscription shows as a rich table (as `fitsync athletes`), its secret path masked, its age relative; --json
+    keeps the whole address (secrets replaced) and the service's time stamp for scripts."""
+    from ..client.support import CallbackReceiver
+
+    home = connect(add_athlete(sb))
+    env = {**subprocess_env(home.config.home), "COLUMNS": "200"}
+    with CallbackReceiver() as receiver:
+        created = fitsync_in(env, "webhooks", "subscribe", "--callback-url", receiver.url)
+        assert created.returncode == 0, created.stderr
+        text, shown = fitsync_in(env, "webhooks", "status"), fitsync_in(env, "webhooks", "status", "--json")
+    assert shown.returncode == 0 and text.returncode == 0, text.stderr + shown.stderr
+    [sub] = json.loads(shown.stdout)
+    assert set(sub) == {"id", "callback_url", "created_at"}
+    lines = text.stdout.splitlines()
+    assert "Webhook subscriptions" in lines[0] and "┏" in text.stdout and "└" in lines[-1], text.stdout
+    header = next(line for line in lines if "subscription" in line and "┃" in line)
+    assert "callback address" in header and "created" in header, header
+    row = next(line for line in lines if f"│ {sub['id']} " in line)
+    assert "\t" not in text.stdout and re.search(r"just now|ago", row), row
+    assert f"{receiver.url}/" in row and "…" in row and sub["callback_url"] == f"{receiver.url}/<secret>", row
+
+
+def test_status_and_athletes_leave_every_folders_mtime_as_it_was(sb: Harness, connect: Connect) -> None:
+    """Not even for a moment: SQLite's own read connections to a WAL database create its -wal and -shm and remove them
+    on closing, which changes the folder's modification time (a backup or a sync tool sees a change). With no writer
+    about, state.db and Dagster's runs.db are read from a copy in memory (state/store.py), so the home's listing and
+    the mtimes of every file and folder stay as they were."""
+    aid, home, env = synced_by_cli(sb, connect, 2)
+    folder = home.config.home
+
+    def everything() -> dict[str, tuple[int, int]]:
+        return {
+            str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in [folder, *sorted(folder.rglob("*"))]
+        }
+
+    before = everything()
+    assert "dagster/history/runs.db" in before and not [p for p in before if p.endswith(("-wal", "-shm"))]
+    for args in (["status"], ["status", "--json"], ["athletes"], ["athletes", "--json"]):
+        done = fitsync_in(env, *args)
+        assert done.returncode == 0 and str(aid) in done.stdout, (args, done.stderr)
+        assert everything() == before, args

@@ -107,3 +107,38 @@ def test_rows_written_name_their_tables() -> None:
         "athletes 1" in shown
     ), shown
     assert "rows=" not in shown and "athlete_snapshots" not in shown
+
+
+def test_each_line_names_the_athlete_once() -> None:
+    """Step and load messages that begin with "athlete N: " themselves (a listing refused, rows left out) are joined
+    into lines that already name the athlete: each line says "athlete N" once, the JSON's step errors not at all."""
+    import io
+
+    from rich.console import Console
+
+    from fitsync.cli import sync_summary
+    from fitsync.pipelines.sync_runner import LEFT_OUT, SyncOutcome
+
+    refused = "athlete 7: the listing lacks 40 activities: nothing was deleted"
+    failed = SyncOutcome(
+        7,
+        False,
+        {},
+        f"athlete 7: activities: {refused}; activity_details: boom",
+        failures=(("activities", refused), ("activity_details", "boom")),
+    )
+    summary = sync_summary.from_outcome(failed, 7, 1.0)
+    assert summary.lines == [
+        "athlete 7: activities: the listing lacks 40 activities: nothing was deleted; activity_details: boom"
+    ]
+    assert [f["error"] for f in summary.failures] == ["the listing lacks 40 activities: nothing was deleted", "boom"]
+    out = Console(file=io.StringIO(), width=300)
+    sync_summary.render(out, summary, verbose=False)
+    assert all(line.count("athlete 7") <= 1 for line in out.file.getvalue().splitlines()), out.file.getvalue()
+
+    left = SyncOutcome(7, True, {"activity_details": {LEFT_OUT: "- athlete 7: 2 activities rows left out\n- odd"}})
+    assert sync_summary.from_outcome(left, 7, 1.0).lines == [
+        "athlete 7: 2 activities rows left out",
+        "athlete 7: odd",
+    ]
+    assert sync_summary.named_once(7, "athlete 7 is being synced elsewhere") == "athlete 7 is being synced elsewhere"
