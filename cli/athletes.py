@@ -252,12 +252,12 @@ def _not_connected(athlete_id: int) -> click.BadParameter:
 
 def _removed(rows: dict[str, int]) -> str:
     """What the purge removed, rows apart from files and folders (the question counted rows only: the two agree)."""
-    files = rows.get("document_files", 0)
+    files = {kind.removesuffix("_files"): n for kind, n in rows.items() if kind.endswith("_files") and n}
     folders = [kind.removesuffix("_folder") for kind, n in rows.items() if kind.endswith("_folder") and n]
-    counted = sum(n for kind, n in rows.items() if kind != "document_files" and not kind.endswith("_folder"))
+    counted = sum(n for kind, n in rows.items() if not kind.endswith(("_files", "_folder")))
     said = f"{counted:,} warehouse rows"
-    if files:
-        said += f", {files:,} document file{'s' if files != 1 else ''}"
+    for kind, n in files.items():  # document_files, stream_files
+        said += f", {n:,} {kind} file{'s' if n != 1 else ''}"
     if folders:
         said += f", their {' and '.join(folders)} folder{'s' if len(folders) > 1 else ''}"
     return said

@@ -39,6 +39,7 @@ def status(as_json: bool) -> None:
     Reads only: it creates and changes no file."""
     from fitsync.client.state_reader import StateReader
     from fitsync.pipelines.status import collect
+    from fitsync.pipelines.stream_queue import note_pending
 
     from .last_runs import last_runs
 
@@ -53,6 +54,7 @@ def status(as_json: bool) -> None:
     report = collect(reader, last_runs(config.home, [a.athlete_id for a in reader.athletes()]))
     _note_unavailable_zones(reader, report["athletes"])
     _note_time_left(reader, report["athletes"])
+    streams_waiting = note_pending(config, report["athletes"])  # pending.streams, and a line per athlete waiting
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
@@ -68,6 +70,8 @@ def status(as_json: bool) -> None:
                 soft_wrap=True,
                 markup=False,
             )
+    for line in streams_waiting:
+        out.print(line, soft_wrap=True, markup=False)
     out.print(_budget_table(report["rate_budget"]))
     out.print(_webhooks_line(report["webhooks"]), soft_wrap=True, markup=False)
     out.print(_warehouse_line(report["warehouse"]), soft_wrap=True, markup=False)

@@ -35,6 +35,7 @@ PHASES: dict[str, str] = {
     "starred_segments": "starred segments",
     "segments": "segments",
     "segment_effort_history": "segment efforts",
+    "activity_streams": "streams",
     "activity_summaries": "loading the summaries",
     "warehouse": "loading the warehouse",
     "warehouse_unique_keys": "checking the warehouse",

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, Field, ValidationError
@@ -181,6 +181,16 @@ class Config(BaseSettings):
         "UTC",
         description="Time zone of nightly_schedule (an IANA name such as Europe/Berlin); Sunday's run, in this "
         "zone, is the weekly full reconciliation.",
+    )
+    streams: Literal["off", "recent", "all"] = Field(
+        "recent",
+        description="Which activities' per-second streams a sync fetches (one call each, after everything else and "
+        "at the lowest priority; never for manual activities or those without GPS or a sensor): recent, those "
+        "started in the last streams_days days; all, the whole history (≈ a day more per 1,000 activities under "
+        "the real limits); off, none.",
+    )
+    streams_days: float = Field(
+        90.0, gt=0, description="How far back streams = recent goes, in days (by the activity's start)."
     )
 
     def __init__(self, **values: Any) -> None:

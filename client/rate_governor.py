@@ -8,7 +8,8 @@ share the app).
 
 One app serves many athletes (a coach, a club): requests that wait for a turn go by priority class
 (interactive > webhook refresh > incremental sync > backfill), athletes of one class take turns, and a class
-still under its floor (a share of the 15-minute window) goes before any class over it, so nothing starves.
+still under its floor (a share of the 15-minute window) goes before any class over it, so nothing starves. Streams
+come after them all, with no floor: they only use what no other class is waiting for.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ CLASSES: dict[str, PriorityClass] = {
     "webhook": PriorityClass(1, 0.10),  # the athlete just changed something
     "incremental": PriorityClass(2, 0.10),  # the nightly sync of an athlete who is caught up
     "backfill": PriorityClass(3, 0.10),  # days of history
+    "streams": PriorityClass(4, 0.0),  # per-second streams: only what no other class is waiting for
 }
 
 

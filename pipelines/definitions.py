@@ -13,7 +13,7 @@ from dagster import (
     load_assets_from_modules,
 )
 
-from fitsync.assets import activities, activity_details, analysis, athlete, segments, warehouse_load
+from fitsync.assets import activities, activity_details, activity_streams, analysis, athlete, segments, warehouse_load
 from fitsync.pipelines.jobs import nightly_sync, sync_job
 from fitsync.pipelines.lake_maintenance import lake_maintenance_job, lake_maintenance_schedule
 from fitsync.pipelines.purge import purge_athlete_job
@@ -24,7 +24,7 @@ from fitsync.resources.api import FitsyncApi
 # warns that the parameter is beta although fitsync never sets it. Only that warning is silenced.
 warnings.filterwarnings("ignore", message=r"Parameter `owners` of initializer `SensorDefinition.__init__`")
 
-ASSET_MODULES = [athlete, activities, activity_details, segments, warehouse_load, analysis]
+ASSET_MODULES = [athlete, activities, activity_details, segments, activity_streams, warehouse_load, analysis]
 
 
 def default_resources() -> dict[str, Any]:

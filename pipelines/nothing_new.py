@@ -1,9 +1,9 @@
 """A sync with nothing new: the profile and one listing page, compared with what the last run saw, and no Dagster.
 
 Most nightly syncs of a caught-up athlete find nothing: starting Dagster for them costs seconds (its import and a
-run of a dozen steps) for the same two calls. Before any run, `fitsync sync` checks, from the state store alone,
-that nothing is waiting (no detail, zones — unless the athlete has no subscription, so none will be asked for — or
-segment to fetch, no landed batch to load, nothing on its cadence, no full listing due); then it asks the service
+run of a dozen steps) for the same two calls. Before any run, `fitsync sync` checks, from the state store (and the
+warehouse for streams), that nothing is waiting (no detail, zones — unless the athlete has no subscription, so none
+will be asked for —, streams or segment to fetch, no landed batch to load, nothing on its cadence, no full listing due); then it asks the service
 for the profile and the incremental listing and compares each answer, whole, with the digest the last run stored
 (progress.LISTING_DIGEST, PROFILE_DIGEST): every complete listing, full or incremental, stores the digest of its
 incremental window (progress.window_digest), so the second sync of all, and the one after a `--full`, compare. Identical answers mean
@@ -51,6 +51,10 @@ def waiting(client: FitsyncClient, aid: int) -> str | None:
         return f"{len(segments)} segments wait for their details"
     if landed := landing.count(store, aid):
         return f"{landed} fetched batches wait for the warehouse"
+    from . import stream_queue  # DuckDB and Polars: not on every command's start (cli/sync imports this module)
+
+    if streams := stream_queue.count_waiting(client.config, aid):
+        return f"{streams} activities wait for their streams"
     for name in cadence.SLOW:
         if name == "segment_effort_history" and non_subscriber:
             continue

@@ -116,6 +116,10 @@ def migrate(where: Where, timeout: float | None = None) -> int:
             )
         if not documents.views_current(conn):  # a lake commits each change: only when they are missing or moved
             transaction(conn, lambda: documents.create_view(conn))  # two hosts of a lake may do this at once
+        from . import streams  # with Polars: only where the schema is made, not for every read (`fitsync query`)
+
+        if not streams.views_current(conn):
+            transaction(conn, lambda: streams.create_view(conn))
         return conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from . import documents
+from . import documents, streams
 
 # Tables with the athlete's rows, children first.
 BY_ACTIVITY = ("splits_metric", "laps", "activity_zones", "activity_zone_buckets")
@@ -27,7 +27,7 @@ BY_ATHLETE = (
 def purge_athlete(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> dict[str, int]:
     """Delete the athlete's rows in one transaction; returns rows removed per table.
 
-    The athlete's document files (documents.py) go after the rows. Segments are shared public data, but their JSON
+    The athlete's document and stream files (documents.py, streams.py) go after the rows. Segments are shared public data, but their JSON
     carries the fetching athlete's own stats: segments no other athlete references are removed too.
     """
     removed: dict[str, int] = {}
@@ -62,6 +62,7 @@ def purge_athlete(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> dict[str,
     folder = documents.root(conn)
     if folder is not None:  # after the commit: a failed purge leaves the documents with their rows
         removed["document_files"] = documents.remove_athlete(folder, athlete_id)
+        removed["stream_files"] = streams.remove_athlete(folder, athlete_id)
     return removed
 
 

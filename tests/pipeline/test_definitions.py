@@ -44,6 +44,7 @@ FETCH = {
     "activities",
     "activity_details",
     "activity_zones",
+    "activity_streams",
     "starred_segments",
     "segments",
     "segment_effort_history",

@@ -15,6 +15,7 @@ import pytest
 
 from fitsync.client import athlete_zones
 from fitsync.warehouse import db
+from fitsync.warehouse import streams as stored_streams
 
 from ..sandbox_harness import Grant, Harness
 from .conftest import Connect, Home, Recorder, add_athlete, change, delete, duplicate_keys, record, record_many
@@ -351,14 +352,21 @@ def _assert_minimal_backfill(sb: Harness, home: Home, recorder: Recorder, ids: l
     # newest first, each activity's zones right after its detail: the newest are complete first
     order = [s.path for s in recorder.sent if s.path.startswith("/activities/")]
     starts = dict(home.query("SELECT activity_id, start_date FROM activities"))
-    assert [p for p in order if not p.endswith("/zones")] == [
+    assert [p for p in order if not p.endswith(("/zones", "/streams"))] == [
         f"/activities/{i}" for i in sorted(ids, key=lambda i: (starts[i], i), reverse=True)
     ]
     assert all(order[order.index(f"/activities/{i}") + 1] == f"/activities/{i}/zones" for i in zoned)
+    # then the streams of the recent recordings (streams = recent, the default), once each, after every detail
+    recent = home.query(
+        f"SELECT activity_id FROM activities a WHERE {stored_streams.WANTED} AND start_date >= now() - INTERVAL 90 DAY "
+        "ORDER BY start_date DESC, activity_id DESC"
+    )
+    streamed = [p for p in order if p.endswith("/streams")]
+    assert streamed == [f"/activities/{i}/streams" for (i,) in recent] == order[len(order) - len(streamed) :]
     assert all(s.params.get("include_all_efforts") == "true" for s in recorder.sent if s.path in recorder.details())
     # nothing else per activity (no laps or per-effort calls), and every other call once per object
     allowed = re.compile(
-        r"^/(athlete|athlete/zones|athlete/activities|athletes/\d+/stats|activities/\d+(/zones)?|"
+        r"^/(athlete|athlete/zones|athlete/activities|athletes/\d+/stats|activities/\d+(/zones|/streams)?|"
         r"segments/starred|segments/\d+|segment_efforts)$"
     )
     assert [p for p in recorder.paths() if not allowed.match(p)] == []

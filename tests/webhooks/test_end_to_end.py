@@ -241,7 +241,8 @@ def test_s6_1_r4_deauthorization_purges_the_athlete(sb: Harness, home: WebhookHo
     [run] = home.instance.get_runs(RunsFilter(tags={RUN_KEY_TAG: purge.run_key}))
     logged = purge_log(home.instance, run.run_id)
     assert logged["athlete_id"] == leaving
-    purged = {t: n for t, n in logged["warehouse"].items() if n and t not in ("segments", "document_files")}
+    files = ("segments", "document_files", "stream_files")
+    purged = {t: n for t, n in logged["warehouse"].items() if n and t not in files}
     assert purged == {t: n for t, n in held.items() if n}
     assert logged["warehouse"]["document_files"] >= 1  # the athlete's detail documents (warehouse/documents.py)
     # Segments only the leaving athlete referenced went too (their JSON carries the athlete's own stats).

@@ -1,0 +1,164 @@
+"""Streams, the lowest-priority work of a sync: one call per activity (every channel in it), newest first, written
+straight to Parquet files by the fetch step (warehouse/streams.py), never through the landing area.
+
+Why not the landing area: a 4-hour ride's answer is ≈ 1 MB of JSON, a history's ≈ 1.5 GB; through SQLite (or the
+shared PostgreSQL store) every byte would be written, read back and deleted once more, and the warehouse's one writer
+held to load it. Written directly, each answer is framed into its compact columns as it arrives and kept in memory
+only until the chunk is written (at most CHUNK_SAMPLES samples, so memory is flat whatever the history's length),
+before every wait for the rate budget and when the budget is spent. A file appears whole under its final name or
+not at all, and the answers file, written after the samples, is the record that an activity's streams are stored:
+the queue is "wanted and not answered" (warehouse/streams.waiting), so a run stopped by the budget continues with
+the next activity and repeats no call; a killed run repeats at most the chunk it had not written.
+
+What is stored follows what was answered: both shapes the service uses (keyed by type, or the list), each channel in
+its compact type. What does not fit — an answer of another shape, a channel fitsync does not know, one whose length
+is not the others', a value that is not a number or does not fit its type — is kept in the raw answer and reported
+(`problems`), never a failed run; the rest of the activity is stored.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from fitsync.client.errors import MissingScope, NotFound
+from fitsync.client.records import UnexpectedShape
+from fitsync.warehouse import streams as stored
+from fitsync.warehouse.streams import Answer
+
+ENDPOINT = "GET /activities/{id}/streams"
+KEYS = ",".join(stored.STREAMS)
+# Samples an unwritten chunk may hold: ≈ 7 four-hour rides, ≈ 15 MB of frames; 25 activities at most.
+CHUNK_SAMPLES = 100_000
+CHUNK_ACTIVITIES = 25
+
+
+def since(setting: str, days: float, now: dt.datetime | None = None) -> dt.datetime | None:
+    """The earliest start whose streams are wanted: `recent` the last `days` days, `all` any (None)."""
+    if setting == "all":
+        return None
+    return (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=days)
+
+
+def fetch(session: Any, activity_id: int, start: dt.datetime | None) -> Answer:
+    """One activity's streams, every channel in one call, read into an Answer (raises only what ends the run: the
+    rate budget, a stop, a scope other than activity:read_all, a failing service)."""
+    fetched = time.time_ns() // 1000
+    try:
+        body = session.call("GET", f"/activities/{activity_id}/streams", params={"keys": KEYS, "key_by_type": "true"})
+    except NotFound:
+        return Answer(activity_id, start, fetched, stored.NOT_FOUND, None)
+    except MissingScope as error:
+        if error.scope != "activity:read_all":
+            raise
+        return Answer(activity_id, start, fetched, stored.REFUSED, None, problems=(str(error),))
+    except UnexpectedShape as odd:  # not JSON at all: its start is kept
+        return Answer(activity_id, start, fetched, stored.KEPT_RAW, json.dumps(odd.body), problems=(odd.problem,))
+    return read(activity_id, start, fetched, body)
+
+
+def read(activity_id: int, start: dt.datetime | None, fetched_us: int, body: Any) -> Answer:
+    """The answer's channels in their columns; what cannot be stored, named in `problems`."""
+    raw = json.dumps(body, separators=(",", ":"))
+    found, problems = _by_type(body)
+    if found is None:
+        return Answer(activity_id, start, fetched_us, stored.KEPT_RAW, raw, problems=tuple(problems))
+    if not found:
+        return Answer(activity_id, start, fetched_us, stored.NO_STREAMS, raw, problems=tuple(problems))
+    sizes = {k: len(v) for k, v in found.items()}
+    length = sizes["time"] if "time" in sizes else Counter(sizes.values()).most_common(1)[0][0]
+    columns: dict[str, pl.Series] = {}
+    kept: list[str] = []
+    for kind, data in found.items():
+        if kind not in stored.STREAMS:
+            problems.append(f"a channel fitsync does not know: {kind!r} (kept raw)")
+            continue
+        if len(data) != length:
+            problems.append(f"channel {kind!r} has {len(data)} samples, the others {length} (kept raw)")
+            continue
+        try:
+            columns.update(_columns(kind, data))
+        except (TypeError, ValueError, pl.exceptions.PolarsError) as error:
+            problems.append(f"channel {kind!r}: {str(error).splitlines()[0][:160]} (kept raw)")
+            continue
+        kept.append(kind)
+    frame = pl.DataFrame(
+        {
+            "activity_id": pl.repeat(activity_id, length, dtype=pl.Int64, eager=True),
+            "fetched_us": pl.repeat(fetched_us, length, dtype=pl.Int64, eager=True),
+            "sample": pl.int_range(0, length, dtype=pl.Int32, eager=True),
+            **{
+                name: columns.get(name, pl.repeat(None, length, dtype=kind, eager=True))
+                for name, kind in stored.SOURCE_SCHEMA.items()
+                if name not in ("activity_id", "fetched_us", "sample")
+            },
+        },
+        schema=stored.SOURCE_SCHEMA,
+    )
+    status = stored.STORED if not problems else stored.PART_STORED if kept else stored.KEPT_RAW
+    return Answer(
+        activity_id,
+        start,
+        fetched_us,
+        status,
+        raw,
+        frame if kept else None,
+        tuple(k for k in stored.STREAMS if k in kept),
+        tuple(problems),
+    )
+
+
+def _by_type(body: Any) -> tuple[dict[str, list[Any]] | None, list[str]]:
+    """{type: data} from either shape (keyed by type; or the list, each with its `type`), or None for another."""
+    if isinstance(body, dict) and all(isinstance(s, dict) and isinstance(s.get("data"), list) for s in body.values()):
+        return {str(k): v["data"] for k, v in body.items()}, []
+    if isinstance(body, list) and all(
+        isinstance(s, dict) and isinstance(s.get("type"), str) and isinstance(s.get("data"), list) for s in body
+    ):
+        return {s["type"]: s["data"] for s in body}, []
+    return None, [f"an answer of a shape fitsync does not know ({type(body).__name__}; kept raw)"]
+
+
+def _columns(kind: str, data: list[Any]) -> dict[str, pl.Series]:
+    """The source columns of one channel, checked against its compact type (ValueError names what does not fit)."""
+    if kind == "latlng":
+        if not all(isinstance(p, list) and len(p) == 2 for p in data):
+            raise ValueError("points that are not [lat, lng] pairs")
+        lat, lng = zip(*data) if data else ((), ())
+        return {"lat": _numbers("lat", lat), "lng": _numbers("lng", lng)}
+    channel = next(c for c in stored.CHANNELS if c.stream == kind)
+    if channel.stored == "BOOLEAN":
+        return {kind: pl.Series(kind, data, dtype=pl.Boolean, strict=True)}
+    return {channel.column: _numbers(channel.column, data)}
+
+
+def _numbers(column: str, data: Any) -> pl.Series:
+    channel = next(c for c in stored.CHANNELS if c.column == column)
+    if any(isinstance(v, bool) for v in data):
+        raise ValueError("values that are not numbers")
+    series = pl.Series(column, data, dtype=pl.Float64, strict=True)
+    if series.abs().max() is not None and float(series.abs().max()) > channel.bound:  # type: ignore[arg-type]
+        raise ValueError(f"values beyond what {channel.stored} holds")
+    if channel.scale is not None and not bool((series.round(channel.scale) == series).all()):
+        raise ValueError(f"values with more than {channel.scale} decimals")
+    return series
+
+
+@dataclass
+class Chunk:
+    """Answers fetched and not yet written."""
+
+    answers: list[Answer] = field(default_factory=list)
+
+    @property
+    def samples(self) -> int:
+        return sum(a.samples for a in self.answers)
+
+    def full(self) -> bool:
+        return self.samples >= CHUNK_SAMPLES or len(self.answers) >= CHUNK_ACTIVITIES

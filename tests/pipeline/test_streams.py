@@ -1,0 +1,210 @@
+"""Streams (issue 34, item 2 and 3): fetched last, one call per recorded activity of the last `streams_days` days,
+newest first, written to Parquet beside the warehouse and read through `activity_streams`; over loopback HTTP into a
+real DuckDB file and real Parquet files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from fitsync.sync import streams
+from fitsync.warehouse import streams as stored
+
+from ..sandbox_harness import Harness
+from .conftest import Connect, Home, Recorder, add_athlete, record, subprocess_env
+
+# the PostgreSQL variants run with -m slow (tests/conftest.py): the state store plays no part in streams
+pytestmark = pytest.mark.postgres_slow
+
+KEYS = ",".join(stored.STREAMS)
+
+
+def asked(recorder: Recorder) -> list[str]:
+    return [s.path for s in recorder.sent if s.path.endswith("/streams")]
+
+
+def seeded(sb: Harness) -> tuple[int, list[int], int, int]:
+    """An athlete with three recent recordings (a ride with every sensor, a run, a phone ride: newest first), one
+    recording from long ago and one manual activity of last week."""
+    aid = add_athlete(sb, premium=True)
+    recent = [
+        record(sb, aid, days_ago=2, sport_type="Ride", moving_time=1800),
+        record(sb, aid, days_ago=5, sport_type="Run", moving_time=1200),
+        record(sb, aid, days_ago=9, sport_type="Ride", moving_time=900, device=False),
+    ]
+    old = record(sb, aid, days_ago=200, sport_type="Ride", moving_time=900)
+    grant = sb.connect(athlete_id=aid)
+    manual = sb.api(
+        grant,
+        "POST",
+        "/activities",
+        data={"name": "Gym", "sport_type": "Run", "start_date_local": _days_ago(6), "elapsed_time": "1800"},
+    )
+    assert manual.status_code == 201, manual.text
+    return aid, recent, old, manual.json()["id"]
+
+
+def _days_ago(days: float) -> str:
+    import datetime as dt
+
+    return (dt.datetime.now(dt.UTC) - dt.timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def stream_of(home: Home, activity_id: int) -> dict[str, list[object]]:
+    rows = home.query(
+        "SELECT time, distance, lat, lng, altitude, velocity_smooth, heartrate, cadence, watts, temp, moving, "
+        "grade_smooth FROM activity_streams WHERE activity_id = ? ORDER BY sample",
+        activity_id,
+    )
+    names = ("time", "distance", "lat", "lng", "altitude", "velocity_smooth", "heartrate", "cadence", "watts", "temp")
+    out: dict[str, list[object]] = {name: [r[i] for r in rows] for i, name in enumerate(names)}
+    out["moving"] = [r[10] for r in rows]
+    out["grade_smooth"] = [r[11] for r in rows]
+    return out
+
+
+def test_recent_streams_are_stored_once_as_the_service_sent_them(
+    sb: Harness, connect: Connect, recorder: Recorder, flavor: str
+) -> None:
+    aid, recent, old, manual = seeded(sb)
+    home = connect(aid)
+    home.sync()
+    assert asked(recorder) == [f"/activities/{i}/streams" for i in recent], "newest first, once each, nothing else"
+    assert all(s.params == {"keys": KEYS, "key_by_type": "true"} for s in recorder.sent if s.path.endswith("/streams"))
+    assert home.outcomes[-1].metadata["activity_streams"]["remaining"] == 0
+
+    ride = recent[0]
+    answer = home.sb.get(home.grant(), f"/activities/{ride}/streams", params={"keys": KEYS, "key_by_type": "true"})
+    sent = {kind: s["data"] for kind, s in answer.json().items()}
+    mine = stream_of(home, ride)
+    ((distance, moving_time),) = home.query("SELECT distance, moving_time FROM activities WHERE activity_id = ?", ride)
+    assert len(mine["time"]) == moving_time + 1 and mine["distance"][-1] == distance
+    for kind, data in sent.items():
+        if kind == "latlng":
+            assert [[a, b] for a, b in zip(mine["lat"], mine["lng"])] == data
+        else:
+            assert mine[kind] == data, kind
+    ((status, samples, problems, raw),) = home.query(
+        "SELECT status, samples, problems, raw FROM activity_stream_answers WHERE activity_id = ?", ride
+    )
+    assert (status, samples, problems, json.loads(raw)) == ("stored", moving_time + 1, [], answer.json())
+    assert home.query("SELECT count(DISTINCT activity_id) FROM activity_streams") == [(3,)]
+    phone = stream_of(home, recent[2])
+    assert phone["heartrate"] == [None] * len(phone["time"]) and phone["lat"][0] is not None
+
+    recorder.clear()
+    home.sync()
+    assert asked(recorder) == [], "a second sync asks nothing again"
+    status = subprocess.run(
+        [sys.executable, "-m", "fitsync.cli.main", "status", "--json"],
+        env=subprocess_env(home.config.home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert json.loads(status.stdout)["athletes"][0]["pending"]["streams"] == 0, status.stderr
+
+    all_of_them = home.config.model_copy(update={"streams": "all"})
+    home.config = all_of_them
+    recorder.clear()
+    home.sync()
+    assert asked(recorder) == [f"/activities/{old}/streams"], "never a manual activity"
+    assert manual not in {r[0] for r in home.query("SELECT activity_id FROM activity_stream_answers")}
+
+
+def test_streams_off_asks_for_none(sb: Harness, connect: Connect, recorder: Recorder) -> None:
+    aid, _, _, _ = seeded(sb)
+    home = connect(aid, streams="off")
+    home.sync()
+    assert asked(recorder) == []
+    assert home.query("SELECT count(*) FROM activity_streams") == [(0,)]
+
+
+def test_streams_waiting_are_not_taken_for_nothing_new(sb: Harness, connect: Connect) -> None:
+    """A caught-up athlete whose streams wait (turned on later, or a budget spent before them) gets a run from
+    `fitsync sync`, not "nothing new": the nothing-new check looks at the streams queue too."""
+    from fitsync.client.runtime import FitsyncClient
+    from fitsync.pipelines import nothing_new
+
+    aid, recent, _, _ = seeded(sb)
+    home = connect(aid, streams="off", slow_refresh_hours=20)
+    home.sync()
+    home.sync()
+    with FitsyncClient(home.config) as client:
+        assert nothing_new.waiting(client, aid) is None
+    home.config = home.config.model_copy(update={"streams": "recent"})
+    with FitsyncClient(home.config) as client:
+        assert nothing_new.waiting(client, aid) == f"{len(recent)} activities wait for their streams"
+
+
+def test_a_run_stopped_by_the_budget_continues_without_repeating_a_call(
+    sb: Harness, connect: Connect, recorder: Recorder
+) -> None:
+    aid = add_athlete(sb, premium=True)
+    ids = [record(sb, aid, days_ago=1 + i, sport_type="Ride", moving_time=600) for i in range(4)]
+    # stats, zones and starred segments on their cadence: a sync then spends two reads before the streams
+    home = connect(aid, short_window=2, boundary_guard=0.05, streams="off", slow_refresh_hours=20)
+    home.sync()
+    home.config = home.config.model_copy(update={"streams": "recent"})
+    stopped = runs = 0
+    with sb.settings(short_window=2, read_limit_short=3):
+        while runs < 10:
+            runs += 1
+            outcome = home.sync(max_wait_seconds=0.5)
+            meta = outcome.metadata["activity_streams"]
+            stopped += bool(meta.get("stopped_early"))
+            if meta.get("remaining") == 0 and not meta.get("stopped_early"):
+                break
+    assert stopped >= 1, "the budget stopped the streams at least once"
+    assert sorted(asked(recorder)) == sorted(f"/activities/{i}/streams" for i in ids), "each exactly once"
+    assert home.query("SELECT count(DISTINCT activity_id) FROM activity_streams") == [(len(ids),)]
+
+
+def test_an_odd_answer_is_kept_raw_and_reported_not_a_failure(
+    sb: Harness, connect: Connect, recorder: Recorder
+) -> None:
+    aid = add_athlete(sb, premium=True)
+    ride = record(sb, aid, days_ago=3, sport_type="Ride", moving_time=600)
+    odd = {
+        "power_balance": {"data": [50] * 601, "series_type": "time", "original_size": 601, "resolution": "high"},
+        "heartrate": {"data": [120, 121], "series_type": "time", "original_size": 2, "resolution": "high"},
+    }
+    home = connect(aid)
+    with sb.settings(fault_answers={"GET /activities/{id}/streams": {"merge": odd}}):
+        outcome = home.sync(check=False)
+    assert outcome.success, outcome.error
+    left_out = " ".join(outcome.left_out())
+    assert "'power_balance'" in left_out and "'heartrate' has 2 samples, the others 601" in left_out
+    ((status, problems, balance),) = home.query(
+        "SELECT status, problems, raw -> '$.power_balance.data[0]' FROM activity_stream_answers WHERE activity_id = ?",
+        ride,
+    )
+    assert status == "partly stored" and len(problems) == 2 and balance == "50"
+    # the other channels are stored: power where the sandbox's ride has a power meter (its world is random)
+    ((device_watts,),) = home.query("SELECT device_watts FROM activities WHERE activity_id = ?", ride)
+    assert home.query(
+        "SELECT count(*), count(distance), count(heartrate), count(watts) FROM activity_streams WHERE activity_id = ?",
+        ride,
+    ) == [(601, 601, 0, 601 if device_watts else 0)]
+    recorder.clear()
+    home.sync(check=False)
+    assert asked(recorder) == [], "kept raw is stored: not asked again"
+
+
+def test_both_shapes_read_alike(sb: Harness, flavor: str) -> None:
+    """The keyed answer and the list (the real service's answer without key_by_type) make the same samples; a shape
+    of neither kind is kept raw."""
+    aid = add_athlete(sb, premium=True)
+    ride = record(sb, aid, days_ago=3, sport_type="Ride", moving_time=300)
+    grant = sb.connect(athlete_id=aid)
+    path = f"/activities/{ride}/streams"
+    keyed = sb.get(grant, path, params={"keys": KEYS, "key_by_type": "true"}).json()
+    listed = sb.get(grant, path, params={"keys": KEYS, "key_by_type": "false"}).json()
+    assert isinstance(listed, list)
+    a, b = (streams.read(ride, None, 1, body) for body in (keyed, listed))
+    assert a.status == b.status == "stored" and a.channels == b.channels
+    assert a.frame is not None and b.frame is not None and a.frame.equals(b.frame)
+    assert streams.read(ride, None, 1, {"message": "odd"}).status == "kept raw"
