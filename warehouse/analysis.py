@@ -21,7 +21,7 @@ import polars as pl
 from . import db
 from .location import Warehouse
 
-__all__ = ["ANALYSES", "ORDER", "Source", "view", "frames"]
+__all__ = ["ANALYSES", "FROM_STREAMS", "ORDER", "Source", "view", "frames"]
 
 Source = Union[str, Path, Warehouse, duckdb.DuckDBPyConnection]
 
@@ -101,6 +101,50 @@ ANALYSES: dict[str, tuple[str, tuple[str, ...]]] = {
         "Fastest 1 km to marathon per season (0 = all time) from kilometre splits",
         ("athlete_id", "season", "splits"),
     ),
+    "activity_stream_seconds": (
+        "Each activity's streams at one row per second: short gaps interpolated, long ones a pause",
+        ("athlete_id", "activity_id", "second"),
+    ),
+    "activity_mmp": (
+        "Each activity's mean-maximal power and speed, 1 s to 5 h, computed once when its streams were written",
+        ("athlete_id", "activity_id", "duration_s"),
+    ),
+    "season_power_curve": (
+        "Mean-maximal power from streams per season (0 = all time) and duration, this season vs last",
+        ("athlete_id", "season", "duration_s"),
+    ),
+    "pace_duration_curve": (
+        "Best average speed of runs from streams per season (0 = all time) and duration, with its pace",
+        ("athlete_id", "season", "duration_s"),
+    ),
+    "critical_speed": (
+        "CS and D' per season (0 = all time) fitted on the pace-duration curve",
+        ("athlete_id", "season"),
+    ),
+    "activity_normalized_power": (
+        "NP computed from the power stream (Coggan), the service's beside it, IF on the FTP of the date",
+        ("athlete_id", "local_date", "activity_id"),
+    ),
+    "w_prime_balance": (
+        "W' balance per second (Skiba's integral model) on the CP fit: filter by activity_id",
+        ("athlete_id", "activity_id", "second"),
+    ),
+    "w_prime_balance_summary": (
+        "Per activity: the lowest W' balance, when, and the share of W' used",
+        ("athlete_id", "local_date", "activity_id"),
+    ),
+    "stream_decoupling": (
+        "Pa:HR decoupling per activity from the streams' halves of moving time, warm-up excluded",
+        ("athlete_id", "local_date", "activity_id"),
+    ),
+    "stream_best_efforts": (
+        "Fastest 400 m to marathon of runs per season (0 = all time) from the distance stream, interpolated",
+        ("athlete_id", "season", "distance_m"),
+    ),
+    "stream_zone_seconds": (
+        "Seconds in each heart-rate and power zone per activity from the streams, beside the service's buckets",
+        ("athlete_id", "local_date", "activity_id", "zone_type", "zone"),
+    ),
     "aerobic_decoupling": (
         "Pa:HR decoupling per activity: first against second half of the steady part",
         ("athlete_id", "local_date", "activity_id"),
@@ -139,6 +183,20 @@ ANALYSES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
 }
 ORDER: dict[str, tuple[str, ...]] = {name: keys for name, (_, keys) in ANALYSES.items()}
+# The analyses that read the streams (rows only for activities whose streams are stored).
+FROM_STREAMS = (
+    "activity_stream_seconds",
+    "activity_mmp",
+    "season_power_curve",
+    "pace_duration_curve",
+    "critical_speed",
+    "activity_normalized_power",
+    "w_prime_balance",
+    "w_prime_balance_summary",
+    "stream_decoupling",
+    "stream_best_efforts",
+    "stream_zone_seconds",
+)
 
 
 def view(source: Source, name: str, athlete_id: int | None = None, **filters: object) -> pl.DataFrame:

@@ -16,6 +16,34 @@
 -- Each view is the one definition of its analysis: Python reads it with warehouse/analysis.py (`view`), the report
 -- and the analysis assets through that.
 
+-- --- stream storage stand-ins ----------------------------------------------------------------------------
+
+-- The views over the stream files (activity_streams, activity_mmp, activity_stream_seconds) are made by
+-- warehouse/streams.py after this script, with this warehouse's folder in them (db.migrate); the stream analyses
+-- below need them to exist first. So each has an empty stand-in of the same columns here, made only when missing:
+-- streams.create_view replaces it (and a warehouse without a folder, in memory, keeps it: no streams, no rows).
+CREATE VIEW IF NOT EXISTS activity_streams AS
+SELECT NULL::BIGINT AS activity_id, NULL::BIGINT AS athlete_id, NULL::INTEGER AS sample, NULL::INTEGER AS time,
+       NULL::DOUBLE AS distance, NULL::DOUBLE AS lat, NULL::DOUBLE AS lng, NULL::DOUBLE AS altitude,
+       NULL::DOUBLE AS velocity_smooth, NULL::SMALLINT AS heartrate, NULL::SMALLINT AS cadence,
+       NULL::SMALLINT AS watts, NULL::SMALLINT AS temp, NULL::BOOLEAN AS moving, NULL::DOUBLE AS grade_smooth
+WHERE false;
+CREATE VIEW IF NOT EXISTS activity_mmp AS
+SELECT NULL::BIGINT AS activity_id, NULL::BIGINT AS athlete_id, NULL::INTEGER AS duration_s, NULL::DOUBLE AS watts,
+       NULL::INTEGER AS watts_start_s, NULL::INTEGER AS watts_start_sample, NULL::DOUBLE AS speed,
+       NULL::INTEGER AS speed_start_s, NULL::INTEGER AS speed_start_sample
+WHERE false;
+CREATE VIEW IF NOT EXISTS activity_stream_seconds AS
+SELECT NULL::BIGINT AS activity_id, NULL::BIGINT AS athlete_id, NULL::INTEGER AS second, NULL::INTEGER AS sample,
+       NULL::BOOLEAN AS paused, NULL::BOOLEAN AS moving, NULL::DOUBLE AS watts, NULL::DOUBLE AS heartrate,
+       NULL::DOUBLE AS speed, NULL::DOUBLE AS distance
+WHERE false;
+
+-- The season a local date belongs to: the year it starts in, a season starting on the first of start_month
+-- (analysis_settings season_start_month; 1 = the calendar year).
+CREATE OR REPLACE MACRO season_of(local_date, start_month) AS
+    CAST(year(local_date) - CASE WHEN month(local_date) < start_month THEN 1 ELSE 0 END AS INTEGER);
+
 -- --- calendar -----------------------------------------------------------------------------------------------
 
 -- One row per activity with its local calendar: local date, ISO year/week (Monday start), month, year.
@@ -705,14 +733,19 @@ ORDER BY athlete_id, week_start;
 
 -- --- power-duration, critical power and best efforts --------------------------------------------------------
 
--- Every known stretch of device power on a sport type with power_tss (cycling): segment efforts (elapsed time),
--- laps (moving time) and whole activities (moving time, average_watts), with its local date and year. The service
--- gives no power streams, so these are the only durations known; a table macro the views below share.
+-- Every known stretch of device power on a sport type with power_tss (cycling), with its local date and year: an
+-- activity's mean-maximal power from its streams (activity_mmp, source 'stream': each duration of its grid a
+-- stretch of exactly that length) when its streams are stored; otherwise its segment efforts (elapsed time), laps
+-- (moving time) and the whole activity (moving time, average_watts), the only durations known without streams. A
+-- table macro the views below share.
 CREATE OR REPLACE MACRO power_efforts() AS TABLE
 WITH f AS MATERIALIZED (
     SELECT sport_type FROM analysis_sport_families WHERE power_tss
 ), rides AS MATERIALIZED (
     SELECT a.activity_id, a.athlete_id FROM activities a JOIN f ON f.sport_type = a.sport_type
+), streamed AS MATERIALIZED (
+    SELECT m.activity_id, m.duration_s, m.watts FROM activity_mmp m JOIN rides r ON r.activity_id = m.activity_id
+    WHERE m.watts > 0
 ), raw_efforts AS (
     SELECT r.athlete_id, 'segment_effort' AS source, e.effort_id AS source_id, e.activity_id,
            CAST(e.start_date_local AS DATE) AS local_date, e.elapsed_time AS duration_s, e.average_watts AS watts
@@ -728,9 +761,15 @@ WITH f AS MATERIALIZED (
            a.average_watts
     FROM activities a JOIN rides r ON r.activity_id = a.activity_id
     WHERE a.device_watts
+), known AS (
+    SELECT * FROM raw_efforts WHERE activity_id NOT IN (SELECT activity_id FROM streamed)
+    UNION ALL
+    SELECT a.athlete_id, 'stream', m.activity_id, m.activity_id, CAST(a.start_date_local AS DATE), m.duration_s,
+           m.watts
+    FROM streamed m JOIN activities a ON a.activity_id = m.activity_id
 )
 SELECT *, CAST(year(local_date) AS INTEGER) AS year
-FROM raw_efforts
+FROM known
 WHERE duration_s > 0 AND watts > 0 AND local_date IS NOT NULL;
 
 -- Mean-maximal power per athlete, season (season = the calendar year, 0 = all time) and duration of
@@ -770,7 +809,8 @@ ORDER BY e.athlete_id, e.season, d.duration_s;
 -- cp_watts, w_prime_j, r2, rmse_watts) and P = CP + W' * (1/t) (cp_inverse_t_watts, w_prime_inverse_t_j).
 -- Gates (settings rows): at least cp_min_points points whose longest is cp_min_spread times the shortest; W'
 -- between w_prime_min_j and w_prime_max_j; CP at least cp_hour_share of the best power held for cp_hour_s or longer
--- (CP lies above an hour's power). A fit that fails one is NULL and cp_note says which; 'ok' otherwise.
+-- (CP lies above an hour's power). A fit that fails one is NULL and cp_note says which; 'ok' otherwise. source:
+-- what the points came from (power_efforts: streams where an activity's are stored, its efforts otherwise).
 CREATE OR REPLACE VIEW critical_power AS
 WITH params AS MATERIALIZED (
     SELECT max(value) FILTER (WHERE name = 'cp_min_s') AS lo, max(value) FILTER (WHERE name = 'cp_max_s') AS hi,
@@ -786,9 +826,9 @@ WITH params AS MATERIALIZED (
           FROM analysis_power_durations) CROSS JOIN params
     WHERE band_from >= params.lo AND band_from < params.hi
 ), e AS (
-    SELECT athlete_id, year AS season, source_id, local_date, duration_s, watts FROM power_efforts()
+    SELECT athlete_id, year AS season, source, source_id, local_date, duration_s, watts FROM power_efforts()
     UNION ALL
-    SELECT athlete_id, 0, source_id, local_date, duration_s, watts FROM power_efforts()
+    SELECT athlete_id, 0, source, source_id, local_date, duration_s, watts FROM power_efforts()
 ), longer AS (
     SELECT *, max(watts) OVER (PARTITION BY athlete_id, season ORDER BY duration_s DESC
                                RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS longer_best
@@ -799,6 +839,7 @@ WITH params AS MATERIALIZED (
 ), points AS (
     SELECT l.athlete_id, l.season, b.band_from,
            arg_max(l.duration_s, (l.watts, -epoch(l.local_date), -l.source_id)) AS t,
+           arg_max(l.source, (l.watts, -epoch(l.local_date), -l.source_id)) AS source,
            max(l.watts) AS p
     FROM longer l
     JOIN bands b ON l.duration_s >= b.band_from AND l.duration_s < b.band_to
@@ -810,7 +851,9 @@ WITH params AS MATERIALIZED (
     SELECT s.athlete_id, s.season, CAST(count(p.t) AS INTEGER) AS points, regr_slope(p.p * p.t, p.t) AS cp,
            regr_intercept(p.p * p.t, p.t) AS w_prime, regr_r2(p.p * p.t, p.t) AS r2,
            regr_intercept(p.p, 1.0 / p.t) AS cp_inv, regr_slope(p.p, 1.0 / p.t) AS w_prime_inv,
-           min(p.t) AS shortest_s, max(p.t) AS longest_s
+           min(p.t) AS shortest_s, max(p.t) AS longest_s,
+           CASE WHEN bool_and(p.source = 'stream') THEN 'streams' WHEN bool_or(p.source = 'stream')
+                THEN 'streams and efforts' WHEN count(p.t) > 0 THEN 'efforts' END AS source
     FROM seasons s LEFT JOIN points p ON p.athlete_id = s.athlete_id AND p.season = s.season
     GROUP BY s.athlete_id, s.season
 ), judged AS (
@@ -845,7 +888,7 @@ SELECT j.athlete_id, j.season, j.points, CAST(j.shortest_s AS INTEGER) AS shorte
        CASE WHEN j.cp_note = 'ok' THEN j.r2 END AS r2, er.rmse_watts,
        CASE WHEN j.cp_note = 'ok' THEN j.cp_inv END AS cp_inverse_t_watts,
        CASE WHEN j.cp_note = 'ok' THEN j.w_prime_inv END AS w_prime_inverse_t_j,
-       j.hour_watts AS best_hour_watts, j.cp_note
+       j.hour_watts AS best_hour_watts, j.cp_note, j.source
 FROM judged j LEFT JOIN errors er ON er.athlete_id = j.athlete_id AND er.season = j.season
 ORDER BY j.athlete_id, j.season;
 
@@ -884,6 +927,354 @@ SELECT athlete_id, season, splits, any_value(label) AS label,
 FROM scoped
 GROUP BY athlete_id, season, splits
 ORDER BY athlete_id, season, splits;
+
+-- --- analysis from streams -----------------------------------------------------------------------------------
+-- Every one of these reads the streams resampled to one row per second (activity_stream_seconds: gaps of up to
+-- 90 missing seconds interpolated, longer ones a pause, as GoldenCheetah fixes gaps; warehouse/stream_mmp.py) or,
+-- for the exact best efforts, the samples themselves; each activity's mean-maximal power and speed were computed
+-- once when its streams were written (activity_mmp). Seasons: season_of(local date, season_start_month).
+
+-- The season power curve per athlete, season (the year it starts in; 0 = all time) and duration of the MMP grid: the
+-- best of every activity's mean-maximal power (activity_mmp) on a cycling sport type (power_tss). period says
+-- whether the season is the athlete's current one (that of athlete_as_of.as_of_date), the one before, or earlier.
+CREATE OR REPLACE VIEW season_power_curve AS
+WITH params AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'season_start_month') AS start_month FROM analysis_settings
+), f AS MATERIALIZED (
+    SELECT sport_type FROM analysis_sport_families WHERE power_tss
+), now AS MATERIALIZED (
+    SELECT athlete_id, as_of_date FROM athlete_as_of
+), m AS (
+    SELECT m.athlete_id, m.activity_id, c.local_date, m.duration_s, m.watts, m.watts_start_s,
+           season_of(c.local_date, p.start_month) AS season
+    FROM activity_mmp m JOIN activity_calendar c ON c.activity_id = m.activity_id
+    JOIN f ON f.sport_type = c.sport_type CROSS JOIN params p
+    WHERE m.watts IS NOT NULL
+), scoped AS (
+    SELECT * FROM m
+    UNION ALL
+    SELECT * REPLACE (0 AS season) FROM m
+), best AS (
+    SELECT athlete_id, season, duration_s, max(watts) AS best_watts,
+           arg_max(activity_id, (watts, -epoch(local_date), -activity_id)) AS activity_id,
+           arg_max(local_date, (watts, -epoch(local_date), -activity_id)) AS local_date,
+           arg_max(watts_start_s, (watts, -epoch(local_date), -activity_id)) AS start_s,
+           CAST(count(*) AS INTEGER) AS activities
+    FROM scoped GROUP BY athlete_id, season, duration_s
+)
+SELECT b.athlete_id, b.season,
+       CASE WHEN b.season = 0 THEN 'all time'
+            WHEN b.season = season_of(n.as_of_date, p.start_month) THEN 'this season'
+            WHEN b.season = season_of(n.as_of_date, p.start_month) - 1 THEN 'last season'
+            ELSE 'earlier' END AS period,
+       b.duration_s, b.best_watts, b.activity_id, b.local_date, b.start_s, b.activities
+FROM best b CROSS JOIN params p LEFT JOIN now n ON n.athlete_id = b.athlete_id
+ORDER BY b.athlete_id, b.season, b.duration_s;
+
+-- The pace-duration curve of runs per athlete, season (0 = all time) and duration: the best average speed of any
+-- run (Run family) over that many seconds (activity_mmp.speed: distance covered / duration), with its pace.
+CREATE OR REPLACE VIEW pace_duration_curve AS
+WITH params AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'season_start_month') AS start_month FROM analysis_settings
+), now AS MATERIALIZED (
+    SELECT athlete_id, as_of_date FROM athlete_as_of
+), m AS (
+    SELECT m.athlete_id, m.activity_id, c.local_date, m.duration_s, m.speed, m.speed_start_s,
+           season_of(c.local_date, p.start_month) AS season
+    FROM activity_mmp m JOIN activity_calendar c ON c.activity_id = m.activity_id CROSS JOIN params p
+    WHERE c.sport_family = 'Run' AND m.speed > 0
+), scoped AS (
+    SELECT * FROM m
+    UNION ALL
+    SELECT * REPLACE (0 AS season) FROM m
+), best AS (
+    SELECT athlete_id, season, duration_s, max(speed) AS best_speed,
+           arg_max(activity_id, (speed, -epoch(local_date), -activity_id)) AS activity_id,
+           arg_max(local_date, (speed, -epoch(local_date), -activity_id)) AS local_date,
+           arg_max(speed_start_s, (speed, -epoch(local_date), -activity_id)) AS start_s
+    FROM scoped GROUP BY athlete_id, season, duration_s
+)
+SELECT b.athlete_id, b.season,
+       CASE WHEN b.season = 0 THEN 'all time'
+            WHEN b.season = season_of(n.as_of_date, p.start_month) THEN 'this season'
+            WHEN b.season = season_of(n.as_of_date, p.start_month) - 1 THEN 'last season'
+            ELSE 'earlier' END AS period,
+       b.duration_s, b.best_speed AS speed_m_s, 1000 / b.best_speed AS pace_s_per_km, b.best_speed * b.duration_s AS distance_m,
+       b.activity_id, b.local_date, b.start_s
+FROM best b CROSS JOIN params p LEFT JOIN now n ON n.athlete_id = b.athlete_id
+ORDER BY b.athlete_id, b.season, b.duration_s;
+
+-- Critical speed and D' per athlete and season (0 = all time): the 2-parameter model distance = CS * t + D' (the
+-- running form of P = CP + W'/t), least squares over the season's pace-duration curve from cs_min_s to cs_max_s
+-- (3-20 min), one point per duration of the grid. NULL with fewer than cp_min_points points or a fit that is not
+-- physical (CS or D' not positive); cs_note says why.
+CREATE OR REPLACE VIEW critical_speed AS
+WITH params AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'cs_min_s') AS lo, max(value) FILTER (WHERE name = 'cs_max_s') AS hi,
+           max(value) FILTER (WHERE name = 'cp_min_points') AS min_points
+    FROM analysis_settings
+), fit AS (
+    SELECT c.athlete_id, c.season, CAST(count(*) FILTER (WHERE c.duration_s BETWEEN p.lo AND p.hi) AS INTEGER) AS points,
+           regr_slope(c.distance_m, c.duration_s) FILTER (WHERE c.duration_s BETWEEN p.lo AND p.hi) AS cs,
+           regr_intercept(c.distance_m, c.duration_s) FILTER (WHERE c.duration_s BETWEEN p.lo AND p.hi) AS d_prime,
+           regr_r2(c.distance_m, c.duration_s) FILTER (WHERE c.duration_s BETWEEN p.lo AND p.hi) AS r2,
+           CAST(min(c.duration_s) FILTER (WHERE c.duration_s BETWEEN p.lo AND p.hi) AS INTEGER) AS shortest_s,
+           CAST(max(c.duration_s) FILTER (WHERE c.duration_s BETWEEN p.lo AND p.hi) AS INTEGER) AS longest_s,
+           any_value(p.min_points) AS min_points, any_value(p.lo) AS lo, any_value(p.hi) AS hi
+    FROM pace_duration_curve c CROSS JOIN params p
+    GROUP BY c.athlete_id, c.season
+), judged AS (
+    SELECT *, CASE WHEN points < min_points
+                        THEN 'too few durations between ' || CAST(lo AS INTEGER) || ' and ' || CAST(hi AS INTEGER)
+                             || ' s: ' || points || ' of ' || CAST(min_points AS INTEGER)
+                   WHEN cs <= 0 OR d_prime <= 0 THEN 'no physical fit (CS or D'' not positive)'
+                   ELSE 'ok' END AS cs_note
+    FROM fit
+)
+SELECT athlete_id, season, points, shortest_s, longest_s,
+       CASE WHEN cs_note = 'ok' THEN cs END AS cs_m_s, CASE WHEN cs_note = 'ok' THEN 1000 / cs END AS cs_pace_s_per_km,
+       CASE WHEN cs_note = 'ok' THEN d_prime END AS d_prime_m, CASE WHEN cs_note = 'ok' THEN r2 END AS r2, cs_note
+FROM judged
+ORDER BY athlete_id, season;
+
+-- Normalized power computed in-house per activity with a power stream (Coggan): the 30-second rolling mean of the
+-- 1-s power over the recorded seconds (paused seconds left out, as a paused device records nothing; a second
+-- without a power value is 0 W), from the 30th second on; each raised to the 4th power, averaged, 4th root.
+-- Beside it the service's weighted_average_watts. IF = NP / FTP in force on the local date (ftp_timeline; before
+-- the first known FTP the first one, ftp_source known_later); VI = NP / average power.
+CREATE OR REPLACE VIEW activity_normalized_power AS
+WITH tl AS MATERIALIZED (
+    SELECT athlete_id, valid_from, ftp, source FROM ftp_timeline
+), first_ftp AS MATERIALIZED (
+    SELECT athlete_id, arg_min(ftp, valid_from) AS ftp FROM ftp_timeline GROUP BY athlete_id
+), powered AS (
+    SELECT activity_id, second, coalesce(watts, 0) AS watts, count(watts) OVER (PARTITION BY activity_id) AS with_power
+    FROM activity_stream_seconds
+    WHERE NOT paused
+), rolled AS (
+    SELECT activity_id, watts, avg(watts) OVER w AS rolling, row_number() OVER w AS n
+    FROM powered
+    WHERE with_power > 0
+    WINDOW w AS (PARTITION BY activity_id ORDER BY second ROWS BETWEEN 29 PRECEDING AND CURRENT ROW)
+), per AS (
+    SELECT activity_id, CAST(count(*) AS INTEGER) AS recorded_s, avg(watts) AS average_watts,
+           power(avg(power(rolling, 4)) FILTER (WHERE n >= 30), 0.25) AS np_watts
+    FROM rolled GROUP BY activity_id
+), dated AS (
+    SELECT c.athlete_id, p.*, c.local_date, a.weighted_average_watts AS service_np_watts,
+           a.average_watts AS service_average_watts, tl.ftp AS dated_ftp, tl.source AS dated_source,
+           first_ftp.ftp AS first_ftp
+    FROM per p JOIN activity_calendar c ON c.activity_id = p.activity_id
+    JOIN activities a ON a.activity_id = p.activity_id
+    ASOF LEFT JOIN tl ON tl.athlete_id = c.athlete_id AND c.local_date >= tl.valid_from
+    LEFT JOIN first_ftp ON first_ftp.athlete_id = c.athlete_id
+)
+SELECT athlete_id, activity_id, local_date, recorded_s, average_watts, np_watts, service_np_watts,
+       service_average_watts, coalesce(dated_ftp, first_ftp) AS ftp,
+       CASE WHEN dated_ftp IS NOT NULL THEN dated_source WHEN first_ftp IS NOT NULL THEN 'known_later' END AS ftp_source,
+       np_watts / nullif(coalesce(dated_ftp, first_ftp), 0) AS intensity_factor,
+       np_watts / nullif(average_watts, 0) AS variability_index
+FROM dated
+ORDER BY athlete_id, local_date, activity_id;
+
+-- W' balance per second (Skiba et al. 2012, the integral model): W'bal(t) = W' - sum over u <= t of
+-- max(P(u) - CP, 0) * exp(-(t - u) / tau), tau = 546 * exp(-0.01 * DCP) + 316 seconds, DCP = CP minus the mean power
+-- of the activity's recorded seconds below CP. Every second of activity_stream_seconds counts (a pause is 0 W:
+-- recovery). CP and W' from critical_power: the activity's calendar year when it has a fit, else all time
+-- (cp_source). The sum is exp(-t/tau) * running sum of max(P - CP, 0) * exp(u/tau): exact while t/tau < 700
+-- (activities under about 60 h; NULL beyond, never infinite). Filter by activity_id: it is per second.
+CREATE OR REPLACE VIEW w_prime_balance AS
+WITH cp AS MATERIALIZED (
+    SELECT athlete_id, season, cp_watts, w_prime_j FROM critical_power WHERE cp_watts IS NOT NULL
+), fit AS MATERIALIZED (
+    SELECT c.activity_id, c.athlete_id, c.local_date, coalesce(se.cp_watts, al.cp_watts) AS cp,
+           coalesce(se.w_prime_j, al.w_prime_j) AS w_prime,
+           CASE WHEN se.cp_watts IS NOT NULL THEN 'season' ELSE 'all time' END AS cp_source
+    FROM activity_calendar c
+    LEFT JOIN cp se ON se.athlete_id = c.athlete_id AND se.season = c.year
+    LEFT JOIN cp al ON al.athlete_id = c.athlete_id AND al.season = 0
+    WHERE coalesce(se.cp_watts, al.cp_watts) IS NOT NULL
+), s AS (
+    SELECT x.activity_id, x.second, coalesce(x.watts, 0) AS watts, x.paused,
+           x.second - min(x.second) OVER (PARTITION BY x.activity_id) AS t,
+           count(x.watts) OVER (PARTITION BY x.activity_id) AS with_power
+    FROM activity_stream_seconds x
+), timed AS (
+    SELECT s.*, f.athlete_id, f.local_date, f.cp, f.w_prime, f.cp_source,
+           546 * exp(-0.01 * (f.cp - coalesce(avg(s.watts) FILTER (WHERE s.watts < f.cp AND NOT s.paused)
+                                             OVER (PARTITION BY s.activity_id), 0))) + 316 AS tau_s
+    FROM s JOIN fit f ON f.activity_id = s.activity_id
+    WHERE s.with_power > 0
+)
+SELECT athlete_id, activity_id, local_date, second, watts, cp AS cp_watts, w_prime AS w_prime_j, tau_s, cp_source,
+       CASE WHEN t / tau_s < 700
+            THEN w_prime - exp(-t / tau_s) * sum(greatest(watts - cp, 0) * exp(t / tau_s))
+                     OVER (PARTITION BY activity_id ORDER BY second ROWS UNBOUNDED PRECEDING) END AS w_prime_balance_j
+FROM timed
+ORDER BY athlete_id, activity_id, second;
+
+-- Per activity: the lowest W' balance, when it was reached, and how much of W' that used (w_prime_balance).
+CREATE OR REPLACE VIEW w_prime_balance_summary AS
+SELECT athlete_id, activity_id, any_value(local_date) AS local_date, any_value(cp_watts) AS cp_watts,
+       any_value(w_prime_j) AS w_prime_j, any_value(tau_s) AS tau_s, any_value(cp_source) AS cp_source,
+       min(w_prime_balance_j) AS min_w_prime_balance_j,
+       arg_min(second, (w_prime_balance_j, second)) AS min_at_s,
+       1 - min(w_prime_balance_j) / any_value(w_prime_j) AS w_prime_used
+FROM w_prime_balance
+GROUP BY athlete_id, activity_id
+ORDER BY athlete_id, local_date, activity_id;
+
+-- Aerobic decoupling (Pa:HR, Friel) from the streams per activity: its moving seconds (activity_stream_seconds:
+-- not paused, the moving flag) after the first decoupling_warmup_s of moving time, split into two halves of equal
+-- moving time; efficiency = mean output / mean heart rate of each half, output = power for a power_tss sport type
+-- with a power stream ('power'), else speed in metres per minute ('speed', runs). decoupling_pct = (EF1 - EF2) / EF1
+-- * 100: 0 at a constant ratio, under 5 % the usual mark of aerobic durability. Only activities with heart rate in
+-- both halves have a row.
+CREATE OR REPLACE VIEW stream_decoupling AS
+WITH params AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'decoupling_warmup_s') AS warmup_s FROM analysis_settings
+), f AS MATERIALIZED (
+    SELECT sport_type, power_tss FROM analysis_sport_families
+), moving AS (
+    SELECT s.activity_id, s.second, s.watts, s.speed, s.heartrate,
+           row_number() OVER (PARTITION BY s.activity_id ORDER BY s.second) AS n,
+           count(*) OVER (PARTITION BY s.activity_id) AS moving_s,
+           count(s.watts) OVER (PARTITION BY s.activity_id) AS with_power
+    FROM activity_stream_seconds s
+    WHERE s.moving
+), kept AS (
+    SELECT m.*, m.n - p.warmup_s AS k, m.moving_s - p.warmup_s AS total,
+           CASE WHEN coalesce(f.power_tss, false) AND m.with_power > 0 THEN 'power' ELSE 'speed' END AS output_kind,
+           c.athlete_id, c.local_date, c.sport_family
+    FROM moving m CROSS JOIN params p
+    JOIN activity_calendar c ON c.activity_id = m.activity_id
+    LEFT JOIN f ON f.sport_type = c.sport_type
+    WHERE m.n > p.warmup_s
+), halves AS (
+    SELECT activity_id, any_value(athlete_id) AS athlete_id, any_value(local_date) AS local_date,
+           any_value(sport_family) AS sport_family, any_value(output_kind) AS output_kind,
+           CAST(count(*) AS INTEGER) AS moving_time_s,
+           avg(CASE WHEN output_kind = 'power' THEN coalesce(watts, 0) ELSE speed * 60 END) FILTER (WHERE 2 * k <= total)
+               AS output_1,
+           avg(heartrate) FILTER (WHERE 2 * k <= total) AS hr_1,
+           avg(CASE WHEN output_kind = 'power' THEN coalesce(watts, 0) ELSE speed * 60 END) FILTER (WHERE 2 * k > total)
+               AS output_2,
+           avg(heartrate) FILTER (WHERE 2 * k > total) AS hr_2
+    FROM kept
+    GROUP BY activity_id
+)
+SELECT athlete_id, activity_id, local_date, sport_family, output_kind, moving_time_s, output_1 AS first_half_output,
+       hr_1 AS first_half_hr, output_2 AS second_half_output, hr_2 AS second_half_hr,
+       output_1 / hr_1 AS first_half_ef, output_2 / hr_2 AS second_half_ef,
+       CASE WHEN output_1 > 0 THEN (output_1 / hr_1 - output_2 / hr_2) / (output_1 / hr_1) * 100 END AS decoupling_pct
+FROM halves
+WHERE hr_1 > 0 AND hr_2 > 0
+ORDER BY athlete_id, local_date, activity_id;
+
+-- Exact-distance best efforts of runs per athlete, season (0 = all time) and distance of
+-- analysis_best_effort_distances: the shortest time in which one run (Run family) covered the distance, by its
+-- distance stream, with linear interpolation between samples at both ends. Distance over time is piecewise linear,
+-- so the shortest window starts or ends on a sample: both are tried (a start at the last sample of each distance,
+-- the end where the distance first reaches start + D; an end at the first sample of each distance, the start where
+-- the distance last was end - D). Times are elapsed (a pause inside counts). On a tie the earliest wins.
+CREATE OR REPLACE VIEW stream_best_efforts AS
+WITH params AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'season_start_month') AS start_month FROM analysis_settings
+), d AS MATERIALIZED (
+    SELECT distance_m, label FROM analysis_best_effort_distances
+), runs AS MATERIALIZED (
+    SELECT activity_id, athlete_id, local_date FROM activity_calendar WHERE sport_family = 'Run'
+), s AS (
+    SELECT s.activity_id, s.time, s.distance,
+           lag(s.time) OVER w AS prev_time, lag(s.distance) OVER w AS prev_distance,
+           lead(s.time) OVER w AS next_time, lead(s.distance) OVER w AS next_distance
+    FROM activity_streams s
+    WHERE s.activity_id IN (SELECT activity_id FROM runs) AND s.distance IS NOT NULL AND s.time IS NOT NULL
+    WINDOW w AS (PARTITION BY s.activity_id ORDER BY s.sample)
+), arrivals AS (
+    SELECT activity_id, time, distance, prev_time, prev_distance FROM s WHERE prev_distance < distance
+), departures AS (
+    SELECT activity_id, time, distance, next_time, next_distance FROM s WHERE next_distance > distance
+), starts AS (
+    SELECT st.activity_id, st.time, st.distance + d.distance_m AS target, d.distance_m FROM departures st CROSS JOIN d
+), ends AS (
+    SELECT e.activity_id, e.time, e.distance - d.distance_m AS target, d.distance_m FROM arrivals e CROSS JOIN d
+), windows AS (
+    SELECT q.activity_id, q.distance_m, CAST(q.time AS DOUBLE) AS start_s,
+           e.prev_time + (q.target - e.prev_distance) / (e.distance - e.prev_distance) * (e.time - e.prev_time) - q.time
+               AS elapsed_s
+    FROM starts q ASOF JOIN arrivals e ON e.activity_id = q.activity_id AND q.target <= e.distance
+    UNION ALL
+    SELECT q.activity_id, q.distance_m,
+           st.time + (q.target - st.distance) / (st.next_distance - st.distance) * (st.next_time - st.time),
+           q.time - (st.time + (q.target - st.distance) / (st.next_distance - st.distance) * (st.next_time - st.time))
+    FROM ends q ASOF JOIN departures st ON st.activity_id = q.activity_id AND q.target >= st.distance
+    WHERE q.target >= 0
+), per_run AS (
+    SELECT r.athlete_id, w.activity_id, r.local_date, season_of(r.local_date, p.start_month) AS season, w.distance_m,
+           min(w.elapsed_s) AS elapsed_s, arg_min(w.start_s, (w.elapsed_s, w.start_s)) AS start_s
+    FROM windows w JOIN runs r ON r.activity_id = w.activity_id CROSS JOIN params p
+    GROUP BY ALL
+), scoped AS (
+    SELECT * FROM per_run
+    UNION ALL
+    SELECT * REPLACE (0 AS season) FROM per_run
+)
+SELECT s.athlete_id, s.season, s.distance_m, any_value(d.label) AS label, min(s.elapsed_s) AS best_time_s,
+       min(s.elapsed_s) / (s.distance_m / 1000) AS pace_s_per_km,
+       arg_min(s.activity_id, (s.elapsed_s, s.local_date, s.activity_id)) AS activity_id,
+       arg_min(s.local_date, (s.elapsed_s, s.local_date, s.activity_id)) AS local_date,
+       arg_min(s.start_s, (s.elapsed_s, s.local_date, s.activity_id)) AS start_s,
+       CAST(count(*) AS INTEGER) AS runs
+FROM scoped s JOIN d ON d.distance_m = s.distance_m
+GROUP BY s.athlete_id, s.season, s.distance_m
+ORDER BY s.athlete_id, s.season, s.distance_m;
+
+-- Time in each of the athlete's heart-rate and power zones from the streams, per activity: the recorded (not
+-- paused) seconds of activity_stream_seconds whose value lies in the zone (zone_min <= value < zone_max; -1 = open),
+-- the zones as stored (athlete_zone_history) in force on the activity's local date (before the first version, the
+-- first), beside the service's own buckets for the activity (service_seconds, activity_zone_buckets: NULL when it
+-- sent none). Every zone of the version has a row, 0 seconds included.
+CREATE OR REPLACE VIEW stream_zone_seconds AS
+WITH zones AS MATERIALIZED (
+    SELECT athlete_id, zone_type, version, valid_from, zone, zone_min, zone_max FROM athlete_zone_history
+), versions AS MATERIALIZED (
+    SELECT DISTINCT athlete_id, zone_type, version, valid_from FROM zones
+), first_version AS MATERIALIZED (
+    SELECT athlete_id, zone_type, min(version) AS version FROM versions GROUP BY ALL
+), buckets AS MATERIALIZED (
+    SELECT activity_id, zone_type, bucket_index, seconds FROM activity_zone_buckets
+), kinds AS MATERIALIZED (
+    SELECT zone_type FROM (VALUES ('heartrate'), ('power')) k(zone_type)
+), valued AS (
+    SELECT x.activity_id, k.zone_type, CASE WHEN k.zone_type = 'heartrate' THEN x.heartrate ELSE x.watts END AS value
+    FROM activity_stream_seconds x CROSS JOIN kinds k
+    WHERE NOT x.paused
+), picked AS (
+    SELECT c.activity_id, c.athlete_id, c.local_date, v.zone_type, v.value, coalesce(h.version, fv.version) AS version
+    FROM valued v JOIN activity_calendar c ON c.activity_id = v.activity_id
+    ASOF LEFT JOIN versions h ON h.athlete_id = c.athlete_id AND h.zone_type = v.zone_type
+                             AND c.local_date >= h.valid_from
+    LEFT JOIN first_version fv ON fv.athlete_id = c.athlete_id AND fv.zone_type = v.zone_type
+    WHERE v.value IS NOT NULL AND coalesce(h.version, fv.version) IS NOT NULL
+), placed AS (
+    SELECT p.athlete_id, p.activity_id, any_value(p.local_date) AS local_date, p.zone_type, p.version,
+           count(*) FILTER (WHERE z.zone_max = -1 OR p.value < z.zone_max) AS seconds, z.zone
+    FROM picked p
+    ASOF JOIN zones z ON z.athlete_id = p.athlete_id AND z.zone_type = p.zone_type AND z.version = p.version
+                     AND p.value >= z.zone_min
+    GROUP BY p.athlete_id, p.activity_id, p.zone_type, p.version, z.zone
+), present AS (
+    SELECT athlete_id, activity_id, any_value(local_date) AS local_date, zone_type, version
+    FROM placed GROUP BY athlete_id, activity_id, zone_type, version
+)
+SELECT p.athlete_id, p.activity_id, p.local_date, p.zone_type, z.zone, z.zone_min, z.zone_max,
+       CAST(coalesce(pl.seconds, 0) AS BIGINT) AS seconds, b.seconds AS service_seconds
+FROM present p
+JOIN zones z ON z.athlete_id = p.athlete_id AND z.zone_type = p.zone_type AND z.version = p.version
+LEFT JOIN placed pl ON pl.activity_id = p.activity_id AND pl.zone_type = p.zone_type AND pl.zone = z.zone
+LEFT JOIN buckets b ON b.activity_id = p.activity_id AND b.zone_type = p.zone_type AND b.bucket_index = z.zone
+ORDER BY p.athlete_id, p.local_date, p.activity_id, p.zone_type, z.zone;
 
 -- --- durability, efficiency and gear ------------------------------------------------------------------------
 
@@ -1399,7 +1790,7 @@ COMMENT ON COLUMN power_duration_curve.season IS 'Calendar year of the efforts (
 COMMENT ON COLUMN power_duration_curve.duration_s IS 'Duration of the curve (analysis_power_durations), seconds';
 COMMENT ON COLUMN power_duration_curve.label IS 'The duration as shown (5 s, 1 min, 20 min, 1 h, ...)';
 COMMENT ON COLUMN power_duration_curve.best_watts IS 'Best average power of an effort at least duration_s long, watts: a lower bound of the true mean-maximal power (no streams)';
-COMMENT ON COLUMN power_duration_curve.source IS 'What the best was: segment_effort, lap or activity';
+COMMENT ON COLUMN power_duration_curve.source IS 'What the best was: stream (the activity''s mean-maximal power from its streams), segment_effort, lap or activity';
 COMMENT ON COLUMN power_duration_curve.source_id IS 'Its id (effort, lap or activity id)';
 COMMENT ON COLUMN power_duration_curve.activity_id IS 'The activity it was part of';
 COMMENT ON COLUMN power_duration_curve.local_date IS 'Local date of the best';
@@ -1420,6 +1811,7 @@ COMMENT ON COLUMN critical_power.cp_inverse_t_watts IS 'Critical power of the po
 COMMENT ON COLUMN critical_power.w_prime_inverse_t_j IS 'W'' of the power-1/t form, joules; NULL when the fit is not ok';
 COMMENT ON COLUMN critical_power.best_hour_watts IS 'Best power held for cp_hour_s (60 min) or longer in the season, watts: CP must be at least cp_hour_share of it';
 COMMENT ON COLUMN critical_power.cp_note IS 'ok, or why there is no fit: too few envelope efforts, efforts too alike in length, no physical fit, an implausible W'' or a CP below an hour''s power';
+COMMENT ON COLUMN critical_power.source IS 'What the fit''s points came from: streams, efforts (segment efforts, laps, activities) or streams and efforts; NULL without points';
 
 COMMENT ON VIEW running_best_efforts IS 'Fastest runs over 1 km, 5 km, 10 km, half and marathon per athlete and season (0 = all time), from consecutive whole kilometre splits: the pace-duration curve';
 COMMENT ON COLUMN running_best_efforts.athlete_id IS 'The athlete';
@@ -1563,3 +1955,114 @@ COMMENT ON COLUMN eddington_curve.sport_family IS 'Sport family whose activities
 COMMENT ON COLUMN eddington_curve.unit IS 'Distance unit: km or mi';
 COMMENT ON COLUMN eddington_curve.n IS 'Whole number of units, from 1 to the longest day''s distance';
 COMMENT ON COLUMN eddington_curve.days_at_least IS 'Number of local days whose summed distance reached at least n units';
+
+COMMENT ON VIEW season_power_curve IS 'Mean-maximal power from the streams per athlete, season (the year it starts in; 0 = all time) and duration: the best activity_mmp of any cycling activity, this season vs last and all time';
+COMMENT ON COLUMN season_power_curve.athlete_id IS 'The athlete';
+COMMENT ON COLUMN season_power_curve.season IS 'Year the season starts in (season_start_month; 1 = calendar year); 0 = all time';
+COMMENT ON COLUMN season_power_curve.period IS 'this season (that of the athlete''s as_of_date), last season, earlier or all time';
+COMMENT ON COLUMN season_power_curve.duration_s IS 'Duration of the window, seconds (activity_mmp''s grid)';
+COMMENT ON COLUMN season_power_curve.best_watts IS 'Best average power over any window of that duration in the season, watts';
+COMMENT ON COLUMN season_power_curve.activity_id IS 'The activity it was ridden in (the earliest on a tie)';
+COMMENT ON COLUMN season_power_curve.local_date IS 'Local date of that activity';
+COMMENT ON COLUMN season_power_curve.start_s IS 'Start of the best window, seconds from the activity''s start';
+COMMENT ON COLUMN season_power_curve.activities IS 'Activities with a window that long in the season';
+
+COMMENT ON VIEW pace_duration_curve IS 'Best average speed of runs from the streams per athlete, season (0 = all time) and duration, with its pace: the pace-duration curve';
+COMMENT ON COLUMN pace_duration_curve.athlete_id IS 'The athlete';
+COMMENT ON COLUMN pace_duration_curve.season IS 'Year the season starts in (season_start_month); 0 = all time';
+COMMENT ON COLUMN pace_duration_curve.period IS 'this season, last season, earlier or all time';
+COMMENT ON COLUMN pace_duration_curve.duration_s IS 'Duration of the window, seconds';
+COMMENT ON COLUMN pace_duration_curve.speed_m_s IS 'Best average speed over any window of that duration, m/s (distance covered / duration)';
+COMMENT ON COLUMN pace_duration_curve.pace_s_per_km IS 'That speed as a pace, seconds per kilometre';
+COMMENT ON COLUMN pace_duration_curve.distance_m IS 'Distance covered in that window, metres';
+COMMENT ON COLUMN pace_duration_curve.activity_id IS 'The run (the earliest on a tie)';
+COMMENT ON COLUMN pace_duration_curve.local_date IS 'Local date of the run';
+COMMENT ON COLUMN pace_duration_curve.start_s IS 'Start of the best window, seconds from the run''s start';
+
+COMMENT ON VIEW critical_speed IS 'Critical speed and D'' per athlete and season (0 = all time): distance = CS * t + D'' fitted on the pace-duration curve from cs_min_s to cs_max_s';
+COMMENT ON COLUMN critical_speed.athlete_id IS 'The athlete';
+COMMENT ON COLUMN critical_speed.season IS 'Year the season starts in; 0 = all time';
+COMMENT ON COLUMN critical_speed.points IS 'Durations of the curve within cs_min_s-cs_max_s the fit used';
+COMMENT ON COLUMN critical_speed.shortest_s IS 'Shortest of them, seconds';
+COMMENT ON COLUMN critical_speed.longest_s IS 'Longest of them, seconds';
+COMMENT ON COLUMN critical_speed.cs_m_s IS 'Critical speed, m/s (the slope of distance over time); NULL without a fit (cs_note)';
+COMMENT ON COLUMN critical_speed.cs_pace_s_per_km IS 'Critical speed as a pace, seconds per kilometre';
+COMMENT ON COLUMN critical_speed.d_prime_m IS 'D'', metres: the distance that can be run above CS (the intercept)';
+COMMENT ON COLUMN critical_speed.r2 IS 'Coefficient of determination of the distance-time fit';
+COMMENT ON COLUMN critical_speed.cs_note IS 'ok, or why there is no fit: too few durations, or CS or D'' not positive';
+
+COMMENT ON VIEW activity_normalized_power IS 'Per activity with a power stream: normalized power computed from the stream (Coggan), beside the service''s weighted_average_watts, and IF on the FTP of its date';
+COMMENT ON COLUMN activity_normalized_power.athlete_id IS 'The athlete';
+COMMENT ON COLUMN activity_normalized_power.activity_id IS 'The activity';
+COMMENT ON COLUMN activity_normalized_power.local_date IS 'Local date of the activity';
+COMMENT ON COLUMN activity_normalized_power.recorded_s IS 'Recorded seconds (activity_stream_seconds not paused) the figures are over';
+COMMENT ON COLUMN activity_normalized_power.average_watts IS 'Mean power over the recorded seconds, watts';
+COMMENT ON COLUMN activity_normalized_power.np_watts IS 'Normalized power: 4th root of the mean 4th power of the 30-s rolling mean (from the 30th second), watts';
+COMMENT ON COLUMN activity_normalized_power.service_np_watts IS 'The service''s weighted_average_watts';
+COMMENT ON COLUMN activity_normalized_power.service_average_watts IS 'The service''s average_watts';
+COMMENT ON COLUMN activity_normalized_power.ftp IS 'FTP in force on the local date (ftp_timeline), watts';
+COMMENT ON COLUMN activity_normalized_power.ftp_source IS 'history, profile, or known_later (before the first known FTP: the first one); NULL without an FTP';
+COMMENT ON COLUMN activity_normalized_power.intensity_factor IS 'np_watts / ftp';
+COMMENT ON COLUMN activity_normalized_power.variability_index IS 'np_watts / average_watts';
+
+COMMENT ON VIEW w_prime_balance IS 'W'' balance per activity and second (Skiba et al. 2012, integral model) on the CP and W'' of the critical-power fit: filter by activity_id';
+COMMENT ON COLUMN w_prime_balance.athlete_id IS 'The athlete';
+COMMENT ON COLUMN w_prime_balance.activity_id IS 'The activity';
+COMMENT ON COLUMN w_prime_balance.local_date IS 'Local date of the activity';
+COMMENT ON COLUMN w_prime_balance.second IS 'Seconds from the start (activity_stream_seconds)';
+COMMENT ON COLUMN w_prime_balance.watts IS 'Power that second, watts (0 in a pause)';
+COMMENT ON COLUMN w_prime_balance.cp_watts IS 'Critical power used, watts (critical_power)';
+COMMENT ON COLUMN w_prime_balance.w_prime_j IS 'W'' used, joules';
+COMMENT ON COLUMN w_prime_balance.tau_s IS 'Recovery time constant: 546 * exp(-0.01 * (CP - mean power below CP)) + 316, seconds';
+COMMENT ON COLUMN w_prime_balance.cp_source IS 'season (the activity''s calendar year has a fit) or all time';
+COMMENT ON COLUMN w_prime_balance.w_prime_balance_j IS 'W'' - the sum of each earlier second''s power above CP decayed by exp(-(t - u) / tau), joules';
+
+COMMENT ON VIEW w_prime_balance_summary IS 'Per activity: the lowest W'' balance, when it was reached and the share of W'' used';
+COMMENT ON COLUMN w_prime_balance_summary.athlete_id IS 'The athlete';
+COMMENT ON COLUMN w_prime_balance_summary.activity_id IS 'The activity';
+COMMENT ON COLUMN w_prime_balance_summary.local_date IS 'Local date of the activity';
+COMMENT ON COLUMN w_prime_balance_summary.cp_watts IS 'Critical power used, watts';
+COMMENT ON COLUMN w_prime_balance_summary.w_prime_j IS 'W'' used, joules';
+COMMENT ON COLUMN w_prime_balance_summary.tau_s IS 'Recovery time constant, seconds';
+COMMENT ON COLUMN w_prime_balance_summary.cp_source IS 'season or all time';
+COMMENT ON COLUMN w_prime_balance_summary.min_w_prime_balance_j IS 'Lowest W'' balance, joules';
+COMMENT ON COLUMN w_prime_balance_summary.min_at_s IS 'Second it was first reached';
+COMMENT ON COLUMN w_prime_balance_summary.w_prime_used IS '1 - min_w_prime_balance_j / w_prime_j: the share of W'' spent at the lowest point';
+
+COMMENT ON VIEW stream_decoupling IS 'Per activity with heart rate: Pa:HR decoupling from the streams, first against second half of the moving time after the warm-up';
+COMMENT ON COLUMN stream_decoupling.athlete_id IS 'The athlete';
+COMMENT ON COLUMN stream_decoupling.activity_id IS 'The activity';
+COMMENT ON COLUMN stream_decoupling.local_date IS 'Local date of the activity';
+COMMENT ON COLUMN stream_decoupling.sport_family IS 'The activity''s sport family';
+COMMENT ON COLUMN stream_decoupling.output_kind IS 'power (a power_tss sport type with a power stream) or speed (metres per minute)';
+COMMENT ON COLUMN stream_decoupling.moving_time_s IS 'Moving seconds after the warm-up (decoupling_warmup_s)';
+COMMENT ON COLUMN stream_decoupling.first_half_output IS 'Mean output over the first half';
+COMMENT ON COLUMN stream_decoupling.first_half_hr IS 'Mean heart rate over the first half';
+COMMENT ON COLUMN stream_decoupling.second_half_output IS 'Mean output over the second half';
+COMMENT ON COLUMN stream_decoupling.second_half_hr IS 'Mean heart rate over the second half';
+COMMENT ON COLUMN stream_decoupling.first_half_ef IS 'first_half_output / first_half_hr';
+COMMENT ON COLUMN stream_decoupling.second_half_ef IS 'second_half_output / second_half_hr';
+COMMENT ON COLUMN stream_decoupling.decoupling_pct IS '(first_half_ef - second_half_ef) / first_half_ef * 100';
+
+COMMENT ON VIEW stream_best_efforts IS 'Fastest 400 m to marathon of runs per athlete and season (0 = all time), from the distance stream with interpolation at both ends';
+COMMENT ON COLUMN stream_best_efforts.athlete_id IS 'The athlete';
+COMMENT ON COLUMN stream_best_efforts.season IS 'Year the season starts in (season_start_month); 0 = all time';
+COMMENT ON COLUMN stream_best_efforts.distance_m IS 'The distance (analysis_best_effort_distances), metres';
+COMMENT ON COLUMN stream_best_efforts.label IS 'How the distance is shown';
+COMMENT ON COLUMN stream_best_efforts.best_time_s IS 'Shortest elapsed time covering the distance in one run, seconds (interpolated)';
+COMMENT ON COLUMN stream_best_efforts.pace_s_per_km IS 'best_time_s per kilometre, seconds';
+COMMENT ON COLUMN stream_best_efforts.activity_id IS 'The run (the earliest on a tie)';
+COMMENT ON COLUMN stream_best_efforts.local_date IS 'Local date of the run';
+COMMENT ON COLUMN stream_best_efforts.start_s IS 'When the effort started, seconds from the run''s start';
+COMMENT ON COLUMN stream_best_efforts.runs IS 'Runs of the season that covered the distance';
+
+COMMENT ON VIEW stream_zone_seconds IS 'Per activity, zone type and zone: seconds in the athlete''s heart-rate and power zones from the streams, beside the service''s bucket';
+COMMENT ON COLUMN stream_zone_seconds.athlete_id IS 'The athlete';
+COMMENT ON COLUMN stream_zone_seconds.activity_id IS 'The activity';
+COMMENT ON COLUMN stream_zone_seconds.local_date IS 'Local date of the activity';
+COMMENT ON COLUMN stream_zone_seconds.zone_type IS 'heartrate or power';
+COMMENT ON COLUMN stream_zone_seconds.zone IS 'Zone number, 1-based from the lowest';
+COMMENT ON COLUMN stream_zone_seconds.zone_min IS 'Lower bound (bpm or watts) of the athlete''s zone in force on the local date';
+COMMENT ON COLUMN stream_zone_seconds.zone_max IS 'Upper bound; -1 means no upper bound';
+COMMENT ON COLUMN stream_zone_seconds.seconds IS 'Recorded seconds with zone_min <= value < zone_max';
+COMMENT ON COLUMN stream_zone_seconds.service_seconds IS 'The service''s seconds in that zone (activity_zone_buckets); NULL when it sent none';

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from fitsync.warehouse import analysis, db, documents
+from fitsync.warehouse import analysis, db, documents, streams
 
 from .builder import Builder
 from .conftest import PMC_DAYS, PMC_FIRST, World
@@ -771,7 +771,8 @@ def test_ytd_cumulative_is_dense_and_per_year(world: World) -> None:
     assert set(ytd["year"].unique()) == {2021, 2022, 2023, 2024, 2025}  # dense years too
 
 
-@pytest.mark.parametrize("name", sorted(analysis.ANALYSES))  # one test per view: the workers share them out
+# one test per view (the workers share them out); the stream analyses: test_streams_analysis.py, on streams
+@pytest.mark.parametrize("name", sorted(set(analysis.ANALYSES) - set(analysis.FROM_STREAMS)))
 def test_every_view_orders_its_rows_by_its_keys_and_reads_the_same_per_athlete(world: World, name: str) -> None:
     """Rows unique and in ORDER[name] (what Python and the report rely on), and a per-athlete read (DuckDB pushes
     the filter into the view) equal to that athlete's rows of the whole."""
@@ -801,6 +802,7 @@ def test_every_view_is_listed_and_documented(world: World) -> None:
     with db.reading(world.path) as conn:
         views = {r[0] for r in conn.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
     views -= {kind.view for kind in documents.KINDS}  # the documents' storage (warehouse/documents.py), not analyses
+    views -= {streams.SAMPLES, streams.ANSWERS}  # the streams' storage (warehouse/streams.py)
     assert views == set(analysis.ANALYSES)
     doc = (Path(__file__).resolve().parents[2] / "docs" / "analysis.md").read_text(encoding="utf-8")
     assert [

@@ -62,10 +62,17 @@ def synced(sb: Harness, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sy
 def test_every_view_returns_rows(synced: Synced) -> None:
     """Every view has rows on a synced sandbox athlete, decoupling too: splits and laps carry heart rate."""
     for name in analysis.ANALYSES:
-        if name == "athlete_zone_history":
-            continue  # one zone snapshot: checked below
+        if name == "athlete_zone_history" or name in analysis.FROM_STREAMS:
+            continue  # one zone snapshot: checked below; the streams' views: below and tests/analysis/test_streams_analysis.py
         frame = read(synced.path, name, synced.athlete_id)
         assert frame.height > 0, name
+    # the recent rides' streams came with the sync (streams = recent): their power curve is there
+    with db.reading(synced.path) as conn:
+        [(powered,)] = conn.execute(
+            "SELECT count(DISTINCT activity_id) FROM activity_streams WHERE athlete_id = ? AND watts IS NOT NULL",
+            [synced.athlete_id],
+        ).fetchall()
+    assert read(synced.path, "season_power_curve", synced.athlete_id).height > 0 or not powered
     history = read(synced.path, "athlete_zone_history", synced.athlete_id)
     assert history["version"].unique().to_list() == [1] and history["valid_to"].null_count() == history.height
 
@@ -118,7 +125,11 @@ def test_dagster_assets_materialize_with_previews_and_snapshots(synced: Synced) 
     assert set(metadata) == {"pr_progression", "zone_trends", "training_load", "performance", "volume", "report"}
     snapshotted = {name for m in metadata.values() if "rows" in m for name in m["rows"].value}
     # every view but the building blocks (calendar, as-of dates, per-bucket zone time)
-    assert snapshotted == set(analysis.ANALYSES) - {"activity_calendar", "athlete_as_of", "activity_zone_seconds"}
+    assert snapshotted == set(analysis.ANALYSES) - {
+        "activity_calendar",
+        "athlete_as_of",
+        "activity_zone_seconds",
+    } - set(analysis.FROM_STREAMS)  # per-second views are read where they are, never snapshotted
     assert "| season | cp_watts | w_prime_kj |" in metadata["performance"]["preview"].value
     assert "| segment_name | attempts |" in metadata["pr_progression"]["preview"].value
     assert "| date | load | ctl | atl | tsb | form_band |" in metadata["training_load"]["preview"].value

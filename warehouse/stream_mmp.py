@@ -1,0 +1,235 @@
+"""Per-second analysis of the streams: the one resampling rule every stream analysis stands on, and each activity's
+mean-maximal power and speed, computed once when its samples are written (warehouse/streams.write) and kept in Parquet
+beside them.
+
+**Resampling to one second** (`resampled`, the view `activity_stream_seconds`). The service's samples are one a
+second from a device recording every second (the sandbox), but often every 1-5 s ("smart recording") and with gaps;
+so every analysis works on time, never on sample counts. Between two consecutive samples at t₀ < t₁, the seconds
+t₀ … t₁ − 1 are filled as GoldenCheetah's "Fix Gaps in Recording" fills them (`FixGaps.cpp`, default stop 90 s):
+
+- when the seconds missing between them (t₁ − t₀ − 1) are at most MAX_GAP_S (90), every channel is interpolated
+  linearly (a dropped sensor, smart recording): those seconds are recorded time;
+- a longer gap is a pause (auto-pause, a stop): its seconds have power 0 and speed 0, no heart rate, `paused` true and
+  are not moving; distance is interpolated across it, as GoldenCheetah does.
+
+Two samples with the same time keep the later one; the last sample is its own second. So a 3-second-sampled ride
+becomes three seconds per sample, and a café stop of 20 minutes is 20 minutes of zeros.
+
+**Mean-maximal power and speed** (`compute`, the view `activity_mmp`): for each duration D of DURATIONS (1 s … 5 h)
+the best average power over any D consecutive seconds of that series — paused seconds count as 0 W, so no window
+takes a stop for an effort (GoldenCheetah's mean-max on its gap-fixed 1-s data) — and the best average speed
+(distance covered in D seconds / D). With one cumulative sum per activity, a window's total is a difference of two
+sums: the whole grid is one pass with one lag per duration (DuckDB, in memory, over the frame the fetch step wrote).
+Each best window's first second and the sample it comes from are kept (`start_s`, `start_sample`).
+
+Files: `activity_mmp/athlete=<id>/month=<YYYY-MM>/<uuid>.parquet`, written by `streams.write` after the month's
+samples and before its answers file (the answers file stays the record that everything of the activity is stored).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import polars as pl
+
+FOLDER = "activity_mmp"
+VIEW = "activity_mmp"
+SECONDS_VIEW = "activity_stream_seconds"
+# Missing seconds between two samples up to which the channels are interpolated; a longer gap is a pause
+# (GoldenCheetah's Fix Gaps in Recording, its default `stop`).
+MAX_GAP_S = 90
+# The durations of each activity's mean-maximal power and speed: every second to 10 s, then about logarithmic to 5 h
+# (with every duration of analysis_power_durations, so the power-duration curve finds each of them).
+DURATIONS: tuple[int, ...] = (
+    *range(1, 11),
+    12, 15, 20, 30, 45, 60, 90, 120, 180, 240, 300, 360, 480, 600, 720, 900, 1200, 1800, 2400, 2700,
+    3600, 5400, 7200, 10800, 14400, 18000,
+)  # fmt: skip
+
+SCHEMA: dict[str, Any] = {
+    "activity_id": pl.Int64,
+    "fetched_us": pl.Int64,
+    "duration_s": pl.Int32,
+    "watts": pl.Float64,
+    "watts_start_s": pl.Int32,
+    "watts_start_sample": pl.Int32,
+    "speed": pl.Float64,
+    "speed_start_s": pl.Int32,
+    "speed_start_sample": pl.Int32,
+}
+
+
+def resampled(source: str, keys: str = "activity_id, fetched_us") -> str:
+    """The query of the 1-s series (the rule in the module's docstring) over `source`, a relation with the columns of
+    activity_streams (activity_id, sample, time, distance, watts, heartrate, velocity_smooth, moving) and `keys`."""
+    return f"""WITH ordered AS (
+    SELECT {keys}, sample, time, distance, CAST(watts AS DOUBLE) AS watts, CAST(heartrate AS DOUBLE) AS heartrate,
+           CAST(velocity_smooth AS DOUBLE) AS speed, moving,
+           lead(time) OVER w AS next_time, lead(distance) OVER w AS next_distance,
+           CAST(lead(watts) OVER w AS DOUBLE) AS next_watts, CAST(lead(heartrate) OVER w AS DOUBLE) AS next_heartrate,
+           CAST(lead(velocity_smooth) OVER w AS DOUBLE) AS next_speed
+    FROM {source}
+    WHERE time IS NOT NULL
+    WINDOW w AS (PARTITION BY activity_id ORDER BY sample)
+), spans AS (
+    SELECT *, coalesce(next_time - time, 1) AS span, coalesce(next_time - time, 1) - 1 > {MAX_GAP_S} AS pause_after
+    FROM ordered
+), seconds AS (
+    SELECT *, unnest(range(CAST(greatest(span, 0) AS BIGINT))) AS k FROM spans
+)
+SELECT {keys}, CAST(time + k AS INTEGER) AS second, sample,
+       k > 0 AND pause_after AS paused,
+       NOT (k > 0 AND pause_after) AND coalesce(moving, true) AS moving,
+       CASE WHEN k = 0 THEN watts WHEN pause_after THEN 0
+            ELSE coalesce(watts + (next_watts - watts) * k / span, watts) END AS watts,
+       CASE WHEN k = 0 THEN heartrate WHEN pause_after THEN NULL
+            ELSE coalesce(heartrate + (next_heartrate - heartrate) * k / span, heartrate) END AS heartrate,
+       CASE WHEN k = 0 THEN speed WHEN pause_after THEN 0
+            ELSE coalesce(speed + (next_speed - speed) * k / span, speed) END AS speed,
+       coalesce(distance + (next_distance - distance) * k / span, distance) AS distance
+FROM seconds"""
+
+
+def compute(conn: duckdb.DuckDBPyConnection, samples: pl.DataFrame) -> pl.DataFrame:
+    """Each activity's mean-maximal power and speed on DURATIONS, from `samples` (streams.SOURCE_SCHEMA's columns: one
+    or more activities' samples as the fetch step framed them). The 1-s series comes from `resampled` (DuckDB); the
+    windows are Polars column arithmetic over it, sorted by activity and second: with G the running total of power
+    over the whole frame, a window of D seconds ending at row i sums G[i] − G[i − D], valid when the activity has at
+    least D seconds up to i (so the D rows are all its own)."""
+    conn.register("mmp_samples", samples)
+    try:
+        seconds = conn.execute(f"{resampled('mmp_samples')} ORDER BY activity_id, second").pl()
+    finally:
+        conn.unregister("mmp_samples")
+    if seconds.is_empty():
+        return empty()
+    aid = pl.col("activity_id")
+    frame = seconds.with_columns(
+        n=pl.int_range(1, pl.len() + 1).over(aid),
+        total=pl.col("watts").fill_null(0).cum_sum(),
+        has_watts=pl.col("watts").is_not_null().any().over(aid),
+    )
+    windows = frame.select(
+        "activity_id",
+        "fetched_us",
+        "second",
+        *(
+            pl.when((pl.col("n") >= d) & pl.col("has_watts"))
+            .then(pl.col("total") - pl.col("total").shift(d, fill_value=0))
+            .alias(f"p{d}")
+            for d in DURATIONS
+        ),
+        *(
+            pl.when(pl.col("n") > d).then(pl.col("distance") - pl.col("distance").shift(d)).alias(f"d{d}")
+            for d in DURATIONS
+        ),
+    )
+    best = windows.group_by("activity_id", maintain_order=True).agg(
+        pl.col("fetched_us").first(),
+        *(
+            e
+            for d in DURATIONS
+            for e in (pl.col(f"p{d}").max(), pl.col("second").get(pl.col(f"p{d}").arg_max()).alias(f"pe{d}"))
+        ),
+        *(
+            e
+            for d in DURATIONS
+            for e in (pl.col(f"d{d}").max(), pl.col("second").get(pl.col(f"d{d}").arg_max()).alias(f"de{d}"))
+        ),
+    )
+    grid = pl.concat(
+        [
+            best.select(
+                "activity_id",
+                "fetched_us",
+                pl.lit(d, pl.Int32).alias("duration_s"),
+                (pl.col(f"p{d}") / d).alias("watts"),
+                (pl.col(f"pe{d}") - d + 1).cast(pl.Int32).alias("watts_start_s"),
+                (pl.col(f"d{d}") / d).alias("speed"),
+                (pl.col(f"de{d}") - d).cast(pl.Int32).alias("speed_start_s"),
+            )
+            for d in DURATIONS
+        ]
+    ).filter(pl.col("watts").is_not_null() | pl.col("speed").is_not_null())
+    sample = seconds.select("activity_id", pl.col("second").cast(pl.Int32), pl.col("sample").cast(pl.Int32))
+    return (
+        grid.join(
+            sample.rename({"second": "watts_start_s", "sample": "watts_start_sample"}),
+            on=["activity_id", "watts_start_s"],
+            how="left",
+        )
+        .join(
+            sample.rename({"second": "speed_start_s", "sample": "speed_start_sample"}),
+            on=["activity_id", "speed_start_s"],
+            how="left",
+        )
+        .select(list(SCHEMA))
+        .cast(pl.Schema(SCHEMA))
+        .sort("activity_id", "duration_s")
+    )
+
+
+def empty() -> pl.DataFrame:
+    return pl.DataFrame(schema=SCHEMA)
+
+
+def create_views(conn: duckdb.DuckDBPyConnection, answers_glob: str, quoted: str) -> None:
+    """`activity_mmp` over this warehouse's MMP files (the latest answer of each activity still in `activities`) and
+    `activity_stream_seconds` over `activity_streams`. `quoted`: the files' glob, quoted for SQL."""
+    conn.execute(f"""CREATE OR REPLACE VIEW {VIEW} AS
+        SELECT m.activity_id, a.athlete_id, m.duration_s, m.watts, m.watts_start_s, m.watts_start_sample,
+               m.speed, m.speed_start_s, m.speed_start_sample
+        FROM read_parquet('{quoted}', hive_partitioning = false) m
+        JOIN (SELECT activity_id, max(fetched_us) AS fetched_us
+              FROM read_parquet('{answers_glob}', hive_partitioning = false) GROUP BY ALL) r
+          ON r.activity_id = m.activity_id AND r.fetched_us = m.fetched_us
+        JOIN activities a ON a.activity_id = m.activity_id
+        ORDER BY a.athlete_id, m.activity_id, m.duration_s""")
+    conn.execute(
+        f"CREATE OR REPLACE VIEW {SECONDS_VIEW} AS SELECT * FROM ("
+        f"{resampled('activity_streams', 'activity_id, athlete_id')}) ORDER BY athlete_id, activity_id, second"
+    )
+    conn.execute(
+        f"COMMENT ON VIEW {VIEW} IS 'Each activity''s mean-maximal power and speed on a grid of durations (1 s to "
+        "5 h), computed once when its streams were written (warehouse/stream_mmp.py): read from "
+        "<warehouse>.documents/activity_mmp/'"
+    )
+    conn.execute(
+        f"COMMENT ON VIEW {SECONDS_VIEW} IS 'Each activity''s streams resampled to one row per second: gaps of up to "
+        f"{MAX_GAP_S} missing seconds interpolated, longer ones a pause (power and speed 0), as GoldenCheetah fixes "
+        "gaps; every stream analysis reads it'"
+    )
+    lake = conn.execute("SELECT type FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+    if lake == [("ducklake",)]:  # DuckLake keeps no comment on a view's columns
+        return
+    for view, column, text in COLUMNS:
+        conn.execute(f"COMMENT ON COLUMN {view}.{column} IS '{text.replace(chr(39), chr(39) * 2)}'")
+
+
+def current(found: dict[str, str | None], quoted_folder: str) -> bool:
+    """Whether both views exist over this warehouse's folder (not the empty stand-ins of analysis_views.sql)."""
+    return quoted_folder in (found.get(VIEW) or "") and "activity_streams" in (found.get(SECONDS_VIEW) or "")
+
+
+COLUMNS: tuple[tuple[str, str, str], ...] = (
+    (VIEW, "activity_id", "The activity"),
+    (VIEW, "athlete_id", "Its athlete"),
+    (VIEW, "duration_s", "The window, seconds (1-10 every second, then about logarithmic to 18000)"),
+    (VIEW, "watts", "Best average power over any window of duration_s seconds (paused seconds count 0 W); NULL without power"),
+    (VIEW, "watts_start_s", "First second (the time axis: seconds from the start) of that best window"),
+    (VIEW, "watts_start_sample", "The sample that second comes from (activity_streams.sample)"),
+    (VIEW, "speed", "Best average speed over any window of duration_s seconds, m/s (distance covered / duration_s); NULL without distance"),
+    (VIEW, "speed_start_s", "Start of that best window, seconds from the start"),
+    (VIEW, "speed_start_sample", "The sample that second comes from"),
+    (SECONDS_VIEW, "activity_id", "The activity"),
+    (SECONDS_VIEW, "athlete_id", "Its athlete"),
+    (SECONDS_VIEW, "second", "Seconds from the start (the time stream's axis)"),
+    (SECONDS_VIEW, "sample", "The sample at or before this second (activity_streams.sample)"),
+    (SECONDS_VIEW, "paused", "Whether the second lies in a gap of more than 90 missing seconds (a pause)"),
+    (SECONDS_VIEW, "moving", "Not paused, and the stream's moving flag (true without one)"),
+    (SECONDS_VIEW, "watts", "Power, interpolated between samples; 0 in a pause; NULL without power"),
+    (SECONDS_VIEW, "heartrate", "Heart rate, interpolated between samples; NULL in a pause or without heart rate"),
+    (SECONDS_VIEW, "speed", "velocity_smooth interpolated, m/s; 0 in a pause"),
+    (SECONDS_VIEW, "distance", "Metres from the start, interpolated (across pauses too)"),
+)  # fmt: skip
