@@ -77,6 +77,18 @@ class AthleteApi:
     # plumbing -------------------------------------------------------------------------------------
 
     def call(self, method: str, path: str, *, budget: Budget = "read", idempotent: bool = True, **kwargs: Any) -> Any:
+        response = self._answered(method, path, budget, idempotent, kwargs)
+        return None if response.status_code == 204 else self._decoded(response, f"{method} {_template(path)}")
+
+    def body(self, method: str, path: str, *, budget: Budget = "read", idempotent: bool = True, **kwargs: Any) -> bytes:
+        """The answer's bytes as they came, for a caller that parses them itself and keeps them as received (streams:
+        ≈ 1 MB of JSON a long ride, parsed straight into columns)."""
+        return self._answered(method, path, budget, idempotent, kwargs).content
+
+    def _answered(
+        self, method: str, path: str, budget: Budget, idempotent: bool, kwargs: dict[str, Any]
+    ) -> httpx.Response:
+        """A successful answer (a refused token refreshed once); a 4xx/5xx raises its error."""
         # read (and refreshed, if due) before the slot is reserved; read again only if the wait was long
         auth = BearerToken(self.tokens, self.athlete_id, self.tokens.access_token(self.athlete_id))
         response = self._send(method, path, auth, budget, idempotent, kwargs)
@@ -88,7 +100,7 @@ class AthleteApi:
         if response.status_code >= 400:
             fault = _json(response)
             raise errors.for_status(response.status_code, fault)(response.status_code, method, path, fault)
-        return None if response.status_code == 204 else self._decoded(response, f"{method} {_template(path)}")
+        return response
 
     def _decoded(self, response: httpx.Response, endpoint: str) -> Any:
         """The answer's JSON. A byte that is not UTF-8 (a proxy mangling a name) is replaced (U+FFFD) and reported,

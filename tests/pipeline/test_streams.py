@@ -208,3 +208,22 @@ def test_both_shapes_read_alike(sb: Harness, flavor: str) -> None:
     assert a.status == b.status == "stored" and a.channels == b.channels
     assert a.frame is not None and b.frame is not None and a.frame.equals(b.frame)
     assert streams.read(ride, None, 1, {"message": "odd"}).status == "kept raw"
+
+    # the bytes as received: a keyed answer is parsed by Polars straight into the same samples, kept as it came
+    content = sb.get(grant, path, params={"keys": KEYS, "key_by_type": "true"}).content
+    fast = streams.read_bytes(ride, None, 1, content)
+    assert fast.raw == content.decode() and fast.status == "stored" and fast.channels == a.channels
+    assert fast.frame is not None and fast.frame.equals(a.frame)
+    # anything the fast parse does not take goes the careful way, which names it
+    odd = (
+        dict(keyed, heartrate={**keyed["heartrate"], "data": keyed["heartrate"]["data"][:-1]})
+        if "heartrate" in keyed
+        else {}
+    )
+    if odd:
+        careful = streams.read_bytes(ride, None, 1, json.dumps(odd).encode())
+        assert careful.status == "partly stored" and "'heartrate' has" in careful.problems[0]
+    halves = dict(keyed, time={**keyed["time"], "data": [t + 0.5 for t in keyed["time"]["data"]]})
+    assert "more than 0 decimals" in " ".join(streams.read_bytes(ride, None, 1, json.dumps(halves).encode()).problems)
+    assert streams.read_bytes(ride, None, 1, b"\xff\xfe not text").status == "kept raw"
+    assert streams.read_bytes(ride, None, 1, b"[1, 2").status == "kept raw"
