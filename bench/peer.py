@@ -4,7 +4,8 @@ One athlete with N activities (default 1,500), generous limits; each tool has an
 app) and syncs the athlete from nothing, one after the other, --runs times each (the median is reported), then once
 more with nothing new:
 
-- fitsync: `fitsync sync` from a fresh home, from its start until every listed activity is in the warehouse
+- fitsync: `fitsync sync` from a fresh home as `fitsync connect` leaves it (the tokens, the athlete's partition in
+  Dagster's instance), from its start until every listed activity is in the warehouse
   (`activities`, polled from this process), and the command's whole run (details and zones follow the summaries);
 - strava-offline 1.1.1 (github.com/liskin/strava-offline, the fastest open-source peer that keeps summaries
   locally): `strava-offline sqlite` from an empty database until it exits (it stores the summaries and bikes only).
@@ -99,9 +100,13 @@ def peer_sync(sb: common.Sandbox, athlete_id: int, folder: Path) -> dict[str, An
 
 def fitsync_sync(sb: common.Sandbox, athlete_id: int, listed: int) -> dict[str, Any]:
     """One `fitsync sync` from a fresh home: seconds until every listed activity is queryable, and until it exits."""
+    from fitsync.pipelines.instance import add_athlete_partition
     from fitsync.warehouse import db
 
     config = sb.connected_home(athlete_id, "bench-peer-")
+    # what `fitsync connect` does after the grant, as a user's first sync finds it: the athlete's partition in
+    # Dagster's instance (which creates the instance); strava-offline's own authorization is not timed either
+    add_athlete_partition(config.home, athlete_id)
     warehouse = config.home / "warehouse.duckdb"
     before = sb.counters().get("requests", 0)
     started = time.perf_counter()

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 import time
 import uuid
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import click
@@ -147,7 +149,9 @@ def sync(
                     continue
                 out.print(Text(f"athlete {athlete_id}: {found.why}: syncing", style="dim"), soft_wrap=True)
             with screen.doing(out, f"athlete {athlete_id}: {STARTING}"):  # the run's display takes over from it
-                instance = instance or _dagster_instance(config)
+                if instance is None:
+                    with _schema_meanwhile(config):
+                        instance = _dagster_instance(config)
             before = _detailed(client, athlete_id)
             outcome = _run(
                 client,
@@ -221,6 +225,32 @@ def _dagster_instance(config: Config) -> DagsterInstance:
     from fitsync.resources.warehouse import warehouse_of
 
     return dagster_instance.instance(config.home, lake=warehouse_of(config).is_lake)
+
+
+@contextlib.contextmanager
+def _schema_meanwhile(config: Config) -> Iterator[None]:
+    """A new warehouse file's migrations (≈ 0.5 s) run while Dagster loads and opens its instance: DuckDB
+    works outside the GIL, so the first sync's summaries reach the warehouse that much sooner. Whatever stops them
+    (another process creating the file at the same moment, a folder not writable) is left to the run, which waits,
+    says why, or reports it; the run's own migrate finds the schema current otherwise."""
+    from fitsync.resources.warehouse import warehouse_of
+    from fitsync.warehouse import db
+
+    warehouse = warehouse_of(config)
+    if warehouse.is_lake or warehouse.path.exists():  # made already: its migrate is ≈ 40 ms, left to the run
+        yield
+        return
+
+    def migrate() -> None:
+        with contextlib.suppress(Exception):
+            db.migrate(warehouse, timeout=1.0)
+
+    worker = threading.Thread(target=migrate, name="fitsync-schema", daemon=True)
+    worker.start()
+    try:
+        yield
+    finally:
+        worker.join()
 
 
 def _tell(out: Console, summary: sync_summary.AthleteSummary, *, verbose: bool) -> None:
