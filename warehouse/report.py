@@ -21,7 +21,7 @@ from typing import Any, cast
 import polars as pl
 import polyline as polyline_codec
 
-from . import analysis, db
+from . import analysis, db, streams
 from . import report_charts as charts
 
 PMC_DAYS = 365
@@ -34,6 +34,15 @@ LATER_FTP = (pl.col("load_source") == "power") & ~pl.col("measured")
 TOP_SEGMENTS = 4
 UNITS = {"km": 1000.0, "mi": 1609.344}
 CHART_SCALE = 2  # PNGs are drawn at twice their size on the page, for sharp text on dense screens
+# The latest hard session, whose W′ balance the report draws: the latest ride with streams whose W′ balance fell below
+# this share of W′ (it used more than half of it).
+HARD_SHARE = 0.5
+CURVE_PERIODS = ("this season", "last season", "all time")  # the stream power curve's lines
+CURVE_MARKS = (5, 60, 300, 1200)  # the durations the power curve's subtitle and the summary quote
+TURN_ON = (
+    '`fitsync sync` fetches them when config.toml has `streams = "recent"` (the default: the last `streams_days` '
+    'days) or `streams = "all"` (the whole history); `streams = "off"` fetches none'
+)
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,8 @@ def build_report(warehouse: db.Where, out_dir: Path | str, athlete_id: int | Non
     pngs: dict[str, bytes] = {}
     paths = []
     for name, (_, chart, _) in figures.items():
+        if chart is None:  # a section of text only
+            continue
         pngs[name] = charts.render_png(chart, scale=CHART_SCALE)
         path = out_dir / f"{name}.png"
         path.write_bytes(pngs[name])
@@ -87,7 +98,7 @@ def build_report(warehouse: db.Where, out_dir: Path | str, athlete_id: int | Non
     summary = _summary_markdown(data)
     markdown_path = out_dir / "summary.md"
     markdown_path.write_text(
-        summary + "\n\n" + "\n".join(f"![{figures[n][0]}]({p.name})" for n, p in zip(figures, paths)) + "\n",
+        summary + "\n\n" + "\n".join(_markdown_section(data, n, figures[n]) for n in figures) + "\n",
         encoding="utf-8",
     )
     html_path = out_dir / "report.html"
@@ -97,7 +108,7 @@ def build_report(warehouse: db.Where, out_dir: Path | str, athlete_id: int | Non
         paths,
         summary,
         athlete_id,
-        figures={k: v[1] for k, v in figures.items()},
+        figures={k: v[1] for k, v in figures.items() if v[1] is not None},
         markdown_path=markdown_path,
         title=f"{data['name']} ({athlete_id}) — as of {data['as_of'].isoformat()}",
     )
@@ -148,6 +159,53 @@ def _gather(conn: Any, athlete_id: int) -> dict[str, Any]:
         "power_curve": view("power_duration_curve"),
         "cp": view("critical_power"),
         "best_efforts": view("running_best_efforts"),
+        **_stream_frames(conn, view, athlete_id, as_of),
+    }
+
+
+def _stream_frames(conn: Any, view: Callable[[str], pl.DataFrame], athlete_id: int, as_of: dt.date) -> dict[str, Any]:
+    """The streams sections' frames: the season power curve, the latest hard session's W′ balance, the exact best
+    efforts of runs, and what the athlete has in stream storage (to say why a section is empty)."""
+    season = conn.execute(
+        "SELECT season_of(?::DATE, (SELECT CAST(value AS INTEGER) FROM analysis_settings "
+        "WHERE name = 'season_start_month'))",
+        [as_of],
+    ).fetchall()[0][0]
+    w_summary = view("w_prime_balance_summary")
+    hard = w_summary.filter(pl.col("min_w_prime_balance_j") < HARD_SHARE * pl.col("w_prime_j")).tail(1)
+    hard_row = hard.row(0, named=True) if hard.height else None
+    w_seconds = (
+        analysis.view(conn, "w_prime_balance", athlete_id, activity_id=hard_row["activity_id"])
+        if hard_row
+        else pl.DataFrame()
+    )
+    curve = view("season_power_curve").filter(pl.col("period").is_in(CURVE_PERIODS))
+    stream_best = view("stream_best_efforts").filter(pl.col("season").is_in([0, season]))
+    ids = {*curve["activity_id"].to_list(), *stream_best["activity_id"].to_list()}
+    if hard_row:
+        ids.add(hard_row["activity_id"])
+    names = dict(
+        conn.execute(
+            "SELECT activity_id, name FROM activities WHERE athlete_id = ? AND list_contains(?, activity_id)",
+            [athlete_id, sorted(ids)],
+        ).fetchall()
+    )
+    streamed = conn.execute(
+        "SELECT count(DISTINCT activity_id) FROM activity_mmp WHERE athlete_id = ?", [athlete_id]
+    ).fetchall()[0][0]
+    return {
+        "season": season,
+        "stream_curve": curve.with_columns(
+            pl.col("activity_id").replace_strict(names, default="", return_dtype=pl.String).alias("activity")
+        ),
+        "w_summary": w_summary,
+        "hard": hard_row,
+        "w_seconds": w_seconds,
+        "stream_best": stream_best,
+        "critical_speed": view("critical_speed"),
+        "activity_names": names,
+        "streamed": int(streamed),
+        "streams_waiting": len(streams.waiting(conn, athlete_id, None, looking=True)),
     }
 
 
@@ -294,7 +352,9 @@ def _tracks(conn: Any, athlete_id: int) -> pl.DataFrame:
     )
 
 
-Figures = dict[str, tuple[str, Any, str]]  # name → (heading, chart, caption), in the report's order
+# name → (heading, chart, caption), in the report's order; a chart of None is a section of text only (its caption
+# says why there is no chart, or stands over a table)
+Figures = dict[str, tuple[str, Any | None, str]]
 
 
 def _figures(d: dict[str, Any]) -> Figures:
@@ -303,6 +363,7 @@ def _figures(d: dict[str, Any]) -> Figures:
         **_training_figures(d),
         **_record_figures(d),
         **_performance_figures(d),
+        **_stream_figures(d),
         **_calendar_and_route_figures(d),
     }
     if d["power_zones"] is not None and d["power_zones"].height:
@@ -408,7 +469,8 @@ def _performance_figures(d: dict[str, Any]) -> Figures:
         "power_curve": (
             "Power-duration curve",
             charts.power_curve(d["power_curve"], cp_all, d["as_of"].year),
-            "Mean-maximal power from segment efforts, laps and rides with device power, and the critical "
+            "Mean-maximal power from segment efforts, laps and rides with device power (a ride's power stream "
+            "instead where it is stored), and the critical "
             "power model fitted on the power-duration envelope between 2 and 20 minutes (drawn only when "
             "it passes its physiological gates).",
         ),
@@ -418,6 +480,128 @@ def _performance_figures(d: dict[str, Any]) -> Figures:
             "The fastest 1, 5, 10, 21 and 42 km within runs, from whole kilometre splits.",
         ),
     }
+
+
+def _stream_figures(d: dict[str, Any]) -> Figures:
+    """From the per-second streams: the power curve this season, last season and all time; the W′ balance of the latest
+    hard session; the exact best efforts of runs (a table). Each says in one line why it is empty, when it is."""
+    return {
+        "stream_power_curve": _stream_power_curve_figure(d),
+        "w_prime_balance": _w_prime_figure(d),
+        "stream_best_efforts": (
+            "Best efforts of runs, from the streams",
+            None,
+            _stream_best_caption(d) if d["stream_best"].height else _no_streams(d, "run"),
+        ),
+    }
+
+
+def _no_streams(d: dict[str, Any], kind: str) -> str:
+    """Why a streams section is empty, in one line, and what fills it: no streams at all (streams off, or not fetched
+    yet), or none of the stored ones a `kind` ("ride with power", "run")."""
+    waiting = d["streams_waiting"]
+    if not d["streamed"]:
+        have = f" ({charts.counted(waiting, 'recording')} without them)" if waiting else ""
+        return f"No streams stored yet{have}: {TURN_ON}."
+    what = "a ride with a power meter" if kind == "ride with power" else "a run"
+    more = (
+        f" Without streams yet: {charts.counted(waiting, 'more recording')}; `fitsync sync` fetches them "
+        '(`streams = "all"` in config.toml reaches past the last `streams_days` days).'
+        if waiting
+        else ""
+    )
+    stored = (
+        "the only recording with streams stored is not"
+        if d["streamed"] == 1
+        else f"none of the {d['streamed']} recordings with streams stored is"
+    )
+    return f"No {kind} streams: {stored} {what}.{more}"
+
+
+def _curve_labels(d: dict[str, Any]) -> dict[str, str]:
+    season = d["season"]
+    return {
+        "this season": f"this season ({season})",
+        "last season": f"last season ({season - 1})",
+        "all time": "all time",
+    }
+
+
+def _curve_marks(curve: pl.DataFrame, period: str) -> str:
+    """ "5 s 900 W · 1 min 520 W · …": a period's best power at CURVE_MARKS ("" when it has none)."""
+    rows = {r["duration_s"]: r["best_watts"] for r in curve.filter(pl.col("period") == period).iter_rows(named=True)}
+    return " · ".join(f"{charts._duration_text(t)} {rows[t]:.0f} W" for t in CURVE_MARKS if t in rows)
+
+
+def _stream_power_curve_figure(d: dict[str, Any]) -> tuple[str, Any | None, str]:
+    heading = "Power curve from the streams"
+    curve = d["stream_curve"]
+    if not curve.height:
+        return heading, None, _no_streams(d, "ride with power")
+    labels = _curve_labels(d)
+    present = [p for p in CURVE_PERIODS if p in set(curve["period"].to_list())]
+    subtitle = [f"{labels[p]}: {_curve_marks(curve, p)}" for p in present if _curve_marks(curve, p)]
+    missing = [labels[p] for p in CURVE_PERIODS if p not in present]
+    rides = curve.filter(pl.col("period") == "all time")["activities"].max()
+    caption = (
+        "Mean-maximal power: the best average power over every duration from 1 second to 5 hours within one ride, "
+        f"from the per-second power of {charts.counted(int(cast(int, rides or 0)), 'ride')} with streams stored (a "
+        "pause counts as 0 W). The grey band is the all-time best; where a season's line runs along it, that season "
+        "set the record."
+        + (f" No line for {' or '.join(missing)}: no ride with a power stream then." if missing else "")
+    )
+    return heading, charts.stream_power_curve(curve, labels, subtitle), caption
+
+
+def _w_prime_figure(d: dict[str, Any]) -> tuple[str, Any | None, str]:
+    heading = "W′ balance of the latest hard session"
+    hard, summary = d["hard"], d["w_summary"]
+    share = f"{HARD_SHARE:.0%}"
+    if d["stream_curve"].is_empty():
+        return heading, None, _no_streams(d, "ride with power")
+    if hard is None:
+        if summary.is_empty():
+            cp = d["cp"].filter(pl.col("season") == 0)
+            why = cp["cp_note"][0] if cp.height else "no power efforts"
+            return heading, None, f"No W′ balance: it needs a critical power fit, and there is none ({why})."
+        most = summary.sort(["w_prime_used", "local_date"], descending=True).row(0, named=True)
+        return (
+            heading,
+            None,
+            f"No hard session: no ride with streams took W′ below {share} (the most used: "
+            f"{most['w_prime_used']:.0%} on {most['local_date']}, {charts.counted(summary.height, 'ride')} with power "
+            "streams).",
+        )
+    name = d["activity_names"].get(hard["activity_id"]) or f"activity {hard['activity_id']}"
+    fit = f"the {hard['local_date'].year} fit" if hard["cp_source"] == "season" else "the all-time fit"
+    cp, w = float(hard["cp_watts"]), float(hard["w_prime_j"])
+    caption = (
+        f"{name} on {hard['local_date']}: the latest ride whose W′ balance fell below {share} of W′. Skiba's integral "
+        f"model on CP {cp:.0f} W and W′ {w / 1000:.1f} kJ ({fit}, from the critical power of the power curve), "
+        f"τ {hard['tau_s']:.0f} s; every second above CP spends W′, every second below lets it come back."
+    )
+    title = f"W′ balance — {name}, {hard['local_date']}"
+    subtitle = [
+        f"CP {cp:.0f} W, W′ {w / 1000:.1f} kJ ({fit}); lowest {hard['min_w_prime_balance_j'] / 1000:.1f} kJ: "
+        f"{hard['w_prime_used']:.0%} of W′ used, at {charts._mmss(int(hard['min_at_s'] - int(cast(int, d['w_seconds']['second'].min()))))}."
+    ]
+    return heading, charts.w_prime_balance(d["w_seconds"], cp, w, title, subtitle), caption
+
+
+def _stream_best_caption(d: dict[str, Any]) -> str:
+    runs = d["stream_best"].filter(pl.col("season") == 0)["runs"].max()
+    cs = d["critical_speed"].filter(pl.col("season") == 0)
+    speed = (
+        f" Critical speed (all time, 3-20 min of the pace-duration curve): "
+        f"{charts._mmss(int(round(cs['cs_pace_s_per_km'][0])))} per km, D′ {cs['d_prime_m'][0]:.0f} m."
+        if cs.height and cs["cs_m_s"][0] is not None
+        else ""
+    )
+    return (
+        "The shortest time in which one run covered each distance, from its distance stream (interpolated between "
+        f"samples; elapsed time, a stop inside counts), over {charts.counted(int(cast(int, runs or 0)), 'run')} with "
+        f"streams stored.{speed}"
+    )
 
 
 def _calendar_and_route_figures(d: dict[str, Any]) -> Figures:
@@ -616,7 +800,12 @@ def _card(label: str, value: str, note: str = "") -> str:
 def _html(d: dict[str, Any], figures: Figures, pngs: dict[str, bytes]) -> str:
     """The report page: the headline cards, each chart with its caption, the PR tables, from the page template."""
     f = _facts(d)
-    sections = [_chart_section(name, heading, caption, pngs[name]) for name, (heading, _, caption) in figures.items()]
+    sections = [
+        _chart_section(name, heading, caption, pngs[name])
+        if name in pngs
+        else _text_section(name, heading, caption, _stream_best_tables(d) if name == "stream_best_efforts" else "")
+        for name, (heading, _, caption) in figures.items()
+    ]
     sections.append(_pr_tables(d, f))
     template = Template(resources.files(__package__).joinpath("report_template.html").read_text(encoding="utf-8"))
     return template.substitute(
@@ -693,6 +882,75 @@ def _chart_section(name: str, heading: str, caption: str, png: bytes) -> str:
         f'    <p class="caption">{html.escape(caption)}</p>\n'
         f"  </section>"
     )
+
+
+def _text_section(name: str, heading: str, caption: str, body: str = "") -> str:
+    """A section without a chart: its heading, one line (why it is empty, or what the table below holds), the table."""
+    return (
+        f'  <section id="{name}">\n    <h2>{html.escape(heading)}</h2>\n'
+        f'    <p class="caption">{html.escape(caption)}</p>\n' + (f"    {body}\n" if body else "") + "  </section>"
+    )
+
+
+def _best_rows(d: dict[str, Any], season: int) -> list[dict[str, str]]:
+    """One season's (0: all time) exact best efforts as the table shows them: distance, time, pace per km, date,
+    activity."""
+    rows = []
+    for r in d["stream_best"].filter(pl.col("season") == season).sort("distance_m").iter_rows(named=True):
+        seconds = int(round(r["best_time_s"]))
+        rows.append(
+            {
+                "distance": r["label"],
+                "time": charts._mmss(seconds),
+                "pace": f"{charts._mmss(int(round(r['pace_s_per_km'])))} /km",
+                "date": str(r["local_date"]),
+                "activity": d["activity_names"].get(r["activity_id"]) or f"activity {r['activity_id']}",
+            }
+        )
+    return rows
+
+
+BEST_COLUMNS = ("distance", "time", "pace", "date", "activity")
+
+
+def _stream_best_tables(d: dict[str, Any]) -> str:
+    """All-time and this season's exact best efforts side by side (a season without runs says so)."""
+    if d["stream_best"].is_empty():
+        return ""
+    parts = []
+    for title, season in (("All time", 0), (f"This season ({d['season']})", d["season"])):
+        rows = _best_rows(d, season)
+        head = "".join(f"<th>{c}</th>" for c in BEST_COLUMNS)
+        body = "".join(
+            "<tr>"
+            + "".join(
+                f"<td class=num>{html.escape(r[c])}</td>" if c in ("time", "pace") else f"<td>{html.escape(r[c])}</td>"
+                for c in BEST_COLUMNS
+            )
+            + "</tr>"
+            for r in rows
+        )
+        table = f"<table><tr>{head}</tr>{body}</table>" if rows else '<p class="caption">No run with streams yet.</p>'
+        parts.append(f"<div><h3>{html.escape(title)}</h3>{table}</div>")
+    return f'<div class="grid2">{"".join(parts)}</div>'
+
+
+def _markdown_section(d: dict[str, Any], name: str, figure: tuple[str, Any | None, str]) -> str:
+    """summary.md's line for a figure: the chart's image, or a text section's heading and line (and table)."""
+    heading, chart, caption = figure
+    if chart is not None:
+        return f"![{heading}]({name}.png)"
+    lines = ["", f"**{heading}**: {caption}"]
+    if name == "stream_best_efforts" and d["stream_best"].height:
+        for title, season in (("All time", 0), (f"This season ({d['season']})", d["season"])):
+            rows = _best_rows(d, season)
+            lines += ["", f"{title}:", ""]
+            if not rows:
+                lines.append("No run with streams yet.")
+                continue
+            lines += ["| " + " | ".join(BEST_COLUMNS) + " |", "|" + "---|" * len(BEST_COLUMNS)]
+            lines += ["| " + " | ".join(r[c].replace("|", "/") for c in BEST_COLUMNS) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
 
 
 def _pr_tables(d: dict[str, Any], f: dict[str, Any]) -> str:

@@ -665,7 +665,7 @@ def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) ->
     subtitle = [
         "Dots: the best efforts, laps or rides with device power, at their real length (labelled). Steps: "
         "the power each",
-        "proves for every shorter duration down to the next dot (a lower bound: no power streams).",
+        "proves for every shorter duration down to the next dot (a lower bound where a ride has no power stream).",
     ]
     if fit and fit.get("cp_watts") is not None:
         model, said = _critical_power_model(fit, x)
@@ -1083,3 +1083,155 @@ def _mmss(seconds: int) -> str:
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+# --- from the streams ----------------------------------------------------------------------------------------
+
+# The power curve's periods, drawn in this order (all time underneath, this season on top): all time a grey shaded
+# area that the seasons' lines run along where they equal it, last season blue, this season vermillion.
+STREAM_PERIODS = {
+    "all time": ("#9a9a9a", 1.5),
+    "last season": (OKABE_ITO["blue"], 2.0),
+    "this season": (OKABE_ITO["vermillion"], 2.4),
+}
+SMOOTH_FROM_S = 1200  # the W′ balance chart draws power second by second up to 20 minutes, as a 30-s mean beyond
+CURVE_TICKS = (1, 5, 15, 60, 300, 1200, 3600, 7200, 18000)  # 1 s, 5 s, 15 s, 1 min, 5 min, 20 min, 1 h, 2 h, 5 h
+
+
+def stream_power_curve(curve: pl.DataFrame, labels: dict[str, str], subtitle: list[str]) -> Any:
+    """The mean-maximal power curve from the power streams on a log duration axis, one line per period of
+    `labels` (period → legend label, e.g. "this season" → "this season (2026)"). `curve`: season_power_curve's rows of
+    those periods with `activity` (the activity's name) for the tooltip."""
+    periods = [p for p in STREAM_PERIODS if p in labels and p in set(curve["period"].to_list())]
+    data = curve.filter(pl.col("period").is_in(periods)).with_columns(
+        pl.col("period").replace_strict(labels, return_dtype=pl.String).alias("label"),
+        pl.col("duration_s").map_elements(_duration_text, return_dtype=pl.String).alias("duration"),
+    )
+    data = _local(data, "local_date")
+    shortest, longest = _int_bounds(data["duration_s"])
+    x = alt.X(
+        "duration_s:Q",
+        title="duration (log scale)",
+        scale=alt.Scale(type="log", domain=[shortest, longest], nice=False),
+        axis=alt.Axis(values=[t for t in CURVE_TICKS if shortest <= t <= longest], labelExpr=DURATION_LABEL),
+    )
+    top = float(_high(data["best_watts"]) or 1.0)
+    y = alt.Y("best_watts:Q", title="best average power (W)", scale=alt.Scale(domain=[0, top * 1.05], nice=False))
+    domain = [labels[p] for p in periods]
+    color = alt.Color(
+        "label:N",
+        title=None,
+        sort=domain,
+        scale=alt.Scale(domain=domain, range=[STREAM_PERIODS[p][0] for p in periods]),
+        legend=alt.Legend(symbolType="square", symbolOpacity=1),
+    )
+    tooltip = [
+        alt.Tooltip("label:N", title="period"),
+        alt.Tooltip("duration:N", title="duration"),
+        alt.Tooltip("best_watts:Q", title="watts", format=".0f"),
+        alt.Tooltip("activity:N", title="activity"),
+        alt.Tooltip("local_date:T", title="date", format="%d %b %Y"),
+    ]
+    layers = []
+    for period in periods:
+        mine = alt.Chart(data.filter(pl.col("period") == period)).encode(x=x, y=y, color=color, tooltip=tooltip)
+        if period == "all time":  # a shaded area under a grey line: still seen where a season's line runs along it
+            layers.append(mine.mark_area(opacity=0.35, line={"strokeWidth": STREAM_PERIODS[period][1]}))
+            continue
+        layers += [mine.mark_line(strokeWidth=STREAM_PERIODS[period][1]), mine.mark_circle(size=14, opacity=1)]
+    chart = alt.layer(*layers).properties(
+        width=WIDTH,
+        height=300,
+        title=alt.TitleParams("Power curve from the power streams", subtitle=subtitle),
+    )
+    return _config(chart)
+
+
+def w_prime_balance(seconds: pl.DataFrame, cp_watts: float, w_prime_j: float, title: str, subtitle: list[str]) -> Any:
+    """W′ balance (kJ) over one session's time in minutes with W′ (full) and 0 as rules and the lowest point marked;
+    below, the power (30-s average) against CP. `seconds`: w_prime_balance's rows of the activity."""
+    start, end = _int_bounds(seconds["second"])
+    smooth = 1 if end - start <= SMOOTH_FROM_S else 30  # a short session's every second; a long one's 30-s mean
+    data = seconds.sort("second").select(
+        ((pl.col("second") - start) / 60).alias("minutes"),
+        (pl.col("w_prime_balance_j") / 1000).alias("kj"),
+        pl.col("watts").rolling_mean(window_size=smooth, min_samples=1).alias("power"),
+    )
+    low = data.filter(pl.col("kj") == pl.col("kj").min()).head(1)
+    low_kj, low_min = float(low["kj"][0]), float(low["minutes"][0])
+    full = w_prime_j / 1000
+    bottom = min(0.0, low_kj) - full * 0.08
+    kj_axis = alt.Y("kj:Q", title="W′ balance (kJ)", scale=alt.Scale(domain=[bottom, full * 1.08], nice=False))
+    last = float(_high(data["minutes"]) or 1.0)
+    x = alt.X(
+        "minutes:Q",
+        title="time into the session (minutes)",
+        scale=alt.Scale(domain=[0, last], nice=False),
+        axis=alt.Axis(tickMinStep=1),
+    )
+    top_x = alt.X("minutes:Q", title=None, scale=alt.Scale(domain=[0, last], nice=False), axis=alt.Axis(tickMinStep=1))
+    rules = (
+        alt.Chart(pl.DataFrame({"kj": [full, 0.0], "what": ["full", "empty"]}))
+        .mark_rule(color="#777", strokeDash=[4, 4])
+        .encode(y=kj_axis)
+    )
+    rule_text = (
+        alt.Chart(pl.DataFrame({"kj": [full], "minutes": [0.0], "t": [f"W′ {full:.1f} kJ (full)"]}))
+        .mark_text(align="left", baseline="bottom", dx=4, dy=-3, fontSize=11, color="#555")
+        .encode(x=top_x, y=kj_axis, text="t:N")
+    )
+    area = (
+        alt.Chart(data)
+        .mark_area(line={"color": OKABE_ITO["blue"], "strokeWidth": 1.6}, color=OKABE_ITO["blue"], opacity=0.18)
+        .encode(x=top_x, y=kj_axis, y2=alt.datum(bottom))
+    )
+    share = 1 - low_kj / full
+    said = f"lowest {low_kj:.1f} kJ ({share:.0%} of W′ used) at {_mmss(int(round(low_min * 60)))}"
+    point = (
+        alt.Chart(low)
+        .mark_point(shape="triangle-down", size=140, filled=True, color=OKABE_ITO["vermillion"], stroke="#7a2a00")
+        .encode(x=top_x, y=kj_axis)
+    )
+    on_right = low_min > last * 0.6
+    label = (
+        alt.Chart(low.with_columns(pl.lit(said).alias("t")))
+        .mark_text(
+            align="right" if on_right else "left",
+            dx=-10 if on_right else 10,
+            dy=12,
+            fontSize=12,
+            fontWeight="bold",
+            color="#7a2a00",
+        )
+        .encode(x=top_x, y=kj_axis, text="t:N")
+    )
+    balance = alt.layer(area, rules, rule_text, point, label).properties(
+        width=WIDTH, height=240, title=alt.TitleParams(title, subtitle=subtitle)
+    )
+    watts_axis = alt.Y("power:Q", title="power (W)" if smooth == 1 else f"power (W, {smooth}-s mean)")
+    power = alt.Chart(data).mark_line(color="#555", strokeWidth=1).encode(x=x, y=watts_axis)
+    cp_rule = (
+        alt.Chart(pl.DataFrame({"power": [cp_watts]}))
+        .mark_rule(color=OKABE_ITO["vermillion"], strokeDash=[5, 4], strokeWidth=1.5)
+        .encode(y=watts_axis)
+    )
+    cp_text = (
+        alt.Chart(pl.DataFrame({"power": [cp_watts], "minutes": [last], "t": [f"CP {cp_watts:.0f} W"]}))
+        .mark_text(align="right", baseline="bottom", dy=-3, fontSize=11, color=OKABE_ITO["vermillion"])
+        .encode(x=x, y=watts_axis, text="t:N")
+    )
+    below = alt.layer(power, cp_rule, cp_text).properties(
+        width=WIDTH,
+        height=110,
+        title=alt.TitleParams("Power: above CP (dashed) W′ is spent, below it W′ comes back", fontSize=13),
+    )
+    return _config(alt.vconcat(balance, below, spacing=14))
+
+
+def _duration_text(seconds: int) -> str:
+    """ "5 s", "1 min", "1.5 min", "1 h": a duration of the MMP grid as the axis labels it."""
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds / 60:g} min"
+    return f"{seconds / 3600:g} h"
