@@ -207,6 +207,9 @@ def make_config(server: ServerThread, home: Path, app: App, **overrides: Any) ->
         boundary_guard=0.05,
         timeout=15.0,
         slow_refresh_hours=0,
+        # streams only where a test asks (tests/pipeline/test_streams.py, the backfill-cost tests): a call per recent
+        # recording would add ≈ 1 s to most syncs of the suite
+        streams="off",
     )  # every sync fetches everything, unless a test asks
     values.update(overrides)
     return Config.load({}, **values)

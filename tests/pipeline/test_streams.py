@@ -70,7 +70,7 @@ def test_recent_streams_are_stored_once_as_the_service_sent_them(
     sb: Harness, connect: Connect, recorder: Recorder, flavor: str
 ) -> None:
     aid, recent, old, manual = seeded(sb)
-    home = connect(aid)
+    home = connect(aid, streams="recent")
     home.sync()
     assert asked(recorder) == [f"/activities/{i}/streams" for i in recent], "newest first, once each, nothing else"
     assert all(s.params == {"keys": KEYS, "key_by_type": "true"} for s in recorder.sent if s.path.endswith("/streams"))
@@ -172,7 +172,7 @@ def test_an_odd_answer_is_kept_raw_and_reported_not_a_failure(
         "power_balance": {"data": [50] * 601, "series_type": "time", "original_size": 601, "resolution": "high"},
         "heartrate": {"data": [120, 121], "series_type": "time", "original_size": 2, "resolution": "high"},
     }
-    home = connect(aid)
+    home = connect(aid, streams="recent")
     with sb.settings(fault_answers={"GET /activities/{id}/streams": {"merge": odd}}):
         outcome = home.sync(check=False)
     assert outcome.success, outcome.error

@@ -381,7 +381,7 @@ def test_backfill_costs_listing_pages_plus_one_detail_and_one_zones_call_each(
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 12, oldest_days=30)
     phone = record(sb, aid, days_ago=3, sport_type="Ride", device=False)  # no heart rate, no power: no zones
-    home = connect(aid)
+    home = connect(aid, streams="recent")
     _assert_minimal_backfill(sb, home, recorder, [*ids, phone])
     assert phone not in home.with_zones() and f"/activities/{phone}/zones" not in recorder.zones()
     assert home.needing("zones") == 0
@@ -441,7 +441,7 @@ def test_a_sync_with_nothing_new_costs_the_profile_and_one_listing_page(
 def test_backfill_of_two_listing_pages(sb: Harness, connect: Connect, recorder: Recorder) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 201, oldest_days=400)
-    _assert_minimal_backfill(sb, connect(aid), recorder, ids)
+    _assert_minimal_backfill(sb, connect(aid, streams="recent"), recorder, ids)
 
 
 # --- 6. 402 and 404 ---------------------------------------------------------------------------------------------
