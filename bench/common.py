@@ -44,6 +44,7 @@ ORDER = [
     "load",
     "query",
     "lake",
+    "streams",
     "demo",
     "freshness",
 ]
