@@ -108,6 +108,8 @@ def write_config(config: Config) -> None:
         f"bulk_reserve = {config.bulk_reserve}",
         f"timeout = {config.timeout}",
         f"max_retries = {config.max_retries}",
+        f'streams = "{config.streams}"',
+        f"streams_days = {config.streams_days}",
     ]
     if config.state_url:
         lines.append(f'state_url = "{config.state_url.reveal()}"')

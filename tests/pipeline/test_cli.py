@@ -130,7 +130,7 @@ def test_status_says_how_each_athlete_stands(sb: Harness, connect: Connect) -> N
         "details_to": None,
         "zones_unavailable": None,
         "time_left_seconds": None,
-        "streams": 0,  # the recent activities' streams came last in the same run (the CLI's default: recent)
+        "streams": None,  # streams = off in the tests' homes unless a test asks (tests/pipeline/conftest.make_config)
     }
     assert athlete["last_listing_at"]
     assert athlete["last_run"]["status"] == "SUCCESS" and athlete["last_run"]["job"] == "sync_athlete"
