@@ -133,6 +133,7 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
         "boundary_guard": 0.2,
         "timeout": 15.0,
         "refresh_margin": 1,
+        "streams": "off",  # the scenario's calls are its syncs and events; streams would add one per recent recording
     }
     configs = {}
     for host in (*workers_on, *RECEIVERS, DAEMON):

@@ -108,7 +108,9 @@ def nothing_new_costs_at_most_two_calls(sb: Harness, home: Home) -> None:
     assert dagster_runs(home) == runs  # no Dagster run
 
 
-@pytest.mark.parametrize("premium", [True, False], ids=["subscriber", "non-subscriber"])
+@pytest.mark.parametrize(  # the non-subscriber's run with -m slow: the default run's 10 minutes
+    "premium", [True, pytest.param(False, marks=pytest.mark.slow)], ids=["subscriber", "non-subscriber"]
+)
 def test_nothing_new_from_the_second_sync_on_and_after_a_full_one(sb: Harness, connect: Connect, premium: bool) -> None:
     """The first sync lists everything; the second already compares with it (whatever kind of listing the last run
     made), and so does the one after `--full`. A non-subscriber's activities keep their zones queued (never asked

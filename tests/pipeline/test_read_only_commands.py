@@ -81,6 +81,7 @@ def test_status_of_a_home_that_does_not_exist_does_not_make_it(tmp_path: Path) -
     assert not (tmp_path / "nowhere").exists()
 
 
+@pytest.mark.postgres_slow  # its PostgreSQL variant with -m slow: the default run's 10 minutes
 def test_reading_commands_leave_a_synced_home_as_it_was(sb: Harness, connect: Connect) -> None:
     aid, home, env = synced_by_cli(sb, connect, 3)
     folder = home.config.home
@@ -114,6 +115,7 @@ def test_athletes_at_a_terminal_is_a_table(sb: Harness, connect: Connect) -> Non
     assert "\t" not in shown and "│" in row and "connected" in row and "expires in" in row, shown
 
 
+@pytest.mark.postgres_slow  # its PostgreSQL variant with -m slow: the default run's 10 minutes
 def test_status_reads_without_dagster_in_relative_local_times(sb: Harness, connect: Connect) -> None:
     aid, home, env = synced_by_cli(sb, connect, 2)
     probe = (
@@ -166,6 +168,7 @@ def test_webhooks_status_is_a_table_like_athletes(sb: Harness, connect: Connect)
     assert f"{receiver.url}/" in row and "…" in row and sub["callback_url"] == f"{receiver.url}/<secret>", row
 
 
+@pytest.mark.postgres_slow  # its PostgreSQL variant with -m slow: the default run's 10 minutes
 def test_status_and_athletes_leave_every_folders_mtime_as_it_was(sb: Harness, connect: Connect) -> None:
     """Not even for a moment: SQLite's own read connections to a WAL database create its -wal and -shm and remove them
     on closing, which changes the folder's modification time (a backup or a sync tool sees a change). With no writer
