@@ -163,7 +163,13 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
         receivers = {r: serve_receiver(subprocess_env(configs[r].home), ports[r], logs / f"{r}.log") for r in RECEIVERS}
         daemon_home = base / DAEMON / "dagster"
         daemon_home.mkdir()
-        (daemon_home / "dagster.yaml").write_text(DAGSTER_YAML)
+        # the runs keep no step output, as fitsync's own commands' runs (pipelines/instance.NO_CAPTURE): Dagster's
+        # capture waits for a `tail -F` helper on closing, which held this scenario past its timeout in two CI runs
+        (daemon_home / "dagster.yaml").write_text(
+            DAGSTER_YAML
+            + "compute_logs:\n  module: dagster._core.storage.noop_compute_log_manager\n"
+            + "  class: NoOpComputeLogManager\n"
+        )
         instance = DagsterInstance.from_config(str(daemon_home))
 
         # The events: per athlete, one renamed activity; the rest deletes of activities fitsync never saw.
