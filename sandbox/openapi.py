@@ -37,18 +37,12 @@ NOT_OWNER = frozenset(
         "getSegmentEffortStreams",
     }
 )
-NOT_FOUND = frozenset(
+# Every operation that checks the owner looks the resource up first: an unknown id is a 404 there too.
+NOT_FOUND = NOT_OWNER | frozenset(
     {
         "getSegmentById",
         "starSegment",
         "getEffortsBySegmentId",
-        "getSegmentEffortById",
-        "getActivityById",
-        "updateActivityById",
-        "getLapsByActivityId",
-        "getZonesByActivityId",
-        "getActivityStreams",
-        "getSegmentEffortStreams",
         "deleteSubscription",
     }
 )
