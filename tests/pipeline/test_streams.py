@@ -7,19 +7,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
 from fitsync.sync import streams
 from fitsync.warehouse import streams as stored
 
-from ..sandbox_harness import Harness
+from ..sandbox_harness import Harness, wait_until
 from .conftest import Connect, Home, Recorder, add_athlete, record, subprocess_env
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py): the state store plays no part in streams
 pytestmark = pytest.mark.postgres_slow
 
 KEYS = ",".join(stored.STREAMS)
+WINDOW = 30  # seconds: a rate window the test's first run surely ends within
 
 
 def asked(recorder: Recorder) -> list[str]:
@@ -143,22 +145,34 @@ def test_streams_waiting_are_not_taken_for_nothing_new(sb: Harness, connect: Con
 def test_a_run_stopped_by_the_budget_continues_without_repeating_a_call(
     sb: Harness, connect: Connect, recorder: Recorder
 ) -> None:
+    """The window's budget runs out among the streams: the step says so (not a failure) and the run after the window
+    asks only for the streams still missing."""
+    from fitsync.client.runtime import FitsyncClient
+
     aid = add_athlete(sb, premium=True)
     ids = [record(sb, aid, days_ago=1 + i, sport_type="Ride", moving_time=600) for i in range(4)]
     # stats, zones and starred segments on their cadence: a sync then spends two reads before the streams
-    home = connect(aid, short_window=2, boundary_guard=0.05, streams="off", slow_refresh_hours=20)
-    home.sync()
-    home.config = home.config.model_copy(update={"streams": "recent"})
-    stopped = runs = 0
-    with sb.settings(short_window=2, read_limit_short=3):
-        while runs < 10:
-            runs += 1
-            outcome = home.sync(max_wait_seconds=0.5)
-            meta = outcome.metadata["activity_streams"]
-            stopped += bool(meta.get("stopped_early"))
-            if meta.get("remaining") == 0 and not meta.get("stopped_early"):
-                break
-    assert stopped >= 1, "the budget stopped the streams at least once"
+    with sb.settings(short_window=WINDOW):  # the home's client counts the service's windows
+        home = connect(
+            aid, short_window=WINDOW, boundary_guard=0.05, bulk_reserve=0, streams="off", slow_refresh_hours=20
+        )
+        home.sync()
+        home.config = home.config.model_copy(update={"streams": "recent"})
+        # well inside one window, so the budget below is this window's (all of it: no bulk reserve): two reads, then
+        # two streams, then spent
+        wait_until(lambda: time.time() % WINDOW < WINDOW - 12, WINDOW, "the first half of a rate window", 0.05)
+        with FitsyncClient(home.config) as client:
+            client.athlete(aid).athlete()
+        used = int(recorder.sent[-1].headers["x-readratelimit-usage"].split(",")[0])
+        with sb.settings(read_limit_short=used + 4):
+            first = home.sync(max_wait_seconds=0.5).metadata["activity_streams"]
+    assert first["stopped_early"] and "rate budget spent" in str(first["notes"]), first
+    assert 0 < first["fetched"] < len(ids) and first["remaining"] == len(ids) - first["fetched"], first
+    # the next window, as the home's client counts it (its ledger's window has ended: nothing is spent in it)
+    home.config = home.config.model_copy(update={"short_window": 2})
+    second = home.sync().metadata["activity_streams"]
+    assert second["remaining"] == 0 and not second.get("stopped_early"), second
+    assert second["fetched"] == len(ids) - first["fetched"]
     assert sorted(asked(recorder)) == sorted(f"/activities/{i}/streams" for i in ids), "each exactly once"
     assert home.query("SELECT count(DISTINCT activity_id) FROM activity_streams") == [(len(ids),)]
 
