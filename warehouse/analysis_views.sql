@@ -733,11 +733,11 @@ ORDER BY athlete_id, week_start;
 
 -- --- power-duration, critical power and best efforts --------------------------------------------------------
 
--- Every known stretch of device power on a sport type with power_tss (cycling), with its local date and year: an
--- activity's mean-maximal power from its streams (activity_mmp, source 'stream': each duration of its grid a
--- stretch of exactly that length) when its streams are stored; otherwise its segment efforts (elapsed time), laps
--- (moving time) and the whole activity (moving time, average_watts), the only durations known without streams. A
--- table macro the views below share.
+-- Every known stretch of device power on a sport type with power_tss (cycling), with its local date and season
+-- (season_of: the year the season starts in, season_start_month): an activity's mean-maximal power from its streams
+-- (activity_mmp, source 'stream': each duration of its grid a stretch of exactly that length) when its streams are
+-- stored; otherwise its segment efforts (elapsed time), laps (moving time) and the whole activity (moving time,
+-- average_watts), the only durations known without streams. A table macro the views below share.
 CREATE OR REPLACE MACRO power_efforts() AS TABLE
 WITH f AS MATERIALIZED (
     SELECT sport_type FROM analysis_sport_families WHERE power_tss
@@ -768,11 +768,13 @@ WITH f AS MATERIALIZED (
            m.watts
     FROM streamed m JOIN activities a ON a.activity_id = m.activity_id
 )
-SELECT *, CAST(year(local_date) AS INTEGER) AS year
-FROM known
-WHERE duration_s > 0 AND watts > 0 AND local_date IS NOT NULL;
+SELECT k.*, season_of(k.local_date, p.start_month) AS season
+FROM known k CROSS JOIN (
+    SELECT max(value) FILTER (WHERE name = 'season_start_month') AS start_month FROM analysis_settings
+) p
+WHERE k.duration_s > 0 AND k.watts > 0 AND k.local_date IS NOT NULL;
 
--- Mean-maximal power per athlete, season (season = the calendar year, 0 = all time) and duration of
+-- Mean-maximal power per athlete, season (the year it starts in, season_start_month; 0 = all time) and duration of
 -- analysis_power_durations: the best average power of any effort lasting at least that long (an effort of D s at
 -- P W holds P or more for every shorter window, so the curve is a lower bound of the true one). The best effort is
 -- the highest power; on a tie the earliest, then the lowest id. at_duration: the best effort itself lasted less
@@ -780,7 +782,7 @@ WHERE duration_s > 0 AND watts > 0 AND local_date IS NOT NULL;
 -- (charts draw only those as measured).
 CREATE OR REPLACE VIEW power_duration_curve AS
 WITH e AS (
-    SELECT athlete_id, year AS season, source, source_id, activity_id, local_date, duration_s, watts
+    SELECT athlete_id, season, source, source_id, activity_id, local_date, duration_s, watts
     FROM power_efforts()
     UNION ALL
     SELECT athlete_id, 0, source, source_id, activity_id, local_date, duration_s, watts FROM power_efforts()
@@ -826,7 +828,7 @@ WITH params AS MATERIALIZED (
           FROM analysis_power_durations) CROSS JOIN params
     WHERE band_from >= params.lo AND band_from < params.hi
 ), e AS (
-    SELECT athlete_id, year AS season, source, source_id, local_date, duration_s, watts FROM power_efforts()
+    SELECT athlete_id, season, source, source_id, local_date, duration_s, watts FROM power_efforts()
     UNION ALL
     SELECT athlete_id, 0, source, source_id, local_date, duration_s, watts FROM power_efforts()
 ), longer AS (
@@ -1080,18 +1082,20 @@ ORDER BY athlete_id, local_date, activity_id;
 -- W' balance per second (Skiba et al. 2012, the integral model): W'bal(t) = W' - sum over u <= t of
 -- max(P(u) - CP, 0) * exp(-(t - u) / tau), tau = 546 * exp(-0.01 * DCP) + 316 seconds, DCP = CP minus the mean power
 -- of the activity's recorded seconds below CP. Every second of activity_stream_seconds counts (a pause is 0 W:
--- recovery). CP and W' from critical_power: the activity's calendar year when it has a fit, else all time
--- (cp_source). The sum is exp(-t/tau) * running sum of max(P - CP, 0) * exp(u/tau): exact while t/tau < 700
+-- recovery). CP and W' from critical_power: the activity's season (season_start_month) when it has a fit, else all
+-- time (cp_source). The sum is exp(-t/tau) * running sum of max(P - CP, 0) * exp(u/tau): exact while t/tau < 700
 -- (activities under about 60 h; NULL beyond, never infinite). Filter by activity_id: it is per second.
 CREATE OR REPLACE VIEW w_prime_balance AS
-WITH cp AS MATERIALIZED (
+WITH params AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'season_start_month') AS start_month FROM analysis_settings
+), cp AS MATERIALIZED (
     SELECT athlete_id, season, cp_watts, w_prime_j FROM critical_power WHERE cp_watts IS NOT NULL
 ), fit AS MATERIALIZED (
     SELECT c.activity_id, c.athlete_id, c.local_date, coalesce(se.cp_watts, al.cp_watts) AS cp,
            coalesce(se.w_prime_j, al.w_prime_j) AS w_prime,
            CASE WHEN se.cp_watts IS NOT NULL THEN 'season' ELSE 'all time' END AS cp_source
-    FROM activity_calendar c
-    LEFT JOIN cp se ON se.athlete_id = c.athlete_id AND se.season = c.year
+    FROM activity_calendar c CROSS JOIN params p
+    LEFT JOIN cp se ON se.athlete_id = c.athlete_id AND se.season = season_of(c.local_date, p.start_month)
     LEFT JOIN cp al ON al.athlete_id = c.athlete_id AND al.season = 0
     WHERE coalesce(se.cp_watts, al.cp_watts) IS NOT NULL
 ), s AS (
@@ -1786,7 +1790,7 @@ COMMENT ON COLUMN load_risk_daily.strain IS 'The window''s total load * monotony
 
 COMMENT ON VIEW power_duration_curve IS 'Mean-maximal power per athlete, season (year; 0 = all time) and duration: the best average power of any effort, lap or activity with device power lasting at least that long';
 COMMENT ON COLUMN power_duration_curve.athlete_id IS 'The athlete';
-COMMENT ON COLUMN power_duration_curve.season IS 'Calendar year of the efforts (local date); 0 = all time';
+COMMENT ON COLUMN power_duration_curve.season IS 'Year the season of the efforts starts in (local date, season_start_month; 1 = calendar year); 0 = all time';
 COMMENT ON COLUMN power_duration_curve.duration_s IS 'Duration of the curve (analysis_power_durations), seconds';
 COMMENT ON COLUMN power_duration_curve.label IS 'The duration as shown (5 s, 1 min, 20 min, 1 h, ...)';
 COMMENT ON COLUMN power_duration_curve.best_watts IS 'Best average power of an effort at least duration_s long, watts: a lower bound of the true mean-maximal power (no streams)';
@@ -1799,7 +1803,7 @@ COMMENT ON COLUMN power_duration_curve.at_duration IS 'Whether the best effort l
 
 COMMENT ON VIEW critical_power IS 'Critical power and W'' per athlete and season (0 = all time): the 2-parameter model fitted on the power-duration envelope (one point per duration band between 2 and 20 min), with its fit quality; NULL unless it passes the physiological gates (cp_note)';
 COMMENT ON COLUMN critical_power.athlete_id IS 'The athlete';
-COMMENT ON COLUMN critical_power.season IS 'Calendar year of the efforts; 0 = all time';
+COMMENT ON COLUMN critical_power.season IS 'Year the season of the efforts starts in (season_start_month; 1 = calendar year); 0 = all time';
 COMMENT ON COLUMN critical_power.points IS 'Duration bands with an envelope effort (one point each: no longer effort at least as strong) within cp_min_s .. cp_max_s';
 COMMENT ON COLUMN critical_power.shortest_s IS 'Duration of the shortest point, seconds';
 COMMENT ON COLUMN critical_power.longest_s IS 'Duration of the longest point, seconds';
@@ -2014,7 +2018,7 @@ COMMENT ON COLUMN w_prime_balance.watts IS 'Power that second, watts (0 in a pau
 COMMENT ON COLUMN w_prime_balance.cp_watts IS 'Critical power used, watts (critical_power)';
 COMMENT ON COLUMN w_prime_balance.w_prime_j IS 'W'' used, joules';
 COMMENT ON COLUMN w_prime_balance.tau_s IS 'Recovery time constant: 546 * exp(-0.01 * (CP - mean power below CP)) + 316, seconds';
-COMMENT ON COLUMN w_prime_balance.cp_source IS 'season (the activity''s calendar year has a fit) or all time';
+COMMENT ON COLUMN w_prime_balance.cp_source IS 'season (the activity''s season, season_start_month, has a fit) or all time';
 COMMENT ON COLUMN w_prime_balance.w_prime_balance_j IS 'W'' - the sum of each earlier second''s power above CP decayed by exp(-(t - u) / tau), joules';
 
 COMMENT ON VIEW w_prime_balance_summary IS 'Per activity: the lowest W'' balance, when it was reached and the share of W'' used';

@@ -166,14 +166,14 @@ def _gather(conn: Any, athlete_id: int) -> dict[str, Any]:
 def _stream_frames(conn: Any, view: Callable[[str], pl.DataFrame], athlete_id: int, as_of: dt.date) -> dict[str, Any]:
     """The streams sections' frames: the season power curve, the latest hard session's W′ balance, the exact best
     efforts of runs, and what the athlete has in stream storage (to say why a section is empty)."""
-    season = conn.execute(
-        "SELECT season_of(?::DATE, (SELECT CAST(value AS INTEGER) FROM analysis_settings "
-        "WHERE name = 'season_start_month'))",
-        [as_of],
-    ).fetchall()[0][0]
     w_summary = view("w_prime_balance_summary")
     hard = w_summary.filter(pl.col("min_w_prime_balance_j") < HARD_SHARE * pl.col("w_prime_j")).tail(1)
     hard_row = hard.row(0, named=True) if hard.height else None
+    season, hard_season = conn.execute(
+        "SELECT season_of(?::DATE, s.m), season_of(?::DATE, s.m) FROM (SELECT CAST(value AS INTEGER) AS m "
+        "FROM analysis_settings WHERE name = 'season_start_month') s",
+        [as_of, hard_row["local_date"] if hard_row else None],
+    ).fetchall()[0]
     w_seconds = (
         analysis.view(conn, "w_prime_balance", athlete_id, activity_id=hard_row["activity_id"])
         if hard_row
@@ -195,6 +195,7 @@ def _stream_frames(conn: Any, view: Callable[[str], pl.DataFrame], athlete_id: i
     ).fetchall()[0][0]
     return {
         "season": season,
+        "hard_season": hard_season,
         "stream_curve": curve.with_columns(
             pl.col("activity_id").replace_strict(names, default="", return_dtype=pl.String).alias("activity")
         ),
@@ -573,7 +574,7 @@ def _w_prime_figure(d: dict[str, Any]) -> tuple[str, Any | None, str]:
             "streams).",
         )
     name = d["activity_names"].get(hard["activity_id"]) or f"activity {hard['activity_id']}"
-    fit = f"the {hard['local_date'].year} fit" if hard["cp_source"] == "season" else "the all-time fit"
+    fit = f"the {d['hard_season']} fit" if hard["cp_source"] == "season" else "the all-time fit"
     cp, w = float(hard["cp_watts"]), float(hard["w_prime_j"])
     caption = (
         f"{name} on {hard['local_date']}: the latest ride whose W′ balance fell below {share} of W′. Skiba's integral "
@@ -781,7 +782,7 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
                 else f"{name} none ({r['cp_note']})"
             )
         out.append(
-            "- Critical power by season (from segment efforts, laps and rides, not power streams): "
+            "- Critical power by season (from power streams where stored, else segment efforts, laps and rides): "
             + "; ".join(seasons)
         )
     return out

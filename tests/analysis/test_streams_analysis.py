@@ -221,7 +221,7 @@ def test_season_power_curve_this_season_last_and_all_time(world: Streamed) -> No
     assert alltime.filter(pl.col("duration_s") == 600)["best_watts"].item() == 300
 
 
-def test_season_can_start_in_another_month(world: Streamed, tmp_path: Path) -> None:
+def test_seasons_can_start_in_another_month(world: Streamed, tmp_path: Path) -> None:
     copy = tmp_path / "w.duckdb"
     copy.write_bytes(world.path.read_bytes())
     documents_folder = world.path.resolve().with_name(world.path.name + ".documents")
@@ -229,8 +229,13 @@ def test_season_can_start_in_another_month(world: Streamed, tmp_path: Path) -> N
     with db.writing(copy) as conn:
         conn.execute("UPDATE analysis_settings SET value = 7 WHERE name = 'season_start_month'")
     db.migrate(copy)  # the views read this file's folder
-    seasons = set(read(Streamed(copy), "season_power_curve", 1)["season"])
+    moved = Streamed(copy)
+    seasons = set(read(moved, "season_power_curve", 1)["season"])
     assert seasons == {0, 2023, 2024}, "June 2024 is in season 2023 (July to June), June 2025 in 2024"
+    # every season of the power analyses follows the setting, not only the stream curves
+    assert set(read(moved, "power_duration_curve", 1)["season"]) == seasons
+    assert set(read(moved, "critical_power", 1)["season"]) == seasons
+    assert set(read(world, "critical_power", 1)["season"]) == {0, 2024, 2025}, "the calendar year by default"
 
 
 def test_power_curve_and_cp_fit_use_streams_where_stored(world: Streamed) -> None:
