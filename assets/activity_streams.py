@@ -5,6 +5,8 @@ a manual activity or one without GPS or a sensor (sync/streams.py), written to P
 arrive (warehouse/streams.py). What could not be stored is kept raw and reported: the run is then not "ok", never
 failed."""
 
+from collections.abc import Callable
+
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
 from fitsync.client import rate_governor
@@ -50,25 +52,20 @@ def activity_streams(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
         if root is None or not queue:
             return MaterializeResult(metadata=meter.metadata(fetched=0, remaining=0, samples=0))
         session = client.athlete(aid, bulk=True, max_wait=fitsync_api.max_wait_seconds, priority=STREAMS_CLASS)
-        tally = _Tally(meter)
-        chunk = streams.Chunk()
-
-        def write() -> None:
-            if chunk.answers:
-                tally.written(chunk, stored.write(root, aid, chunk.answers), aid)
-                chunk.answers.clear()
-
+        tally = _Tally(
+            meter,
+            aid,
+            lambda: context.log.info(f"streams: {tally.fetched} fetched, {len(queue) - tally.fetched} to go"),
+        )
         try:
-            with rate_governor.before_long_waits(lambda seconds: write()):
+            with (
+                streams.Writer(root, aid, tally.written) as writer,
+                rate_governor.before_long_waits(lambda seconds: writer.flush()),
+            ):
                 for activity_id, start in queue:
-                    chunk.answers.append(streams.fetch(session, activity_id, start))
-                    if chunk.full():
-                        write()
-                        context.log.info(f"streams: {tally.fetched} fetched, {len(queue) - tally.fetched} to go")
+                    writer.add(streams.fetch(session, activity_id, start))
         except RateBudgetExhausted as stop:
             meter.budget_spent(f"rate budget spent: the rest continues next run ({stop})")
-        finally:
-            write()
         for line in tally.problems:
             context.log.warning(line)
         return MaterializeResult(
@@ -85,21 +82,22 @@ def activity_streams(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
 class _Tally:
     """What the step wrote, and what it left out (reported: the run is not "ok")."""
 
-    def __init__(self, meter: Meter) -> None:
-        self.meter = meter
+    def __init__(self, meter: Meter, aid: int, progress: Callable[[], None]) -> None:
+        self.meter, self.aid, self.progress = meter, aid, progress
         self.fetched = self.samples = 0
         self.by_status: dict[str, int] = {}
         self.problems: list[str] = []
 
-    def written(self, chunk: streams.Chunk, samples: int, aid: int) -> None:
-        self.fetched += len(chunk.answers)
+    def written(self, answers: list[stored.Answer], samples: int) -> None:
+        self.fetched += len(answers)
         self.samples += samples
-        for answer in chunk.answers:
+        for answer in answers:
             self.by_status[answer.status] = self.by_status.get(answer.status, 0) + 1
             if answer.status in (stored.PART_STORED, stored.KEPT_RAW):
                 line = (
-                    f"athlete {aid}: activity {answer.activity_id}'s streams ({streams.ENDPOINT}): "
+                    f"athlete {self.aid}: activity {answer.activity_id}'s streams ({streams.ENDPOINT}): "
                     f"{'; '.join(answer.problems)} — the answer is kept whole in activity_stream_answers"
                 )
                 self.problems.append(line)
                 self.meter.left_out(line)
+        self.progress()

@@ -4,7 +4,7 @@ A few dozen real answers of the sandbox (`GET /activities/{id}/streams`, every c
 runs of 20 minutes to 4 hours) are fetched over HTTP once, then written as N activities' answers, the bytes as
 received, through the path the fetch step takes: `sync/streams.read_bytes` (parsed into columns) and
 `warehouse/streams.write` (Parquet per athlete and month, each activity's mean-maximal power computed as it is
-written), in chunks as the step writes them. Each scale runs in a child process of its own, so its peak memory is
+written), in chunks on a writing thread as the step writes them (`sync/streams.Writer`). Each scale runs in a child process of its own, so its peak memory is
 its own (`ru_maxrss`). Figures:
 
 - load: samples (one per second of recording, every channel) per second, parse and write together;
@@ -84,16 +84,16 @@ def child(answers: Path, n: int, folder: Path) -> None:
     path = folder / "warehouse.duckdb"
     db.migrate(path)
     root = path.resolve().with_name(path.name + ".documents")
-    chunk: list[stored.Answer] = []
     samples = 0
+
+    def written(answers: list[stored.Answer], count: int) -> None:
+        nonlocal samples
+        samples += count
+
     started = time.perf_counter()
-    for k in range(n):
-        answer = streams.read_bytes(FIRST_ID + k, START + k * EVERY, 1, bodies[k % len(bodies)])
-        chunk.append(answer)
-        if sum(a.samples for a in chunk) >= streams.CHUNK_SAMPLES or len(chunk) >= streams.CHUNK_ACTIVITIES:
-            samples += stored.write(root, ATHLETE, chunk)
-            chunk = []
-    samples += stored.write(root, ATHLETE, chunk)
+    with streams.Writer(root, ATHLETE, written) as writer:  # as the fetch step writes: on a thread of its own
+        for k in range(n):
+            writer.add(streams.read_bytes(FIRST_ID + k, START + k * EVERY, 1, bodies[k % len(bodies)]))
     seconds = time.perf_counter() - started
     channels = 0
     with duckdb.connect() as conn:

@@ -4,8 +4,9 @@ straight to Parquet files by the fetch step (warehouse/streams.py), never throug
 Why not the landing area: a 4-hour ride's answer is ≈ 1 MB of JSON, a history's ≈ 1.5 GB; through SQLite (or the
 shared PostgreSQL store) every byte would be written, read back and deleted once more, and the warehouse's one writer
 held to load it. Written directly, each answer is framed into its compact columns as it arrives and kept in memory
-only until the chunk is written (at most CHUNK_SAMPLES samples, so memory is flat whatever the history's length),
-before every wait for the rate budget and when the budget is spent. A file appears whole under its final name or
+only until its chunk is written (`Writer`: at most two chunks of CHUNK_SAMPLES samples, so memory is flat whatever the
+history's length), on a thread of its own while the next answers arrive, before every wait for the rate budget and
+when the budget is spent. A file appears whole under its final name or
 not at all, and the answers file, written after the samples, is the record that an activity's streams are stored:
 the queue is "wanted and not answered" (warehouse/streams.waiting), so a run stopped by the budget continues with
 the next activity and repeats no call; a killed run repeats at most the chunk it had not written.
@@ -23,7 +24,9 @@ import io
 import json
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -238,15 +241,48 @@ def _numbers(column: str, data: Any) -> pl.Series:
     return series
 
 
-@dataclass
-class Chunk:
-    """Answers fetched and not yet written."""
+class Writer:
+    """One athlete's answers on their way to disk: gathered into chunks (CHUNK_SAMPLES samples or CHUNK_ACTIVITIES
+    answers), each written (warehouse/streams.write) on a thread of its own while the next is fetched and parsed, so
+    parsing and writing overlap. One write at a time and in order: a chunk's files appear only after the chunk before
+    it is whole, and at most two chunks are in memory. `written(answers, samples)` runs on the caller's thread for
+    each chunk written, and a write's error is raised there. Leaving the `with` block writes what is gathered, as a
+    stop or a failing call leaves it."""
 
-    answers: list[Answer] = field(default_factory=list)
+    def __init__(self, root: Path, athlete_id: int, written: Callable[[list[Answer], int], None]) -> None:
+        self.root, self.athlete_id, self.written = root, athlete_id, written
+        self.answers: list[Answer] = []
+        self._pending: tuple[list[Answer], Future[int]] | None = None
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="fitsync-streams-writer")
 
-    @property
-    def samples(self) -> int:
-        return sum(a.samples for a in self.answers)
+    def __enter__(self) -> Writer:
+        return self
 
-    def full(self) -> bool:
-        return self.samples >= CHUNK_SAMPLES or len(self.answers) >= CHUNK_ACTIVITIES
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.flush()
+        finally:
+            self._pool.shutdown()
+
+    def add(self, answer: Answer) -> None:
+        self.answers.append(answer)
+        if sum(a.samples for a in self.answers) >= CHUNK_SAMPLES or len(self.answers) >= CHUNK_ACTIVITIES:
+            self.write()
+
+    def write(self) -> None:
+        """Hand the gathered answers to the writing thread, once the write before has ended."""
+        self._settle()
+        if self.answers:
+            batch, self.answers = self.answers, []
+            self._pending = (batch, self._pool.submit(stored.write, self.root, self.athlete_id, batch))
+
+    def flush(self) -> None:
+        """Everything gathered written, and the write ended (before a long wait for the budget, and at the end)."""
+        self.write()
+        self._settle()
+
+    def _settle(self) -> None:
+        if self._pending is not None:
+            batch, future = self._pending
+            self._pending = None
+            self.written(batch, future.result())

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -241,3 +242,37 @@ def test_both_shapes_read_alike(sb: Harness, flavor: str) -> None:
     assert "more than 0 decimals" in " ".join(streams.read_bytes(ride, None, 1, json.dumps(halves).encode()).problems)
     assert streams.read_bytes(ride, None, 1, b"\xff\xfe not text").status == "kept raw"
     assert streams.read_bytes(ride, None, 1, b"[1, 2").status == "kept raw"
+
+
+def test_the_writer_writes_chunks_in_order_beside_the_fetching_and_raises_a_failed_write(tmp_path: Path) -> None:
+    """Chunks are written on the writer's thread, in order; each is reported on the caller's thread once whole; a
+    write that fails is raised to the caller, never lost on the thread."""
+    import datetime as dt
+    import threading
+
+    import duckdb
+
+    start = dt.datetime(2025, 3, 1, tzinfo=dt.UTC)
+    body = {"time": {"data": list(range(50))}, "watts": {"data": [200] * 50}}
+    answers = [streams.read(i, start, 1, body) for i in range(streams.CHUNK_ACTIVITIES + 5)]
+    reported: list[tuple[list[int], int, str]] = []
+
+    def written(batch: list[stored.Answer], samples: int) -> None:
+        reported.append(([a.activity_id for a in batch], samples, threading.current_thread().name))
+
+    root = tmp_path / "documents"
+    with streams.Writer(root, 7, written) as writer:
+        for answer in answers:
+            writer.add(answer)
+    assert [(ids[0], len(ids), samples) for ids, samples, _ in reported] == [
+        (0, streams.CHUNK_ACTIVITIES, 50 * streams.CHUNK_ACTIVITIES),
+        (streams.CHUNK_ACTIVITIES, 5, 250),
+    ]
+    assert {thread for _, _, thread in reported} == {threading.current_thread().name}
+    glob = root / stored.ANSWERS / "athlete=7" / "**" / "*.parquet"
+    assert duckdb.sql(f"SELECT count(*) FROM read_parquet('{glob}')").fetchall() == [(len(answers),)]
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    with pytest.raises(OSError), streams.Writer(blocked, 7, written) as writer:
+        writer.add(answers[0])
