@@ -115,7 +115,7 @@ def _fetch(
         details.record_chunk(client.store, aid, what, bundle, chunk)
         for activity_id, error in chunk.odd:
             tally.answered_wrong.add(activity_id)
-            meter.wrong_answer(error.endpoint, f"{error.problem} (activity {activity_id})")
+            meter.wrong_answer(error.endpoint, error.problem, f"activity {activity_id}")
         tally.fetched += len(chunk.done)
         tally.gone += len(chunk.missing) + len(chunk.hidden)
         tally.zones += len(chunk.zones_done)

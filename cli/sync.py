@@ -125,8 +125,9 @@ def sync(
         instance = None
         for index, athlete_id in enumerate(targets):
             if signals.received:
-                _stopped(out, client, signals.received, None, targets[index:])
+                _stopped(out, client, signals.received, None, targets[index:], full=full)
             started = time.monotonic()
+            found = None
             if not full and athlete_id in connected:
                 with WaitsShown(athlete_id, out, "checking for anything new"):
                     found = nothing_new.check(client, athlete_id, priority=priority or "incremental", max_wait=max_wait)
@@ -166,8 +167,10 @@ def sync(
                 verbose=verbose,
             )
             if signals.received:
-                _stopped(out, client, signals.received, athlete_id, targets[index + 1 :], before)
+                _stopped(out, client, signals.received, athlete_id, targets[index + 1 :], before, full=full)
             summary = sync_summary.from_outcome(outcome, athlete_id, time.monotonic() - started)
+            if found is not None:
+                sync_summary.add_check(summary, found.calls, found.why)
             summaries.append(summary)
             _tell(out, summary, verbose=verbose)
     _finish(out, config, summaries, as_json)
@@ -188,14 +191,21 @@ def _confirm_shrink(client: FitsyncClient, targets: list[int], yes: bool) -> Non
 
 def _unreachable(config: Config, error: Exception | None) -> str | None:
     """The message for a check the service left unanswered, every retry refused or timed out while connecting (the
-    request never reached it); None for any other outcome, which the run meets and reports itself."""
+    request never reached it), or answered 404 (base_url is not the API root); None for any other outcome, which the
+    run meets and reports itself."""
     from urllib.parse import urlsplit
 
     import httpx
 
+    from fitsync.client.errors import NotFound
     from fitsync.client.explain import unreachable
     from fitsync.client.transport import NOT_SENT, ServiceUnresponsive
 
+    if isinstance(error, NotFound):  # the profile and the listing exist for every connected athlete at the API root
+        return (
+            f"{error} at {config.base_url}: that is not the service's API root (…/api/v3); fix base_url / "
+            "FITSYNC_BASE_URL (`fitsync doctor` checks it), then run `fitsync sync` again"
+        )
     if not isinstance(error, (*NOT_SENT, ServiceUnresponsive)):
         return None
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(config.base_url))
@@ -359,6 +369,8 @@ def _stopped(
     athlete_id: int | None,
     rest: list[int],
     before: tuple[int, int] = (0, 0),
+    *,
+    full: bool = False,
 ) -> None:
     """One line of what this run recorded (details kept in the state store: nothing it found done, merely listed, or
     answered but not yet recorded) and what remains, then the signal's exit code."""
@@ -374,7 +386,7 @@ def _stopped(
     out.print(
         Text(
             f"Stopped by {StopSignals.name(signum)}: {'; '.join(parts) or 'nothing started'}. "
-            "Run `fitsync sync` to continue where this stopped.",
+            f"Run `fitsync sync{' --full' if full else ''}` to continue where this stopped.",
             style="yellow",
         ),
         soft_wrap=True,

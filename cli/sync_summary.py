@@ -48,6 +48,7 @@ ONE_DOCUMENT = {"athlete", "athlete_stats", "athlete_zones"}  # one call, one do
 # {table: n} figures: their sum under this name, and each table's count (a load writes the profile, stats, zones and
 # gear along with the activities: "rows=90" for 60 activities says nothing without them)
 SUMMED = {"rows_written": "rows", "rows_left_out": "rows_left_out"}
+CHECK = "nothing-new check"  # the two calls before a run (pipelines/nothing_new.py), a row of the table
 SHOWN_AS = {"rows": "rows written (new or changed)", "rows_left_out": "rows left out"}
 
 
@@ -106,9 +107,16 @@ def unreachable(athlete_id: int, calls: int, seconds: float, message: str) -> At
         "failed",
         calls,
         seconds,
-        failures=[{"step": "nothing-new check", "error": message}],
+        failures=[{"step": CHECK, "error": message}],
         lines=[f"athlete {athlete_id}: {message} (no run was started)"],
     )
+
+
+def add_check(summary: AthleteSummary, calls: int, why: str) -> None:
+    """The nothing-new check's calls before the run, counted in its own row: the total is every call of the sync."""
+    if calls:
+        summary.assets.insert(0, AssetLine(CHECK, calls, notes=[f"then a run: {why}"]))
+        summary.calls += calls
 
 
 def from_outcome(outcome: SyncOutcome, athlete_id: int, seconds: float) -> AthleteSummary:

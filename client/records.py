@@ -175,10 +175,17 @@ SHAPES: dict[str, Callable[[dict[str, Any]], str | None]] = {
 }
 
 
+# How a JSON value that is not an object is named in a problem ("… answered a list instead of an activity object").
+JSON_KINDS: dict[type, str] = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+JSON_KINDS[type(None)] = "null"
+
+
 def shape_problem(kind: str, body: Any) -> str | None:
     """Why a single answer is not a `kind` at all, or None."""
     if not isinstance(body, dict):
-        return f"expected a {kind} object, got {type(body).__name__}"
+        return (
+            f"{JSON_KINDS.get(type(body), 'a value')} instead of {'an' if kind[:1] in 'aeiou' else 'a'} {kind} object"
+        )
     check = SHAPES.get(kind)
     return check(body) if check else None
 

@@ -80,7 +80,7 @@ class Meter:
     notes: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
     stopped_early: str | None = None
-    wrong: list[str] = field(default_factory=list)
+    wrong: dict[str, list[str]] = field(default_factory=dict)  # each problem → the records that had it
     left: list[str] = field(default_factory=list)
 
     def budget_spent(self, note: str) -> None:
@@ -88,10 +88,12 @@ class Meter:
         self.notes.append(note)
         self.stopped_early = note
 
-    def wrong_answer(self, endpoint: str, problem: str) -> None:
+    def wrong_answer(self, endpoint: str, problem: str, about: str = "") -> None:
         """The service answered something that is not what the endpoint answers: kept raw by the caller, nothing of it
-        stored or marked done; the run fails for this athlete (the other steps go on)."""
-        self.wrong.append(f"{endpoint} answered {problem}: kept raw in unrecognized_payloads, nothing stored")
+        stored or marked done; the run fails for this athlete (the other steps go on). `about`: the record asked for
+        (said once per problem, with the others that had it)."""
+        line = f"{endpoint} answered {problem}: kept raw in unrecognized_payloads, nothing stored"
+        self.wrong.setdefault(line, []).append(about)
 
     def left_out(self, line: str) -> None:
         """Part of an answer that could not be read and was left out (kept raw by the caller): the rest goes on."""
@@ -113,13 +115,23 @@ class Meter:
             out["notes"] = MetadataValue.md("\n".join(f"- {n}" for n in self.notes))
         if self.stopped_early:
             out["stopped_early"] = self.stopped_early
-        if self.wrong:
-            more = f"; and {len(self.wrong) - 3} more such answers" if len(self.wrong) > 3 else ""
-            out[WRONG_ANSWER] = "; ".join(self.wrong[:3]) + more
+        if self.wrong:  # each problem once, with the records that had it
+            kinds = [_with_records(line, abouts) for line, abouts in self.wrong.items()]
+            more = f"; and {len(kinds) - 3} more kinds of wrong answer" if len(kinds) > 3 else ""
+            out[WRONG_ANSWER] = "; ".join(kinds[:3]) + more
         if self.left:
             out[LEFT_OUT] = MetadataValue.md("\n".join(f"- {line}" for line in self.left))
         out.update(extra)
         return out
+
+
+def _with_records(line: str, abouts: list[str]) -> str:
+    """A wrong answer's line, with the records that had it: "(3 answers: activity 1, activity 2, activity 3)"."""
+    named = [a for a in abouts if a]
+    if len(abouts) == 1:
+        return f"{line} ({named[0]})" if named else line
+    shown = ", ".join(named[:5]) + (", …" if len(named) > 5 else "")
+    return f"{line} ({len(abouts)} answers{': ' + shown if shown else ''})"
 
 
 def load_notice(context: Any) -> Callable[[str], None]:

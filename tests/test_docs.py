@@ -139,8 +139,7 @@ def test_readme_sandbox_commands_run_as_written(tmp_path: Path) -> None:
         app = subprocess.run([*run, *create[1:]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
         assert app.returncode == 0, app.stderr
         registered = json.loads(app.stdout.strip().splitlines()[-1])
-        assert registered["client_id"]
-        init[init.index("--client-id") + 1] = str(registered["client_id"])
+        assert init[init.index("--client-id") + 1] == str(registered["client_id"]), "the id a new sandbox gives"
         init[init.index("--client-secret") + 1] = registered["client_secret"]
         for option in ("--base-url", "--auth-url"):
             init[init.index(option) + 1] = init[init.index(option) + 1].replace("8700", port)

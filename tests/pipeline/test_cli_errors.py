@@ -164,6 +164,21 @@ def test_a_sync_that_cannot_reach_the_service_names_the_athlete_the_address_and_
     assert "athlete" in steps.split(", ") and says.startswith("the service does not answer"), line
 
 
+def test_a_base_url_that_is_not_the_api_root_is_named_before_any_run(sb: Harness, connect: Connect) -> None:
+    """The service's own address without /v3: GET /athlete answers 404, which it never does at the API root for a
+    connected athlete; the sync says which setting is wrong instead of starting a run whose every step meets it."""
+    aid = add_athlete(sb)
+    home = connect(aid)
+    home.sync()
+    wrong = home.config.base_url.removesuffix("/v3")
+    done = fitsync("sync", FITSYNC_HOME=str(home.config.home), FITSYNC_BASE_URL=wrong)
+    assert done.returncode == 1, done.stderr
+    line = next(line for line in done.stderr.splitlines() if "404" in line)
+    assert line.startswith(f"athlete {aid}: ") and f"at {wrong}: that is not the service's API root" in line, line
+    assert "base_url / FITSYNC_BASE_URL" in line and "fitsync doctor" in line and "(no run was started)" in line
+    assert "Traceback" not in done.stderr
+
+
 def test_a_full_disk_is_one_line_naming_the_home_and_the_fix(tmp_path: Path) -> None:
     """Every file the command writes may grow only to 20 KB (RLIMIT_FSIZE: a full disk as the process sees it, on any
     machine): SQLite (fitsync's state, Dagster's storage) fails its write; the user reads where and what to do."""

@@ -39,6 +39,14 @@ def test_the_summary_counts_each_assets_calls_and_rows_as_made(sb: Harness, conn
     assert summary["verdict"] == "ok" and summary["calls"] == sb.counters()["requests"] - before
     # --json is for scripts: as with --quiet, no progress and no tables on stderr when all went well
     assert f"athlete {aid}:" not in done.stderr and "┃" not in done.stderr, done.stderr
+    # a later sync checks for anything new first: those calls are the sync's too, in a row of their own
+    record_many(sb, aid, 1, oldest_days=1)
+    before = sb.counters()["requests"]
+    again = fitsync_sync(home, "--json")
+    [summary] = json.loads(again.stdout)["athletes"]
+    check = next(a for a in summary["assets"] if a["asset"] == "nothing-new check")
+    assert check["calls"] in (1, 2) and check["notes"][0].startswith("then a run: the "), check
+    assert summary["calls"] == sb.counters()["requests"] - before == sum(a["calls"] for a in summary["assets"])
 
 
 def test_a_failed_sync_lists_only_its_failures_and_quiet_says_only_them(sb: Harness, connect: Connect) -> None:

@@ -116,6 +116,11 @@ def test_a_detail_that_is_not_an_activity_stays_queued(sb: Harness, connect: Con
     assert not outcome.success and "GET /activities/{id} answered an activity without a numeric id" in (
         outcome.error or ""
     )
+    assert (outcome.error or "").count("without a numeric id") == 1, "one problem said once, with its count"
+    assert "nothing stored (3 answers: activity " in (outcome.error or ""), outcome.error
+    with sb.settings(fault_answers={"GET /activities/{id}": {"body": [1, 2]}}):
+        listed = home.sync(check=False)
+    assert "GET /activities/{id} answered a list instead of an activity object" in (listed.error or ""), listed.error
     assert home.needing("detail") == 3 and home.query("SELECT count(*) FROM activities WHERE detail_loaded") == [(0,)]
     assert home.sync().success and home.needing("detail") == 0
     assert home.query("SELECT count(*) FROM activities WHERE detail_loaded") == [(3,)]
