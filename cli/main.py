@@ -65,6 +65,11 @@ def main(debug: bool) -> None:
     if debug:
         os.environ["FITSYNC_DEBUG"] = "1"
     os.umask(0o077)  # tokens, training data, GPS tracks, reports: everything fitsync writes is the owner's only
+    if any(name.startswith("FITSYNC_") for name in os.environ):  # the settings model (pydantic) only then
+        from fitsync.client.config import stray_variables
+
+        for line in stray_variables(os.environ):
+            click.secho(line, fg="yellow", err=True)
 
 
 for command in (init, connect, disconnect, athletes, status, doctor, webhooks, sync, query, report, bench):

@@ -4,6 +4,7 @@ config.toml that `fitsync init` writes are generated from it (`config_file.py`).
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 import tomllib
@@ -366,6 +367,24 @@ class _File(PydanticBaseSettingsSource):
 
                 raise ConfigError(unknown_setting(self.path, name, list(Config.settings())))
         return self.reading.found(values, str(self.path))
+
+
+# FITSYNC_* variables that are no setting and yet mean something: the token key (client/crypto.py), tracebacks.
+OTHER_VARIABLES = frozenset({"FITSYNC_SECRET_KEY", "FITSYNC_SECRET_KEY_PREVIOUS", "FITSYNC_DEBUG"})
+OTHER_PREFIXES = ("FITSYNC_TEST_", "FITSYNC_BENCH_")  # the test suite's and the benchmarks' own
+
+
+def stray_variables(env: Mapping[str, str]) -> list[str]:
+    """A line for each FITSYNC_* variable of `env` that fitsync does not read (a typo, `FITSYNC_TIMOUT`, would
+    otherwise be ignored without a word), with the closest one it reads."""
+    known = sorted({Config.variable(name) for name in Config.model_fields} | OTHER_VARIABLES)
+    lines = []
+    for name in sorted(env):
+        if name.startswith(PREFIX) and name not in known and not name.startswith(OTHER_PREFIXES):
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean {close[0]}?" if close else "docs/configuration.md lists the variables"
+            lines.append(f"{name} is set, but fitsync reads no such variable (ignored): {hint}")
+    return lines
 
 
 def documented() -> Iterator[tuple[str, str, Any, str]]:

@@ -259,3 +259,23 @@ def test_doctor_names_the_fix_of_a_wrong_token_key_and_of_wrong_app_credentials(
         assert failed[0].startswith(f"✗ athlete {aid}: ") and says in failed[0], failed
         assert all(" — fix: " in line and "failed checks" not in line for line in failed), failed
         assert "not-the-" not in done.stdout + done.stderr
+
+
+def test_a_mistyped_variable_is_named_with_the_one_meant(tmp_path: Path) -> None:
+    """FITSYNC_TIMOUT=5 would be ignored without a word: every command says so, naming FITSYNC_TIMEOUT."""
+    done = fitsync("status", FITSYNC_HOME=str(tmp_path), FITSYNC_TIMOUT="5", FITSYNC_STREAMS="off")
+    line = "FITSYNC_TIMOUT is set, but fitsync reads no such variable (ignored): did you mean FITSYNC_TIMEOUT?"
+    assert line in done.stderr.splitlines(), done.stderr
+    assert "FITSYNC_STREAMS" not in done.stderr and "FITSYNC_HOME" not in done.stderr
+
+
+def test_every_variable_the_docs_name_is_one_fitsync_reads() -> None:
+    import re
+
+    from fitsync.client.config import stray_variables
+
+    named = set()
+    for doc in (REPO / "README.md", *(REPO / "docs").glob("*.md")):
+        named |= set(re.findall(r"\bFITSYNC_[A-Z_]*[A-Z]\b", doc.read_text()))
+    assert len(named) > 20
+    assert stray_variables(dict.fromkeys(named, "1")) == []
