@@ -38,7 +38,15 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
     out_dir = out_dir or load_config().home / "reports"
     try:
         db.ensure_schema(warehouse)
-        athletes = [athlete_id] if athlete_id is not None else reports.athletes_in(warehouse)
+        athletes = reports.athletes_in(warehouse)
+        if athlete_id is not None:
+            if athlete_id not in athletes:  # a usage error, as `sync --athlete` makes it (exit 2)
+                raise click.BadParameter(
+                    f"athlete {athlete_id} has no activities in the warehouse: `fitsync athletes` lists who is "
+                    "connected, `fitsync sync` loads them",
+                    param_hint="'--athlete'",
+                )
+            athletes = [athlete_id]
         if not athletes:
             raise click.ClickException("the warehouse has no activities yet: run `fitsync sync` first")
         for athlete in athletes:

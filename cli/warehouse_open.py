@@ -19,5 +19,8 @@ def existing_warehouse() -> Warehouse:
     except (ConfigError, db.LakeUnavailable) as error:
         raise click.ClickException(str(error)) from None
     if not found:
-        raise click.ClickException(f"no warehouse at {warehouse}: run `fitsync sync` first")
+        raise click.ClickException(
+            f"no warehouse at {warehouse}: nothing was synced into it yet. Run `fitsync sync` (on a new home: "
+            "`fitsync init`, then `fitsync connect`, first; or `fitsync demo` to try fitsync on a sandbox)"
+        )
     return warehouse

@@ -279,3 +279,12 @@ def test_every_variable_the_docs_name_is_one_fitsync_reads() -> None:
         named |= set(re.findall(r"\bFITSYNC_[A-Z_]*[A-Z]\b", doc.read_text()))
     assert len(named) > 20
     assert stray_variables(dict.fromkeys(named, "1")) == []
+
+
+def test_a_report_for_an_athlete_not_in_the_warehouse_is_a_usage_error(tmp_path: Path) -> None:
+    from fitsync.warehouse import db
+
+    db.migrate(tmp_path / "warehouse.duckdb")
+    done = fitsync("report", "--athlete", "999", FITSYNC_HOME=str(tmp_path))
+    assert done.returncode == 2, done.stderr
+    assert "athlete 999 has no activities in the warehouse" in done.stderr and "Traceback" not in done.stderr

@@ -67,7 +67,11 @@ def test_reading_commands_leave_a_new_home_empty_and_name_the_first_step(
                 assert done.returncode == 0, (args, done.stderr)
                 assert first_step in done.stdout or args == ["athletes", "--json"], (args, done.stdout)
             if args[0] in ("query", "report"):
-                assert done.returncode == 1 and "run `fitsync sync` first" in done.stderr, (args, done.stderr)
+                assert (
+                    done.returncode == 1
+                    and "Run `fitsync sync` (on a new home: `fitsync init`, then `fitsync connect`, first"
+                    in done.stderr
+                ), (args, done.stderr)
     finally:
         home.chmod(0o700)
     assert json.loads(run(home, "athletes", "--json", **env).stdout) == []
