@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -116,12 +118,37 @@ def serve(
         listener.close()
         raise click.ClickException(str(error)) from None
     key_note = f"written to {db}.console-key" if db != ":memory:" else "in memory only"
-    click.echo(
-        f"Fitness Activity Service sandbox ({flavor} flavour) on http://{host}:{port}{state.api_prefix} "
-        f"(authorize at {state.auth_prefix}/authorize)"
-    )
-    click.echo(f"Console key ({key_note}): {state.console_key}")
-    server.run(sockets=[listener])
+    with _stop_signals(server, db):  # before the address is shown: a signal from then on is the server's stop
+        click.echo(
+            f"Fitness Activity Service sandbox ({flavor} flavour) on http://{host}:{port}{state.api_prefix} "
+            f"(authorize at {state.auth_prefix}/authorize)"
+        )
+        click.echo(f"Console key ({key_note}): {state.console_key}")
+        server.run(sockets=[listener])
+
+
+@contextlib.contextmanager
+def _stop_signals(server: Any, db: str) -> Iterator[None]:
+    """Ctrl-C or SIGTERM asks the server to shut down (as uvicorn's own handler does, which hands the signal back
+    once it has); then one line says so, with the signal's exit code (130 / 143), instead of an interrupted
+    command's advice or a silent death by SIGTERM. The handler only sets flags: an exception raised at whatever
+    point the signal lands (uvicorn starting, asyncio's loop) could be swallowed there."""
+    received: list[int] = []
+
+    def stop(signum: int, frame: Any) -> None:
+        received.append(signum)
+        server.should_exit = True
+
+    before = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+    if received:
+        kept = f"its world stays in {db}" if db != ":memory:" else "its world was in memory only"
+        click.echo(f"Sandbox stopped ({signal.Signals(received[0]).name}): {kept}.", err=True)
+        raise SystemExit(128 + received[0])
 
 
 @sandbox.group()

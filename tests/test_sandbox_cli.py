@@ -187,3 +187,44 @@ def test_the_sandbox_keeps_an_idle_connection_longer_than_a_client_does(sandbox_
     """Were both 5 s (uvicorn's and httpx's defaults), a client could reuse a connection just as the server closes it:
     the request fails with "connection reset by peer" (it did once in `fitsync demo`, after the sync's idle time)."""
     assert sandbox_server.server.config.timeout_keep_alive > httpx.Limits().keepalive_expiry
+
+
+@pytest.mark.parametrize("signum", [2, 15], ids=["SIGINT", "SIGTERM"])
+def test_a_stopped_server_says_so_with_the_signals_exit_code(tmp_path: Path, signum: int) -> None:
+    """Ctrl-C (to the process group, as a terminal sends it) or SIGTERM: uvicorn shuts down, then one line says the
+    sandbox stopped and where its world stays; not an interrupted command's "run it again", not a silent kill."""
+    import signal
+
+    db = tmp_path / "world.db"
+    proc = subprocess.Popen(
+        [
+            *FITSYNC,
+            "sandbox",
+            "serve",
+            "--db",
+            str(db),
+            "--port",
+            "0",
+            "--athletes",
+            "1",
+            "--activities-per-athlete",
+            "2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's shell starts it
+    )
+    assert proc.stdout is not None
+    seen = ""
+    while "Console key" not in seen:
+        line = proc.stdout.readline()
+        assert line, seen
+        seen += line
+    os.killpg(proc.pid, signum)
+    rest = proc.stdout.read()
+    assert proc.wait(timeout=30) == 128 + signum, rest
+    name = signal.Signals(signum).name
+    assert rest.strip().splitlines()[-1] == f"Sandbox stopped ({name}): its world stays in {db}.", rest
+    assert "Traceback" not in rest and "run the command again" not in rest
