@@ -8,12 +8,14 @@ the `webhook_events` sensor turn the events into a run, and says what is in the 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shlex
 import shutil
 import sys
 import time
+import uuid
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +28,8 @@ from rich.table import Table
 
 from fitsync.cli import screen
 from fitsync.cli.stop_signals import StopSignals
-from fitsync.client import oauth
+from fitsync.cli.sync_waits import duration
+from fitsync.client import oauth, stop_request
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
@@ -64,6 +67,13 @@ SUMMARY_TABLES = (
 )
 
 
+def expected_seconds(athletes: int, activities_per_athlete: int) -> float:
+    """How long the demo takes, roughly, as its first line says: some 10 s to start the sandbox and Dagster, then the
+    full syncs at ≈ 2 calls an activity. The default world took 40 s on a slow machine, 12 s on a fast one
+    (docs/performance.md): the slow machine's time is said, so that the demo does not seem stuck there."""
+    return 10 + athletes * activities_per_athlete / 10
+
+
 def fresh_home(home: Path) -> Path:
     """The demo's own folder, emptied: never someone's real FITSYNC_HOME."""
     if home.exists() and any(home.iterdir()):
@@ -84,32 +94,6 @@ def connect_athlete(config: Config, client: FitsyncClient, base_url: str, athlet
         code, granted = oauth.parse_redirect(receiver.wait(10), auth.state)
     body = oauth.exchange_code(config, client.transport, code)
     return client.tokens.save_grant(body, body.get("scope") or granted).athlete_id
-
-
-def process_events(
-    config: Config, client: FitsyncClient, instance: DagsterInstance, expected: int, timeout: float = 30.0
-) -> int:
-    """What `dagster dev` does on its own: tick the sensor until the events are in, run what it asks for."""
-    from fitsync.pipelines.sync_runner import execute_run_request, tick_webhook_sensor
-
-    deadline = time.monotonic() + timeout
-    while inbox_size(client) < expected:
-        if time.monotonic() > deadline:
-            raise click.ClickException("the webhook events did not arrive")
-        time.sleep(0.05)
-    requests, _ = tick_webhook_sensor(config, instance, None)
-    calls = 0
-    for request in requests:
-        outcome = execute_run_request(config, instance, request)
-        if outcome is not None:
-            if not outcome.success:
-                raise click.ClickException(f"the webhook run {request.run_key} failed")
-            calls += outcome.api_calls()
-    return calls
-
-
-def inbox_size(client: FitsyncClient) -> int:
-    return inbox_rows.count(client.store)
 
 
 @click.command()
@@ -168,6 +152,11 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
 
     started = time.monotonic()
     out = screen.console()
+    out.print(  # short: one line on an 80-column terminal
+        f"fitsync demo (about {duration(expected_seconds(athletes, activities_per_athlete))}): sandbox, OAuth, "
+        "full syncs, webhooks, the warehouse",
+        highlight=False,
+    )
     logging.getLogger("dagster").setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", module="dagster")
     home = fresh_home(home.resolve())
@@ -185,9 +174,10 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
         )
         signals.checkpoint()
         config = _register_app(sandbox, http, console, home)
-        instance = dagster_instance.instance(home, lake=warehouse_of(config).is_lake)
+        with screen.doing(out, "opening the Dagster instance…"):
+            instance = dagster_instance.instance(home, lake=warehouse_of(config).is_lake)
         with FitsyncClient(config) as client:
-            stage = _Stage(sandbox, http, console, config, client, instance, out, signals)
+            stage = _Stage(sandbox, http, console, config, client, instance, out, signals, home)
             ids = _connect_and_sync(stage)
             changes = _webhook_round_trip(stage, ids[0])
     warehouse = warehouse_of(config)
@@ -199,7 +189,7 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
 @dataclass(frozen=True)
 class _Stage:
     """What the demo's steps share: the sandbox, a browser on it with the console's key, the app's config and client,
-    the Dagster instance, the terminal and the stop signals."""
+    the Dagster instance, the terminal, the stop signals and the demo's folder."""
 
     sandbox: ServerThread
     http: httpx.Client
@@ -209,6 +199,7 @@ class _Stage:
     instance: DagsterInstance
     out: Console
     signals: StopSignals
+    home: Path
 
 
 @dataclass(frozen=True)
@@ -247,17 +238,19 @@ def _register_app(sandbox: ServerThread, http: httpx.Client, console: dict[str, 
 
 def _connect_and_sync(stage: _Stage) -> list[int]:
     """Steps 2 and 3: connect every athlete of the sandbox through the OAuth pages, then run each one's full sync."""
-    from fitsync.pipelines.sync_runner import sync_athlete
-
     world = stage.http.get("/sandbox/athletes", headers=stage.console).json()
     ids = [connect_athlete(stage.config, stage.client, stage.sandbox.base_url, a["id"]) for a in world]
     stage.out.print(f"[bold]2.[/] Connected athletes {', '.join(map(str, ids))} through the OAuth pages")
     stage.signals.checkpoint()
+    with screen.doing(stage.out, "loading fitsync's Dagster jobs…"):  # seconds, before the first run can start
+        from fitsync.pipelines.sync_runner import sync_athlete
+    stage.signals.checkpoint()
     for athlete_id in ids:
-        outcome = sync_athlete(
-            stage.config, athlete_id, stage.instance, log_level="CRITICAL"
-        )  # its error is shown below
-        if not outcome.success:
+        run_id = str(uuid.uuid4())
+        with _run_shown(stage, athlete_id, run_id, "full sync"):
+            outcome = sync_athlete(stage.config, athlete_id, stage.instance, log_level="CRITICAL", run_id=run_id)
+        _mark_stopped(stage, run_id)
+        if not outcome.success:  # its error is said here, not by Dagster's log
             raise click.ClickException(f"the sync failed: {outcome.error}")
         stage.out.print(f"[bold]3.[/] Full sync of athlete {athlete_id}: {outcome.api_calls()} API calls")
         stage.signals.checkpoint()
@@ -280,13 +273,63 @@ def _webhook_round_trip(stage: _Stage, athlete_id: int) -> _Changes:
             f"recorded {changes.created}"
         )
         stage.signals.checkpoint()
-        calls = process_events(stage.config, stage.client, stage.instance, expected=3)
+        calls = process_events(stage, expected=3)
         stage.out.print(
             f"[bold]6.[/] The webhook_events sensor turned the events into a run "
             f"({calls} API calls); in the warehouse {time.monotonic() - changes.at:.1f} s after the change"
         )
         stage.signals.checkpoint()
     return changes
+
+
+def process_events(stage: _Stage, expected: int, timeout: float = 30.0) -> int:
+    """What `dagster dev` does on its own: once the events are in, tick the sensor and run what it asks for
+    (cli/demo_daemon.py, which records both as the daemon would). Returns the runs' API calls."""
+    from fitsync.cli import demo_daemon
+
+    _await_events(stage, expected, timeout)
+    calls = 0
+    for request in demo_daemon.evaluate(stage.config, stage.instance, stage.home):
+        run_id = str(uuid.uuid4())
+        with _run_shown(stage, int(request.partition_key or 0), run_id, "webhook run"):
+            outcome = demo_daemon.launch(stage.config, stage.instance, request, run_id)
+        _mark_stopped(stage, run_id)
+        if outcome is not None:
+            if not outcome.success:
+                raise click.ClickException(f"the webhook run {request.run_key} failed: {outcome.error}")
+            calls += outcome.api_calls()
+    return calls
+
+
+def _await_events(stage: _Stage, expected: int, timeout: float) -> None:
+    """Until the receiver has stored the events the sandbox delivers (milliseconds, usually); a stop asked for
+    meanwhile ends the wait."""
+    deadline = time.monotonic() + timeout
+    while inbox_rows.count(stage.client.store) < expected:
+        if time.monotonic() > deadline:
+            raise click.ClickException("the webhook events did not arrive")
+        stage.signals.checkpoint()
+        time.sleep(0.05)
+
+
+def _run_shown(stage: _Stage, athlete_id: int, run_id: str, what: str) -> contextlib.AbstractContextManager[object]:
+    """A run's seconds, said: on a terminal the live line of `fitsync sync` (its phase, counts, waits and time left,
+    cli/sync_progress.py); off it one line, as a log reads it."""
+    if not stage.out.is_terminal:
+        return screen.doing(stage.out, f"athlete {athlete_id}: {what}…")
+    from fitsync.cli.sync_progress import SyncProgress
+
+    return SyncProgress(stage.client, stage.instance, athlete_id, run_id, stage.out, plain=False)
+
+
+def _mark_stopped(stage: _Stage, run_id: str) -> None:
+    """`fitsync status` and Dagster's UI say "stopped", not only "failure", for a run a person stopped (as
+    `fitsync sync` tags its runs)."""
+    from fitsync.cli.last_runs import STOPPED_TAG
+
+    if stop_request.requested():
+        with contextlib.suppress(Exception):  # a run stopped before Dagster recorded it has nothing to tag
+            stage.instance.add_run_tags(run_id, {STOPPED_TAG: "true"})
 
 
 def _change_activities(stage: _Stage, athlete_id: int) -> _Changes:
@@ -330,10 +373,22 @@ def _show_warehouse(out: Console, warehouse: Warehouse, changes: _Changes) -> No
 
 
 def _print_hints(out: Console, home: Path) -> None:
-    """The commands that look at what the demo made: a query, the report, the Dagster UI. Every path in them is
-    absolute, so each works from whatever folder it is pasted in."""
+    """The commands that look at what the demo made: a query, the report, Dagster's UI. Every path in them is
+    absolute, so each works from whatever folder it is pasted in.
+
+    The UI is the webserver alone, without the daemon (`dagster dev` starts both): the demo's app and its sandbox
+    ended with the demo, so whatever the daemon launched on this home (the nightly sync, a run of the webhook
+    sensor) could only fail, against the real service's address with no app."""
+    out.print(
+        "The last line opens Dagster's UI on the demo's runs without its daemon, so it starts none: the nightly sync "
+        "and the sensors would call the demo's sandbox, which stopped with the demo.",
+        highlight=False,
+        soft_wrap=True,
+    )
     out.print("Look at it (copy a line; each is one command):")
-    fitsync, dagster, pip = (shlex.quote(_installed_command(name)) for name in ("fitsync", "dagster", "pip"))
+    fitsync, webserver, pip = (
+        shlex.quote(_installed_command(name)) for name in ("fitsync", "dagster-webserver", "pip")
+    )
     source = Path(__file__).resolve().parents[1]  # the checkout an editable install runs from
     package = f"-e {shlex.quote(f'{source}[dev]')}" if (source / "pyproject.toml").is_file() else "'fitsync[dev]'"
     at = f"FITSYNC_HOME={shlex.quote(str(home))}"
@@ -342,7 +397,7 @@ def _print_hints(out: Console, home: Path) -> None:
         'FROM activities GROUP BY ALL ORDER BY 2 DESC"',
         f"{at} {fitsync} report --out {shlex.quote(str(home / 'report'))}",
         f"{pip} install -q {package} && DAGSTER_HOME={shlex.quote(str(home / 'dagster'))} {at} "
-        f"{dagster} dev -m fitsync.pipelines.definitions",
+        f"{webserver} -m fitsync.pipelines.definitions",
     ]
     for hint in hints:  # no markup (rich would eat `[dev]`), no wrapping (a split command does not paste)
         out.print("  " + hint, markup=False, highlight=False, soft_wrap=True)
