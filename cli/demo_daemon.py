@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dagster import DagsterInstance, RunRequest, RunsFilter
+from dagster import DagsterInstance, RunRequest
 from dagster._core.remote_origin import (  # the public API sets a cursor only through a loaded code location
     RegisteredCodeLocationOrigin,
     RemoteInstigatorOrigin,
@@ -24,9 +24,8 @@ from dagster._core.scheduler.instigation import (
     InstigatorType,
     SensorInstigatorData,
 )
-from dagster._core.storage.tags import SENSOR_NAME_TAG
 
-from fitsync.pipelines.sync_runner import RUN_KEY_TAG, SyncOutcome, run_job, tick_webhook_sensor
+from fitsync.pipelines.sync_runner import SyncOutcome, execute_run_request, tick_webhook_sensor
 from fitsync.pipelines.webhook_sensor import webhook_events
 
 if TYPE_CHECKING:
@@ -50,23 +49,9 @@ def evaluate(config: Config, instance: DagsterInstance, home: Path) -> list[RunR
 
 
 def launch(config: Config, instance: DagsterInstance, request: RunRequest, run_id: str) -> SyncOutcome | None:
-    """The run the sensor asked for, as the daemon launches it: none when its run key was launched already; tagged
-    with the sensor's name and the run key, which is how the daemon knows it as launched."""
-    tags = {**request.tags, SENSOR_NAME_TAG: webhook_events.name}
-    if request.run_key:
-        if instance.get_runs(RunsFilter(tags={RUN_KEY_TAG: request.run_key}), limit=1):
-            return None
-        tags[RUN_KEY_TAG] = request.run_key
-    return run_job(
-        config,
-        instance,
-        request.job_name or "webhook_refresh",
-        partition_key=request.partition_key,
-        run_config=dict(request.run_config),
-        tags=tags,
-        log_level=LOG_LEVEL,
-        run_id=run_id,
-    )
+    """The run the sensor asked for, as the daemon launches it (sync_runner.execute_run_request: none when its run
+    key was launched already; tagged with the sensor's name and the run key)."""
+    return execute_run_request(config, instance, request, log_level=LOG_LEVEL, run_id=run_id)
 
 
 def sensor_state(instance: DagsterInstance) -> InstigatorState | None:

@@ -23,6 +23,7 @@ from dagster import (
     SensorResult,
     build_sensor_context,
 )
+from dagster._core.storage.tags import SENSOR_NAME_TAG
 
 from fitsync.client.config import Config
 from fitsync.client.open_state import open_store
@@ -312,8 +313,16 @@ def tick_webhook_sensor(
     return list(result.run_requests or []), result.cursor
 
 
-def execute_run_request(config: Config, instance: DagsterInstance, request: RunRequest) -> SyncOutcome | None:
-    """Launch like the daemon does: a run key Dagster has already seen launches nothing."""
+def execute_run_request(
+    config: Config,
+    instance: DagsterInstance,
+    request: RunRequest,
+    *,
+    log_level: str = "WARNING",
+    run_id: str | None = None,
+) -> SyncOutcome | None:
+    """Launch like the daemon does: a run key Dagster has already seen launches nothing; the run is tagged with the
+    sensor's name and its run key, which is how the daemon knows it as launched."""
     if request.run_key and instance.get_runs(RunsFilter(tags={RUN_KEY_TAG: request.run_key}), limit=1):
         return None
     return run_job(
@@ -322,5 +331,11 @@ def execute_run_request(config: Config, instance: DagsterInstance, request: RunR
         request.job_name or "webhook_refresh",
         partition_key=request.partition_key,
         run_config=dict(request.run_config),
-        tags={**request.tags, **({RUN_KEY_TAG: request.run_key} if request.run_key else {})},
+        tags={
+            **request.tags,
+            SENSOR_NAME_TAG: webhook_events.name,
+            **({RUN_KEY_TAG: request.run_key} if request.run_key else {}),
+        },
+        log_level=log_level,
+        run_id=run_id,
     )
