@@ -4,11 +4,19 @@ for an answer no one types or deleting what no one agreed to lose."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import select
+import signal
+import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import TypeVar
 
 import click
+
+from .stop_signals import SIGNALS, StopSignals
 
 Command = TypeVar("Command", bound=Callable[..., object])
 
@@ -25,24 +33,99 @@ def yes_option(command: Command) -> Command:
 def confirm(loss: str, question: str, yes: bool) -> None:
     """Return when the deletion may go ahead: `yes` given, or "y" typed at the terminal after `loss` (what is lost,
     a clause such as "this deletes …") and `question`. Off a terminal without `yes`: a usage error (exit 2) naming
-    the loss and --yes; "n", Enter or Ctrl-D: "Nothing changed." and exit 1. Ctrl-C is left to the command group
-    (exit 130, "nothing half-written was kept": nothing was written yet)."""
+    the loss and --yes; "n", Enter or Ctrl-D: "Nothing changed." and exit 1; Ctrl-C or SIGTERM while asked: said
+    so at once, and the signal's exit code (130 / 143)."""
     if yes:
         return
     if not sys.stdin.isatty():
         raise click.UsageError(f"not asked, as there is no terminal: {loss}; pass --yes to go ahead")
     click.echo(f"{loss[:1].upper()}{loss[1:]}.", err=True)
-    while (answer := _ask(question)) not in ANSWERS:
-        click.echo("Please answer y or n.", err=True)
+    try:
+        with _stops_noted() as stops:
+            while (answer := _ask(question, stops)) not in ANSWERS:
+                click.echo("Please answer y or n.", err=True)
+    except _Stopped as stop:
+        click.echo(err=True)  # end the question's line
+        said = "Interrupted" if stop.signum == signal.SIGINT else f"Stopped by {StopSignals.name(stop.signum)}"
+        click.echo(f"{said}: nothing changed.", err=True)
+        raise SystemExit(StopSignals.exit_code(stop.signum)) from None
     if not ANSWERS[answer]:
         click.echo("Nothing changed.", err=True)
         raise SystemExit(DECLINED)
 
 
-def _ask(question: str) -> str:
-    """The person's answer, lowercased; "" at the end of input. Asked on stderr: stdout is the command's result."""
+def _ask(question: str, stops: socket.socket) -> str:
+    """The person's answer, lowercased; "" at the end of input. Asked on stderr: stdout is the command's result.
+    Waits for the terminal's line or for a stop signal noted on `stops`, whichever comes first; the line is one read
+    (a terminal gives a line at a time), which a signal cannot leave waiting."""
     click.echo(f"{question} [y/N]: ", nl=False, err=True)
-    line = sys.stdin.readline()
-    if not line:  # Ctrl-D: end the prompt's line
+    while True:
+        ready = select.select([sys.stdin, stops], [], [])[0]
+        if stops in ready and (signum := _stop_in(stops)) is not None:
+            raise _Stopped(signum)
+        if sys.stdin in ready:
+            break
+    line = os.read(sys.stdin.fileno(), 4096).decode(sys.stdin.encoding or "utf-8", errors="replace")
+    if not line.endswith("\n"):  # Ctrl-D: end the prompt's line
         click.echo(err=True)
     return line.strip().lower()
+
+
+class _Stopped(KeyboardInterrupt):
+    """A stop signal came while the question waited for its answer."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _stops_noted() -> Iterator[socket.socket]:
+    """While the question waits, Ctrl-C and SIGTERM are only noted, on the socket given, for `_ask` to end the
+    question with at once; one noted as the answer came ends it too (nothing was changed yet).
+
+    The command's own handlers would not end it: a sync's StopSignals asks to stop at the next safe point, and none
+    comes while the read waits; Polars, once loaded, leaves a SIGINT handler that restarts the read; SIGTERM's
+    default kills without a word. Nor would a handler that raises, by itself: a signal landing just before the read
+    begins leaves the read waiting for a line. The signal's number, written to the wakeup fd whenever it lands,
+    does not wait (the self-pipe trick)."""
+    reader, writer = socket.socketpair()
+    try:
+        for end in (reader, writer):
+            end.setblocking(False)
+        with _noting(writer):
+            yield reader
+        if (signum := _stop_in(reader)) is not None:
+            raise _Stopped(signum)
+    finally:
+        reader.close()
+        writer.close()
+
+
+@contextlib.contextmanager
+def _noting(writer: socket.socket) -> Iterator[None]:
+    """Stop signals handled by doing nothing but the interpreter's writing their number to `writer`; the command's
+    handlers and wakeup fd are back after."""
+    handlers = {signum: signal.getsignal(signum) for signum in SIGNALS}
+    wakeup = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    try:
+        for signum in SIGNALS:
+            signal.signal(signum, _noted)
+        yield
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        signal.set_wakeup_fd(wakeup)
+
+
+def _noted(signum: int, frame: FrameType | None) -> None:
+    """Nothing: the wakeup fd has the signal's number already."""
+
+
+def _stop_in(reader: socket.socket) -> int | None:
+    """The first stop signal noted on `reader` since it was last read, if any."""
+    noted = b""
+    with contextlib.suppress(BlockingIOError):
+        while chunk := reader.recv(64):
+            noted += chunk
+    return next((signum for signum in noted if signum in SIGNALS), None)

@@ -22,6 +22,7 @@ import click
 from rich.console import Console
 
 from . import result_table, sql_prompt
+from .errors import INTERRUPTED
 
 if TYPE_CHECKING:  # DuckDB loads in a third of a second: only when a query runs
     import duckdb
@@ -43,6 +44,9 @@ LIST_SQL = (
 # that SIGPIPE ended (128 + 13), as the sqlite3 shell does (`sqlite3 … | head -1` gives 141): it keeps SIGPIPE's
 # default action, and so does the duckdb shell that grew out of it. `set -o pipefail` sees it, as for them.
 BROKEN_PIPE = 141
+# What DuckDB raises when a signal handler raised while it worked (it checks between tasks): the KeyboardInterrupt
+# of Ctrl-C is lost, replaced by this, which is no error of the SQL.
+DUCKDB_INTERRUPTED = "Query interrupted"
 
 
 class _Screen(Console):
@@ -119,6 +123,19 @@ def query(
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(BROKEN_PIPE) from None
+    except KeyboardInterrupt as stop:  # the connection is read-only: stopping it leaves the warehouse as it was
+        removed = f"; the half-written {stop.removed} was removed" if isinstance(stop, _Interrupted) else ""
+        click.echo(f"Interrupted: the query was stopped; nothing was changed{removed}.", err=True)
+        raise SystemExit(INTERRUPTED) from None
+
+
+class _Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped an export to a file: what DuckDB had written of it was removed, so no half of a result is
+    taken for the whole."""
+
+    def __init__(self, removed: Path) -> None:
+        super().__init__(str(removed))
+        self.removed = removed
 
 
 def _query(
@@ -215,7 +232,12 @@ def _reading(warehouse: Warehouse) -> Iterator[duckdb.DuckDBPyConnection]:
     from fitsync.warehouse import db
 
     with db.reading(warehouse) as conn:
-        yield conn
+        try:
+            yield conn
+        except KeyboardInterrupt:
+            # DuckDB's workers go on with a query Ctrl-C stopped, and closing waits for them (the whole query's time)
+            conn.interrupt()
+            raise
 
 
 def _run(warehouse: Warehouse, sql: str, fmt: str, output: Path | None, mode: str, limit: int, wrap: bool) -> None:
@@ -232,15 +254,31 @@ def _run(warehouse: Warehouse, sql: str, fmt: str, output: Path | None, mode: st
         for index, statement in enumerate(statements):
             last = index == len(statements) - 1
             try:
-                if fmt != "table" and last:
-                    _export(conn, statement.query, fmt, output)
-                    continue
-                result = conn.execute(statement.query)
-                if fmt == "table":
-                    _show(result, limit, mode, len(statements) > 1, wrap)
+                with _stoppable(output if fmt != "table" and last else None):
+                    if fmt != "table" and last:
+                        _export(conn, statement.query, fmt, output)
+                        continue
+                    result = conn.execute(statement.query)
+                    if fmt == "table":
+                        _show(result, limit, mode, len(statements) > 1, wrap)
             except duckdb.Error as error:  # DuckDB's own message says what is wrong with the SQL
                 where = f"statement {index + 1}: " if len(statements) > 1 else ""
                 raise click.ClickException(where + str(error).strip()) from None  # with its hints and caret
+
+
+@contextlib.contextmanager
+def _stoppable(writing: Path | None) -> Iterator[None]:
+    """Ctrl-C while DuckDB works made a KeyboardInterrupt again (DuckDB raises a RuntimeError in its place), so that a
+    stop is said as one and not as a failure; `writing`, the file an export was writing, is removed half-written."""
+    try:
+        yield
+    except RuntimeError as error:
+        if str(error) != DUCKDB_INTERRUPTED:
+            raise
+        if writing is None:
+            raise KeyboardInterrupt from None
+        writing.unlink(missing_ok=True)
+        raise _Interrupted(writing) from None
 
 
 def _show(result: duckdb.DuckDBPyConnection, limit: int, mode: str, several: bool, wrap: bool = False) -> None:
@@ -255,9 +293,8 @@ def _show(result: duckdb.DuckDBPyConnection, limit: int, mode: str, several: boo
     out = _Screen()
     lines = len(rows) * (len(result.description) + 1) if mode == "line" else len(rows) + 5
     if out.is_terminal and lines > out.height:
-        os.environ.setdefault(
-            "LESS", "-R"
-        )  # less shows the table's colours, not their escape codes (git does the same)
+        os.environ.setdefault("LESS", "-R")  # less shows the table's colours, not their escape codes (as git does)
+        os.environ.setdefault("LESSHISTFILE", "-")  # and writes no ~/.lesshst: a read-only command changes no file
     with out.pager(styles=True) if out.is_terminal and lines > out.height else contextlib.nullcontext():
         if mode == "line":
             result_table.show_lines(out, result.description, rows)
@@ -281,10 +318,21 @@ def _export(conn: duckdb.DuckDBPyConnection, sql: str, fmt: str, output: Path | 
     with tempfile.TemporaryDirectory(prefix="fitsync-query-") as scratch:
         target = output if output else Path(scratch) / f"result.{fmt}"
         literal = str(target).replace("'", "''")
-        rows = conn.execute(f"COPY ({sql}) TO '{literal}' ({COPY_OPTIONS[fmt]})").fetchall()[0][0]
+        rows = conn.execute(f"COPY (\n{_bare(sql)}\n) TO '{literal}' ({COPY_OPTIONS[fmt]})").fetchall()[0][0]
         if output:
             click.echo(f"{_count(rows)} → {output}", err=True)
             return
         with target.open("rb") as written:
             shutil.copyfileobj(written, sys.stdout.buffer)
         sys.stdout.buffer.flush()
+
+
+def _bare(statement: str) -> str:
+    """The statement without its closing `;` and what follows it (a comment), so that it can be wrapped in COPY (…);
+    a line comment it ends with stays on its own line there."""
+    import duckdb
+
+    tokens = duckdb.tokenize(statement)
+    if tokens and statement[tokens[-1][0]] == ";":
+        return statement[: tokens[-1][0]]
+    return statement

@@ -2,7 +2,8 @@
 
 Each statement opens its own read-only connection and closes it: a prompt left open all afternoon never holds the
 file's lock against the nightly sync. Line editing and this session's history come from readline; a statement
-may run over several lines and ends with `;`. Ctrl-C drops the statement being typed, Ctrl-D (or `.quit`) leaves.
+may run over several lines and ends with `;`. Ctrl-C drops the statement being typed, or stops the one running (the
+prompt comes back, as in the DuckDB shell and psql); Ctrl-D (or `.quit`) leaves.
 A few of the DuckDB shell's dot commands work at the start of a statement: `.tables`, `.help`, `.quit`.
 """
 
@@ -18,7 +19,7 @@ PROMPT, MORE = "fitsync> ", "   ...> "
 QUIT = {".quit", ".exit", "quit", "exit"}
 HELP = (
     "End each SQL statement with ';' (it may run over several lines). .tables lists the tables and views with "
-    "what each holds; .quit, .exit or Ctrl-D leaves; Ctrl-C drops the statement being typed."
+    "what each holds; .quit, .exit or Ctrl-D leaves; Ctrl-C drops the statement being typed or stops the one running."
 )
 
 
@@ -73,8 +74,10 @@ def run(warehouse: object, run_sql: Callable[[str], None], list_tables: Callable
 
 
 def _shown(run_it: Callable[[], None]) -> None:
-    """Runs it; an error is shown and the prompt goes on."""
+    """Runs it; an error, or Ctrl-C stopping it (`run_it` raises KeyboardInterrupt), is said and the prompt goes on."""
     try:
         run_it()
     except click.ClickException as error:
         click.echo(f"Error: {error.format_message()}", err=True)
+    except KeyboardInterrupt:  # read-only: nothing to undo
+        click.echo("Interrupted: the query was stopped.", err=True)

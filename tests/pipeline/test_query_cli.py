@@ -66,6 +66,17 @@ def test_a_10000_row_result_round_trips_as_csv_json_and_parquet(home: Path, tmp_
     assert refused.returncode == 2 and "--output" in refused.stderr and "Traceback" not in refused.stderr
 
 
+def test_an_export_takes_sql_as_written_with_its_semicolon_and_comments(home: Path, tmp_path: Path) -> None:
+    """A statement as a .sql file ends it (`;`, a comment after it) exports as it shows: the last statement's result."""
+    script = tmp_path / "export.sql"
+    script.write_text("SELECT 1 AS a;\nSELECT 2 AS b, ';' AS c; -- the one exported\n")
+    for args in (("-f", str(script)), ("SELECT 2 AS b, ';' AS c -- a trailing note",), ("SELECT 2 AS b, ';' AS c ;",)):
+        ran = query(home, *args, "--format", "csv")
+        assert ran.returncode == 0 and ran.stdout.splitlines() == ["b,c", "2,;"], (args, ran.stderr)
+    written = query(home, "-f", str(script), "-o", str(tmp_path / "b.parquet"))
+    assert written.returncode == 0 and pl.read_parquet(tmp_path / "b.parquet")["b"].to_list() == [2], written.stderr
+
+
 def test_a_table_says_how_many_rows_it_does_not_show(home: Path) -> None:
     shown = query(home, ROWS_SQL)
     assert shown.returncode == 0, shown.stderr

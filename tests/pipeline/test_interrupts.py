@@ -1,0 +1,201 @@
+"""Ctrl-C (and SIGTERM) where a person meets them, as processes on a pseudo-terminal, the signal sent to the whole
+process group as a terminal sends it: a running query stops at once and is not reported as an error (the one-shot
+command exits 130, the SQL prompt comes back), and a stop at a destructive command's question ends the command at
+once with nothing deleted (130 / 143), whatever signal handlers the command has at that moment.
+
+| finding | what | test |
+|---|---|---|
+| F2 | `fitsync query "…"`: Ctrl-C while it runs: "Interrupted", exit 130, at once | test_ctrl_c_stops_a_running_query |
+| F2 | … while it exports to a file: the half-written file is removed | test_ctrl_c_stops_an_export_and_removes_its_half |
+| F2 | the SQL prompt: Ctrl-C stops the statement and the prompt comes back | test_ctrl_c_at_the_sql_prompt_stops_the_statement |
+| F4 | `disconnect`: Ctrl-C / SIGTERM at the question, nothing deleted | test_a_stop_at_the_disconnect_question |
+| F4 | `sync --full --allow-shrink` (its own stop handlers on) | test_a_stop_at_the_allow_shrink_question |
+| F4 | `webhooks unsubscribe` | test_ctrl_c_at_the_unsubscribe_question |
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pty
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fitsync.warehouse import db
+
+from ..client.support import CallbackReceiver
+from ..processes import FITSYNC, Terminal
+from ..sandbox_harness import Harness, wait_until
+from .conftest import Connect, add_athlete, delete, record_many, subprocess_env
+from .test_destructive_commands import fitsync, listed, warehouse_rows
+from .test_sync import warehouse_ids
+
+# the PostgreSQL variants run with -m slow (tests/conftest.py)
+pytestmark = pytest.mark.postgres_slow
+
+# Hours of work for DuckDB: a stop that did not stop it shows as a timeout, not as a slow pass.
+LONG_SQL = "SELECT count(*) FROM range(1000000000000) t(i) WHERE i % 7 = 3"
+QUERY_STOPPED = "Interrupted: the query was stopped"
+
+
+class ForegroundJob(Terminal):
+    """fitsync on a pseudo-terminal in a process group of its own, as a shell runs a foreground job; `send` signals
+    the whole group, as the terminal does on Ctrl-C (the pty is not the process's controlling terminal, so typing
+    ^C would not)."""
+
+    def __init__(self, home: Path, *args: str) -> None:
+        self.master, slave = pty.openpty()
+        self.process = subprocess.Popen(
+            [*FITSYNC, *args],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=subprocess_env(home, COLUMNS="100"),
+            start_new_session=True,
+        )
+        os.close(slave)
+        self.seen = b""
+
+    def send(self, signum: int) -> None:
+        os.killpg(self.process.pid, signum)
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def job(home: Path, *args: str) -> Iterator[ForegroundJob]:
+    """The job, killed with its group if the test failed before it ended."""
+    running = ForegroundJob(home, *args)
+    try:
+        yield running
+    finally:
+        running.kill()
+
+
+def has_open(pid: int, path: Path) -> bool:
+    """Whether the process holds `path` open (Linux /proc): DuckDB keeps a database file open while connected."""
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):  # closed meanwhile
+            if os.readlink(fd) == str(path):
+                return True
+    return False
+
+
+def asleep(pid: int) -> bool:
+    """Whether the process's main thread sleeps (Linux /proc): at the SQL prompt, waiting for a key."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "S"
+
+
+@pytest.fixture(scope="module")
+def warehouse_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("interrupt-home")
+    db.migrate(folder / "warehouse.duckdb")
+    return folder
+
+
+def test_ctrl_c_stops_a_running_query(warehouse_home: Path) -> None:
+    """DuckDB answers Ctrl-C with a RuntimeError: it was said as an error (exit 1); closing the connection then
+    waited for the query's worker threads to finish it."""
+    with job(warehouse_home, "query", LONG_SQL) as running:
+        wait_until(lambda: has_open(running.process.pid, warehouse_home / "warehouse.duckdb"), 60, "the query")
+        running.send(signal.SIGINT)
+        seen = running.wait_for(f"{QUERY_STOPPED}; nothing was changed.")
+        assert running.close() == 130, seen
+    assert "Error" not in seen and "Traceback" not in seen, seen
+
+
+def test_ctrl_c_stops_an_export_and_removes_its_half(warehouse_home: Path, tmp_path: Path) -> None:
+    """DuckDB writes an export's file as it goes: the file it started (so the query is running) is removed, not left
+    to pass for the whole result."""
+    written = tmp_path / "count.csv"
+    with job(warehouse_home, "query", LONG_SQL, "-o", str(written)) as running:
+        wait_until(written.exists, 60, "DuckDB to start the export's file")
+        running.send(signal.SIGINT)
+        seen = running.wait_for(f"the half-written {written} was removed.")
+        assert running.close() == 130, seen
+    assert not written.exists() and "Error" not in seen, seen
+
+
+def test_ctrl_c_at_the_sql_prompt_stops_the_statement(warehouse_home: Path) -> None:
+    """As in the DuckDB shell and psql: Ctrl-C stops the running statement and the prompt comes back; while typing,
+    it still drops the line."""
+    with job(warehouse_home, "query") as running:
+        running.wait_for("fitsync> ")
+        running.type(LONG_SQL + ";\n")
+        wait_until(lambda: has_open(running.process.pid, warehouse_home / "warehouse.duckdb"), 60, "the statement")
+        running.send(signal.SIGINT)
+        running.wait_for(f"{QUERY_STOPPED}.")
+        running.wait_for("fitsync> ", times=2)
+        running.type("SELECT 'dropped")
+        running.wait_for("'dropped")
+        # readline checks for a signal only when its wait for a key ends: one landing between echoing the key and
+        # that wait is seen at the next key (a person presses Ctrl-C long after, a test at once)
+        wait_until(lambda: asleep(running.process.pid), 60, "the prompt to wait for a key")
+        running.send(signal.SIGINT)
+        running.wait_for("fitsync> ", times=3)
+        running.type("SELECT 'still here' AS s;\n")
+        seen = running.wait_for("still here", times=2)  # typed, then shown
+        running.type(".quit\n")
+        assert running.close() == 0, seen
+    assert seen.count("'dropped") == 1 and "Error" not in seen and "Traceback" not in seen, seen
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "said"), [(signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Stopped by SIGTERM")]
+)
+def test_a_stop_at_the_disconnect_question(sb: Harness, connect: Connect, signum: int, code: int, said: str) -> None:
+    """Once DuckDB and Polars have loaded (the rows counted for the question), Polars' SIGINT handler restarted the
+    read: Ctrl-C waited for Enter; SIGTERM killed the process without a word."""
+    aid = add_athlete(sb)
+    record_many(sb, aid, 2, oldest_days=10)
+    home = connect(aid)
+    (home.config.home / "config.toml").chmod(0o600)  # no warning about it on the terminal
+    home.sync()
+    before = warehouse_rows(home)
+    with job(home.config.home, "disconnect", str(aid)) as running:
+        running.wait_for("Disconnect them? [y/N]: ")
+        running.send(signum)
+        seen = running.wait_for(f"{said}: nothing changed.")
+        assert running.close() == code, seen
+    assert "Traceback" not in seen and "Disconnected" not in seen, seen
+    assert listed(home) == [aid] and warehouse_rows(home) == before
+
+
+def test_a_stop_at_the_allow_shrink_question(sb: Harness, connect: Connect) -> None:
+    """The sync's stop handlers only ask to stop at the next safe point: at its question the first Ctrl-C did
+    nothing. Nothing is fetched nor deleted."""
+    aid = add_athlete(sb)
+    ids = record_many(sb, aid, 3, oldest_days=10)
+    home = connect(aid)
+    (home.config.home / "config.toml").chmod(0o600)
+    home.sync()
+    for activity_id in ids:  # what --allow-shrink would delete
+        delete(sb, activity_id)
+    calls = sb.counters()
+    for signum, code, said in ((signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Stopped by SIGTERM")):
+        with job(home.config.home, "sync", "--full", "--allow-shrink") as running:
+            running.wait_for("Sync and delete them? [y/N]: ")
+            running.send(signum)
+            seen = running.wait_for(f"{said}: nothing changed.")
+            assert running.close() == code, seen
+        assert "Traceback" not in seen and "Stopped by Ctrl-C" not in seen, seen
+    assert sb.counters() == calls and warehouse_ids(home) == set(ids)
+
+
+def test_ctrl_c_at_the_unsubscribe_question(sb: Harness, connect: Connect) -> None:
+    home = connect(add_athlete(sb)).config.home
+    with CallbackReceiver() as receiver:
+        created = fitsync(home, "webhooks", "subscribe", "--callback-url", receiver.url)
+        assert created.returncode == 0, created.stderr
+        with job(home, "webhooks", "unsubscribe") as running:
+            running.wait_for("Unsubscribe? [y/N]: ")
+            running.send(signal.SIGINT)
+            seen = running.wait_for("Interrupted: nothing changed.")
+            assert running.close() == 130, seen
+        assert fitsync(home, "webhooks", "status").stdout.strip() != "No subscription."
