@@ -37,7 +37,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from . import documents, stream_mmp
+from . import db, documents, stream_mmp
 
 SAMPLES = "activity_streams"
 ANSWERS = "activity_stream_answers"
@@ -144,7 +144,7 @@ def prepare(root: Path) -> None:
         base = root / name
         base.mkdir(parents=True, exist_ok=True)
         if not (base / SCHEMA_FILE).exists():
-            with duckdb.connect() as conn:
+            with _scratch() as conn:
                 _write(conn, frame, columns, base / SCHEMA_FILE)
 
 
@@ -159,7 +159,7 @@ def write(root: Path, athlete_id: int, answers: list[Answer]) -> int:
     months: dict[str, list[Answer]] = {}
     for answer in answers:
         months.setdefault(answer.month, []).append(answer)
-    with duckdb.connect() as conn:
+    with _scratch() as conn:
         for month, group in sorted(months.items()):
             frames = [a.frame for a in group if a.frame is not None and a.frame.height]
             if frames:
@@ -185,6 +185,14 @@ def write(root: Path, athlete_id: int, answers: list[Answer]) -> int:
             )
             _write(conn, rows, "*", _fresh(answers_base / f"athlete={athlete_id}" / f"month={month}"))
     return written
+
+
+def _scratch() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB for framing what is written, with the settings every connection of fitsync's has."""
+    conn = duckdb.connect()
+    for statement in db.WORKAROUNDS:
+        conn.execute(statement)
+    return conn
 
 
 def _fresh(folder: Path) -> Path:
