@@ -56,6 +56,7 @@ class ForegroundJob(Terminal):
             stderr=slave,
             env=subprocess_env(home, COLUMNS="100"),
             start_new_session=True,
+            preexec_fn=_as_a_shell_starts_it,
         )
         os.close(slave)
         self.seen = b""
@@ -66,6 +67,13 @@ class ForegroundJob(Terminal):
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
+
+
+def _as_a_shell_starts_it() -> None:
+    """A foreground job gets the default action of Ctrl-C and SIGTERM, whatever its starter ignored: pytest-xdist's
+    workers ignore SIGINT, and a Python started with SIGINT ignored never installs its KeyboardInterrupt handler."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 @contextlib.contextmanager
