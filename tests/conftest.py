@@ -84,15 +84,10 @@ _MADE_BASETEMP = pytest.StashKey[str]()
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """`slow` tests run only on demand (`pytest -m slow`); each has a short version in the default run. A test
-    marked `postgres_slow` runs on SQLite by default and on PostgreSQL with `-m slow` too, unless it is also marked
-    `postgres_by_default` (its SQL is the client and webhook tests' own, and running every scenario twice would
-    take the suite past CI's time)."""
+    marked `postgres_slow` runs on SQLite by default and on PostgreSQL with `-m slow` too (running every scenario
+    twice would take the default run past its 10 minutes)."""
     for item in items:
-        if (
-            "postgres" in item.keywords
-            and item.get_closest_marker("postgres_slow")
-            and not item.get_closest_marker("postgres_by_default")
-        ):
+        if "postgres" in item.keywords and item.get_closest_marker("postgres_slow"):
             item.add_marker(pytest.mark.slow)
     if "slow" in (config.getoption("markexpr") or ""):
         return

@@ -283,6 +283,7 @@ def rotation_race(sb: Harness, make_config: MakeConfig, app: App, processes: int
     assert final.status_code == 200, final.text
 
 
+@pytest.mark.postgres_slow  # its PostgreSQL variant with -m slow: the default run's 10 minutes
 def test_rotation_race_8_processes_by_100_calls(sb: Harness, make_config: MakeConfig, app: App) -> None:
     rotation_race(sb, make_config, app, processes=8, calls=100)
 

@@ -80,7 +80,6 @@ def synced_athlete(home: WebhookHome, sb: Harness, n: int = 2, **connect: object
     return aid, ids
 
 
-@pytest.mark.postgres_by_default
 def test_s6_1_r1_recorded_activity_reaches_the_warehouse(sb: Harness, home: WebhookHome, e2e_flavor: str) -> None:
     aid, ids = synced_athlete(home, sb)
     new = record(sb, aid, sport_type="Run", name="Fresh run")
@@ -285,7 +284,6 @@ def test_s6_1_r4_explicit_sync_after_purge_does_not_reschedule_the_athlete(sb: H
 # --- duplicates -----------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.postgres_by_default
 def test_s6_3_r2_retried_delivery_is_stored_and_acted_on_once(
     sb: Harness, home: WebhookHome, fast_retries: None
 ) -> None:
@@ -309,7 +307,6 @@ def test_s6_3_r2_retried_delivery_is_stored_and_acted_on_once(
     assert home.runs_with_key(requests[0].run_key) == 1  # type: ignore[arg-type]
 
 
-@pytest.mark.postgres_by_default
 def test_duplicate_post_is_stored_once_and_runs_once(sb: Harness, home: WebhookHome) -> None:
     aid, (first, _) = synced_athlete(home, sb)
     change(sb, first, name="Delivered once, posted thrice")

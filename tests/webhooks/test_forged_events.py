@@ -168,7 +168,6 @@ def small_share(home: WebhookHome, activities: int) -> int:
     return allowance_cap(home.config.webhook_share, limit)
 
 
-@pytest.mark.postgres_by_default
 def test_a_flood_of_forged_creates_spends_only_the_webhook_share(sb: Harness, home: WebhookHome) -> None:
     """300 forged `create` events for ids fitsync never saw, then updates of real activities: the real ones go
     first, the share bounds the calls, the rest wait (deferred, with the reason) and spend nothing more."""
@@ -198,7 +197,6 @@ def test_a_flood_of_forged_creates_spends_only_the_webhook_share(sb: Harness, ho
     assert home.activity_ids(aid) == set(ids)  # and nothing forged landed
 
 
-@pytest.mark.postgres_by_default
 def test_events_wait_while_the_athletes_refresh_runs_then_fold_into_one(sb: Harness, home: WebhookHome) -> None:
     from dagster import DagsterRun, DagsterRunStatus
     from dagster._core.utils import make_new_run_id
@@ -264,7 +262,6 @@ def _plain_text_places(home: WebhookHome, secret: str, legitimate: set[str]) -> 
     return places
 
 
-@pytest.mark.postgres_by_default
 def test_no_secret_is_stored_in_plain_text(sb: Harness, home: WebhookHome) -> None:
     """After connect, subscribe, a sync and webhook traffic, no file under the home and no state row holds a token,
     the callback's path secret or the verify token as it is (issue 28): all of them are encrypted at rest."""

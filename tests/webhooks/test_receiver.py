@@ -268,6 +268,7 @@ def service_subscriptions(sb: Harness, home: WebhookHome) -> list[dict[str, Any]
     return response.json()
 
 
+@pytest.mark.postgres_slow  # its PostgreSQL variant with -m slow: the default run's 10 minutes
 def test_s3_3_cli_subscription_lifecycle(sb: Harness, make_home: MakeHome, tmp_path: Path) -> None:
     home = make_home()
     aid = add_athlete(sb)
