@@ -32,6 +32,9 @@ from ..sandbox_harness import Harness
 from .conftest import Connected
 from .support import FITSYNC, cli_env, env_for
 
+# the PostgreSQL variants run with -m slow (tests/conftest.py): the default run's 10 minutes
+pytestmark = pytest.mark.postgres_slow
+
 
 class ConnectRun:
     """`fitsync connect …` in its own process; stdout and stderr merged and read by a thread."""

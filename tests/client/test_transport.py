@@ -29,6 +29,9 @@ from ..sandbox_harness import App, Harness, query
 from .conftest import Connected, MakeConfig, connect_athlete
 from .support import RequestLog
 
+# the PostgreSQL variants run with -m slow (tests/conftest.py): the default run's 10 minutes
+pytestmark = pytest.mark.postgres_slow
+
 
 def read_everything(api: AthleteApi) -> dict[str, Any]:
     """A small sync: the athlete, stats, zones, the activity list, and detail, laps and zones of a few."""

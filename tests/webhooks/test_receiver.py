@@ -41,6 +41,9 @@ from fitsync.webhooks.subscriptions import masked
 from ..sandbox_harness import Harness
 from .conftest import MakeHome, WebhookHome, add_athlete, fitsync, free_port, record, serve_process
 
+# the PostgreSQL variants run with -m slow (tests/conftest.py): the default run's 10 minutes
+pytestmark = pytest.mark.postgres_slow
+
 
 @pytest.fixture
 def receiving(sb: Harness, make_home: MakeHome) -> tuple[WebhookHome, int]:
@@ -268,7 +271,6 @@ def service_subscriptions(sb: Harness, home: WebhookHome) -> list[dict[str, Any]
     return response.json()
 
 
-@pytest.mark.postgres_slow  # its PostgreSQL variant with -m slow: the default run's 10 minutes
 def test_s3_3_cli_subscription_lifecycle(sb: Harness, make_home: MakeHome, tmp_path: Path) -> None:
     home = make_home()
     aid = add_athlete(sb)

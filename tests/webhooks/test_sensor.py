@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
 from dagster import AddDynamicPartitionsRequest, SensorResult, SkipReason, build_sensor_context
 
 from fitsync.pipelines.sync_runner import resources_for
@@ -26,6 +27,9 @@ from fitsync.webhooks import inbox as webhook_inbox
 
 from ..sandbox_harness import Harness, wait_until
 from .conftest import MakeHome, WebhookHome, add_athlete, record, revoke
+
+# the PostgreSQL variants run with -m slow (tests/conftest.py): the default run's 10 minutes
+pytestmark = pytest.mark.postgres_slow
 
 
 def evaluate(home: WebhookHome, cursor: str | None) -> Any:
