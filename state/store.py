@@ -117,10 +117,23 @@ class StateStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(OSError):
             os.chmod(self.path.parent, 0o700)
-        fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
-        os.close(fd)
-        os.chmod(self.path, 0o600)
-        self._migrate()
+        with self._first_open_lock():
+            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+            os.close(fd)
+            os.chmod(self.path, 0o600)
+            self._migrate()
+
+    @contextlib.contextmanager
+    def _first_open_lock(self) -> Iterator[None]:
+        """One opener at a time creates, switches to WAL and migrates: SQLite answers a second connection's switch to
+        WAL with "database is locked" at once, without waiting its busy timeout. An advisory `flock` beside the
+        athletes' locks, so threads and processes alike take turns; the kernel drops it with its process."""
+        fd = self._lock_file(f"{self.path.name}.open.lock")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
 
     def describe(self) -> str:
         """Where the state is (for messages)."""
@@ -164,9 +177,7 @@ class StateStore:
         """One sync per athlete at a time across processes (two would fetch the same queue twice). Here an advisory
         `flock` on `<home>/locks/athlete-<id>.lock`: the kernel releases it when the process ends, however it ends,
         so a killed sync never leaves a stale lock. The file holds the owner's pid for the message."""
-        folder = self.path.parent / "locks"
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(folder / f"athlete-{athlete_id}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fd = self._lock_file(f"athlete-{athlete_id}.lock")
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -178,6 +189,12 @@ class StateStore:
             yield
         finally:
             os.close(fd)
+
+    def _lock_file(self, name: str) -> int:
+        """An open descriptor of `<home>/locks/<name>`, to `flock`."""
+        folder = self.path.parent / "locks"
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return os.open(folder / name, os.O_RDWR | os.O_CREAT, 0o600)
 
     def usable(self, conn: Connection) -> bool:
         """Whether a connection that raised can still be used (a file connection always can)."""
