@@ -12,6 +12,7 @@ import difflib
 import errno
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -113,7 +114,7 @@ def query(
     list_relations: bool,
     describe: str | None,
 ) -> None:
-    """Run SQL on the warehouse (read-only): `fitsync query "SELECT …"`, `-f report.sql` (`-f -`: stdin),
+    """Run SQL on the warehouse (read-only): `fitsync query "SELECT …"`, `-f report.sql`, SQL piped in,
     `-o out.csv`; with no SQL at a terminal, an SQL prompt."""
     try:
         _query(sql_words, script, fmt, output, mode, limit, list_relations, describe)
@@ -178,6 +179,8 @@ def _query(
         limit = max(limit, 1000)
     elif script is not None:
         sql = script.read()
+    if not sql.strip() and not sys.stdin.isatty():
+        sql = _piped_sql()
     if not sql.strip():
         if sys.stdin.isatty() and sys.stdout.isatty():  # a person at a terminal: the SQL prompt
             warehouse = _warehouse()
@@ -188,8 +191,8 @@ def _query(
             )
             return
         raise click.UsageError(
-            "give the SQL as an argument, with -f FILE (`-f -` reads it from stdin, as in "
-            "`echo 'SELECT …' | fitsync query -f -`), or use --list / --describe NAME"
+            "give the SQL as an argument, with -f FILE, or on stdin (`echo 'SELECT …' | fitsync query`), "
+            "or use --list / --describe NAME"
         )
     if fmt == "parquet" and output is None:
         raise click.UsageError("--format parquet needs --output FILE")
@@ -197,6 +200,16 @@ def _query(
         _check_relation(describe, sql)
     # the catalogue's comments are what --list and --describe are read for: wrapped, not cut
     _run(_warehouse(), sql, fmt, output, mode or "box", limit, wrap=list_relations or describe is not None)
+
+
+def _piped_sql() -> str:
+    """SQL piped or redirected in (`echo 'SELECT …' | fitsync query`, `< report.sql`), as DuckDB's and SQLite's shells
+    read it; '' for stdin that is neither (/dev/null, a closed stdin)."""
+    try:
+        kind = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        return ""
+    return sys.stdin.read() if stat.S_ISFIFO(kind) or stat.S_ISREG(kind) else ""
 
 
 def _format(fmt: str | None, output: Path | None) -> str:

@@ -24,6 +24,7 @@ def fitsync(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "fitsync.cli.main", *args],
         cwd=REPO,
         env={**subprocess_env(Path(env.pop("FITSYNC_HOME"))), **env},
+        stdin=subprocess.DEVNULL,  # as from cron: nothing piped in
         capture_output=True,
         text=True,
         timeout=120,

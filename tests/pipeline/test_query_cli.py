@@ -245,11 +245,34 @@ def test_sql_as_an_argument_and_with_f_is_a_usage_error(home: Path, tmp_path: Pa
     assert both.returncode == 2 and "not both" in both.stderr and both.stdout == "", both.stderr
 
 
-def test_no_sql_off_a_terminal_says_how_to_read_stdin(home: Path) -> None:
-    piped = query(home, stdin="SELECT 1 AS one")
-    assert piped.returncode == 2 and "-f -" in piped.stderr and "stdin" in piped.stderr, piped.stderr
+def test_sql_on_stdin_is_read_as_the_shells_read_it(home: Path, tmp_path: Path) -> None:
+    piped = query(home, "--format", "csv", stdin="SELECT 1 AS one;")
+    assert piped.returncode == 0 and piped.stdout == "one\n1\n", piped.stderr
     read = query(home, "-f", "-", "--format", "csv", stdin="SELECT 1 AS one")
     assert read.returncode == 0 and read.stdout == "one\n1\n", read.stderr
+    script = tmp_path / "r.sql"
+    script.write_text("SELECT 2 AS two")
+    with script.open() as redirected:  # `fitsync query < r.sql`
+        done = subprocess.run(
+            [sys.executable, "-m", "fitsync.cli.main", "query", "--format", "csv"],
+            cwd=REPO,
+            stdin=redirected,
+            env=subprocess_env(home),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0 and done.stdout == "two\n2\n", done.stderr
+    nothing = subprocess.run(
+        [sys.executable, "-m", "fitsync.cli.main", "query"],
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        env=subprocess_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert nothing.returncode == 2 and "on stdin" in nothing.stderr and "--list" in nothing.stderr, nothing.stderr
 
 
 def test_one_row_is_one_row(home: Path, tmp_path: Path) -> None:
