@@ -3,6 +3,7 @@ figures (percentiles, memory), the machine's description, and the output (a rich
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import datetime as dt
 import json
@@ -66,6 +67,15 @@ GENEROUS_LIMITS = {
     "overall_limit_long": 10_000_000,
 }
 
+
+def scratch_folder(prefix: str, parent: Path | None = None) -> Path:
+    """A new temporary folder, removed when the benchmark's process exits: its homes, warehouses and sandboxes take
+    tens of megabytes to gigabytes each, and a benchmark that stops early must not leave them behind either."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 out = Console(width=None if sys.stdout.isatty() else 150)
 
 
@@ -120,7 +130,7 @@ class Sandbox:
 
     def connected_home(self, athlete_id: int, prefix: str) -> Config:
         """A fresh FITSYNC_HOME (temporary folder) with its own app, the athlete connected to it."""
-        config = self.config(Path(tempfile.mkdtemp(prefix=prefix)), self.new_app())
+        config = self.config(scratch_folder(prefix), self.new_app())
         self.connect(config, athlete_id)
         return config
 
@@ -237,7 +247,7 @@ def run_measured(
 ) -> dict[str, Any]:
     """Run a command in a child process; its wall time and peak RSS (the kernel's ru_maxrss for the command,
     from wait4 in a small launcher: see _LAUNCHER). `on_start` gets the command's pid."""
-    work = Path(tempfile.mkdtemp(prefix="bench-measured-"))
+    work = scratch_folder("bench-measured-")
     report = work / "rusage.json"
     started = time.monotonic()
     proc = subprocess.Popen(

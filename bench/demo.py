@@ -12,10 +12,8 @@ from __future__ import annotations
 import shutil
 import statistics
 import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import click
@@ -31,7 +29,7 @@ def backfill(activities: int) -> dict[str, Any]:
     from fitsync.warehouse import db
 
     common.out.print(f"[dim]sandbox with {activities:,} activities…[/]")
-    work = Path(tempfile.mkdtemp(prefix=f"bench-backfill-{activities}-"))
+    work = common.scratch_folder(f"bench-backfill-{activities}-")
     sb = common.start_sandbox(athletes=1, activities=activities, db=str(work / "sandbox.db"))
     samples: list[tuple[float, float, int]] = []  # (seconds, RSS MiB, API requests so far)
     stop = threading.Event()
@@ -107,7 +105,7 @@ def main(scales: str, repeats: int, with_demo: bool) -> None:
     sizes = sorted(int(s) for s in scales.split(",") if s.strip())
     demo_run = None
     if with_demo:
-        home = Path(tempfile.mkdtemp(prefix="bench-demo-")) / "fitsync-demo"
+        home = common.scratch_folder("bench-demo-") / "fitsync-demo"
         common.out.print("[dim]fitsync demo…[/]")
         demo_run = common.run_measured(
             [sys.executable, "-m", "fitsync.cli.main", "demo", "--home", str(home)],

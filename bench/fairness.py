@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import random
 import statistics
-import tempfile
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import click
@@ -55,7 +53,7 @@ def scenario(
     fair = policy == "by priority"
     rng = random.Random(seed)
     governor = RateGovernor(
-        StateStore(Path(tempfile.mkdtemp(prefix="bench-fairness-")) / "state.db"),
+        StateStore(common.scratch_folder("bench-fairness-") / "state.db"),
         short_window=window,
         boundary_guard=0.05,
     )

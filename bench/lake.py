@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -254,7 +253,7 @@ def main(activities: int, query_activities: int, small_batches: int, runs: int, 
     if found is None:
         raise click.ClickException("no PostgreSQL server binaries (initdb, pg_ctl) on this machine")
     common.quiet_dagster()
-    folder = Path(tempfile.mkdtemp(prefix="bench-lake-"))
+    folder = common.scratch_folder("bench-lake-")
     server = postgres_server.PostgresServer(found)
     try:
         load_average = [os.getloadavg()[0]]

@@ -30,7 +30,6 @@ import json
 import re
 import resource
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -280,7 +279,7 @@ def main(scales: str, template_count: int, sample: int, reload_sample: int, work
     started = time.monotonic()
     sizes = sorted(int(s) for s in scales.split(",") if s.strip())
     templates, athlete_id = fetch_templates(template_count)
-    work = Path(tempfile.mkdtemp(prefix="bench-load-", dir=workdir))
+    work = common.scratch_folder("bench-load-", workdir)
     results: list[dict[str, Any]] = []
     reloads: list[dict[str, Any]] = []
     baseline: dict[str, Any] = {}

@@ -10,9 +10,7 @@ at once.
 
 from __future__ import annotations
 
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import click
@@ -65,7 +63,7 @@ def main(athletes: int, activities: int, events: int, window: int, read_limit: i
     if found is None:
         raise click.ClickException("no PostgreSQL server binaries (initdb, pg_ctl) on this machine")
     server = postgres_server.PostgresServer(found)
-    scratch = Path(tempfile.mkdtemp(prefix="bench-many-hosts-"))
+    scratch = common.scratch_folder("bench-many-hosts-")
     sb = common.start_sandbox(athletes=1, activities=1, db=str(scratch / "sandbox.db"))
     harness = Harness(sb.server)
     results = []

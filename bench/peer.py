@@ -27,7 +27,6 @@ import sqlite3
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -169,7 +168,7 @@ def main(n: int, runs: int) -> None:
     started = time.monotonic()
     install_peer()
     sb = common.start_sandbox(athletes=1, activities=n)
-    folder = Path(tempfile.mkdtemp(prefix="bench-peer-"))
+    folder = common.scratch_folder("bench-peer-")
     load_before = os.getloadavg()[0]
     try:
         aid = sb.athletes()[0]["id"]

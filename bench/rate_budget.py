@@ -17,10 +17,8 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import click
@@ -134,7 +132,7 @@ def run_config(
     athlete_id: int,
     state_url: str = "",
 ) -> dict[str, Any]:
-    home = Path(tempfile.mkdtemp(prefix="bench-rate-"))
+    home = common.scratch_folder("bench-rate-")
     config = sb.config(
         home,
         sb.new_app(f"bench {approach} ×{processes}"),

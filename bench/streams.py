@@ -25,7 +25,6 @@ import datetime as dt
 import json
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -152,7 +151,7 @@ def main(scales: str, count: int, child_args: tuple[str, str, str] | None) -> No
         return
     started = time.monotonic()
     sizes = [int(s) for s in scales.split(",")]
-    work = Path(tempfile.mkdtemp(prefix="bench-streams-"))
+    work = common.scratch_folder("bench-streams-")
     answers = fetch_answers(count, work)
     runs: list[dict[str, Any]] = []
     for n in sizes:
