@@ -115,17 +115,27 @@ def sync(
     out = screen.console(stderr=True, quiet=quiet or as_json)
     summaries: list[sync_summary.AthleteSummary] = []
     with FitsyncClient(config) as client, StopSignals() as signals:
-        connected = [a.athlete_id for a in client.tokens.athletes() if a.status == "connected"]
-        targets = chosen(athlete_ids, connected)  # --athlete of one not connected: a usage error (exit 2)
+        known = client.tokens.athletes()
+        connected = [a.athlete_id for a in known if a.status == "connected"]
+        # refused tokens: said (failed) on every sync until someone runs `fitsync connect`, never skipped in silence
+        refused = {a.athlete_id: a.status_reason for a in known if a.status == "needs_reauth"}
+        # --athlete of one not connected: a usage error (exit 2)
+        targets = chosen(
+            athlete_ids, [a.athlete_id for a in known if a.athlete_id in refused or a.status == "connected"]
+        )
         if not targets:
             raise click.ClickException("no connected athletes: run `fitsync connect` first")
-        if allow_shrink:
-            _confirm_shrink(client, targets, yes)
+        if allow_shrink and (asked := [a for a in targets if a not in refused]):
+            _confirm_shrink(client, asked, yes)
         priority = "interactive" if athlete_ids else None
         instance = None
         for index, athlete_id in enumerate(targets):
             if signals.received:
                 _stopped(out, client, signals.received, None, targets[index:], full=full)
+            if athlete_id in refused:
+                summaries.append(sync_summary.needs_reauth(athlete_id, refused[athlete_id]))
+                _tell(out, summaries[-1], verbose=verbose)
+                continue
             started = time.monotonic()
             found = None
             if not full and athlete_id in connected:

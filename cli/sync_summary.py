@@ -112,6 +112,22 @@ def unreachable(athlete_id: int, calls: int, seconds: float, message: str) -> At
     )
 
 
+def needs_reauth(athlete_id: int, reason: str | None) -> AthleteSummary:
+    """An athlete whose refresh token the service refused (revoked, replaced): no run can sync it until the athlete
+    grants access again, which only a person can do. Failed, and said on every sync until then."""
+    why = f": {reason}" if reason else ""
+    message = (
+        f"needs re-authorization (the service refused its refresh token{why}), so no run was started: run "
+        f"`fitsync connect` as athlete {athlete_id} (or `fitsync disconnect {athlete_id}` to stop syncing it)"
+    )
+    return AthleteSummary(
+        athlete_id,
+        "failed",
+        failures=[{"step": "tokens", "error": message}],
+        lines=[f"athlete {athlete_id}: {message}"],
+    )
+
+
 def add_check(summary: AthleteSummary, calls: int, why: str) -> None:
     """The nothing-new check's calls before the run, counted in its own row: the total is every call of the sync."""
     if calls:

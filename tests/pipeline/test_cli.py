@@ -244,6 +244,12 @@ def test_doctor_checks_everything_and_names_each_fix(sb: Harness, connect: Conne
     revoked = fitsync(env, "doctor")
     assert revoked.returncode == 1 and f"✗ athlete {aid}: the service refused" in revoked.stdout, revoked.stdout
     assert "fitsync connect" in revoked.stdout
+    # ...and every sync says so (failed), until someone connects the athlete again: never skipped in silence
+    for args in (["sync"], ["sync", "--quiet"], ["sync", "--athlete", str(aid)]):
+        synced = fitsync(env, *args)
+        said = synced.stdout + synced.stderr
+        assert synced.returncode == 1 and f"athlete {aid}: needs re-authorization" in said, (args, said)
+        assert f"fitsync connect` as athlete {aid}" in said and "Traceback" not in said, said
 
 
 def cut_through_data(warehouse: Path) -> int:
