@@ -18,6 +18,10 @@ from fitsync.warehouse import db
 from fitsync.warehouse.location import Warehouse
 from fitsync.webhooks.subscriptions import masked
 
+# Set on a run whose steps all succeeded but whose sync failed all the same (an answer of the wrong shape lets the
+# other steps go on, then fails the athlete's sync: sync_runner.run_job): `fitsync status` says "failed" for it.
+FAILED_TAG = "fitsync/failed"
+
 WAREHOUSE_TABLES = ("activities", "segment_efforts", "activity_zones", "starred_segments", "deleted_activities")
 
 

@@ -29,6 +29,7 @@ from fitsync.client.config import Config
 from fitsync.client.open_state import open_store
 from fitsync.pipelines import step_failures
 from fitsync.pipelines.definitions import build_definitions
+from fitsync.pipelines.status import FAILED_TAG
 from fitsync.pipelines.webhook_sensor import webhook_events
 from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import ATHLETES
@@ -170,6 +171,8 @@ def run_job(
             failures.append((e.step_key, step_failures.failure_text(e.step_failure_data.error, config)))
     # an answer of the wrong shape fails the athlete's sync, though its step let the others go on
     failures += [(asset, str(meta[WRONG_ANSWER])) for asset, meta in sorted(metadata.items()) if meta.get(WRONG_ANSWER)]
+    if result.success and failures:  # the steps went on, the sync did not: `fitsync status` says so
+        instance.add_run_tags(result.run_id, {FAILED_TAG: "true"})
     who = f"athlete {partition_key}: " if partition_key else ""
     return SyncOutcome(
         int(partition_key) if partition_key else None,

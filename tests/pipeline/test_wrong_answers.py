@@ -12,6 +12,8 @@ import sys
 import pytest
 from dagster import DagsterEventType
 
+from fitsync.cli.last_runs import last_runs
+
 from ..sandbox_harness import Harness
 from .conftest import Connect, Home, Recorder, add_athlete, record_many, subprocess_env
 
@@ -91,12 +93,14 @@ def test_stats_of_the_wrong_shape_store_nothing_and_fail_the_athlete(
     assert home.query("SELECT count(*) FROM athlete_stats") == [(0,)]
     assert home.query("SELECT count(*) FROM athlete_stats_totals") == [(0,)]
     assert home.query("SELECT count(*) FROM activities") == [(4,)], "the other steps went on"
+    assert last_runs(home.config.home, [aid])[aid]["status"] == "FAILURE", "`fitsync status` says it failed"
     assert home.query("SELECT endpoint, json_extract(raw, '$.access_token')::INT FROM unrecognized_payloads") == [
         ("GET /athletes/{id}/stats", 5)
     ]
 
     recorder.clear()
     assert home.sync().success  # not marked refreshed: asked again at once, though the cadence is 20 h
+    assert last_runs(home.config.home, [aid])[aid]["status"] == "SUCCESS"
     assert f"/athletes/{aid}/stats" in recorder.paths()
     totals = home.query("SELECT count(*), count(count) FROM athlete_stats_totals")
     assert totals == [(9, 9)]
