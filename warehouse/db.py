@@ -43,6 +43,11 @@ NOTICE_AFTER, NOTICE_EVERY = 2.0, 60.0
 # DuckDB 2.0's compressed-materialization optimizer raises a false "Conversion Error" on some LEFT JOIN + filter
 # + GROUP BY + ORDER BY queries: every connection fitsync opens runs without it until a fixed release.
 WORKAROUNDS = ("SET disabled_optimizers = 'compressed_materialization'",)
+# DuckDB scans the Arrow tables fitsync registers (Polars frames, staged batches) through Arrow's Acero, which warns
+# on stderr for every buffer not aligned to its liking ("An input buffer was poorly aligned…": dozens of lines in a
+# sync's progress display). Polars' buffers are aligned for the element type, which is what x86-64 and ARM64 need;
+# Arrow reads this once, before its first scan.
+os.environ.setdefault("ACERO_ALIGNMENT_HANDLING", "ignore")
 # Rows per row group for what fitsync writes (DuckDB's default: 122,880). Each checkpoint writes a table's new rows as
 # row groups of their own, and a later checkpoint merges small ones with their neighbours, rewriting up to three whole
 # row groups in memory: with the default, a load's peak memory grew with the widest table until it held ≈ 370k rows
