@@ -68,7 +68,12 @@ def open_client(config: Config | None = None, *, app: bool = True) -> FitsyncCli
 )
 @click.option("--headless", is_flag=True, help="No browser here: print the URL and paste the redirected one back.")
 @click.option("--no-browser", is_flag=True, help="Print the URL instead of opening a browser.")
-@click.option("--port", default=0, type=int, help="Loopback port for the redirect (default: any free port).")
+@click.option(
+    "--port",
+    default=0,
+    type=click.IntRange(0, 65535),
+    help="Loopback port for the redirect (default: any free port).",
+)
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds to wait for the athlete.")
 def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeout: float) -> None:
     """Connect an athlete: consent in the browser, tokens stored encrypted in FITSYNC_HOME."""

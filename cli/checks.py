@@ -214,9 +214,20 @@ def _state_server(config: Config) -> Iterator[Check]:
 
 
 def _athletes(config: Config, athletes: list[Any]) -> Iterator[Check]:
+    # a refresh replaces the refresh token: where the state cannot be written, the new one would be lost with access
+    saved = bool(config.state_url.reveal()) or all(
+        os.access(path, os.W_OK) for path in (config.state_path, config.state_path.parent)
+    )
     for athlete_id, status, _ in athletes:
         if status != "connected":
             yield Check(f"athlete {athlete_id}", False, status, f"run `fitsync connect` as athlete {athlete_id}")
+        elif not saved:
+            yield Check(
+                f"athlete {athlete_id}",
+                True,
+                f"connected; token refresh not tried: {config.state_path} cannot be written here, and a refresh "
+                "replaces the refresh token, which could then not be saved",
+            )
         else:
             yield _refresh(config, athlete_id)
 

@@ -164,7 +164,9 @@ def unsubscribe(yes: bool) -> None:
     show_default=True,
     help="Address to listen on (behind a reverse proxy or tunnel that terminates TLS).",
 )
-@click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="Port to listen on.")
+@click.option(
+    "--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on."
+)
 @click.option(
     "--prefix",
     "--path",

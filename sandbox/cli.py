@@ -51,7 +51,7 @@ def sandbox() -> None:
 
 @sandbox.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface).")
-@click.option("--port", default=8700, show_default=True, type=int, help="Port to listen on.")
+@click.option("--port", default=8700, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
 @click.option("--db", default=":memory:", show_default=True, help="SQLite file (or :memory:).")
 @click.option("--seed", default=42, show_default=True, type=int, help="World seed (first start only).")
 @click.option(

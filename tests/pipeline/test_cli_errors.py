@@ -61,6 +61,8 @@ def closed_port() -> int:
         ),
         (["sync", "--max-wait", "soon"], {}, 2, "Invalid value for '--max-wait'"),
         (["query"], {}, 2, "give the SQL as an argument"),
+        (["webhooks", "serve", "--port", "99999"], {}, 2, "'--port': 99999 is not in the range 0<=x<=65535"),
+        (["connect", "--port", "-1"], {}, 2, "'--port': -1 is not in the range 0<=x<=65535"),
         (["no-such-command"], {}, 2, "No such command"),
         (
             ["athletes"],
@@ -95,6 +97,8 @@ def closed_port() -> int:
         "home-unwritable",
         "bad-option",
         "no-sql",
+        "port-out-of-range",
+        "port-negative",
         "unknown-command",
         "state-server-unreachable",
         "state-url-not-postgresql",

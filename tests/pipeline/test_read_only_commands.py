@@ -16,8 +16,8 @@ import pytest
 from ..processes import Terminal
 from ..sandbox_harness import Harness
 from .conftest import REPO, Connect, add_athlete, subprocess_env
+from .test_cli import env_for, synced_by_cli
 from .test_cli import fitsync as fitsync_in
-from .test_cli import synced_by_cli
 from .test_cli_errors import closed_port
 
 READS = (["status"], ["status", "--json"], ["athletes"], ["athletes", "--json"], ["query", "SELECT 1"], ["report"])
@@ -193,3 +193,29 @@ def test_status_and_athletes_leave_every_folders_mtime_as_it_was(sb: Harness, co
         done = fitsync_in(env, *args)
         assert done.returncode == 0 and str(aid) in done.stdout, (args, done.stderr)
         assert everything() == before, args
+
+
+@pytest.mark.slow
+def test_doctor_on_a_read_only_home_checks_without_refreshing_a_token(sb: Harness, connect: Connect) -> None:
+    """On a home mounted read-only (a backup, a shared copy) a refresh would replace the refresh token where the new
+    one cannot be saved: doctor says the athlete is connected and that it did not try, and fails no check for it."""
+    aid = add_athlete(sb)
+    home = connect(aid)
+    if home.config.state_url:
+        pytest.skip("the state is on the server: a read-only home does not keep it from being written")
+    folder = home.config.home
+    mounted = subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True)
+    if mounted.returncode:
+        pytest.skip(f"no bind mount here: {mounted.stderr.decode().strip()}")
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], check=True, capture_output=True)
+        before = listing(folder)
+        done = fitsync_in(env_for(home), "doctor", "--json")
+        assert listing(folder) == before
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+    checks = {c["name"]: c for c in json.loads(done.stdout)}
+    athlete = checks[f"athlete {aid}"]
+    assert athlete["status"] == "ok" and "token refresh not tried" in athlete["message"], athlete
+    assert checks["state database"]["status"] == "ok", checks["state database"]
+    assert not [c for c in checks.values() if "could not be checked" in c["message"]], done.stdout
