@@ -23,6 +23,7 @@ from fitsync.client.config_basics import CONFIG_FILE, ConfigError, load_config
 from fitsync.client.crypto import CipherError
 from fitsync.client.errors import FitsyncError, OAuthError, ReauthorizationRequired
 from fitsync.client.explain import explain
+from fitsync.client.oauth import APP_CREDENTIALS_FIX
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.transport import DeadlineExceeded, ServiceUnresponsive
 from fitsync.resources.warehouse import warehouse_of
@@ -81,11 +82,7 @@ TOKEN_KEY_FIX = (
 TOKEN_ENDPOINT = "auth_url / FITSYNC_AUTH_URL (fitsync posts to its /oauth/token)"
 FIXES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
     (CipherError, TOKEN_KEY_FIX),
-    (
-        OAuthError,
-        "check client_id and client_secret (or FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET) against the app's "
-        f"settings page at the service (`fitsync init` rewrites them), and {TOKEN_ENDPOINT}",
-    ),
+    (OAuthError, f"{APP_CREDENTIALS_FIX}, and {TOKEN_ENDPOINT}"),
     ((httpx.HTTPError, ServiceUnresponsive, DeadlineExceeded), f"check the network and {TOKEN_ENDPOINT}"),
 )
 OTHERWISE = "correct what it names, then run `fitsync doctor` again"

@@ -67,6 +67,13 @@ def parse_redirect(url: str, expected_state: str) -> tuple[str, str]:
     return params["code"], params.get("scope", "")
 
 
+# What to do when the service refuses the app's credentials.
+APP_CREDENTIALS_FIX = (
+    "check client_id and client_secret (or FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET) against the app's settings "
+    "page at the service (`fitsync init` rewrites them)"
+)
+
+
 def exchange_code(config: Config, transport: Transport, code: str) -> dict[str, Any]:
     client_id, client_secret = config.require_app()
     response = transport.request(
@@ -77,7 +84,10 @@ def exchange_code(config: Config, transport: Transport, code: str) -> dict[str, 
         data={"client_id": client_id, "client_secret": client_secret, "code": code, "grant_type": "authorization_code"},
     )
     if response.status_code != 200:
-        raise OAuthError(f"the code exchange failed with {response.status_code}: {fault_summary(response)}")
+        # 401: the service did not know the app (Strava: Application.client_id or client_secret invalid); anything
+        # else: the code (single use, minutes long), which a new consent replaces
+        fix = APP_CREDENTIALS_FIX if response.status_code == 401 else "run `fitsync connect` again"
+        raise OAuthError(f"the code exchange failed with {response.status_code}: {fault_summary(response)}; {fix}")
     body: dict[str, Any] = response.json()
     return body
 

@@ -7,6 +7,7 @@ import json
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import click
@@ -16,7 +17,23 @@ from .faults import ApiError
 from .listening import listening_socket
 from .server import SeedOptions, ServerOptions, make_server
 
-db_option = click.option("--db", required=True, type=click.Path(dir_okay=False), help="Sandbox SQLite file.")
+
+def _world(db: str) -> Any:
+    """A connection to the world `sandbox serve --db` keeps. A console command on a file that is not there refuses:
+    typed in another folder, `--db sandbox.db` would make a new, empty world, and an app made there is one the
+    running server does not know."""
+    if not Path(db).is_file():
+        raise click.BadParameter(
+            f"no sandbox world at {Path(db).absolute()}: give the file `fitsync sandbox serve --db` was started with "
+            "(its absolute path, or run this from the same folder)",
+            param_hint="'--db'",
+        )
+    return store.connect(db)
+
+
+db_option = click.option(
+    "--db", required=True, type=click.Path(dir_okay=False), help="The file `sandbox serve --db` keeps."
+)
 
 
 def _run(action: Callable[[], Any], as_json: bool = True) -> None:
@@ -163,7 +180,7 @@ def app() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on the last line.")
 def app_create(db: str, name: str, callback_domain: str, as_json: bool) -> None:
     """Register an app and print its client_id and secret (the secret is shown only once)."""
-    conn = store.connect(db)
+    conn = _world(db)
     try:
         result = console.register_app(conn, name, callback_domain)
     except ApiError as error:
@@ -183,7 +200,7 @@ def athlete() -> None:
 @db_option
 def athlete_list(db: str) -> None:
     """Every athlete with id, name and subscription."""
-    _run(lambda: console.list_athletes(store.connect(db)))
+    _run(lambda: console.list_athletes(_world(db)))
 
 
 @athlete.command("add")
@@ -197,7 +214,7 @@ def athlete_list(db: str) -> None:
 def athlete_add(db: str, firstname: str | None, lastname: str | None, premium: bool, region: str | None) -> None:
     """A new athlete with gear, zones and starred segments, and no activities yet."""
     options = {k: v for k, v in {"firstname": firstname, "lastname": lastname, "region": region}.items() if v}
-    _run(lambda: {"id": console.add_athlete(store.connect(db), premium=premium, **options)})
+    _run(lambda: {"id": console.add_athlete(_world(db), premium=premium, **options)})
 
 
 @athlete.command("premium")
@@ -206,7 +223,7 @@ def athlete_add(db: str, firstname: str | None, lastname: str | None, premium: b
 @click.argument("premium", type=bool)
 def athlete_premium(db: str, athlete_id: int, premium: bool) -> None:
     """Make an athlete a subscriber (true) or not (false)."""
-    _run(lambda: console.set_premium(store.connect(db), athlete_id, premium))
+    _run(lambda: console.set_premium(_world(db), athlete_id, premium))
 
 
 @athlete.command("revoke")
@@ -215,7 +232,7 @@ def athlete_premium(db: str, athlete_id: int, premium: bool) -> None:
 @click.option("--client-id", required=True, type=int, help="The app the athlete removes.")
 def athlete_revoke(db: str, athlete_id: int, client_id: int) -> None:
     """The athlete removes the app from their settings (deauthorization event)."""
-    _run(lambda: {"revoked_token_families": console.revoke_app(store.connect(db), client_id, athlete_id)})
+    _run(lambda: {"revoked_token_families": console.revoke_app(_world(db), client_id, athlete_id)})
 
 
 @sandbox.group()
@@ -256,7 +273,7 @@ def activity_record(
         options["distance"] = distance
     if name:
         options["name"] = name
-    _run(lambda: {"id": console.record_activity(store.connect(db), athlete_id, **options)})
+    _run(lambda: {"id": console.record_activity(_world(db), athlete_id, **options)})
 
 
 @activity.command("update")
@@ -271,7 +288,7 @@ def activity_update(
     """Rename, retype or change who sees an activity (an update event follows)."""
     _run(
         lambda: console.update_activity(
-            store.connect(db), activity_id, name=name, sport_type=sport_type, visibility=visibility
+            _world(db), activity_id, name=name, sport_type=sport_type, visibility=visibility
         )
     )
 
@@ -281,7 +298,7 @@ def activity_update(
 @click.argument("activity_id", type=int)
 def activity_delete(db: str, activity_id: int) -> None:
     """Delete an activity, as the athlete does in the service's app (a delete event follows)."""
-    _run(lambda: console.delete_activity(store.connect(db), activity_id))
+    _run(lambda: console.delete_activity(_world(db), activity_id))
 
 
 @sandbox.command("settings")
@@ -289,7 +306,7 @@ def activity_delete(db: str, activity_id: int) -> None:
 @click.argument("changes", nargs=-1, metavar="NAME=JSON...")
 def settings_cmd(db: str, changes: tuple[str, ...]) -> None:
     """Show or change settings (token lifetimes, rate limits, faults); a running server picks them up."""
-    conn = store.connect(db)
+    conn = _world(db)
     parsed = parse_settings(changes)
     with store.transaction(conn):
         try:
@@ -304,4 +321,4 @@ def settings_cmd(db: str, changes: tuple[str, ...]) -> None:
 @db_option
 def counters_cmd(db: str) -> None:
     """Requests, status codes, 429s and deliveries counted by the server."""
-    click.echo(json.dumps(store.counters(store.connect(db)), indent=2))
+    click.echo(json.dumps(store.counters(_world(db)), indent=2))

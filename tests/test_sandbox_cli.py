@@ -161,6 +161,18 @@ def test_console_commands_on_the_db_reach_the_running_server(served: tuple[str, 
     )
 
 
+def test_a_console_command_on_a_file_no_server_keeps_creates_nothing(tmp_path: Path) -> None:
+    """Typed in another folder, `--db sandbox.db` names a new file: an app made there is one no server knows."""
+    elsewhere = tmp_path / "sandbox.db"
+    for args in (
+        ("app", "create", "--name", "x", "--callback-domain", "localhost"),
+        ("athlete", "list"),
+    ):
+        refused = run("sandbox", *args, "--db", str(elsewhere))
+        assert refused.returncode == 2 and f"no sandbox world at {elsewhere}" in refused.stderr, refused.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_settings_refuses_unknown_names_and_bad_values(served: tuple[str, Path]) -> None:
     _, db = served
     assert run("sandbox", "settings", "--db", str(db), "no_such=1").returncode != 0

@@ -26,6 +26,7 @@ from click.testing import CliRunner
 from fitsync.cli.main import main
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
+from fitsync.client.secret import Secret
 from fitsync.sandbox import browser
 
 from ..sandbox_harness import Harness
@@ -135,6 +136,18 @@ def test_connect_denied_is_a_clear_error_and_stores_nothing(sb: Harness, config:
     assert code != 0
     assert "denied access" in output and "nothing was stored" in output
     assert "Traceback" not in output
+    assert stored(config) == []
+
+
+def test_connect_with_a_wrong_client_secret_names_the_setting(sb: Harness, config: Config) -> None:
+    wrong = config.replace(client_secret=Secret("not-the-apps-secret"))
+    run = ConnectRun(wrong, "--no-browser")
+    deliver(consent(sb, run.authorize_url(), sb.athlete_id()).url)
+    code, output = run.finish()
+
+    assert code == 1 and "the code exchange failed with 401" in output, output
+    assert "check client_id and client_secret" in output and "`fitsync init`" in output, output
+    assert "not-the-apps-secret" not in output and "Traceback" not in output
     assert stored(config) == []
 
 
