@@ -138,7 +138,7 @@ def show_table(
         table.add_row(*cells)
     console.print(table)
     if len(shown) < len(columns):
-        return f"{len(columns)} columns, {len(shown)} shown: --mode line shows every column of each row"
+        return f"{len(columns)} columns ({len(shown)} shown): --mode line shows every column of each row"
     return None
 
 

@@ -1,8 +1,8 @@
 """`fitsync query` with no SQL at a terminal: an SQL prompt on the warehouse, as the DuckDB shell's.
 
 Each statement opens its own read-only connection and closes it: a prompt left open all afternoon never holds the
-file's lock against the nightly sync. Line editing and this session's history come from readline; a statement
-may run over several lines and ends with `;`. Ctrl-C drops the statement being typed, or stops the one running (the
+file's lock against the nightly sync. Line editing and this session's history come from readline (a statement typed over several lines is one entry);
+a statement may run over several lines and ends with `;`. Ctrl-C drops the statement being typed, or stops the one running (the
 prompt comes back, as in the DuckDB shell and psql); Ctrl-D (or `.quit`) leaves.
 A few of the DuckDB shell's dot commands work at the start of a statement: `.tables`, `.help`, `.quit`.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -39,8 +40,9 @@ def complete_statements(buffer: str) -> bool:
 def run(warehouse: object, run_sql: Callable[[str], None], list_tables: Callable[[], None]) -> None:
     """Read statements until the end of input; `run_sql` shows each one's result (errors are shown, not fatal);
     `list_tables` answers `.tables`."""
+    history = None
     with contextlib.suppress(ImportError):  # readline gives line editing and history where the platform has it
-        import readline  # noqa: F401
+        import readline as history
 
     click.echo(f"SQL on {warehouse} (read-only). End a statement with ';'. .help for more, Ctrl-D to leave.")
     buffer = ""
@@ -70,7 +72,21 @@ def run(warehouse: object, run_sql: Callable[[str], None], list_tables: Callable
             buffer += line + "\n"
             if complete_statements(buffer):
                 sql, buffer = buffer, ""
+                if history is not None:
+                    _one_entry(history, sql)
                 _shown(functools.partial(run_sql, sql))
+
+
+def _one_entry(history: Any, statement: str) -> None:
+    """The statement's lines as one history entry, as the DuckDB shell keeps it: the up arrow brings back the whole
+    statement, not its last line."""
+    lines = statement.strip().splitlines()
+    if len(lines) < 2:
+        return
+    for _ in lines:
+        if history.get_current_history_length():
+            history.remove_history_item(history.get_current_history_length() - 1)
+    history.add_history(" ".join(line.strip() for line in lines))
 
 
 def _shown(run_it: Callable[[], None]) -> None:

@@ -143,7 +143,7 @@ def test_a_wide_result_elides_columns_and_counts_them_instead_of_squeezing(home:
     headers = [part.strip() for part in lines[1].split("┃") if part.strip()]
     assert headers[0] == "measure_00" and headers[-1] == "measure_39", "the first and last columns, whole"
     assert "…" in lines[2] and all(h.startswith("measure_") and len(h) == 10 for h in headers), headers
-    assert f"40 columns, {len(headers)} shown" in shown.stdout and "--mode line" in shown.stdout
+    assert f"40 columns ({len(headers)} shown)" in shown.stdout and "--mode line" in shown.stdout
     row = next(line for line in lines if line.startswith("│") and "78" in line)  # i = 2: measure_39 = 78
     cells = row.split("│")[1:-1]
     assert cells[1] == " " * (len(cells[1]) - 2) + "2 " and cells[-1].endswith(" 78 "), "numbers right-aligned"
@@ -173,6 +173,9 @@ def test_query_with_no_sql_at_a_terminal_is_an_sql_prompt(home: Path) -> None:
         term.type("SELECT 'still here' AS s;\n")
         term.wait_for("fitsync> ", times=4)  # the prompt after the third statement's result
         assert "still here" in term.seen.decode(errors="replace")
+        term.type("\x1b[A\x1b[A\x1b[A\n")  # up three times: the first statement, whole, though typed on two lines
+        term.wait_for("fitsync> ", times=5)
+        assert term.seen.count(b"42") == 2, term.seen.decode(errors="replace")
         term.type("\x04")  # Ctrl-D leaves
         assert term.close() == 0
     finally:
