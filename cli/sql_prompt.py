@@ -40,9 +40,11 @@ def complete_statements(buffer: str) -> bool:
 def run(warehouse: object, run_sql: Callable[[str], None], list_tables: Callable[[], None]) -> None:
     """Read statements until the end of input; `run_sql` shows each one's result (errors are shown, not fatal);
     `list_tables` answers `.tables`."""
-    history = None
+    history: Any = None
     with contextlib.suppress(ImportError):  # readline gives line editing and history where the platform has it
-        import readline as history
+        import readline
+
+        history = readline
 
     click.echo(f"SQL on {warehouse} (read-only). End a statement with ';'. .help for more, Ctrl-D to leave.")
     buffer = ""
