@@ -360,7 +360,11 @@ class _File(PydanticBaseSettingsSource):
             with self.path.open("rb") as fh:
                 values = tomllib.load(fh)
         except tomllib.TOMLDecodeError as error:
-            raise ConfigError(f"{self.path}: not valid TOML ({error})") from None
+            said = str(error)
+            if said.endswith("(at end of document)"):  # an unfinished last line: name it, as for any other line
+                lines = self.path.read_text(errors="replace").rstrip("\n").count("\n") + 1
+                said = said.replace("(at end of document)", f"(at the end of line {lines}, the last)")
+            raise ConfigError(f"{self.path}: not valid TOML ({said})") from None
         for name in values:
             if name not in Config.settings():
                 from .config_file import unknown_setting

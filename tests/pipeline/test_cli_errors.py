@@ -221,7 +221,8 @@ def test_a_bad_config_file_is_one_line_naming_the_file_and_the_setting(tmp_path:
         ("timout = 5\n", ", line 2: unknown setting 'timout': did you mean `timeout`?"),
         ('"max_retires" = 3\n', ", line 2: unknown setting 'max_retires': did you mean `max_retries`?"),
         ("[zzz]\nq = 1\n", ", line 2: unknown setting 'zzz': docs/configuration.md lists the settings"),
-        ("timeout = \n", ": not valid TOML"),
+        ("timeout = \n", ": not valid TOML (Invalid value (at line 2, column 11))"),
+        ("timeout = [", ": not valid TOML (Invalid value (at the end of line 2, the last))"),
         ("timeout = -5\n", ": timeout has an invalid value -5: it should be greater than 0"),
         ('nightly_timezone = "Mars/Olympus"\n', ": nightly_timezone has an invalid value 'Mars/Olympus': it should be"),
     ):
