@@ -347,6 +347,13 @@ def _athletes_table(rows: list[AthleteRecord]) -> Table:
             if expires is None
             else (f"expires {ago(expires)}" if expires > time.time() else f"expired {ago(expires)}")
         )
-        status = a.status + (f" ({a.status_reason})" if a.status_reason else "")
+        status = status_shown(a.athlete_id, a.status, a.status_reason)
         table.add_row(str(a.athlete_id), a.name, status, token, a.scopes.replace(",", " "))
     return table
+
+
+def status_shown(athlete_id: int, status: str, reason: str | None) -> str:
+    """An athlete's status as a table shows it: why, and for one that cannot be synced, the command that fixes it."""
+    why = f" ({reason})" if reason else ""
+    fix = f": run `fitsync connect` as athlete {athlete_id}" if status == "needs_reauth" else ""
+    return f"{status}{why}{fix}"

@@ -11,6 +11,7 @@ from rich.table import Table
 from fitsync.cli import screen
 from fitsync.client.config_basics import ConfigError, load_config
 
+from .athletes import status_shown
 from .relative_time import ago
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ def _athletes_table(athletes: list[dict[str, Any]]) -> Table:
         run = a["last_run"] or {}
         table.add_row(
             f"{a['athlete_id']} {a['name']}",
-            a["status"] + (f" ({a['status_reason']})" if a["status_reason"] else ""),
+            status_shown(a["athlete_id"], a["status"], a["status_reason"]),
             str(a["known_activities"]),
             f"{a['pending']['details']} / "
             + ("not available" if a["pending"].get("zones_unavailable") else str(a["pending"]["zones"])),
