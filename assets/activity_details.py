@@ -6,9 +6,8 @@ details asset fetches each activity's zones right after its detail; the zones as
 webhook's re-pull, a subscription that started later). Each chunk is landed and ticked off in one transaction:
 a killed or budget-stopped run is continued by the next one without repeating a call.
 
-What they land is loaded into the warehouse while they run (sync/load_landed.WhileFetching): the listing's summaries
-before the first detail, then before each wait for the rate budget of 5 s or more and at least every 100 activities
-or 60 s. Each step's metadata counts those loads
+What they land is loaded into the warehouse while they run (sync/load_landed.WhileFetching): before each wait for
+the rate budget of 5 s or more and at least every 100 activities or 60 s. Each step's metadata counts those loads
 (`loads_while_fetching`, `batches_loaded_while_fetching`); the warehouse asset, materialized once at the end of the
 run, loads the rest. Under the real limits this month's activities are queryable minutes after they were fetched.
 """
@@ -64,8 +63,6 @@ def _drain(
             _reported(context, meter),
             time_scale=client.governor.time_scale,
         )
-        if what == "detail":  # the listing's summaries are queryable before the first detail is asked for
-            early.load("before the details: the listing's summaries")
         try:
             _fetch(context, api, aid, what, bundle, fetch, meter, tally, early)
         except RateBudgetExhausted as stop:
