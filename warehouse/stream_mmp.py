@@ -76,8 +76,10 @@ def resampled(source: str, keys: str = "activity_id, fetched_us") -> str:
 ), spans AS (
     SELECT *, coalesce(next_time - time, 1) AS span, coalesce(next_time - time, 1) - 1 > {MAX_GAP_S} AS pause_after
     FROM ordered
-), seconds AS (
-    SELECT *, unnest(range(CAST(greatest(span, 0) AS BIGINT))) AS k FROM spans
+), seconds AS (  -- a sample a second (most) is its own second: only the others are unnested into their seconds
+    SELECT *, 0 AS k FROM spans WHERE span = 1
+    UNION ALL
+    SELECT *, unnest(range(CAST(greatest(span, 0) AS BIGINT))) AS k FROM spans WHERE span <> 1
 )
 SELECT {keys}, CAST(time + k AS INTEGER) AS second, sample,
        k > 0 AND pause_after AS paused,
