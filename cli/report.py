@@ -3,6 +3,7 @@ says where it wrote them."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -35,7 +36,12 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
     with screen.doing(status, "loading the charting libraries…"):
         from fitsync.warehouse import db
         from fitsync.warehouse import report as reports  # charting libraries load in a second: only when needed
-    out_dir = out_dir or load_config().home / "reports"
+    given, out_dir = out_dir is not None, out_dir or load_config().home / "reports"
+    if not _writable(out_dir):  # said before the seconds the report takes, not after
+        raise click.ClickException(
+            f"cannot write the report to {out_dir}: the folder is read-only here; "
+            + ("give one you can write" if given else "give a folder you can write with --out DIR")
+        )
     try:
         db.ensure_schema(warehouse)
         athletes = reports.athletes_in(warehouse)
@@ -62,3 +68,10 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
     except reports.ReportError as error:
         listed = "" if athlete_id is None else ": `fitsync athletes` lists who is connected, `fitsync sync` loads them"
         raise click.ClickException(f"{error}{listed}") from None
+
+
+def _writable(folder: Path) -> bool:
+    """Whether `folder` can be written, or made in its nearest existing parent (a home mounted read-only cannot)."""
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    return os.access(folder, os.W_OK | os.X_OK)

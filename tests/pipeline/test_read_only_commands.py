@@ -196,11 +196,11 @@ def test_status_and_athletes_leave_every_folders_mtime_as_it_was(sb: Harness, co
 
 
 @pytest.mark.slow
-def test_doctor_on_a_read_only_home_checks_without_refreshing_a_token(sb: Harness, connect: Connect) -> None:
+def test_doctor_and_report_on_a_read_only_home(sb: Harness, connect: Connect) -> None:
     """On a home mounted read-only (a backup, a shared copy) a refresh would replace the refresh token where the new
-    one cannot be saved: doctor says the athlete is connected and that it did not try, and fails no check for it."""
-    aid = add_athlete(sb)
-    home = connect(aid)
+    one cannot be saved: doctor says the athlete is connected and that it did not try, and fails no check for it.
+    The report says at once that its default folder cannot be written, and names --out."""
+    aid, home, _ = synced_by_cli(sb, connect, 2)
     if home.config.state_url:
         pytest.skip("the state is on the server: a read-only home does not keep it from being written")
     folder = home.config.home
@@ -211,6 +211,7 @@ def test_doctor_on_a_read_only_home_checks_without_refreshing_a_token(sb: Harnes
         subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], check=True, capture_output=True)
         before = listing(folder)
         done = fitsync_in(env_for(home), "doctor", "--json")
+        report = fitsync_in(env_for(home), "report")
         assert listing(folder) == before
     finally:
         subprocess.run(["umount", str(folder)], check=True)
@@ -219,3 +220,6 @@ def test_doctor_on_a_read_only_home_checks_without_refreshing_a_token(sb: Harnes
     assert athlete["status"] == "ok" and "token refresh not tried" in athlete["message"], athlete
     assert checks["state database"]["status"] == "ok", checks["state database"]
     assert not [c for c in checks.values() if "could not be checked" in c["message"]], done.stdout
+    said = report.stderr
+    assert report.returncode == 1 and f"cannot write the report to {folder / 'reports'}" in said, said
+    assert "--out DIR" in said and "building" not in said and "Traceback" not in said, said
