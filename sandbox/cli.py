@@ -129,6 +129,10 @@ def serve(
         settings=settings,
         log_level="info",
     )
+    if db == ":memory:" or not Path(db).is_file():  # a new world: a large one takes seconds to generate
+        total = athletes * activities_per_athlete
+        who = f"{athletes} athlete{'' if athletes == 1 else 's'}"
+        click.echo(f"Generating the sandbox world: {who}, {total:,} activities…", err=True)
     try:
         server, state = make_server(options)
     except ValueError as error:

@@ -223,7 +223,9 @@ def test_sandbox_serve_still_serves_on_a_free_port(tmp_path: Path) -> None:
     )
     try:
         assert process.stdout is not None
-        first = process.stdout.readline()
+        said = process.stdout.readline()  # on stderr, merged here: the new world is being generated
+        assert said.startswith("Generating the sandbox world: 1 athlete, 60 activities"), said
+        first = process.stdout.readline()  # stdout's first line
         assert " on http://127.0.0.1:" in first and ":0/" not in first, first
         base = first.split(" on ", 1)[1].split("/api/v3")[0]
 
