@@ -19,7 +19,7 @@ from rich.table import Table
 
 from fitsync.client import oauth, scopes
 from fitsync.client.config_basics import ConfigError, load_config
-from fitsync.client.errors import FitsyncError, OAuthError
+from fitsync.client.errors import FitsyncError, OAuthError, ReauthorizationRequired
 from fitsync.client.runtime import FitsyncClient
 
 from . import screen
@@ -233,6 +233,14 @@ def _revoke_and_purge(client: FitsyncClient, athlete_id: int) -> tuple[bool, dic
     try:
         token = client.tokens.access_token(athlete_id)
         revoked = oauth.deauthorize(client.config, client.transport, token.reveal())
+    except ReauthorizationRequired:  # the service already refused the tokens: nothing of fitsync's left to revoke
+        click.secho(
+            "the service had already withdrawn fitsync's access (its refresh token was refused): nothing to revoke "
+            "there; deleting the local data",
+            fg="yellow",
+            err=True,
+        )
+        revoked = False
     except (FitsyncError, httpx.HTTPError) as error:
         click.secho(
             f"could not revoke at the service ({type(error).__name__}: {error}); deleting the local tokens anyway",

@@ -25,6 +25,7 @@ from click.testing import CliRunner
 
 from fitsync.cli.main import main
 from fitsync.client.config import Config
+from fitsync.client.errors import ReauthorizationRequired
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 from fitsync.sandbox import browser
@@ -251,6 +252,18 @@ def test_disconnect_deauthorizes_and_forgets(sb: Harness, connected: Connected) 
     assert connected.client.tokens.athletes() == []  # and gone locally
     with connected.client.store.reading() as conn:
         assert conn.execute("SELECT count(*) FROM athletes").fetchone()[0] == 0
+
+
+def test_disconnect_of_an_athlete_that_needs_reauthorization(sb: Harness, connected: Connected) -> None:
+    """Its refresh token was refused (a sync found it): disconnecting says there is nothing left to revoke, never to
+    run `fitsync connect`, and removes it."""
+    sb.console.post(f"/athletes/{connected.athlete_id}/revoke", json={"client_id": connected.app.client_id})
+    with pytest.raises(ReauthorizationRequired):
+        connected.client.athlete(connected.athlete_id).athlete()
+    result = CliRunner().invoke(main, ["disconnect", str(connected.athlete_id), "--yes"], env=cli_env(connected.config))
+    assert result.exit_code == 0, result.output
+    assert "already withdrawn" in result.output and "fitsync connect" not in result.output, result.output
+    assert connected.client.tokens.athletes() == []
 
 
 def test_disconnect_after_the_service_revoked(sb: Harness, connected: Connected) -> None:
