@@ -245,14 +245,15 @@ def _connect_and_sync(stage: _Stage) -> list[int]:
     with screen.doing(stage.out, "loading fitsync's Dagster jobs…"):  # seconds, before the first run can start
         from fitsync.pipelines.sync_runner import sync_athlete
     stage.signals.checkpoint()
-    for athlete_id in ids:
+    for number, athlete_id in enumerate(ids):
         run_id = str(uuid.uuid4())
         with _run_shown(stage, athlete_id, run_id, "full sync"):
             outcome = sync_athlete(stage.config, athlete_id, stage.instance, log_level="CRITICAL", run_id=run_id)
         _mark_stopped(stage, run_id)
         if not outcome.success:  # its error is said here, not by Dagster's log
             raise click.ClickException(f"the sync failed: {outcome.error}")
-        stage.out.print(f"[bold]3.[/] Full sync of athlete {athlete_id}: {outcome.api_calls()} API calls")
+        step = "[bold]3.[/]" if number == 0 else "  "  # one step, a line per athlete
+        stage.out.print(f"{step} Full sync of athlete {athlete_id}: {outcome.api_calls()} API calls")
         stage.signals.checkpoint()
     return ids
 
