@@ -25,11 +25,14 @@ def _span(pending: dict[str, Any]) -> str:
     return f"{pending['details_from'][:10]} → {pending['details_to'][:10]}"
 
 
-def _last_sync(run: dict[str, Any], nothing_new_at: str | None) -> str:
-    """The last run, or the last sync that found nothing new (and so needed no run) when that came later."""
-    if nothing_new_at and nothing_new_at > (run.get("ended_at") or ""):
+def _last_sync(run: dict[str, Any], nothing_new_at: str | None, failed: dict[str, str] | None) -> str:
+    """The last sync: its run, or, when it came later, a sync that found nothing new (and so needed no run) or one that
+    failed before starting a run (the service silent, the token refused)."""
+    ended = run.get("ended_at") or ""
+    if failed and failed["at"] > max(ended, nothing_new_at or ""):
+        return f"failed {ago(failed['at'])}, no run: {failed['why']}"
+    if nothing_new_at and nothing_new_at > ended:
         return f"nothing new {ago(nothing_new_at)}"
-    ended = run.get("ended_at")
     return f"{run.get('status', '—').lower()} {ago(ended) if ended else ''}".strip()
 
 
@@ -149,7 +152,7 @@ def _athletes_table(athletes: list[dict[str, Any]]) -> Table:
             _time_left(a["pending"].get("time_left_seconds")),
             _span(a["pending"]),
             ago(a["last_listing_at"]) if a["last_listing_at"] else "never",
-            _last_sync(run, a["last_nothing_new_at"]),
+            _last_sync(run, a["last_nothing_new_at"], a["last_failed_before_run"]),
         )
     return table
 

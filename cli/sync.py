@@ -135,6 +135,7 @@ def sync(
             if athlete_id in refused:
                 summaries.append(sync_summary.needs_reauth(athlete_id, refused[athlete_id]))
                 _tell(out, summaries[-1], verbose=verbose)
+                _failed_before_run(client, athlete_id, "the service refused its refresh token")
                 continue
             started = time.monotonic()
             found = None
@@ -150,6 +151,7 @@ def sync(
                     summary = sync_summary.unreachable(athlete_id, found.calls, time.monotonic() - started, unanswered)
                     summaries.append(summary)
                     _tell(out, summary, verbose=verbose)
+                    _failed_before_run(client, athlete_id, "the service did not answer")
                     continue
                 if found.budget_until is not None:  # a run now would wait, or stop at once, the same
                     summary = sync_summary.budget_spent(
@@ -184,6 +186,12 @@ def sync(
             summaries.append(summary)
             _tell(out, summary, verbose=verbose)
     _finish(out, config, summaries, as_json)
+
+
+def _failed_before_run(client: FitsyncClient, athlete_id: int, why: str) -> None:
+    """Recorded for `fitsync status`, whose last run would otherwise be an older one that went well."""
+    with client.store.transaction() as conn:
+        progress.set_cursor(conn, athlete_id, progress.FAILED_BEFORE_RUN, why)
 
 
 def _confirm_shrink(client: FitsyncClient, targets: list[int], yes: bool) -> None:

@@ -39,6 +39,7 @@ def collect(reader: StateReader, last_runs: dict[int, dict[str, Any]] | None = N
         listed = cursors.get(progress.LISTED_AFTER)
         full = cursors.get(progress.FULL_LISTED_AT)
         unchanged = cursors.get(progress.NOTHING_NEW_AT)
+        failed = cursors.get(progress.FAILED_BEFORE_RUN)
         first, last = progress.queue_span(store, a.athlete_id)
         athletes.append(
             {
@@ -61,6 +62,8 @@ def collect(reader: StateReader, last_runs: dict[int, dict[str, Any]] | None = N
                 "last_full_listing_at": iso(full[0]) if full else None,
                 "last_run": (last_runs or {}).get(a.athlete_id),
                 "last_nothing_new_at": iso(unchanged[1]) if unchanged else None,  # a sync that needed no run
+                # a sync that failed before starting a run: when, and why
+                "last_failed_before_run": {"at": iso(failed[1]), "why": failed[0]} if failed else None,
             }
         )
     last_event, unprocessed, deferred = inbox_rows.summary(store)

@@ -90,6 +90,8 @@ STATS_GAP = "stats_gap_after_full_listing"  # stats count minus fitsync's, right
 LISTING_DIGEST = "activities_listing_digest"
 PROFILE_DIGEST = "athlete_profile_digest"
 NOTHING_NEW_AT = "nothing_new_checked_at"  # when a sync last found nothing new, without a run
+# When a sync last failed before starting a run (the service silent, the athlete's token refused), and why.
+FAILED_BEFORE_RUN = "sync_failed_before_a_run"
 # An incremental listing starts this long before the newest start seen: an activity uploaded late with an older
 # start time is still listed.
 OVERLAP_SECONDS = 14 * 86400

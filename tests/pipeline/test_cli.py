@@ -250,6 +250,12 @@ def test_doctor_checks_everything_and_names_each_fix(sb: Harness, connect: Conne
         said = synced.stdout + synced.stderr
         assert synced.returncode == 1 and f"athlete {aid}: needs re-authorization" in said, (args, said)
         assert f"fitsync connect` as athlete {aid}" in said and "Traceback" not in said, said
+    # `fitsync status` says the last sync failed, though the last run, before, went well
+    [athlete] = json.loads(fitsync(env, "status", "--json").stdout)["athletes"]
+    assert athlete["last_failed_before_run"]["why"] == "the service refused its refresh token", athlete
+    shown = fitsync(env, "status").stdout.split("Athletes", 1)[1].split("└", 1)[0]
+    last_run = " ".join(" ".join(r.split("│")[-2].split()) for r in shown.splitlines() if r.startswith("│"))
+    assert last_run.startswith("failed just now, no run: the service refused its refresh token"), shown
 
 
 def cut_through_data(warehouse: Path) -> int:
