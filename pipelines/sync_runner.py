@@ -231,7 +231,10 @@ def sync_athlete(
     with store.reading() as conn:
         status = athlete_rows.status(conn, athlete_id) or "not connected"
     if status != "connected":
-        return SyncOutcome(athlete_id, False, {}, f"athlete {athlete_id} is {status}: run `fitsync connect`")
+        said = "needs re-authorization" if status == "needs_reauth" else f"is {status}"
+        return SyncOutcome(
+            athlete_id, False, {}, f"athlete {athlete_id} {said}: run `fitsync connect` as athlete {athlete_id}"
+        )
     instance.add_dynamic_partitions(ATHLETES, [str(athlete_id)])
     try:
         with store.athlete_lock(athlete_id):
