@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -34,6 +35,23 @@ def too_slow(what: str) -> str:
 # What SQLite (fitsync's state, Dagster's storage) and DuckDB say when a write finds no room or the disk fails.
 DISK_TROUBLE = ("database or disk is full", "disk i/o error", "no space left on device", "disk is full")
 DAMAGED = ("database disk image is malformed", "file is not a database")
+
+
+# What DuckDB says opening a file that is not one of its databases (damaged, cut short, or another kind of file).
+NOT_A_WAREHOUSE = re.compile(r'file "(?P<path>[^"]+)" exists, but it is not a valid duckdb database file', re.I)
+
+
+def damaged_warehouse(message: str) -> str | None:
+    """The one line for a warehouse file DuckDB cannot read as a database: which file, and how it is rebuilt (the
+    state keeps what was fetched; a sync fetches the warehouse's content again). None for any other message."""
+    found = NOT_A_WAREHOUSE.search(message)
+    if found is None:
+        return None
+    path = found["path"]
+    return (
+        f"the warehouse {path} is not a DuckDB database (damaged, or cut short): move it aside "
+        f"(mv {path} {path}.damaged) and run `fitsync sync`, which fetches its content again"
+    )
 
 
 def home_folder() -> Path:
@@ -71,6 +89,8 @@ def explain(error: BaseException) -> str:
     if isinstance(error, (FitsyncError, ConfigError)):
         return str(error)
     text = _messages(error)
+    if (warehouse := damaged_warehouse(str(error))) is not None:
+        return warehouse
     if (isinstance(error, OSError) and error.errno == errno.ENOSPC) or any(t in text for t in DISK_TROUBLE):
         return disk_full()
     if any(t in text for t in DAMAGED):

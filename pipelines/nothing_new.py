@@ -38,6 +38,8 @@ class Check:
 def waiting(client: FitsyncClient, aid: int) -> str | None:
     """What a run would do without asking the service anything new, or None: nothing. No API call."""
     store = client.store
+    if why := _warehouse_unfit(client):
+        return why
     cursor = progress.get_cursor(store, aid, progress.LISTED_AFTER)
     if why := progress.full_listing_due(store, aid, cursor):
         return f"a full listing is due ({why})"
@@ -65,6 +67,29 @@ def waiting(client: FitsyncClient, aid: int) -> str | None:
     ):
         return "no complete listing on record yet to compare with"
     return None
+
+
+# Bytes 8–11 of every DuckDB database file.
+DUCKDB_MAGIC = b"DUCK"
+
+
+def _warehouse_unfit(client: FitsyncClient) -> str | None:
+    """Why the warehouse file cannot be the one the last run wrote: gone (moved aside: the run rebuilds it) or not a
+    DuckDB database (damaged: the run says how to rebuild it). Its first bytes only: no DuckDB to load. None for a
+    lake, whose catalog only a connection can check."""
+    from fitsync.resources.warehouse import warehouse_of
+
+    where = warehouse_of(client.config)
+    if where.is_lake:
+        return None
+    try:
+        with where.path.open("rb") as file:
+            head = file.read(12)
+    except FileNotFoundError:
+        return f"the warehouse {where.path} is not there"
+    except OSError as error:
+        return f"the warehouse {where.path} cannot be read ({error.strerror})"
+    return None if head[8:12] == DUCKDB_MAGIC else f"the warehouse {where.path} is not a DuckDB database"
 
 
 def check(client: FitsyncClient, aid: int, *, priority: str, max_wait: float) -> Check:

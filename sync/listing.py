@@ -6,6 +6,7 @@ that nothing older was missed. Why listings overlap and when they go all the way
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -49,15 +50,16 @@ class Plan:
         return replace(self, why_full=why, after=None)
 
 
-def plan(store: StateStore, aid: int, asked: bool, warehouse_exists: bool) -> Plan:
+def plan(store: StateStore, aid: int, asked: bool, warehouse_holds_athlete: Callable[[], bool]) -> Plan:
     """The listing due: full when asked, on the first sync, when the last full one is old, or when the warehouse was
-    moved aside while fitsync knew activities (their details are then queued again)."""
+    moved aside while fitsync knew activities (their details are then queued again). `warehouse_holds_athlete`: whether
+    the warehouse has any activity of the athlete — asked only when the state says details were fetched (a new,
+    empty warehouse file is no proof: `fitsync sync` creates the schema before the run starts)."""
     cursor = progress.get_cursor(store, aid, progress.LISTED_AFTER)
     why_full = _why_full(store, aid, asked, cursor)
     warning = None
-    if not warehouse_exists and len(known := progress.known_ids(store, aid)) > progress.count_needing(
-        store, aid, "detail"
-    ):
+    known = progress.known_ids(store, aid)
+    if len(known) > progress.count_needing(store, aid, "detail") and not warehouse_holds_athlete():
         # moved aside (damaged, or to start over): the details the state says were fetched are in no warehouse
         with store.transaction() as conn:
             progress.request_refresh(conn, aid, sorted(known), zones=True)

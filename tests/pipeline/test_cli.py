@@ -97,6 +97,25 @@ def test_sync_without_connected_athletes_or_warehouse_fails_clearly(
     assert queried.returncode != 0 and "no warehouse" in queried.stderr and "fitsync sync" in queried.stderr
 
 
+@pytest.mark.slow
+def test_a_damaged_warehouse_is_named_with_its_fix_and_rebuilt_once_moved_aside(sb: Harness, connect: Connect) -> None:
+    """Not "nothing new" over a file DuckDB cannot read, and no stack of DuckDB's words: the fix, whichever command
+    meets it; then the fix works."""
+    aid, home, env = synced_by_cli(sb, connect, 3)
+    warehouse = home.warehouse
+    warehouse.write_bytes(b"\0" * 4096 + warehouse.read_bytes()[4096:8192])  # its header gone
+    fix = f"mv {warehouse} {warehouse}.damaged"
+    for args in (["sync"], ["query", "SELECT 1"]):
+        done = fitsync(env, *args)
+        said = done.stdout + done.stderr
+        assert done.returncode == 1 and "is not a DuckDB database" in said and fix in said, (args, said)
+        assert "--debug" not in said and "IOException" not in said and "nothing new" not in said, said
+    warehouse.rename(f"{warehouse}.damaged")
+    rebuilt = fitsync(env, "sync")
+    assert rebuilt.returncode == 0, rebuilt.stdout + rebuilt.stderr
+    assert home.query("SELECT count(*) FILTER (detail_loaded) FROM activities") == [(3,)]
+
+
 def test_sync_of_an_athlete_that_is_not_connected_is_a_usage_error(sb: Harness, connect: Connect) -> None:
     home = connect(add_athlete(sb))
     stranger = add_athlete(sb)
