@@ -149,7 +149,7 @@ class UnexpectedShape(ValueError):
 
     def __init__(self, endpoint: str, kind: str, body: Any, problem: str | None = None) -> None:
         self.endpoint, self.kind, self.body = endpoint, kind, body
-        self.problem = problem or f"expected a list of {kind} records, got {type(body).__name__}"
+        self.problem = problem or f"{JSON_KINDS.get(type(body), 'a value')} instead of a list of {kind} records"
         super().__init__(f"{endpoint}: {self.problem}")
 
 
@@ -176,7 +176,14 @@ SHAPES: dict[str, Callable[[dict[str, Any]], str | None]] = {
 
 
 # How a JSON value that is not an object is named in a problem ("… answered a list instead of an activity object").
-JSON_KINDS: dict[type, str] = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+JSON_KINDS: dict[type, str] = {
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+}
 JSON_KINDS[type(None)] = "null"
 
 

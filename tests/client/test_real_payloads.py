@@ -267,7 +267,7 @@ def test_an_unknown_shape_lands_raw(warehouse: Path) -> None:
                 {
                     "endpoint": "GET /segments/starred",
                     "object_id": None,
-                    "problem": "expected a list of segment records, got dict",
+                    "problem": "an object instead of a list of segment records",
                     "body": body,
                 }
             ],
