@@ -143,7 +143,10 @@ def unsubscribe(yes: bool) -> None:
     with open_client() as client:
         subs = client.subscriptions().view()
         if not subs:
-            raise click.ClickException("the application has no subscription")
+            raise click.ClickException(
+                "nothing to unsubscribe: the application has no subscription at the service "
+                "(`fitsync webhooks subscribe` makes one)"
+            )
         shown = ", ".join(f"{sub.id} to {masked(str(sub.get('callback_url')))}" for sub in subs)
         confirm(
             f"this deletes the application's push subscription {shown}: the service sends no more events until "

@@ -35,11 +35,18 @@ def _time_zone(name: str) -> str:
         raise ValueError("it should be an IANA time zone name such as Europe/Berlin") from None
 
 
+def _folder(path: Path) -> Path:
+    """A home that is there must be a folder: fitsync cannot make one where a file is."""
+    if path.exists() and not path.is_dir():
+        raise ValueError("it is a file, not a folder: it should name a folder (a new one, or fitsync's home)")
+    return path
+
+
 Url = Annotated[str, AfterValidator(lambda v: v.rstrip("/"))]
 Cron = Annotated[str, AfterValidator(lambda v: " ".join(v.split()))]
 TimeZone = Annotated[str, AfterValidator(_time_zone)]
 # absolute: the Dagster instance under it needs an absolute path, and a run's process may start elsewhere
-Home = Annotated[Path, AfterValidator(lambda p: p.expanduser().absolute())]
+Home = Annotated[Path, AfterValidator(lambda p: _folder(p.expanduser().absolute()))]
 
 
 class Config(BaseSettings):

@@ -77,6 +77,7 @@ def test_webhooks_subscribe_status_unsubscribe(sb: Harness, config: Config, app:
         assert fitsync(config, "webhooks", "status").output.strip() == "No subscription."
         nothing = fitsync(config, "webhooks", "unsubscribe")
         assert nothing.exit_code != 0 and "has no subscription" in nothing.output
+        assert "`fitsync webhooks subscribe` makes one" in nothing.output
 
 
 def test_webhooks_subscribe_with_a_dead_callback(sb: Harness, config: Config, app: App) -> None:

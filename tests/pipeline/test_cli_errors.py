@@ -294,3 +294,15 @@ def test_a_report_for_an_athlete_not_in_the_warehouse_is_a_usage_error(tmp_path:
     done = fitsync("report", "--athlete", "999", FITSYNC_HOME=str(tmp_path))
     assert done.returncode == 2, done.stderr
     assert "athlete 999 has no activities in the warehouse" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_home_that_is_a_file_is_said_so(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.write_text("not a folder")
+    for args in (["status"], ["sync"], ["athletes"]):
+        done = fitsync(*args, FITSYNC_HOME=str(home))
+        assert done.returncode == 1, (args, done.stderr)
+        assert f"FITSYNC_HOME: home has an invalid value '{home}': it is a file, not a folder" in done.stderr, (
+            done.stderr
+        )
+    assert home.read_text() == "not a folder"
