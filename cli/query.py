@@ -11,6 +11,7 @@ import contextlib
 import difflib
 import errno
 import os
+import re
 import shutil
 import stat
 import sys
@@ -328,16 +329,24 @@ def _show(result: duckdb.DuckDBPyConnection, limit: int, mode: str, several: boo
 
 def _export(conn: duckdb.DuckDBPyConnection, sql: str, fmt: str, output: Path | None) -> None:
     """The result written by DuckDB itself to the file, or to a scratch file streamed to stdout."""
+    import duckdb
+
     with tempfile.TemporaryDirectory(prefix="fitsync-query-") as scratch:
         target = output if output else Path(scratch) / f"result.{fmt}"
         literal = str(target).replace("'", "''")
-        rows = conn.execute(f"COPY (\n{_bare(sql)}\n) TO '{literal}' ({COPY_OPTIONS[fmt]})").fetchall()[0][0]
+        try:
+            rows = conn.execute(f"COPY (\n{_bare(sql)}\n) TO '{literal}' ({COPY_OPTIONS[fmt]})").fetchall()[0][0]
+        except duckdb.Error as error:  # its LINE n counts COPY's line before the SQL: said as the SQL was typed
+            raise type(error)(_WRAPPED_LINE.sub(lambda m: f"LINE {int(m[1]) - 1}:", str(error))) from None
         if output:
             click.echo(f"{_count(rows)} → {output}", err=True)
             return
         with target.open("rb") as written:
             shutil.copyfileobj(written, sys.stdout.buffer)
         sys.stdout.buffer.flush()
+
+
+_WRAPPED_LINE = re.compile(r"^LINE (\d+):", re.M)
 
 
 def _bare(statement: str) -> str:

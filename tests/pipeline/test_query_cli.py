@@ -158,6 +158,11 @@ def test_an_sql_error_keeps_duckdbs_hints_and_caret(home: Path) -> None:
     assert wrong.returncode == 1 and "Traceback" not in wrong.stderr
     assert 'Did you mean "activities"' in wrong.stderr and "LINE 1: SELECT * FROM activitiez" in wrong.stderr
     assert re.search(r"LINE 1: SELECT \* FROM activitiez\n +\^", wrong.stderr), wrong.stderr  # the caret
+    # an export's error points at the SQL as typed, not at the COPY it is wrapped in
+    exported = query(home, "--format", "csv", "SELECT nosuch FROM activities")
+    assert exported.returncode == 1 and exported.stdout == "", exported.stderr
+    line = "LINE 1: SELECT nosuch FROM activities"
+    assert re.search(rf"{line}\n {{{len('LINE 1: SELECT ')}}}\^", exported.stderr), exported.stderr
 
 
 def test_query_with_no_sql_at_a_terminal_is_an_sql_prompt(home: Path) -> None:
