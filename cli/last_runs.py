@@ -13,16 +13,17 @@ from typing import Any
 
 import yaml
 
-from fitsync.pipelines.status import FAILED_TAG, iso
+from fitsync.pipelines.status import FAILED_TAG, PARTIAL_TAG, iso
 from fitsync.state.store import read_only_connection
 
 PARTITION_TAG = "dagster/partition"
 # Set by `fitsync sync` on a run a stop signal (Ctrl-C, SIGTERM) ended: it failed on purpose, and resumes next time.
 STOPPED_TAG = "fitsync/stopped"
 NEWEST_RUN = (
-    "SELECT r.run_id, r.pipeline_name, r.status, r.start_time, r.end_time, s.value, f.value FROM runs r "
+    "SELECT r.run_id, r.pipeline_name, r.status, r.start_time, r.end_time, s.value, f.value, p.value FROM runs r "
     "JOIN run_tags t ON t.run_id = r.run_id LEFT JOIN run_tags s ON s.run_id = r.run_id AND s.key = ? "
     "LEFT JOIN run_tags f ON f.run_id = r.run_id AND f.key = ? "
+    "LEFT JOIN run_tags p ON p.run_id = r.run_id AND p.key = ? "
     "WHERE t.key = ? AND t.value = ? ORDER BY r.id DESC LIMIT 1"
 )
 
@@ -45,16 +46,16 @@ def last_runs(fitsync_home: Path, athlete_ids: list[int]) -> dict[int, dict[str,
     conn = read_only_connection(runs, wait=5.0)
     try:
         rows = {
-            a: conn.execute(NEWEST_RUN, (STOPPED_TAG, FAILED_TAG, PARTITION_TAG, str(a))).fetchone()
+            a: conn.execute(NEWEST_RUN, (STOPPED_TAG, FAILED_TAG, PARTIAL_TAG, PARTITION_TAG, str(a))).fetchone()
             for a in athlete_ids
         }
     finally:
         conn.close()
     return {
-        athlete_id: _run(run_id, job, status, start, end, bool(stopped), bool(failed))
+        athlete_id: _run(run_id, job, status, start, end, bool(stopped), bool(failed), bool(partial))
         for athlete_id, row in rows.items()
         if row is not None
-        for run_id, job, status, start, end, stopped, failed in [row]
+        for run_id, job, status, start, end, stopped, failed, partial in [row]
     }
 
 
@@ -75,6 +76,7 @@ def _asked_of_dagster(home: Path, athlete_ids: list[int]) -> dict[int, dict[str,
                 run.end_time,
                 STOPPED_TAG in run.dagster_run.tags,
                 FAILED_TAG in run.dagster_run.tags,
+                PARTIAL_TAG in run.dagster_run.tags,
             )
     return out
 
@@ -87,6 +89,15 @@ def _run(
     end: float | None,
     stopped: bool = False,
     failed: bool = False,
+    partial: bool = False,
 ) -> dict[str, Any]:
-    shown = "STOPPED" if stopped and status != "SUCCESS" else "FAILURE" if failed else status
+    shown = (
+        "STOPPED"
+        if stopped and status != "SUCCESS"
+        else "FAILURE"
+        if failed
+        else "PARTIAL"
+        if partial and status == "SUCCESS"
+        else status
+    )
     return {"job": job, "status": shown, "started_at": iso(start), "ended_at": iso(end), "run_id": run_id}

@@ -200,7 +200,7 @@ def _warehouse_line(house: dict[str, Any]) -> str:
     return (
         f"Warehouse: {house['path']}"
         + (
-            f" · {house['bytes'] / 1e6:.1f} MB · {rows}"
+            f" · {house['bytes'] / 1e6:.1f} MB" + (f" · {rows}" if rows else "")
             if house["exists"]
             else " (not created yet: run `fitsync sync`)"
         )

@@ -180,6 +180,9 @@ def sync(
             )
             if signals.received:
                 _stopped(out, client, signals.received, athlete_id, targets[index + 1 :], before, full=full)
+            if not outcome.ran and outcome.error:
+                # refused before a run started (the token refused since the check): status must not show an older run
+                _failed_before_run(client, athlete_id, outcome.error.removeprefix(f"athlete {athlete_id} "))
             summary = sync_summary.from_outcome(outcome, athlete_id, time.monotonic() - started)
             if found is not None:
                 sync_summary.add_check(summary, found.calls, found.why)

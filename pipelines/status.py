@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from fitsync.client.explain import damaged_warehouse
 from fitsync.client.state_reader import StateReader
 from fitsync.resources.warehouse import warehouse_of
 from fitsync.state import inbox as inbox_rows
@@ -21,6 +22,8 @@ from fitsync.webhooks.subscriptions import masked
 # Set on a run whose steps all succeeded but whose sync failed all the same (an answer of the wrong shape lets the
 # other steps go on, then fails the athlete's sync: sync_runner.run_job): `fitsync status` says "failed" for it.
 FAILED_TAG = "fitsync/failed"
+# Set on a run whose steps succeeded but left work for the next run (the rate budget ran out): "partial".
+PARTIAL_TAG = "fitsync/partial"
 
 WAREHOUSE_TABLES = ("activities", "segment_efforts", "activity_zones", "starred_segments", "deleted_activities")
 
@@ -97,5 +100,5 @@ def _warehouse(warehouse: Warehouse) -> dict[str, Any]:
             out["rows"] = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in WAREHOUSE_TABLES}
     except Exception as error:  # noqa: BLE001 (busy or damaged: say so, the rest of the status still helps)
         out["rows"] = None
-        out["note"] = f"row counts unavailable: {str(error).splitlines()[0]}"
+        out["note"] = damaged_warehouse(str(error)) or f"row counts unavailable: {str(error).splitlines()[0]}"
     return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from fitsync.client.config import Config
+from fitsync.client.explain import damaged_warehouse
 from fitsync.resources.warehouse import warehouse_of
 from fitsync.sync.streams import since
 from fitsync.warehouse import db
@@ -46,5 +47,6 @@ def note_pending(config: Config, athletes: list[dict[str, Any]]) -> list[str]:
                         f"(streams = {config.streams}; fetched after everything else, newest first)"
                     )
     except Exception as error:  # noqa: BLE001 (busy: the rest of the status still helps)
-        lines.append(f"streams queue unavailable: {str(error).splitlines()[0]}")
+        if damaged_warehouse(str(error)) is None:  # a damaged file is said once, on the warehouse's line
+            lines.append(f"streams queue unavailable: {str(error).splitlines()[0]}")
     return lines

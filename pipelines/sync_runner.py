@@ -29,7 +29,7 @@ from fitsync.client.config import Config
 from fitsync.client.open_state import open_store
 from fitsync.pipelines import step_failures
 from fitsync.pipelines.definitions import build_definitions
-from fitsync.pipelines.status import FAILED_TAG
+from fitsync.pipelines.status import FAILED_TAG, PARTIAL_TAG
 from fitsync.pipelines.webhook_sensor import webhook_events
 from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import ATHLETES
@@ -51,6 +51,7 @@ class SyncOutcome:
     error: str | None = None
     busy: str | None = None  # not run: another process (or host) is syncing this athlete; says which
     failures: tuple[tuple[str, str], ...] = ()  # (step, its error as one line) of each step that failed
+    ran: bool = True  # False: refused before any run started (the athlete is not connected)
 
     def api_calls(self) -> int:
         return sum(int(m.get("api_calls", 0)) for m in self.metadata.values())
@@ -173,6 +174,8 @@ def run_job(
     failures += [(asset, str(meta[WRONG_ANSWER])) for asset, meta in sorted(metadata.items()) if meta.get(WRONG_ANSWER)]
     if result.success and failures:  # the steps went on, the sync did not: `fitsync status` says so
         instance.add_run_tags(result.run_id, {FAILED_TAG: "true"})
+    elif result.success and any(meta.get("stopped_early") for meta in metadata.values()):
+        instance.add_run_tags(result.run_id, {PARTIAL_TAG: "true"})  # work left for the next run
     who = f"athlete {partition_key}: " if partition_key else ""
     return SyncOutcome(
         int(partition_key) if partition_key else None,
@@ -233,7 +236,11 @@ def sync_athlete(
     if status != "connected":
         said = "needs re-authorization" if status == "needs_reauth" else f"is {status}"
         return SyncOutcome(
-            athlete_id, False, {}, f"athlete {athlete_id} {said}: run `fitsync connect` as athlete {athlete_id}"
+            athlete_id,
+            False,
+            {},
+            f"athlete {athlete_id} {said}: run `fitsync connect` as athlete {athlete_id}",
+            ran=False,
         )
     instance.add_dynamic_partitions(ATHLETES, [str(athlete_id)])
     try:

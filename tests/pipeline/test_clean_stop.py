@@ -231,7 +231,9 @@ def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_part
     assert f"athlete {aid}: PARTIAL" in cut.stderr and f"athlete {aid}: ok" not in cut.stderr, cut.stderr
     assert "continues where this stopped" in cut.stderr and "Traceback" not in cut.stderr
     # what is pending, and in what order: newest first
-    pending = json.loads(fitsync(env, "status", "--json").stdout)["athletes"][0]["pending"]
+    [athlete] = json.loads(fitsync(env, "status", "--json").stdout)["athletes"]
+    assert athlete["last_run"]["status"] == "PARTIAL", athlete["last_run"]  # not "success": work was left
+    pending = athlete["pending"]
     [(count, newest, oldest)] = home.state(
         "SELECT count(*), max(start_ts), min(start_ts) FROM known_activities WHERE athlete_id = ? AND needs_detail = 1",
         aid,

@@ -110,10 +110,24 @@ def test_a_damaged_warehouse_is_named_with_its_fix_and_rebuilt_once_moved_aside(
         said = done.stdout + done.stderr
         assert done.returncode == 1 and "is not a DuckDB database" in said and fix in said, (args, said)
         assert "--debug" not in said and "IOException" not in said and "nothing new" not in said, said
+    status = fitsync(env, "status")
+    assert status.returncode == 0 and fix in status.stdout and "IO Error" not in status.stdout, status.stdout
     warehouse.rename(f"{warehouse}.damaged")
     rebuilt = fitsync(env, "sync")
     assert rebuilt.returncode == 0, rebuilt.stdout + rebuilt.stderr
     assert home.query("SELECT count(*) FILTER (detail_loaded) FROM activities") == [(3,)]
+
+
+@pytest.mark.slow
+def test_a_token_revoked_since_the_last_sync_shows_as_that_syncs_failure(sb: Harness, connect: Connect) -> None:
+    """The athlete is connected when the sync starts; its check meets the refused token, and no run starts: `status`
+    says that sync failed, not the run before it went well."""
+    aid, home, env = synced_by_cli(sb, connect, 1)
+    sb.console.post(f"/athletes/{aid}/revoke", json={"client_id": home.app.client_id})
+    synced = fitsync(env, "sync")
+    assert synced.returncode == 1 and "needs re-authorization" in synced.stdout + synced.stderr, synced.stderr
+    [athlete] = json.loads(fitsync(env, "status", "--json").stdout)["athletes"]
+    assert "needs re-authorization" in (athlete["last_failed_before_run"] or {}).get("why", ""), athlete
 
 
 def test_sync_of_an_athlete_that_is_not_connected_is_a_usage_error(sb: Harness, connect: Connect) -> None:
