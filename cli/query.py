@@ -197,6 +197,11 @@ def _query(
         )
     if fmt == "parquet" and output is None:
         raise click.UsageError("--format parquet needs --output FILE")
+    if output is not None and not output.absolute().parent.is_dir():
+        raise click.BadParameter(
+            f"the folder {output.absolute().parent} does not exist: create it, or write elsewhere",
+            param_hint="'--output'",
+        )
     if describe is not None:
         _check_relation(describe, sql)
     # the catalogue's comments are what --list and --describe are read for: wrapped, not cut

@@ -37,11 +37,13 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
         from fitsync.warehouse import db
         from fitsync.warehouse import report as reports  # charting libraries load in a second: only when needed
     given, out_dir = out_dir is not None, out_dir or load_config().home / "reports"
+    fix = "give one you can write" if given else "give a folder you can write with --out DIR"
     if not _writable(out_dir):  # said before the seconds the report takes, not after
-        raise click.ClickException(
-            f"cannot write the report to {out_dir}: the folder is read-only here; "
-            + ("give one you can write" if given else "give a folder you can write with --out DIR")
-        )
+        raise click.ClickException(f"cannot write the report to {out_dir}: the folder is read-only here; {fix}")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise click.ClickException(f"cannot write the report to {out_dir} ({error.strerror}): {fix}") from None
     try:
         db.ensure_schema(warehouse)
         athletes = reports.athletes_in(warehouse)

@@ -246,6 +246,13 @@ def test_options_that_cannot_go_together_are_usage_errors(home: Path, args: tupl
     assert "Traceback" not in refused.stderr and "TypeError" not in refused.stderr and refused.stdout == ""
 
 
+def test_an_output_in_a_folder_that_is_not_there_is_a_usage_error(home: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-folder" / "out.csv"
+    refused = query(home, "SELECT 1 AS a", "-o", str(missing))
+    assert refused.returncode == 2 and f"the folder {missing.parent} does not exist" in refused.stderr, refused.stderr
+    assert "IO Error" not in refused.stderr and not missing.parent.exists()
+
+
 def test_sql_as_an_argument_and_with_f_is_a_usage_error(home: Path, tmp_path: Path) -> None:
     script = tmp_path / "r.sql"
     script.write_text("SELECT 2 AS from_file;\n")
