@@ -16,6 +16,7 @@ from . import console, store
 from .faults import ApiError
 from .listening import listening_socket
 from .server import SeedOptions, ServerOptions, make_server
+from .settings import Settings
 
 
 def _world(db: str) -> Any:
@@ -117,6 +118,10 @@ def serve(
 ) -> None:
     """Serve the API, the authorization pages and the console."""
     settings = {"flavor": flavor, **parse_settings(overrides)}
+    try:
+        Settings().updated(settings)  # before anything is made: a typo'd name leaves no world behind
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="'--set'") from None
     listener = listening_socket(host, port)  # first: a busy port is the one thing said, and no db is created
     port = listener.getsockname()[1]  # --port 0: the one the system chose
     options = ServerOptions(

@@ -58,7 +58,7 @@ class Settings:
         known = {f.name: f for f in fields(self)}
         unknown = sorted(set(changes) - set(known))
         if unknown:
-            raise ValueError(f"unknown setting(s): {', '.join(unknown)}")
+            raise ValueError(f"unknown setting(s): {', '.join(unknown)} (docs/sandbox.md lists every setting)")
         current = self.to_json()
         for name, value in changes.items():
             current[name] = _coerce(name, known[name].type, value)

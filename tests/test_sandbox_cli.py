@@ -181,18 +181,11 @@ def test_settings_refuses_unknown_names_and_bad_values(served: tuple[str, Path])
 
 
 def test_serve_refuses_a_bad_setting_before_starting(tmp_path: Path) -> None:
-    result = run(
-        "sandbox",
-        "serve",
-        "--db",
-        str(tmp_path / "x.db"),
-        "--port",
-        str(free_port()),
-        "--set",
-        'access_token_lifetime="soon"',
-    )
-    assert result.returncode != 0 and "access_token_lifetime" in result.stdout + result.stderr
-    assert os.path.exists(tmp_path / "x.db")  # the db was opened, but nothing was served
+    """A wrong value or a typo'd name: a usage error before any world is generated or file made."""
+    for setting, said in (('access_token_lifetime="soon"', "access_token_lifetime"), ("nosuch=1", "nosuch")):
+        result = run("sandbox", "serve", "--db", str(tmp_path / "x.db"), "--port", str(free_port()), "--set", setting)
+        assert result.returncode == 2 and said in result.stderr and "'--set'" in result.stderr, result.stderr
+        assert list(tmp_path.iterdir()) == []
 
 
 def test_the_sandbox_keeps_an_idle_connection_longer_than_a_client_does(sandbox_server: ServerThread) -> None:
