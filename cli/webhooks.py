@@ -35,9 +35,18 @@ def webhooks() -> None:
 def subscribe(callback_url: str) -> None:
     """Create the subscription (the service validates the callback first); again after unsubscribe rotates the
     path secret."""
+    from urllib.parse import urlsplit
+
     from fitsync.webhooks.subscriptions import masked
     from fitsync.webhooks.subscriptions import subscribe as create_subscription
 
+    parts = urlsplit(callback_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise click.BadParameter(
+            f"{callback_url!r} is not a web address: give the public http(s) address where `fitsync webhooks serve` "
+            "answers, e.g. https://host/webhooks",
+            param_hint="'--callback-url'",
+        )
     with open_client() as client:
         try:
             sub_id = create_subscription(client, callback_url)

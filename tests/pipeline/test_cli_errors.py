@@ -63,6 +63,7 @@ def closed_port() -> int:
         (["query"], {}, 2, "give the SQL as an argument"),
         (["webhooks", "serve", "--port", "99999"], {}, 2, "'--port': 99999 is not in the range 0<=x<=65535"),
         (["connect", "--port", "-1"], {}, 2, "'--port': -1 is not in the range 0<=x<=65535"),
+        (["webhooks", "subscribe", "--callback-url", "notaurl"], {}, 2, "'notaurl' is not a web address"),
         (["no-such-command"], {}, 2, "No such command"),
         (
             ["athletes"],
@@ -99,6 +100,7 @@ def closed_port() -> int:
         "no-sql",
         "port-out-of-range",
         "port-negative",
+        "callback-not-a-url",
         "unknown-command",
         "state-server-unreachable",
         "state-url-not-postgresql",
