@@ -120,9 +120,7 @@ def sync(
         # refused tokens: said (failed) on every sync until someone runs `fitsync connect`, never skipped in silence
         refused = {a.athlete_id: a.status_reason for a in known if a.status == "needs_reauth"}
         # --athlete of one not connected: a usage error (exit 2)
-        targets = chosen(
-            athlete_ids, [a.athlete_id for a in known if a.athlete_id in refused or a.status == "connected"]
-        )
+        targets = chosen(athlete_ids, [a.athlete_id for a in known if a.status in ("connected", "needs_reauth")])
         if not targets:
             raise click.ClickException("no connected athletes: run `fitsync connect` first")
         if allow_shrink and (asked := [a for a in targets if a not in refused]):
