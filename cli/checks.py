@@ -22,7 +22,7 @@ import yaml
 from fitsync.client.config_basics import CONFIG_FILE, ConfigError, load_config
 from fitsync.client.crypto import CipherError
 from fitsync.client.errors import FitsyncError, OAuthError, ReauthorizationRequired
-from fitsync.client.explain import explain
+from fitsync.client.explain import REBUILD, explain
 from fitsync.client.oauth import APP_CREDENTIALS_FIX
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.transport import DeadlineExceeded, ServiceUnresponsive
@@ -285,10 +285,8 @@ def _callback(config: Config) -> Iterator[Check]:
     )
 
 
-# The next sync fetches again what the state says is in the warehouse (assets/activities.py).
 # DuckDB's words for a file that ends before a block it needs (a copy interrupted, a full disk).
 SHORT_READ = "Could not read enough bytes"
-REBUILD = "move it aside (mv {path} {path}.damaged) and run `fitsync sync`: it fetches everything again"
 
 
 def _warehouse(path: Path) -> Check:

@@ -41,16 +41,18 @@ DAMAGED = ("database disk image is malformed", "file is not a database")
 NOT_A_WAREHOUSE = re.compile(r'file "(?P<path>[^"]+)" exists, but it is not a valid duckdb database file', re.I)
 
 
+# How a damaged warehouse file is replaced (the state keeps what was fetched, and knows to fetch it all again).
+REBUILD = "move it aside (mv {path} {path}.damaged) and run `fitsync sync`, which fetches its content again"
+
+
 def damaged_warehouse(message: str) -> str | None:
     """The one line for a warehouse file DuckDB cannot read as a database: which file, and how it is rebuilt (the
     state keeps what was fetched; a sync fetches the warehouse's content again). None for any other message."""
     found = NOT_A_WAREHOUSE.search(message)
     if found is None:
         return None
-    path = found["path"]
-    return (
-        f"the warehouse {path} is not a DuckDB database (damaged, or cut short): move it aside "
-        f"(mv {path} {path}.damaged) and run `fitsync sync`, which fetches its content again"
+    return f"the warehouse {found['path']} is not a DuckDB database (damaged, or cut short): " + REBUILD.format(
+        path=found["path"]
     )
 
 

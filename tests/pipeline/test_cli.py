@@ -336,7 +336,7 @@ def test_doctor_names_a_damaged_state_and_a_truncated_warehouse(sb: Harness, con
     assert "truncated" in failed["warehouse"], failed["warehouse"]  # DuckDB meets the cut at open, or doctor counts it
     assert (
         f"mv {warehouse} {warehouse}.damaged" in failed["warehouse"]
-        and "fetches everything again" in failed["warehouse"]
+        and "fetches its content again" in failed["warehouse"]
     ), failed["warehouse"]
     synced = fitsync(env, "sync")
     assert synced.returncode == 1 and "Traceback" not in synced.stderr, synced.stderr
