@@ -289,7 +289,9 @@ def test_doctor_checks_everything_and_names_each_fix(sb: Harness, connect: Conne
     shown = fitsync(env, "status").stdout.split("Athletes", 1)[1].split("└", 1)[0]
     last_run = " ".join(" ".join(r.split("│")[-2].split()) for r in shown.splitlines() if r.startswith("│"))
     # "just now", or "5 s ago" on a busy machine
-    assert re.match(r"failed (just now|\d+ (s|min) ago), no run: the service refused its refresh token", last_run), shown
+    assert re.match(r"failed (just now|\d+ (s|min) ago), no run: the service refused its refresh token", last_run), (
+        shown
+    )
 
 
 def cut_through_data(warehouse: Path) -> int:
