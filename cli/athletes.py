@@ -78,6 +78,11 @@ def open_client(config: Config | None = None, *, app: bool = True) -> FitsyncCli
 def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeout: float) -> None:
     """Connect an athlete: consent in the browser, tokens stored encrypted in FITSYNC_HOME."""
     wanted = tuple(s for s in scope_list.replace(" ", ",").split(",") if s)
+    if headless and (ignored := [o for o, given in (("--port", port), ("--no-browser", no_browser)) if given]):
+        raise click.UsageError(
+            f"{' and '.join(ignored)} shape the redirect to this machine, and with --headless there is none (the "
+            "address is pasted back): drop one of them"
+        )
     config = load_settings(app=True)  # before the port and the state store: a refusal leaves the home as it was
     with contextlib.ExitStack() as stack:
         # The redirect's port before the state store opens: a busy one is the one thing said, and nothing is created.

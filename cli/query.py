@@ -243,7 +243,9 @@ def _check_relation(name: str, describe_sql: str) -> None:
     by_lower = {n.lower(): n for n in names}
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=1)
     hint = f' Did you mean "{by_lower[close[0]]}"?' if close else ""
-    raise click.ClickException(f"no table or view named {name!r}.{hint} `fitsync query --list` shows them all")
+    raise click.BadParameter(
+        f"no table or view named {name!r}.{hint} `fitsync query --list` shows them all", param_hint="'--describe'"
+    )
 
 
 @contextlib.contextmanager
@@ -282,7 +284,10 @@ def _run(warehouse: Warehouse, sql: str, fmt: str, output: Path | None, mode: st
                         _show(result, limit, mode, len(statements) > 1, wrap)
             except duckdb.Error as error:  # DuckDB's own message says what is wrong with the SQL
                 where = f"statement {index + 1}: " if len(statements) > 1 else ""
-                raise click.ClickException(where + str(error).strip()) from None  # with its hints and caret
+                said = where + str(error).strip()  # with its hints and caret
+                if isinstance(error, duckdb.CatalogException):  # its "Did you mean" may name a system table
+                    said += f"\n{CATALOG_HINT}"
+                raise click.ClickException(said) from None
 
 
 @contextlib.contextmanager
@@ -339,10 +344,17 @@ def _export(conn: duckdb.DuckDBPyConnection, sql: str, fmt: str, output: Path | 
     with tempfile.TemporaryDirectory(prefix="fitsync-query-") as scratch:
         target = output if output else Path(scratch) / f"result.{fmt}"
         literal = str(target).replace("'", "''")
+        existed = target.exists()
         try:
             rows = conn.execute(f"COPY (\n{_bare(sql)}\n) TO '{literal}' ({COPY_OPTIONS[fmt]})").fetchall()[0][0]
+        except duckdb.IOException as error:  # the file, not the SQL: a full disk, a folder not writable, …
+            if not existed and target.is_file():
+                target.unlink(missing_ok=True)  # no half of a result to be taken for the whole
+            raise click.ClickException(_not_written(target, output, error)) from None
         except duckdb.Error as error:  # its LINE n counts COPY's line before the SQL: said as the SQL was typed
             raise type(error)(_WRAPPED_LINE.sub(lambda m: f"LINE {int(m[1]) - 1}:", str(error))) from None
+        if rows == 0 and fmt == "json":  # DuckDB writes "[", a blank line and "]"
+            target.write_text("[]\n")
         if output:
             click.echo(f"{_count(rows)} → {output}", err=True)
             return
@@ -352,6 +364,22 @@ def _export(conn: duckdb.DuckDBPyConnection, sql: str, fmt: str, output: Path | 
 
 
 _WRAPPED_LINE = re.compile(r"^LINE (\d+):", re.M)
+CATALOG_HINT = "`fitsync query --list` lists the warehouse's tables and views, `--describe NAME` a table's columns"
+
+
+def _not_written(target: Path, output: Path | None, error: Exception) -> str:
+    """The export's file could not be written: which, why (the system's words, not DuckDB's), and what to do."""
+    said = str(error).removeprefix("IO Error: ").strip()
+    why = said.rsplit(": ", 1)[-1] if ": " in said else said
+    if output is None:  # the scratch file behind stdout: the temporary folder's disk
+        return f"the result could not be written to a temporary file ({why}): free space in {target.parent.parent}"
+    return f"could not write {output} ({why}): " + WRITE_FIXES.get(why, "write it elsewhere with -o FILE")
+
+
+WRITE_FIXES = {
+    "No space left on device": "free space there, or write it elsewhere with -o FILE",
+    "Permission denied": "write it to a folder you may write to with -o FILE",
+}
 
 
 def _bare(statement: str) -> str:

@@ -38,6 +38,12 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
         from fitsync.warehouse import report as reports  # charting libraries load in a second: only when needed
     given, out_dir = out_dir is not None, out_dir or load_config().home / "reports"
     fix = "give one you can write" if given else "give a folder you can write with --out DIR"
+    if given and not out_dir.absolute().parent.is_dir():  # as `query -o` refuses it: a typo makes no folder tree
+        raise click.BadParameter(
+            f"the folder {out_dir.absolute().parent} does not exist: create it, or give another (--out makes only "
+            "its last folder)",
+            param_hint="'--out'",
+        )
     if not _writable(out_dir):  # said before the seconds the report takes, not after
         raise click.ClickException(f"cannot write the report to {out_dir}: the folder is read-only here; {fix}")
     try:

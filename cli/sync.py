@@ -21,6 +21,7 @@ from fitsync.cli.stop_signals import StopSignals
 from fitsync.cli.sync_waits import WaitsShown
 from fitsync.client import stop_request
 from fitsync.client.config_basics import ConfigError, load_config
+from fitsync.client.errors import ReauthorizationRequired
 from fitsync.client.runtime import FitsyncClient
 from fitsync.pipelines import nothing_new
 from fitsync.sync import progress
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 # The command prints each failed step's message itself (below): Dagster's own ERROR events would repeat it with
 # a stack trace. The run's full log stays in the Dagster instance under FITSYNC_HOME.
 DAGSTER_LOG_LEVEL = "CRITICAL"
+REFUSED_TOKEN = "needs re-authorization (the service refused its refresh token)"  # for `fitsync status`
 STARTING = "starting the Dagster run…"  # said until its first step starts: loading Dagster takes seconds
 VERBOSE_DAGSTER_LOG_LEVEL = "WARNING"  # --verbose: Dagster's warnings too (a listing's kept activities, …)
 
@@ -123,6 +125,8 @@ def sync(
         targets = chosen(athlete_ids, [a.athlete_id for a in known if a.status in ("connected", "needs_reauth")])
         if not targets:
             raise click.ClickException("no connected athletes: run `fitsync connect` first")
+        if damaged := nothing_new.damaged_warehouse(client):  # every run would fail on it, after spending calls
+            raise click.ClickException(damaged)
         if allow_shrink and (asked := [a for a in targets if a not in refused]):
             _confirm_shrink(client, asked, yes)
         priority = "interactive" if athlete_ids else None
@@ -133,7 +137,7 @@ def sync(
             if athlete_id in refused:
                 summaries.append(sync_summary.needs_reauth(athlete_id, refused[athlete_id]))
                 _tell(out, summaries[-1], verbose=verbose)
-                _failed_before_run(client, athlete_id, "the service refused its refresh token")
+                _failed_before_run(client, athlete_id, REFUSED_TOKEN)
                 continue
             started = time.monotonic()
             found = None
@@ -142,6 +146,14 @@ def sync(
                     found = nothing_new.check(client, athlete_id, priority=priority or "incremental", max_wait=max_wait)
                 if found.nothing_new:
                     summaries.append(_nothing_new(out, athlete_id, found, time.monotonic() - started))
+                    continue
+                if isinstance(found.error, ReauthorizationRequired):  # refused since the last sync: a run would be too
+                    summary = sync_summary.needs_reauth(
+                        athlete_id, found.error.reason, found.calls, time.monotonic() - started
+                    )
+                    summaries.append(summary)
+                    _tell(out, summary, verbose=verbose)
+                    _failed_before_run(client, athlete_id, REFUSED_TOKEN)
                     continue
                 if (unanswered := _unreachable(config, found.error)) is not None:
                     # nothing was sent: a run (Dagster loading for seconds, its steps retrying each) would meet the

@@ -102,28 +102,31 @@ def budget_spent(athlete_id: int, calls: int, seconds: float, until: float) -> A
 
 def unreachable(athlete_id: int, calls: int, seconds: float, message: str) -> AthleteSummary:
     """The service did not answer the check before any run: failed, no run started."""
-    return AthleteSummary(
-        athlete_id,
-        "failed",
-        calls,
-        seconds,
-        failures=[{"step": CHECK, "error": message}],
-        lines=[f"athlete {athlete_id}: {message} (no run was started)"],
-    )
+    return refused_before_run(athlete_id, CHECK, f"{message} (no run was started)", calls, seconds)
 
 
-def needs_reauth(athlete_id: int, reason: str | None) -> AthleteSummary:
-    """An athlete whose refresh token the service refused (revoked, replaced): no run can sync it until the athlete
-    grants access again, which only a person can do. Failed, and said on every sync until then."""
+def needs_reauth(athlete_id: int, reason: str | None, calls: int = 0, seconds: float | None = None) -> AthleteSummary:
+    """An athlete whose refresh token the service refused (revoked, replaced; found before this sync or by its
+    check): no run can sync it until the athlete grants access again, which only a person can do. Failed, and said
+    on every sync until then."""
     why = f": {reason}" if reason else ""
     message = (
         f"needs re-authorization (the service refused its refresh token{why}), so no run was started: run "
         f"`fitsync connect` as athlete {athlete_id} (or `fitsync disconnect {athlete_id}` to stop syncing it)"
     )
+    return refused_before_run(athlete_id, "tokens", message, calls, seconds)
+
+
+def refused_before_run(
+    athlete_id: int, step: str, message: str, calls: int = 0, seconds: float | None = None
+) -> AthleteSummary:
+    """Failed before a run: what stopped it (`step`) and the fix, said once."""
     return AthleteSummary(
         athlete_id,
         "failed",
-        failures=[{"step": "tokens", "error": message}],
+        calls,
+        seconds,
+        failures=[{"step": step, "error": message}],
         lines=[f"athlete {athlete_id}: {message}"],
     )
 
@@ -235,11 +238,12 @@ def render(out: Console, summary: AthleteSummary, *, verbose: bool) -> None:
         return
     verdict = summary.verdict if summary.verdict == "ok" else summary.verdict.upper()
     title = Text(f"athlete {summary.athlete_id}: {verdict}", style=style)
+    if summary.calls or summary.seconds is not None:  # a failure before any call or run has no figures to give
+        seconds = f" in {summary.seconds:.1f} s" if summary.seconds is not None else ""
+        title.append(f" ({summary.calls} call{'' if summary.calls == 1 else 's'}{seconds})", style="")
     if summary.verdict == "failed":
         _failures(out, summary, title)
     else:
-        seconds = f" in {summary.seconds:.1f} s" if summary.seconds is not None else ""
-        title.append(f" ({summary.calls} call{'' if summary.calls == 1 else 's'}{seconds})", style="")
         table = Table(title=title)
         table.add_column("asset")
         table.add_column("calls", justify="right")

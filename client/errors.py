@@ -62,6 +62,7 @@ class ReauthorizationRequired(FitsyncError):
 
     def __init__(self, athlete_id: int, reason: str) -> None:
         self.athlete_id = athlete_id
+        self.reason = reason
         super().__init__(f"athlete {athlete_id} must authorize fitsync again ({reason}): run `fitsync connect`")
 
 

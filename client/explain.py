@@ -49,11 +49,11 @@ def damaged_warehouse(message: str) -> str | None:
     """The one line for a warehouse file DuckDB cannot read as a database: which file, and how it is rebuilt (the
     state keeps what was fetched; a sync fetches the warehouse's content again). None for any other message."""
     found = NOT_A_WAREHOUSE.search(message)
-    if found is None:
-        return None
-    return f"the warehouse {found['path']} is not a DuckDB database (damaged, or cut short): " + REBUILD.format(
-        path=found["path"]
-    )
+    return None if found is None else not_a_warehouse(found["path"])
+
+
+def not_a_warehouse(path: str | Path) -> str:
+    return f"the warehouse {path} is not a DuckDB database (damaged, or cut short): " + REBUILD.format(path=path)
 
 
 def home_folder() -> Path:

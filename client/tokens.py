@@ -114,8 +114,8 @@ class TokenManager:
                     int(body["expires_at"]),
                     self.cipher.encrypt(body["refresh_token"]),
                 )
-        if isinstance(body, str):  # the service refused the refresh token
-            log.error("athlete %s needs re-authorization: %s", athlete_id, body)
+        if isinstance(body, str):  # the service refused the refresh token: whoever catches the error says it
+            log.info("athlete %s needs re-authorization: %s", athlete_id, body)
             raise ReauthorizationRequired(athlete_id, body)
         # Committed: the new refresh token is on disk before the new access token is used.
         return Secret(body["access_token"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -122,6 +123,9 @@ def serve(
         Settings().updated(settings)  # before anything is made: a typo'd name leaves no world behind
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="'--set'") from None
+    if db != ":memory:" and not Path(db).absolute().parent.is_dir():
+        folder = Path(db).absolute().parent
+        raise click.BadParameter(f"the folder {folder} does not exist: create it first", param_hint="'--db'")
     listener = listening_socket(host, port)  # first: a busy port is the one thing said, and no db is created
     port = listener.getsockname()[1]  # --port 0: the one the system chose
     options = ServerOptions(
@@ -143,6 +147,12 @@ def serve(
     except ValueError as error:
         listener.close()
         raise click.ClickException(str(error)) from None
+    except sqlite3.Error as error:  # the world's file: a folder not writable, a file that is not SQLite's
+        listener.close()
+        raise click.ClickException(
+            f"the sandbox world {Path(db).absolute()} cannot be opened ({error}): give --db a file in a folder you may "
+            "write to, either new or one `sandbox serve` made"
+        ) from None
     key_note = f"written to {db}.console-key" if db != ":memory:" else "in memory only"
     with _stop_signals(server, db):  # before the address is shown: a signal from then on is the server's stop
         click.echo(
@@ -320,8 +330,8 @@ def settings_cmd(db: str, changes: tuple[str, ...]) -> None:
     with store.transaction(conn):
         try:
             updated = store.load_settings(conn).updated(parsed)
-        except ValueError as error:
-            raise click.ClickException(str(error)) from None
+        except ValueError as error:  # a name or value typed wrong: a usage error, as `serve --set` says it
+            raise click.BadParameter(str(error), param_hint="NAME=JSON") from None
         store.save_settings(conn, updated)
     click.echo(json.dumps(updated.to_json(), indent=2))
 

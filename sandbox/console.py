@@ -13,7 +13,7 @@ import sqlite3
 from typing import Any
 
 from . import push, resources, store, tokens, world
-from .apps import create_app
+from .apps import create_app, get_app
 from .faults import ApiError, bad_request, not_found
 
 VISIBILITIES = ("everyone", "followers_only", "only_me")
@@ -106,7 +106,12 @@ def delete_activity(conn: sqlite3.Connection, activity_id: int) -> None:
 
 
 def revoke_app(conn: sqlite3.Connection, app_id: int, athlete_id: int) -> int:
-    """Deauthorization, from the API or the athlete's settings: tokens die and the app hears of it."""
+    """Deauthorization, from the API or the athlete's settings: tokens die and the app hears of it. An athlete or an
+    app the world does not have is a 404, not "0 revoked"."""
+    if conn.execute("SELECT 1 FROM athletes WHERE id = ?", (athlete_id,)).fetchone() is None:
+        raise not_found("Athlete")
+    if get_app(conn, app_id) is None:
+        raise not_found("Application", "client_id")
     with store.transaction(conn):
         active = tokens.active_grant_scope(conn, app_id, athlete_id) is not None
         revoked = tokens.deauthorize(conn, app_id, athlete_id)

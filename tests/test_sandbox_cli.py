@@ -174,10 +174,36 @@ def test_a_console_command_on_a_file_no_server_keeps_creates_nothing(tmp_path: P
 
 
 def test_settings_refuses_unknown_names_and_bad_values(served: tuple[str, Path]) -> None:
+    """Usage errors (exit 2), as `serve --set` says them."""
     _, db = served
-    assert run("sandbox", "settings", "--db", str(db), "no_such=1").returncode != 0
-    assert run("sandbox", "settings", "--db", str(db), "short_window=-5").returncode != 0
-    assert run("sandbox", "settings", "--db", str(db), "short_window=oops").returncode != 0
+    for change, said in (("no_such=1", "no_such"), ("short_window=-5", "short_window"), ("short_window=oops", "JSON")):
+        refused = run("sandbox", "settings", "--db", str(db), change)
+        assert refused.returncode == 2 and said in refused.stderr and "Traceback" not in refused.stderr, refused.stderr
+
+
+def test_revoking_for_an_athlete_or_app_the_world_lacks_is_not_found(served: tuple[str, Path]) -> None:
+    _, db = served
+    athlete_id = json.loads(run("sandbox", "athlete", "list", "--db", str(db)).stdout)[0]["id"]
+    app = json.loads(
+        run(
+            "sandbox", "app", "create", "--db", str(db), "--name", "Rev", "--callback-domain", "localhost", "--json"
+        ).stdout.splitlines()[-1]
+    )
+    for athlete, client_id, resource in ((999, app["client_id"], "Athlete"), (athlete_id, 999, "Application")):
+        refused = run("sandbox", "athlete", "revoke", "--db", str(db), str(athlete), "--client-id", str(client_id))
+        assert refused.returncode == 1 and json.loads(refused.stderr)["errors"][0]["resource"] == resource
+    done = run("sandbox", "athlete", "revoke", "--db", str(db), str(athlete_id), "--client-id", str(app["client_id"]))
+    assert done.returncode == 0 and json.loads(done.stdout) == {"revoked_token_families": 0}, done.stderr
+
+
+def test_serve_names_a_world_file_it_cannot_open(tmp_path: Path) -> None:
+    """Its own file, not FITSYNC_HOME (which the sandbox does not use)."""
+    missing = run("sandbox", "serve", "--db", str(tmp_path / "no" / "w.db"), "--port", str(free_port()))
+    assert missing.returncode == 2 and f"the folder {tmp_path / 'no'} does not exist" in missing.stderr
+    (tmp_path / "w.db").write_text("not a database")
+    damaged = run("sandbox", "serve", "--db", str(tmp_path / "w.db"), "--port", str(free_port()))
+    assert damaged.returncode == 1 and f"the sandbox world {tmp_path / 'w.db'} cannot be opened" in damaged.stderr
+    assert "FITSYNC_HOME" not in missing.stderr + damaged.stderr and "Traceback" not in damaged.stderr
 
 
 def test_serve_refuses_a_bad_setting_before_starting(tmp_path: Path) -> None:

@@ -105,11 +105,14 @@ def test_a_damaged_warehouse_is_named_with_its_fix_and_rebuilt_once_moved_aside(
     warehouse = home.warehouse
     warehouse.write_bytes(b"\0" * 4096 + warehouse.read_bytes()[4096:8192])  # its header gone
     fix = f"mv {warehouse} {warehouse}.damaged"
-    for args in (["sync"], ["query", "SELECT 1"]):
+    calls = sb.counters().get("requests", 0)
+    for args in (["sync"], ["sync", "--full"], ["query", "SELECT 1"]):
         done = fitsync(env, *args)
         said = done.stdout + done.stderr
         assert done.returncode == 1 and "is not a DuckDB database" in said and fix in said, (args, said)
+        assert said.count("is not a DuckDB database") == 1, said
         assert "--debug" not in said and "IOException" not in said and "nothing new" not in said, said
+    assert sb.counters().get("requests", 0) == calls  # no run was started to fail on it after spending calls
     status = fitsync(env, "status")
     assert status.returncode == 0 and fix in status.stdout and "IO Error" not in status.stdout, status.stdout
     warehouse.rename(f"{warehouse}.damaged")
@@ -123,11 +126,15 @@ def test_a_token_revoked_since_the_last_sync_shows_as_that_syncs_failure(sb: Har
     """The athlete is connected when the sync starts; its check meets the refused token, and no run starts: `status`
     says that sync failed, not the run before it went well."""
     aid, home, env = synced_by_cli(sb, connect, 1)
+    [before] = json.loads(fitsync(env, "status", "--json").stdout)["athletes"]
     sb.console.post(f"/athletes/{aid}/revoke", json={"client_id": home.app.client_id})
     synced = fitsync(env, "sync")
-    assert synced.returncode == 1 and "needs re-authorization" in synced.stdout + synced.stderr, synced.stderr
+    said = synced.stdout + synced.stderr
+    assert synced.returncode == 1 and said.count("needs re-authorization") == 1, said  # said once, with its fix
+    assert f"`fitsync connect` as athlete {aid}" in said and f"athlete {aid}: FAILED (2 calls in " in said, said
     [athlete] = json.loads(fitsync(env, "status", "--json").stdout)["athletes"]
     assert "needs re-authorization" in (athlete["last_failed_before_run"] or {}).get("why", ""), athlete
+    assert athlete["last_run"]["run_id"] == before["last_run"]["run_id"]  # no Dagster run was started to fail
 
 
 def test_sync_of_an_athlete_that_is_not_connected_is_a_usage_error(sb: Harness, connect: Connect) -> None:
@@ -285,13 +292,16 @@ def test_doctor_checks_everything_and_names_each_fix(sb: Harness, connect: Conne
         assert f"fitsync connect` as athlete {aid}" in said and "Traceback" not in said, said
     # `fitsync status` says the last sync failed, though the last run, before, went well
     [athlete] = json.loads(fitsync(env, "status", "--json").stdout)["athletes"]
-    assert athlete["last_failed_before_run"]["why"] == "the service refused its refresh token", athlete
+    assert (
+        athlete["last_failed_before_run"]["why"] == "needs re-authorization (the service refused its refresh token)"
+    ), athlete
     shown = fitsync(env, "status").stdout.split("Athletes", 1)[1].split("└", 1)[0]
     last_run = " ".join(" ".join(r.split("│")[-2].split()) for r in shown.splitlines() if r.startswith("│"))
     # "just now", or "5 s ago" on a busy machine
-    assert re.match(r"failed (just now|\d+ (s|min) ago), no run: the service refused its refresh token", last_run), (
-        shown
-    )
+    assert re.match(
+        r"failed (just now|\d+ (s|min) ago), no run: needs re-authorization \(the service refused its refresh token\)",
+        last_run,
+    ), shown
 
 
 def cut_through_data(warehouse: Path) -> int:

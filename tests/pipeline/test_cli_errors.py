@@ -298,6 +298,17 @@ def test_a_report_for_an_athlete_not_in_the_warehouse_is_a_usage_error(tmp_path:
     assert "athlete 999 has no activities in the warehouse" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_report_folder_under_a_missing_one_is_a_usage_error(tmp_path: Path) -> None:
+    """As `query -o` refuses a file in a folder that is not there: a typo in --out makes no tree of folders."""
+    from fitsync.warehouse import db
+
+    db.migrate(tmp_path / "warehouse.duckdb")
+    out = tmp_path / "no-such" / "report"
+    done = fitsync("report", "--out", str(out), FITSYNC_HOME=str(tmp_path))
+    assert done.returncode == 2 and f"the folder {out.parent} does not exist" in done.stderr, done.stderr
+    assert not out.parent.exists()
+
+
 def test_a_home_that_is_a_file_is_said_so(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.write_text("not a folder")

@@ -125,6 +125,16 @@ def test_connect_headless_without_input_is_a_usage_error(tmp_path: Path) -> None
     assert done.stdout.count("Redirected URL:") == 1, done.stdout
 
 
+@pytest.mark.parametrize("option", [["--port", "8123"], ["--no-browser"]])
+def test_connect_headless_with_a_redirect_option_is_a_usage_error(tmp_path: Path, option: list[str]) -> None:
+    """--port and --no-browser shape a redirect to this machine, which --headless does without: not ignored."""
+    done = run(tmp_path / "home", "connect", "--headless", *option, **CREDENTIALS)
+    assert done.returncode == 2, done.stdout + done.stderr
+    [line] = errors(done)
+    assert f"{option[0]} shape the redirect to this machine, and with --headless there is none" in line, line
+    assert "Open this address" not in done.stdout and not (tmp_path / "home").exists()
+
+
 def test_connect_headless_ctrl_c_at_the_prompt_is_interrupted(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir(mode=0o700)

@@ -109,11 +109,11 @@ def test_list_names_the_tables_and_views(home: Path) -> None:
     rows = {line.split(",")[0]: line for line in described.stdout.splitlines()[1:]}
     assert {"ctl", "atl", "tsb"} <= set(rows) and all(line.split(",", 2)[2] for line in rows.values()), rows
     unknown = query(home, "--describe", "no_such'view")
-    assert unknown.returncode == 1 and "fitsync query --list" in unknown.stderr and "Traceback" not in unknown.stderr
+    assert unknown.returncode == 2 and "fitsync query --list" in unknown.stderr and "Traceback" not in unknown.stderr
     assert "Did you mean" not in unknown.stderr, unknown.stderr  # nothing close: no guess
 
     typo = query(home, "--describe", "activitis")
-    assert typo.returncode == 1 and 'Did you mean "activities"?' in typo.stderr, typo.stderr
+    assert typo.returncode == 2 and 'Did you mean "activities"?' in typo.stderr, typo.stderr
     assert "fitsync query --list" in typo.stderr and "Traceback" not in typo.stderr
 
 
@@ -158,6 +158,9 @@ def test_an_sql_error_keeps_duckdbs_hints_and_caret(home: Path) -> None:
     assert wrong.returncode == 1 and "Traceback" not in wrong.stderr
     assert 'Did you mean "activities"' in wrong.stderr and "LINE 1: SELECT * FROM activitiez" in wrong.stderr
     assert re.search(r"LINE 1: SELECT \* FROM activitiez\n +\^", wrong.stderr), wrong.stderr  # the caret
+    # a name DuckDB cannot place also points at the warehouse's own list (its guess may be a system table)
+    unplaced = query(home, "SELECT * FROM sequences")
+    assert unplaced.returncode == 1 and "`fitsync query --list`" in unplaced.stderr, unplaced.stderr
     # an export's error points at the SQL as typed, not at the COPY it is wrapped in
     exported = query(home, "--format", "csv", "SELECT nosuch FROM activities")
     assert exported.returncode == 1 and exported.stdout == "", exported.stderr
@@ -251,6 +254,21 @@ def test_an_output_in_a_folder_that_is_not_there_is_a_usage_error(home: Path, tm
     refused = query(home, "SELECT 1 AS a", "-o", str(missing))
     assert refused.returncode == 2 and f"the folder {missing.parent} does not exist" in refused.stderr, refused.stderr
     assert "IO Error" not in refused.stderr and not missing.parent.exists()
+
+
+def test_an_output_that_cannot_be_written_says_why(home: Path) -> None:
+    """A full disk (/dev/full stands for one): the file and the system's reason, not DuckDB's IO Error."""
+    full = query(home, ROWS_SQL, "--format", "csv", "-o", "/dev/full")
+    assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
+    assert "could not write /dev/full (No space left on device): free space there" in full.stderr, full.stderr
+    assert "IO Error" not in full.stderr
+
+
+def test_an_empty_json_result_is_an_empty_array(home: Path, tmp_path: Path) -> None:
+    shown = query(home, "SELECT 1 AS a WHERE false", "--format", "json")
+    assert shown.returncode == 0 and shown.stdout == "[]\n", repr(shown.stdout)
+    written = query(home, "SELECT 1 AS a WHERE false", "-o", str(tmp_path / "none.json"))
+    assert written.returncode == 0 and json.loads((tmp_path / "none.json").read_text()) == []
 
 
 def test_sql_as_an_argument_and_with_f_is_a_usage_error(home: Path, tmp_path: Path) -> None:
