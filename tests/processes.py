@@ -8,11 +8,13 @@ import os
 import pty
 import queue
 import select
+import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,26 +44,61 @@ def subprocess_env(home: Path, **extra: str) -> dict[str, str]:
 
 
 class Terminal:
-    """fitsync on a pseudo-terminal, as a person at a shell runs it: what it printed so far, and input typed in."""
+    """fitsync on a pseudo-terminal, as a person at a shell runs it: what it printed so far, and input typed in.
+    `command` and `env` replace fitsync's command line and `home`'s environment (a script standing in for it)."""
 
-    def __init__(self, home: Path, *args: str) -> None:
+    own_group = False  # ForegroundJob: a process group of its own, as a shell's foreground job
+
+    def __init__(
+        self, home: Path, *args: str, command: list[str] | None = None, env: dict[str, str] | None = None
+    ) -> None:
         self.master, slave = pty.openpty()
+        group: dict[str, Any] = (
+            {"start_new_session": True, "preexec_fn": _as_a_shell_starts_it} if self.own_group else {}
+        )
         self.process = subprocess.Popen(
-            [*FITSYNC, *args], stdin=slave, stdout=slave, stderr=slave, env=subprocess_env(home, COLUMNS="100")
+            command or [*FITSYNC, *args],
+            cwd=REPO,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env or subprocess_env(home, COLUMNS="100"),
+            **group,
         )
         os.close(slave)
         self.seen = b""
 
     def wait_for(self, text: str, times: int = 1, timeout: float = 60) -> str:
-        """Once `text` has been printed `times` times in all."""
+        """Once `text` has been printed `times` times in all; fails at once if the process ended first."""
         deadline = time.monotonic() + timeout
         while self.seen.count(text.encode()) < times:
             assert time.monotonic() < deadline, f"no {text!r} within {timeout} s: {self.seen.decode(errors='replace')}"
-            ready, _, _ = select.select([self.master], [], [], 0.5)
-            if ready:
-                with contextlib.suppress(OSError):  # the process ended: its last output was read before
-                    self.seen += os.read(self.master, 65536)
+            if not self._read(0.5):
+                assert self.process.poll() is None, f"exited before {text!r}: {self.seen.decode(errors='replace')}"
         return self.seen.decode(errors="replace")
+
+    def wait_for_next(self, text: str, timeout: float = 60) -> str:
+        """Once `text` is printed again (not only in what was shown before)."""
+        return self.wait_for(text, self.seen.count(text.encode()) + 1, timeout)
+
+    def wait_for_exit(self, timeout: float = 60) -> str:
+        """Everything printed, once the process has ended and the terminal is quiet."""
+        deadline = time.monotonic() + timeout
+        while self._read(0.2) or self.process.poll() is None:
+            assert time.monotonic() < deadline, f"still running after {timeout} s: {self.seen.decode(errors='replace')}"
+        return self.seen.decode(errors="replace")
+
+    def _read(self, wait: float) -> bool:
+        """Whether something more was read within `wait` seconds (False too once every writer closed the terminal)."""
+        ready, _, _ = select.select([self.master], [], [], wait)
+        if not ready:
+            return False
+        try:
+            chunk = os.read(self.master, 65536)
+        except OSError:  # every writer closed the terminal
+            return False
+        self.seen += chunk
+        return bool(chunk)
 
     def type(self, text: str) -> None:
         os.write(self.master, text.encode())
@@ -70,6 +107,48 @@ class Terminal:
         code = self.process.wait(timeout=30)
         os.close(self.master)
         return code
+
+
+class ForegroundJob(Terminal):
+    """fitsync on a pseudo-terminal in a process group of its own, as a shell runs a foreground job; `send` signals
+    the whole group, as the terminal does on Ctrl-C (the pty is not the process's controlling terminal, so typing
+    ^C would not)."""
+
+    own_group = True
+
+    def send(self, signum: int) -> None:
+        os.killpg(self.process.pid, signum)
+
+    def members(self) -> set[int]:
+        """Pids of the live processes in the job's group (Linux /proc; zombies are gone already)."""
+        members = set()
+        for entry in Path("/proc").glob("[0-9]*"):
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[2]) == self.process.pid and fields[0] != "Z":  # fields: state, ppid, pgrp, …
+                    members.add(int(entry.name))
+        return members
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+
+def _as_a_shell_starts_it() -> None:
+    """A foreground job gets the default action of Ctrl-C and SIGTERM, whatever its starter ignored: pytest-xdist's
+    workers ignore SIGINT, and a Python started with SIGINT ignored never installs its KeyboardInterrupt handler."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def foreground(home: Path, *args: str, **options: Any) -> Iterator[ForegroundJob]:
+    """The job (Terminal's arguments), killed with its group if the test failed before it ended."""
+    running = ForegroundJob(home, *args, **options)
+    try:
+        yield running
+    finally:
+        running.kill()
 
 
 def serve_receiver(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[bytes]:

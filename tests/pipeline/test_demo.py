@@ -4,15 +4,12 @@ later replays none of its events, and Ctrl-C stops it with its own line only."""
 
 from __future__ import annotations
 
-import os
-import pty
-import select
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+from ..processes import foreground
 from .conftest import REPO, subprocess_env
 
 
@@ -92,29 +89,17 @@ def test_ctrl_c_during_the_webhook_run_prints_only_the_demos_line(tmp_path: Path
     """A stop asked for while the sensor's run fetches: the run's steps end interrupted, and the terminal shows no
     Dagster error (STEP_FAILURE, RUN_FAILURE, a stack trace), only the demo's own line (finding F3)."""
     home = tmp_path / "demo"
-    master, slave = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-c", SLOW_REFRESH, "demo", "--home", str(home), "--athletes", "1"]
-        + ["--activities-per-athlete", "20"],
-        cwd=REPO,
+    command = [sys.executable, "-c", SLOW_REFRESH, "demo", "--home", str(home), "--athletes", "1"]
+    with foreground(
+        tmp_path / "unused",
+        command=[*command, "--activities-per-athlete", "20"],
         env=subprocess_env(tmp_path / "unused", COLUMNS="120"),
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,  # its own process group, as a shell's foreground job has
-    )
-    os.close(slave)
-    try:
-        seen = read_until(master, process, "As athlete", 240)  # not "5. As": rich styles the number apart
-        seen += read_until(master, process, "listing", 60)  # the run's first step, on the live line
-        os.killpg(process.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole foreground group
-        seen += read_until(master, process, None, 60)
-        code = process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-        os.close(master)
-    text = seen.decode(errors="replace")
+    ) as job:
+        job.wait_for("As athlete", timeout=240)  # not "5. As": rich styles the number apart
+        job.wait_for_next("listing")  # the run's first step, on the live line
+        job.send(signal.SIGINT)  # Ctrl-C: the terminal signals the whole foreground group
+        text = job.wait_for_exit()
+        code = job.close()
     assert code == 130, text
     assert "Stopped by Ctrl-C (SIGINT)" in text, text
     for noise in ("STEP_FAILURE", "RUN_FAILURE", "Traceback", "Stack Trace", "ERROR"):
@@ -141,22 +126,3 @@ def assert_dagster_would_launch_nothing_again(home: Path) -> None:
         assert [r.tags.get("dagster/sensor_name") for r in runs] == ["webhook_events"], runs
         assert runs[0].tags.get("dagster/run_key", "").startswith("webhook-")
         assert tick_webhook_sensor(Config.load(home=home), instance, cursor) == ([], cursor)
-
-
-def read_until(master: int, process: subprocess.Popen[bytes], text: str | None, timeout: float) -> bytes:
-    """What the terminal showed until `text` appeared (None: until the process exited and the terminal is quiet)."""
-    seen, deadline = b"", time.monotonic() + timeout
-    while text is None or text.encode() not in seen:
-        assert time.monotonic() < deadline, f"no {text!r} within {timeout} s: {seen.decode(errors='replace')}"
-        ready, _, _ = select.select([master], [], [], 0.2)
-        if ready:
-            try:
-                seen += os.read(master, 65536)
-                continue
-            except OSError:  # every writer closed the terminal
-                pass
-        elif process.poll() is None:
-            continue
-        assert text is None, f"exited before {text!r}: {seen.decode(errors='replace')}"
-        break
-    return seen

@@ -17,10 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pty
 import signal
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,9 +25,9 @@ import pytest
 from fitsync.warehouse import db
 
 from ..client.support import CallbackReceiver
-from ..processes import FITSYNC, Terminal
+from ..processes import foreground
 from ..sandbox_harness import Harness, wait_until
-from .conftest import Connect, add_athlete, delete, record_many, subprocess_env
+from .conftest import Connect, add_athlete, delete, record_many
 from .test_destructive_commands import fitsync, listed, warehouse_rows
 from .test_sync import warehouse_ids
 
@@ -40,50 +37,6 @@ pytestmark = pytest.mark.postgres_slow
 # Hours of work for DuckDB: a stop that did not stop it shows as a timeout, not as a slow pass.
 LONG_SQL = "SELECT count(*) FROM range(1000000000000) t(i) WHERE i % 7 = 3"
 QUERY_STOPPED = "Interrupted: the query was stopped"
-
-
-class ForegroundJob(Terminal):
-    """fitsync on a pseudo-terminal in a process group of its own, as a shell runs a foreground job; `send` signals
-    the whole group, as the terminal does on Ctrl-C (the pty is not the process's controlling terminal, so typing
-    ^C would not)."""
-
-    def __init__(self, home: Path, *args: str) -> None:
-        self.master, slave = pty.openpty()
-        self.process = subprocess.Popen(
-            [*FITSYNC, *args],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env=subprocess_env(home, COLUMNS="100"),
-            start_new_session=True,
-            preexec_fn=_as_a_shell_starts_it,
-        )
-        os.close(slave)
-        self.seen = b""
-
-    def send(self, signum: int) -> None:
-        os.killpg(self.process.pid, signum)
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-
-
-def _as_a_shell_starts_it() -> None:
-    """A foreground job gets the default action of Ctrl-C and SIGTERM, whatever its starter ignored: pytest-xdist's
-    workers ignore SIGINT, and a Python started with SIGINT ignored never installs its KeyboardInterrupt handler."""
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, signal.SIG_DFL)
-
-
-@contextlib.contextmanager
-def job(home: Path, *args: str) -> Iterator[ForegroundJob]:
-    """The job, killed with its group if the test failed before it ended."""
-    running = ForegroundJob(home, *args)
-    try:
-        yield running
-    finally:
-        running.kill()
 
 
 def has_open(pid: int, path: Path) -> bool:
@@ -110,7 +63,7 @@ def warehouse_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_ctrl_c_stops_a_running_query(warehouse_home: Path) -> None:
     """DuckDB answers Ctrl-C with a RuntimeError: it was said as an error (exit 1); closing the connection then
     waited for the query's worker threads to finish it."""
-    with job(warehouse_home, "query", LONG_SQL) as running:
+    with foreground(warehouse_home, "query", LONG_SQL) as running:
         wait_until(lambda: has_open(running.process.pid, warehouse_home / "warehouse.duckdb"), 60, "the query")
         running.send(signal.SIGINT)
         seen = running.wait_for(f"{QUERY_STOPPED}; nothing was changed.")
@@ -122,7 +75,7 @@ def test_ctrl_c_stops_an_export_and_removes_its_half(warehouse_home: Path, tmp_p
     """DuckDB writes an export's file as it goes: the file it started (so the query is running) is removed, not left
     to pass for the whole result."""
     written = tmp_path / "count.csv"
-    with job(warehouse_home, "query", LONG_SQL, "-o", str(written)) as running:
+    with foreground(warehouse_home, "query", LONG_SQL, "-o", str(written)) as running:
         wait_until(written.exists, 60, "DuckDB to start the export's file")
         running.send(signal.SIGINT)
         seen = running.wait_for(f"the half-written {written} was removed.")
@@ -133,7 +86,7 @@ def test_ctrl_c_stops_an_export_and_removes_its_half(warehouse_home: Path, tmp_p
 def test_ctrl_c_at_the_sql_prompt_stops_the_statement(warehouse_home: Path) -> None:
     """As in the DuckDB shell and psql: Ctrl-C stops the running statement and the prompt comes back; while typing,
     it still drops the line."""
-    with job(warehouse_home, "query") as running:
+    with foreground(warehouse_home, "query") as running:
         running.wait_for("fitsync> ")
         running.type(LONG_SQL + ";\n")
         wait_until(lambda: has_open(running.process.pid, warehouse_home / "warehouse.duckdb"), 60, "the statement")
@@ -166,7 +119,7 @@ def test_a_stop_at_the_disconnect_question(sb: Harness, connect: Connect, signum
     (home.config.home / "config.toml").chmod(0o600)  # no warning about it on the terminal
     home.sync()
     before = warehouse_rows(home)
-    with job(home.config.home, "disconnect", str(aid)) as running:
+    with foreground(home.config.home, "disconnect", str(aid)) as running:
         running.wait_for("Disconnect them? [y/N]: ")
         running.send(signum)
         seen = running.wait_for(f"{said}: nothing changed.")
@@ -187,7 +140,7 @@ def test_a_stop_at_the_allow_shrink_question(sb: Harness, connect: Connect) -> N
         delete(sb, activity_id)
     calls = sb.counters()
     for signum, code, said in ((signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Stopped by SIGTERM")):
-        with job(home.config.home, "sync", "--full", "--allow-shrink") as running:
+        with foreground(home.config.home, "sync", "--full", "--allow-shrink") as running:
             running.wait_for("Sync and delete them? [y/N]: ")
             running.send(signum)
             seen = running.wait_for(f"{said}: nothing changed.")
@@ -201,7 +154,7 @@ def test_ctrl_c_at_the_unsubscribe_question(sb: Harness, connect: Connect) -> No
     with CallbackReceiver() as receiver:
         created = fitsync(home, "webhooks", "subscribe", "--callback-url", receiver.url)
         assert created.returncode == 0, created.stderr
-        with job(home, "webhooks", "unsubscribe") as running:
+        with foreground(home, "webhooks", "unsubscribe") as running:
             running.wait_for("Unsubscribe? [y/N]: ")
             running.send(signal.SIGINT)
             seen = running.wait_for("Interrupted: nothing changed.")
