@@ -7,7 +7,12 @@ message naming the fix; anything else gets its type and message and the hint to 
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import sqlite3
+import stat
+import sys
 import traceback
 from typing import Any
 
@@ -22,6 +27,17 @@ INTERRUPTED = 130
 
 
 class FitsyncGroup(click.Group):
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Click's main, with output that cannot be written said in one line even where no command runs yet
+        (`--help`, `--version` into a full disk)."""
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as error:
+            if (story := unwritable_stdout(error)) is None:
+                raise
+            click.echo(f"Error: {story}", err=True)
+            raise SystemExit(1) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -33,7 +49,7 @@ class FitsyncGroup(click.Group):
         except Exception as error:  # noqa: BLE001 (the last line of defence: one message, never a traceback)
             if debugging():
                 traceback.print_exc()
-            story = explain(error)
+            story = unwritable_stdout(error) or _damaged_warehouse(error) or explain(error)
             known = (
                 isinstance(error, (FitsyncError, ConfigError, httpx.HTTPError, OSError, sqlite3.Error))
                 or is_state_server_error(error)
@@ -42,3 +58,47 @@ class FitsyncGroup(click.Group):
             hint = "" if known or debugging() else " (run with --debug or FITSYNC_DEBUG=1 for the details)"
             click.echo(f"Error: {story}{hint}", err=True)
             raise SystemExit(1) from None
+
+
+def unwritable_stdout(error: BaseException) -> str | None:
+    """The line for a result that could not be written to standard output because the file or device behind it has no
+    room (`> /dev/full`, a full disk): said as that, not as FITSYNC_HOME's disk. Standard output then goes to
+    /dev/null, so that the flush at exit does not fail again. None for any other error."""
+    if not isinstance(error, OSError) or error.filename or error.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return None
+    try:
+        out = os.fstat(sys.stdout.fileno())
+        if stat.S_ISCHR(out.st_mode):
+            full = out.st_rdev == os.makedev(1, 7)  # /dev/full
+        else:
+            room = os.fstatvfs(sys.stdout.fileno())
+            full = stat.S_ISREG(out.st_mode) and room.f_bavail * room.f_frsize < FULL_BELOW
+    except (OSError, ValueError):
+        return None
+    if not full:
+        return None
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return (
+        f"the output could not be written ({error.strerror}): standard output goes to a file or device with no room "
+        "left; send it to a disk with room, or to a pipe"
+    )
+
+
+FULL_BELOW = 1 << 20  # bytes free under which the disk behind a redirected standard output is the full one
+
+
+def _damaged_warehouse(error: BaseException) -> str | None:
+    """The fix for a warehouse file whose blocks DuckDB found damaged (its message names no file: the configured
+    one is)."""
+    from fitsync.client.config_basics import load_config
+    from fitsync.client.explain import damaged_warehouse
+    from fitsync.resources.warehouse import warehouse_of
+
+    if "corrupt database file" not in str(error).lower():
+        return None
+    try:
+        warehouse = warehouse_of(load_config())
+    except ConfigError:
+        return None
+    return None if warehouse.is_lake else damaged_warehouse(str(error), warehouse.path)

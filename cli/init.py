@@ -6,7 +6,6 @@ import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import click
 
@@ -76,7 +75,6 @@ OPTIONS = {
     "base_url": "--base-url",
     "auth_url": "--auth-url",
 }
-EXAMPLES = {"base_url": f"{REAL_BASE_URL} (a sandbox's: http://127.0.0.1:PORT/api/v3)", "auth_url": REAL_AUTH_URL}
 
 
 def _previous(home: Path) -> Config | None:
@@ -110,8 +108,8 @@ def _shown(value: Any) -> str:
 
 
 def _check(values: dict[str, Any]) -> None:
-    """Each value as the settings model validates it, and the addresses as http(s) URLs (the model takes any text
-    for them); a refused one is a usage error naming its option (exit 2)."""
+    """Each value as the settings model validates it (the addresses as http(s) URLs too); a refused one is a usage
+    error naming its option (exit 2)."""
     from fitsync.client.config import Config  # pydantic loads when a file is to be written, not with --help
 
     defaults = Config.model_construct()  # the defaults, read from no file and no variable
@@ -121,10 +119,3 @@ def _check(values: dict[str, Any]) -> None:
         except ConfigError as error:
             said = str(error).removeprefix("keyword arguments: ")  # the origin is the option, named by click
             raise click.BadParameter(said, param_hint=f"'{OPTIONS[name]}'") from None
-        if name in EXAMPLES:
-            parts = urlsplit(str(value))
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise click.BadParameter(
-                    f"{value!r} is not an http(s) address: give one such as {EXAMPLES[name]}",
-                    param_hint=f"'{OPTIONS[name]}'",
-                )

@@ -13,6 +13,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, Field, ValidationError
@@ -42,7 +43,18 @@ def _folder(path: Path) -> Path:
     return path
 
 
-Url = Annotated[str, AfterValidator(lambda v: v.rstrip("/"))]
+def _url(value: str) -> str:
+    """An http(s) address with a host (`127.0.0.1:8700/api/v3`, without its scheme, would fail on every call)."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            "it should be an http(s) address with a host, such as https://www.strava.com/api/v3 or a sandbox's "
+            "http://127.0.0.1:8700/api/v3"
+        )
+    return value.rstrip("/")
+
+
+Url = Annotated[str, AfterValidator(_url)]
 Cron = Annotated[str, AfterValidator(lambda v: " ".join(v.split()))]
 TimeZone = Annotated[str, AfterValidator(_time_zone)]
 # absolute: the Dagster instance under it needs an absolute path, and a run's process may start elsewhere
@@ -324,10 +336,21 @@ class _Reading:
         origin = self.origins.get(name, "default")
         if error["type"] == "extra_forbidden":
             return f"{origin}: unknown setting {name!r}"
-        secret = getattr(Config.model_fields.get(name), "annotation", None) is Secret
+        from .config_file import allowed, line_of
+
+        spec = Config.model_fields.get(name)
+        secret = getattr(spec, "annotation", None) is Secret
         shown = "***" if secret else repr(error["input"])  # a secret's value is never shown
-        allowed = str(error["msg"]).removeprefix("Value error, ").replace("Input should", "it should", 1)
-        return f"{origin}: {name} has an invalid value {shown}: {allowed}"
+        said = str(error["msg"]).removeprefix("Value error, ").replace("Input should", "it should", 1)
+        if spec is not None and error["type"] in BOUND_ERRORS:  # the whole range, not only the bound it broke
+            said += f" (allowed: {allowed(spec.annotation, spec.metadata)})"
+        if origin.endswith(CONFIG_FILE) and (line := line_of(Path(origin), name)):
+            origin = f"{origin}, line {line}"
+        return f"{origin}: {name} has an invalid value {shown}: {said}"
+
+
+# pydantic's error types for a value outside a field's bounds.
+BOUND_ERRORS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
 
 
 _READING: ContextVar[_Reading | None] = ContextVar("fitsync_config_reading", default=None)

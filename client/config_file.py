@@ -34,14 +34,14 @@ def allowed(annotation: Any, metadata: list[Any]) -> str:
 def unknown_setting(path: Path, name: str, known: list[str]) -> str:
     """The error for a key of `path` that is no setting: the file, the key's line, and the closest setting (a typo:
     `tiemout` → `timeout`), or where the settings are listed."""
-    line = _line_of(path, name)
+    line = line_of(path, name)
     where = f"{path}, line {line}" if line else str(path)
     close = difflib.get_close_matches(name, known, n=1)
     hint = f"did you mean `{close[0]}`?" if close else "docs/configuration.md lists the settings"
     return f"{where}: unknown setting {name!r}: {hint}"
 
 
-def _line_of(path: Path, name: str) -> int | None:
+def line_of(path: Path, name: str) -> int | None:
     """The line (1-based) that sets top-level key `name` (bare or quoted), or opens table [name]."""
     key = re.escape(name)
     pattern = re.compile(rf"""^\s*(?:(?:{key}|"{key}"|'{key}')\s*[=.]|\[\[?\s*(?:{key}|"{key}"|'{key}')\s*[\].])""")

@@ -41,15 +41,23 @@ DAMAGED = ("database disk image is malformed", "file is not a database")
 NOT_A_WAREHOUSE = re.compile(r'file "(?P<path>[^"]+)" exists, but it is not a valid duckdb database file', re.I)
 
 
+# What DuckDB says reading a block of its file whose checksum does not match (the file damaged on disk).
+CORRUPT_BLOCK = re.compile(r"Corrupt database file: computed checksum", re.I)
+
+
 # How a damaged warehouse file is replaced (the state keeps what was fetched, and knows to fetch it all again).
 REBUILD = "move it aside (mv {path} {path}.damaged) and run `fitsync sync`, which fetches its content again"
 
 
-def damaged_warehouse(message: str) -> str | None:
-    """The one line for a warehouse file DuckDB cannot read as a database: which file, and how it is rebuilt (the
-    state keeps what was fetched; a sync fetches the warehouse's content again). None for any other message."""
-    found = NOT_A_WAREHOUSE.search(message)
-    return None if found is None else not_a_warehouse(found["path"])
+def damaged_warehouse(message: str, path: str | Path | None = None) -> str | None:
+    """The one line for a warehouse file DuckDB cannot read as a database, or one whose blocks fail their checksum
+    (DuckDB's message names no file then: `path`, the warehouse file, when known): which file, and how it is rebuilt
+    (the state keeps what was fetched; a sync fetches the warehouse's content again). None for any other message."""
+    if (found := NOT_A_WAREHOUSE.search(message)) is not None:
+        return not_a_warehouse(found["path"])
+    if path is not None and CORRUPT_BLOCK.search(message):
+        return f"the warehouse {path} is damaged (a block fails DuckDB's checksum): " + REBUILD.format(path=path)
+    return None
 
 
 def not_a_warehouse(path: str | Path) -> str:

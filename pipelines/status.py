@@ -100,5 +100,8 @@ def _warehouse(warehouse: Warehouse) -> dict[str, Any]:
             out["rows"] = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in WAREHOUSE_TABLES}
     except Exception as error:  # noqa: BLE001 (busy or damaged: say so, the rest of the status still helps)
         out["rows"] = None
-        out["note"] = damaged_warehouse(str(error)) or f"row counts unavailable: {str(error).splitlines()[0]}"
+        out["note"] = (
+            damaged_warehouse(str(error), None if warehouse.is_lake else warehouse.path)
+            or f"row counts unavailable: {str(error).splitlines()[0]}"
+        )
     return out

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from fitsync.client.config import Config
 from fitsync.client.errors import FitsyncError
 from fitsync.client.explain import DISK_TROUBLE, damaged_warehouse, debugging, disk_full, too_slow, unreachable
+from fitsync.resources.warehouse import warehouse_of
 from fitsync.warehouse.location import WarehouseError
 
 WRAPPERS = {"DagsterExecutionStepExecutionError", "DagsterUserCodeExecutionError"}
@@ -49,7 +50,8 @@ def failure_text(error: Any, config: Config) -> str:
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(config.base_url))
     if any(t in str(cause.message).lower() for t in DISK_TROUBLE):
         return disk_full(config.home)
-    if (warehouse := damaged_warehouse(str(cause.message))) is not None:
+    where = warehouse_of(config)
+    if (warehouse := damaged_warehouse(str(cause.message), None if where.is_lake else where.path)) is not None:
         return warehouse
     if cause.cls_name in UNREACHABLE:
         return unreachable(origin, CLASS_PATH.sub("", first)) + ", then run `fitsync sync` again"

@@ -47,6 +47,6 @@ def note_pending(config: Config, athletes: list[dict[str, Any]]) -> list[str]:
                         f"(streams = {config.streams}; fetched after everything else, newest first)"
                     )
     except Exception as error:  # noqa: BLE001 (busy: the rest of the status still helps)
-        if damaged_warehouse(str(error)) is None:  # a damaged file is said once, on the warehouse's line
+        if damaged_warehouse(str(error), "") is None:  # a damaged file is said once, on the warehouse's line
             lines.append(f"streams queue unavailable: {str(error).splitlines()[0]}")
     return lines

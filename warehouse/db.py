@@ -35,7 +35,9 @@ log = logging.getLogger(__name__)
 MIGRATIONS_PACKAGE = "migrations"
 VIEWS_SCRIPT = "analysis_views.sql"
 # "different configuration": a connection of this process not opened here (another library) holds the file.
-LOCK_MARKERS = ("lock", "Conflicting", "being used", "different configuration")
+# DuckDB's words for a file another process holds. Not a bare "lock": a damaged file's "in block at location" has it,
+# and made every open of one wait for the whole timeout.
+LOCK_MARKERS = ("Could not set lock", "Conflicting", "being used", "different configuration")
 # A writer waits this long for another process (an analyst's open session, the Dagster UI) to let go of the
 # file, saying so after NOTICE_AFTER seconds and every NOTICE_EVERY seconds after that.
 WRITE_WAIT = 1800.0

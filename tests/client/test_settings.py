@@ -36,9 +36,14 @@ def test_a_bad_value_is_one_line_naming_the_setting_its_source_and_what_is_allow
     file = tmp_path / "config.toml"
     file.write_text("bulk_reserve = 1.5\n")
     cases = {
-        f"{file}: bulk_reserve has an invalid value 1.5: it should be less than or equal to 1": {},
+        # the file's line, and the whole range (not only the bound it broke)
+        f"{file}, line 1: bulk_reserve has an invalid value 1.5: it should be less than or equal to 1 (allowed: "
+        "number ≥ 0, ≤ 1)": {},
         "FITSYNC_MAX_RETRIES: max_retries has an invalid value '0': it should be greater than or equal to 1": {
             "FITSYNC_MAX_RETRIES": "0"
+        },
+        "FITSYNC_BASE_URL: base_url has an invalid value '127.0.0.1:8700/api/v3': it should be an http(s) address": {
+            "FITSYNC_BASE_URL": "127.0.0.1:8700/api/v3"
         },
         "FITSYNC_RATE_LONG_WINDOW: long_window has an invalid value 'a day': it should be a valid integer": {
             "FITSYNC_RATE_LONG_WINDOW": "a day"

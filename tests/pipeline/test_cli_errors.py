@@ -225,8 +225,11 @@ def test_a_bad_config_file_is_one_line_naming_the_file_and_the_setting(tmp_path:
         ("[zzz]\nq = 1\n", ", line 2: unknown setting 'zzz': docs/configuration.md lists the settings"),
         ("timeout = \n", ": not valid TOML (Invalid value (at line 2, column 11))"),
         ("timeout = [", ": not valid TOML (Invalid value (at the end of line 2, the last))"),
-        ("timeout = -5\n", ": timeout has an invalid value -5: it should be greater than 0"),
-        ('nightly_timezone = "Mars/Olympus"\n', ": nightly_timezone has an invalid value 'Mars/Olympus': it should be"),
+        (
+            "timeout = -5\n",
+            ", line 2: timeout has an invalid value -5: it should be greater than 0 (allowed: number > 0)",
+        ),
+        ('nightly_timezone = "Mars/Olympus"\n', ", line 2: nightly_timezone has an invalid value 'Mars/Olympus': it"),
     ):
         file.write_text(secret + text)
         file.chmod(0o600)
@@ -307,6 +310,41 @@ def test_a_report_folder_under_a_missing_one_is_a_usage_error(tmp_path: Path) ->
     done = fitsync("report", "--out", str(out), FITSYNC_HOME=str(tmp_path))
     assert done.returncode == 2 and f"the folder {out.parent} does not exist" in done.stderr, done.stderr
     assert not out.parent.exists()
+
+
+def test_a_warehouse_with_damaged_blocks_is_named_with_its_fix(tmp_path: Path) -> None:
+    """DuckDB's checksum error names no file: the command names the warehouse and how it is rebuilt."""
+    from fitsync.warehouse import db
+
+    warehouse = tmp_path / "warehouse.duckdb"
+    db.migrate(warehouse)
+    with warehouse.open("r+b") as file:  # past DuckDB's three header blocks: the catalog's blocks
+        file.seek(3 * 4096)
+        file.write(b"\xff" * (warehouse.stat().st_size - 3 * 4096))
+    fix = f"mv {warehouse} {warehouse}.damaged"
+    for args in (["query", "SELECT 1"], ["query", "--list"]):
+        done = fitsync(*args, FITSYNC_HOME=str(tmp_path))
+        assert done.returncode == 1 and fix in done.stderr and "IOException" not in done.stderr, (args, done.stderr)
+        assert "waiting" not in done.stderr  # a damaged block is not a lock another process holds
+
+
+def test_output_to_a_full_device_is_said_so_not_as_the_homes_disk(tmp_path: Path) -> None:
+    """`> /dev/full`: standard output has no room (not FITSYNC_HOME's disk), and `--help` says so too."""
+    for args in (["status"], ["--help"], ["--version"]):
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(
+                [sys.executable, "-m", "fitsync.cli.main", *args],
+                cwd=REPO,
+                env=subprocess_env(tmp_path),
+                stdin=subprocess.DEVNULL,
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=60,
+            )
+        assert done.returncode == 1 and "Traceback" not in done.stderr, (args, done.stderr)
+        assert "the output could not be written (No space left on device)" in done.stderr, (args, done.stderr)
+        assert "FITSYNC_HOME" not in done.stderr, done.stderr
 
 
 def test_a_home_that_is_a_file_is_said_so(tmp_path: Path) -> None:

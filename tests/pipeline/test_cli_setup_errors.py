@@ -85,7 +85,11 @@ def test_connect_on_a_busy_port_names_the_fix_and_creates_nothing(tmp_path: Path
     "args, option, says",
     [
         (["--client-id", "-3", "--client-secret", "x"], "--client-id", "it should be greater than 0"),
-        (["--client-id", "1", "--client-secret", "x", "--base-url", "notaurl"], "--base-url", "is not an http(s)"),
+        (
+            ["--client-id", "1", "--client-secret", "x", "--base-url", "notaurl"],
+            "--base-url",
+            "it should be an http(s) address",
+        ),
         (["--client-id", "1", "--client-secret", "x", "--auth-url", "www.strava.com"], "--auth-url", "http(s)"),
     ],
     ids=["client-id-negative", "base-url-not-a-url", "auth-url-without-scheme"],
