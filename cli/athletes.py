@@ -74,10 +74,21 @@ def open_client(config: Config | None = None, *, app: bool = True) -> FitsyncCli
     type=click.IntRange(0, 65535),
     help="Loopback port for the redirect (default: any free port).",
 )
-@click.option("--timeout", default=300.0, show_default=True, help="Seconds to wait for the athlete.")
+@click.option(
+    "--timeout",
+    default=300.0,
+    show_default=True,
+    type=click.FloatRange(min=1),
+    help="Seconds to wait for the athlete.",
+)
 def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeout: float) -> None:
     """Connect an athlete: consent in the browser, tokens stored encrypted in FITSYNC_HOME."""
     wanted = tuple(s for s in scope_list.replace(" ", ",").split(",") if s)
+    if unknown := [s for s in wanted if s not in scopes.KNOWN]:
+        raise click.BadParameter(
+            f"{', '.join(map(repr, unknown))}: not a scope of the service (it knows {', '.join(scopes.KNOWN)})",
+            param_hint="'--scopes'",
+        )
     if headless and (ignored := [o for o, given in (("--port", port), ("--no-browser", no_browser)) if given]):
         raise click.UsageError(
             f"{' and '.join(ignored)} shape the redirect to this machine, and with --headless there is none (the "
@@ -224,20 +235,33 @@ def disconnect(athlete_id: int, yes: bool) -> None:
             revoked, state, rows = _revoke_and_purge(client, athlete_id)
     click.echo(
         f"Disconnected athlete {athlete_id}"
-        + ("" if revoked else " (the service had already revoked access)")
+        + REVOCATIONS[revoked]
         + f"; removed {_removed(rows)} and {sum(state.values()):,} state rows"
     )
+    if revoked == "failed":  # the local part is done; the service's is the athlete's to finish
+        raise click.ClickException(
+            f"the service still grants fitsync access to athlete {athlete_id}'s data: remove fitsync in the "
+            "athlete's settings on the service (My Apps), as fitsync can no longer revoke it without the tokens"
+        )
 
 
-def _revoke_and_purge(client: FitsyncClient, athlete_id: int) -> tuple[bool, dict[str, int], dict[str, int]]:
+# How the service's side of a disconnect went, as the last line says it.
+REVOCATIONS = {
+    "revoked": "",
+    "already": " (the service had already revoked access)",
+    "failed": " here only (the service could not be asked to revoke access)",
+}
+
+
+def _revoke_and_purge(client: FitsyncClient, athlete_id: int) -> tuple[str, dict[str, int], dict[str, int]]:
     """Revoke at the service (a failure said, the local data going anyway), purge everything of the athlete, drop
-    their Dagster partition: (revoked, state rows, warehouse rows removed)."""
+    their Dagster partition: (how the revocation went: a key of REVOCATIONS, state rows, warehouse rows removed)."""
     from fitsync.pipelines.instance import instance  # Dagster loads slowly: only once it is agreed
     from fitsync.pipelines.purge import purge_everything
 
     try:
         token = client.tokens.access_token(athlete_id)
-        revoked = oauth.deauthorize(client.config, client.transport, token.reveal())
+        revoked = "revoked" if oauth.deauthorize(client.config, client.transport, token.reveal()) else "already"
     except ReauthorizationRequired:  # the service already refused the tokens: nothing of fitsync's left to revoke
         click.secho(
             "the service had already withdrawn fitsync's access (its refresh token was refused): nothing to revoke "
@@ -245,14 +269,14 @@ def _revoke_and_purge(client: FitsyncClient, athlete_id: int) -> tuple[bool, dic
             fg="yellow",
             err=True,
         )
-        revoked = False
+        revoked = "already"
     except (FitsyncError, httpx.HTTPError) as error:
         click.secho(
             f"could not revoke at the service ({type(error).__name__}: {error}); deleting the local tokens anyway",
             fg="yellow",
             err=True,
         )
-        revoked = False
+        revoked = "failed"
     # The service's deauthorization event will name an athlete fitsync no longer knows: purge now.
     state, rows = purge_everything(client, athlete_id)
     dagster_instance = instance(client.config.home)

@@ -12,6 +12,18 @@ NEEDED: dict[str, str] = {
 }
 
 
+# Every scope the service knows (the spec's operations and authorization page): asking for another is a typo.
+KNOWN = (
+    "read",
+    "read_all",
+    "profile:read_all",
+    "profile:write",
+    "activity:read",
+    "activity:read_all",
+    "activity:write",
+)
+
+
 def parse(granted: str) -> set[str]:
     names = {n for n in re.split(r"[,\s]+", granted or "") if n}
     if "activity:read_all" in names:

@@ -1,5 +1,5 @@
 """What `fitsync status` (and the nothing-new check) says of the streams queue: per athlete, how many activities wait for their streams (the
-`streams` setting's activities without a stored answer, warehouse/streams.waiting), read without writing a byte."""
+`streams` setting's activities without a stored answer, warehouse/stream_queue.waiting), read without writing a byte."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 from fitsync.client.config import Config
 from fitsync.client.explain import damaged_warehouse
 from fitsync.resources.warehouse import warehouse_of
-from fitsync.sync.streams import since
 from fitsync.warehouse import db
-from fitsync.warehouse import streams as stored
+from fitsync.warehouse import stream_queue as stored
+from fitsync.warehouse.stream_queue import since
 
 
 def count_waiting(config: Config, athlete_id: int) -> int:

@@ -33,6 +33,7 @@ import polars as pl
 
 from fitsync.client.errors import MissingScope, NotFound
 from fitsync.warehouse import streams as stored
+from fitsync.warehouse.stream_queue import since  # noqa: F401 (the fetch step's setting, read here)
 from fitsync.warehouse.streams import Answer
 
 ENDPOINT = "GET /activities/{id}/streams"
@@ -40,13 +41,6 @@ KEYS = ",".join(stored.STREAMS)
 # Samples an unwritten chunk may hold: ≈ 7 four-hour rides, ≈ 15 MB of frames; 25 activities at most.
 CHUNK_SAMPLES = 100_000
 CHUNK_ACTIVITIES = 25
-
-
-def since(setting: str, days: float, now: dt.datetime | None = None) -> dt.datetime | None:
-    """The earliest start whose streams are wanted: `recent` the last `days` days, `all` any (None)."""
-    if setting == "all":
-        return None
-    return (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=days)
 
 
 def fetch(session: Any, activity_id: int, start: dt.datetime | None) -> Answer:

@@ -38,10 +38,7 @@ import duckdb
 import polars as pl
 
 from . import db, documents, stream_mmp
-
-SAMPLES = "activity_streams"
-ANSWERS = "activity_stream_answers"
-SCHEMA_FILE = documents.SCHEMA_FILE
+from .stream_queue import ANSWERS, SAMPLES, SCHEMA_FILE, WANTED, quoted, waiting  # noqa: F401 (where callers find them)
 
 
 @dataclass(frozen=True)
@@ -216,35 +213,6 @@ def _write(conn: duckdb.DuckDBPyConnection, frame: pl.DataFrame, columns: str, t
 
 # --- reading ------------------------------------------------------------------------------------------------------
 
-# Which activities have streams to ask for: recorded (never manual) with GPS or a sensor, as the summary says.
-WANTED = """a.manual IS DISTINCT FROM true
-    AND (a.start_lat IS NOT NULL OR a.has_heartrate OR a.device_watts OR a.average_cadence IS NOT NULL)"""
-
-
-def waiting(
-    conn: duckdb.DuckDBPyConnection, athlete_id: int, since: datetime | None, *, looking: bool = False
-) -> list[tuple[int, datetime]]:
-    """(activity id, start) of the athlete's activities whose streams are wanted and not stored yet, newest first;
-    `since`: only those started then or later (None: all). `looking`: create nothing (`fitsync status`)."""
-    root = documents.root(conn)
-    if root is None:
-        return []
-    if not looking:
-        prepare(root)
-    answered = ""
-    if (root / ANSWERS / SCHEMA_FILE).exists():
-        glob = _quoted(root / ANSWERS / "**" / "*.parquet")
-        answered = f"AND a.activity_id NOT IN (SELECT activity_id FROM read_parquet('{glob}'))"
-    return [
-        (int(r[0]), r[1])
-        for r in conn.execute(
-            f"""SELECT a.activity_id, a.start_date FROM activities a
-                WHERE a.athlete_id = $1 AND {WANTED} AND ($2::TIMESTAMPTZ IS NULL OR a.start_date >= $2) {answered}
-                ORDER BY a.start_date DESC NULLS LAST, a.activity_id DESC""",
-            [athlete_id, since],
-        ).fetchall()
-    ]
-
 
 def views_current(conn: duckdb.DuckDBPyConnection) -> bool:
     """Whether both views exist and read this warehouse's folders (a moved file's views do not)."""
@@ -330,4 +298,4 @@ def remove_athlete(root: Path, athlete_id: int) -> int:
 
 
 def _quoted(path: Path | str) -> str:
-    return str(path).replace("'", "''")
+    return quoted(path)

@@ -129,6 +129,20 @@ def test_connect_headless_without_input_is_a_usage_error(tmp_path: Path) -> None
     assert done.stdout.count("Redirected URL:") == 1, done.stdout
 
 
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["--timeout", "-5"], "'--timeout': -5.0 is not in the range x>=1"),
+        (["--scopes", "read,bogus"], "'--scopes': 'bogus': not a scope of the service (it knows read, read_all"),
+    ],
+    ids=["timeout", "scopes"],
+)
+def test_connect_refuses_a_value_it_cannot_use(tmp_path: Path, args: list[str], said: str) -> None:
+    done = run(tmp_path / "home", "connect", "--no-browser", *args, **CREDENTIALS)
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    assert not (tmp_path / "home").exists()
+
+
 @pytest.mark.parametrize("option", [["--port", "8123"], ["--no-browser"]])
 def test_connect_headless_with_a_redirect_option_is_a_usage_error(tmp_path: Path, option: list[str]) -> None:
     """--port and --no-browser shape a redirect to this machine, which --headless does without: not ignored."""

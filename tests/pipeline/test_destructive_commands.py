@@ -24,18 +24,19 @@ from ..client.support import CallbackReceiver
 from ..processes import FITSYNC, REPO, Terminal
 from ..sandbox_harness import Harness
 from .conftest import Connect, Home, add_athlete, delete, record_many, subprocess_env
+from .test_cli_errors import closed_port
 from .test_sync import warehouse_ids
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py)
 pytestmark = pytest.mark.postgres_slow
 
 
-def fitsync(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def fitsync(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """fitsync as a script runs it: no terminal on any side."""
     return subprocess.run(
         [*FITSYNC, *args],
         cwd=REPO,
-        env=subprocess_env(home),
+        env=subprocess_env(home, **env),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -192,3 +193,15 @@ def test_disconnect_says_what_it_does_while_it_works(sb: Harness, connect: Conne
     assert done.returncode == 0, done.stderr
     assert f"athlete {aid}: revoking access and deleting their data…" in done.stderr, done.stderr
     assert f"Disconnected athlete {aid}" in done.stdout and listed(home) == []
+
+
+def test_disconnect_that_could_not_revoke_says_the_service_still_grants_access(sb: Harness, connect: Connect) -> None:
+    """The local data goes (as asked), but the service was not reached: not "already revoked", and not exit 0."""
+    aid = add_athlete(sb)
+    home = connect(aid)
+    done = fitsync(
+        home.config.home, "disconnect", str(aid), "--yes", FITSYNC_AUTH_URL=f"http://127.0.0.1:{closed_port()}"
+    )
+    assert done.returncode == 1 and listed(home) == [], done.stdout + done.stderr
+    assert f"Disconnected athlete {aid} here only" in done.stdout and "already" not in done.stdout, done.stdout
+    assert "the service still grants fitsync access" in done.stderr and "My Apps" in done.stderr, done.stderr
