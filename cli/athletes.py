@@ -382,6 +382,8 @@ def _athletes_table(rows: list[AthleteRecord]) -> Table:
         token = (
             "—"
             if expires is None
+            else "refused"  # its expiry means nothing once the service refused the athlete's tokens
+            if a.status == "needs_reauth"
             else (f"expires {ago(expires)}" if expires > time.time() else f"expired {ago(expires)}")
         )
         status = status_shown(a.athlete_id, a.status, a.status_reason)

@@ -80,8 +80,14 @@ def fresh_home(home: Path) -> Path:
         if not (home / MARKER).exists():
             raise click.ClickException(f"{home} exists and is not a fitsync demo folder: choose another --home")
         shutil.rmtree(home)
-    home.mkdir(parents=True, exist_ok=True)
-    (home / MARKER).write_text("created by `fitsync demo`; safe to delete\n")
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        (home / MARKER).write_text("created by `fitsync demo`; safe to delete\n")
+    except OSError as error:  # a read-only current folder: the fix is --home (the demo does not read FITSYNC_HOME)
+        raise click.ClickException(
+            f"cannot make the demo's folder {home} ({error.strerror}): give --home a folder you can write "
+            "(`fitsync demo --home /tmp/fitsync-demo`), or run it from one"
+        ) from None
     return home
 
 

@@ -4,6 +4,7 @@ says where it wrote them."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import click
@@ -38,6 +39,8 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
         from fitsync.warehouse import report as reports  # charting libraries load in a second: only when needed
     given, out_dir = out_dir is not None, out_dir or load_config().home / "reports"
     fix = "give one you can write" if given else "give a folder you can write with --out DIR"
+    if out_dir.exists() and not out_dir.is_dir():
+        raise click.BadParameter(f"{out_dir} is not a folder: give a folder for the report", param_hint="'--out'")
     if given and not out_dir.absolute().parent.is_dir():  # as `query -o` refuses it: a typo makes no folder tree
         raise click.BadParameter(
             f"the folder {out_dir.absolute().parent} does not exist: create it, or give another (--out makes only "
@@ -64,8 +67,16 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
         if not athletes:
             raise click.ClickException("the warehouse has no activities yet: run `fitsync sync` first")
         for athlete in athletes:
-            with screen.doing(status, f"athlete {athlete}: building the report (warehouse queries, then the charts)…"):
-                result = reports.build_report(warehouse, out_dir / str(athlete), athlete)
+            folder = out_dir / str(athlete)
+            new = not folder.exists()
+            try:
+                doing = f"athlete {athlete}: building the report (warehouse queries, then the charts)…"
+                with screen.doing(status, doing):
+                    result = reports.build_report(warehouse, folder, athlete)
+            except KeyboardInterrupt:  # a report stopped halfway is not left as if it were one
+                if new:
+                    shutil.rmtree(folder, ignore_errors=True)
+                raise
             click.echo(result.title)
             click.echo(f"  report   {result.html_path}")
             click.echo(f"  summary  {result.markdown_path}")

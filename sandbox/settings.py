@@ -105,6 +105,8 @@ def _coerce(name: str, type_name: Any, value: Any) -> Any:
         raise ValueError(f"setting {name} must be a number")
     if value < 0:
         raise ValueError(f"setting {name} must not be negative")
+    if name.endswith("_rate") and value > 1:  # a probability: fault_error_rate=7 would be every request, unsaid
+        raise ValueError(f"setting {name} is a share of requests: from 0 to 1")
     if kind is int and value != int(value):
         raise ValueError(f"setting {name} must be a whole number")
     return kind(value)

@@ -176,7 +176,12 @@ def test_a_console_command_on_a_file_no_server_keeps_creates_nothing(tmp_path: P
 def test_settings_refuses_unknown_names_and_bad_values(served: tuple[str, Path]) -> None:
     """Usage errors (exit 2), as `serve --set` says them."""
     _, db = served
-    for change, said in (("no_such=1", "no_such"), ("short_window=-5", "short_window"), ("short_window=oops", "JSON")):
+    for change, said in (
+        ("no_such=1", "no_such"),
+        ("short_window=-5", "short_window"),
+        ("short_window=oops", "JSON"),
+        ("fault_error_rate=7", "a share of requests: from 0 to 1"),
+    ):
         refused = run("sandbox", "settings", "--db", str(db), change)
         assert refused.returncode == 2 and said in refused.stderr and "Traceback" not in refused.stderr, refused.stderr
 

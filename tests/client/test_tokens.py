@@ -229,6 +229,7 @@ def test_cli_athletes_shows_needs_reauth(sb: Harness, connected: Connected) -> N
     assert listed.exit_code == 0
     [line] = [line for line in listed.output.splitlines() if line.startswith(f"│ {connected.athlete_id} ")]
     assert "│ needs_reauth" in line, listed.output  # the reason wraps within its cell, as long as the name leaves it
+    assert "│ refused" in line and "expires" not in line, listed.output  # its expiry means nothing now
     cells = " ".join(" ".join(row.split("│")[3].split()) for row in listed.output.splitlines() if row.startswith("│"))
     assert f"run `fitsync connect` as athlete {connected.athlete_id}" in cells, listed.output  # and the fix
     [athlete] = json.loads(runner.invoke(main, ["athletes", "--json"], env=cli_env(connected.config)).stdout)

@@ -347,6 +347,13 @@ def test_output_to_a_full_device_is_said_so_not_as_the_homes_disk(tmp_path: Path
         assert "FITSYNC_HOME" not in done.stderr, done.stderr
 
 
+def test_a_demo_folder_that_cannot_be_made_names_home_not_fitsync_home(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    done = fitsync("demo", "--home", str(tmp_path / "a-file" / "demo"), FITSYNC_HOME=str(tmp_path / "unused"))
+    assert done.returncode == 1 and "cannot make the demo's folder" in done.stderr, done.stderr
+    assert "give --home a folder you can write" in done.stderr and "FITSYNC_HOME" not in done.stderr
+
+
 def test_a_home_that_is_a_file_is_said_so(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.write_text("not a folder")

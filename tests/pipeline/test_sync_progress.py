@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import signal
 import uuid
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from rich.console import Console
 from fitsync.cli.sync_progress import NOT_A_SUBSCRIBER, SyncProgress
 from fitsync.client.runtime import FitsyncClient
 
-from ..processes import Terminal
+from ..processes import Terminal, foreground
 from ..sandbox_harness import Harness
 from .conftest import Connect, add_athlete, record, record_many
 from .test_nothing_new import fitsync_sync
@@ -72,3 +73,12 @@ def test_the_silent_seconds_say_what_they_are_spent_on(sb: Harness, connect: Con
     finally:
         term.process.kill()
     assert (tmp_path / "report" / str(aid) / "summary.md").exists()
+
+    # Ctrl-C while it builds: no folder left for the athlete as if it held a report (unless it ended first, whole)
+    with foreground(home.config.home, "report", "--out", str(tmp_path / "stopped")) as job:
+        job.wait_for(f"athlete {aid}: building the report")
+        job.send(signal.SIGINT)
+        shown = job.wait_for_exit()
+        code = job.close()
+    folder = tmp_path / "stopped" / str(aid)
+    assert (code, folder.exists()) == (130, False) or (code, (folder / "summary.md").exists()) == (0, True), shown
