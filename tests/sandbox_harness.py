@@ -12,18 +12,10 @@ from typing import Any
 
 import httpx
 
-from fitsync.sandbox import browser
+from fitsync.sandbox import browser, scopes
 from fitsync.sandbox.server import ServerThread
 
-ALL_SCOPES = (
-    "read",
-    "read_all",
-    "profile:read_all",
-    "profile:write",
-    "activity:read",
-    "activity:read_all",
-    "activity:write",
-)
+ALL_SCOPES = tuple(scopes.SCOPES)  # every scope the sandbox's authorization page knows
 REDIRECT_URI = "http://localhost:9999/callback"
 # Everything a request could change, except bookkeeping (rate usage, counters, browser sessions).
 STATE_TABLES = (
