@@ -92,10 +92,10 @@ def _damaged_warehouse(error: BaseException) -> str | None:
     """The fix for a warehouse file whose blocks DuckDB found damaged (its message names no file: the configured
     one is)."""
     from fitsync.client.config_basics import load_config
-    from fitsync.client.explain import damaged_warehouse
+    from fitsync.client.explain import CORRUPT_BLOCK, damaged_warehouse
     from fitsync.resources.warehouse import warehouse_of
 
-    if "corrupt database file" not in str(error).lower():
+    if not CORRUPT_BLOCK.search(str(error)):
         return None
     try:
         warehouse = warehouse_of(load_config())
