@@ -24,6 +24,8 @@ from fitsync.client.errors import FitsyncError
 from fitsync.client.explain import debugging, explain, is_state_server_error
 
 INTERRUPTED = 130
+# What DuckDB raises (a RuntimeError) in place of the KeyboardInterrupt of a Ctrl-C that came while it worked.
+DUCKDB_INTERRUPTED = "Query interrupted"
 
 
 class FitsyncGroup(click.Group):
@@ -41,12 +43,15 @@ class FitsyncGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit):
+        except (click.ClickException, click.exceptions.Exit, SystemExit):
             raise
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, click.exceptions.Abort):  # Ctrl-C, or Ctrl-C / Ctrl-D at one of click's prompts
             click.echo("Interrupted: nothing half-written was kept; run the command again to continue.", err=True)
             raise SystemExit(INTERRUPTED) from None
         except Exception as error:  # noqa: BLE001 (the last line of defence: one message, never a traceback)
+            if isinstance(error, RuntimeError) and str(error) == DUCKDB_INTERRUPTED:  # Ctrl-C met inside DuckDB
+                click.echo("Interrupted: nothing half-written was kept; run the command again to continue.", err=True)
+                raise SystemExit(INTERRUPTED) from None
             if debugging():
                 traceback.print_exc()
             story = unwritable_stdout(error) or _damaged_warehouse(error) or explain(error)

@@ -41,6 +41,11 @@ def init(client_id: int | None, client_secret: str | None, base_url: str, auth_u
         if not interactive:
             raise click.UsageError("give --client-secret, or --secret-in-env and set FITSYNC_CLIENT_SECRET")
         client_secret = click.prompt("Client secret (not shown)", hide_input=True)
+    if client_secret is not None and not client_secret.strip():  # an empty secret: every token exchange refused
+        raise click.BadParameter(
+            "the client secret is empty: give the one on your app's API settings page (or --secret-in-env)",
+            param_hint="'--client-secret'",
+        )
     if auth_url.rstrip("/").endswith("/oauth"):
         raise click.UsageError(
             f"--auth-url is the site without /oauth (fitsync adds /oauth/authorize): "

@@ -16,6 +16,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -24,7 +25,7 @@ import click
 from rich.console import Console
 
 from . import result_table, sql_prompt
-from .errors import INTERRUPTED
+from .errors import DUCKDB_INTERRUPTED, INTERRUPTED
 
 if TYPE_CHECKING:  # DuckDB loads in a third of a second: only when a query runs
     import duckdb
@@ -48,7 +49,6 @@ LIST_SQL = (
 BROKEN_PIPE = 141
 # What DuckDB raises when a signal handler raised while it worked (it checks between tasks): the KeyboardInterrupt
 # of Ctrl-C is lost, replaced by this, which is no error of the SQL.
-DUCKDB_INTERRUPTED = "Query interrupted"
 
 
 class _Screen(Console):
@@ -125,19 +125,9 @@ def query(
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(BROKEN_PIPE) from None
-    except KeyboardInterrupt as stop:  # the connection is read-only: stopping it leaves the warehouse as it was
-        removed = f"; the half-written {stop.removed} was removed" if isinstance(stop, _Interrupted) else ""
-        click.echo(f"Interrupted: the query was stopped; nothing was changed{removed}.", err=True)
+    except KeyboardInterrupt:  # read-only, and an export's file appears only whole: nothing was changed
+        click.echo("Interrupted: the query was stopped; nothing was changed.", err=True)
         raise SystemExit(INTERRUPTED) from None
-
-
-class _Interrupted(KeyboardInterrupt):
-    """Ctrl-C stopped an export to a file: what DuckDB had written of it was removed, so no half of a result is
-    taken for the whole."""
-
-    def __init__(self, removed: Path) -> None:
-        super().__init__(str(removed))
-        self.removed = removed
 
 
 def _query(
@@ -179,7 +169,12 @@ def _query(
         )
         limit = max(limit, 1000)
     elif script is not None:
-        sql = script.read()
+        try:
+            sql = script.read()
+        except UnicodeDecodeError:
+            raise click.BadParameter(
+                f"{script.name} is not UTF-8 text: save it as UTF-8 (plain SQL)", param_hint="'-f'"
+            ) from None
     if not sql.strip() and not sys.stdin.isatty():
         sql = _piped_sql()
     if not sql.strip():
@@ -275,7 +270,7 @@ def _run(warehouse: Warehouse, sql: str, fmt: str, output: Path | None, mode: st
         for index, statement in enumerate(statements):
             last = index == len(statements) - 1
             try:
-                with _stoppable(output if fmt != "table" and last else None):
+                with _stoppable():
                     if fmt != "table" and last:
                         _export(conn, statement.query, fmt, output)
                         continue
@@ -291,18 +286,15 @@ def _run(warehouse: Warehouse, sql: str, fmt: str, output: Path | None, mode: st
 
 
 @contextlib.contextmanager
-def _stoppable(writing: Path | None) -> Iterator[None]:
+def _stoppable() -> Iterator[None]:
     """Ctrl-C while DuckDB works made a KeyboardInterrupt again (DuckDB raises a RuntimeError in its place), so that a
-    stop is said as one and not as a failure; `writing`, the file an export was writing, is removed half-written."""
+    stop is said as one and not as a failure."""
     try:
         yield
     except RuntimeError as error:
         if str(error) != DUCKDB_INTERRUPTED:
             raise
-        if writing is None:
-            raise KeyboardInterrupt from None
-        writing.unlink(missing_ok=True)
-        raise _Interrupted(writing) from None
+        raise KeyboardInterrupt from None
 
 
 def _show(result: duckdb.DuckDBPyConnection, limit: int, mode: str, several: bool, wrap: bool = False) -> None:
@@ -342,20 +334,23 @@ def _export(conn: duckdb.DuckDBPyConnection, sql: str, fmt: str, output: Path | 
     import duckdb
 
     with tempfile.TemporaryDirectory(prefix="fitsync-query-") as scratch:
-        target = output if output else Path(scratch) / f"result.{fmt}"
+        target = _partial(output) if output else Path(scratch) / f"result.{fmt}"
         literal = str(target).replace("'", "''")
-        existed = target.exists()
         try:
             rows = conn.execute(f"COPY (\n{_bare(sql)}\n) TO '{literal}' ({COPY_OPTIONS[fmt]})").fetchall()[0][0]
-        except duckdb.IOException as error:  # the file, not the SQL: a full disk, a folder not writable, …
-            if not existed and target.is_file():
-                target.unlink(missing_ok=True)  # no half of a result to be taken for the whole
-            raise click.ClickException(_not_written(target, output, error)) from None
-        except duckdb.Error as error:  # its LINE n counts COPY's line before the SQL: said as the SQL was typed
-            raise type(error)(_WRAPPED_LINE.sub(lambda m: f"LINE {int(m[1]) - 1}:", str(error))) from None
-        if rows == 0 and fmt == "json":  # DuckDB writes "[", a blank line and "]"
-            target.write_text("[]\n")
+            if rows == 0 and fmt == "json":  # DuckDB writes "[", a blank line and "]"
+                target.write_text("[]\n")
+        except BaseException as error:  # a stop or a failure: no half of a result in the file's place
+            if output is not None and target != output:
+                target.unlink(missing_ok=True)
+            if isinstance(error, duckdb.IOException):  # the file, not the SQL: a full disk, a read-only folder, …
+                raise click.ClickException(_not_written(target, output, error)) from None
+            if isinstance(error, duckdb.Error):  # its LINE n counts COPY's line before the SQL: said as typed
+                raise type(error)(_WRAPPED_LINE.sub(lambda m: f"LINE {int(m[1]) - 1}:", str(error))) from None
+            raise
         if output:
+            if target != output:
+                target.replace(output)  # whole, at once: a file of that name before stays until then
             click.echo(f"{_count(rows)} → {output}", err=True)
             return
         with target.open("rb") as written:
@@ -364,6 +359,18 @@ def _export(conn: duckdb.DuckDBPyConnection, sql: str, fmt: str, output: Path | 
 
 
 _WRAPPED_LINE = re.compile(r"^LINE (\d+):", re.M)
+
+
+def _partial(output: Path) -> Path:
+    """Where an export to `output` is written before it takes that name: beside it, hidden, its extensions kept
+    last. A device or a pipe
+    (/dev/stdout, a FIFO) is written as it is: nothing could be renamed onto it."""
+    if output.exists() and not output.is_file():
+        return output
+    suffixes = "".join(output.suffixes)  # kept last: DuckDB compresses by them (`.csv.gz`)
+    return output.with_name(f".{output.name.removesuffix(suffixes)}.{uuid.uuid4().hex[:8]}.partial{suffixes}")
+
+
 CATALOG_HINT = "`fitsync query --list` lists the warehouse's tables and views, `--describe NAME` a table's columns"
 
 

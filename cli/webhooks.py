@@ -185,6 +185,7 @@ def unsubscribe(yes: bool) -> None:
     "prefix",
     default=DEFAULT_PREFIX,
     show_default=True,
+    callback=lambda ctx, param, value: _path_prefix(value),
     help="Path the events arrive under; the subscription's secret follows it.",
 )
 def serve(host: str, port: int, prefix: str) -> None:
@@ -233,3 +234,11 @@ def serve(host: str, port: int, prefix: str) -> None:
             err=True,
         )
         raise SystemExit(StopSignals.exit_code(server.stop_signal))
+
+
+def _path_prefix(value: str) -> str:
+    """A path of at least one segment (`/webhooks`): "/" or "" would put the secret at the root, an address no
+    subscription can be validated at."""
+    if not value.strip("/"):
+        raise click.BadParameter("give a path such as /webhooks: the subscription's secret follows it")
+    return value

@@ -170,7 +170,14 @@ def _key_file(home: Path) -> bytes:
             pass
         finally:
             tmp.unlink()
-    return path.read_bytes().strip()
+    key = path.read_bytes().strip()
+    if fernet_key(Secret(key.decode(errors="replace"))) is None:  # emptied, cut short, or another file in its place
+        raise CipherError(
+            f"the token key file {path} is damaged (not a key fitsync wrote): put it back from a backup of "
+            f"FITSYNC_HOME; without it the stored tokens cannot be read: move it aside (mv {path} {path}.damaged) "
+            "and connect each athlete again with `fitsync connect`"
+        )
+    return key
 
 
 def _check_value(conn: Connection) -> bytes | None:

@@ -87,9 +87,19 @@ def sandbox() -> None:
     type=click.IntRange(0, 20000),
     help="Activities each athlete has recorded in a new world (first start only).",
 )
-@click.option("--api-prefix", default="/api/v3", show_default=True, help="Path the API is served under.")
 @click.option(
-    "--auth-prefix", default="/oauth", show_default=True, help="Path the authorization pages are served under."
+    "--api-prefix",
+    default="/api/v3",
+    show_default=True,
+    callback=lambda ctx, param, value: _prefix(value),
+    help="Path the API is served under.",
+)
+@click.option(
+    "--auth-prefix",
+    default="/oauth",
+    show_default=True,
+    callback=lambda ctx, param, value: _prefix(value),
+    help="Path the authorization pages are served under.",
 )
 @click.option(
     "--flavor",
@@ -161,6 +171,15 @@ def serve(
         )
         click.echo(f"Console key ({key_note}): {state.console_key}")
         server.run(sockets=[listener])
+
+
+def _prefix(value: str) -> str:
+    """A path under which routes are served: it starts with "/" and is not the root or the console's /sandbox."""
+    if not value.startswith("/") or not value.strip("/") or value.rstrip("/") == "/sandbox":
+        raise click.BadParameter(
+            f"{value!r}: give a path that starts with / (such as /api/v3), other than / and /sandbox"
+        )
+    return value
 
 
 @contextlib.contextmanager

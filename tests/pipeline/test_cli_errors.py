@@ -354,6 +354,42 @@ def test_a_demo_folder_that_cannot_be_made_names_home_not_fitsync_home(tmp_path:
     assert "give --home a folder you can write" in done.stderr and "FITSYNC_HOME" not in done.stderr
 
 
+def test_a_damaged_token_key_file_names_its_fix(tmp_path: Path) -> None:
+    (tmp_path / "secret.key").write_text("xxxx")
+    done = fitsync("sync", FITSYNC_HOME=str(tmp_path), FITSYNC_CLIENT_ID="5", FITSYNC_CLIENT_SECRET="s")
+    assert done.returncode == 1 and f"the token key file {tmp_path / 'secret.key'} is damaged" in done.stderr
+    assert "`fitsync connect`" in done.stderr and "ValueError" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["sandbox", "serve", "--api-prefix", "api"], "'--api-prefix': 'api': give a path that starts with /"),
+        (["sandbox", "serve", "--auth-prefix", "/sandbox"], "other than / and /sandbox"),
+        (["webhooks", "serve", "--prefix", "/"], "give a path such as /webhooks"),
+        (["init", "--client-id", "5", "--client-secret", ""], "'--client-secret': the client secret is empty"),
+    ],
+    ids=["api-prefix", "auth-prefix", "webhooks-prefix", "empty-secret"],
+)
+def test_values_that_could_only_fail_later_are_usage_errors(tmp_path: Path, args: list[str], said: str) -> None:
+    done = (
+        fitsync(*args, "--port", "0", FITSYNC_HOME=str(tmp_path / "home"))
+        if "serve" in args
+        else fitsync(*args, FITSYNC_HOME=str(tmp_path / "home"))
+    )
+    assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "home").exists()
+
+
+def test_an_sql_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    from fitsync.warehouse import db
+
+    db.migrate(tmp_path / "warehouse.duckdb")
+    (tmp_path / "q.sql").write_text("SELECT 1", encoding="utf-16")
+    done = fitsync("query", "-f", str(tmp_path / "q.sql"), FITSYNC_HOME=str(tmp_path))
+    assert done.returncode == 2 and f"{tmp_path / 'q.sql'} is not UTF-8 text" in done.stderr, done.stderr
+
+
 def test_a_home_that_is_a_file_is_said_so(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.write_text("not a folder")

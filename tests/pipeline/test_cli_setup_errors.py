@@ -28,7 +28,7 @@ import pytest
 
 from fitsync.client.config import Config
 
-from ..processes import FITSYNC, REPO, Terminal, free_port, serve_receiver, subprocess_env
+from ..processes import FITSYNC, REPO, Terminal, foreground, free_port, serve_receiver, subprocess_env
 from ..sandbox_harness import Harness
 from .conftest import make_config, write_config
 
@@ -164,6 +164,21 @@ def test_connect_headless_ctrl_c_at_the_prompt_is_interrupted(tmp_path: Path) ->
     seen = term.wait_for("Interrupted")
     assert term.close() == 130, seen
     assert "Aborted" not in seen and "Traceback" not in seen, seen
+
+
+@pytest.mark.parametrize("stop", ["ctrl-c", "ctrl-d"])
+def test_init_stopped_at_its_prompt_is_interrupted_as_every_command_is(tmp_path: Path, stop: str) -> None:
+    """Not click's "Aborted!" and exit 1: "Interrupted", 130, and no file written."""
+    home = tmp_path / "home"
+    with foreground(home, "init") as term:  # its own process group, with Ctrl-C's default action, as a shell's job
+        term.wait_for("Client id of your app at the service: ")
+        if stop == "ctrl-c":
+            term.send(signal.SIGINT)
+        else:
+            term.type("\x04")  # end of input at the prompt
+        seen = term.wait_for("Interrupted")
+        assert term.close() == 130, seen
+    assert "Aborted" not in seen and "Traceback" not in seen and not (home / "config.toml").exists(), seen
 
 
 def test_connect_that_times_out_names_the_fix(tmp_path: Path) -> None:

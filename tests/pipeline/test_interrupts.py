@@ -71,16 +71,18 @@ def test_ctrl_c_stops_a_running_query(warehouse_home: Path) -> None:
     assert "Error" not in seen and "Traceback" not in seen, seen
 
 
-def test_ctrl_c_stops_an_export_and_removes_its_half(warehouse_home: Path, tmp_path: Path) -> None:
-    """DuckDB writes an export's file as it goes: the file it started (so the query is running) is removed, not left
-    to pass for the whole result."""
+def test_ctrl_c_stops_an_export_and_leaves_the_file_as_it_was(warehouse_home: Path, tmp_path: Path) -> None:
+    """An export is written beside its file and takes its name only whole: a stop leaves no half of a result, and a
+    file the user had under that name stays as it was (it was once removed)."""
     written = tmp_path / "count.csv"
+    written.write_text("precious\n")
     with foreground(warehouse_home, "query", LONG_SQL, "-o", str(written)) as running:
-        wait_until(written.exists, 60, "DuckDB to start the export's file")
+        wait_until(lambda: any(tmp_path.glob(".count.*.partial.csv")), 60, "DuckDB to start the export's file")
         running.send(signal.SIGINT)
-        seen = running.wait_for(f"the half-written {written} was removed.")
+        seen = running.wait_for("Interrupted: the query was stopped; nothing was changed.")
         assert running.close() == 130, seen
-    assert not written.exists() and "Error" not in seen, seen
+    assert written.read_text() == "precious\n" and "Error" not in seen, seen
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["count.csv"]
 
 
 def test_ctrl_c_at_the_sql_prompt_stops_the_statement(warehouse_home: Path) -> None:
