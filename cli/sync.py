@@ -8,7 +8,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 from rich.console import Console
@@ -143,7 +143,14 @@ def sync(
             found = None
             if not full and athlete_id in connected:
                 with WaitsShown(athlete_id, out, "checking for anything new"):
-                    found = nothing_new.check(client, athlete_id, priority=priority or "incremental", max_wait=max_wait)
+                    try:
+                        found = nothing_new.check(
+                            client, athlete_id, priority=priority or "incremental", max_wait=max_wait
+                        )
+                    except KeyboardInterrupt:  # the check's request or wait met the stop: said with its signal
+                        if not signals.received:
+                            raise
+                        _stopped(out, client, signals.received, None, targets[index:], full=full)
                 if found.nothing_new:
                     summaries.append(_nothing_new(out, athlete_id, found, time.monotonic() - started))
                     continue
@@ -402,7 +409,7 @@ def _stopped(
     before: tuple[int, int] = (0, 0),
     *,
     full: bool = False,
-) -> None:
+) -> NoReturn:
     """One line of what this run recorded (details kept in the state store: nothing it found done, merely listed, or
     answered but not yet recorded) and what remains, then the signal's exit code."""
     parts = []

@@ -111,6 +111,34 @@ def test_sigterm_during_a_read_the_service_never_answers_stops_within_seconds(sb
     assert stopped_in < 12, f"stopped {stopped_in:.1f} s after SIGTERM"
 
 
+def test_sigterm_during_the_nothing_new_check_is_said_as_sigterm(sb: Harness, connect: Connect) -> None:
+    """A synced athlete's next sync asks two things before any run: a stop then is the signal's (143), not Ctrl-C's."""
+    aid = add_athlete(sb)
+    record_many(sb, aid, 2, oldest_days=5)
+    home = connect(aid)
+    home.sync()
+    env = env_for(home)
+    assert subprocess.run([*FITSYNC, "sync"], cwd=REPO, env=env, capture_output=True).returncode == 0  # its digests
+    with sb.settings(fault_latency_ms=60_000):
+        before = sb.counters().get("requests", 0)
+        process = subprocess.Popen(
+            [*FITSYNC, "sync"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        try:
+
+            def checking() -> bool:
+                assert process.poll() is None, process.communicate()
+                return sb.counters().get("requests", 0) > before
+
+            wait_until(checking, 60, "the check to wait for an answer", interval=0.05)
+            process.send_signal(signal.SIGTERM)
+            out, err = process.communicate(timeout=30)
+        finally:
+            process.kill()
+    assert process.returncode == 143 and "Stopped by SIGTERM" in err and "Traceback" not in err, out + err
+    assert "Interrupted" not in err, err
+
+
 def test_a_second_sync_of_an_athlete_being_synced_is_skipped_and_says_so(sb: Harness, connect: Connect) -> None:
     """Another process holding the athlete is said on its own line and is no "partial" (exit 3 means work is left
     for a later run): that process syncs it, so this one exits 0."""
