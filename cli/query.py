@@ -13,6 +13,7 @@ import errno
 import os
 import re
 import shutil
+import signal
 import stat
 import sys
 import tempfile
@@ -117,6 +118,7 @@ def query(
 ) -> None:
     """Run SQL on the warehouse (read-only): `fitsync query "SELECT …"`, `-f report.sql`, SQL piped in,
     `-o out.csv`; with no SQL at a terminal, an SQL prompt."""
+    TERMINATED.clear()
     try:
         _query(sql_words, script, fmt, output, mode, limit, list_relations, describe)
     except BrokenPipeError:
@@ -126,8 +128,29 @@ def query(
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(BROKEN_PIPE) from None
     except KeyboardInterrupt:  # read-only, and an export's file appears only whole: nothing was changed
-        click.echo("Interrupted: the query was stopped; nothing was changed.", err=True)
-        raise SystemExit(INTERRUPTED) from None
+        said = "Stopped by SIGTERM" if TERMINATED else "Interrupted"
+        click.echo(f"{said}: the query was stopped; nothing was changed.", err=True)
+        raise SystemExit(128 + signal.SIGTERM if TERMINATED else INTERRUPTED) from None
+
+
+# SIGTERMs received while a one-shot query ran (DuckDB turns the handler's KeyboardInterrupt into its own error).
+TERMINATED: list[int] = []
+
+
+@contextlib.contextmanager
+def _terminable() -> Iterator[None]:
+    """SIGTERM stops a one-shot query as Ctrl-C does: DuckDB interrupted, an export's partial file removed, said.
+    Not at the SQL prompt, where a KeyboardInterrupt only drops the line."""
+
+    def stop(signum: int, frame: object) -> None:
+        TERMINATED.append(signum)
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _query(
@@ -197,10 +220,11 @@ def _query(
             f"the folder {output.absolute().parent} does not exist: create it, or write elsewhere",
             param_hint="'--output'",
         )
-    if describe is not None:
-        _check_relation(describe, sql)
-    # the catalogue's comments are what --list and --describe are read for: wrapped, not cut
-    _run(_warehouse(), sql, fmt, output, mode or "box", limit, wrap=list_relations or describe is not None)
+    with _terminable():
+        if describe is not None:
+            _check_relation(describe, sql)
+        # the catalogue's comments are what --list and --describe are read for: wrapped, not cut
+        _run(_warehouse(), sql, fmt, output, mode or "box", limit, wrap=list_relations or describe is not None)
 
 
 def _piped_sql() -> str:

@@ -85,6 +85,17 @@ def test_ctrl_c_stops_an_export_and_leaves_the_file_as_it_was(warehouse_home: Pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["count.csv"]
 
 
+def test_sigterm_stops_an_export_as_ctrl_c_does(warehouse_home: Path, tmp_path: Path) -> None:
+    """Not killed where it stands (a half-written file beside the output): stopped, cleaned, said, 143."""
+    written = tmp_path / "count.csv"
+    with foreground(warehouse_home, "query", LONG_SQL, "-o", str(written)) as running:
+        wait_until(lambda: any(tmp_path.glob(".count.*.partial.csv")), 60, "DuckDB to start the export's file")
+        running.process.send_signal(signal.SIGTERM)
+        seen = running.wait_for("Stopped by SIGTERM: the query was stopped; nothing was changed.")
+        assert running.close() == 143, seen
+    assert list(tmp_path.iterdir()) == [] and "Traceback" not in seen, seen
+
+
 def test_ctrl_c_at_the_sql_prompt_stops_the_statement(warehouse_home: Path) -> None:
     """As in the DuckDB shell and psql: Ctrl-C stops the running statement and the prompt comes back; while typing,
     it still drops the line."""
