@@ -91,7 +91,8 @@ def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeou
         )
     if headless and (ignored := [o for o, given in (("--port", port), ("--no-browser", no_browser)) if given]):
         raise click.UsageError(
-            f"{' and '.join(ignored)} shape the redirect to this machine, and with --headless there is none (the "
+            f"{' and '.join(ignored)} {'shape' if len(ignored) > 1 else 'shapes'} the redirect to this machine, and "
+            "with --headless there is none (the "
             "address is pasted back): drop one of them"
         )
     config = load_settings(app=True)  # before the port and the state store: a refusal leaves the home as it was

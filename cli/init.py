@@ -36,7 +36,7 @@ def init(client_id: int | None, client_secret: str | None, base_url: str, auth_u
     if client_id is None:
         if not interactive:
             raise click.UsageError("give --client-id (and --client-secret, or --secret-in-env)")
-        client_id = click.prompt("Client id of your app at the service", type=int)
+        client_id = click.prompt("Client id of your app at the service", type=click.IntRange(min=1))
     if client_secret is None and not secret_in_env:
         if not interactive:
             raise click.UsageError("give --client-secret, or --secret-in-env and set FITSYNC_CLIENT_SECRET")

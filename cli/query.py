@@ -177,6 +177,8 @@ def _query(
         raise click.UsageError("give the SQL as an argument or with -f, not both")
     if len(given) > 1:
         raise click.UsageError(f"{' and '.join(given)} each say what to run: give one of them")
+    if output is not None and str(output) == "-":  # as for -f: standard output
+        output, fmt = None, fmt or "csv"
     fmt = _format(fmt, output)
     if mode is not None and fmt != "table":
         raise click.UsageError(f"--mode shapes the table on screen only, not --format {fmt}: drop one of them")
@@ -241,6 +243,9 @@ def _format(fmt: str | None, output: Path | None) -> str:
     """--format as given, else the one --output's extension names, else a table on screen."""
     if output is None:
         return fmt or "table"
+    named = EXTENSIONS.get(output.suffix.lower())
+    if fmt not in (None, "table") and named not in (None, fmt):  # a .parquet file of CSV would fail every reader
+        raise click.UsageError(f"{output.name!r} names {named}, --format says {fmt}: drop one of them")
     if fmt is None:
         fmt = EXTENSIONS.get(output.suffix.lower())
         if fmt is None:

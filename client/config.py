@@ -46,11 +46,12 @@ def _folder(path: Path) -> Path:
 def _url(value: str) -> str:
     """An http(s) address with a host (`127.0.0.1:8700/api/v3`, without its scheme, would fail on every call)."""
     parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in value):
         raise ValueError(
             "it should be an http(s) address with a host, such as https://www.strava.com/api/v3 or a sandbox's "
             "http://127.0.0.1:8700/api/v3"
         )
+    _ = parts.port  # a port out of range raises ValueError: "Port out of range 0-65535"
     return value.rstrip("/")
 
 

@@ -57,7 +57,10 @@ def parse_redirect(url: str, expected_state: str) -> tuple[str, str]:
     """(code, granted scope) from the redirect back; a wrong state or a denial is a clear error."""
     params = {k: v[0] for k, v in parse_qs(urlsplit(url.strip()).query, keep_blank_values=True).items()}
     if not secrets.compare_digest(params.get("state", ""), expected_state):
-        raise OAuthError("the redirect's state does not match this request: ignored (possible forgery or an old link)")
+        raise OAuthError(
+            "the redirect's state does not match this request: ignored (possible forgery or an old link); run "
+            "`fitsync connect` again and use the address of that attempt"
+        )
     if params.get("error") == "access_denied":
         raise OAuthError("the athlete denied access (Cancel on the authorization page): nothing was stored")
     if params.get("error"):

@@ -53,7 +53,9 @@ def parse_settings(items: tuple[str, ...]) -> dict[str, Any]:
     """NAME=JSON pairs from the command line."""
     parsed = {}
     for item in items:
-        name, _, value = item.partition("=")
+        name, equals, value = item.partition("=")
+        if not equals:
+            raise click.BadParameter(f"{item!r}: give NAME=JSON, such as {item}=true or {item}=2")
         try:
             parsed[name] = json.loads(value)
         except ValueError:

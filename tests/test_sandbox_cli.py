@@ -181,6 +181,7 @@ def test_settings_refuses_unknown_names_and_bad_values(served: tuple[str, Path])
         ("short_window=-5", "short_window"),
         ("short_window=oops", "JSON"),
         ("fault_error_rate=7", "a share of requests: from 0 to 1"),
+        ("read_limit_short", "give NAME=JSON"),
     ):
         refused = run("sandbox", "settings", "--db", str(db), change)
         assert refused.returncode == 2 and said in refused.stderr and "Traceback" not in refused.stderr, refused.stderr

@@ -45,6 +45,12 @@ def test_a_bad_value_is_one_line_naming_the_setting_its_source_and_what_is_allow
         "FITSYNC_BASE_URL: base_url has an invalid value '127.0.0.1:8700/api/v3': it should be an http(s) address": {
             "FITSYNC_BASE_URL": "127.0.0.1:8700/api/v3"
         },
+        "FITSYNC_AUTH_URL: auth_url has an invalid value 'http://exa mple.com': it should be an http(s) address": {
+            "FITSYNC_AUTH_URL": "http://exa mple.com"
+        },
+        "FITSYNC_BASE_URL: base_url has an invalid value 'http://127.0.0.1:99999/api/v3': Port out of range": {
+            "FITSYNC_BASE_URL": "http://127.0.0.1:99999/api/v3"
+        },
         "FITSYNC_RATE_LONG_WINDOW: long_window has an invalid value 'a day': it should be a valid integer": {
             "FITSYNC_RATE_LONG_WINDOW": "a day"
         },

@@ -149,7 +149,7 @@ def test_connect_headless_with_a_redirect_option_is_a_usage_error(tmp_path: Path
     done = run(tmp_path / "home", "connect", "--headless", *option, **CREDENTIALS)
     assert done.returncode == 2, done.stdout + done.stderr
     [line] = errors(done)
-    assert f"{option[0]} shape the redirect to this machine, and with --headless there is none" in line, line
+    assert f"{option[0]} shapes the redirect to this machine, and with --headless there is none" in line, line
     assert "Open this address" not in done.stdout and not (tmp_path / "home").exists()
 
 

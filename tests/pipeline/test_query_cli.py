@@ -240,6 +240,7 @@ def test_the_output_files_extension_chooses_the_format(home: Path, tmp_path: Pat
         (("SELECT 1 AS a", "--limit", "0"), "--limit"),
         (("SELECT 1 AS a", "--mode", "line", "--format", "csv"), "--mode"),
         (("SELECT 1 AS a", "--mode", "box", "--format", "json"), "--mode"),
+        (("SELECT 1 AS a", "--format", "csv", "-o", "out.parquet"), "'out.parquet' names parquet, --format says csv"),
         (("SELECT 1 AS a", "--list"), "--list"),
     ],
 )
@@ -262,6 +263,11 @@ def test_an_output_that_cannot_be_written_says_why(home: Path) -> None:
     assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
     assert "could not write /dev/full (No space left on device): free space there" in full.stderr, full.stderr
     assert "IO Error" not in full.stderr
+
+
+def test_output_dash_is_standard_output(home: Path) -> None:
+    shown = query(home, "SELECT 42 AS a", "-o", "-")
+    assert shown.returncode == 0 and shown.stdout.splitlines() == ["a", "42"], shown.stdout + shown.stderr
 
 
 def test_an_empty_json_result_is_an_empty_array(home: Path, tmp_path: Path) -> None:
