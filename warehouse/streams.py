@@ -199,7 +199,7 @@ def _fresh(folder: Path) -> Path:
 
 def _write(conn: duckdb.DuckDBPyConnection, frame: pl.DataFrame, columns: str, target: Path) -> None:
     """`frame` as `columns` to `target`, whole: written under a temporary name in the same folder, then renamed."""
-    partial = target.with_name(f".{target.stem}.partial")
+    partial = target.with_name(f".{target.stem}.{uuid.uuid4().hex[:8]}.partial")  # one per writer: hosts share folders
     conn.register("frame", frame)
     try:
         conn.execute(
