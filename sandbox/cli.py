@@ -65,6 +65,15 @@ def parse_settings(items: tuple[str, ...]) -> dict[str, Any]:
     return parsed
 
 
+def _prefix(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """A path under which routes are served: it starts with "/" and is not the root or the console's /sandbox."""
+    if not value.startswith("/") or not value.strip("/") or value.rstrip("/") == "/sandbox":
+        raise click.BadParameter(
+            f"{value!r}: give a path that starts with / (such as /api/v3), other than / and /sandbox"
+        )
+    return value
+
+
 @click.group("sandbox")
 def sandbox() -> None:
     """The Fitness Activity Service, served locally over real HTTP."""
@@ -90,17 +99,13 @@ def sandbox() -> None:
     help="Activities each athlete has recorded in a new world (first start only).",
 )
 @click.option(
-    "--api-prefix",
-    default="/api/v3",
-    show_default=True,
-    callback=lambda ctx, param, value: _prefix(value),
-    help="Path the API is served under.",
+    "--api-prefix", default="/api/v3", show_default=True, callback=_prefix, help="Path the API is served under."
 )
 @click.option(
     "--auth-prefix",
     default="/oauth",
     show_default=True,
-    callback=lambda ctx, param, value: _prefix(value),
+    callback=_prefix,
     help="Path the authorization pages are served under.",
 )
 @click.option(
@@ -173,15 +178,6 @@ def serve(
         )
         click.echo(f"Console key ({key_note}): {state.console_key}")
         server.run(sockets=[listener])
-
-
-def _prefix(value: str) -> str:
-    """A path under which routes are served: it starts with "/" and is not the root or the console's /sandbox."""
-    if not value.startswith("/") or not value.strip("/") or value.rstrip("/") == "/sandbox":
-        raise click.BadParameter(
-            f"{value!r}: give a path that starts with / (such as /api/v3), other than / and /sandbox"
-        )
-    return value
 
 
 @contextlib.contextmanager
