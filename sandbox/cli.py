@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import signal
 import sqlite3
@@ -31,6 +32,14 @@ def _world(db: str) -> Any:
             param_hint="'--db'",
         )
     return store.connect(db)
+
+
+def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.datetime | None:
+    """An unreadable time is the typist's error (2), said before the world is opened."""
+    try:
+        return console.parse_when(value)
+    except ApiError:
+        raise click.BadParameter(f"{value!r} is not an ISO time such as 2026-11-27T07:30 or 2026-11-27") from None
 
 
 db_option = click.option(
@@ -143,6 +152,10 @@ def serve(
     if db != ":memory:" and not Path(db).absolute().parent.is_dir():
         folder = Path(db).absolute().parent
         raise click.BadParameter(f"the folder {folder} does not exist: create it first", param_hint="'--db'")
+    if Path(db).is_dir():
+        raise click.BadParameter(
+            f"{Path(db).absolute()} is a folder: give a file in it, e.g. {Path(db) / 'sandbox.db'}", param_hint="'--db'"
+        )
     listener = listening_socket(host, port)  # first: a busy port is the one thing said, and no db is created
     port = listener.getsockname()[1]  # --port 0: the one the system chose
     options = ServerOptions(
@@ -219,8 +232,9 @@ def app_create(db: str, name: str, callback_domain: str, as_json: bool) -> None:
     conn = _world(db)
     try:
         result = console.register_app(conn, name, callback_domain)
-    except ApiError as error:
-        raise click.ClickException(error.message or str(error)) from None
+    except ApiError as error:  # the value typed is wrong: a usage error (2), named by its option
+        option = "--callback-domain" if error.field == "callback_domain" else "--name"
+        raise click.BadParameter(error.message or str(error), param_hint=f"'{option}'") from None
     if as_json:
         click.echo(json.dumps(result))
     else:
@@ -280,7 +294,9 @@ def activity() -> None:
 @db_option
 @click.argument("athlete_id", type=int)
 @click.option("--sport-type", default="Ride", show_default=True, help="Ride, Run, Swim, Hike, Walk, …")
-@click.option("--start-date", help="UTC ISO time; default an hour ago.")
+@click.option(
+    "--start-date", callback=_when, metavar="ISO_TIME", help="UTC ISO time, e.g. 2026-11-27T07:30; default an hour ago."
+)
 @click.option("--distance", type=float, help="Meters.")
 @click.option("--name", help="Title (default: generated).")
 @click.option(
@@ -295,7 +311,7 @@ def activity_record(
     db: str,
     athlete_id: int,
     sport_type: str,
-    start_date: str | None,
+    start_date: dt.datetime | None,
     distance: float | None,
     name: str | None,
     visibility: str,
@@ -304,7 +320,7 @@ def activity_record(
     """Record an activity with full detail, as a device upload (subscribers hear a create event)."""
     options: dict[str, Any] = {"sport_type": sport_type, "visibility": visibility, "device": not phone}
     if start_date:
-        options["start_date"] = console.parse_when(start_date)
+        options["start_date"] = start_date
     if distance:
         options["distance"] = distance
     if name:

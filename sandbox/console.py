@@ -125,7 +125,11 @@ def register_app(conn: sqlite3.Connection, name: str, callback_domain: str) -> d
         app, secret = create_app(conn, name, callback_domain)
     except ValueError as error:
         raise ApiError(
-            400, "Application", "name" if "name" in str(error) else "callback_domain", "invalid", message=str(error)
+            400,
+            "Application",
+            "callback_domain" if str(error).startswith("callback domain") else "name",  # "host name" says name too
+            "invalid",
+            message=str(error),
         ) from None
     return {"client_id": app.id, "client_secret": secret, "name": app.name, "callback_domain": app.callback_domain}
 

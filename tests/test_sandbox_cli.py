@@ -210,6 +210,22 @@ def test_serve_names_a_world_file_it_cannot_open(tmp_path: Path) -> None:
     damaged = run("sandbox", "serve", "--db", str(tmp_path / "w.db"), "--port", str(free_port()))
     assert damaged.returncode == 1 and f"the sandbox world {tmp_path / 'w.db'} cannot be opened" in damaged.stderr
     assert "FITSYNC_HOME" not in missing.stderr + damaged.stderr and "Traceback" not in damaged.stderr
+    folder = run("sandbox", "serve", "--db", str(tmp_path), "--port", str(free_port()))
+    assert folder.returncode == 2 and f"{tmp_path} is a folder" in folder.stderr, folder.stderr
+    assert "Generating" not in folder.stderr
+
+
+def test_console_values_typed_wrong_are_usage_errors_named_by_their_option(served: tuple[str, Path]) -> None:
+    _, db = served
+    for args, option in (
+        (("app", "create", "--name", "x", "--callback-domain", "http://bad/"), "'--callback-domain'"),
+        (("app", "create", "--name", " ", "--callback-domain", "localhost"), "'--name'"),
+        (("activity", "record", "1", "--start-date", "yesterday"), "'--start-date'"),
+    ):
+        refused = run("sandbox", *args, "--db", str(db))
+        assert refused.returncode == 2 and option in refused.stderr and "Traceback" not in refused.stderr, (
+            refused.stderr
+        )
 
 
 def test_serve_refuses_a_bad_setting_before_starting(tmp_path: Path) -> None:
