@@ -71,8 +71,13 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
             new = not folder.exists()
             try:
                 doing = f"athlete {athlete}: building the report (warehouse queries, then the charts)…"
-                with screen.doing(status, doing):
-                    result = reports.build_report(warehouse, folder, athlete)
+                with screen.doing(status, doing) as then:
+                    result = reports.build_report(
+                        warehouse,
+                        folder,
+                        athlete,
+                        drawing=lambda k, n: then(f"athlete {athlete}: drawing chart {k} of {n}…"),
+                    )
             except KeyboardInterrupt:  # a report stopped halfway is not left as if it were one
                 if new:
                     shutil.rmtree(folder, ignore_errors=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from rich.console import Console
 from rich.text import Text
@@ -22,14 +22,15 @@ def console(*, stderr: bool = False, quiet: bool = False) -> Console:
 
 
 @contextlib.contextmanager
-def doing(out: Console, what: str) -> Iterator[None]:
+def doing(out: Console, what: str) -> Iterator[Callable[[str], None]]:
     """Say what a command does while it would otherwise be silent for seconds (loading Dagster, drawing charts): a
-    spinner with `what` on a terminal, one plain line off it (a log reads it once), nothing on a quiet console."""
+    spinner with `what` on a terminal, one plain line off it (a log reads it once), nothing on a quiet console. It
+    yields how to say the next step of the same wait (the spinner's text changes; a log gets a line)."""
     if out.quiet:
-        yield
+        yield lambda _: None
     elif out.is_terminal:
-        with out.status(Text(what)):
-            yield
+        with out.status(Text(what)) as status:
+            yield lambda then: status.update(Text(then))
     else:
         out.print(Text(what), soft_wrap=True)
-        yield
+        yield lambda then: out.print(Text(then), soft_wrap=True)

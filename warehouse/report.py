@@ -10,7 +10,9 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import html
+import os
 import struct
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -65,8 +67,14 @@ def athletes_in(warehouse: db.Where) -> list[int]:
         return [r[0] for r in conn.execute("SELECT DISTINCT athlete_id FROM activities ORDER BY 1").fetchall()]
 
 
-def build_report(warehouse: db.Where, out_dir: Path | str, athlete_id: int | None = None) -> ReportResult:
-    """Write out_dir/report.html and one PNG per chart for the athlete (the only one, when None)."""
+def build_report(
+    warehouse: db.Where,
+    out_dir: Path | str,
+    athlete_id: int | None = None,
+    drawing: Callable[[int, int], None] = lambda chart, charts: None,
+) -> ReportResult:
+    """Write out_dir/report.html and one PNG per chart for the athlete (the only one, when None). `drawing` hears
+    each chart's number and their count before it is drawn (the drawing takes most of the seconds)."""
     out_dir = Path(out_dir)
     if not db.exists(warehouse):
         raise ReportError(f"no warehouse at {warehouse}: run `fitsync sync` first")
@@ -84,25 +92,21 @@ def build_report(warehouse: db.Where, out_dir: Path | str, athlete_id: int | Non
         raise ReportError(f"athlete {athlete_id} has no activities in the warehouse")
     with db.reading(warehouse) as conn:
         data = _gather(conn, athlete_id)
-    out_dir.mkdir(parents=True, exist_ok=True)
     figures = _figures(data)
-    pngs: dict[str, bytes] = {}
-    paths = []
-    for name, (_, chart, _) in figures.items():
-        if chart is None:  # a section of text only
-            continue
+    drawn = [(name, chart) for name, (_, chart, _) in figures.items() if chart is not None]
+    pngs = {}
+    for number, (name, chart) in enumerate(drawn, 1):
+        drawing(number, len(drawn))
         pngs[name] = charts.render_png(chart, scale=CHART_SCALE)
-        path = out_dir / f"{name}.png"
-        path.write_bytes(pngs[name])
-        paths.append(path)
     summary = _summary_markdown(data)
-    markdown_path = out_dir / "summary.md"
-    markdown_path.write_text(
-        summary + "\n\n" + "\n".join(_markdown_section(data, n, figures[n]) for n in figures) + "\n",
-        encoding="utf-8",
-    )
-    html_path = out_dir / "report.html"
-    html_path.write_text(_html(data, figures, pngs), encoding="utf-8")
+    files = {f"{name}.png": png for name, png in pngs.items()}
+    files["summary.md"] = (
+        summary + "\n\n" + "\n".join(_markdown_section(data, n, figures[n]) for n in figures) + "\n"
+    ).encode()
+    files["report.html"] = _html(data, figures, pngs).encode()
+    _write_all(out_dir, files)
+    paths = [out_dir / f"{name}.png" for name in pngs]
+    html_path, markdown_path = out_dir / "report.html", out_dir / "summary.md"
     return ReportResult(
         html_path,
         paths,
@@ -112,6 +116,24 @@ def build_report(warehouse: db.Where, out_dir: Path | str, athlete_id: int | Non
         markdown_path=markdown_path,
         title=f"{data['name']} ({athlete_id}) — as of {data['as_of'].isoformat()}",
     )
+
+
+def _write_all(out_dir: Path, files: dict[str, bytes]) -> None:
+    """Every file rendered before the first is written, each written beside its place and renamed onto it: a report
+    stopped while its charts render (the seconds it takes) leaves the folder's last report as it was, not half of a
+    new one."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    partials = {}
+    try:
+        for name, content in files.items():
+            partial = out_dir / f".{name}.{uuid.uuid4().hex}.partial"
+            partial.write_bytes(content)
+            partials[name] = partial
+        for name, partial in partials.items():
+            os.replace(partial, out_dir / name)
+    finally:
+        for partial in partials.values():
+            partial.unlink(missing_ok=True)
 
 
 # --- the data -----------------------------------------------------------------------------------------------
