@@ -9,8 +9,10 @@ from the wakeup fd, where the interpreter writes every signal's number whatever 
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import socket
+from collections.abc import Iterator
 from types import FrameType, TracebackType
 
 from fitsync.client import stop_request
@@ -23,6 +25,7 @@ class StopSignals:
     def __init__(self) -> None:
         self._seen: list[int] = []
         self._closed = False
+        self._at_once = False
 
     def __enter__(self) -> StopSignals:
         stop_request.clear()
@@ -48,8 +51,18 @@ class StopSignals:
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self._drain()
         stop_request.request()  # the client stops at its next request or wait
-        if len(self._seen) > 1:  # asked twice: stop now
+        if len(self._seen) > 1 or self._at_once:  # asked twice, or where nothing is being written: stop now
             raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def at_once(self) -> Iterator[None]:
+        """A stretch that writes nothing (loading Dagster: seconds of imports) ends at the first signal, not after."""
+        self._at_once = True
+        try:
+            self.checkpoint()
+            yield
+        finally:
+            self._at_once = False
 
     def _drain(self) -> None:
         if self._closed:

@@ -178,10 +178,19 @@ def sync(
                     _tell(out, summary, verbose=verbose)
                     continue
                 out.print(Text(f"athlete {athlete_id}: {found.why}: syncing", style="dim"), soft_wrap=True)
-            with screen.doing(out, f"athlete {athlete_id}: {STARTING}"):  # the run's display takes over from it
-                if instance is None:
-                    with _schema_meanwhile(config):
-                        instance = _dagster_instance(config)
+            try:
+                with screen.doing(out, f"athlete {athlete_id}: {STARTING}"):  # the run's display takes over from it
+                    if instance is None:
+                        with _schema_meanwhile(config) as migrating:
+                            # a stop raised inside an import can leave its module's lock held: the migrating thread,
+                            # importing what DuckDB imports, would wait on it for good; with it, the stop waits too
+                            with contextlib.nullcontext() if migrating else signals.at_once():
+                                instance = _dagster_instance(config)
+            except KeyboardInterrupt:
+                if not signals.received:
+                    raise
+            if signals.received:  # before the run: it would start only to stop at its first request
+                _stopped(out, client, signals.received, None, targets[index:], full=full)
             before = _detailed(client, athlete_id)
             outcome = _run(
                 client,
@@ -276,7 +285,7 @@ def _dagster_instance(config: Config) -> DagsterInstance:
 
 
 @contextlib.contextmanager
-def _schema_meanwhile(config: Config) -> Iterator[None]:
+def _schema_meanwhile(config: Config) -> Iterator[bool]:
     """A new warehouse file's migrations (≈ 0.5 s) run while Dagster loads and opens its instance: DuckDB
     works outside the GIL, so the first sync's summaries reach the warehouse that much sooner. Whatever stops them
     (another process creating the file at the same moment, a folder not writable) is left to the run, which waits,
@@ -286,7 +295,7 @@ def _schema_meanwhile(config: Config) -> Iterator[None]:
 
     warehouse = warehouse_of(config)
     if warehouse.is_lake or warehouse.path.exists():  # made already: its migrate is ≈ 40 ms, left to the run
-        yield
+        yield False
         return
 
     def migrate() -> None:
@@ -296,7 +305,7 @@ def _schema_meanwhile(config: Config) -> Iterator[None]:
     worker = threading.Thread(target=migrate, name="fitsync-schema", daemon=True)
     worker.start()
     try:
-        yield
+        yield True
     finally:
         worker.join()
 

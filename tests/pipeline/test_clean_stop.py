@@ -16,6 +16,7 @@ import pytest
 from fitsync.pipelines.status import iso
 from fitsync.sync import progress
 
+from ..processes import foreground
 from ..sandbox_harness import Harness, wait_until
 from .conftest import REPO, Connect, Home, add_athlete, record, record_many, subprocess_env
 from .test_cli import FITSYNC, env_for, fitsync
@@ -137,6 +138,24 @@ def test_sigterm_during_the_nothing_new_check_is_said_as_sigterm(sb: Harness, co
             process.kill()
     assert process.returncode == 143 and "Stopped by SIGTERM" in err and "Traceback" not in err, out + err
     assert "Interrupted" not in err, err
+
+
+def test_ctrl_c_while_dagster_loads_stops_before_any_run(sb: Harness, connect: Connect) -> None:
+    """Loading Dagster writes nothing, and takes seconds: Ctrl-C then stops at once (it once waited for the run to
+    start, 2-3 s, only to stop it at its first request, and said "0 of 0 activities detailed"). A first sync, whose new
+    warehouse's schema is made meanwhile, stops once Dagster has loaded (the same line)."""
+    aid = add_athlete(sb)
+    record_many(sb, aid, 2, oldest_days=5)
+    home = connect(aid)
+    (home.config.home / "config.toml").chmod(0o600)
+    home.sync()
+    record(sb, aid, days_ago=0.01)  # something new: the sync starts a run
+    with foreground(home.config.home, "sync") as job:
+        job.wait_for(f"athlete {aid}: starting the Dagster run")
+        job.send(signal.SIGINT)
+        shown = job.wait_for_exit()
+        assert job.close() == 130, shown
+    assert f"Stopped by Ctrl-C (SIGINT): not started: athlete(s) {aid}." in shown and "Traceback" not in shown, shown
 
 
 def test_a_second_sync_of_an_athlete_being_synced_is_skipped_and_says_so(sb: Harness, connect: Connect) -> None:
