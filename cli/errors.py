@@ -106,4 +106,4 @@ def _damaged_warehouse(error: BaseException) -> str | None:
         warehouse = warehouse_of(load_config())
     except ConfigError:
         return None
-    return None if warehouse.is_lake else damaged_warehouse(str(error), warehouse.path)
+    return damaged_warehouse(str(error), warehouse.file) if warehouse.file else None

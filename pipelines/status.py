@@ -101,7 +101,6 @@ def _warehouse(warehouse: Warehouse) -> dict[str, Any]:
     except Exception as error:  # noqa: BLE001 (busy or damaged: say so, the rest of the status still helps)
         out["rows"] = None
         out["note"] = (
-            damaged_warehouse(str(error), None if warehouse.is_lake else warehouse.path)
-            or f"row counts unavailable: {str(error).splitlines()[0]}"
+            damaged_warehouse(str(error), warehouse.file) or f"row counts unavailable: {str(error).splitlines()[0]}"
         )
     return out

@@ -50,8 +50,7 @@ def failure_text(error: Any, config: Config) -> str:
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(config.base_url))
     if any(t in str(cause.message).lower() for t in DISK_TROUBLE):
         return disk_full(config.home)
-    where = warehouse_of(config)
-    if (warehouse := damaged_warehouse(str(cause.message), None if where.is_lake else where.path)) is not None:
+    if (warehouse := damaged_warehouse(str(cause.message), warehouse_of(config).file)) is not None:
         return warehouse
     if cause.cls_name in UNREACHABLE:
         return unreachable(origin, CLASS_PATH.sub("", first)) + ", then run `fitsync sync` again"

@@ -52,6 +52,11 @@ class Warehouse:
             raise ValueError("a lake has no warehouse file")
         return Path(self.target)
 
+    @property
+    def file(self) -> Path | None:
+        """The file of a file warehouse, None for a lake (which has data files, not one file to name)."""
+        return None if self.is_lake else Path(self.target)
+
     def __str__(self) -> str:
         return mask(self.target)
 
