@@ -74,39 +74,34 @@ DUCKDB_MAGIC = b"DUCK"
 
 
 def _warehouse_unfit(client: FitsyncClient) -> str | None:
-    """Why the warehouse file cannot be the one the last run wrote: gone (moved aside: the run rebuilds it) or not
-    readable. None for a lake, whose catalog only a connection can check."""
-    from fitsync.resources.warehouse import warehouse_of
-
-    where = warehouse_of(client.config)
-    if where.is_lake:
-        return None
-    try:
-        with where.path.open("rb") as file:
-            file.read(1)
-    except FileNotFoundError:
-        return f"the warehouse {where.path} is not there"
-    except OSError as error:
-        return f"the warehouse {where.path} cannot be read ({error.strerror})"
-    return damaged_warehouse(client)
+    """Why the warehouse file cannot be the one the last run wrote: gone (moved aside: the run rebuilds it), not
+    readable, or damaged. None for a lake, whose catalog only a connection can check."""
+    return _warehouse_head(client, unfit=True)
 
 
 def damaged_warehouse(client: FitsyncClient) -> str | None:
     """The line naming the fix when the warehouse file is not a DuckDB database (damaged: every run would fail on it
     after spending its calls, so none is started). Its first bytes only: no DuckDB to load. A file shorter than a
-    header is one DuckDB is still creating, left to the run; None for a lake."""
+    header is one DuckDB is still creating, left to the run; None for a lake, or a file not there or not readable."""
+    return _warehouse_head(client, unfit=False)
+
+
+def _warehouse_head(client: FitsyncClient, *, unfit: bool) -> str | None:
+    """What the warehouse file's first bytes say; a file not there or unreadable is said only when `unfit`."""
     from fitsync.client.explain import not_a_warehouse
     from fitsync.resources.warehouse import warehouse_of
 
-    where = warehouse_of(client.config)
-    if where.is_lake:
+    path = warehouse_of(client.config).file
+    if path is None:
         return None
     try:
-        with where.path.open("rb") as file:
+        with path.open("rb") as file:
             head = file.read(12)
-    except OSError:
-        return None
-    return not_a_warehouse(where.path) if len(head) == 12 and head[8:12] != DUCKDB_MAGIC else None
+    except FileNotFoundError:
+        return f"the warehouse {path} is not there" if unfit else None
+    except OSError as error:
+        return f"the warehouse {path} cannot be read ({error.strerror})" if unfit else None
+    return not_a_warehouse(path) if len(head) == 12 and head[8:12] != DUCKDB_MAGIC else None
 
 
 def check(client: FitsyncClient, aid: int, *, priority: str, max_wait: float) -> Check:
