@@ -74,6 +74,7 @@ class Transport:
         # within quiet_seconds fail at once with the reason: the athlete's sync ends in one request's retries.
         self.quiet_seconds = quiet_seconds
         self._quiet_until, self._quiet_reason = 0.0, ""
+        self._quiet_cause: BaseException | None = None
         self.max_response_bytes = max_response_bytes
         self.deadline = deadline
         self.http = http or httpx.Client(
@@ -104,12 +105,15 @@ class Transport:
     ) -> httpx.Response:
         """Send with retries; returns the final response (any status but 429 and exhausted 5xx raise)."""
         if time.monotonic() < self._quiet_until:
-            raise ServiceUnresponsive(f"not sent: {self._quiet_reason}; run it again when the service answers")
+            # from the error that began the quiet: a step failing on this says the same cause as the step that met it
+            raise ServiceUnresponsive(
+                f"not sent: {self._quiet_reason}; run it again when the service answers"
+            ) from self._quiet_cause
         for attempt in range(MAX_RATE_LIMITED):
             try:
                 response = self._with_retries(method, url, budget, bulk, idempotent, max_wait, kwargs, lane)
             except NOT_SENT + MAYBE_SENT + (DeadlineExceeded,) as error:
-                self._quiet_until = time.monotonic() + self.quiet_seconds
+                self._quiet_until, self._quiet_cause = time.monotonic() + self.quiet_seconds, error
                 self._quiet_reason = (
                     f"the service left {method} {url_path(url)} unanswered "
                     f"({type(error).__name__} after {self.max_retries} tries)"

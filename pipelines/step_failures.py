@@ -38,8 +38,9 @@ def _ours() -> set[str]:
 
 
 def innermost(error: Any) -> Any:
-    """What the asset raised, under Dagster's wrappers."""
-    while error.cls_name in WRAPPERS and error.cause is not None:
+    """What the asset raised, under Dagster's wrappers; for a call not sent while the service is unresponsive, the
+    error that made it so (one cause, said once for every step that met it)."""
+    while error.cls_name in WRAPPERS | {"ServiceUnresponsive"} and error.cause is not None:
         error = error.cause
     return error
 

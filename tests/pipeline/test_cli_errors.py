@@ -3,6 +3,7 @@ no traceback (unless --debug asks for it)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import socket
@@ -11,9 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from dagster import instance_for_test
 
-from ..sandbox_harness import Harness
-from .conftest import REPO, Connect, add_athlete, record_many, subprocess_env
+from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread
+
+from ..conftest import ROOMY_LIMITS
+from ..sandbox_harness import Harness, wait_until
+from .conftest import REPO, Connect, add_athlete, connect_home, record_many, subprocess_env
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
 pytestmark = pytest.mark.postgres_slow
@@ -169,6 +174,45 @@ def test_a_sync_that_cannot_reach_the_service_names_the_athlete_the_address_and_
     line = next(line for line in full.stderr.splitlines() if "does not answer" in line)
     steps, says = line.removeprefix(f"athlete {aid}: ").split(": ", 1)  # one message for every step that failed
     assert "athlete" in steps.split(", ") and says.startswith("the service does not answer"), line
+
+
+def test_a_service_gone_mid_sync_is_one_cause_said_once(tmp_path: Path) -> None:
+    """The service stops answering while details are fetched: the step that met it fails, and the steps after it are
+    not sent for a while (client/transport.py). Their failure is the same cause, said once with the steps it stopped,
+    not a second time as "not sent: the service left … unanswered". A sandbox of its own: this test stops it."""
+    seed = SeedOptions(1, 0, 0, dt.datetime.now(dt.UTC).replace(microsecond=0))
+    server = ServerThread(ServerOptions(db=str(tmp_path / "world.db"), port=0, seed=seed)).__enter__()
+    gone = False
+    try:
+        sb = Harness(server)
+        sb.console.put("/settings", json={**ROOMY_LIMITS, "fault_latency_ms": 100})
+        aid = add_athlete(sb)
+        record_many(sb, aid, 30, oldest_days=30)
+        with instance_for_test() as instance:
+            home = connect_home(sb, tmp_path / "home", aid, instance)
+        log = tmp_path / "sync.log"
+        with log.open("w") as err:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "fitsync.cli.main", "sync"],
+                cwd=REPO,
+                env={**subprocess_env(home.config.home), "FITSYNC_MAX_RETRIES": "2"},
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                text=True,
+            )
+            try:
+                wait_until(lambda: f"athlete {aid}: details" in log.read_text(), 120, "the details to start")
+                server.__exit__(None, None, None)
+                gone = True
+                assert process.wait(timeout=120) == 1, log.read_text()
+            finally:
+                process.kill()
+    finally:
+        if not gone:
+            server.__exit__(None, None, None)
+    line = next(line for line in log.read_text().splitlines() if "does not answer" in line)
+    assert line.count("does not answer") == 1 and "not sent" not in line and "unanswered" not in line, line
+    assert line.startswith(f"athlete {aid}: activity_details") and "run `fitsync sync` again" in line, line
 
 
 def test_a_base_url_that_is_not_the_api_root_is_named_before_any_run(sb: Harness, connect: Connect) -> None:
