@@ -41,7 +41,7 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
     store = client.store
     if config.activity_ids or config.deleted_ids:
         return _webhook_work(context, client, aid, config, fitsync_api.max_wait_seconds)
-    plan = listing.plan(store, aid, config.full, lambda: _holds(fitsync_api, aid))
+    plan = listing.plan(store, aid, config.full, lambda: db.holds_athlete(fitsync_api.warehouse(), aid))
     if plan.warning:
         context.log.warning(plan.warning)
     if plan.why_full and not config.full and plan.cursor is not None:
@@ -80,17 +80,6 @@ def activities(context: AssetExecutionContext, config: SyncConfig, fitsync_api: 
                 complete=found.complete,
             )
         )
-
-
-def _holds(fitsync_api: FitsyncApi, aid: int) -> bool:
-    """Whether the warehouse has any of the athlete's activities (a missing one, or one without the table, has none)."""
-    where = fitsync_api.warehouse()
-    if not db.exists(where):
-        return False
-    with db.reading(where) as conn:
-        if not conn.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'activities'").fetchall()[0][0]:
-            return False
-        return bool(conn.execute("SELECT count(*) FROM activities WHERE athlete_id = ?", [aid]).fetchall()[0][0])
 
 
 def _say_reconciliation(context: AssetExecutionContext, aid: int, verdict: Reconciliation, meter: Meter) -> None:

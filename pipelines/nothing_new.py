@@ -40,6 +40,8 @@ def waiting(client: FitsyncClient, aid: int) -> str | None:
     store = client.store
     if why := _warehouse_unfit(client):
         return why
+    if why := _warehouse_lacks(client, aid):
+        return why
     cursor = progress.get_cursor(store, aid, progress.LISTED_AFTER)
     if why := progress.full_listing_due(store, aid, cursor):
         return f"a full listing is due ({why})"
@@ -77,6 +79,23 @@ def _warehouse_unfit(client: FitsyncClient) -> str | None:
     """Why the warehouse file cannot be the one the last run wrote: gone (moved aside: the run rebuilds it), not
     readable, or damaged. None for a lake, whose catalog only a connection can check."""
     return _warehouse_head(client, unfit=True)
+
+
+def _warehouse_lacks(client: FitsyncClient, aid: int) -> str | None:
+    """Why the warehouse cannot hold what earlier runs loaded for the athlete: it has none of their activities (a file
+    moved aside, then made anew by another athlete's run: the listing and the service's answers are unchanged, and
+    only a run fetches them again), or it could not be read now. None when it holds some, or none are known."""
+    from fitsync.resources.warehouse import warehouse_of
+    from fitsync.warehouse import db
+
+    if not (known := len(progress.known_ids(client.store, aid))):
+        return None
+    try:
+        if db.holds_athlete(warehouse_of(client.config), aid, timeout=2.0):
+            return None
+    except Exception as error:  # noqa: BLE001 (busy or unreadable: the run waits for it, or says what it is)
+        return f"the warehouse could not be read now ({str(error).splitlines()[0]})"
+    return f"the warehouse holds none of the {known} activities earlier runs loaded"
 
 
 def damaged_warehouse(client: FitsyncClient) -> str | None:

@@ -142,6 +142,21 @@ def exists(where: Where) -> bool:
         return False
 
 
+def holds_athlete(where: Where, athlete_id: int, timeout: float = 30.0) -> bool:
+    """Whether the warehouse has any of the athlete's activities (a missing one, or one without the table, has none):
+    one moved aside and rebuilt by another athlete's run has the tables, and none of this athlete's rows."""
+    if not exists(where):
+        return False
+    with reading(where, timeout=timeout) as conn:
+        if not conn.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'activities'").fetchall()[0][0]:
+            return False
+        return bool(
+            conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM activities WHERE athlete_id = ? LIMIT 1)", [athlete_id]
+            ).fetchall()[0][0]
+        )
+
+
 def ensure_schema(where: Where) -> None:
     """Migrate a warehouse older than this fitsync (read first: a current one takes no write lock)."""
     latest = max(v for v, _, _ in migration_scripts())

@@ -11,6 +11,7 @@ import pytest
 from fitsync.client.runtime import FitsyncClient
 from fitsync.pipelines import nothing_new
 from fitsync.sync import progress
+from fitsync.warehouse import db
 
 from ..sandbox_harness import Harness, add_athlete, change, record
 from .conftest import REPO, Connect, Home, record_many, subprocess_env
@@ -62,6 +63,22 @@ def test_nothing_new_costs_two_calls_and_no_dagster_and_a_change_runs_the_sync(s
         ("Renamed after the last sync",)
     ]
     assert "nothing new (2 calls" in fitsync_sync(home).stderr  # and the next one is cheap again
+
+
+def test_a_warehouse_made_anew_is_not_nothing_new_and_gets_the_athletes_activities_back(
+    sb: Harness, connect: Connect
+) -> None:
+    """The damaged-warehouse fix (`mv` it aside, `fitsync sync`) with several athletes: the first one's run makes a
+    new file, and the next athlete's listing and profile are as its last run saw them. "Nothing new" then left it out
+    of the warehouse for good (until a --full); its activities come back as the first one's do."""
+    home = caught_up(sb, connect)
+    home.warehouse.rename(f"{home.warehouse}.damaged")
+    db.migrate(home.warehouse)  # what another athlete's run leaves: the tables, none of this athlete's rows
+    done = fitsync_sync(home)
+    assert done.returncode == 0, done.stderr
+    assert "holds none of the 3 activities earlier runs loaded" in done.stderr and "nothing new" not in done.stderr
+    assert home.query("SELECT count(*) FILTER (detail_loaded) FROM activities") == [(3,)]
+    assert "nothing new (2 calls" in fitsync_sync(home).stderr  # and cheap again once it holds them
 
 
 def test_waiting_work_or_a_new_upload_is_never_taken_for_nothing_new(sb: Harness, connect: Connect) -> None:
