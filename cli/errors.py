@@ -2,7 +2,7 @@
 
 Expected failures (fitsync's own errors, an unreachable service, an unwritable home, a full disk, Ctrl-C) get a
 message naming the fix; anything else gets its type and message and the hint to rerun with `--debug`
-(or FITSYNC_DEBUG=1), which shows the traceback. Exit codes: 1 failed, 2 usage, 130 interrupted.
+(or FITSYNC_DEBUG=1), which shows the traceback. Exit codes: 1 failed, 2 usage, 130 Ctrl-C, 143 SIGTERM.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sqlite3
 import stat
 import sys
 import traceback
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 import httpx
@@ -46,12 +46,10 @@ class FitsyncGroup(click.Group):
         except (click.ClickException, click.exceptions.Exit, SystemExit):
             raise
         except (KeyboardInterrupt, click.exceptions.Abort):  # Ctrl-C, or Ctrl-C / Ctrl-D at one of click's prompts
-            click.echo("Interrupted: nothing half-written was kept; run the command again to continue.", err=True)
-            raise SystemExit(INTERRUPTED) from None
+            _interrupted(ctx)
         except Exception as error:  # noqa: BLE001 (the last line of defence: one message, never a traceback)
             if isinstance(error, RuntimeError) and str(error) == DUCKDB_INTERRUPTED:  # Ctrl-C met inside DuckDB
-                click.echo("Interrupted: nothing half-written was kept; run the command again to continue.", err=True)
-                raise SystemExit(INTERRUPTED) from None
+                _interrupted(ctx)
             if debugging():
                 traceback.print_exc()
             story = unwritable_stdout(error) or _damaged_warehouse(error) or explain(error)
@@ -63,6 +61,23 @@ class FitsyncGroup(click.Group):
             hint = "" if known or debugging() else " (run with --debug or FITSYNC_DEBUG=1 for the details)"
             click.echo(f"Error: {story}{hint}", err=True)
             raise SystemExit(1) from None
+
+
+# Commands that only look: a stop leaves nothing to continue.
+LOOKING = {"status", "athletes", "query"}
+
+
+def _interrupted(ctx: click.Context) -> NoReturn:
+    """One line for Ctrl-C (130) or SIGTERM (143, cli/terminate.py), whichever stopped the command."""
+    from fitsync.cli import terminate
+
+    rest = (
+        "nothing was changed."
+        if ctx.invoked_subcommand in LOOKING
+        else "nothing half-written was kept; run the command again to continue."
+    )
+    click.echo(f"{terminate.said()}: {rest}", err=True)
+    raise SystemExit(terminate.exit_code()) from None
 
 
 def unwritable_stdout(error: BaseException) -> str | None:

@@ -77,4 +77,6 @@ for command in (init, connect, disconnect, athletes, status, doctor, webhooks, s
 
 
 if __name__ == "__main__":
-    main()
+    from fitsync.cli.entry import run
+
+    run(main)

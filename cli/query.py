@@ -13,7 +13,6 @@ import errno
 import os
 import re
 import shutil
-import signal
 import stat
 import sys
 import tempfile
@@ -25,8 +24,8 @@ from typing import IO, TYPE_CHECKING
 import click
 from rich.console import Console
 
-from . import result_table, sql_prompt
-from .errors import DUCKDB_INTERRUPTED, INTERRUPTED
+from . import result_table, sql_prompt, terminate
+from .errors import DUCKDB_INTERRUPTED
 
 if TYPE_CHECKING:  # DuckDB loads in a third of a second: only when a query runs
     import duckdb
@@ -118,7 +117,6 @@ def query(
 ) -> None:
     """Run SQL on the warehouse (read-only): `fitsync query "SELECT …"`, `-f report.sql`, SQL piped in,
     `-o out.csv`; with no SQL at a terminal, an SQL prompt."""
-    TERMINATED.clear()
     try:
         _query(sql_words, script, fmt, output, mode, limit, list_relations, describe)
     except BrokenPipeError:
@@ -128,29 +126,8 @@ def query(
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(BROKEN_PIPE) from None
     except KeyboardInterrupt:  # read-only, and an export's file appears only whole: nothing was changed
-        said = "Stopped by SIGTERM" if TERMINATED else "Interrupted"
-        click.echo(f"{said}: the query was stopped; nothing was changed.", err=True)
-        raise SystemExit(128 + signal.SIGTERM if TERMINATED else INTERRUPTED) from None
-
-
-# SIGTERMs received while a one-shot query ran (DuckDB turns the handler's KeyboardInterrupt into its own error).
-TERMINATED: list[int] = []
-
-
-@contextlib.contextmanager
-def _terminable() -> Iterator[None]:
-    """SIGTERM stops a one-shot query as Ctrl-C does: DuckDB interrupted, an export's partial file removed, said.
-    Not at the SQL prompt, where a KeyboardInterrupt only drops the line."""
-
-    def stop(signum: int, frame: object) -> None:
-        TERMINATED.append(signum)
-        raise KeyboardInterrupt
-
-    before = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, before)
+        click.echo(f"{terminate.said()}: the query was stopped; nothing was changed.", err=True)
+        raise SystemExit(terminate.exit_code()) from None
 
 
 def _query(
@@ -222,11 +199,10 @@ def _query(
             f"the folder {output.absolute().parent} does not exist: create it, or write elsewhere",
             param_hint="'--output'",
         )
-    with _terminable():
-        if describe is not None:
-            _check_relation(describe, sql)
-        # the catalogue's comments are what --list and --describe are read for: wrapped, not cut
-        _run(_warehouse(), sql, fmt, output, mode or "box", limit, wrap=list_relations or describe is not None)
+    if describe is not None:
+        _check_relation(describe, sql)
+    # the catalogue's comments are what --list and --describe are read for: wrapped, not cut
+    _run(_warehouse(), sql, fmt, output, mode or "box", limit, wrap=list_relations or describe is not None)
 
 
 def _piped_sql() -> str:

@@ -16,6 +16,8 @@ from typing import Any
 
 import click
 
+from . import terminate
+
 PROMPT, MORE = "fitsync> ", "   ...> "
 QUIT = {".quit", ".exit", "quit", "exit"}
 HELP = (
@@ -54,7 +56,9 @@ def run(warehouse: object, run_sql: Callable[[str], None], list_tables: Callable
         except EOFError:
             click.echo()
             return
-        except KeyboardInterrupt:  # drops what was typed, as a shell does
+        except KeyboardInterrupt:  # drops what was typed, as a shell does; SIGTERM ends the session
+            if terminate.received():
+                raise
             click.echo()
             buffer = ""
             continue
@@ -98,4 +102,6 @@ def _shown(run_it: Callable[[], None]) -> None:
     except click.ClickException as error:
         click.echo(f"Error: {error.format_message()}", err=True)
     except KeyboardInterrupt:  # read-only: nothing to undo
+        if terminate.received():
+            raise
         click.echo("Interrupted: the query was stopped.", err=True)

@@ -20,6 +20,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -153,17 +154,42 @@ def test_connect_headless_with_a_redirect_option_is_a_usage_error(tmp_path: Path
     assert "Open this address" not in done.stdout and not (tmp_path / "home").exists()
 
 
-def test_connect_headless_ctrl_c_at_the_prompt_is_interrupted(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "signum, code, said", [(signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Stopped by SIGTERM")]
+)
+def test_connect_headless_stopped_at_the_prompt_says_so(tmp_path: Path, signum: int, code: int, said: str) -> None:
+    """Ctrl-C, or SIGTERM (which killed it without a word: cli/terminate.py)."""
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
     (home / "config.toml").write_text('client_id = 4711\nclient_secret = "not-a-real-secret"\n')
     (home / "config.toml").chmod(0o600)
     term = Terminal(home, "connect", "--headless")
     term.wait_for("Redirected URL: ")
-    term.process.send_signal(signal.SIGINT)  # what the terminal does on Ctrl-C (this pty is not the controlling one)
-    seen = term.wait_for("Interrupted")
-    assert term.close() == 130, seen
+    term.process.send_signal(signum)  # Ctrl-C as the terminal sends it (this pty is not the controlling one)
+    seen = term.wait_for(said)
+    assert term.close() == code, seen
     assert "Aborted" not in seen and "Traceback" not in seen, seen
+
+
+@pytest.mark.parametrize(
+    "signum, code, said", [(signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Stopped by SIGTERM")]
+)
+def test_a_stop_while_the_command_loads_is_one_line(signum: int, code: int, said: str) -> None:
+    """The console script's first lines (cli/entry.py): a stop before the command's own handling, while its modules
+    load, printed Python's traceback (Ctrl-C) or nothing at all (SIGTERM). Here a command that waits stands in for
+    the loading, whose tenth of a second a test cannot aim at."""
+    waits = "import sys, time; sys.stdout.write('loading\\n'); sys.stdout.flush(); time.sleep(60)"
+    script = f"from fitsync.cli.entry import run; run(lambda: exec({waits!r}))"
+    process = subprocess.Popen(
+        [sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "loading\n"
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert (process.returncode, err) == (code, f"{said}: nothing was started.\n")
 
 
 def test_init_ended_at_its_prompt_is_interrupted_as_every_command_is(tmp_path: Path) -> None:

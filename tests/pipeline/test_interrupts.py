@@ -120,6 +120,22 @@ def test_ctrl_c_at_the_sql_prompt_stops_the_statement(warehouse_home: Path) -> N
     assert seen.count("'dropped") == 1 and "Error" not in seen and "Traceback" not in seen, seen
 
 
+@pytest.mark.parametrize("running_sql", [False, True])
+def test_sigterm_ends_the_sql_prompt_and_says_so(warehouse_home: Path, running_sql: bool) -> None:
+    """Not a dropped line (Ctrl-C's meaning there), and not killed without a word: the session ends, 143."""
+    with foreground(warehouse_home, "query") as running:
+        running.wait_for("fitsync> ")
+        if running_sql:
+            running.type(LONG_SQL + ";\n")
+            wait_until(lambda: has_open(running.process.pid, warehouse_home / "warehouse.duckdb"), 60, "the statement")
+        else:
+            wait_until(lambda: asleep(running.process.pid), 60, "the prompt to wait for a key")
+        running.process.send_signal(signal.SIGTERM)
+        seen = running.wait_for("Stopped by SIGTERM: the query was stopped; nothing was changed.")
+        assert running.close() == 143, seen
+    assert "Traceback" not in seen, seen
+
+
 @pytest.mark.parametrize(
     ("signum", "code", "said"), [(signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Stopped by SIGTERM")]
 )

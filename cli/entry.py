@@ -1,0 +1,23 @@
+"""The `fitsync` console script. Its first lines make a stop signal clean from the first instant: Ctrl-C or SIGTERM
+while the command's modules still load (a tenth of a second or more) printed Python's traceback, or nothing."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+
+def run(main: Callable[[], Any] | None = None) -> None:
+    from fitsync.cli import terminate
+
+    terminate.install()
+    try:
+        if main is None:
+            from fitsync.cli.main import main as command
+
+            main = command
+        main()
+    except KeyboardInterrupt:  # before the command's own handling (loading it, or click reading the arguments)
+        sys.stderr.write(f"{terminate.said()}: nothing was started.\n")
+        raise SystemExit(terminate.exit_code()) from None
