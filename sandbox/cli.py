@@ -166,7 +166,7 @@ def serve(
         auth_prefix=auth_prefix,
         seed=SeedOptions(seed, athletes, activities_per_athlete),
         settings=settings,
-        log_level="info",
+        log_level="warning",  # uvicorn's lines on starting and stopping: ours say both, once
     )
     if db == ":memory:" or not Path(db).is_file():  # a new world: a large one takes seconds to generate
         total = athletes * activities_per_athlete
