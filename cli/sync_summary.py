@@ -243,23 +243,29 @@ def render(out: Console, summary: AthleteSummary, *, verbose: bool) -> None:
         title.append(f" ({summary.calls} call{'' if summary.calls == 1 else 's'}{seconds})", style="")
     if summary.verdict == "failed":
         _failures(out, summary, title)
+        if verbose and summary.assets:  # and what each step did before it, as for any other run
+            out.print(_assets_table(summary, Text("what each asset did"), verbose))
     else:
-        table = Table(title=title)
-        table.add_column("asset")
-        table.add_column("calls", justify="right")
-        table.add_column("counted")
-        table.add_column("notes")
-        for asset in summary.assets:
-            if not verbose and not asset.did_something:
-                continue
-            counted = _counted(asset, verbose)
-            notes = "; ".join(asset.notes)
-            if verbose and asset.endpoints:
-                notes += ("; " if notes else "") + ", ".join(f"{e} ×{n}" for e, n in sorted(asset.endpoints.items()))
-            table.add_row(asset.asset, str(asset.calls), counted, notes)
-        out.print(table)
+        out.print(_assets_table(summary, title, verbose))
     for line in summary.lines[1:] if summary.verdict == "failed" else summary.lines:
         out.print(Text(line, style="yellow"), soft_wrap=True)
+
+
+def _assets_table(summary: AthleteSummary, title: Text, verbose: bool) -> Table:
+    """What each asset did: calls, figures, notes (those that did nothing only with --verbose)."""
+    table = Table(title=title)
+    table.add_column("asset")
+    table.add_column("calls", justify="right")
+    table.add_column("counted")
+    table.add_column("notes")
+    for asset in summary.assets:
+        if not verbose and not asset.did_something:
+            continue
+        notes = "; ".join(asset.notes)
+        if verbose and asset.endpoints:
+            notes += ("; " if notes else "") + ", ".join(f"{e} ×{n}" for e, n in sorted(asset.endpoints.items()))
+        table.add_row(asset.asset, str(asset.calls), _counted(asset, verbose), notes)
+    return table
 
 
 def _counted(asset: AssetLine, verbose: bool) -> str:

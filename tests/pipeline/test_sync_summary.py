@@ -57,6 +57,7 @@ def test_a_failed_sync_lists_only_its_failures_and_quiet_says_only_them(sb: Harn
     with sb.settings(fault_answers={"GET /athletes/{id}/stats": {"body": wrong}}):
         failed = fitsync_sync(home)
         quiet = fitsync_sync(home, "--quiet", "--full")
+        verbose = fitsync_sync(home, "--verbose", "--full")
     assert failed.returncode == 1, failed.stderr
     assert f"athlete {aid}: FAILED" in failed.stderr, failed.stderr
     # the failed step and its error on one line, once
@@ -65,6 +66,10 @@ def test_a_failed_sync_lists_only_its_failures_and_quiet_says_only_them(sb: Harn
     assert quiet.returncode == 1, quiet.stderr
     assert "GET /athletes/{id}/stats answered" in quiet.stderr and "┃" not in quiet.stderr, quiet.stderr
     assert f"athlete {aid}: listing" not in quiet.stderr  # no progress either
+    # --verbose adds what each asset did (as it does when all goes well), after the failure
+    assert verbose.returncode == 1 and f"athlete {aid}: FAILED" in verbose.stderr, verbose.stderr
+    table = verbose.stderr[verbose.stderr.index("what each asset did") :]
+    assert "GET /athlete ×1" in table and "athlete_stats" in table, verbose.stderr
 
     fine = fitsync_sync(home, "--quiet")
     assert fine.returncode == 0 and "athlete" not in fine.stderr.replace("config.toml", ""), fine.stderr
