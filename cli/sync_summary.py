@@ -49,7 +49,11 @@ ONE_DOCUMENT = {"athlete", "athlete_stats", "athlete_zones"}  # one call, one do
 # gear along with the activities: "rows=90" for 60 activities says nothing without them)
 SUMMED = {"rows_written": "rows", "rows_left_out": "rows_left_out"}
 CHECK = "nothing-new check"  # the two calls before a run (pipelines/nothing_new.py), a row of the table
-SHOWN_AS = {"rows": "rows written (new or changed)", "rows_left_out": "rows left out"}
+SHOWN_AS = {
+    "rows": "rows written (new or changed)",
+    "rows_left_out": "rows left out",
+    "implausible": "rows with implausible values (the values not stored)",
+}
 
 
 @dataclass

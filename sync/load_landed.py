@@ -82,8 +82,9 @@ class Loaded:
         for table, rows in sorted(by_table.items()):
             more = f" and {len(rows) - shown} more" if len(rows) > shown else ""
             lines.append(
-                f"athlete {aid}: {len(rows)} {table} row(s) with implausible values, kept as they were stored "
-                f"(the JSON as received is kept): {'; '.join(rows[:shown])}{more}"
+                f"athlete {aid}: {len(rows)} {table} row(s) with implausible values: those values were not stored "
+                f"(each keeps the value it had, none in a new row; the JSON as received is kept): "
+                f"{'; '.join(rows[:shown])}{more}"
             )
         if self.left_out:
             lines.append(
