@@ -36,6 +36,24 @@ def _time_zone(name: str) -> str:
         raise ValueError("it should be an IANA time zone name such as Europe/Berlin") from None
 
 
+NIGHTLY = "30 3 * * *"  # nightly_schedule's default
+
+
+def _cron(expression: str) -> str:
+    """Five fields as Dagster's schedule takes them, checked when the file is read: a wrong one was said only by
+    `fitsync doctor`, or by the code location failing to load."""
+    expression = " ".join(expression.split())
+    if expression == NIGHTLY:  # every command reads the settings: no parser to load for the default
+        return expression
+    from croniter import croniter
+
+    if not (len(expression.split()) == 5 or expression.startswith("@")) or not croniter.is_valid(expression):
+        raise ValueError(
+            'it should be a cron expression: five fields, minute hour day month weekday, e.g. "30 3 * * *"'
+        )
+    return expression
+
+
 def _folder(path: Path) -> Path:
     """A home that is there must be a folder: fitsync cannot make one where a file is."""
     if path.exists() and not path.is_dir():
@@ -56,7 +74,7 @@ def _url(value: str) -> str:
 
 
 Url = Annotated[str, AfterValidator(_url)]
-Cron = Annotated[str, AfterValidator(lambda v: " ".join(v.split()))]
+Cron = Annotated[str, AfterValidator(_cron)]
 TimeZone = Annotated[str, AfterValidator(_time_zone)]
 # absolute: the Dagster instance under it needs an absolute path, and a run's process may start elsewhere
 Home = Annotated[Path, AfterValidator(lambda p: _folder(p.expanduser().absolute()))]
@@ -193,7 +211,7 @@ class Config(BaseSettings):
         "failover) before a command or step fails, saying so once it has waited a moment.",
     )
     nightly_schedule: Cron = Field(
-        "30 3 * * *",
+        NIGHTLY,
         description="When Dagster's nightly sync of every athlete starts, as a cron expression (minute hour day "
         "month weekday) in nightly_timezone. The service's daily limit resets at 00:00 UTC: a start soon after it "
         "has the whole day's budget. Read when the code location loads.",
@@ -343,15 +361,18 @@ class _Reading:
         secret = getattr(spec, "annotation", None) is Secret
         shown = "***" if secret else repr(error["input"])  # a secret's value is never shown
         said = str(error["msg"]).removeprefix("Value error, ").replace("Input should", "it should", 1)
-        if spec is not None and error["type"] in BOUND_ERRORS:  # the whole range, not only the bound it broke
+        if spec is not None and error["type"] in BOUND_ERRORS:  # the whole range, not only a bound it broke
             said += f" (allowed: {allowed(spec.annotation, spec.metadata)})"
         if origin.endswith(CONFIG_FILE) and (line := line_of(Path(origin), name)):
             origin = f"{origin}, line {line}"
         return f"{origin}: {name} has an invalid value {shown}: {said}"
 
 
-# pydantic's error types for a value outside a field's bounds.
-BOUND_ERRORS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
+# pydantic's error types for a value outside a field's bounds, or not a number at all: said with what is allowed.
+BOUND_ERRORS = (
+    *("greater_than", "greater_than_equal", "less_than", "less_than_equal"),
+    *("int_parsing", "float_parsing", "int_type", "float_type", "int_from_float", "finite_number"),
+)
 
 
 _READING: ContextVar[_Reading | None] = ContextVar("fitsync_config_reading", default=None)

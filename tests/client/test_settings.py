@@ -54,6 +54,12 @@ def test_a_bad_value_is_one_line_naming_the_setting_its_source_and_what_is_allow
         "FITSYNC_RATE_LONG_WINDOW: long_window has an invalid value 'a day': it should be a valid integer": {
             "FITSYNC_RATE_LONG_WINDOW": "a day"
         },
+        "FITSYNC_MAX_RETRIES: max_retries has an invalid value 'five': it should be a valid integer, unable to parse "
+        "string as an integer (allowed: whole number ≥ 1)": {"FITSYNC_MAX_RETRIES": "five"},
+        # checked where it is set, not only by `fitsync doctor` or the code location failing to load
+        "FITSYNC_NIGHTLY_SCHEDULE: nightly_schedule has an invalid value '99 * * *': it should be a cron expression": {
+            "FITSYNC_NIGHTLY_SCHEDULE": "99 * * *"
+        },
     }
     for says, env in cases.items():
         with pytest.raises(ConfigError) as error:
