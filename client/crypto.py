@@ -88,7 +88,8 @@ class TokenCipher:
         the first process), and the keys stored values may still be under: those of `previous`
         (FITSYNC_SECRET_KEY_PREVIOUS) and the passphrases' unsalted ones."""
         passphrases = [p for p in (secret_key, previous) if p]
-        file_key = None if secret_key else _key_file(home)
+        # with a previous passphrase, the values may be under it: the new key file is the one they move to
+        file_key = None if secret_key else _key_file(home, None if previous else store)
         if not passphrases:
             assert file_key is not None
             return cls(file_key)
@@ -154,9 +155,16 @@ class TokenCipher:
         return "TokenCipher(***)"
 
 
-def _key_file(home: Path) -> bytes:
+def _key_file(home: Path, store: StateStore | None = None) -> bytes:
     path = home / KEY_FILE
     home.mkdir(parents=True, exist_ok=True)
+    if not path.exists() and store is not None and _encrypted_under_a_key(store):
+        # a new key would read none of them, and the next sync would say only "encrypted with another key"
+        raise CipherError(
+            f"the token key file {path} is missing (a new one was not made: it would open none of the stored tokens): "
+            f"put it back from a backup of FITSYNC_HOME, or without it move the state database aside and connect each "
+            f"athlete again with `fitsync connect`. {wrong_key(store)}"
+        )
     if not path.exists():
         # Write a complete file under a private name, then link it into place: another process sees
         # either no key file or the whole key, and the first link wins.
@@ -178,6 +186,12 @@ def _key_file(home: Path) -> bytes:
             "and connect each athlete again with `fitsync connect`"
         )
     return key
+
+
+def _encrypted_under_a_key(store: StateStore) -> bool:
+    """Whether the store holds values some key encrypted (a key check value, or a token)."""
+    with store.reading() as conn:
+        return _proof(conn) is not None
 
 
 def _check_value(conn: Connection) -> bytes | None:

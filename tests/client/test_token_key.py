@@ -289,6 +289,24 @@ def test_moving_between_a_key_file_and_a_passphrase(tmp_path: Path, new_state_ur
         FitsyncClient(config_for(home, state_url, key=NEW))
 
 
+def test_a_key_file_gone_is_said_so_and_not_replaced(tmp_path: Path, new_state_url: StateUrl) -> None:
+    """A new key file would open none of the stored tokens: the first command said only "encrypted with another
+    key", and the old key, put back from a backup, then met the new one in its place."""
+    state_url = new_state_url()
+    home = tmp_path / "home"
+    with FitsyncClient(config_for(home, state_url)) as client:
+        write_as_before(client.store, client.cipher, check=False)
+    key_file = home / crypto.KEY_FILE
+    key = key_file.read_bytes()
+    key_file.unlink()
+    with pytest.raises(CipherError, match=rf"the token key file {key_file} is missing \(a new one was not made"):
+        FitsyncClient(config_for(home, state_url))
+    assert not key_file.exists()
+    key_file.write_bytes(key)  # back from the backup: everything opens
+    with FitsyncClient(config_for(home, state_url)) as client:
+        assert_reads_everything(client)
+
+
 def open_at_once(configs: list[Config]) -> list[TokenCipher]:
     """Open a client for each config in its own thread (its own connections), all released at once."""
     barrier = threading.Barrier(len(configs))
