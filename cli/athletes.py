@@ -99,6 +99,8 @@ def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeou
     with contextlib.ExitStack() as stack:
         # The redirect's port before the state store opens: a busy one is the one thing said, and nothing is created.
         receiver = None if headless else stack.enter_context(_loopback_receiver(port))
+        if (problem := oauth.authorize_page(config).problem) is not None:  # not an address that cannot load
+            raise click.ClickException(problem)
         client = stack.enter_context(open_client(config))
         try:
             if receiver is None:

@@ -23,7 +23,7 @@ from fitsync.client.config_basics import CONFIG_FILE, ConfigError, load_config
 from fitsync.client.crypto import CipherError
 from fitsync.client.errors import FitsyncError, OAuthError, ReauthorizationRequired
 from fitsync.client.explain import REBUILD, explain
-from fitsync.client.oauth import APP_CREDENTIALS_FIX
+from fitsync.client.oauth import APP_CREDENTIALS_FIX, AUTH_URL_FIX, authorize_page
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.transport import DeadlineExceeded, ServiceUnresponsive
 from fitsync.resources.warehouse import warehouse_of
@@ -134,31 +134,15 @@ def _reachable(config: Config) -> Check:
 
 
 def _authorize_page(config: Config) -> Check:
-    url = f"{config.auth_url}/oauth/authorize"
-    try:
-        answer = httpx.get(
-            url,
-            params={
-                "client_id": config.client_id or 0,
-                "response_type": "code",
-                "redirect_uri": "http://localhost/",
-                "scope": "read",
-            },
-            timeout=10,
-        )
-    except httpx.HTTPError as error:
-        return Check(
-            "authorization page",
-            False,
-            f"{url}: {type(error).__name__}",
-            "check auth_url / FITSYNC_AUTH_URL: the site root, e.g. https://www.strava.com",
-        )
-    ok = answer.status_code != 404
+    answer = authorize_page(config)
+    if answer.status is None:
+        return Check("authorization page", False, f"{answer.url}: {answer.error}", AUTH_URL_FIX)
+    problem = answer.problem
     return Check(
         "authorization page",
-        ok,
-        f"{url} answers {answer.status_code}",
-        "" if ok else "auth_url must be the site root without /oauth (fitsync adds /oauth/authorize)",
+        problem is None,
+        f"{answer.url} answers {answer.status}",
+        "" if problem is None else "auth_url must be the site root without /oauth (fitsync adds /oauth/authorize)",
     )
 
 

@@ -53,6 +53,48 @@ def authorization(
     return Authorization(f"{config.auth_url}{path}?{query}", state, redirect_uri)
 
 
+AUTH_URL_FIX = "check auth_url / FITSYNC_AUTH_URL: the site root, e.g. https://www.strava.com"
+
+
+@dataclass(frozen=True)
+class PageAnswer:
+    """What the authorization page answered: its status, or why there was no answer (then `status` is None)."""
+
+    url: str
+    status: int | None
+    error: str = ""
+
+    @property
+    def problem(self) -> str | None:
+        """The one line naming the fix, or None: the page is there (404: auth_url names another path)."""
+        if self.status is None:
+            return f"the authorization page {self.url} does not answer ({self.error}): {AUTH_URL_FIX}"
+        if self.status == 404:
+            return (
+                f"the authorization page {self.url} answers 404: auth_url must be the site root without /oauth "
+                "(fitsync adds /oauth/authorize)"
+            )
+        return None
+
+
+def authorize_page(config: Config, timeout: float = 10) -> PageAnswer:
+    """Ask the page a browser would open (no token, nothing granted): before `connect` shows an address that cannot
+    load, and in `fitsync doctor`."""
+    import httpx
+
+    url = f"{config.auth_url}/oauth/authorize"
+    params = {
+        "client_id": str(config.client_id or 0),
+        "response_type": "code",
+        "redirect_uri": "http://localhost/",
+        "scope": "read",
+    }
+    try:
+        return PageAnswer(url, httpx.get(url, params=params, timeout=timeout).status_code)
+    except httpx.HTTPError as error:
+        return PageAnswer(url, None, type(error).__name__)
+
+
 def parse_redirect(url: str, expected_state: str) -> tuple[str, str]:
     """(code, granted scope) from the redirect back; a wrong state or a denial is a clear error."""
     params = {k: v[0] for k, v in parse_qs(urlsplit(url.strip()).query, keep_blank_values=True).items()}

@@ -36,6 +36,25 @@ from .conftest import make_config, write_config
 CREDENTIALS = {"FITSYNC_CLIENT_ID": "4711", "FITSYNC_CLIENT_SECRET": "not-a-real-secret"}
 
 
+def answers(sb: Harness) -> dict[str, str]:
+    """An authorization page that answers (connect asks it before showing its address): the sandbox's."""
+    return {"FITSYNC_AUTH_URL": sb.server.base_url}
+
+
+def test_connect_to_an_authorization_page_that_does_not_answer_says_so_first(tmp_path: Path) -> None:
+    """Not its address printed, then minutes of waiting for a redirect that cannot come; and nothing made."""
+    gone = f"http://127.0.0.1:{free_port()}"
+    for args in (["--no-browser"], ["--headless"]):
+        done = run(tmp_path / "home", "connect", *args, **CREDENTIALS, FITSYNC_AUTH_URL=gone)
+        assert done.returncode == 1, done.stdout + done.stderr
+        [line] = errors(done)
+        assert line == (
+            f"Error: the authorization page {gone}/oauth/authorize does not answer (ConnectError): check auth_url / "
+            "FITSYNC_AUTH_URL: the site root, e.g. https://www.strava.com"
+        ), line
+        assert "Open this address" not in done.stdout and not (tmp_path / "home").exists()
+
+
 def run(home: Path, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*FITSYNC, *args],
@@ -111,8 +130,8 @@ def test_init_refuses_a_value_before_writing_anything(tmp_path: Path, args: list
     assert Config.load(env={}, home=home).client_id == 5  # later commands still load the settings
 
 
-def test_connect_headless_says_when_what_was_pasted_is_not_the_redirect(tmp_path: Path) -> None:
-    done = run(tmp_path / "home", "connect", "--headless", stdin="garbage\n", **CREDENTIALS)
+def test_connect_headless_says_when_what_was_pasted_is_not_the_redirect(tmp_path: Path, sb: Harness) -> None:
+    done = run(tmp_path / "home", "connect", "--headless", stdin="garbage\n", **CREDENTIALS, **answers(sb))
     assert done.returncode == 1, done.stdout + done.stderr
     assert errors(done) == [
         "Error: that is not the address the browser was sent to: paste the whole URL from the address bar "
@@ -121,8 +140,8 @@ def test_connect_headless_says_when_what_was_pasted_is_not_the_redirect(tmp_path
     assert "state does not match" not in done.stderr
 
 
-def test_connect_headless_without_input_is_a_usage_error(tmp_path: Path) -> None:
-    done = run(tmp_path / "home", "connect", "--headless", **CREDENTIALS)  # stdin: /dev/null
+def test_connect_headless_without_input_is_a_usage_error(tmp_path: Path, sb: Harness) -> None:
+    done = run(tmp_path / "home", "connect", "--headless", **CREDENTIALS, **answers(sb))  # stdin: /dev/null
     assert done.returncode == 2, done.stdout + done.stderr
     [line] = errors(done)
     assert line.startswith("Error: --headless needs the redirected URL typed in"), line
@@ -157,11 +176,14 @@ def test_connect_headless_with_a_redirect_option_is_a_usage_error(tmp_path: Path
 @pytest.mark.parametrize(
     "signum, code, said", [(signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Stopped by SIGTERM")]
 )
-def test_connect_headless_stopped_at_the_prompt_says_so(tmp_path: Path, signum: int, code: int, said: str) -> None:
+def test_connect_headless_stopped_at_the_prompt_says_so(
+    tmp_path: Path, sb: Harness, signum: int, code: int, said: str
+) -> None:
     """Ctrl-C, or SIGTERM (which killed it without a word: cli/terminate.py)."""
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
-    (home / "config.toml").write_text('client_id = 4711\nclient_secret = "not-a-real-secret"\n')
+    page = sb.server.base_url
+    (home / "config.toml").write_text(f'client_id = 4711\nclient_secret = "not-a-real-secret"\nauth_url = "{page}"\n')
     (home / "config.toml").chmod(0o600)
     term = Terminal(home, "connect", "--headless")
     term.wait_for("Redirected URL: ")
@@ -204,8 +226,8 @@ def test_init_ended_at_its_prompt_is_interrupted_as_every_command_is(tmp_path: P
     assert "Aborted" not in seen and "Traceback" not in seen and not (home / "config.toml").exists(), seen
 
 
-def test_connect_that_times_out_names_the_fix(tmp_path: Path) -> None:
-    done = run(tmp_path / "home", "connect", "--no-browser", "--timeout", "1", **CREDENTIALS)
+def test_connect_that_times_out_names_the_fix(tmp_path: Path, sb: Harness) -> None:
+    done = run(tmp_path / "home", "connect", "--no-browser", "--timeout", "1", **CREDENTIALS, **answers(sb))
     assert done.returncode == 1, done.stdout + done.stderr
     [line] = errors(done)
     assert line.startswith("Error: no answer from the authorization page within 1 s: open the address printed above")
