@@ -356,7 +356,8 @@ def _export(conn: duckdb.DuckDBPyConnection, sql: str, fmt: str, output: Path | 
         if output:
             if target != output:
                 target.replace(output)  # whole, at once: a file of that name before stays until then
-            click.echo(f"{_count(rows)} → {output}", err=True)
+            if sys.stderr.isatty():  # at a terminal, a word of what was written; from cron or a script, silence
+                click.echo(f"{_count(rows)} → {output}", err=True)
             return
         with target.open("rb") as written:
             shutil.copyfileobj(written, sys.stdout.buffer)
