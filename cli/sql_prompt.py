@@ -1,7 +1,9 @@
 """`fitsync query` with no SQL at a terminal: an SQL prompt on the warehouse, as the DuckDB shell's.
 
 Each statement opens its own read-only connection and closes it: a prompt left open all afternoon never holds the
-file's lock against the nightly sync. Line editing and this session's history come from readline (a statement typed over several lines is one entry);
+file's lock against the nightly sync. Line editing and history come from readline (a statement typed over several lines
+is one entry); the history is kept between sessions in the user's state folder (history_file), as the DuckDB shell keeps
+~/.duckdb_history, never in FITSYNC_HOME (which a read-only command does not write);
 a statement may run over several lines and ends with `;`. Ctrl-C drops the statement being typed, or stops the one running (the
 prompt comes back, as in the DuckDB shell and psql); Ctrl-D (or `.quit`) leaves.
 A few of the DuckDB shell's dot commands work at the start of a statement: `.tables`, `.help`, `.quit`.
@@ -11,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -47,7 +51,31 @@ def run(warehouse: object, run_sql: Callable[[str], None], list_tables: Callable
         import readline
 
         history = readline
+    if history is None:
+        _prompt(run_sql, list_tables, history, warehouse)
+        return
+    kept = history_file()
+    with contextlib.suppress(OSError):  # none yet, or not readable: this session starts without
+        history.read_history_file(kept)
+    history.set_history_length(HISTORY_LENGTH)
+    try:
+        _prompt(run_sql, list_tables, history, warehouse)
+    finally:
+        with contextlib.suppress(OSError):  # a folder not writable: the session's history is not kept, said nowhere
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            history.write_history_file(kept)
 
+
+HISTORY_LENGTH = 1000
+
+
+def history_file() -> Path:
+    """$XDG_STATE_HOME/fitsync/sql_history (~/.local/state when unset)."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "fitsync" / "sql_history"
+
+
+def _prompt(run_sql: Callable[[str], None], list_tables: Callable[[], None], history: Any, warehouse: object) -> None:
     click.echo(f"SQL on {warehouse} (read-only). End a statement with ';'. .help for more, Ctrl-D to leave.")
     buffer = ""
     while True:

@@ -81,6 +81,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 _MADE_BASETEMP = pytest.StashKey[str]()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _user_state_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Where fitsync keeps a user's own files outside FITSYNC_HOME (the SQL prompt's history): the test run's, not
+    the account's, for every process the tests start."""
+    before = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("user-state"))
+    yield
+    if before is None:
+        os.environ.pop("XDG_STATE_HOME", None)
+    else:
+        os.environ["XDG_STATE_HOME"] = before
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """`slow` tests run only on demand (`pytest -m slow`); each has a short version in the default run. A test

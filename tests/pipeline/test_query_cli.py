@@ -191,6 +191,33 @@ def test_query_with_no_sql_at_a_terminal_is_an_sql_prompt(home: Path) -> None:
     assert "answer" in shown and "Traceback" not in term.seen.decode(errors="replace")
 
 
+def test_the_sql_prompts_history_is_kept_for_the_next_session(home: Path, tmp_path: Path) -> None:
+    """As the DuckDB shell keeps ~/.duckdb_history: in the user's state folder, not in FITSYNC_HOME."""
+    env = subprocess_env(home, COLUMNS="100", XDG_STATE_HOME=str(tmp_path / "state"))
+    before = sorted(p.name for p in home.iterdir())
+    first = Terminal(home, "query", env=env)
+    try:
+        first.wait_for("fitsync> ")
+        first.type("SELECT 6 * 7 AS remembered;\n")
+        first.wait_for("42")
+        first.type(".quit\n")
+        assert first.close() == 0
+    finally:
+        first.process.kill()
+    second = Terminal(home, "query", env=env)
+    try:
+        second.wait_for("fitsync> ")
+        second.type("\x1b[A\x1b[A\n")  # up twice (past its .quit): the last session's statement
+        shown = second.wait_for("42")
+        second.wait_for("fitsync> ", times=2)
+        second.type("\x04")
+        assert second.close() == 0, shown
+    finally:
+        second.process.kill()
+    assert (tmp_path / "state" / "fitsync" / "sql_history").exists()
+    assert sorted(p.name for p in home.iterdir()) == before  # nothing written in the home
+
+
 def test_the_sql_prompt_answers_tables_help_and_quit(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PAGER", "cat")  # the listing may be longer than the terminal: paged, but not waiting
     monkeypatch.delenv("MANPAGER", raising=False)
