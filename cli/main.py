@@ -30,6 +30,10 @@ LAZY = {
 }
 
 
+# Names a user may reach for (the DuckDB shell's habit): the command they mean, not listed on their own.
+ALIASES = {"sql": "query"}
+
+
 class FitsyncCommands(FitsyncGroup):
     """The top-level group: the commands of LAZY load on first use."""
 
@@ -37,6 +41,7 @@ class FitsyncCommands(FitsyncGroup):
         return sorted({*super().list_commands(ctx), *LAZY})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        name = ALIASES.get(name, name)
         if name in LAZY and name not in self.commands:
             module, attribute = LAZY[name][0].split(":")
             self.add_command(getattr(importlib.import_module(module), attribute), name)

@@ -82,6 +82,13 @@ def test_a_lazy_commands_listed_line_is_its_own() -> None:
         assert command is not None and command.get_short_help_str(limit=10_000) == line, name
 
 
+def test_sql_is_the_query_command_and_not_listed_apart() -> None:
+    """`fitsync sql`, as a DuckDB shell user types it, is `fitsync query` (with no SQL at a terminal: the prompt)."""
+    ctx = click.Context(main)
+    assert main.get_command(ctx, "sql") is main.get_command(ctx, "query")
+    assert "sql" not in main.list_commands(ctx)
+
+
 def test_fitsync_bench_runs_the_checkouts_benchmarks_in_a_child_process(tmp_path: Path) -> None:
     """`fitsync bench` is `python -m bench` of the checkout fitsync was installed from (editable), run in a child
     process: from the checkout's root and from any other folder, with its own name in the usage lines, and the
