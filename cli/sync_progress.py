@@ -59,6 +59,33 @@ class Reading:
     note: str | None = None  # why the phase shows no count
 
 
+@dataclass(frozen=True)
+class PaceSample:
+    at: float  # time.monotonic()
+    calls: int  # calls made by then (the ledger's count)
+    waited: float  # seconds spent waiting for the budget by then
+
+
+PACE_SECONDS = 10.0  # the pace is what the last this-many seconds of calls took
+PACE_CALLS = 10  # at least this many calls, or the run's whole pace
+
+
+def recent_pace(samples: list[PaceSample], start: PaceSample) -> float:
+    """Seconds per call lately: over the last PACE_SECONDS (at least PACE_CALLS calls), waits left out. The pace since
+    the start counted Dagster's seconds of starting up against the first calls: "about 1 min left" for a sync that
+    ended 5 s later. Samples older than the window are dropped from `samples`."""
+    now = samples[-1]
+    while len(samples) > 2 and now.at - samples[1].at >= PACE_SECONDS and now.calls - samples[1].calls >= PACE_CALLS:
+        del samples[0]
+    while len(samples) > 1 and samples[1].calls == samples[0].calls:  # no call yet (Dagster starting): not pace
+        del samples[0]
+    for since in (samples[0], start):
+        made = now.calls - since.calls
+        if made >= PACE_CALLS:
+            return max(now.at - since.at - (now.waited - since.waited), 0.0) / made
+    return SECONDS_PER_CALL
+
+
 @dataclass
 class SyncProgress:
     client: FitsyncClient
@@ -75,6 +102,7 @@ class SyncProgress:
     _cursor: str | None = None
     _phase_now: str | None = None
     _done_before: dict[str, int] | None = None  # each queue's done count when the run started
+    _samples: list[PaceSample] = field(default_factory=list)  # the calls made so far, at each look
 
     def __post_init__(self) -> None:
         """The queues' done counts before the run: what this run does is what they grow by."""
@@ -150,9 +178,9 @@ class SyncProgress:
         lines = governor.snapshot()
         used = sum(x.used for x in lines if (x.window, x.budget) == ("long", "overall"))
         self._calls_at_start = used if self._calls_at_start is None else self._calls_at_start
-        working = time.monotonic() - self._started - self._waited
-        made = used - self._calls_at_start
-        pace = working / made if made >= 10 else SECONDS_PER_CALL
+        now = time.monotonic()
+        self._samples.append(PaceSample(now, used, self._waited))
+        pace = recent_pace(self._samples, PaceSample(self._started, self._calls_at_start, 0.0))
         return time_left(calls, lines, time.time(), governor.lengths, governor.bulk_reserve, pace)
 
     def _paint(self) -> None:

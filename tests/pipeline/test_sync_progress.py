@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from fitsync.cli.sync_progress import NOT_A_SUBSCRIBER, SyncProgress
+from fitsync.cli.sync_progress import NOT_A_SUBSCRIBER, PaceSample, SyncProgress, recent_pace
+from fitsync.cli.sync_waits import SECONDS_PER_CALL
 from fitsync.client.runtime import FitsyncClient
 
 from ..processes import Terminal, foreground
@@ -51,6 +52,24 @@ def test_a_non_subscriber_is_told_why_zones_do_not_move(sb: Harness, connect: Co
         display = SyncProgress(client, home.instance, aid, str(uuid.uuid4()), Console(file=io.StringIO()), plain=True)
         line = _shown(display, "activity zones")
     assert line == f"athlete {aid}: activity zones ({NOT_A_SUBSCRIBER})", line
+
+
+def test_the_time_left_follows_the_pace_of_the_latest_calls() -> None:
+    """Calls that began after seconds of Dagster starting, then came fast: the pace is theirs (0.05 s a call), not
+    the whole run's, which said "about 1 min left" of a sync that ended 5 s later. Waits for the budget are not pace."""
+    start = PaceSample(0.0, 0, 0.0)
+    samples = [PaceSample(t, 0, 0.0) for t in (0.5, 1.0, 1.5, 2.0, 2.5)]  # Dagster starting: no call yet
+    samples += [PaceSample(2.5 + i * 0.5, i * 10, 0.0) for i in range(1, 5)]  # 20 calls a second
+    assert recent_pace(samples, start) == pytest.approx(0.05)
+    assert recent_pace([PaceSample(0.5, 0, 0.0), PaceSample(1.0, 3, 0.0)], start) == SECONDS_PER_CALL  # too few
+    # 10 s of waiting for the next window between two looks: left out
+    waited = [PaceSample(1.0, 0, 0.0), PaceSample(2.0, 20, 0.0), PaceSample(13.0, 40, 10.0)]
+    assert recent_pace(waited, start) == pytest.approx(2.0 / 40)  # 12 s, 10 of them waiting
+    # a long run: only the last ten seconds count, where it slowed to a call a second
+    slow = [PaceSample(t, int(t * 10), 0.0) for t in range(1, 100)] + [
+        PaceSample(100 + t, 990 + t, 0.0) for t in range(1, 21)
+    ]
+    assert recent_pace(slow, start) == pytest.approx(1.0)
 
 
 def test_the_silent_seconds_say_what_they_are_spent_on(sb: Harness, connect: Connect, tmp_path: Path) -> None:
