@@ -248,28 +248,35 @@ def render(out: Console, summary: AthleteSummary, *, verbose: bool) -> None:
     if summary.verdict == "failed":
         _failures(out, summary, title)
         if verbose and summary.assets:  # and what each step did before it, as for any other run
-            out.print(_assets_table(summary, Text("what each asset did"), verbose))
+            _print_assets(out, summary, Text("what each asset did"), verbose)
     else:
-        out.print(_assets_table(summary, title, verbose))
+        _print_assets(out, summary, title, verbose)
     for line in summary.lines[1:] if summary.verdict == "failed" else summary.lines:
         out.print(Text(line, style="yellow"), soft_wrap=True)
 
 
-def _assets_table(summary: AthleteSummary, title: Text, verbose: bool) -> Table:
-    """What each asset did: calls, figures, notes (those that did nothing only with --verbose)."""
+def _print_assets(out: Console, summary: AthleteSummary, title: Text, verbose: bool) -> None:
+    """What each asset did: calls, figures, notes (those that did nothing only with --verbose). A note several assets
+    share (the spent budget each step met in turn) is said once, under the table, naming them."""
+    shown = [a for a in summary.assets if verbose or a.did_something]
+    sharing: dict[str, list[str]] = {}
+    for asset in shown:
+        for note in dict.fromkeys(asset.notes):
+            sharing.setdefault(note, []).append(asset.asset)
+    shared = {note: names for note, names in sharing.items() if len(names) > 1}
     table = Table(title=title)
     table.add_column("asset")
     table.add_column("calls", justify="right")
     table.add_column("counted")
     table.add_column("notes")
-    for asset in summary.assets:
-        if not verbose and not asset.did_something:
-            continue
-        notes = "; ".join(asset.notes)
+    for asset in shown:
+        notes = "; ".join(n if n not in shared else "see below" for n in dict.fromkeys(asset.notes))
         if verbose and asset.endpoints:
             notes += ("; " if notes else "") + ", ".join(f"{e} ×{n}" for e, n in sorted(asset.endpoints.items()))
         table.add_row(asset.asset, str(asset.calls), _counted(asset, verbose), notes)
-    return table
+    out.print(table)
+    for note, names in shared.items():  # whole: a line of its own is never cut to a cell's width
+        out.print(Text(f"{', '.join(names)}: {note}"), soft_wrap=True)
 
 
 def _counted(asset: AssetLine, verbose: bool) -> str:

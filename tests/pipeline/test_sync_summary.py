@@ -122,6 +122,30 @@ def test_rows_written_name_their_tables() -> None:
     assert "rows=" not in shown and "athlete_snapshots" not in shown
 
 
+def test_a_note_several_assets_share_is_said_once() -> None:
+    """The spent budget each step met in turn was the same note six times over."""
+    import io
+
+    from rich.console import Console
+
+    from fitsync.cli import sync_summary
+
+    spent = "- rate budget spent until 13:45 (15-minute window): the rest waits for the next run"
+    assets = sync_summary._assets(
+        {
+            "activity_details": {"api_calls": 7, "fetched": 7, "remaining": 40, "notes": spent},
+            "activity_zones": {"api_calls": 0, "fetched": 0, "remaining": 47, "notes": spent},
+            "segments": {"api_calls": 0, "fetched": 0, "queued": 9, "notes": spent},
+            "activities": {"api_calls": 1, "listed": 47, "new": 47},
+        }
+    )
+    out = Console(file=io.StringIO(), width=240)
+    sync_summary.render(out, sync_summary.AthleteSummary(7, "partial", 8, 1.0, list(assets.values())), verbose=False)
+    shown = out.file.getvalue()
+    note = spent.removeprefix("- ")
+    assert shown.count(note) == 1 and "activity_details, activity_zones, segments: " + note in shown, shown
+
+
 def test_each_line_names_the_athlete_once() -> None:
     """Step and load messages that begin with "athlete N: " themselves (a listing refused, rows left out) are joined
     into lines that already name the athlete: each line says "athlete N" once, the JSON's step errors not at all."""
