@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 import click
 import httpx
 from rich.table import Table
+from rich.text import Text
 
 from fitsync.client import oauth, scopes
 from fitsync.client.config_basics import ConfigError, load_config
@@ -357,13 +358,18 @@ def athletes(as_json: bool) -> None:
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
     rows = reader.athletes() if reader else []
+    unreadable = reader.token_problem() if reader and rows else None
     if as_json:
-        click.echo(json.dumps([_as_json(a) for a in rows], indent=2))
+        click.echo(json.dumps([_as_json(a) | {"tokens_unreadable": unreadable} for a in rows], indent=2))
         return
     if not rows:
         click.echo(f"No athletes connected: {first_steps(config)}.")
         return
     screen.console().print(_athletes_table(rows))
+    if unreadable:  # "connected" in the table, and no sync could use the tokens
+        screen.console(stderr=True).print(
+            Text(f"The stored tokens cannot be read: {unreadable}", style="red"), soft_wrap=True
+        )
 
 
 def _as_json(athlete: AthleteRecord) -> dict[str, object]:

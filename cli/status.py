@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from fitsync.cli import screen
 from fitsync.client.config_basics import ConfigError, load_config
@@ -56,6 +57,7 @@ def status(as_json: bool) -> None:
         _not_set_up(config, as_json)
         return
     report = collect(reader, last_runs(config.home, [a.athlete_id for a in reader.athletes()]))
+    report["tokens_unreadable"] = reader.token_problem() if report["athletes"] else None
     _note_unavailable_zones(reader, report["athletes"])
     _note_time_left(reader, report["athletes"])
     streams_waiting = note_pending(config, report["athletes"])  # pending.streams, and a line per athlete waiting
@@ -66,6 +68,8 @@ def status(as_json: bool) -> None:
     if not report["athletes"]:
         out.print(f"No athletes connected: {first_steps(config)}.")
     out.print(_athletes_table(report["athletes"]))
+    if unreadable := report.get("tokens_unreadable"):
+        out.print(Text(f"The stored tokens cannot be read: {unreadable}", style="red"), soft_wrap=True)
     for a in report["athletes"]:
         if a["pending"].get("zones_unavailable"):
             out.print(

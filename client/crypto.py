@@ -160,11 +160,7 @@ def _key_file(home: Path, store: StateStore | None = None) -> bytes:
     home.mkdir(parents=True, exist_ok=True)
     if not path.exists() and store is not None and _encrypted_under_a_key(store):
         # a new key would read none of them, and the next sync would say only "encrypted with another key"
-        raise CipherError(
-            f"the token key file {path} is missing (a new one was not made: it would open none of the stored tokens): "
-            f"put it back from a backup of FITSYNC_HOME, or without it move the state database aside and connect each "
-            f"athlete again with `fitsync connect`. {wrong_key(store)}"
-        )
+        raise CipherError(missing_key(path, store))
     if not path.exists():
         # Write a complete file under a private name, then link it into place: another process sees
         # either no key file or the whole key, and the first link wins.
@@ -217,6 +213,26 @@ def _salt(store: StateStore, unsalted: TokenCipher) -> bytes:
         raise wrong_key(store)
     with store.transaction() as conn:
         return app_state.put_if_absent(conn, SALT, os.urandom(SALT_BYTES))
+
+
+def missing_key(path: Path, store: StateStore) -> str:
+    return (
+        f"the token key file {path} is missing (a new one was not made: it would open none of the stored tokens): "
+        f"put it back from a backup of FITSYNC_HOME, or without it move the state database aside and connect each "
+        f"athlete again with `fitsync connect`. {wrong_key(store)}"
+    )
+
+
+def unreadable_tokens(store: StateStore, cipher: TokenCipher | None, home: Path) -> str | None:
+    """Why the stored tokens cannot be read with the key this home has (`cipher` None: none yet), or None; reads only:
+    `fitsync athletes` and `status` say it, where they would show the athletes as connected."""
+    with store.reading() as conn:
+        proof = _proof(conn)
+    if proof is None:
+        return None
+    if cipher is None:
+        return missing_key(home / KEY_FILE, store)
+    return None if cipher.opens(proof) else str(wrong_key(store))
 
 
 def wrong_key(store: StateStore) -> CipherError:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from fitsync.state import app_state
 from fitsync.state import athletes as athlete_rows
 
-from .crypto import KEY_FILE, SALT, CipherError, TokenCipher
+from .crypto import KEY_FILE, SALT, CipherError, TokenCipher, unreadable_tokens
 from .open_state import open_store_for_reading
 from .rate_governor import BudgetLine, RateGovernor
 from .subscription_state import Subscription, SubscriptionState
@@ -61,6 +61,16 @@ class StateReader:
         with self.store.reading() as conn:
             sub_id = app_state.get(conn, "subscription_id")
         return None if sub_id is None else Subscription(int(sub_id), "")
+
+    def token_problem(self) -> str | None:
+        """Why the stored tokens cannot be read with this home's key (its file missing, or another key), or None."""
+        try:
+            cipher = self._cipher()
+        except CipherError as error:  # a damaged key file, a wrong passphrase
+            return str(error)
+        if cipher is None and (self.config.secret_key or self.config.secret_key_previous):
+            return None  # a passphrase on a store without its salt yet: only a writing command can tell
+        return unreadable_tokens(self.store, cipher, self.config.home)
 
     def _cipher(self) -> TokenCipher | None:
         """The token key when it exists already (the key file, or the salt of a passphrase in the store); making

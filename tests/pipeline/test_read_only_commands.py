@@ -105,6 +105,26 @@ def test_reading_commands_leave_a_synced_home_as_it_was(sb: Harness, connect: Co
     assert dt.datetime.fromisoformat(athlete["access_expires_at"]).utcoffset() == dt.timedelta(0)  # ISO, as status
 
 
+def test_tokens_no_key_reads_are_said_by_athletes_and_status(sb: Harness, connect: Connect) -> None:
+    """The key file gone: the athletes showed as "connected" (and a sync then made a new key); the reading commands
+    say the tokens cannot be read, and the fix, and still write nothing."""
+    aid = add_athlete(sb)
+    home = connect(aid)
+    key = home.config.home / "secret.key"
+    key.rename(f"{key}.gone")
+    before = listing(home.config.home)
+    athletes = run(home.config.home, "athletes")
+    assert athletes.returncode == 0 and f"the token key file {key} is missing" in athletes.stderr, athletes.stderr
+    [athlete] = json.loads(run(home.config.home, "athletes", "--json").stdout)
+    assert "is missing" in (athlete["tokens_unreadable"] or ""), athlete
+    status = json.loads(run(home.config.home, "status", "--json").stdout)
+    assert "is missing" in (status["tokens_unreadable"] or ""), status
+    assert listing(home.config.home) == before and not key.exists()
+    Path(f"{key}.gone").rename(key)
+    [athlete] = json.loads(run(home.config.home, "athletes", "--json").stdout)
+    assert athlete["tokens_unreadable"] is None
+
+
 def test_athletes_at_a_terminal_is_a_table(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb)
     home = connect(aid)
