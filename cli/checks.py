@@ -62,10 +62,12 @@ def _checks(config: Config) -> Iterator[Check]:
     )
     yield from _modes(home)
     yield _reachable(config)
-    yield _authorize_page(config)
+    yield (page := _authorize_page(config))
     state = home / "state.db"
     if state.exists() or config.state_url.reveal():
-        yield from _guarded("state database", lambda: _state(config, state))
+        # the token endpoint is the authorization server's: where it does not answer, each athlete's refresh would
+        # only retry it (seconds of "retrying POST /oauth/token" apiece) to say the same
+        yield from _guarded("state database", lambda: _state(config, state, refresh=page.ok))
         yield from _guarded("webhook callback", lambda: _callback(config))
     yield from _guarded("warehouse", lambda: _warehouse_checks(config))
     yield nightly(config)
@@ -152,9 +154,9 @@ DAMAGED_STATE = (
 )
 
 
-def _state(config: Config, path: Path) -> Iterator[Check]:
+def _state(config: Config, path: Path, refresh: bool = True) -> Iterator[Check]:
     if config.state_url.reveal():
-        yield from _state_server(config)
+        yield from _state_server(config, refresh)
         return
     try:
         integrity, version, athletes = astuple(health.of_file(path))
@@ -167,10 +169,10 @@ def _state(config: Config, path: Path) -> Iterator[Check]:
         f"{path}: integrity {integrity}, schema {version} of {len(MIGRATIONS)}",
         DAMAGED_STATE.format(path=path) if integrity != "ok" else "upgrade fitsync: the state is newer",
     )
-    yield from _athletes(config, athletes)
+    yield from _athletes(config, athletes, refresh)
 
 
-def _state_server(config: Config) -> Iterator[Check]:
+def _state_server(config: Config, refresh: bool = True) -> Iterator[Check]:
     """The state store on PostgreSQL: reachable, its schema known, its athletes' tokens refreshable."""
     from fitsync.state.postgres import PostgresStateStore
 
@@ -191,10 +193,10 @@ def _state_server(config: Config) -> Iterator[Check]:
         f"{store.describe()}, schema {version} of {len(MIGRATIONS)}",
         "upgrade fitsync: the state is newer",
     )
-    yield from _athletes(config, athletes)
+    yield from _athletes(config, athletes, refresh)
 
 
-def _athletes(config: Config, athletes: list[Any]) -> Iterator[Check]:
+def _athletes(config: Config, athletes: list[Any], refresh: bool = True) -> Iterator[Check]:
     # a refresh replaces the refresh token: where the state cannot be written, the new one would be lost with access
     saved = bool(config.state_url.reveal()) or all(
         os.access(path, os.W_OK) for path in (config.state_path, config.state_path.parent)
@@ -202,6 +204,13 @@ def _athletes(config: Config, athletes: list[Any]) -> Iterator[Check]:
     for athlete_id, status, _ in athletes:
         if status != "connected":
             yield Check(f"athlete {athlete_id}", False, status, f"run `fitsync connect` as athlete {athlete_id}")
+        elif not refresh:
+            yield Check(
+                f"athlete {athlete_id}",
+                False,
+                "connected; token refresh not tried: auth_url failed the authorization page's check (above)",
+                "correct auth_url / FITSYNC_AUTH_URL (or wait for it to answer), then run `fitsync doctor` again",
+            )
         elif not saved:
             yield Check(
                 f"athlete {athlete_id}",

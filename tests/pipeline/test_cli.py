@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ..processes import free_port
 from ..sandbox_harness import Harness
 from .conftest import REPO, Connect, Home, add_athlete, record_many, subprocess_env
 
@@ -262,6 +263,11 @@ def test_doctor_checks_everything_and_names_each_fix(sb: Harness, connect: Conne
     assert "fitsync adds /oauth/authorize" in failed["authorization page"]
     assert "chmod 600" in failed["mode of config.toml"] and "…/api/v3" in failed["service"]
     assert "4 of" in broken.stderr
+    assert "token refresh not tried" in failed[f"athlete {aid}"]
+    # an authorization server that does not answer: said once, not again by each athlete's refresh retrying it
+    gone = fitsync({**env, "FITSYNC_AUTH_URL": f"http://127.0.0.1:{free_port()}"}, "doctor")
+    assert gone.returncode == 1 and "retrying" not in gone.stderr, gone.stderr
+    assert f"✗ athlete {aid}: connected; token refresh not tried" in gone.stdout, gone.stdout
     # the same checks for scripts: a JSON list on stdout, the same exit code
     scripted = fitsync(
         {
