@@ -104,6 +104,14 @@ def _guarded(name: str, checks: Callable[[], Iterator[Check]]) -> Iterator[Check
 
 
 def _modes(home: Path) -> Iterator[Check]:
+    if home.is_dir() and not os.access(home, os.W_OK | os.X_OK):  # a backup, a copy mounted read-only
+        yield Check(
+            "home writable",
+            False,
+            f"{home} is read-only here: reading commands work, `fitsync sync` cannot (it writes its state, locks and "
+            "warehouse there)",
+            "make it writable, or set FITSYNC_HOME to a copy you can write",
+        )
     for path, wanted in (
         (home, 0o700),
         (home / CONFIG_FILE, 0o600),

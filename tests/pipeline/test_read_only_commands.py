@@ -218,7 +218,8 @@ def test_status_and_athletes_leave_every_folders_mtime_as_it_was(sb: Harness, co
 @pytest.mark.slow
 def test_doctor_and_report_on_a_read_only_home(sb: Harness, connect: Connect) -> None:
     """On a home mounted read-only (a backup, a shared copy) a refresh would replace the refresh token where the new
-    one cannot be saved: doctor says the athlete is connected and that it did not try, and fails no check for it.
+    one cannot be saved: doctor says the athlete is connected and that it did not try, and fails no check for it; it
+    fails the home's own check (a sync cannot run there).
     The report says at once that its default folder cannot be written, and names --out."""
     aid, home, _ = synced_by_cli(sb, connect, 2)
     if home.config.state_url:
@@ -240,6 +241,10 @@ def test_doctor_and_report_on_a_read_only_home(sb: Harness, connect: Connect) ->
     assert athlete["status"] == "ok" and "token refresh not tried" in athlete["message"], athlete
     assert checks["state database"]["status"] == "ok", checks["state database"]
     assert not [c for c in checks.values() if "could not be checked" in c["message"]], done.stdout
+    # the one check that fails: a sync could not run from here (doctor passed, then `fitsync sync` failed on its locks)
+    failing = {n for n, c in checks.items() if c["status"] == "fail"}
+    assert "home writable" in failing and failing <= {"home writable", "mode of config.toml"}, done.stdout
+    assert "`fitsync sync` cannot" in checks["home writable"]["message"] and done.returncode == 1, done.stdout
     said = report.stderr
     assert report.returncode == 1 and f"cannot write the report to {folder / 'reports'}" in said, said
     assert "--out DIR" in said and "building" not in said and "Traceback" not in said, said
