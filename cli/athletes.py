@@ -130,6 +130,9 @@ def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeou
     click.echo(f"Connected {athlete.name} (athlete {athlete.athlete_id}); granted: {granted}")
     for line in scopes.missing_report(granted, list(wanted)):
         click.secho(f"  ! {line}", fg="yellow")
+    click.echo(
+        f"Next: `fitsync sync --athlete {athlete.athlete_id}` fetches their training (`fitsync sync`: everyone's)."
+    )
 
 
 def _loopback_receiver(port: int) -> oauth.LoopbackReceiver:

@@ -121,6 +121,7 @@ def test_connect_accepted_stores_athlete_and_reports_scopes(sb: Harness, config:
     assert athlete.athlete_id == athlete_id and athlete.status == "connected"
     assert set(athlete.scopes.split()) == {"read", "read_all", "profile:read_all", "activity:read_all"}
     assert f"(athlete {athlete_id}); granted: {athlete.scopes}" in output
+    assert f"Next: `fitsync sync --athlete {athlete_id}`" in output  # what to do now, as init says its next step
     assert "not granted" not in output
     # the stored tokens work: the client calls the API as this athlete without another consent
     with FitsyncClient(config) as client:
