@@ -17,6 +17,7 @@ from dagster import (
 from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import athlete_id, athletes_partitions
 from fitsync.resources.run import DUCKDB_POOL, FIRST, LEFT_OUT, load_notice
+from fitsync.state import landing
 from fitsync.sync import load_landed
 from fitsync.sync.load_landed import Loaded
 from fitsync.warehouse import db
@@ -35,13 +36,15 @@ FETCH_ASSETS = [
 ]
 
 
-def _metadata(loaded: Loaded, aid: int) -> dict[str, Any]:
+def _metadata(loaded: Loaded, aid: int, earlier: int = 0) -> dict[str, Any]:
     out: dict[str, Any] = {
         "batches": loaded.batches,
         "rows_written": MetadataValue.json(loaded.written),
         "rows_left_out": MetadataValue.json(loaded.left_out),
         "implausible_rows": len(loaded.rejected),
     }
+    if earlier:  # their rows count here: the run that fetched them stopped before its load
+        out["notes"] = MetadataValue.md(f"- with {earlier} fetched batch(es) an earlier run did not load")
     if problems := loaded.problems(aid):
         out[LEFT_OUT] = MetadataValue.md("\n".join(f"- {line}" for line in problems))
     return out
@@ -63,8 +66,12 @@ def _check(loaded: Loaded) -> AssetCheckResult:
 PLAUSIBLE = "values_plausible"
 
 
-def _load(context: AssetExecutionContext, fitsync_api: FitsyncApi, aid: int, where: Warehouse) -> Loaded:
-    return load_landed.load_landed(fitsync_api.client().store, aid, where, load_notice(context), context.log.warning)
+def _load(context: AssetExecutionContext, fitsync_api: FitsyncApi, aid: int, where: Warehouse) -> tuple[Loaded, int]:
+    """The load, and how many of the batches it took an earlier run had fetched (landed before this run began)."""
+    store = fitsync_api.client().store
+    record = context.instance.get_run_record_by_id(context.run_id)
+    earlier = landing.count_older(store, aid, record.create_timestamp.timestamp()) if record else 0
+    return load_landed.load_landed(store, aid, where, load_notice(context), context.log.warning), earlier
 
 
 @asset(
@@ -84,8 +91,8 @@ def activity_summaries(context: AssetExecutionContext, fitsync_api: FitsyncApi) 
     `detail_fetched_at` NULL (`detail_loaded` false in activities_status).
     """
     aid = athlete_id(context.partition_key)
-    loaded = _load(context, fitsync_api, aid, fitsync_api.warehouse())
-    return MaterializeResult(metadata=_metadata(loaded, aid), check_results=[_check(loaded)])
+    loaded, earlier = _load(context, fitsync_api, aid, fitsync_api.warehouse())
+    return MaterializeResult(metadata=_metadata(loaded, aid, earlier), check_results=[_check(loaded)])
 
 
 @asset(
@@ -101,7 +108,7 @@ def warehouse(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Materi
     aid = athlete_id(context.partition_key)
     where = fitsync_api.warehouse()
     db.migrate(where)
-    loaded = _load(context, fitsync_api, aid, where)
+    loaded, earlier = _load(context, fitsync_api, aid, where)
     with db.reading(where) as conn:
         counts = {
             t: conn.execute(f"SELECT count(*) FROM {t} WHERE athlete_id = ?", [aid]).fetchall()[0][0]
@@ -117,7 +124,7 @@ def warehouse(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Materi
         preview = pl.DataFrame(rows, schema=[d[0] for d in cursor.description], orient="row")
     return MaterializeResult(
         metadata={
-            **_metadata(loaded, aid),
+            **_metadata(loaded, aid, earlier),
             **{f"{t}_total": n for t, n in counts.items()},
             "latest_activities": MetadataValue.md(_markdown(preview)),
             "path": MetadataValue.path(str(where)),

@@ -33,6 +33,16 @@ def remove(store: StateStore, ids: list[int]) -> None:
         conn.executemany("DELETE FROM landing WHERE id = ?", [(i,) for i in ids])
 
 
+def count_older(store: StateStore, athlete_id: int, before: float) -> int:
+    """Landed rows added before `before` (a Unix time): what an earlier run fetched and did not load."""
+    with store.reading() as conn:
+        return int(
+            conn.execute(
+                "SELECT count(*) FROM landing WHERE athlete_id = ? AND created_at < ?", (athlete_id, before)
+            ).fetchone()[0]
+        )
+
+
 def count(store: StateStore, athlete_id: int) -> int:
     with store.reading() as conn:
         return int(conn.execute("SELECT count(*) FROM landing WHERE athlete_id = ?", (athlete_id,)).fetchone()[0])

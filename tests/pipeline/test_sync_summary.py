@@ -9,8 +9,10 @@ import socket
 
 import pytest
 
+from fitsync.client.runtime import FitsyncClient
 from fitsync.pipelines.sync_runner import held_elsewhere
 from fitsync.state.store import AthleteBusy
+from fitsync.sync import landing
 
 from ..sandbox_harness import Harness
 from .conftest import Connect, add_athlete, record_many
@@ -47,6 +49,22 @@ def test_the_summary_counts_each_assets_calls_and_rows_as_made(sb: Harness, conn
     check = next(a for a in summary["assets"] if a["asset"] == "nothing-new check")
     assert check["calls"] in (1, 2) and check["notes"][0].startswith("then a run: the "), check
     assert summary["calls"] == sb.counters()["requests"] - before == sum(a["calls"] for a in summary["assets"])
+
+
+def test_batches_an_earlier_run_fetched_are_said_where_they_are_loaded(sb: Harness, connect: Connect) -> None:
+    """A run stopped between fetching and loading leaves its batches landed; the next run's first load takes them,
+    and its rows were counted there without a word (details under "activity_summaries")."""
+    aid = add_athlete(sb)
+    record_many(sb, aid, 2, oldest_days=5)
+    home = connect(aid, slow_refresh_hours=20)
+    with FitsyncClient(home.config) as client, client.store.transaction() as conn:
+        landing.keep_unrecognized(conn, aid, "GET /athlete", "left by a run that stopped", {"x": 1})
+    done = fitsync_sync(home, "--json")
+    assert done.returncode == 0, done.stderr
+    [summary] = json.loads(done.stdout)["athletes"]
+    loads = {a["asset"]: a["notes"] for a in summary["assets"] if a["asset"] in ("activity_summaries", "warehouse")}
+    assert "with 1 fetched batch(es) an earlier run did not load" in loads["activity_summaries"], loads
+    assert not any("earlier run" in n for n in loads.get("warehouse", [])), loads  # this run's own, there
 
 
 def test_a_failed_sync_lists_only_its_failures_and_quiet_says_only_them(sb: Harness, connect: Connect) -> None:
