@@ -23,6 +23,7 @@ from dagster import (
 
 from fitsync.cli import checks
 from fitsync.client.config import Config
+from fitsync.client.config_basics import ConfigError
 from fitsync.pipelines.definitions import defs
 from fitsync.pipelines.jobs import nightly_sync
 from fitsync.resources.partitions import athletes_partitions
@@ -143,13 +144,14 @@ def test_the_nightly_schedule_follows_the_settings_when_the_code_location_loads(
     chosen = load(FITSYNC_NIGHTLY_SCHEDULE="0 22 * * 1-5", FITSYNC_NIGHTLY_TIMEZONE="America/Los_Angeles")
     assert chosen.stdout.strip() == "0 22 * * 1-5|America/Los_Angeles", chosen.stderr[-2000:]
     wrong = load(FITSYNC_NIGHTLY_SCHEDULE="every night at 3")
-    assert wrong.returncode != 0 and "nightly_schedule 'every night at 3' is not a cron expression" in wrong.stderr
+    said = "FITSYNC_NIGHTLY_SCHEDULE: nightly_schedule has an invalid value 'every night at 3': it should be a cron"
+    assert wrong.returncode != 0 and said in wrong.stderr, wrong.stderr
     zone = load(FITSYNC_NIGHTLY_TIMEZONE="Mars/Olympus")
     assert zone.returncode != 0 and "FITSYNC_NIGHTLY_TIMEZONE: nightly_timezone has an invalid value" in zone.stderr
-    # `fitsync doctor` says so before Dagster loads it
+    # every command says so where the settings are read (`fitsync doctor` too), before Dagster loads it
     assert checks.nightly(Config(nightly_schedule="0 22 * * 1-5")).ok
-    wrong_check = checks.nightly(Config(nightly_schedule="every night at 3"))
-    assert not wrong_check.ok and "is not a cron expression" in wrong_check.detail
+    with pytest.raises(ConfigError, match="nightly_schedule has an invalid value 'every night at 3'"):
+        Config(nightly_schedule="every night at 3")
 
 
 def _check_results(instance: DagsterInstance) -> dict[str, bool]:
