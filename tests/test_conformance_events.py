@@ -142,13 +142,14 @@ def record(sb: Harness, athlete_id: int, visibility: str = "everyone", sport_typ
 
 
 def settled(sb: Harness, sub: Sub, count: int) -> list[dict[str, Any]]:
-    """Wait until the subscription has `count` events, none pending; return them."""
+    """Wait until the subscription has `count` events, none pending; return them. The bound is generous: a receiver
+    answering slowly on purpose (post_delay) takes seconds per event, more on a machine busy with other tests."""
 
     def done() -> list[dict[str, Any]] | None:
         events = queued(sb, sub)
         return events if len(events) == count and all(e["status"] != "pending" for e in events) else None
 
-    return wait_until(done, 10, f"{count} settled events for subscription {sub.id}")
+    return wait_until(done, 30, f"{count} settled events for subscription {sub.id}")
 
 
 def received(sub: Sub, count: int) -> list[dict[str, Any]]:
