@@ -86,7 +86,7 @@ class Transport:
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self.sleep = sleep
-        self.calls = 0  # requests sent, retries included: the figure runs report
+        self.calls = 0  # requests sent (a connection refused is none), retries included: the figure runs report
 
     def close(self) -> None:
         self.http.close()
@@ -189,6 +189,9 @@ class Transport:
                 response = self._bounded(
                     self.http.send(self.http.build_request(method, url, **built), stream=True, auth=kwargs.get("auth"))
                 )
+        except NOT_SENT:  # it never reached the service: not one of the calls a run reports ("5 calls" of none)
+            self.calls -= 1
+            raise
         except httpx.ReadTimeout:
             if time.monotonic() - started < self.deadline:
                 raise  # an ordinary read timeout: retried

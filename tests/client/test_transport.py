@@ -141,6 +141,8 @@ def test_connection_refused_is_retried_even_for_a_create(sb: Harness, writer: Co
         with pytest.raises(httpx.ConnectError):
             create(Connected(client, writer.athlete_id, writer.app, writer.grant))
     assert [s.method for s in log.sent] == ["POST"] * 3 and {s.status for s in log.sent} == {None}
+    # none reached the service: not calls a run reports ("FAILED (3 calls …)" said of a port that refused them all)
+    assert client.transport.calls == 0
 
 
 def test_a_4xx_is_not_retried(connected: Connected) -> None:
