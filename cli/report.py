@@ -50,10 +50,6 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
     if not _writable(out_dir):  # said before the seconds the report takes, not after
         raise click.ClickException(f"cannot write the report to {out_dir}: the folder is read-only here; {fix}")
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise click.ClickException(f"cannot write the report to {out_dir} ({error.strerror}): {fix}") from None
-    try:
         db.ensure_schema(warehouse)
         athletes = reports.athletes_in(warehouse)
         if athlete_id is not None:
@@ -82,6 +78,8 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
                 if new:
                     shutil.rmtree(folder, ignore_errors=True)
                 raise
+            except OSError as error:  # its folder is made only once the charts are drawn: here it could not be
+                raise click.ClickException(f"cannot write the report to {out_dir} ({error.strerror}): {fix}") from None
             click.echo(result.title)
             click.echo(f"  report   {result.html_path}")
             click.echo(f"  summary  {result.markdown_path}")

@@ -20,7 +20,7 @@ from fitsync.client.rate_governor import Wait, current_waits
 from fitsync.client.runtime import FitsyncClient
 from fitsync.sync import progress
 
-from .sync_waits import SECONDS_PER_CALL, calls_queued, describe_wait, duration, time_left
+from .sync_waits import calls_queued, describe_wait, duration, time_left
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ PACE_SECONDS = 10.0  # the pace is what the last this-many seconds of calls took
 PACE_CALLS = 10  # at least this many calls, or the run's whole pace
 
 
-def recent_pace(samples: list[PaceSample], start: PaceSample) -> float:
+def recent_pace(samples: list[PaceSample], start: PaceSample) -> float | None:
     """Seconds per call lately: over the last PACE_SECONDS (at least PACE_CALLS calls), waits left out. The pace since
     the start counted Dagster's seconds of starting up against the first calls: "about 1 min left" for a sync that
     ended 5 s later. Samples older than the window are dropped from `samples`."""
@@ -83,7 +83,7 @@ def recent_pace(samples: list[PaceSample], start: PaceSample) -> float:
         made = now.calls - since.calls
         if made >= PACE_CALLS:
             return max(now.at - since.at - (now.waited - since.waited), 0.0) / made
-    return SECONDS_PER_CALL
+    return None  # not measured yet: no figure rather than a guess ("about 1 min left" of a 15-s sync)
 
 
 @dataclass
@@ -181,6 +181,8 @@ class SyncProgress:
         now = time.monotonic()
         self._samples.append(PaceSample(now, used, self._waited))
         pace = recent_pace(self._samples, PaceSample(self._started, self._calls_at_start, 0.0))
+        if pace is None:
+            return None
         return time_left(calls, lines, time.time(), governor.lengths, governor.bulk_reserve, pace)
 
     def _paint(self) -> None:

@@ -343,6 +343,7 @@ def test_a_report_for_an_athlete_not_in_the_warehouse_is_a_usage_error(tmp_path:
     done = fitsync("report", "--athlete", "999", FITSYNC_HOME=str(tmp_path))
     assert done.returncode == 2, done.stderr
     assert "athlete 999 has no activities in the warehouse" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "reports").exists()  # a report that was not written makes no folder for it
 
 
 def test_a_report_folder_under_a_missing_one_is_a_usage_error(tmp_path: Path) -> None:

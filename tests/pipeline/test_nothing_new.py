@@ -120,7 +120,8 @@ def nothing_new_costs_at_most_two_calls(sb: Harness, home: Home) -> None:
     runs, before = dagster_runs(home), sb.counters()["requests"]
     done = fitsync_sync(home)
     assert done.returncode == 0, done.stderr
-    assert re.search(rf"athlete {home.athlete_id}: nothing new \(2 calls in 0\.\d s", done.stderr), done.stderr
+    # its seconds are bench peer's figure (under 1 s on a quiet machine; a test under load takes longer)
+    assert re.search(rf"athlete {home.athlete_id}: nothing new \(2 calls in \d+\.\d s", done.stderr), done.stderr
     assert sb.counters()["requests"] - before <= 2
     assert dagster_runs(home) == runs  # no Dagster run
 

@@ -12,7 +12,6 @@ import pytest
 from rich.console import Console
 
 from fitsync.cli.sync_progress import NOT_A_SUBSCRIBER, PaceSample, SyncProgress, recent_pace
-from fitsync.cli.sync_waits import SECONDS_PER_CALL
 from fitsync.client.runtime import FitsyncClient
 
 from ..processes import Terminal, foreground
@@ -61,7 +60,7 @@ def test_the_time_left_follows_the_pace_of_the_latest_calls() -> None:
     samples = [PaceSample(t, 0, 0.0) for t in (0.5, 1.0, 1.5, 2.0, 2.5)]  # Dagster starting: no call yet
     samples += [PaceSample(2.5 + i * 0.5, i * 10, 0.0) for i in range(1, 5)]  # 20 calls a second
     assert recent_pace(samples, start) == pytest.approx(0.05)
-    assert recent_pace([PaceSample(0.5, 0, 0.0), PaceSample(1.0, 3, 0.0)], start) == SECONDS_PER_CALL  # too few
+    assert recent_pace([PaceSample(0.5, 0, 0.0), PaceSample(1.0, 3, 0.0)], start) is None  # too few: no guess
     # 10 s of waiting for the next window between two looks: left out
     waited = [PaceSample(1.0, 0, 0.0), PaceSample(2.0, 20, 0.0), PaceSample(13.0, 40, 10.0)]
     assert recent_pace(waited, start) == pytest.approx(2.0 / 40)  # 12 s, 10 of them waiting
