@@ -12,6 +12,7 @@ from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import athlete_id, athletes_partitions
 from fitsync.resources.run import API_POOL, metered, priority
 from fitsync.sync import cadence, landing, progress
+from fitsync.warehouse import db
 
 
 def _fetch_one(
@@ -26,7 +27,8 @@ def _fetch_one(
         due = bundle == "athlete_stats" and progress.full_listing_due(
             client.store, aid, progress.get_cursor(client.store, aid, progress.LISTED_AFTER)
         )
-        if slow and not due and (why := cadence.skip_reason(context, client, aid, bundle)):
+        holds = lambda: db.holds_athlete(api.warehouse(), aid)  # noqa: E731 (asked only when the cadence would skip)
+        if slow and not due and (why := cadence.skip_reason(context, client, aid, bundle, holds)):
             meter.notes.append(why)
             return MaterializeResult(metadata=meter.metadata(skipped=True))
         try:

@@ -62,7 +62,7 @@ def waiting(client: FitsyncClient, aid: int) -> str | None:
     for name in cadence.SLOW:
         if name == "segment_effort_history" and non_subscriber:
             continue
-        if cadence.not_due(client, aid, name) is None:
+        if cadence.not_due(client, aid, name) is None:  # the warehouse's holding was asked by _warehouse_lacks
             return f"{name} is due (slow_refresh_hours)"
     if not progress.get_cursor(store, aid, progress.LISTING_DIGEST) or not progress.get_cursor(
         store, aid, progress.PROFILE_DIGEST

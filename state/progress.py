@@ -225,6 +225,15 @@ def note_segments(conn: Connection, athlete_id: int, segment_ids: list[int], sta
     )
 
 
+def delete_cursors(conn: Connection, athlete_id: int, names: list[str]) -> None:
+    conn.executemany("DELETE FROM sync_cursors WHERE athlete_id = ? AND name = ?", [(athlete_id, n) for n in names])
+
+
+def segments_again(conn: Connection, athlete_id: int) -> None:
+    """Every known segment's detail, and each starred one's whole effort history, to fetch again (a new warehouse)."""
+    conn.execute("UPDATE known_segments SET needs_detail = 1, efforts_after = NULL WHERE athlete_id = ?", (athlete_id,))
+
+
 def segments_to_detail(store: StateStore, athlete_id: int) -> list[int]:
     """Segments whose detail is still to fetch, by value: starred ones first (the athlete chose them), then in the
     order their efforts were seen, which is newest activity first since details are fetched newest first."""

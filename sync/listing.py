@@ -14,7 +14,7 @@ from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import Record, UnexpectedShape, shape_problem
 from fitsync.state.store import StateStore
 
-from . import landing, progress
+from . import cadence, landing, progress
 
 # The cursor never moves past now plus this: a clock error or a hand-typed date next year must not hide every later
 # upload from incremental listings (such activities are loaded all the same).
@@ -63,6 +63,10 @@ def plan(store: StateStore, aid: int, asked: bool, warehouse_holds_athlete: Call
         # moved aside (damaged, or to start over): the details the state says were fetched are in no warehouse
         with store.transaction() as conn:
             progress.request_refresh(conn, aid, sorted(known), zones=True)
+            # and what the cadence keeps: stats, zones, starred segments, effort histories, segment details (they came
+            # back as nothing: "not due", and the next sync "nothing new")
+            progress.delete_cursors(conn, aid, [cadence.cursor(name) for name in cadence.AFTER_LISTING])
+            progress.segments_again(conn, aid)
         why_full = "the warehouse is new while fitsync knew activities: every one is fetched again"
         warning = f"athlete {aid}: {why_full}"
     after = None if why_full is not None or cursor is None else progress.incremental_after(cursor)

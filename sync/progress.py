@@ -24,6 +24,7 @@ from fitsync.state.progress import (
     count_done,
     count_needing,
     count_stats_counted,
+    delete_cursors,
     forget,
     get_cursor,
     known_ids,
@@ -33,6 +34,7 @@ from fitsync.state.progress import (
     note_segments,
     queue_span,
     request_refresh,
+    segments_again,
     segments_to_detail,
     set_cursor,
 )
@@ -55,6 +57,8 @@ __all__ = [  # the queue's repository functions the sync's callers use through t
     "note_subscriber",
     "queue_span",
     "request_refresh",
+    "delete_cursors",
+    "segments_again",
     "segments_to_detail",
     "set_cursor",
 ]

@@ -78,6 +78,9 @@ def test_a_warehouse_made_anew_is_not_nothing_new_and_gets_the_athletes_activiti
     assert done.returncode == 0, done.stderr
     assert "holds none of the 3 activities earlier runs loaded" in done.stderr and "nothing new" not in done.stderr
     assert home.query("SELECT count(*) FILTER (detail_loaded) FROM activities") == [(3,)]
+    # and what the cadence keeps (refreshed 20 h apart here): it came back as nothing, "not due"
+    for table in ("athlete_stats", "athlete_zones", "starred_segments", "segments"):
+        assert home.query(f"SELECT count(*) > 0 FROM {table}") == [(True,)], table
     assert "nothing new (2 calls" in fitsync_sync(home).stderr  # and cheap again once it holds them
 
 
