@@ -47,11 +47,24 @@ def _cron(expression: str) -> str:
         return expression
     from croniter import croniter
 
-    if not (len(expression.split()) == 5 or expression.startswith("@")) or not croniter.is_valid(expression):
-        raise ValueError(
-            'it should be a cron expression: five fields, minute hour day month weekday, e.g. "30 3 * * *"'
-        )
-    return expression
+    fields = expression.split()
+    if (len(fields) == 5 or expression.startswith("@")) and croniter.is_valid(expression):
+        return expression
+    for index, (name, allowed) in enumerate(CRON_FIELDS if len(fields) == 5 else ()):
+        alone = " ".join(fields[index] if i == index else "*" for i in range(5))  # the field among stars
+        if not croniter.is_valid(alone):
+            raise ValueError(f"it should be a cron expression: its {name} field {fields[index]!r} is not {allowed}")
+    raise ValueError('it should be a cron expression: five fields, minute hour day month weekday, e.g. "30 3 * * *"')
+
+
+# The five fields of a cron expression, with what each allows (a list, range or step of these, or *).
+CRON_FIELDS = (
+    ("minute", "0–59"),
+    ("hour", "0–23"),
+    ("day", "1–31"),
+    ("month", "1–12 or jan–dec"),
+    ("weekday", "0–7 or sun–sat"),
+)
 
 
 def _folder(path: Path) -> Path:

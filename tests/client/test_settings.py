@@ -60,6 +60,9 @@ def test_a_bad_value_is_one_line_naming_the_setting_its_source_and_what_is_allow
         "FITSYNC_NIGHTLY_SCHEDULE: nightly_schedule has an invalid value '99 * * *': it should be a cron expression": {
             "FITSYNC_NIGHTLY_SCHEDULE": "99 * * *"
         },
+        # five fields, one out of its range: that one named, with what it allows
+        "nightly_schedule has an invalid value '0 25 * * *': it should be a cron expression: its hour field '25' is "
+        "not 0–23": {"FITSYNC_NIGHTLY_SCHEDULE": "0 25 * * *"},
     }
     for says, env in cases.items():
         with pytest.raises(ConfigError) as error:
