@@ -20,7 +20,7 @@ import httpx
 import yaml
 
 from fitsync.client.config_basics import CONFIG_FILE, ConfigError, load_config
-from fitsync.client.crypto import CipherError
+from fitsync.client.crypto import CipherError, MissingKey
 from fitsync.client.errors import FitsyncError, OAuthError, ReauthorizationRequired
 from fitsync.client.explain import REBUILD, explain
 from fitsync.client.oauth import APP_CREDENTIALS_FIX, AUTH_URL_FIX, authorize_page
@@ -83,6 +83,7 @@ TOKEN_KEY_FIX = (
 )
 TOKEN_ENDPOINT = "auth_url / FITSYNC_AUTH_URL (fitsync posts to its /oauth/token)"
 FIXES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
+    (MissingKey, "put secret.key back from a backup of FITSYNC_HOME (or the first host's copy), as said"),
     (CipherError, TOKEN_KEY_FIX),
     (OAuthError, f"{APP_CREDENTIALS_FIX}, and {TOKEN_ENDPOINT}"),
     ((httpx.HTTPError, ServiceUnresponsive, DeadlineExceeded), f"check the network and {TOKEN_ENDPOINT}"),

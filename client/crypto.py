@@ -51,6 +51,10 @@ class CipherError(FitsyncError):
     pass
 
 
+class MissingKey(CipherError):
+    """The key file is gone while the store holds tokens: none is made in its place."""
+
+
 @functools.lru_cache(maxsize=8)
 def derive_key(passphrase: Secret, salt: bytes) -> bytes:
     """The Fernet key of a passphrase: scrypt with the store's salt. Cached: derived once per process, not per use."""
@@ -160,7 +164,7 @@ def _key_file(home: Path, store: StateStore | None = None) -> bytes:
     home.mkdir(parents=True, exist_ok=True)
     if not path.exists() and store is not None and _encrypted_under_a_key(store):
         # a new key would read none of them, and the next sync would say only "encrypted with another key"
-        raise CipherError(missing_key(path, store))
+        raise MissingKey(missing_key(path, store))
     if not path.exists():
         # Write a complete file under a private name, then link it into place: another process sees
         # either no key file or the whole key, and the first link wins.
@@ -216,10 +220,12 @@ def _salt(store: StateStore, unsalted: TokenCipher) -> bytes:
 
 
 def missing_key(path: Path, store: StateStore) -> str:
+    """One diagnosis: the key file is gone while the store's tokens need a key (no new one is made for them)."""
     return (
-        f"the token key file {path} is missing (a new one was not made: it would open none of the stored tokens): "
-        f"put it back from a backup of FITSYNC_HOME, or without it move the state database aside and connect each "
-        f"athlete again with `fitsync connect`. {wrong_key(store)}"
+        f"the token key file {path} is missing, and the tokens in {store.describe()} need their key: put the file "
+        "back from a backup of FITSYNC_HOME (every host sharing a state database needs the same key: there, a copy "
+        "of the first host's secret.key), or set FITSYNC_SECRET_KEY if they were stored under a passphrase; without "
+        "the key, move the state database aside and connect each athlete again with `fitsync connect`"
     )
 
 
