@@ -3,6 +3,7 @@ while the command's modules still load (a tenth of a second or more) printed Pyt
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -21,3 +22,7 @@ def run(main: Callable[[], Any] | None = None) -> None:
     except KeyboardInterrupt:  # before the command's own handling (loading it, or click reading the arguments)
         sys.stderr.write(f"{terminate.said()}: nothing was started.\n")
         raise SystemExit(terminate.exit_code()) from None
+    finally:
+        # The command has ended (and said so): a stop signal in the tenths of a second Python then takes to shut down,
+        # where its handlers are gone, killed it without a word and with the signal's status. Now it is not delivered.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})

@@ -193,6 +193,24 @@ def test_connect_headless_stopped_at_the_prompt_says_so(
     assert "Aborted" not in seen and "Traceback" not in seen, seen
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_once_the_command_has_ended_does_not_change_its_outcome(signum: int) -> None:
+    """Python's shutdown after the command (its handlers gone) took a stop signal as a kill: exit -2 / -15 of a
+    command that had done its work and said so. An exit handler that waits stands in for those tenths of a second."""
+    ends = "import atexit; atexit.register(lambda: (print('ending', flush=True), __import__('time').sleep(1)))"
+    script = f"from fitsync.cli.entry import run; run(lambda: exec({ends!r}))"
+    process = subprocess.Popen(
+        [sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "ending\n"
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert (process.returncode, err) == (0, "")
+
+
 @pytest.mark.parametrize(
     "signum, code, said", [(signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Stopped by SIGTERM")]
 )
