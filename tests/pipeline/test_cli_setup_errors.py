@@ -193,22 +193,28 @@ def test_connect_headless_stopped_at_the_prompt_says_so(
     assert "Aborted" not in seen and "Traceback" not in seen, seen
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_a_stop_once_the_command_has_ended_does_not_change_its_outcome(signum: int) -> None:
-    """Python's shutdown after the command (its handlers gone) took a stop signal as a kill: exit -2 / -15 of a
-    command that had done its work and said so. An exit handler that waits stands in for those tenths of a second."""
-    ends = "import atexit; atexit.register(lambda: (print('ending', flush=True), __import__('time').sleep(1)))"
-    script = f"from fitsync.cli.entry import run; run(lambda: exec({ends!r}))"
+def stopped_at_ready(command: str, signum: int) -> tuple[int, str]:
+    """The console script (cli/entry.py) running `command` (Python, printing "ready" at the moment to stop it), sent
+    `signum` then: its exit status and what it said on stderr."""
+    script = f"from fitsync.cli.entry import run; run(lambda: exec({command!r}))"
     process = subprocess.Popen(
         [sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        assert process.stdout is not None and process.stdout.readline() == "ending\n"
+        assert process.stdout is not None and process.stdout.readline() == "ready\n"
         process.send_signal(signum)
         _, err = process.communicate(timeout=30)
     finally:
         process.kill()
-    assert (process.returncode, err) == (0, "")
+    return process.returncode, err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_once_the_command_has_ended_does_not_change_its_outcome(signum: int) -> None:
+    """Python's shutdown after the command (its handlers gone) took a stop signal as a kill: exit -2 / -15 of a
+    command that had done its work and said so. An exit handler that waits stands in for those tenths of a second."""
+    ends = "import atexit; atexit.register(lambda: (print('ready', flush=True), __import__('time').sleep(1)))"
+    assert stopped_at_ready(ends, signum) == (0, "")
 
 
 @pytest.mark.parametrize(
@@ -218,18 +224,8 @@ def test_a_stop_while_the_command_loads_is_one_line(signum: int, code: int, said
     """The console script's first lines (cli/entry.py): a stop before the command's own handling, while its modules
     load, printed Python's traceback (Ctrl-C) or nothing at all (SIGTERM). Here a command that waits stands in for
     the loading, whose tenth of a second a test cannot aim at."""
-    waits = "import sys, time; sys.stdout.write('loading\\n'); sys.stdout.flush(); time.sleep(60)"
-    script = f"from fitsync.cli.entry import run; run(lambda: exec({waits!r}))"
-    process = subprocess.Popen(
-        [sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stdout is not None and process.stdout.readline() == "loading\n"
-        process.send_signal(signum)
-        _, err = process.communicate(timeout=30)
-    finally:
-        process.kill()
-    assert (process.returncode, err) == (code, f"{said}: nothing was started.\n")
+    waits = "import time; print('ready', flush=True); time.sleep(60)"
+    assert stopped_at_ready(waits, signum) == (code, f"{said}: nothing was started.\n")
 
 
 def test_init_ended_at_its_prompt_is_interrupted_as_every_command_is(tmp_path: Path) -> None:
