@@ -69,7 +69,7 @@ PLAUSIBLE = "values_plausible"
 def _load(context: AssetExecutionContext, fitsync_api: FitsyncApi, aid: int, where: Warehouse) -> tuple[Loaded, int]:
     """The load, and how many of the batches it took an earlier run had fetched (landed before this run began)."""
     store = fitsync_api.client().store
-    record = context.instance.get_run_record_by_id(context.run_id)
+    record = context.instance.get_run_record_by_id(context.run.run_id)
     earlier = landing.count_older(store, aid, record.create_timestamp.timestamp()) if record else 0
     return load_landed.load_landed(store, aid, where, load_notice(context), context.log.warning), earlier
 
