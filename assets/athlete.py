@@ -1,5 +1,6 @@
 """The athlete's profile (+gear), stats and zones: one call each, snapshots kept per sync date."""
 
+import functools
 from typing import Any
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
@@ -27,7 +28,7 @@ def _fetch_one(
         due = bundle == "athlete_stats" and progress.full_listing_due(
             client.store, aid, progress.get_cursor(client.store, aid, progress.LISTED_AFTER)
         )
-        holds = lambda: db.holds_athlete(api.warehouse(), aid)  # noqa: E731 (asked only when the cadence would skip)
+        holds = functools.partial(db.holds_athlete, api.warehouse(), aid)  # asked only when the cadence would skip
         if slow and not due and (why := cadence.skip_reason(context, client, aid, bundle, holds)):
             meter.notes.append(why)
             return MaterializeResult(metadata=meter.metadata(skipped=True))

@@ -353,7 +353,7 @@ def athletes(as_json: bool) -> None:
     """Connected athletes, their granted scopes and status. Reads only: it creates and changes no file."""
     from fitsync.client.state_reader import StateReader
 
-    from .status import first_steps
+    from .status import TOKENS_UNREADABLE, first_steps
 
     try:
         config = load_config()
@@ -370,9 +370,7 @@ def athletes(as_json: bool) -> None:
         return
     screen.console().print(_athletes_table(rows))
     if unreadable:  # "connected" in the table, and no sync could use the tokens
-        screen.console(stderr=True).print(
-            Text(f"The stored tokens cannot be read: {unreadable}", style="red"), soft_wrap=True
-        )
+        screen.console(stderr=True).print(Text(TOKENS_UNREADABLE.format(unreadable), style="red"), soft_wrap=True)
 
 
 def _as_json(athlete: AthleteRecord) -> dict[str, object]:

@@ -23,7 +23,7 @@ from fitsync.client.config_basics import CONFIG_FILE, ConfigError, load_config
 from fitsync.client.crypto import CipherError, MissingKey
 from fitsync.client.errors import FitsyncError, OAuthError, ReauthorizationRequired
 from fitsync.client.explain import REBUILD, explain
-from fitsync.client.oauth import APP_CREDENTIALS_FIX, AUTH_URL_FIX, authorize_page
+from fitsync.client.oauth import APP_CREDENTIALS_FIX, AUTH_ROOT_FIX, AUTH_URL_FIX, authorize_page
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.transport import DeadlineExceeded, ServiceUnresponsive
 from fitsync.resources.warehouse import warehouse_of
@@ -153,7 +153,7 @@ def _authorize_page(config: Config) -> Check:
         "authorization page",
         problem is None,
         f"{answer.url} answers {answer.status}",
-        "" if problem is None else "auth_url must be the site root without /oauth (fitsync adds /oauth/authorize)",
+        "" if problem is None else AUTH_ROOT_FIX,
     )
 
 

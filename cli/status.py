@@ -69,7 +69,7 @@ def status(as_json: bool) -> None:
         out.print(f"No athletes connected: {first_steps(config)}.")
     out.print(_athletes_table(report["athletes"]))
     if unreadable := report.get("tokens_unreadable"):
-        out.print(Text(f"The stored tokens cannot be read: {unreadable}", style="red"), soft_wrap=True)
+        out.print(Text(TOKENS_UNREADABLE.format(unreadable), style="red"), soft_wrap=True)
     for a in report["athletes"]:
         if a["pending"].get("zones_unavailable"):
             out.print(
@@ -86,6 +86,7 @@ def status(as_json: bool) -> None:
 
 
 NOT_A_SUBSCRIBER = "the athlete is not a subscriber"
+TOKENS_UNREADABLE = "The stored tokens cannot be read: {}"  # `athletes` and `status` show them as connected
 
 
 def _note_unavailable_zones(reader: Any, athletes: list[dict[str, Any]]) -> None:

@@ -162,7 +162,7 @@ class TokenCipher:
 def _key_file(home: Path, store: StateStore | None = None) -> bytes:
     path = home / KEY_FILE
     home.mkdir(parents=True, exist_ok=True)
-    if not path.exists() and store is not None and _encrypted_under_a_key(store):
+    if not path.exists() and store is not None and _stored_proof(store) is not None:
         # a new key would read none of them, and the next sync would say only "encrypted with another key"
         raise MissingKey(missing_key(path, store))
     if not path.exists():
@@ -188,10 +188,10 @@ def _key_file(home: Path, store: StateStore | None = None) -> bytes:
     return key
 
 
-def _encrypted_under_a_key(store: StateStore) -> bool:
-    """Whether the store holds values some key encrypted (a key check value, or a token)."""
+def _stored_proof(store: StateStore) -> bytes | None:
+    """A value some key encrypted (the key check value, or a token), or None: the store holds none yet."""
     with store.reading() as conn:
-        return _proof(conn) is not None
+        return _proof(conn)
 
 
 def _check_value(conn: Connection) -> bytes | None:
@@ -232,9 +232,7 @@ def missing_key(path: Path, store: StateStore) -> str:
 def unreadable_tokens(store: StateStore, cipher: TokenCipher | None, home: Path) -> str | None:
     """Why the stored tokens cannot be read with the key this home has (`cipher` None: none yet), or None; reads only:
     `fitsync athletes` and `status` say it, where they would show the athletes as connected."""
-    with store.reading() as conn:
-        proof = _proof(conn)
-    if proof is None:
+    if (proof := _stored_proof(store)) is None:
         return None
     if cipher is None:
         return missing_key(home / KEY_FILE, store)

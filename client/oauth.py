@@ -54,6 +54,7 @@ def authorization(
 
 
 AUTH_URL_FIX = "check auth_url / FITSYNC_AUTH_URL: the site root, e.g. https://www.strava.com"
+AUTH_ROOT_FIX = "auth_url must be the site root without /oauth (fitsync adds /oauth/authorize)"
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,7 @@ class PageAnswer:
         if self.status is None:
             return f"the authorization page {self.url} does not answer ({self.error}): {AUTH_URL_FIX}"
         if self.status == 404:
-            return (
-                f"the authorization page {self.url} answers 404: auth_url must be the site root without /oauth "
-                "(fitsync adds /oauth/authorize)"
-            )
+            return f"the authorization page {self.url} answers 404: {AUTH_ROOT_FIX}"
         return None
 
 
