@@ -295,13 +295,24 @@ class ActivityStreams:
 
     @cached_property
     def _velocity_smooth(self) -> list[float]:
-        """The speed over the 4 moving seconds around each sample (2 at the ends)."""
+        """The speed over the 4 moving seconds around each sample (2 at the ends), never above its lap's max_speed.
+
+        Boundaries are whole seconds, so two of them a few metres apart can be a second closer than the course
+        had them: a burst the device's smoothing never shows. The lap's max_speed is the top of its stretch.
+        """
         d, m = self._distance_raw, self.moving_time
         if m < 4:
-            return [0.0] + [round(d[i] - d[i - 1], 1) for i in range(1, m + 1)]
-        middle = [round((b - a) * 2.5) / 10 for a, b in zip(d, d[4:])]
-        ends = [round((d[3] - d[0]) / 3, 1), round((d[m] - d[m - 3]) / 3, 1), round((d[m] - d[m - 2]) / 2, 1)]
-        return [0.0, ends[0], *middle, ends[1], ends[2]]
+            raw = [0.0] + [round(d[i] - d[i - 1], 1) for i in range(1, m + 1)]
+        else:
+            middle = [round((b - a) * 2.5) / 10 for a, b in zip(d, d[4:])]
+            ends = [round((d[3] - d[0]) / 3, 1), round((d[m] - d[m - 3]) / 3, 1), round((d[m] - d[m - 2]) / 2, 1)]
+            raw = [0.0, ends[0], *middle, ends[1], ends[2]]
+        top = [float(self.data.get("max_speed") or 0.0)] * len(raw)
+        for lap in self.laps:
+            if lap.get("max_speed"):
+                a, b = int(lap["start_index"]), min(int(lap["end_index"]), m)
+                top[a + 1 : b + 1] = [float(lap["max_speed"])] * (b - a)
+        return [min(v, cap) if cap > 0 else v for v, cap in zip(raw, top)]
 
     @cached_property
     def _latlng(self) -> list[tuple[float, float]]:

@@ -337,3 +337,27 @@ def test_tables():
     zones = world.power_zones(200)
     assert [z["min"] for z in zones] == [0, 110, 150, 180, 210, 240, 300] and zones[-1]["max"] == -1
     assert world.power_zones(None) == []
+
+
+def test_no_stream_speed_above_its_laps_max_speed():
+    """Boundaries a few metres and one rounded second apart once made 15.2 m/s in a lap whose max_speed was 13.5."""
+    from fitsync.sandbox import world_streams
+
+    conn = store.connect(":memory:")
+    world.seed_world(
+        conn, seed=7, athletes=4, activities_per_athlete=40, anchor=datetime(2026, 12, 1, 1, 20, tzinfo=UTC)
+    )
+    checked = 0
+    for row in _rows(conn, "SELECT id, data FROM activities ORDER BY id"):
+        efforts = [
+            json.loads(r["data"]) for r in conn.execute("SELECT data FROM efforts WHERE activity_id = ?", (row["id"],))
+        ]
+        built = world_streams.generate(row["id"], row["data"], efforts)
+        if built is None or "velocity_smooth" not in built.available:
+            continue
+        v = built.stream("velocity_smooth")
+        assert max(v) <= row["data"]["max_speed"], row["id"]
+        for lap in row["data"]["laps"]:
+            assert max(v[lap["start_index"] + 1 : lap["end_index"] + 1], default=0.0) <= lap["max_speed"], row["id"]
+        checked += 1
+    assert checked > 100
