@@ -308,13 +308,20 @@ def held_elsewhere(busy: AthleteBusy) -> str:
 def tick_webhook_sensor(
     config: Config, instance: DagsterInstance, cursor: str | None
 ) -> tuple[list[RunRequest], str | None]:
-    """One evaluation of the shipped `webhook_events` sensor, as the daemon would do it."""
-    with build_sensor_context(instance=instance, cursor=cursor, resources=resources_for(config)) as context:
-        # the sensor's logger is Dagster's own, outside the logging tree: it would print its INFO summary to stderr
-        # whatever the process set (the demo's stray line). The daemon keeps those lines in the tick's log for the UI;
-        # here only warnings reach the terminal.
-        context.log.setLevel(logging.WARNING)
-        result = webhook_events(context)
+    """One evaluation of the shipped `webhook_events` sensor, as the daemon would do it.
+
+    Off the main thread, as runs are (off_the_main_thread): Dagster sets the sensor's resources up and tears them
+    down under a SIGINT handler of its own there, which raised its interrupt error wherever a Ctrl-C landed."""
+
+    def evaluate() -> object:
+        with build_sensor_context(instance=instance, cursor=cursor, resources=resources_for(config)) as context:
+            # the sensor's logger is Dagster's own, outside the logging tree: it would print its INFO summary to
+            # stderr whatever the process set (the demo's stray line). The daemon keeps those lines in the tick's
+            # log for the UI; here only warnings reach the terminal.
+            context.log.setLevel(logging.WARNING)
+            return webhook_events(context)
+
+    result = off_the_main_thread(evaluate)
     if not isinstance(result, SensorResult):  # a SkipReason: nothing to launch, the cursor stays
         return [], cursor
     for request in result.dynamic_partitions_requests or []:

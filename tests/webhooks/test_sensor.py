@@ -15,6 +15,7 @@ for an athlete who is no longer connected.
 
 from __future__ import annotations
 
+import signal
 import time
 from typing import Any
 
@@ -182,3 +183,27 @@ def test_reconnect_after_revocation_is_not_purged(sb: Harness, home: WebhookHome
     assert [r.job_name for r in requests] == []
     assert home.state("SELECT status FROM athletes WHERE athlete_id = ?", aid) == [("connected",)]
     assert home.partitions() == {str(aid)}
+
+
+def test_a_tick_leaves_the_commands_signal_handlers_alone(sb: Harness, home: WebhookHome) -> None:
+    """`fitsync demo` ticks the sensor itself. Dagster sets its resources up and tears them down under its own SIGINT
+    handler when on the main thread: a Ctrl-C then raised DagsterExecutionInterruptedError wherever the code was (a
+    traceback instead of the demo's one line), and SIGTERM was left mapped to the SIGINT handler. The tick runs off
+    the main thread, as runs do: the command's handlers stay, and a stop is the client's at its next request."""
+    aid = ready(sb, home)
+    post(home, home.event(aid, aid, "update", object_type="athlete", updates={"authorized": "false"}))
+
+    def on_sigint(signum: int, frame: object) -> None:
+        raise AssertionError("no signal is sent here")
+
+    def on_sigterm(signum: int, frame: object) -> None:
+        raise AssertionError("no signal is sent here")
+
+    before = signal.signal(signal.SIGINT, on_sigint), signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        home.tick()  # its resources set up and torn down, and a request to the service (the deauthorization's check)
+        handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    finally:
+        signal.signal(signal.SIGINT, before[0])
+        signal.signal(signal.SIGTERM, before[1])
+    assert handlers == (on_sigint, on_sigterm)
