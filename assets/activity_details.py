@@ -23,7 +23,7 @@ from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import athlete_id, athletes_partitions
 from fitsync.resources.run import API_POOL, DETAIL_CHUNK, Meter, is_webhook_run, load_notice, metered, priority
-from fitsync.sync import details, progress
+from fitsync.sync import details, live, progress
 from fitsync.sync.load_landed import WhileFetching
 
 
@@ -112,22 +112,23 @@ def _fetch(
         """Land and tick off what the chunk holds, count it, and load if `early` says it is time."""
         if chunk.empty() and not chunk.no_subscription:  # a 402 learnt after a record before a wait is noted too
             return
-        details.record_chunk(client.store, aid, what, bundle, chunk)
-        for activity_id, error in chunk.odd:
-            tally.answered_wrong.add(activity_id)
-            meter.wrong_answer(error.endpoint, error.problem, f"activity {activity_id}")
-        tally.fetched += len(chunk.done)
-        tally.gone += len(chunk.missing) + len(chunk.hidden)
-        tally.zones += len(chunk.zones_done)
-        done = len(chunk.done)
-        chunk.recorded()
+        with live.recording():
+            details.record_chunk(client.store, aid, what, bundle, chunk)
+            for activity_id, error in chunk.odd:
+                tally.answered_wrong.add(activity_id)
+                meter.wrong_answer(error.endpoint, error.problem, f"activity {activity_id}")
+            tally.fetched += len(chunk.done)
+            tally.gone += len(chunk.missing) + len(chunk.hidden)
+            tally.zones += len(chunk.zones_done)
+            done = len(chunk.done)
+            chunk.recorded()
         early.fetched(done)
 
     def before_wait(seconds: float) -> None:  # what the chunk fetched so far is landed and loaded, then it waits
         record()
         early.before_wait(seconds)
 
-    with rate_governor.before_long_waits(before_wait):
+    with rate_governor.before_long_waits(before_wait), live.fetching(aid, what, chunk):
         while ids := progress.needing(client.store, aid, what, DETAIL_CHUNK, skip=tally.answered_wrong):
             want_zones = progress.needing_among(client.store, aid, ids, "zones") if zones_too else set()
             details.fetch_chunk(session, ids, fetch, want_zones, chunk)

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from fitsync.client.rate_governor import Wait, current_waits
 from fitsync.client.runtime import FitsyncClient
-from fitsync.sync import progress
+from fitsync.sync import live, progress
 
 from .sync_waits import calls_queued, describe_wait, duration, time_left
 
@@ -151,8 +151,11 @@ class SyncProgress:
         if queue == "zones" and progress.known_non_subscriber(store, aid):
             reading.note = NOT_A_SUBSCRIBER
         elif self._done_before is not None:
-            done = progress.count_done(store, aid, queue) - self._done_before[queue]
-            reading.done, reading.total = done, done + progress.count_needing(store, aid, queue)
+            (done, needing), pending = live.read(
+                aid, queue, lambda: (progress.count_done(store, aid, queue), progress.count_needing(store, aid, queue))
+            )
+            done -= self._done_before[queue]
+            reading.done, reading.total = done + pending, done + needing  # the chunk being fetched counts too
 
     def _phases_started(self) -> list[str]:
         """The run's steps begun since the last look (Dagster's own STEP_START events), as phase names."""

@@ -1,7 +1,7 @@
 """The sync's own logic, without Dagster: which listing is due and the listing itself (`listing`), what has been
 listed and what still needs fetching (`progress`), reconciling a listing with what is known, with the proof a
 deletion needs (`reconciliation`, `deletion_proof`), fetching and recording details (`details`), the landing area
-between fetching and loading (`landing`), loading what landed, at a run's end and while it fetches (`load_landed`),
+between fetching and loading (`landing`), what this process has fetched and not recorded yet (`live`), loading what landed, at a run's end and while it fetches (`load_landed`),
 and what is due on its slow cadence (`cadence`). The assets, the headless
 CLI and the "nothing new" check call it.
 

@@ -33,6 +33,10 @@ class Chunk:
     no_subscription: bool = False  # a zones call answered 402: the athlete has no subscription
     stopped: Exception | None = None  # why the chunk ended early (budget, 402, a scope not granted)
 
+    def pending(self) -> int:
+        """The queue's activities fetched and not recorded yet (as `record_chunk` counts them done)."""
+        return len(self.done) + len(self.missing) + len(self.hidden)
+
     def empty(self) -> bool:
         return not (self.done or self.missing or self.hidden or self.odd or self.zones_done)
 
@@ -92,7 +96,7 @@ def record_chunk(store: StateStore, aid: int, what: str, bundle: str, chunk: Chu
         if chunk.payloads:
             landing.land(conn, aid, bundle, chunk.payloads)
         progress.mark(conn, aid, chunk.done, what)
-        progress.add_done(conn, aid, what, len(chunk.done) + len(chunk.missing) + len(chunk.hidden))
+        progress.add_done(conn, aid, what, chunk.pending())
         if chunk.zones:
             landing.land(conn, aid, "activity_zones", chunk.zones)
             progress.mark(conn, aid, chunk.zones_done, "zones")

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import io
 import signal
+import threading
 import uuid
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
-from fitsync.cli.sync_progress import NOT_A_SUBSCRIBER, PaceSample, SyncProgress, recent_pace
+from fitsync.cli.sync_progress import NOT_A_SUBSCRIBER, PaceSample, Reading, SyncProgress, recent_pace
 from fitsync.client.runtime import FitsyncClient
 
 from ..processes import Terminal, foreground
-from ..sandbox_harness import Harness
+from ..sandbox_harness import Harness, wait_until
 from .conftest import Connect, add_athlete, record, record_many
 from .test_nothing_new import fitsync_sync
 
@@ -39,6 +40,33 @@ def test_details_count_this_runs_work_not_what_earlier_runs_stored(sb: Harness, 
         home.sync()
         line = _shown(display, "details")
     assert f"athlete {aid}: details 1/1" in line, line  # not 5/5: four were stored by the run before
+
+
+def test_details_count_each_activity_as_it_is_fetched_not_each_chunk(sb: Harness, connect: Connect) -> None:
+    """A chunk of 25 details is recorded in one transaction; the count moved 0, 25, 30. The display runs in the
+    run's process and counts the chunk being fetched too, never past what the run has done."""
+    aid = add_athlete(sb)
+    record_many(sb, aid, 30, oldest_days=30)
+    home = connect(aid)
+    seen: set[tuple[int, int]] = set()
+    with FitsyncClient(home.config) as client, sb.settings(fault_latency_ms=40):
+        display = SyncProgress(client, home.instance, aid, str(uuid.uuid4()), Console(file=io.StringIO()), plain=True)
+        run = threading.Thread(target=home.sync)
+        run.start()
+
+        def counted_within_the_first_chunk() -> bool:
+            assert run.is_alive(), "the sync ended before a detail was counted"
+            reading = Reading("details")
+            display._count(reading, "detail")
+            if reading.done is not None and reading.total is not None:
+                seen.add((reading.done, reading.total))
+            return any(0 < done < 25 for done, _ in seen)
+
+        try:
+            wait_until(counted_within_the_first_chunk, 60, "a count inside the first chunk", interval=0.01)
+        finally:
+            run.join()
+    assert all(done <= total in (0, 30) for done, total in seen), seen  # 0 of 0 until the listing has queued them
 
 
 def test_a_non_subscriber_is_told_why_zones_do_not_move(sb: Harness, connect: Connect) -> None:
