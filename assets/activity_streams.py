@@ -14,7 +14,7 @@ from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import athlete_id, athletes_partitions
 from fitsync.resources.run import API_POOL, Meter, metered
-from fitsync.sync import streams
+from fitsync.sync import live, streams
 from fitsync.warehouse import db, documents
 from fitsync.warehouse import streams as stored
 
@@ -57,13 +57,16 @@ def activity_streams(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
             aid,
             lambda: context.log.info(f"streams: {tally.fetched} fetched, {len(queue) - tally.fetched} to go"),
         )
+        counted = live.Tally(len(queue))  # for the live line of `fitsync sync`: "streams n/m" and the time left
         try:
             with (
                 streams.Writer(root, aid, tally.written) as writer,
                 rate_governor.before_long_waits(lambda seconds: writer.flush()),
+                live.fetching(aid, live.STREAMS, counted),
             ):
                 for activity_id, start in queue:
                     writer.add(streams.fetch(session, activity_id, start))
+                    counted.done += 1
         except RateBudgetExhausted as stop:
             meter.budget_spent(f"rate budget spent: the rest continues next run ({stop})")
         for line in tally.problems:

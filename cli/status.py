@@ -59,8 +59,8 @@ def status(as_json: bool) -> None:
     report = collect(reader, last_runs(config.home, [a.athlete_id for a in reader.athletes()]))
     report["tokens_unreadable"] = reader.token_problem() if report["athletes"] else None
     _note_unavailable_zones(reader, report["athletes"])
-    _note_time_left(reader, report["athletes"])
     streams_waiting = note_pending(config, report["athletes"])  # pending.streams, and a line per athlete waiting
+    _note_time_left(reader, report["athletes"])
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
@@ -102,8 +102,8 @@ def _note_unavailable_zones(reader: Any, athletes: list[dict[str, Any]]) -> None
 
 def _note_time_left(reader: Any, athletes: list[dict[str, Any]]) -> None:
     """`pending.time_left_seconds`: how long the queued calls take against what is left of both rate windows, as
-    `fitsync sync` estimates it while it runs (sync_waits.time_left: the governor's seconds_for, the same reserve);
-    null when nothing is queued."""
+    `fitsync sync` estimates it while it runs (sync_waits.time_left: the governor's seconds_for, the same reserve),
+    the streams waiting (`pending.streams`, a call each) included; null when nothing is queued."""
     import time
 
     from .sync_waits import calls_queued, time_left
@@ -112,7 +112,8 @@ def _note_time_left(reader: Any, athletes: list[dict[str, Any]]) -> None:
     lines, now = reader.budget(), time.time()
     lengths = {"short": config.short_window, "long": config.long_window}
     for a in athletes:
-        left = time_left(calls_queued(reader.store, a["athlete_id"]), lines, now, lengths, config.bulk_reserve)
+        calls = calls_queued(reader.store, a["athlete_id"]) + (a["pending"].get("streams") or 0)
+        left = time_left(calls, lines, now, lengths, config.bulk_reserve)
         a["pending"]["time_left_seconds"] = None if left is None else round(left, 1) if left != float("inf") else -1
 
 

@@ -19,6 +19,7 @@ from rich.text import Text
 from fitsync.client.rate_governor import Wait, current_waits
 from fitsync.client.runtime import FitsyncClient
 from fitsync.sync import live, progress
+from fitsync.warehouse import stream_queue
 
 from .sync_waits import calls_queued, describe_wait, duration, time_left
 
@@ -45,6 +46,7 @@ PHASES: dict[str, str] = {
 # Phases whose work is a queue of activities in the state store: shown as done/total of this run's work.
 QUEUES: dict[str, str] = {"details": "detail", "activity zones": "zones"}
 NOT_A_SUBSCRIBER = "not fetched: the athlete is not a subscriber"
+STREAMS = PHASES["activity_streams"]  # counted in this process only (sync/live.py)
 STARTING = "starting the Dagster run…"  # until the run's first step starts
 
 
@@ -103,13 +105,19 @@ class SyncProgress:
     _phase_now: str | None = None
     _done_before: dict[str, int] | None = None  # each queue's done count when the run started
     _samples: list[PaceSample] = field(default_factory=list)  # the calls made so far, at each look
+    _streams_stored_waiting: int = 0  # activities in the warehouse waiting for their streams when the run started
+    _streams_begun: bool = False
 
     def __post_init__(self) -> None:
-        """The queues' done counts before the run: what this run does is what they grow by."""
+        """The queues' done counts before the run: what this run does is what they grow by; and the streams the
+        warehouse waits for (read before the run opens it: a read-only open beside the run's writer would fail)."""
+        from fitsync.pipelines.stream_queue import count_waiting
+
         try:
             self._done_before = {q: progress.count_done(self.client.store, self.athlete_id, q) for q in QUEUES.values()}
         except Exception as error:  # noqa: BLE001 (the store away for a moment: the phases show without counts)
             log.debug("progress of athlete %s not read: %s", self.athlete_id, error)
+        self._streams_stored_waiting = count_waiting(self.client.config, self.athlete_id)
 
     def __enter__(self) -> SyncProgress:
         self._thread = threading.Thread(target=self._paint, daemon=True)
@@ -124,8 +132,11 @@ class SyncProgress:
         started = self._phases_started()
         phase = self._phase_now = started[-1] if started else self._phase_now
         reading = Reading(phase, wait=max(current_waits(), key=lambda w: w.until, default=None), started=started)
+        self._streams_begun = self._streams_begun or STREAMS in started
         if phase in QUEUES:
             self._count(reading, QUEUES[phase])
+        elif phase == STREAMS and (counted := live.tally(self.athlete_id, live.STREAMS)) is not None:
+            reading.done, reading.total = counted.done, counted.total
         reading.eta = self._eta()
         return reading
 
@@ -174,7 +185,7 @@ class SyncProgress:
         """Calls still queued at the pace measured so far, fitted into what is left of the 15-minute and daily
         windows (sync_waits.time_left, as `fitsync status` estimates it)."""
         store, aid = self.client.store, self.athlete_id
-        calls = calls_queued(store, aid)
+        calls = calls_queued(store, aid) + self._streams_left()
         if not calls:
             return None
         governor = self.client.governor
@@ -187,6 +198,22 @@ class SyncProgress:
         if pace is None:
             return None
         return time_left(calls, lines, time.time(), governor.lengths, governor.bulk_reserve, pace)
+
+    def _streams_left(self) -> int:
+        """The streams calls still ahead: counted by the streams step while it runs, none once it has run; before it,
+        those the warehouse waited for at the start and the queued details inside the streams window (new
+        activities: each a streams call too, but for a manual one)."""
+        config = self.client.config
+        if config.streams == "off":
+            return 0
+        if self._streams_begun:
+            counted = live.tally(self.athlete_id, live.STREAMS)
+            return counted.total - counted.done if counted is not None else 0
+        window = stream_queue.since(config.streams, config.streams_days)
+        start = int(window.timestamp()) if window is not None else 0
+        return self._streams_stored_waiting + progress.count_needing(
+            self.client.store, self.athlete_id, "detail", start
+        )
 
     def _paint(self) -> None:
         if self.plain:

@@ -162,11 +162,13 @@ def count_done(store: StateStore, athlete_id: int, what: str) -> int:
     return int(value) if value is not None else 0
 
 
-def count_needing(store: StateStore, athlete_id: int, what: str) -> int:
+def count_needing(store: StateStore, athlete_id: int, what: str, since_ts: int = 0) -> int:
+    """Activities needing `what`; `since_ts`: only those started then or later (epoch seconds)."""
     with store.reading() as conn:
         return int(
             conn.execute(
-                f"SELECT count(*) FROM known_activities WHERE athlete_id = ? AND {QUEUES[what]} = 1", (athlete_id,)
+                f"SELECT count(*) FROM known_activities WHERE athlete_id = ? AND {QUEUES[what]} = 1 AND start_ts >= ?",
+                (athlete_id, since_ts),
             ).fetchone()[0]
         )
 

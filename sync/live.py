@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 
@@ -19,8 +20,20 @@ class Pending(Protocol):
 
 
 T = TypeVar("T")
+STREAMS = "streams"  # the streams step's queue (a Tally)
 _lock = threading.RLock()
 _chunks: dict[tuple[int, str], Pending] = {}
+
+
+@dataclass
+class Tally:
+    """A queue counted only in this process: the streams, whose record is the warehouse's files, not the state store."""
+
+    total: int
+    done: int = 0
+
+    def pending(self) -> int:
+        return self.done
 
 
 @contextmanager
@@ -47,3 +60,10 @@ def read(athlete_id: int, queue: str, recorded: Callable[[], T]) -> tuple[T, int
     with _lock:
         chunk = _chunks.get((athlete_id, queue))
         return recorded(), (chunk.pending() if chunk is not None else 0)
+
+
+def tally(athlete_id: int, queue: str) -> Tally | None:
+    """The athlete's `queue` as this process's run counts it, while it is being fetched."""
+    with _lock:
+        chunk = _chunks.get((athlete_id, queue))
+        return chunk if isinstance(chunk, Tally) else None

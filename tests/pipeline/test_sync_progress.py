@@ -14,6 +14,7 @@ from rich.console import Console
 
 from fitsync.cli.sync_progress import NOT_A_SUBSCRIBER, PaceSample, Reading, SyncProgress, recent_pace
 from fitsync.client.runtime import FitsyncClient
+from fitsync.pipelines.sync_runner import sync_athlete
 
 from ..processes import Terminal, foreground
 from ..sandbox_harness import Harness, wait_until
@@ -67,6 +68,37 @@ def test_details_count_each_activity_as_it_is_fetched_not_each_chunk(sb: Harness
         finally:
             run.join()
     assert all(done <= total in (0, 30) for done, total in seen), seen  # 0 of 0 until the listing has queued them
+
+
+def test_the_streams_phase_is_counted_and_its_calls_are_in_the_time_left(sb: Harness, connect: Connect) -> None:
+    """The streams are fetched last, a call per activity: "streams n/m" while they are fetched, and the time left
+    counts them from the start (they were left out: "about 5 s left" of a sync with a minute of streams ahead)."""
+    aid = add_athlete(sb)
+    record_many(sb, aid, 12, oldest_days=10)
+    home = connect(aid, streams="off")
+    home.sync()
+    home.config = home.config.model_copy(update={"streams": "recent"})  # twelve activities wait for their streams
+    seen: set[tuple[int, int, int]] = set()
+    with FitsyncClient(home.config) as client, sb.settings(fault_latency_ms=40):
+        run_id = str(uuid.uuid4())
+        display = SyncProgress(client, home.instance, aid, run_id, Console(file=io.StringIO()), plain=True)
+        assert display._streams_left() == 12
+        run = threading.Thread(target=sync_athlete, args=(home.config, aid, home.instance), kwargs={"run_id": run_id})
+        run.start()
+
+        def counted_mid_streams() -> bool:
+            assert run.is_alive(), "the sync ended before its streams were counted"
+            reading = display.read()
+            if reading.phase == "streams" and reading.done is not None and reading.total is not None:
+                seen.add((reading.done, reading.total, display._streams_left()))
+            return any(0 < done < total for done, total, _ in seen)
+
+        try:
+            wait_until(counted_mid_streams, 60, "a count inside the streams phase", interval=0.01)
+        finally:
+            run.join()
+    assert all(total == 12 and 0 <= left <= total - done for done, total, left in seen), seen
+    assert display._streams_left() == 0  # the phase has run: nothing ahead
 
 
 def test_a_non_subscriber_is_told_why_zones_do_not_move(sb: Harness, connect: Connect) -> None:
