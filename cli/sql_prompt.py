@@ -85,8 +85,9 @@ def _prompt(run_sql: Callable[[str], None], list_tables: Callable[[], None], his
             click.echo()
             return
         except KeyboardInterrupt:  # drops what was typed, as a shell does; SIGTERM ends the session
-            if terminate.received():
-                raise
+            if terminate.received():  # at the prompt: no query was running
+                click.echo(f"\n{terminate.said()}: the SQL prompt was closed; nothing was changed.", err=True)
+                raise SystemExit(terminate.exit_code()) from None
             click.echo()
             buffer = ""
             continue
