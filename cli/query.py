@@ -281,7 +281,7 @@ def _run(warehouse: Warehouse, sql: str, fmt: str, output: Path | None, mode: st
                         continue
                     result = conn.execute(statement.query)
                     if fmt == "table":
-                        _show(result, limit, mode, len(statements) > 1, wrap)
+                        _show(result, limit, mode, wrap)
             except duckdb.Error as error:  # DuckDB's own message says what is wrong with the SQL
                 where = f"statement {index + 1}: " if len(statements) > 1 else ""
                 said = where + str(error).strip()  # with its hints and caret
@@ -302,7 +302,7 @@ def _stoppable() -> Iterator[None]:
         raise KeyboardInterrupt from None
 
 
-def _show(result: duckdb.DuckDBPyConnection, limit: int, mode: str, several: bool, wrap: bool = False) -> None:
+def _show(result: duckdb.DuckDBPyConnection, limit: int, mode: str, wrap: bool = False) -> None:
     """At most `limit` rows, as a box (text wrapped with `wrap`) or as lines, and the count of the rows not shown;
     paged on a terminal when longer than the screen."""
     if result.description is None:  # a statement without rows (SET, PRAGMA …)
@@ -330,7 +330,7 @@ def _show(result: duckdb.DuckDBPyConnection, limit: int, mode: str, several: boo
                 style="yellow",
                 soft_wrap=True,
             )
-        elif several:
+        else:  # as psql says "(3 rows)": an empty result is not mistaken for a failure to show one
             out.print(_count(len(rows)), style="dim")
 
 

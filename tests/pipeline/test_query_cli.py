@@ -85,6 +85,14 @@ def test_a_table_says_how_many_rows_it_does_not_show(home: Path) -> None:
     assert "more rows" not in query(home, ROWS_SQL, "--limit", "10000").stdout
 
 
+def test_every_table_ends_with_its_row_count_an_empty_one_too(home: Path) -> None:
+    """As psql's "(0 rows)": an empty box alone read as a result that failed to show."""
+    empty = query(home, "SELECT 1 AS a WHERE false")
+    assert empty.returncode == 0 and empty.stdout.rstrip().endswith("0 rows"), empty.stdout
+    three = query(home, "SELECT * FROM range(3)")
+    assert three.stdout.rstrip().endswith("3 rows"), three.stdout
+
+
 def test_a_script_with_comments_and_several_statements_shows_each_result(home: Path, tmp_path: Path) -> None:
     script = tmp_path / "report.sql"
     script.write_text("-- volume by sport\nSELECT 1 AS first_result;\n/* and then */ SELECT 2 AS second_result;\n")
