@@ -6,6 +6,8 @@ import dataclasses
 import re
 from pathlib import Path
 
+import pytest
+
 from fitsync.sandbox.operations import OPERATIONS
 from fitsync.sandbox.settings import Settings
 
@@ -102,6 +104,29 @@ def test_readme_says_to_activate_the_venv_where_it_uses_bare_commands() -> None:
         assert ".venv/bin/activate" in text.split("```sh", 1)[0] + text.split("```sh", 1)[1][:40], section
     sandbox = README.read_text().split("## The sandbox\n", 1)[1].split("\n## ", 1)[0]
     assert "--set read_limit_short=" in sandbox and "finish in seconds" in sandbox and "6 minutes" in sandbox
+
+
+@pytest.mark.parametrize("fitsync_home", [True, False])
+def test_readmes_dagster_home_is_the_one_fitsync_sync_uses(tmp_path: Path, fitsync_home: bool) -> None:
+    """`fitsync sync` keeps its runs in FITSYNC_HOME/dagster: the README's DAGSTER_HOME line names the same folder,
+    with FITSYNC_HOME set elsewhere too (it said ~/.fitsync/dagster whatever the home was)."""
+    import subprocess
+
+    section = README.read_text().split("## Scheduled and event-driven syncs with Dagster\n", 1)[1]
+    line = next(x for x in section.splitlines() if x.startswith("export DAGSTER_HOME="))
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "user")}
+    if fitsync_home:
+        env["FITSYNC_HOME"] = str(tmp_path / "elsewhere")
+    shown = subprocess.run(
+        ["bash", "-c", f'{line.split("#")[0]} && echo "$DAGSTER_HOME"'],
+        cwd=DOCS.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    home = tmp_path / "elsewhere" if fitsync_home else tmp_path / "user" / ".fitsync"
+    assert Path(shown) == home / "dagster" and (home / "dagster" / "dagster.yaml").exists(), shown
 
 
 def test_readme_sandbox_commands_run_as_written(tmp_path: Path) -> None:
