@@ -31,7 +31,14 @@ def _world(db: str) -> Any:
             "(its absolute path, or run this from the same folder)",
             param_hint="'--db'",
         )
-    return store.connect(db)
+    conn = store.connect(db)
+    if store.get_meta(conn, "seed") is None:  # its generation is one transaction: stopped, it left the schema only
+        conn.close()
+        raise click.ClickException(
+            f"the sandbox world at {Path(db).absolute()} was never generated (a `sandbox serve` stopped while "
+            f"generating it): `fitsync sandbox serve --db {db}` generates it"
+        )
+    return conn
 
 
 def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.datetime | None:
@@ -41,6 +48,8 @@ def _when(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.d
     except ApiError:
         raise click.BadParameter(f"{value!r} is not an ISO time such as 2026-11-27T07:30 or 2026-11-27") from None
 
+
+GENERATED_PER_SECOND = 480  # activities of a new world (3 × 2,000 in 12.6 s on a 2-core machine)
 
 db_option = click.option(
     "--db", required=True, type=click.Path(dir_okay=False), help="The file `sandbox serve --db` keeps."
@@ -171,7 +180,9 @@ def serve(
     if db == ":memory:" or not Path(db).is_file():  # a new world: a large one takes seconds to generate
         total = athletes * activities_per_athlete
         who = f"{athletes} athlete{'' if athletes == 1 else 's'}"
-        click.echo(f"Generating the sandbox world: {who}, {total:,} activities…", err=True)
+        seconds = total / GENERATED_PER_SECOND
+        took = f" (about {seconds:.0f} s)" if seconds >= 2 else ""
+        click.echo(f"Generating the sandbox world: {who}, {total:,} activities{took}…", err=True)
     try:
         server, state = make_server(options)
     except ValueError as error:

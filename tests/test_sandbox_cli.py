@@ -281,3 +281,41 @@ def test_a_stopped_server_says_so_with_the_signals_exit_code(tmp_path: Path, sig
     name = signal.Signals(signum).name
     assert rest.strip().splitlines() == [f"Sandbox stopped ({name}): its world stays in {db}."], rest  # one line
     assert "INFO" not in seen, seen  # uvicorn's own lines on starting (and stopping) are not shown
+
+
+def test_a_world_whose_generation_was_stopped_is_said_so_and_serve_generates_it(tmp_path: Path) -> None:
+    """A large world takes seconds, said up front; stopped meanwhile, the file holds the schema only (the generation
+    is one transaction): a console command on it said `[]` athletes, as if the world were empty."""
+    import signal
+
+    db = tmp_path / "world.db"
+    proc = subprocess.Popen(
+        [
+            *FITSYNC,
+            "sandbox",
+            "serve",
+            "--db",
+            str(db),
+            "--port",
+            "0",
+            "--athletes",
+            "2",
+            "--activities-per-athlete",
+            "2000",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's shell starts it
+    )
+    assert proc.stdout is not None
+    said = proc.stdout.readline()
+    assert said.startswith("Generating the sandbox world: 2 athletes, 4,000 activities (about "), said
+    wait_until(db.exists, 30, "the world's file")
+    os.killpg(proc.pid, signal.SIGINT)
+    rest = proc.stdout.read()
+    assert proc.wait(timeout=30) == 130 and "Traceback" not in rest, rest
+    listed = run("sandbox", "athlete", "list", "--db", str(db))
+    assert listed.returncode == 1 and "was never generated" in listed.stderr, listed.stderr
+    assert f"fitsync sandbox serve --db {db}" in listed.stderr, listed.stderr
