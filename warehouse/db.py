@@ -157,6 +157,12 @@ def holds_athlete(where: Where, athlete_id: int, timeout: float = 30.0) -> bool:
         )
 
 
+def athletes_held(where: Where) -> list[int]:
+    """The athletes with activities in the warehouse, in id order (its schema current: ensure_schema first)."""
+    with reading(where) as conn:
+        return [r[0] for r in conn.execute("SELECT DISTINCT athlete_id FROM activities ORDER BY 1").fetchall()]
+
+
 def ensure_schema(where: Where) -> None:
     """Migrate a warehouse older than this fitsync (read first: a current one takes no write lock)."""
     latest = max(v for v, _, _ in migration_scripts())

@@ -62,11 +62,6 @@ class ReportError(Exception):
     """The report cannot be built (no warehouse, no such athlete, several athletes and none chosen)."""
 
 
-def athletes_in(warehouse: db.Where) -> list[int]:
-    with db.reading(warehouse) as conn:
-        return [r[0] for r in conn.execute("SELECT DISTINCT athlete_id FROM activities ORDER BY 1").fetchall()]
-
-
 def build_report(
     warehouse: db.Where,
     out_dir: Path | str,
@@ -79,7 +74,7 @@ def build_report(
     if not db.exists(warehouse):
         raise ReportError(f"no warehouse at {warehouse}: run `fitsync sync` first")
     db.ensure_schema(warehouse)
-    known = athletes_in(warehouse)
+    known = db.athletes_held(warehouse)
     if athlete_id is None:
         if len(known) != 1:
             raise ReportError(
