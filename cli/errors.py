@@ -63,20 +63,23 @@ class FitsyncGroup(click.Group):
             raise SystemExit(1) from None
 
 
-# Commands that only look: a stop leaves nothing to continue.
-LOOKING = {"status", "athletes", "query"}
+# What a stop leaves, by command: those that only look change nothing, `connect` is one step to start over; the rest
+# keep what they finished (each write is one transaction) and continue where they stopped.
+LOOKED = "nothing was changed."
+STOPPED: dict[str, str] = {
+    "status": LOOKED,
+    "athletes": LOOKED,
+    "query": LOOKED,
+    "connect": "no athlete was connected; `fitsync connect` starts over.",
+}
+KEPT = "nothing half-written was kept; run the command again to continue."
 
 
 def _interrupted(ctx: click.Context) -> NoReturn:
     """One line for Ctrl-C (130) or SIGTERM (143, cli/terminate.py), whichever stopped the command."""
     from fitsync.cli import terminate
 
-    rest = (
-        "nothing was changed."
-        if ctx.invoked_subcommand in LOOKING
-        else "nothing half-written was kept; run the command again to continue."
-    )
-    click.echo(f"{terminate.said()}: {rest}", err=True)
+    click.echo(f"{terminate.said()}: {STOPPED.get(ctx.invoked_subcommand or '', KEPT)}", err=True)
     raise SystemExit(terminate.exit_code()) from None
 
 

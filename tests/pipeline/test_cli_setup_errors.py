@@ -188,9 +188,9 @@ def test_connect_headless_stopped_at_the_prompt_says_so(
     term = Terminal(home, "connect", "--headless")
     term.wait_for("Redirected URL: ")
     term.process.send_signal(signum)  # Ctrl-C as the terminal sends it (this pty is not the controlling one)
-    seen = term.wait_for(said)
+    seen = term.wait_for(f"{said}: no athlete was connected; `fitsync connect` starts over.")
     assert term.close() == code, seen
-    assert "Aborted" not in seen and "Traceback" not in seen, seen
+    assert "Aborted" not in seen and "Traceback" not in seen and "to continue" not in seen, seen
 
 
 def stopped_at_ready(command: str, signum: int) -> tuple[int, str]:
