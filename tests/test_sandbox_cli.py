@@ -242,6 +242,21 @@ def test_the_sandbox_keeps_an_idle_connection_longer_than_a_client_does(sandbox_
     assert sandbox_server.server.config.timeout_keep_alive > httpx.Limits().keepalive_expiry
 
 
+def serve_as_a_job(db: Path, athletes: int, activities: int) -> subprocess.Popen[str]:
+    """`sandbox serve` in a session of its own, as a terminal's shell starts a foreground job (SIGINT not ignored)."""
+    import signal
+
+    command = ["sandbox", "serve", "--db", str(db), "--port", "0", "--athletes", str(athletes)]
+    return subprocess.Popen(
+        [*FITSYNC, *command, "--activities-per-athlete", str(activities)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
 @pytest.mark.parametrize("signum", [2, 15], ids=["SIGINT", "SIGTERM"])
 def test_a_stopped_server_says_so_with_the_signals_exit_code(tmp_path: Path, signum: int) -> None:
     """Ctrl-C (to the process group, as a terminal sends it) or SIGTERM: uvicorn shuts down, then one line says the
@@ -249,26 +264,7 @@ def test_a_stopped_server_says_so_with_the_signals_exit_code(tmp_path: Path, sig
     import signal
 
     db = tmp_path / "world.db"
-    proc = subprocess.Popen(
-        [
-            *FITSYNC,
-            "sandbox",
-            "serve",
-            "--db",
-            str(db),
-            "--port",
-            "0",
-            "--athletes",
-            "1",
-            "--activities-per-athlete",
-            "2",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's shell starts it
-    )
+    proc = serve_as_a_job(db, 1, 2)
     assert proc.stdout is not None
     seen = ""
     while "Console key" not in seen:
@@ -289,26 +285,7 @@ def test_a_world_whose_generation_was_stopped_is_said_so_and_serve_generates_it(
     import signal
 
     db = tmp_path / "world.db"
-    proc = subprocess.Popen(
-        [
-            *FITSYNC,
-            "sandbox",
-            "serve",
-            "--db",
-            str(db),
-            "--port",
-            "0",
-            "--athletes",
-            "2",
-            "--activities-per-athlete",
-            "2000",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's shell starts it
-    )
+    proc = serve_as_a_job(db, 2, 2000)
     assert proc.stdout is not None
     said = proc.stdout.readline()
     assert said.startswith("Generating the sandbox world: 2 athletes, 4,000 activities (about "), said
