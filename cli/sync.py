@@ -142,7 +142,7 @@ def sync(
             started = time.monotonic()
             found = None
             if not full and athlete_id in connected:
-                with WaitsShown(athlete_id, out, "checking for anything new"):
+                with WaitsShown(f"athlete {athlete_id}", out, "checking for anything new"):
                     try:
                         found = nothing_new.check(
                             client, athlete_id, priority=priority or "incremental", max_wait=max_wait

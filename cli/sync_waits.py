@@ -66,9 +66,10 @@ def describe_wait(wait: Wait, now: float) -> str:
 
 @dataclass
 class WaitsShown:
-    """While `doing` runs in this process: each budget wait said (nothing at all when there is none)."""
+    """While `doing` runs in this process: each budget wait said (nothing at all when there is none); `who` begins the
+    line ("athlete 123", "webhooks")."""
 
-    athlete_id: int
+    who: str
     out: Console
     doing: str
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -84,7 +85,7 @@ class WaitsShown:
         self._thread.join()
 
     def _line(self, wait: Wait) -> str:
-        return f"athlete {self.athlete_id}: {self.doing} · {describe_wait(wait, time.time())}"
+        return f"{self.who}: {self.doing} · {describe_wait(wait, time.time())}"
 
     def _watch(self) -> None:
         if self.out.is_terminal and not self.out.quiet:

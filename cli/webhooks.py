@@ -15,6 +15,7 @@ from . import screen
 from .athletes import open_client
 from .confirm import confirm, yes_option
 from .relative_time import ago
+from .sync_waits import WaitsShown
 
 DEFAULT_PORT = 8710  # of `serve`
 DEFAULT_PREFIX = "/webhooks"
@@ -47,7 +48,7 @@ def subscribe(callback_url: str) -> None:
             "answers, e.g. https://host/webhooks",
             param_hint="'--callback-url'",
         )
-    with open_client() as client:
+    with open_client() as client, _waits_said("subscribing"):
         try:
             sub_id = create_subscription(client, callback_url)
         except ApiError as error:
@@ -61,6 +62,11 @@ def subscribe(callback_url: str) -> None:
             raise click.ClickException(str(error)) from None
         current = client.subscription_state.current()
     click.echo(f"Subscribed: id {sub_id} → {masked(current.callback_url) if current else callback_url}")
+
+
+def _waits_said(doing: str) -> WaitsShown:
+    """A wait for the app's rate budget said on stderr while `doing` (minutes, when the window is spent), not silence."""
+    return WaitsShown("webhooks", screen.console(stderr=True), doing)
 
 
 def _serving(callback_url: str) -> str:
@@ -92,7 +98,8 @@ def status(as_json: bool) -> None:
     from fitsync.webhooks.subscriptions import masked
 
     with open_client() as client:
-        subs = client.subscriptions().view()
+        with _waits_said("asking the service"):
+            subs = client.subscriptions().view()
         token = client.subscription_state.callback_token() if subs else None
     if as_json:
         whole = [
@@ -150,7 +157,8 @@ def unsubscribe(yes: bool) -> None:
     from fitsync.webhooks.subscriptions import masked
 
     with open_client() as client:
-        subs = client.subscriptions().view()
+        with _waits_said("asking the service"):
+            subs = client.subscriptions().view()
         if not subs:
             raise click.ClickException(
                 "nothing to unsubscribe: the application has no subscription at the service "
@@ -163,8 +171,9 @@ def unsubscribe(yes: bool) -> None:
             "Unsubscribe?",
             yes,
         )
-        for sub in subs:
-            client.subscriptions().delete(int(sub.id))
+        with _waits_said("unsubscribing"):
+            for sub in subs:
+                client.subscriptions().delete(int(sub.id))
         client.subscription_state.forget()
     click.echo("Unsubscribed.")
 

@@ -169,6 +169,20 @@ def test_webhooks_status_prints_json(sb: Harness, connect: Connect) -> None:
     assert text.returncode == 0 and text.stdout.strip() == "No subscription.", text.stderr
 
 
+def test_webhooks_status_says_a_wait_for_the_rate_budget(sb: Harness, connect: Connect) -> None:
+    """With the app's read window spent, `webhooks status` (and subscribe, unsubscribe) waited for the next one in
+    silence: 6 minutes of nothing under the real limits. The wait is said, with its reason and length."""
+    window = 4
+    with sb.settings(short_window=window, read_limit_short=2):
+        home = connect(add_athlete(sb), short_window=window, boundary_guard=0.05)
+        env = {**subprocess_env(home.config.home), "FITSYNC_RATE_SHORT_WINDOW": str(window)}
+        runs = [fitsync_in(env, "webhooks", "status") for _ in range(3)]  # the window holds 2 reads
+    assert all(r.returncode == 0 and r.stdout.strip() == "No subscription." for r in runs), [r.stderr for r in runs]
+    said = [line for r in runs for line in r.stderr.splitlines() if "waiting" in line]
+    assert said and all(line.startswith("webhooks: asking the service · waiting ") for line in said), said
+    assert "read window (used 2/2)" in said[0], said
+
+
 def test_webhooks_status_is_a_table_like_athletes(sb: Harness, connect: Connect) -> None:
     """A subscription shows as a rich table (as `fitsync athletes`), its secret path masked, its age relative; --json
     keeps the whole address (secrets replaced) and the service's time stamp for scripts."""
