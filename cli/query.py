@@ -252,7 +252,7 @@ def _check_relation(name: str, describe_sql: str) -> None:
 def _reading(warehouse: Warehouse) -> Iterator[duckdb.DuckDBPyConnection]:
     from fitsync.warehouse import db
 
-    with db.reading(warehouse) as conn:
+    with db.reading(warehouse, notice=lambda said: click.echo(f"Waiting: {said}", err=True)) as conn:
         try:
             yield conn
         except KeyboardInterrupt:

@@ -252,11 +252,14 @@ def writing(
 
 
 @contextlib.contextmanager
-def reading(where: Where, timeout: float = 30.0) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-only connection; a writer holding the lock makes it wait and retry, not fail."""
+def reading(
+    where: Where, timeout: float = 30.0, notice: Callable[[str], None] | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection; a writer holding the lock makes it wait and retry, not fail (said to `notice` once the
+    wait passes NOTICE_AFTER: a person at `fitsync query` hears why nothing happens)."""
     warehouse = Warehouse.of(where)
     with _turns(warehouse).read(timeout) if not warehouse.is_lake else contextlib.nullcontext():
-        conn = _open(warehouse, read_only=True, timeout=timeout)
+        conn = _open(warehouse, read_only=True, timeout=timeout, notice=notice)
         try:
             yield conn
         finally:
@@ -425,18 +428,25 @@ def _open_file(
             waited = time.monotonic() - started
             if not any(marker in str(error) for marker in LOCK_MARKERS) or waited > timeout:
                 raise
-            if not read_only and waited >= next_notice:
+            if (notice is not None or not read_only) and waited >= next_notice:
                 next_notice += NOTICE_EVERY
                 holder = (
                     str(error).rsplit("Conflicting lock is held in", 1)[-1].strip()
                     if "Conflicting" in str(error)
                     else "another process"
                 )
-                (notice or log.warning)(
-                    f"the warehouse {path} is open in another process ({holder}): waiting for it to close "
-                    f"(waited {waited:.0f} s, giving up after {timeout / 60:.0f} min); close that session or its "
-                    "`fitsync query` to let the sync load"
-                )
+                if read_only:
+                    said = (
+                        f"the warehouse {path} is being written by another process ({holder}; a sync's load takes "
+                        f"seconds): waiting for it (giving up after {timeout:.0f} s)"
+                    )
+                else:
+                    said = (
+                        f"the warehouse {path} is open in another process ({holder}): waiting for it to close "
+                        f"(waited {waited:.0f} s, giving up after {timeout / 60:.0f} min); close that session or "
+                        "its `fitsync query` to let the sync load"
+                    )
+                (notice or log.warning)(said)
         log.debug("warehouse %s is locked by a writer; retrying in %.2f s", path, delay)
         time.sleep(delay)  # the writer's batch is short: back off briefly and try again
         delay = min(delay * 2, 0.25)

@@ -404,3 +404,30 @@ def test_maps_read_as_maps_not_as_structs(home: Path) -> None:
     assert [cell.strip() for cell in row.split("│")[1:-1]] == ["{a: 1, b: 2}", "{'k': {1: true}}", "[{x: NULL}]"]
     lined = query(home, sql, "--mode", "line")
     assert "m = {a: 1, b: 2}" in lined.stdout, lined.stdout
+
+
+def test_a_query_waiting_for_a_writer_says_so_and_runs_once_it_is_gone(tmp_path: Path) -> None:
+    """Another process writing the warehouse (a sync's load) holds its lock: the query waited 10–13 s in silence."""
+    db.migrate(tmp_path / "warehouse.duckdb")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('held', flush=True); "
+         "sys.stdin.read()", str(tmp_path / "warehouse.duckdb")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "fitsync.cli.main", "query", "SELECT 42 AS answer"],
+            cwd=REPO,
+            env=subprocess_env(tmp_path),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert waiting.stderr is not None
+        said = waiting.stderr.readline()  # blocks until the notice (2 s into the wait) or the process's end
+        assert said.startswith("Waiting: the warehouse ") and "being written by another process" in said, said
+    finally:
+        holder.communicate("")  # closes its stdin: the writer ends and lets go
+    out, err = waiting.communicate(timeout=60)
+    assert waiting.returncode == 0 and "42" in out, err
