@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import threading
 import time
@@ -376,6 +377,7 @@ def _run(
     """One Dagster run of the sync job for the athlete, its steps shown as they go (not with --quiet)."""
     from fitsync.cli.last_runs import STOPPED_TAG
     from fitsync.cli.sync_progress import SyncProgress
+    from fitsync.client.transport import calls_in_process
     from fitsync.pipelines.sync_runner import sync_athlete
 
     run_id = str(uuid.uuid4())  # known before the run starts: the progress display follows its steps
@@ -384,6 +386,7 @@ def _run(
         if out.quiet
         else SyncProgress(client, instance, athlete_id, run_id, out, plain=not out.is_terminal)
     )
+    calls_before = calls_in_process()
     with shown:
         outcome = sync_athlete(
             config,
@@ -399,7 +402,7 @@ def _run(
     if stop_request.requested():  # `fitsync status` says "stopped", not "failure", for a run a person stopped
         with contextlib.suppress(Exception):
             instance.add_run_tags(run_id, {STOPPED_TAG: "true"})
-    return outcome
+    return dataclasses.replace(outcome, calls=calls_in_process() - calls_before)
 
 
 def _detailed(client: FitsyncClient, athlete_id: int) -> tuple[int, int]:

@@ -149,6 +149,11 @@ def from_outcome(outcome: SyncOutcome, athlete_id: int, seconds: float) -> Athle
     assets = _assets(outcome.metadata)
     summary = AthleteSummary(athlete_id, "ok", sum(a.calls for a in assets.values()), seconds, list(assets.values()))
     summary.failures = [{"step": step, "error": _unnamed(athlete_id, error)} for step, error in outcome.failures]
+    unreported = (outcome.calls or 0) - summary.calls  # a failed step leaves no metadata: its calls, retries too
+    if outcome.failures and unreported > 0:
+        steps = ", ".join(dict.fromkeys(step for step, _ in outcome.failures))
+        summary.assets.append(AssetLine(steps, unreported, notes=["failed: its calls, retries included"]))
+        summary.calls += unreported
     if outcome.failures:  # the run's error line again, each step's message without the athlete its line names
         summary.lines.append(f"athlete {athlete_id}: " + _by_message(summary.failures))
     elif outcome.error:

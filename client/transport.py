@@ -9,6 +9,7 @@ for the next window.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, Literal
@@ -26,6 +27,23 @@ Budget = Literal["read", "overall"]
 MAX_RATE_LIMITED = 50
 # Errors raised before the request left this machine: always safe to retry.
 NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+# Every transport's calls in this process: a run's steps each have a client of their own, and a step that failed
+# reports none (no metadata), so `fitsync sync` counts its in-process run's calls here.
+_process_calls = [0]
+_process_lock = threading.Lock()
+
+
+def calls_in_process() -> int:
+    """Requests sent by every transport of this process so far (as `Transport.calls` counts them)."""
+    with _process_lock:
+        return _process_calls[0]
+
+
+def _count(n: int) -> None:
+    with _process_lock:
+        _process_calls[0] += n
+
+
 MAYBE_SENT = (httpx.ReadTimeout, httpx.WriteTimeout, httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
 
 
@@ -182,6 +200,7 @@ class Transport:
             self.governor.reserve(budget == "read", bulk=bulk, max_wait=max_wait, lane=lane)
         sent_at = time.time()
         self.calls += 1
+        _count(1)
         where, started = f"{method} {url_path(url)}", time.monotonic()
         try:
             with deadline_backend.within(self.deadline):  # status line, headers and body
@@ -191,6 +210,7 @@ class Transport:
                 )
         except NOT_SENT:  # it never reached the service: not one of the calls a run reports ("5 calls" of none)
             self.calls -= 1
+            _count(-1)
             raise
         except httpx.ReadTimeout:
             if time.monotonic() - started < self.deadline:

@@ -52,6 +52,7 @@ class SyncOutcome:
     busy: str | None = None  # not run: another process (or host) is syncing this athlete; says which
     failures: tuple[tuple[str, str], ...] = ()  # (step, its error as one line) of each step that failed
     ran: bool = True  # False: refused before any run started (the athlete is not connected)
+    calls: int | None = None  # every request the run sent, failed steps' too (counted by its in-process caller)
 
     def api_calls(self) -> int:
         return sum(int(m.get("api_calls", 0)) for m in self.metadata.values())

@@ -94,6 +94,24 @@ def test_a_failed_sync_lists_only_its_failures_and_quiet_says_only_them(sb: Harn
     assert fine.stdout == ""  # a quiet sync that went well says nothing at all (cron mails only what needs attention)
 
 
+def test_a_failed_steps_calls_are_counted_retries_included(sb: Harness, connect: Connect) -> None:
+    """Every answer a 500: the failed steps leave no metadata, and the summary said "5 calls" of 15 made (the check's
+    alone), the failed steps in no row. The run's calls are counted in its process, the failed steps' in a row."""
+    aid = add_athlete(sb)
+    record_many(sb, aid, 2, oldest_days=10)
+    home = connect(aid, slow_refresh_hours=20, max_retries=2)
+    with sb.settings(fault_error_rate=1.0):
+        before = sb.counters()["requests"]
+        failed = fitsync_sync(home, "--full", "--json")
+        made = sb.counters()["requests"] - before
+    assert failed.returncode == 1, failed.stderr
+    [summary] = json.loads(failed.stdout)["athletes"]
+    assert summary["verdict"] == "failed" and summary["calls"] == made > 0, (summary, made)
+    assert summary["calls"] == sum(a["calls"] for a in summary["assets"]), summary["assets"]
+    row = next(a for a in summary["assets"] if a["notes"] == ["failed: its calls, retries included"])
+    assert row["calls"] > 0 and set(row["asset"].split(", ")) <= {f["step"] for f in summary["failures"]}, row
+
+
 def test_an_athlete_held_elsewhere_names_the_host_or_the_local_process() -> None:
     assert held_elsewhere(AthleteBusy(7, "process db-worker-2:4711")) == (
         "athlete 7 is being synced on host db-worker-2 (process 4711): skipped here, it continues there"
