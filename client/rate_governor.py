@@ -75,10 +75,11 @@ _HOST_PID = f"{socket.gethostname()}:{os.getpid()}"
 class RateBudgetExhausted(Exception):
     """The budget is spent for longer than the caller is willing to wait; work can resume at `resets_at`."""
 
-    def __init__(self, resets_at: float, window: str, budget: str) -> None:
+    def __init__(self, resets_at: float, window: str, budget: str, kept: int = 0) -> None:
         self.resets_at, self.window, self.budget = resets_at, window, budget
         when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(resets_at))
-        super().__init__(f"{budget} rate budget ({window} window) spent until {when}")
+        held = f" (for this work: {kept} calls of it are kept for webhook re-pulls, bulk_reserve)" if kept else ""
+        super().__init__(f"{budget} rate budget ({window} window) spent until {when}{held}")
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,7 @@ class Wait:
     used: int
     limit: int
     window_seconds: int
+    kept: int = 0  # of `limit`, the calls bulk work leaves to webhook re-pulls (bulk_reserve): why it waits before it
 
 
 _waits: dict[int, Wait] = {}
@@ -217,8 +219,9 @@ class RateGovernor:
             if budget in ("boundary", "turn"):  # not a spent budget: a short pause
                 self.sleep(seconds)
                 continue
+            kept = self._kept(window, budget) if bulk else 0
             if max_wait is not None and seconds > max_wait:
-                raise RateBudgetExhausted(self.clock() + seconds, window, budget)
+                raise RateBudgetExhausted(self.clock() + seconds, window, budget, kept)
             work = _before_long_wait.get()
             if work is not None and not worked and seconds >= LONG_WAIT * self.time_scale:
                 worked = True
@@ -228,7 +231,7 @@ class RateGovernor:
             used, limit = self._used_and_limit(window, budget)
             key = threading.get_ident()
             with _waits_lock:
-                _waits[key] = Wait(self.clock() + seconds, window, budget, used, limit, self.lengths[window])
+                _waits[key] = Wait(self.clock() + seconds, window, budget, used, limit, self.lengths[window], kept)
             try:
                 self.sleep(seconds)
             finally:
@@ -363,6 +366,14 @@ class RateGovernor:
         with self.store.reading() as conn:
             ledger = self._ledger(conn, now)
         return [BudgetLine(w, b, used, limit, self._next_boundary(w, now)) for (w, b), (used, limit) in ledger.items()]
+
+    def _kept(self, window: str, budget: str) -> int:
+        """The calls of a window bulk work leaves to webhook re-pulls (as _try_reserve holds them back), when they are
+        why it waits (0 once the window is spent whole)."""
+        if window != "short":
+            return 0
+        used, limit = self._used_and_limit(window, budget)
+        return math.floor(limit * self.bulk_reserve) if used < limit else 0
 
     def _used_and_limit(self, window: str, budget: str) -> tuple[int, int]:
         line = next(x for x in self.snapshot() if x.window == window and x.budget == budget)

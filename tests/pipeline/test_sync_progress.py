@@ -176,3 +176,17 @@ def test_the_silent_seconds_say_what_they_are_spent_on(sb: Harness, connect: Con
             after.keys(),
             after["report.html"] > before["report.html"],
         ) == (0, before.keys(), True), shown
+
+
+def test_a_wait_the_bulk_reserve_makes_says_so() -> None:
+    """ "waiting 7 min … (used 403/415)" read as a budget with room left: the rest is kept for webhook re-pulls."""
+    from fitsync.cli.sync_waits import describe_wait
+    from fitsync.client.rate_governor import Wait
+
+    held = Wait(until=460.0, window="short", budget="read", used=403, limit=415, window_seconds=900, kept=41)
+    assert describe_wait(held, 1.0) == (
+        "waiting 7 m 39 s for the 15-minute read window (used 403/415, the last 41 kept for webhook re-pulls: "
+        "bulk_reserve)"
+    )
+    spent = Wait(until=460.0, window="short", budget="read", used=415, limit=415, window_seconds=900)
+    assert describe_wait(spent, 1.0).endswith("(used 415/415)")
