@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from fitsync.client import rate_governor
+from fitsync.client import rate_governor, stop_request
 from fitsync.client.errors import MissingScope, PaymentRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.resources.api import FitsyncApi
@@ -129,16 +129,20 @@ def _fetch(
         early.before_wait(seconds)
 
     with rate_governor.before_long_waits(before_wait), live.fetching(aid, what, chunk):
-        while ids := progress.needing(client.store, aid, what, DETAIL_CHUNK, skip=tally.answered_wrong):
-            want_zones = progress.needing_among(client.store, aid, ids, "zones") if zones_too else set()
-            details.fetch_chunk(session, ids, fetch, want_zones, chunk)
-            zones_too = zones_too and not chunk.no_subscription
+        try:
+            while ids := progress.needing(client.store, aid, what, DETAIL_CHUNK, skip=tally.answered_wrong):
+                want_zones = progress.needing_among(client.store, aid, ids, "zones") if zones_too else set()
+                details.fetch_chunk(session, ids, fetch, want_zones, chunk)
+                zones_too = zones_too and not chunk.no_subscription
+                record()
+                context.log.info(
+                    f"{what}: {tally.fetched} fetched, {progress.count_needing(client.store, aid, what)} to go"
+                )
+                if chunk.stopped is not None:
+                    raise chunk.stopped
+        except stop_request.StopRequested:  # a stop asked for: what the chunk fetched is kept, not asked again
             record()
-            context.log.info(
-                f"{what}: {tally.fetched} fetched, {progress.count_needing(client.store, aid, what)} to go"
-            )
-            if chunk.stopped is not None:
-                raise chunk.stopped
+            raise
 
 
 def _reported(context: AssetExecutionContext, meter: Meter) -> Callable[[str], None]:

@@ -13,8 +13,10 @@ import pytest
 from rich.console import Console
 
 from fitsync.cli.sync_progress import NOT_A_SUBSCRIBER, PaceSample, Reading, SyncProgress, recent_pace
+from fitsync.client import stop_request
 from fitsync.client.runtime import FitsyncClient
-from fitsync.pipelines.sync_runner import sync_athlete
+from fitsync.pipelines.sync_runner import SyncOutcome, sync_athlete
+from fitsync.sync import live
 
 from ..processes import Terminal, foreground
 from ..sandbox_harness import Harness, wait_until
@@ -190,3 +192,23 @@ def test_a_wait_the_bulk_reserve_makes_says_so() -> None:
     )
     spent = Wait(until=460.0, window="short", budget="read", used=415, limit=415, window_seconds=900)
     assert describe_wait(spent, 1.0).endswith("(used 415/415)")
+
+
+def test_a_stop_keeps_the_details_its_chunk_fetched(sb: Harness, connect: Connect) -> None:
+    """A stop asked for mid-chunk dropped the chunk's fetched details (asked again next run): the live line had said
+    "details 2/20", the stop line "after 0 new detail(s)". They are recorded as before a wait, then the run stops."""
+    aid = add_athlete(sb)
+    record_many(sb, aid, 20, oldest_days=30)
+    home = connect(aid)
+    outcome: list[SyncOutcome] = []
+    with sb.settings(fault_latency_ms=40):
+        run = threading.Thread(target=lambda: outcome.append(sync_athlete(home.config, aid, home.instance)))
+        run.start()
+        try:
+            wait_until(lambda: live.read(aid, "detail", lambda: None)[1] >= 2, 60, "two details in the chunk", 0.01)
+            stop_request.request()  # what Ctrl-C does in `fitsync sync`
+        finally:
+            run.join()
+            stop_request.clear()
+    assert outcome and not outcome[0].success
+    assert 2 <= 20 - home.needing("detail") < 20  # kept: the next run asks only for the rest
