@@ -90,7 +90,7 @@ def _count(count: int, noun: str = "row") -> str:
 )
 @click.option(
     "--mode",
-    type=click.Choice(("box", "line")),
+    type=click.Choice(sql_prompt.MODES),
     help="The table's shape: box, a table (columns that do not fit are elided and counted); line, "
     "`column = value` per row.  [default: box]",
 )
@@ -184,8 +184,9 @@ def _query(
             warehouse = _warehouse()
             sql_prompt.run(
                 warehouse,
-                lambda typed: _run(warehouse, typed, "table", None, mode or "box", limit, wrap=False),
+                lambda typed, shape: _run(warehouse, typed, "table", None, shape, limit, wrap=False),
                 lambda: _run(warehouse, LIST_SQL, "table", None, "box", max(limit, 1000), wrap=True),
+                mode or "box",
             )
             return
         raise click.UsageError(

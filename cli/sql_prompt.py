@@ -6,7 +6,7 @@ is one entry); the history is kept between sessions in the user's state folder (
 ~/.duckdb_history, never in FITSYNC_HOME (which a read-only command does not write);
 a statement may run over several lines and ends with `;`. Ctrl-C drops the statement being typed, or stops the one running (the
 prompt comes back, as in the DuckDB shell and psql); Ctrl-D (or `.quit`) leaves.
-A few of the DuckDB shell's dot commands work at the start of a statement: `.tables`, `.help`, `.quit`.
+A few of the DuckDB shell's dot commands work at the start of a statement: `.tables`, `.mode`, `.help`, `.quit`.
 """
 
 from __future__ import annotations
@@ -24,9 +24,11 @@ from . import terminate
 
 PROMPT, MORE = "fitsync> ", "   ...> "
 QUIT = {".quit", ".exit", "quit", "exit"}
+MODES = ("box", "line")  # the shapes of a result (`fitsync query --mode`, `.mode` here)
 HELP = (
     "End each SQL statement with ';' (it may run over several lines). .tables lists the tables and views with "
-    "what each holds; .quit, .exit or Ctrl-D leaves; Ctrl-C drops the statement being typed or stops the one running."
+    "what each holds; .mode box|line shows results as a table or as `column = value` lines; .quit, .exit or Ctrl-D "
+    "leaves; Ctrl-C drops the statement being typed or stops the one running."
 )
 
 
@@ -43,23 +45,25 @@ def complete_statements(buffer: str) -> bool:
         return True  # let it run: DuckDB's own error says what is wrong
 
 
-def run(warehouse: object, run_sql: Callable[[str], None], list_tables: Callable[[], None]) -> None:
-    """Read statements until the end of input; `run_sql` shows each one's result (errors are shown, not fatal);
-    `list_tables` answers `.tables`."""
+def run(
+    warehouse: object, run_sql: Callable[[str, str], None], list_tables: Callable[[], None], mode: str = "box"
+) -> None:
+    """Read statements until the end of input; `run_sql(sql, mode)` shows each one's result (errors are shown, not
+    fatal) in the mode `.mode` last chose (`mode` at first); `list_tables` answers `.tables`."""
     history: Any = None
     with contextlib.suppress(ImportError):  # readline gives line editing and history where the platform has it
         import readline
 
         history = readline
     if history is None:
-        _prompt(run_sql, list_tables, history, warehouse)
+        _prompt(run_sql, list_tables, history, warehouse, mode)
         return
     kept = history_file()
     with contextlib.suppress(OSError):  # none yet, or not readable: this session starts without
         history.read_history_file(kept)
     history.set_history_length(HISTORY_LENGTH)
     try:
-        _prompt(run_sql, list_tables, history, warehouse)
+        _prompt(run_sql, list_tables, history, warehouse, mode)
     finally:
         with contextlib.suppress(OSError):  # a folder not writable: the session's history is not kept, said nowhere
             kept.parent.mkdir(parents=True, exist_ok=True)
@@ -75,7 +79,9 @@ def history_file() -> Path:
     return Path(state) / "fitsync" / "sql_history"
 
 
-def _prompt(run_sql: Callable[[str], None], list_tables: Callable[[], None], history: Any, warehouse: object) -> None:
+def _prompt(
+    run_sql: Callable[[str, str], None], list_tables: Callable[[], None], history: Any, warehouse: object, mode: str
+) -> None:
     click.echo(f"SQL on {warehouse} (read-only). End a statement with ';'. .help for more, Ctrl-D to leave.")
     buffer = ""
     while True:
@@ -101,6 +107,14 @@ def _prompt(run_sql: Callable[[str], None], list_tables: Callable[[], None], his
             click.echo(HELP)
         elif command == ".tables":
             _shown(list_tables)
+        elif command == ".mode":
+            chosen = line.strip().rstrip(";").split()[1:]
+            if chosen and chosen[0].lower() in MODES:
+                mode = chosen[0].lower()
+            elif chosen:
+                click.echo(f".mode {chosen[0]}: not a mode here; choose {' or '.join(MODES)}", err=True)
+            else:
+                click.echo(f"{mode} (.mode {' or .mode '.join(MODES)} changes it)")
         elif command.startswith("."):
             click.echo(f"{command}: unknown command, .help lists them", err=True)
         else:
@@ -109,7 +123,7 @@ def _prompt(run_sql: Callable[[str], None], list_tables: Callable[[], None], his
                 sql, buffer = buffer, ""
                 if history is not None:
                     _one_entry(history, sql)
-                _shown(functools.partial(run_sql, sql))
+                _shown(functools.partial(run_sql, sql, mode))
 
 
 def _one_entry(history: Any, statement: str) -> None:

@@ -226,6 +226,30 @@ def test_the_sql_prompts_history_is_kept_for_the_next_session(home: Path, tmp_pa
     assert sorted(p.name for p in home.iterdir()) == before  # nothing written in the home
 
 
+def test_the_sql_prompts_mode_switches_between_a_table_and_lines(home: Path) -> None:
+    """As the DuckDB shell's `.mode`: `.mode line` at the prompt, not only `--mode line` when starting it."""
+    term = Terminal(home, "query")
+    try:
+        term.wait_for("fitsync> ")
+        term.type(".mode line\n")
+        term.wait_for("fitsync> ", times=2)
+        term.type("SELECT 7 AS seven, 'x' AS ex;\n")
+        term.wait_for("\x1b[0m = 7")  # `seven = 7`, its name in bold
+        term.type(".mode\n")
+        term.wait_for("line (.mode box or .mode line changes it)")
+        term.type(".mode csv\n")
+        term.wait_for(".mode csv: not a mode here; choose box or line")
+        term.type(".mode box\n")
+        term.type("SELECT 8 AS eight;\n")
+        seen = term.wait_for("eight", times=2)  # typed, then its column's header
+        seen = term.wait_for("└")  # a box again
+        term.type(".quit\n")
+        assert term.close() == 0, seen
+    finally:
+        term.process.kill()
+    assert "unknown command" not in seen, seen
+
+
 def test_the_sql_prompt_answers_tables_help_and_quit(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PAGER", "cat")  # the listing may be longer than the terminal: paged, but not waiting
     monkeypatch.delenv("MANPAGER", raising=False)
