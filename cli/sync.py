@@ -344,7 +344,11 @@ def _finish(out: Console, config: Config, summaries: list[sync_summary.AthleteSu
         by_verdict.setdefault(summary.verdict, []).append(summary.athlete_id)
     ids = {verdict: ", ".join(map(str, found)) for verdict, found in by_verdict.items()}
     if "failed" in ids:
-        raise click.ClickException(f"sync failed for athlete(s) {ids['failed']}: see the log above")
+        raise click.ClickException(
+            f"sync failed for athlete(s) {ids['failed']} (why is said above): `fitsync sync` continues where this "
+            "stopped once that is fixed, or in a while when the service failed; `fitsync doctor` checks the "
+            "settings, the tokens and the service"
+        )
     if not as_json and not out.quiet:
         click.echo(f"warehouse: {warehouse}")
     if "busy" in ids:

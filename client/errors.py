@@ -22,7 +22,7 @@ class ApiError(FitsyncError):
         self.resource, self.field, self.code = first.get("resource"), first.get("field"), first.get("code")
         detail = f"{self.fault.get('message', 'error')}"
         if self.resource or self.field:
-            detail += f" ({self.resource}.{self.field}: {self.code})"
+            detail += f" ({_named(self.resource, self.field)}: {self.code})"
         super().__init__(f"{method} {path} → {status} {detail}")
 
 
@@ -91,11 +91,16 @@ def for_status(status: int, fault: dict[str, Any] | None) -> type[ApiError]:
     return {402: PaymentRequired, 403: Forbidden, 404: NotFound}.get(status, ApiError)
 
 
+def _named(resource: object, field: object) -> str:
+    """`Activity.name`, or the one the error gives ("Server", not "Server.")."""
+    return ".".join(str(part) for part in (resource, field) if part)
+
+
 def fault_summary(response: Any) -> str:
     """The service's error payload in one line (it never contains secrets), or the bare status."""
     try:
         body = response.json()
         error = (body.get("errors") or [{}])[0]
-        return f"{body.get('message')} ({error.get('resource')}.{error.get('field')}: {error.get('code')})"
+        return f"{body.get('message')} ({_named(error.get('resource'), error.get('field'))}: {error.get('code')})"
     except (ValueError, AttributeError, IndexError, TypeError, KeyError):
         return f"HTTP {response.status_code}"

@@ -110,6 +110,9 @@ def test_a_failed_steps_calls_are_counted_retries_included(sb: Harness, connect:
     assert summary["calls"] == sum(a["calls"] for a in summary["assets"]), summary["assets"]
     row = next(a for a in summary["assets"] if a["notes"] == ["failed: its calls, retries included"])
     assert row["calls"] > 0 and set(row["asset"].split(", ")) <= {f["step"] for f in summary["failures"]}, row
+    # the last line names what to do next, and the service's error reads as it was sent ("Server", not "Server.")
+    assert "`fitsync sync` continues where this stopped" in failed.stderr and "`fitsync doctor`" in failed.stderr
+    assert "(Server: injected fault)" in failed.stdout and "Server.:" not in failed.stdout + failed.stderr
 
 
 def test_an_athlete_held_elsewhere_names_the_host_or_the_local_process() -> None:
