@@ -63,14 +63,20 @@ class FitsyncGroup(click.Group):
             raise SystemExit(1) from None
 
 
-# What a stop leaves, by command: those that only look change nothing, `connect` is one step to start over; the rest
-# keep what they finished (each write is one transaction) and continue where they stopped.
+# What a stop leaves, by command (its words, a group's command with its group's): those that only look change
+# nothing, `connect` is one step to start over, a server just stops; the rest keep what they finished (each write is
+# one transaction) and continue where they stopped.
 LOOKED = "nothing was changed."
 STOPPED: dict[str, str] = {
     "status": LOOKED,
     "athletes": LOOKED,
     "query": LOOKED,
+    "sql": LOOKED,
+    "doctor": LOOKED,
+    "webhooks status": LOOKED,
     "connect": "no athlete was connected; `fitsync connect` starts over.",
+    "webhooks serve": "the receiver stopped; the service sends again what it did not acknowledge.",
+    "sandbox serve": "the sandbox stopped; a world it had not generated whole is generated at its next start.",
 }
 KEPT = "nothing half-written was kept; run the command again to continue."
 
@@ -79,7 +85,9 @@ def _interrupted(ctx: click.Context) -> NoReturn:
     """One line for Ctrl-C (130) or SIGTERM (143, cli/terminate.py), whichever stopped the command."""
     from fitsync.cli import terminate
 
-    click.echo(f"{terminate.said()}: {STOPPED.get(ctx.invoked_subcommand or '', KEPT)}", err=True)
+    words = [word for word in sys.argv[1:] if not word.startswith("-")][:2]  # the command, and a group's command
+    said = next((STOPPED[key] for key in (" ".join(words), *words[:1]) if key in STOPPED), KEPT)
+    click.echo(f"{terminate.said()}: {said}", err=True)
     raise SystemExit(terminate.exit_code()) from None
 
 

@@ -30,18 +30,18 @@ LAZY = {
 }
 
 
-# Names a user may reach for (the DuckDB shell's habit): the command they mean, not listed on their own.
-ALIASES = {"sql": "query"}
+# Names a user may reach for (the DuckDB shell's habit): the command they mean, and its line in `fitsync --help`.
+ALIASES = {"sql": ("query", "The SQL prompt on the warehouse (`fitsync query` with no SQL at a terminal).")}
 
 
 class FitsyncCommands(FitsyncGroup):
     """The top-level group: the commands of LAZY load on first use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *LAZY})
+        return sorted({*super().list_commands(ctx), *LAZY, *ALIASES})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        name = ALIASES.get(name, name)
+        name = ALIASES[name][0] if name in ALIASES else name
         if name in LAZY and name not in self.commands:
             module, attribute = LAZY[name][0].split(":")
             self.add_command(getattr(importlib.import_module(module), attribute), name)
@@ -53,7 +53,9 @@ class FitsyncCommands(FitsyncGroup):
         limit = formatter.width - 6 - max(map(len, names))
         rows = []
         for name in names:
-            if name in LAZY and name not in self.commands:
+            if name in ALIASES:
+                rows.append((name, click.Command(name, help=ALIASES[name][1]).get_short_help_str(limit)))
+            elif name in LAZY and name not in self.commands:
                 rows.append((name, click.Command(name, help=LAZY[name][1]).get_short_help_str(limit)))
             elif (command := self.get_command(ctx, name)) is not None and not command.hidden:
                 rows.append((name, command.get_short_help_str(limit)))

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import click
+import pytest
+from click.testing import CliRunner
 
 from fitsync.cli.main import main
 
@@ -82,11 +85,13 @@ def test_a_lazy_commands_listed_line_is_its_own() -> None:
         assert command is not None and command.get_short_help_str(limit=10_000) == line, name
 
 
-def test_sql_is_the_query_command_and_not_listed_apart() -> None:
-    """`fitsync sql`, as a DuckDB shell user types it, is `fitsync query` (with no SQL at a terminal: the prompt)."""
+def test_sql_is_the_query_command_listed_as_the_sql_prompt() -> None:
+    """`fitsync sql`, as a DuckDB shell user types it, is `fitsync query` (with no SQL at a terminal: the prompt); the
+    README names it, so `fitsync --help` lists it too, as the prompt."""
     ctx = click.Context(main)
     assert main.get_command(ctx, "sql") is main.get_command(ctx, "query")
-    assert "sql" not in main.list_commands(ctx)
+    listed = CliRunner().invoke(main, ["--help"], terminal_width=200).output
+    assert re.search(r"^  sql +The SQL prompt on the warehouse", listed, re.MULTILINE), listed
 
 
 def test_fitsync_bench_runs_the_checkouts_benchmarks_in_a_child_process(tmp_path: Path) -> None:
@@ -109,3 +114,27 @@ def test_fitsync_bench_runs_the_checkouts_benchmarks_in_a_child_process(tmp_path
         [str(installed), "bench", "no-such"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
     )
     assert unknown.returncode != 0 and "unknown benchmark 'no-such'" in unknown.stdout + unknown.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["status"], "nothing was changed."),
+        (["--debug", "webhooks", "status", "--json"], "nothing was changed."),
+        (["webhooks", "serve"], "the receiver stopped;"),
+        (["sandbox", "serve", "--db", "w.db"], "the sandbox stopped;"),
+        (["connect", "--headless"], "no athlete was connected;"),
+        (["sync", "--athlete", "7"], "nothing half-written was kept; run the command again to continue."),
+    ],
+)
+def test_a_stops_line_says_what_that_command_leaves(
+    argv: list[str], said: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not "run the command again to continue" for a status, a server or a connect that has nothing to continue."""
+    from fitsync.cli import errors
+
+    monkeypatch.setattr(sys, "argv", ["fitsync", *argv])
+    with pytest.raises(SystemExit) as stopped:
+        errors._interrupted(click.Context(main))
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err.startswith(f"Interrupted: {said}")
