@@ -282,7 +282,9 @@ def _callback(config: Config) -> Iterator[Check]:
     yield Check(
         "webhook callback",
         ok,
-        f"{shown} answers {answer.status_code}",
+        f"{shown}: the receiver answers (400 to a GET without the service's challenge, as it should)"
+        if ok
+        else f"{shown} answers {answer.status_code}",
         "" if ok else "the address does not reach `fitsync webhooks serve` (wrong proxy route or prefix?)",
     )
 
