@@ -142,7 +142,9 @@ class SyncProgress:
 
     def line(self, reading: Reading) -> str:
         parts = [f"athlete {self.athlete_id}: {reading.phase or STARTING}"]
-        if reading.total is not None:
+        if reading.total == 0:  # "details 0/0" read as a phase that failed to start (a listing cut short, or no work)
+            parts[0] += " (none to fetch)"
+        elif reading.total is not None:
             parts[0] += f" {reading.done}/{reading.total}"
         elif reading.note:
             parts[0] += f" ({reading.note})"

@@ -43,6 +43,9 @@ def test_details_count_this_runs_work_not_what_earlier_runs_stored(sb: Harness, 
         home.sync()
         line = _shown(display, "details")
     assert f"athlete {aid}: details 1/1" in line, line  # not 5/5: four were stored by the run before
+    with FitsyncClient(home.config) as client:  # nothing queued: said so, not "details 0/0"
+        display = SyncProgress(client, home.instance, aid, str(uuid.uuid4()), Console(file=io.StringIO()), plain=True)
+        assert _shown(display, "details") == f"athlete {aid}: details (none to fetch)"
 
 
 def test_details_count_each_activity_as_it_is_fetched_not_each_chunk(sb: Harness, connect: Connect) -> None:
