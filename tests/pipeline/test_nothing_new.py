@@ -194,7 +194,7 @@ def test_a_wait_before_any_run_is_said_with_its_reason_and_length() -> None:
     with rate_governor._waits_lock:
         rate_governor._waits[threading.get_ident()] = wait  # as reserve() records a wait in progress
     try:
-        with WaitsShown(7, out, "checking for anything new"):
+        with WaitsShown("athlete 7", out, "checking for anything new"):
             deadline = time.monotonic() + 10
             while "waiting" not in said.getvalue() and time.monotonic() < deadline:
                 time.sleep(0.05)

@@ -9,12 +9,13 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from ..processes import Terminal
-from ..sandbox_harness import Harness
+from ..sandbox_harness import Harness, wait_until
 from .conftest import REPO, Connect, add_athlete, subprocess_env
 from .test_cli import env_for, synced_by_cli
 from .test_cli import fitsync as fitsync_in
@@ -169,18 +170,26 @@ def test_webhooks_status_prints_json(sb: Harness, connect: Connect) -> None:
     assert text.returncode == 0 and text.stdout.strip() == "No subscription.", text.stderr
 
 
+@pytest.mark.postgres_slow  # seconds of waiting for a window: the PostgreSQL variant with -m slow
 def test_webhooks_status_says_a_wait_for_the_rate_budget(sb: Harness, connect: Connect) -> None:
     """With the app's read window spent, `webhooks status` (and subscribe, unsubscribe) waited for the next one in
     silence: 6 minutes of nothing under the real limits. The wait is said, with its reason and length."""
-    window = 4
+    from fitsync.client.runtime import FitsyncClient
+
+    window = 12
     with sb.settings(short_window=window, read_limit_short=2):
         home = connect(add_athlete(sb), short_window=window, boundary_guard=0.05)
         env = {**subprocess_env(home.config.home), "FITSYNC_RATE_SHORT_WINDOW": str(window)}
-        runs = [fitsync_in(env, "webhooks", "status") for _ in range(3)]  # the window holds 2 reads
-    assert all(r.returncode == 0 and r.stdout.strip() == "No subscription." for r in runs), [r.stderr for r in runs]
-    said = [line for r in runs for line in r.stderr.splitlines() if "waiting" in line]
-    assert said and all(line.startswith("webhooks: asking the service · waiting ") for line in said), said
-    assert "read window (used 2/2)" in said[0], said
+        # the window's two reads spent at its start (here, in a moment), then the command: seconds of wait ahead
+        wait_until(lambda: time.time() % window < 1, window + 2, "the start of a window", interval=0.02)
+        with FitsyncClient(home.config) as client:
+            client.subscriptions().view()
+            client.subscriptions().view()
+        run = fitsync_in(env, "webhooks", "status")
+    assert run.returncode == 0 and run.stdout.strip() == "No subscription.", run.stderr
+    said = [line for line in run.stderr.splitlines() if "waiting" in line]
+    assert said and all(line.startswith("webhooks: asking the service · waiting ") for line in said), run.stderr
+    assert f"{window}-second read window (used 2/2)" in said[0], said
 
 
 def test_webhooks_status_is_a_table_like_athletes(sb: Harness, connect: Connect) -> None:
