@@ -96,8 +96,8 @@ def _messages(error: BaseException) -> str:
 
 def explain(error: BaseException) -> str:
     """The one-line story of an error a user can act on."""
-    if isinstance(error, (FitsyncError, ConfigError)):
-        return str(error)
+    if isinstance(error, (FitsyncError, ConfigError)) or (isinstance(error, TimeoutError) and error.errno is None):
+        return str(error)  # its own one line (a TimeoutError of fitsync's own names what waited and what to do)
     text = _messages(error)
     if (warehouse := damaged_warehouse(str(error))) is not None:
         return warehouse

@@ -14,6 +14,7 @@ import hashlib
 import logging
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -426,23 +427,26 @@ def _open_file(
                     f"convert it once with `{convert.command_line(path)}` (the old file is kept beside it)"
                 ) from None
             waited = time.monotonic() - started
-            if not any(marker in str(error) for marker in LOCK_MARKERS) or waited > timeout:
+            if not any(marker in str(error) for marker in LOCK_MARKERS):
+                raise
+            holder = _holder(str(error))
+            if waited > timeout:
+                if read_only:
+                    raise WarehouseBusy(
+                        f"the warehouse {path} stayed locked by {holder}, which writes it, for {timeout:.0f} s: run "
+                        "this again once it has finished (a sync's load takes seconds), or stop that process"
+                    ) from None
                 raise
             if (notice is not None or not read_only) and waited >= next_notice:
                 next_notice += NOTICE_EVERY
-                holder = (
-                    str(error).rsplit("Conflicting lock is held in", 1)[-1].strip()
-                    if "Conflicting" in str(error)
-                    else "another process"
-                )
                 if read_only:
                     said = (
-                        f"the warehouse {path} is being written by another process ({holder}; a sync's load takes "
-                        f"seconds): waiting for it (giving up after {timeout:.0f} s)"
+                        f"the warehouse {path} is being written by {holder} (a sync's load takes seconds): waiting "
+                        f"for it (giving up after {timeout:.0f} s)"
                     )
                 else:
                     said = (
-                        f"the warehouse {path} is open in another process ({holder}): waiting for it to close "
+                        f"the warehouse {path} is open in {holder}: waiting for it to close "
                         f"(waited {waited:.0f} s, giving up after {timeout / 60:.0f} min); close that session or "
                         "its `fitsync query` to let the sync load"
                     )
@@ -451,6 +455,19 @@ def _open_file(
         time.sleep(delay)  # the writer's batch is short: back off briefly and try again
         delay = min(delay * 2, 0.25)
     return conn
+
+
+class WarehouseBusy(TimeoutError):
+    """A reader waited its whole timeout for another process writing the warehouse (said as one line)."""
+
+
+HELD_BY = re.compile(r"Conflicting lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
+
+
+def _holder(message: str) -> str:
+    """Who holds the file's lock, from DuckDB's words: "process 9851 (python3.11)"."""
+    found = HELD_BY.search(message)
+    return f"process {found['pid']} ({Path(found['program']).name})" if found else "another process"
 
 
 def _attach_for_writing(path: Path | str) -> duckdb.DuckDBPyConnection:

@@ -450,7 +450,12 @@ def test_a_query_waiting_for_a_writer_says_so_and_runs_once_it_is_gone(tmp_path:
         )
         assert waiting.stderr is not None
         said = waiting.stderr.readline()  # blocks until the notice (2 s into the wait) or the process's end
-        assert said.startswith("Waiting: the warehouse ") and "being written by another process" in said, said
+        assert said.startswith("Waiting: the warehouse ") and f"being written by process {holder.pid} (" in said, said
+        with pytest.raises(db.WarehouseBusy) as busy:  # a reader that waited its whole timeout: one line to act on
+            with db.reading(tmp_path / "warehouse.duckdb", timeout=0.5):
+                pass
+        assert f"stayed locked by process {holder.pid} (" in str(busy.value) and "run this again" in str(busy.value)
+        assert "See also" not in str(busy.value) and "IO Error" not in str(busy.value)
     finally:
         holder.communicate("")  # closes its stdin: the writer ends and lets go
     out, err = waiting.communicate(timeout=60)

@@ -47,7 +47,7 @@ def test_a_sync_waits_for_an_analysts_open_session_and_says_so(sb: Harness, conn
     reader.start()
     try:
         wait_until(
-            lambda: any("is open in another process" in line for line in lines),
+            lambda: any(f"is open in process {holder.pid} (" in line for line in lines),
             60,
             "the sync to say it waits for the warehouse",
             interval=0.1,
@@ -59,7 +59,7 @@ def test_a_sync_waits_for_an_analysts_open_session_and_says_so(sb: Harness, conn
         holder.kill()
         sync.kill()
     reader.join(10)
-    message = next(line for line in lines if "is open in another process" in line)
+    message = next(line for line in lines if f"is open in process {holder.pid} (" in line)
     assert "waiting for it to close" in message and "giving up after" in message
     assert sync.returncode == 0, "".join(lines)
     assert set(newer) <= {r[0] for r in home.query("SELECT activity_id FROM activities")}
