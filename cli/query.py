@@ -2,7 +2,7 @@
 
 The connection is read-only (a sync can keep loading). A script may hold several statements (and comments):
 each result is shown in turn; CSV/JSON/Parquet take the last one. Nothing is cut silently: a table shows at
-most --limit rows and says how many more there are.
+most --limit rows and says how many there are in all ("10,000 rows (200 shown)", as the DuckDB shell does).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def _warehouse() -> Warehouse:
 
 
 def _count(count: int, noun: str = "row") -> str:
-    """`1 row`, `2 rows`, `1,000 more rows`."""
+    """`1 row`, `2 rows`, `1,000 rows`."""
     return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
 
 
@@ -184,8 +184,10 @@ def _query(
             warehouse = _warehouse()
             sql_prompt.run(
                 warehouse,
-                lambda typed, shape: _run(warehouse, typed, "table", None, shape, limit, wrap=False),
-                lambda: _run(warehouse, LIST_SQL, "table", None, "box", max(limit, 1000), wrap=True),
+                lambda typed, shape: _run(
+                    warehouse, typed, "table", None, shape, limit, wrap=False, hint=PROMPT_HINT, page=False
+                ),
+                lambda: _run(warehouse, LIST_SQL, "table", None, "box", max(limit, 1000), wrap=True, page=False),
                 mode or "box",
             )
             return
@@ -262,8 +264,20 @@ def _reading(warehouse: Warehouse) -> Iterator[duckdb.DuckDBPyConnection]:
             raise
 
 
-def _run(warehouse: Warehouse, sql: str, fmt: str, output: Path | None, mode: str, limit: int, wrap: bool) -> None:
-    """Each statement of `sql` in turn, on one read-only connection: shown, or the last one exported."""
+def _run(
+    warehouse: Warehouse,
+    sql: str,
+    fmt: str,
+    output: Path | None,
+    mode: str,
+    limit: int,
+    wrap: bool,
+    hint: str = "",
+    page: bool = True,
+) -> None:
+    """Each statement of `sql` in turn, on one read-only connection: shown, or the last one exported. `hint`: how to
+    list the tables where the SQL runs (CATALOG_HINT when none is given); `page`: a long result through the pager
+    (not at the SQL prompt, where the next lines typed would go to it)."""
     import duckdb
 
     try:
@@ -282,12 +296,12 @@ def _run(warehouse: Warehouse, sql: str, fmt: str, output: Path | None, mode: st
                         continue
                     result = conn.execute(statement.query)
                     if fmt == "table":
-                        _show(result, limit, mode, wrap)
+                        _show(result, limit, mode, wrap, page)
             except duckdb.Error as error:  # DuckDB's own message says what is wrong with the SQL
                 where = f"statement {index + 1}: " if len(statements) > 1 else ""
                 said = where + str(error).strip()  # with its hints and caret
                 if isinstance(error, duckdb.CatalogException):  # its "Did you mean" may name a system table
-                    said += f"\n{CATALOG_HINT}"
+                    said += f"\n{hint or CATALOG_HINT}"
                 raise click.ClickException(said) from None
 
 
@@ -303,7 +317,7 @@ def _stoppable() -> Iterator[None]:
         raise KeyboardInterrupt from None
 
 
-def _show(result: duckdb.DuckDBPyConnection, limit: int, mode: str, wrap: bool = False) -> None:
+def _show(result: duckdb.DuckDBPyConnection, limit: int, mode: str, wrap: bool = False, page: bool = True) -> None:
     """At most `limit` rows, as a box (text wrapped with `wrap`) or as lines, and the count of the rows not shown;
     paged on a terminal when longer than the screen."""
     if result.description is None:  # a statement without rows (SET, PRAGMA …)
@@ -314,10 +328,11 @@ def _show(result: duckdb.DuckDBPyConnection, limit: int, mode: str, wrap: bool =
         more += len(chunk)
     out = _Screen()
     lines = len(rows) * (len(result.description) + 1) if mode == "line" else len(rows) + 5
-    if out.is_terminal and lines > out.height:
+    paged = page and out.is_terminal and lines > out.height
+    if paged:
         os.environ.setdefault("LESS", "-R")  # less shows the table's colours, not their escape codes (as git does)
         os.environ.setdefault("LESSHISTFILE", "-")  # and writes no ~/.lesshst: a read-only command changes no file
-    with out.pager(styles=True) if out.is_terminal and lines > out.height else contextlib.nullcontext():
+    with out.pager(styles=True) if paged else contextlib.nullcontext():
         if mode == "line":
             result_table.show_lines(out, result.description, rows)
             note = None
@@ -325,9 +340,10 @@ def _show(result: duckdb.DuckDBPyConnection, limit: int, mode: str, wrap: bool =
             note = result_table.show_table(out, result.description, rows, wrap)
         if note:
             out.print(note, style="dim", soft_wrap=True)
-        if more:
+        if more:  # as the DuckDB shell says it: "60 rows (3 shown)"
             out.print(
-                f"… {_count(more, 'more row')} not shown: raise --limit, or write them all with --format csv -o FILE",
+                f"{_count(len(rows) + more)} ({len(rows):,} shown): raise --limit, or write them all with "
+                "--format csv -o FILE",
                 style="yellow",
                 soft_wrap=True,
             )
@@ -379,6 +395,7 @@ def _partial(output: Path) -> Path:
 
 
 CATALOG_HINT = "`fitsync query --list` lists the warehouse's tables and views, `--describe NAME` a table's columns"
+PROMPT_HINT = "`.tables` lists the warehouse's tables and views, `DESCRIBE name;` a table's columns"
 
 
 def _not_written(target: Path, output: Path | None, error: Exception) -> str:

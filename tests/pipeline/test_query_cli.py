@@ -81,8 +81,8 @@ def test_a_table_says_how_many_rows_it_does_not_show(home: Path) -> None:
     shown = query(home, ROWS_SQL)
     assert shown.returncode == 0, shown.stderr
     assert "row 199" in shown.stdout and "row 200 " not in shown.stdout
-    assert "9,800 more rows not shown" in shown.stdout and "--format csv" in shown.stdout
-    assert "more rows" not in query(home, ROWS_SQL, "--limit", "10000").stdout
+    assert "10,000 rows (200 shown): raise --limit" in shown.stdout and "--format csv" in shown.stdout
+    assert "shown)" not in query(home, ROWS_SQL, "--limit", "10000").stdout
 
 
 def test_every_table_ends_with_its_row_count_an_empty_one_too(home: Path) -> None:
@@ -251,13 +251,17 @@ def test_the_sql_prompts_mode_switches_between_a_table_and_lines(home: Path) -> 
 
 
 def test_the_sql_prompt_answers_tables_help_and_quit(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PAGER", "cat")  # the listing may be longer than the terminal: paged, but not waiting
+    """`.tables` is longer than the terminal and is not paged: a pager took the next lines typed as its commands."""
+    monkeypatch.delenv("PAGER", raising=False)
     monkeypatch.delenv("MANPAGER", raising=False)
     term = Terminal(home, "query")
     try:
         term.wait_for("fitsync> ")
         term.type(".tables\n")
         term.wait_for("One row per activity")  # as --list: each table with what it holds
+        term.wait_for("fitsync> ", times=2)  # the prompt again, not a pager
+        term.type("SELECT * FROM activitie;\n")
+        term.wait_for("`.tables` lists the warehouse's tables")  # the prompt's own way, not `fitsync query --list`
         term.type("help\n")
         term.wait_for("Ctrl-C drops")
         term.type(".help\n")
@@ -266,7 +270,7 @@ def test_the_sql_prompt_answers_tables_help_and_quit(home: Path, monkeypatch: py
         term.wait_for("unknown command, .help lists them")
         term.type("SELECT 'prompt goes on' AS s;\n")
         term.wait_for("prompt goes on", times=2)  # typed, then shown
-        seen = term.wait_for("fitsync> ", times=6)
+        seen = term.wait_for("fitsync> ", times=7)
         assert "...> " not in seen, "no command became the first line of a statement"
         term.type(".quit\n")
         assert term.close() == 0
@@ -375,7 +379,7 @@ def test_sql_on_stdin_is_read_as_the_shells_read_it(home: Path, tmp_path: Path) 
 
 def test_one_row_is_one_row(home: Path, tmp_path: Path) -> None:
     cut = query(home, "SELECT * FROM range(2) t(i) ORDER BY i", "--limit", "1")
-    assert "… 1 more row not shown" in cut.stdout, cut.stdout
+    assert "2 rows (1 shown)" in cut.stdout, cut.stdout
     several = query(home, "SELECT 1 AS a; SELECT 2 AS b")
     assert several.stdout.count("\n1 row\n") == 2 and "1 rows" not in several.stdout, several.stdout
     # what an export wrote is said at a terminal only (a script or cron hears nothing when all went well)
