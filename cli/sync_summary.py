@@ -269,7 +269,7 @@ def _print_assets(out: Console, summary: AthleteSummary, title: Text, verbose: b
         for note in dict.fromkeys(asset.notes):
             sharing.setdefault(note, []).append(asset.asset)
     shared = {note: names for note, names in sharing.items() if len(names) > 1}
-    table = Table(title=title)
+    table = Table(title=title, title_justify="left")
     table.add_column("asset")
     table.add_column("calls", justify="right")
     table.add_column("counted")

@@ -87,6 +87,8 @@ def test_a_failed_sync_lists_only_its_failures_and_quiet_says_only_them(sb: Harn
     # --verbose adds what each asset did (as it does when all goes well), after the failure
     assert verbose.returncode == 1 and f"athlete {aid}: FAILED" in verbose.stderr, verbose.stderr
     table = verbose.stderr[verbose.stderr.index("what each asset did") :]
+    # the title at the table's left edge, not centred over 240 columns of a log's width (~100 spaces before it)
+    assert "\nwhat each asset did" in verbose.stderr, verbose.stderr
     assert "GET /athlete ×1" in table and "athlete_stats" in table, verbose.stderr
 
     fine = fitsync_sync(home, "--quiet")
