@@ -108,8 +108,8 @@ def _fetch(
     zones_too = what == "detail" and not progress.known_non_subscriber(client.store, aid)
     chunk = details.Chunk()
 
-    def record() -> None:
-        """Land and tick off what the chunk holds, count it, and load if `early` says it is time."""
+    def record(load: bool = True) -> None:
+        """Land and tick off what the chunk holds, count it, and load if `early` says it is time (`load`)."""
         if chunk.empty() and not chunk.no_subscription:  # a 402 learnt after a record before a wait is noted too
             return
         with live.recording():
@@ -122,7 +122,8 @@ def _fetch(
             tally.zones += len(chunk.zones_done)
             done = len(chunk.done)
             chunk.recorded()
-        early.fetched(done)
+        if load:
+            early.fetched(done)
 
     def before_wait(seconds: float) -> None:  # what the chunk fetched so far is landed and loaded, then it waits
         record()
@@ -141,7 +142,7 @@ def _fetch(
                 if chunk.stopped is not None:
                     raise chunk.stopped
         except stop_request.StopRequested:  # a stop asked for: what the chunk fetched is kept, not asked again
-            record()
+            record(load=False)  # landed: the next run loads it; a stop does not wait for a load
             raise
 
 
