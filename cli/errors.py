@@ -76,6 +76,10 @@ STOPPED: dict[str, str] = {
     "webhooks status": LOOKED,
     "connect": "no athlete was connected; `fitsync connect` starts over.",
     "webhooks serve": "the receiver stopped; the service sends again what it did not acknowledge.",
+    "webhooks subscribe": "`fitsync webhooks status` says whether the service made the subscription; if not, "
+    "subscribe again.",
+    "webhooks unsubscribe": "`fitsync webhooks status` says whether the subscription is gone; if not, unsubscribe "
+    "again.",
     "sandbox serve": "the sandbox stopped; a world it had not generated whole is generated at its next start.",
 }
 KEPT = "nothing half-written was kept; run the command again to continue."

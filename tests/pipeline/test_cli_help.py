@@ -122,6 +122,8 @@ def test_fitsync_bench_runs_the_checkouts_benchmarks_in_a_child_process(tmp_path
         (["status"], "nothing was changed."),
         (["--debug", "webhooks", "status", "--json"], "nothing was changed."),
         (["webhooks", "serve"], "the receiver stopped;"),
+        (["webhooks", "subscribe", "--callback-url", "https://h/webhooks"], "`fitsync webhooks status` says whether"),
+        (["webhooks", "unsubscribe", "--yes"], "`fitsync webhooks status` says whether the subscription is gone"),
         (["sandbox", "serve", "--db", "w.db"], "the sandbox stopped;"),
         (["connect", "--headless"], "no athlete was connected;"),
         (["sync", "--athlete", "7"], "nothing half-written was kept; run the command again to continue."),
