@@ -184,10 +184,8 @@ def _query(
             warehouse = _warehouse()
             sql_prompt.run(
                 warehouse,
-                lambda typed, shape: _run(
-                    warehouse, typed, "table", None, shape, limit, wrap=False, hint=PROMPT_HINT, page=False
-                ),
-                lambda: _run(warehouse, LIST_SQL, "table", None, "box", max(limit, 1000), wrap=True, page=False),
+                lambda typed, shape: _run(warehouse, typed, "table", None, shape, limit, wrap=False, at_prompt=True),
+                lambda: _run(warehouse, LIST_SQL, "table", None, "box", max(limit, 1000), wrap=True, at_prompt=True),
                 mode or "box",
             )
             return
@@ -272,12 +270,10 @@ def _run(
     mode: str,
     limit: int,
     wrap: bool,
-    hint: str = "",
-    page: bool = True,
+    at_prompt: bool = False,
 ) -> None:
-    """Each statement of `sql` in turn, on one read-only connection: shown, or the last one exported. `hint`: how to
-    list the tables where the SQL runs (CATALOG_HINT when none is given); `page`: a long result through the pager
-    (not at the SQL prompt, where the next lines typed would go to it)."""
+    """Each statement of `sql` in turn, on one read-only connection: shown, or the last one exported. `at_prompt`: the
+    SQL prompt's own catalog hint, and no pager (the next lines typed would go to it)."""
     import duckdb
 
     try:
@@ -296,12 +292,12 @@ def _run(
                         continue
                     result = conn.execute(statement.query)
                     if fmt == "table":
-                        _show(result, limit, mode, wrap, page)
+                        _show(result, limit, mode, wrap, page=not at_prompt)
             except duckdb.Error as error:  # DuckDB's own message says what is wrong with the SQL
                 where = f"statement {index + 1}: " if len(statements) > 1 else ""
                 said = where + str(error).strip()  # with its hints and caret
                 if isinstance(error, duckdb.CatalogException):  # its "Did you mean" may name a system table
-                    said += f"\n{hint or CATALOG_HINT}"
+                    said += f"\n{PROMPT_HINT if at_prompt else CATALOG_HINT}"
                 raise click.ClickException(said) from None
 
 

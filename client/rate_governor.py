@@ -219,7 +219,8 @@ class RateGovernor:
             if budget in ("boundary", "turn"):  # not a spent budget: a short pause
                 self.sleep(seconds)
                 continue
-            kept = self._kept(window, budget) if bulk else 0
+            used, limit = self._used_and_limit(window, budget)
+            kept = self._held_back(window, limit, bulk) if used < limit else 0  # the reserve is why it waits
             if max_wait is not None and seconds > max_wait:
                 raise RateBudgetExhausted(self.clock() + seconds, window, budget, kept)
             work = _before_long_wait.get()
@@ -228,7 +229,6 @@ class RateGovernor:
                 work(seconds)
                 continue
             log.info("rate budget: %s %s window spent, waiting %.1f s for the next window", budget, window, seconds)
-            used, limit = self._used_and_limit(window, budget)
             key = threading.get_ident()
             with _waits_lock:
                 _waits[key] = Wait(self.clock() + seconds, window, budget, used, limit, self.lengths[window], kept)
@@ -247,7 +247,7 @@ class RateGovernor:
             for (window, budget), (used, limit) in ledger.items():
                 if budget not in budgets:
                     continue
-                reserve = math.floor(limit * self.bulk_reserve) if bulk and window == "short" else 0
+                reserve = self._held_back(window, limit, bulk)
                 if used >= limit - reserve:
                     waits.append((self._next_boundary(window, now) - now + self._guard(window), window, budget))
             # A request sent this close to a boundary may be counted by the service in the next window, which
@@ -367,13 +367,9 @@ class RateGovernor:
             ledger = self._ledger(conn, now)
         return [BudgetLine(w, b, used, limit, self._next_boundary(w, now)) for (w, b), (used, limit) in ledger.items()]
 
-    def _kept(self, window: str, budget: str) -> int:
-        """The calls of a window bulk work leaves to webhook re-pulls (as _try_reserve holds them back), when they are
-        why it waits (0 once the window is spent whole)."""
-        if window != "short":
-            return 0
-        used, limit = self._used_and_limit(window, budget)
-        return math.floor(limit * self.bulk_reserve) if used < limit else 0
+    def _held_back(self, window: str, limit: int, bulk: bool) -> int:
+        """The calls of a window's `limit` that bulk work leaves to webhook re-pulls (bulk_reserve, the short window)."""
+        return math.floor(limit * self.bulk_reserve) if bulk and window == "short" else 0
 
     def _used_and_limit(self, window: str, budget: str) -> tuple[int, int]:
         line = next(x for x in self.snapshot() if x.window == window and x.budget == budget)
