@@ -212,7 +212,7 @@ class SyncProgress:
             counted = live.tally(self.athlete_id, live.STREAMS)
             return counted.total - counted.done if counted is not None else 0
         window = stream_queue.since(config.streams, config.streams_days)
-        start = int(window.timestamp()) if window is not None else 0
+        start = int(window.timestamp()) if window is not None else None
         return self._streams_stored_waiting + progress.count_needing(
             self.client.store, self.athlete_id, "detail", start
         )

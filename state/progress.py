@@ -162,13 +162,15 @@ def count_done(store: StateStore, athlete_id: int, what: str) -> int:
     return int(value) if value is not None else 0
 
 
-def count_needing(store: StateStore, athlete_id: int, what: str, since_ts: int = 0) -> int:
-    """Activities needing `what`; `since_ts`: only those started then or later (epoch seconds)."""
+def count_needing(store: StateStore, athlete_id: int, what: str, since_ts: int | None = None) -> int:
+    """Activities needing `what`; `since_ts`: only those started then or later (epoch seconds; None: every one,
+    whatever start a listing gave it)."""
+    since = "" if since_ts is None else " AND start_ts >= ?"
     with store.reading() as conn:
         return int(
             conn.execute(
-                f"SELECT count(*) FROM known_activities WHERE athlete_id = ? AND {QUEUES[what]} = 1 AND start_ts >= ?",
-                (athlete_id, since_ts),
+                f"SELECT count(*) FROM known_activities WHERE athlete_id = ? AND {QUEUES[what]} = 1{since}",
+                (athlete_id,) if since_ts is None else (athlete_id, since_ts),
             ).fetchone()[0]
         )
 

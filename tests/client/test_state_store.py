@@ -330,6 +330,9 @@ def test_the_sync_queue_newest_first_with_skips_and_segments_in_order(store: Sta
     assert progress.needing(store, 9, "zones", 10) == [2, 1, 4]
     assert progress.needing_among(store, 9, [1, 3, 5], "zones") == {1}
     assert progress.count_needing(store, 9, "detail") == 4
+    # only those started then or later (the streams window); activity 4's start is 0 (a webhook's, not listed yet)
+    assert progress.count_needing(store, 9, "detail", since_ts=250) == 1
+    assert progress.count_needing(store, 9, "detail", since_ts=0) == 4
     assert progress.queue_span(store, 9) == (300, 100)  # the re-pulled unknown one (start 0) is not in the span
     assert progress.count_stats_counted(store, 9) == 2 and progress.count_stats_counted(store, 9, [2, 3]) == 1
     assert progress.known_ids(store, 9) == {1, 2, 3, 4}
