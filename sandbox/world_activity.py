@@ -618,7 +618,7 @@ class _ActivityBuilder:
                     "average_cadence": round(self.cadence + self.rng.gauss(0, 1.2), 1) if self.cadence else None,
                     "device_watts": device_watts,
                     "average_watts": watts,
-                    **self._heart_rate(row["x0"], row["x1"], with_max=True),
+                    **self._heart_rate(row["x0"], row["x1"], with_max=True, seconds=row["moving"]),
                     "lap_index": n,
                     "split": n,
                 }
@@ -652,9 +652,12 @@ class _ActivityBuilder:
             )
         return out
 
-    def _heart_rate(self, x0: float | None, x1: float | None, *, with_max: bool) -> dict[str, Any]:
+    def _heart_rate(
+        self, x0: float | None, x1: float | None, *, with_max: bool, seconds: int | None = None
+    ) -> dict[str, Any]:
         """A split's or lap's heart rate, as the real service sends it (the spec is silent): time-weighted over the
-        legs it spans; the lap's highest a few beats above its hardest leg. Nothing without a heart-rate sensor."""
+        legs it spans; the lap's highest a few beats above its hardest leg, its average in a lap of one moving
+        second or none (one sample is its own highest). Nothing without a heart-rate sensor."""
         if not self.hr_on:
             return {}
         parts = self._leg_parts(x0, x1) if x0 is not None and x1 is not None else []
@@ -664,6 +667,8 @@ class _ActivityBuilder:
         if with_max:
             top = max((_hr(leg) for leg, _ in parts), default=average)
             out["max_heartrate"] = float(round(min(self.athlete.data["max_hr"], top + 4)))
+            if seconds is not None and seconds <= 1:
+                out["max_heartrate"] = float(round(average))
         return out
 
     def zones(self) -> tuple[list[dict[str, Any]], int | None]:

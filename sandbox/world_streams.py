@@ -64,6 +64,7 @@ _GRADE_WINDOW = 5  # samples each side for grade_smooth
 _SPEED_SWING = (0.06, 0.14)  # road speed swings of ± this share around the mean, between anchors
 _SPEED_PERIOD = 240  # seconds per road speed swing
 _WAVE_SAMPLES = (150, 420)  # moving seconds per rolling-terrain wave in altitude
+_FIT_ROUNDS = 8  # rounds of fitting road heart rate to both the splits' and the laps' means
 
 Anchor = tuple[int, float]
 
@@ -192,6 +193,10 @@ class ActivityStreams:
                 continue
             v = length / (i1 - i0)
             start = hard.get(i0, sum(x - v * (i - i0) for i, x in inside) / len(inside))
+            if i0 not in hard:  # its end on the next boundary at the latest (on it when it ends there)
+                after = points[bisect.bisect_left(indices, i1)]
+                start = after[1] - length if after[0] == i1 else min(start, after[1] - length)
+                start = max(start, points[bisect.bisect_right(indices, i0) - 1][1])
             pinned.setdefault(i0, start)
             pinned.setdefault(i1, start + length)
         merged = dict(hard)
@@ -521,6 +526,29 @@ class ActivityStreams:
         out[0] = out[1] if self.moving_time else 0
         return out
 
+    def _fitted(
+        self, pieces: list[tuple[int, int, float]], partitions: list[list[tuple[int, int, float | None]]]
+    ) -> list[tuple[int, int, float]]:
+        """The road pieces' means moved until each range of every partition (splits, laps) has its mean: each
+        range's shortfall spread over its road pieces, in turn, a few rounds (alternating projections); the
+        efforts' pieces stay as they are."""
+        means = [mean for _, _, mean in pieces]
+        road = [not any(i0 <= a and b <= i1 for i0, i1 in self._effort_spans) for a, b, _ in pieces]
+        starts = [a for a, _, _ in pieces]
+        for _ in range(_FIT_ROUNDS):
+            for ranges in partitions:
+                for a, b, target in ranges:
+                    if target is None or b <= a:
+                        continue
+                    ks = range(bisect.bisect_left(starts, a), bisect.bisect_left(starts, b))
+                    free = sum(pieces[k][1] - pieces[k][0] for k in ks if road[k])
+                    if free:
+                        shift = (target * (b - a) - sum(means[k] * (pieces[k][1] - pieces[k][0]) for k in ks)) / free
+                        for k in ks:
+                            if road[k]:
+                                means[k] += shift
+        return [(a, b, mean) for (a, b, _), mean in zip(pieces, means)]
+
     def _split_ranges(self, field: str) -> list[tuple[int, int, float | None]]:
         out, a = [], 0
         for (b, _, _), split in zip(self._split_bounds, self.splits):
@@ -558,6 +586,8 @@ class ActivityStreams:
         ranges = self._split_ranges("average_heartrate") if use_splits else self._lap_ranges("average_heartrate")
         road = self._road_targets(ranges, "average_heartrate")
         pieces = self._pieces(self._boundaries(with_splits=True), road, "average_heartrate", average)
+        if use_splits:
+            pieces = self._fitted(pieces, [ranges, self._lap_ranges("average_heartrate")])
         m = self.moving_time
         cap = [top] * (m + 1)
         lap_tops: list[tuple[int, int, int]] = []
