@@ -14,13 +14,16 @@ pins it down closely enough:
   the first: the number of moving samples is moving_time.
 - `distance` passes exactly through every split boundary (whole kilometres at the split's cumulative moving
   time) and lap boundary, and ends at the activity's distance; a segment effort's span covers the effort's
-  distance at the effort's constant speed (as the recording rode it); between those points the road speed swings
-  gently around the mean.
+  distance at the effort's constant speed (as the recording rode it), ending on a boundary when it ends there;
+  between those points the road speed swings gently around the mean. A last split or lap of no moving second (a
+  sliver of a few metres) has no sample of its own: the one before it ends at the activity's distance.
 - `altitude` (decimetre steps, as the service rounds) passes through each split's elevation difference exactly
   and climbs each lap's total_elevation_gain exactly (in rolling waves when a lap climbs more than its splits'
-  net rises), shifted so that its lowest sample is elev_low.
+  net rises; a lap whose splits' rounded rises already pass its gain climbs those), shifted so that its lowest
+  sample is elev_low.
 - `heartrate`, `watts`, `cadence` and `temp` are integers whose mean over the moving samples matches the
-  activity's average (and each effort's, lap's and split's where the activity reports one); the highest
+  activity's average (and each effort's, lap's and split's where the activity reports one: heart rate off the
+  efforts fitted to both the splits' and the laps' means); the highest
   heart-rate sample is max_heartrate, each effort's and lap's highest is its max_heartrate where the recording's
   figures allow it (the activity's maximum wins over a lap's: the recording drew them independently), and the
   highest power sample is max_watts.
