@@ -283,8 +283,11 @@ def _run(
     if not statements:
         raise click.UsageError("the SQL holds no statement (only comments?)")
     with _reading(warehouse) as conn:
+        at = 0
         for index, statement in enumerate(statements):
             last = index == len(statements) - 1
+            start = sql.find(statement.query, at)
+            lines_before, at = (sql.count("\n", 0, start), start + len(statement.query)) if start >= 0 else (0, at)
             try:
                 with _stoppable():
                     if fmt != "table" and last:
@@ -295,7 +298,7 @@ def _run(
                         _show(result, limit, mode, wrap, page=not at_prompt)
             except duckdb.Error as error:  # DuckDB's own message says what is wrong with the SQL
                 where = f"statement {index + 1}: " if len(statements) > 1 else ""
-                said = where + str(error).strip()  # with its hints and caret
+                said = where + _relined(str(error).strip(), lines_before)  # with its hints and caret
                 if isinstance(error, duckdb.CatalogException):  # its "Did you mean" may name a system table
                     said += f"\n{PROMPT_HINT if at_prompt else CATALOG_HINT}"
                 raise click.ClickException(said) from None
@@ -364,7 +367,7 @@ def _export(conn: duckdb.DuckDBPyConnection, sql: str, fmt: str, output: Path | 
             if isinstance(error, duckdb.IOException):  # the file, not the SQL: a full disk, a read-only folder, …
                 raise click.ClickException(_not_written(target, output, error)) from None
             if isinstance(error, duckdb.Error):  # its LINE n counts COPY's line before the SQL: said as typed
-                raise type(error)(_WRAPPED_LINE.sub(lambda m: f"LINE {int(m[1]) - 1}:", str(error))) from None
+                raise type(error)(_relined(str(error), -1)) from None
             raise
         if output:
             if target != output:
@@ -377,7 +380,24 @@ def _export(conn: duckdb.DuckDBPyConnection, sql: str, fmt: str, output: Path | 
         sys.stdout.buffer.flush()
 
 
-_WRAPPED_LINE = re.compile(r"^LINE (\d+):", re.M)
+_LINE = re.compile(r"^LINE (\d+):")
+
+
+def _relined(message: str, shift: int) -> str:
+    """DuckDB's `LINE n:` (counted from its statement's start) moved by `shift` lines, its caret line below moved
+    with the number's width, so that it still points at the same character."""
+    if not shift:
+        return message
+    lines = message.split("\n")
+    for k, line in enumerate(lines):
+        if (found := _LINE.match(line)) is None:
+            continue
+        number = str(int(found[1]) + shift)
+        lines[k] = f"LINE {number}:" + line[found.end() :]
+        if k + 1 < len(lines) and lines[k + 1].strip() == "^":
+            wider = len(number) - len(found[1])
+            lines[k + 1] = " " * wider + lines[k + 1] if wider >= 0 else lines[k + 1][-wider:]
+    return "\n".join(lines)
 
 
 def _partial(output: Path) -> Path:

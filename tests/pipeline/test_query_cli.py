@@ -176,6 +176,19 @@ def test_an_sql_error_keeps_duckdbs_hints_and_caret(home: Path) -> None:
     assert re.search(rf"{line}\n {{{len('LINE 1: SELECT ')}}}\^", exported.stderr), exported.stderr
 
 
+def test_an_error_in_a_scripts_later_statement_names_the_scripts_line(home: Path, tmp_path: Path) -> None:
+    """DuckDB counts LINE from the statement's start; a script's reader looks for the line in the file."""
+    script = tmp_path / "report.sql"
+    script.write_text("-- first\nSELECT 1 AS one;\n" + "\n" * 5 + "-- second\nSELECT\n  nosuch\nFROM activities;\n")
+    wrong = query(home, "-f", str(script))
+    assert wrong.returncode == 1 and "statement 2:" in wrong.stderr, wrong.stderr
+    line = "LINE 10:   nosuch"  # the file's line 10 (its statement's line 9: the caret moves one to the right)
+    assert script.read_text().splitlines()[9] == "  nosuch"
+    assert re.search(rf"{line}\n {{{len('LINE 10:   ')}}}\^", wrong.stderr), wrong.stderr  # the caret under it
+    exported = query(home, "-f", str(script), "--format", "csv")  # the last statement exported: the same line
+    assert exported.returncode == 1 and re.search(rf"{line}\n {{{len('LINE 10:   ')}}}\^", exported.stderr)
+
+
 def test_query_with_no_sql_at_a_terminal_is_an_sql_prompt(home: Path) -> None:
     term = Terminal(home, "query")
     try:
