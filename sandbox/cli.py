@@ -367,10 +367,13 @@ def activity_delete(db: str, activity_id: int) -> None:
 @sandbox.command("settings")
 @db_option
 @click.argument("changes", nargs=-1, metavar="NAME=JSON...")
-def settings_cmd(db: str, changes: tuple[str, ...]) -> None:
-    """Show or change settings (token lifetimes, rate limits, faults); a running server picks them up."""
+@click.option("--set", "set_", multiple=True, metavar="NAME=JSON", help="A change, as `serve --set` takes it.")
+def settings_cmd(db: str, changes: tuple[str, ...], set_: tuple[str, ...]) -> None:
+    """Show or change settings (token lifetimes, rate limits, faults); a running server picks them up.
+
+    Each change is NAME=JSON, e.g. `read_limit_short=99`, with or without `--set` before it."""
     conn = _world(db)
-    parsed = parse_settings(changes)
+    parsed = parse_settings(changes + set_)
     with store.transaction(conn):
         try:
             updated = store.load_settings(conn).updated(parsed)

@@ -150,8 +150,8 @@ def test_console_commands_on_the_db_reach_the_running_server(served: tuple[str, 
     missing = run("sandbox", "activity", "delete", "--db", str(db), "999")
     assert missing.returncode == 1 and json.loads(missing.stderr)["errors"][0]["resource"] == "Activity"
 
-    changed = run("sandbox", "settings", "--db", str(db), "fault_latency_ms=0", "read_limit_short=99")
-    assert changed.returncode == 0
+    changed = run("sandbox", "settings", "--db", str(db), "fault_latency_ms=0", "--set", "read_limit_short=99")
+    assert changed.returncode == 0, changed.stderr  # with `--set` or without, as `serve --set` takes a change
     wait_until(
         lambda: (
             httpx.get(base + "/sandbox/settings", headers={"X-Sandbox-Console-Key": key}).json()["read_limit_short"]
