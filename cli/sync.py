@@ -25,6 +25,7 @@ from fitsync.client.config_basics import ConfigError, load_config
 from fitsync.client.errors import ReauthorizationRequired
 from fitsync.client.runtime import FitsyncClient
 from fitsync.pipelines import nothing_new
+from fitsync.state import landing
 from fitsync.sync import progress
 
 if TYPE_CHECKING:
@@ -134,7 +135,9 @@ def sync(
         instance = None
         for index, athlete_id in enumerate(targets):
             if signals.received:
-                _stopped(out, client, signals.received, None, targets[index:], full=full)
+                _stopped(
+                    out, client, signals.received, None, targets[index:], full=full, done=summaries, as_json=as_json
+                )
             if athlete_id in refused:
                 summaries.append(sync_summary.needs_reauth(athlete_id, refused[athlete_id]))
                 _tell(out, summaries[-1], verbose=verbose)
@@ -151,7 +154,16 @@ def sync(
                     except KeyboardInterrupt:  # the check's request or wait met the stop: said with its signal
                         if not signals.received:
                             raise
-                        _stopped(out, client, signals.received, None, targets[index:], full=full)
+                        _stopped(
+                            out,
+                            client,
+                            signals.received,
+                            None,
+                            targets[index:],
+                            full=full,
+                            done=summaries,
+                            as_json=as_json,
+                        )
                 if found.nothing_new:
                     summaries.append(_nothing_new(out, athlete_id, found, time.monotonic() - started))
                     continue
@@ -191,7 +203,9 @@ def sync(
                 if not signals.received:
                     raise
             if signals.received:  # before the run: it would start only to stop at its first request
-                _stopped(out, client, signals.received, None, targets[index:], full=full)
+                _stopped(
+                    out, client, signals.received, None, targets[index:], full=full, done=summaries, as_json=as_json
+                )
             before = _detailed(client, athlete_id)
             outcome = _run(
                 client,
@@ -206,7 +220,17 @@ def sync(
                 verbose=verbose,
             )
             if signals.received:
-                _stopped(out, client, signals.received, athlete_id, targets[index + 1 :], before, full=full)
+                _stopped(
+                    out,
+                    client,
+                    signals.received,
+                    athlete_id,
+                    targets[index + 1 :],
+                    before,
+                    full=full,
+                    done=summaries,
+                    as_json=as_json,
+                )
             if not outcome.ran and outcome.error:
                 # refused before a run started (the token refused since the check): status must not show an older run
                 _failed_before_run(client, athlete_id, outcome.error.removeprefix(f"athlete {athlete_id} "))
@@ -425,19 +449,33 @@ def _stopped(
     before: tuple[int, int] = (0, 0),
     *,
     full: bool = False,
+    done: list[sync_summary.AthleteSummary],
+    as_json: bool = False,
 ) -> NoReturn:
     """One line of what this run recorded (details kept in the state store: nothing it found done, merely listed, or
-    answered but not yet recorded) and what remains, then the signal's exit code."""
+    answered but not yet recorded) and what remains, then the signal's exit code. Said with --quiet too (a stop is
+    what a log must show); with --json, the summary of the athletes done so far and of the stop on stdout."""
     parts = []
     if athlete_id is not None:
         known, detailed = _detailed(client, athlete_id)
+        unloaded = landing.count(client.store, athlete_id)  # a stop does not wait for a load: the next run loads it
         parts.append(
             f"athlete {athlete_id} interrupted after {detailed - before[1]} new detail(s) in this run "
-            f"({detailed} of {known} activities detailed in all)"
+            f"({detailed} of {known} activities detailed in all"
+            + (
+                "; what it fetched and did not load yet is kept, and reaches the warehouse with the next sync)"
+                if unloaded
+                else ")"
+            )
         )
     if rest:
         parts.append(f"not started: athlete(s) {', '.join(map(str, rest))}")
-    out.print(
+    code = StopSignals.exit_code(signum)
+    if as_json:
+        stop = {"signal": StopSignals.name(signum), "interrupted": athlete_id, "not_started": rest}
+        click.echo(json.dumps({"exit_code": code, "stopped": stop, "athletes": [s.as_json() for s in done]}, indent=1))
+    loud = out if not out.quiet else screen.console(stderr=True)
+    loud.print(
         Text(
             f"Stopped by {StopSignals.name(signum)}: {'; '.join(parts) or 'nothing started'}. "
             f"Run `fitsync sync{' --full' if full else ''}` to continue where this stopped.",
@@ -445,4 +483,4 @@ def _stopped(
         ),
         soft_wrap=True,
     )
-    raise SystemExit(StopSignals.exit_code(signum))
+    raise SystemExit(code)

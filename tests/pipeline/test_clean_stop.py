@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from fitsync.pipelines.status import iso
+from fitsync.state import landing
 from fitsync.sync import progress
 
 from ..processes import foreground
@@ -60,9 +61,15 @@ def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(
     assert "Traceback" not in err and "Stopped by" in err and name in err, err
     left = progress.count_needing(home.store, aid, "detail")
     assert 0 < left < len(ids), err
+    unloaded = landing.count(home.store, aid)  # a stop does not wait for a load: said, loaded by the next run
     assert (
         f"after {len(ids) - left} new detail(s) in this run ({len(ids) - left} of {len(ids)} activities detailed "
-        "in all)"
+        "in all"
+        + (
+            "; what it fetched and did not load yet is kept, and reaches the warehouse with the next sync)"
+            if unloaded
+            else ")"
+        )
     ) in err, err
     assert "`fitsync sync` to continue" in err
     shown = fitsync(env, "status", "--json")
@@ -114,8 +121,12 @@ def test_sigterm_during_a_read_the_service_never_answers_stops_within_seconds(sb
     assert stopped_in < 12, f"stopped {stopped_in:.1f} s after SIGTERM"
 
 
-def test_sigterm_during_the_nothing_new_check_is_said_as_sigterm(sb: Harness, connect: Connect) -> None:
-    """A synced athlete's next sync asks two things before any run: a stop then is the signal's (143), not Ctrl-C's."""
+@pytest.mark.parametrize("flags", [(), ("--json",)])
+def test_sigterm_during_the_nothing_new_check_is_said_as_sigterm(
+    sb: Harness, connect: Connect, flags: tuple[str, ...]
+) -> None:
+    """A synced athlete's next sync asks two things before any run: a stop then is the signal's (143), not Ctrl-C's.
+    With --json (quiet on stderr) the stop is said all the same, and stdout has the summary of the stop."""
     aid = add_athlete(sb)
     record_many(sb, aid, 2, oldest_days=5)
     home = connect(aid)
@@ -125,7 +136,7 @@ def test_sigterm_during_the_nothing_new_check_is_said_as_sigterm(sb: Harness, co
     with sb.settings(fault_latency_ms=60_000):
         before = sb.counters().get("requests", 0)
         process = subprocess.Popen(
-            [*FITSYNC, "sync"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [*FITSYNC, "sync", *flags], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         try:
 
@@ -140,6 +151,13 @@ def test_sigterm_during_the_nothing_new_check_is_said_as_sigterm(sb: Harness, co
             process.kill()
     assert process.returncode == 143 and "Stopped by SIGTERM" in err and "Traceback" not in err, out + err
     assert "Interrupted" not in err, err
+    if flags:
+        said = json.loads(out)
+        assert said["exit_code"] == 143 and said["stopped"] == {
+            "signal": "SIGTERM",
+            "interrupted": None,
+            "not_started": [aid],
+        }, said
 
 
 def test_ctrl_c_while_dagster_loads_stops_before_any_run(sb: Harness, connect: Connect) -> None:
