@@ -269,7 +269,8 @@ def _print_assets(out: Console, summary: AthleteSummary, title: Text, verbose: b
         for note in dict.fromkeys(asset.notes):
             sharing.setdefault(note, []).append(asset.asset)
     shared = {note: names for note, names in sharing.items() if len(names) > 1}
-    table = Table(title=title, title_justify="left")
+    out.print(title, soft_wrap=True)  # a line of its own: a table's title is padded to the table's width
+    table = Table()
     table.add_column("asset")
     table.add_column("calls", justify="right")
     table.add_column("counted")

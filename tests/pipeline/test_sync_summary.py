@@ -185,6 +185,9 @@ def test_a_note_several_assets_share_is_said_once() -> None:
     shown = out.file.getvalue()
     note = spent.removeprefix("- ")
     assert shown.count(note) == 1 and "activity_details, activity_zones, segments: " + note in shown, shown
+    # a log's lines end where their text does: the verdict was a table's title, padded to the table's width
+    assert shown.splitlines()[0] == "athlete 7: PARTIAL (8 calls in 1.0 s)", shown
+    assert not [line for line in shown.splitlines() if line.endswith(" ")], shown
 
 
 def test_each_line_names_the_athlete_once() -> None:
