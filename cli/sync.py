@@ -26,6 +26,7 @@ from fitsync.client.errors import ReauthorizationRequired
 from fitsync.client.runtime import FitsyncClient
 from fitsync.pipelines import nothing_new
 from fitsync.state import landing
+from fitsync.state.store import AthleteBusy, held_elsewhere
 from fitsync.sync import progress
 
 if TYPE_CHECKING:
@@ -144,6 +145,10 @@ def sync(
                 _failed_before_run(client, athlete_id, REFUSED_TOKEN)
                 continue
             started = time.monotonic()
+            if (elsewhere := _held_elsewhere(client, athlete_id)) is not None:  # said now: no check, no Dagster
+                summaries.append(sync_summary.AthleteSummary(athlete_id, "busy", seconds=0.0, lines=[elsewhere]))
+                _tell(out, summaries[-1], verbose=verbose)
+                continue
             found = None
             if not full and athlete_id in connected:
                 with WaitsShown(f"athlete {athlete_id}", out, "checking for anything new"):
@@ -431,6 +436,16 @@ def _run(
         with contextlib.suppress(Exception):
             instance.add_run_tags(run_id, {STOPPED_TAG: "true"})
     return dataclasses.replace(outcome, calls=calls_in_process() - calls_before)
+
+
+def _held_elsewhere(client: FitsyncClient, athlete_id: int) -> str | None:
+    """Who syncs the athlete now, if another process or host does: asked before the check's calls and Dagster's
+    seconds of loading. Only a look: the run takes the lock itself (one that starts meanwhile is met there)."""
+    try:
+        with client.store.athlete_lock(athlete_id):
+            return None
+    except AthleteBusy as busy:
+        return held_elsewhere(busy)
 
 
 def _detailed(client: FitsyncClient, athlete_id: int) -> tuple[int, int]:

@@ -21,6 +21,7 @@ from fitsync.client.runtime import FitsyncClient
 from fitsync.sync import live, progress
 from fitsync.warehouse import stream_queue
 
+from .sync import STARTING
 from .sync_waits import calls_queued, describe_wait, duration, time_left
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,6 @@ PHASES: dict[str, str] = {
 QUEUES: dict[str, str] = {"details": "detail", "activity zones": "zones"}
 NOT_A_SUBSCRIBER = "not fetched: the athlete is not a subscriber"
 STREAMS = PHASES["activity_streams"]  # counted in this process only (sync/live.py)
-STARTING = "starting the Dagster run…"  # until the run's first step starts
 
 
 @dataclass

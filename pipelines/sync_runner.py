@@ -35,7 +35,7 @@ from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import ATHLETES
 from fitsync.resources.run import LEFT_OUT, PRIORITY_TAG, WRONG_ANSWER
 from fitsync.state import athletes as athlete_rows
-from fitsync.state.store import AthleteBusy
+from fitsync.state.store import AthleteBusy, held_elsewhere
 from fitsync.sync.cadence import REFRESH_TAG
 
 RUN_KEY_TAG, PARTITION_TAG = "dagster/run_key", "dagster/partition"
@@ -292,18 +292,6 @@ def daemon_run_of(instance: DagsterInstance, athlete_id: int) -> str | None:
             f"{minutes} min ago): skipped here, it continues there"
         )
     return None
-
-
-def held_elsewhere(busy: AthleteBusy) -> str:
-    """Who holds the athlete: a process here (the SQLite lock file holds its pid) or on another host (PostgreSQL's
-    lock holder is named `host:pid`), said so that a worker's log tells the two apart."""
-    owner = busy.owner.removeprefix("process ")
-    host, _, pid = owner.rpartition(":")
-    if host and host != socket.gethostname():
-        where = f"on host {host} (process {pid})"
-    else:
-        where = f"by process {pid or owner or '(unknown)'} on this host"
-    return f"athlete {busy.athlete_id} is being synced {where}: skipped here, it continues there"
 
 
 def tick_webhook_sensor(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import socket
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -100,6 +101,18 @@ class AthleteBusy(Exception):
         super().__init__(
             f"athlete {athlete_id} is being synced by {owner or 'another process'}: skipped (it continues there)"
         )
+
+
+def held_elsewhere(busy: AthleteBusy) -> str:
+    """Who holds the athlete: a process here (the SQLite lock file holds its pid) or on another host (PostgreSQL's
+    lock holder is named `host:pid`), said so that a worker's log tells the two apart."""
+    owner = busy.owner.removeprefix("process ")
+    host, _, pid = owner.rpartition(":")
+    if host and host != socket.gethostname():
+        where = f"on host {host} (process {pid})"
+    else:
+        where = f"by process {pid or owner or '(unknown)'} on this host"
+    return f"athlete {busy.athlete_id} is being synced {where}: skipped here, it continues there"
 
 
 class StateStore:

@@ -184,10 +184,13 @@ def test_a_second_sync_of_an_athlete_being_synced_is_skipped_and_says_so(sb: Har
     aid = add_athlete(sb)
     record_many(sb, aid, 3, oldest_days=5)
     home = connect(aid)
+    before = sb.counters().get("requests", 0)
     with home.store.athlete_lock(aid):  # this test process is "the other sync"
         second = fitsync(env_for(home), "sync", "--athlete", str(aid))
         scripted = fitsync(env_for(home), "sync", "--athlete", str(aid), "--json")
     assert second.returncode == 0, second.stdout + second.stderr
+    # said before anything else: no call of the nothing-new check, no seconds of loading Dagster for a run
+    assert sb.counters().get("requests", 0) == before and "Dagster" not in second.stderr, second.stderr
     assert f"athlete {aid} is being synced by process {os.getpid()} on this host" in second.stderr
     assert "skipped" in second.stderr and "partial" not in second.stderr
     assert f"being synced elsewhere: athlete(s) {aid}" in second.stderr

@@ -10,8 +10,7 @@ import socket
 import pytest
 
 from fitsync.client.runtime import FitsyncClient
-from fitsync.pipelines.sync_runner import held_elsewhere
-from fitsync.state.store import AthleteBusy
+from fitsync.state.store import AthleteBusy, held_elsewhere
 from fitsync.sync import landing
 
 from ..sandbox_harness import Harness
