@@ -332,11 +332,10 @@ def _run_shown(stage: _Stage, athlete_id: int, run_id: str, what: str) -> contex
 def _mark_stopped(stage: _Stage, run_id: str) -> None:
     """`fitsync status` and Dagster's UI say "stopped", not only "failure", for a run a person stopped (as
     `fitsync sync` tags its runs)."""
-    from fitsync.cli.last_runs import STOPPED_TAG
+    from fitsync.cli.last_runs import mark_stopped
 
     if stop_request.requested():
-        with contextlib.suppress(Exception):  # a run stopped before Dagster recorded it has nothing to tag
-            stage.instance.add_run_tags(run_id, {STOPPED_TAG: "true"})
+        mark_stopped(stage.instance, run_id)
 
 
 def _change_activities(stage: _Stage, athlete_id: int) -> _Changes:

@@ -7,6 +7,7 @@ An instance configured with other storage (PostgreSQL: docs/deployment.md) is as
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from fitsync.pipelines.status import FAILED_TAG, PARTIAL_TAG, iso
 from fitsync.state.store import read_only_connection
 
 PARTITION_TAG = "dagster/partition"
-# Set by `fitsync sync` on a run a stop signal (Ctrl-C, SIGTERM) ended: it failed on purpose, and resumes next time.
+# Set by `fitsync sync` and `demo` on a run a stop signal (Ctrl-C, SIGTERM) ended (mark_stopped): it resumes next time.
 STOPPED_TAG = "fitsync/stopped"
 NEWEST_RUN = (
     "SELECT r.run_id, r.pipeline_name, r.status, r.start_time, r.end_time, s.value, f.value, p.value FROM runs r "
@@ -26,6 +27,18 @@ NEWEST_RUN = (
     "LEFT JOIN run_tags p ON p.run_id = r.run_id AND p.key = ? "
     "WHERE t.key = ? AND t.value = ? ORDER BY r.id DESC LIMIT 1"
 )
+
+
+def mark_stopped(instance: Any, run_id: str) -> None:
+    """A run a stop signal ended: tagged (`fitsync status` says "stopped") and, when it failed for it, canceled in
+    Dagster's own record, so that its UI shows a stop a person asked for, not a failure."""
+    from dagster import DagsterRunStatus
+
+    with contextlib.suppress(Exception):  # a run stopped before Dagster recorded it has nothing to mark
+        instance.add_run_tags(run_id, {STOPPED_TAG: "true"})
+        run = instance.get_run_by_id(run_id)
+        if run is not None and run.status == DagsterRunStatus.FAILURE:
+            instance.report_run_canceled(run, "stopped by Ctrl-C or SIGTERM: the next sync continues where it stopped")
 
 
 def dagster_home(fitsync_home: Path) -> Path:

@@ -408,7 +408,7 @@ def _run(
     verbose: bool,
 ) -> SyncOutcome:
     """One Dagster run of the sync job for the athlete, its steps shown as they go (not with --quiet)."""
-    from fitsync.cli.last_runs import STOPPED_TAG
+    from fitsync.cli.last_runs import mark_stopped
     from fitsync.cli.sync_progress import SyncProgress
     from fitsync.client.transport import calls_in_process
     from fitsync.pipelines.sync_runner import sync_athlete
@@ -432,9 +432,8 @@ def _run(
             run_id=run_id,
             priority=priority,
         )
-    if stop_request.requested():  # `fitsync status` says "stopped", not "failure", for a run a person stopped
-        with contextlib.suppress(Exception):
-            instance.add_run_tags(run_id, {STOPPED_TAG: "true"})
+    if stop_request.requested():  # `fitsync status` and Dagster say "stopped", not "failure", for a person's stop
+        mark_stopped(instance, run_id)
     return dataclasses.replace(outcome, calls=calls_in_process() - calls_before)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import signal
 
 import pytest
+from dagster import DagsterInstance, DagsterRunStatus
 
 from fitsync.sync import progress
 
@@ -48,3 +49,8 @@ def test_ctrl_c_to_the_whole_process_group_prints_no_traceback_and_leaves_nothin
     assert "Traceback" not in shown and "KeyboardInterrupt" not in shown, shown
     assert "Stopped by Ctrl-C (SIGINT)" in shown, shown
     assert job.members() == set()  # nothing of the run is left behind
+    # Dagster's record of the run says a person stopped it, not that it failed (its UI would show a failure)
+    with DagsterInstance.from_config(str(home.config.home / "dagster")) as instance:  # the command's own
+        runs = instance.get_runs()
+    assert [run.status for run in runs] == [DagsterRunStatus.CANCELED], runs
+    assert runs[0].tags.get("fitsync/stopped") == "true"
