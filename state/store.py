@@ -121,6 +121,8 @@ class StateStore:
     dialect = "sqlite"
     # What a failed read or write of the store raises (a full disk, a lock held too long).
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
+    read_only = False  # a store opened to look only (`reading` then keeps one connection for all it reads)
+    _look: Connection | None = None
 
     def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
         self.path = Path(path)
@@ -219,6 +221,11 @@ class StateStore:
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[Connection]:
+        if self.read_only:  # a command that looks: one view of the file for all it reads (a status read it 26 times)
+            if self._look is None:
+                self._look = self._connect_read_only(60.0)
+            yield self._look
+            return
         conn = self.connect()
         try:
             yield conn
