@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import threading
 import time
@@ -134,11 +135,10 @@ def sync(
             _confirm_shrink(client, asked, yes)
         priority = "interactive" if athlete_ids else None
         instance = None
+        stop = functools.partial(_stopped, out, client, full=full, done=summaries, as_json=as_json)
         for index, athlete_id in enumerate(targets):
             if signals.received:
-                _stopped(
-                    out, client, signals.received, None, targets[index:], full=full, done=summaries, as_json=as_json
-                )
+                stop(signals.received, None, targets[index:])
             if athlete_id in refused:
                 summaries.append(sync_summary.needs_reauth(athlete_id, refused[athlete_id]))
                 _tell(out, summaries[-1], verbose=verbose)
@@ -159,16 +159,7 @@ def sync(
                     except KeyboardInterrupt:  # the check's request or wait met the stop: said with its signal
                         if not signals.received:
                             raise
-                        _stopped(
-                            out,
-                            client,
-                            signals.received,
-                            None,
-                            targets[index:],
-                            full=full,
-                            done=summaries,
-                            as_json=as_json,
-                        )
+                        stop(signals.received, None, targets[index:])
                 if found.nothing_new:
                     summaries.append(_nothing_new(out, athlete_id, found, time.monotonic() - started))
                     continue
@@ -208,9 +199,7 @@ def sync(
                 if not signals.received:
                     raise
             if signals.received:  # before the run: it would start only to stop at its first request
-                _stopped(
-                    out, client, signals.received, None, targets[index:], full=full, done=summaries, as_json=as_json
-                )
+                stop(signals.received, None, targets[index:])
             before = _detailed(client, athlete_id)
             outcome = _run(
                 client,
@@ -225,17 +214,7 @@ def sync(
                 verbose=verbose,
             )
             if signals.received:
-                _stopped(
-                    out,
-                    client,
-                    signals.received,
-                    athlete_id,
-                    targets[index + 1 :],
-                    before,
-                    full=full,
-                    done=summaries,
-                    as_json=as_json,
-                )
+                stop(signals.received, athlete_id, targets[index + 1 :], before)
             if not outcome.ran and outcome.error:
                 # refused before a run started (the token refused since the check): status must not show an older run
                 _failed_before_run(client, athlete_id, outcome.error.removeprefix(f"athlete {athlete_id} "))
