@@ -23,7 +23,7 @@ from .conftest import REPO, Connect, Home, add_athlete, record, record_many, sub
 from .test_cli import FITSYNC, env_for, fitsync
 from .test_resume import TINY, WINDOW
 
-SMALL = {**TINY, "read_limit_short": 8}
+SMALL = {**TINY, "read_limit_short": 5}
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
 pytestmark = pytest.mark.postgres_slow
@@ -241,8 +241,8 @@ def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_part
     terminal the sync says each phase and each wait in one plain line; one the budget cuts short exits 3."""
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 24, oldest_days=200)  # details and zones: several windows
-    # 8 reads a 2-second window: a run slower than 4 reads a second (a loaded machine) never waited at 15, and had no
-    # wait to say
+    # 5 reads a 2-second window: a run slower than the limit's rate never waits, and has no wait to say. At 15 a loaded
+    # machine's run (under 7.5 reads a second) did not; at 8 one with 4 workers on 2 slow cores (under 4 a second)
     with sb.settings(**SMALL):
         home = connect(aid, short_window=WINDOW, boundary_guard=0.05)
         env = {**env_for(home), "FITSYNC_RATE_SHORT_WINDOW": str(WINDOW)}
@@ -291,7 +291,7 @@ def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_part
     assert {"activity zones"} <= set(phases), lines
     waits = [line for line in lines if "waiting" in line]  # how long, for which window, and why
     assert waits and all(
-        re.search(rf"waiting \d+ s for the {WINDOW}-second read window \(used [78]/8\)", line) for line in waits
+        re.search(rf"waiting \d+ s for the {WINDOW}-second read window \(used [45]/5\)", line) for line in waits
     ), lines
 
     for _ in range(16):  # more calls than two windows hold: at least one wait of a whole window
