@@ -394,7 +394,7 @@ def _run(
 
     run_id = str(uuid.uuid4())  # known before the run starts: the progress display follows its steps
     shown = (
-        contextlib.nullcontext()
+        WaitsShown(f"athlete {athlete_id}", out, "syncing")  # quiet: a wait at a terminal only
         if out.quiet
         else SyncProgress(client, instance, athlete_id, run_id, out, plain=not out.is_terminal)
     )

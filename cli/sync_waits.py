@@ -71,7 +71,9 @@ def describe_wait(wait: Wait, now: float) -> str:
 @dataclass
 class WaitsShown:
     """While `doing` runs in this process: each budget wait said (nothing at all when there is none); `who` begins the
-    line ("athlete 123", "webhooks")."""
+    line ("athlete 123", "webhooks"). A quiet console (--quiet, --json) at a terminal still shows the wait, as a
+    status line that leaves nothing behind: a person watching is never left in minutes of silence; in a log, quiet
+    stays quiet."""
 
     who: str
     out: Console
@@ -92,12 +94,15 @@ class WaitsShown:
         return f"{self.who}: {self.doing} · {describe_wait(wait, time.time())}"
 
     def _watch(self) -> None:
-        if self.out.is_terminal and not self.out.quiet:
+        if self.out.is_terminal:
+            shown_on = (
+                Console(file=self.out.file, stderr=self.out.stderr, force_terminal=True) if self.out.quiet else self.out
+            )
             status = None
             while not self._stop.wait(POLL_SECONDS):
                 wait = max(current_waits(), key=lambda w: w.until, default=None)
                 if wait is not None:
-                    status = status or self.out.status("")
+                    status = status or shown_on.status("")
                     status.start()
                     status.update(Text(self._line(wait)))
                 elif status is not None:

@@ -109,8 +109,12 @@ def build_report(
         athlete_id,
         figures={k: v[1] for k, v in figures.items() if v[1] is not None},
         markdown_path=markdown_path,
-        title=f"{data['name']} ({athlete_id}) — as of {data['as_of'].isoformat()}",
+        title=f"{data['name']} ({athlete_id}) — as of {data['as_of'].isoformat()}, {AS_OF_DATE}",
     )
+
+
+# What the as-of date is: a day behind the reader's calendar west of UTC, and said so wherever it is shown.
+AS_OF_DATE = "the athlete's local date"
 
 
 def _write_all(out_dir: Path, files: dict[str, bytes]) -> None:
@@ -703,7 +707,7 @@ def _summary_markdown(d: dict[str, Any]) -> str:
     unit, family, as_of = d["unit"], d["main_family"], d["as_of"]
     row = d["as_of_row"]
     lines = [
-        f"### {d['name']} ({d['athlete_id']}) — as of {as_of.isoformat()}",
+        f"### {d['name']} ({d['athlete_id']}) — as of {as_of.isoformat()}, {AS_OF_DATE}",
         "",
         f"- **Activities**: {d['calendar'].height} from {row['first_activity_date']} to "
         f"{row['last_activity_date']}; {d['recent'].height} in the last 365 days",

@@ -105,7 +105,8 @@ def test_cli_writes_the_report_under_the_home(world: World, tmp_path: Path) -> N
     assert all((home / "reports" / "4" / f"{c}.png").stat().st_size > 10_000 for c in CHARTS)
     lines = result.stdout.splitlines()  # what it wrote; what it was doing went to stderr
     assert "athlete 4: building the report" in result.stderr
-    assert lines[0] == "Test Athlete (4) — as of 2024-06-21"  # the last activity (after the last sync)
+    # the last activity (after the last sync), said to be local: west of UTC it is a day behind the reader's date
+    assert lines[0] == "Test Athlete (4) — as of 2024-06-21, the athlete's local date"
     assert lines[1].split() == ["report", str(home / "reports" / "4" / "report.html")]
     assert lines[2].split() == ["summary", str(home / "reports" / "4" / "summary.md")]
     assert lines[3].startswith(f"  charts   {len(CHARTS)} PNGs in ") and "pmc.png" in lines[3]

@@ -206,3 +206,35 @@ def test_a_wait_before_any_run_is_said_with_its_reason_and_length() -> None:
         said.getvalue(),
     ), said.getvalue()
     assert said.getvalue().count("waiting") == 1  # one line per wait, off a terminal
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "log"])
+def test_a_quiet_sync_says_a_wait_at_a_terminal_only(terminal: bool) -> None:
+    """--quiet says only what needs attention; minutes of silence at a terminal read as a hang (a person waited 10
+    minutes not knowing why): there the wait is a status line, erased when it ends. In a log, quiet stays quiet."""
+    import io
+    import threading
+    import time
+
+    from rich.console import Console
+
+    from fitsync.cli.sync_waits import WaitsShown
+    from fitsync.client import rate_governor
+
+    said = io.StringIO()
+    out = Console(file=said, force_terminal=terminal, width=200, quiet=True)
+    wait = rate_governor.Wait(time.time() + 600, "short", "read", 100, 100, 900)
+    with rate_governor._waits_lock:
+        rate_governor._waits[threading.get_ident()] = wait
+    try:
+        with WaitsShown("athlete 7", out, "syncing"):
+            deadline = time.monotonic() + (10 if terminal else 1.5)  # off a terminal: three polls, and nothing
+            while "waiting" not in said.getvalue() and time.monotonic() < deadline:
+                time.sleep(0.05)
+    finally:
+        with rate_governor._waits_lock:
+            rate_governor._waits.pop(threading.get_ident(), None)
+    if terminal:
+        assert re.search(r"athlete 7: syncing · waiting (10 m 00|9 m 5[0-9]) s for the 15-minute", said.getvalue())
+    else:
+        assert said.getvalue() == ""
