@@ -181,6 +181,15 @@ def e2e_flavor(request: pytest.FixtureRequest, sb: Harness) -> Iterator[str]:
         yield request.param
 
 
+@pytest.fixture
+def persistent_instance(tmp_path: Path) -> Iterator[DagsterInstance]:
+    """A throw-away Dagster instance on files, DAGSTER_HOME meanwhile: what the processes a test starts share with it
+    (the CLI's runs, the sensor's partitions), and what a schedule's context is built on."""
+    (tmp_path / "dagster").mkdir()
+    with instance_for_test(temp_dir=str(tmp_path / "dagster"), overrides=NO_COMPUTE_LOGS) as instance:
+        yield instance
+
+
 NO_COMPUTE_LOGS = {
     "compute_logs": {"module": "dagster._core.storage.noop_compute_log_manager", "class": "NoOpComputeLogManager"}
 }
@@ -188,7 +197,9 @@ NO_COMPUTE_LOGS = {
 
 @pytest.fixture
 def dagster_instance(tmp_path: Path) -> Iterator[DagsterInstance]:
-    """A throw-away Dagster instance of the test's own."""
+    """A throw-away Dagster instance of the test's own, its runs and events in memory (Dagster's instance for tests):
+    on SQLite files each event opens the run's database anew (an engine per event), a second per sync on 2 slow
+    cores, spent hundreds of times a run of the suite. Shared with other processes: persistent_instance."""
     (tmp_path / "dagster").mkdir()
-    with instance_for_test(temp_dir=str(tmp_path / "dagster"), overrides=NO_COMPUTE_LOGS) as instance:
+    with DagsterInstance.ephemeral(tempdir=str(tmp_path / "dagster")) as instance:
         yield instance

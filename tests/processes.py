@@ -26,6 +26,116 @@ REPO = Path(__file__).resolve().parents[1]
 FITSYNC = [sys.executable, "-m", "fitsync.cli.main"]
 
 
+# FITSYNC_TEST_FORK=0: each command in a fresh interpreter (`python -m fitsync.cli.main`), as a user's shell runs it;
+# by default run_fitsync forks it from a process that has loaded fitsync (tests/command_forks.py). The tests of
+# signals, terminals and start-up run fresh interpreters either way.
+FORK = os.environ.get("FITSYNC_TEST_FORK", "1") != "0"
+
+
+def run_fitsync(
+    args: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path = REPO,
+    input: str | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """`fitsync ARGS` as a process of its own, its output captured (as `subprocess.run(..., capture_output=True,
+    text=True)`); stdin is `input`, else nothing (as from cron)."""
+    if not FORK:
+        return subprocess.run(
+            [*FITSYNC, *args],
+            cwd=cwd,
+            env=env,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    return _forks().run(args, env=env, cwd=cwd, input=input, timeout=timeout)
+
+
+class _Forks:
+    """The worker's command server (tests/command_forks.py), started on first use; it ends with this process."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self.path = os.path.join(tempfile.mkdtemp(prefix="fitsync-forks-"), "socket")
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("FITSYNC_", "DAGSTER_"))}
+        base.update({"PYTHONUNBUFFERED": "1", "PYTHONPATH": os.pathsep.join([str(REPO), base.get("PYTHONPATH", "")])})
+        self.server = subprocess.Popen(
+            [sys.executable, "-m", "tests.command_forks", self.path],
+            cwd=REPO,
+            env=base,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.server.stdout is not None and self.server.stdout.readline() == "ready\n", "the command server"
+
+    def run(
+        self, args: list[str], *, env: dict[str, str], cwd: Path, input: str | None, timeout: float
+    ) -> subprocess.CompletedProcess[str]:
+        import json
+
+        command = [*FITSYNC, *args]
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        in_r, in_w = os.pipe() if input is not None else (os.open(os.devnull, os.O_RDONLY), None)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
+            conn.connect(self.path)
+            request = json.dumps({"args": args, "env": env, "cwd": str(cwd)}).encode()
+            socket.send_fds(conn, [request], [in_r, out_w, err_w])
+            for fd in (in_r, out_w, err_w):
+                os.close(fd)
+            pid = json.loads(conn.recv(4096))["pid"]
+            read: dict[int, bytes] = {}
+            threads = [threading.Thread(target=_read_all, args=(fd, read)) for fd in (out_r, err_r)]
+            if in_w is not None:
+                threads.append(threading.Thread(target=_write_all, args=(in_w, (input or "").encode())))
+            for thread in threads:
+                thread.start()
+            conn.settimeout(timeout)
+            try:
+                status = json.loads(conn.recv(4096))["status"]
+            except TimeoutError:
+                os.kill(pid, signal.SIGKILL)
+                for thread in threads:
+                    thread.join()
+                raise subprocess.TimeoutExpired(command, timeout, read.get(out_r), read.get(err_r)) from None
+            for thread in threads:
+                thread.join()
+        return subprocess.CompletedProcess(command, status, _text(read[out_r]), _text(read[err_r]))
+
+
+def _text(data: bytes) -> str:
+    """As `subprocess.run(text=True)` decodes: the locale's encoding, universal newlines."""
+    import io
+
+    return io.TextIOWrapper(io.BytesIO(data)).read()
+
+
+def _read_all(fd: int, into: dict[int, bytes]) -> None:
+    with os.fdopen(fd, "rb") as f:
+        into[fd] = f.read()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    with os.fdopen(fd, "wb") as f, contextlib.suppress(BrokenPipeError):
+        f.write(data)
+
+
+_FORKS: list[_Forks] = []
+
+
+def _forks() -> _Forks:
+    if not _FORKS or _FORKS[0].server.poll() is not None:
+        _FORKS[:] = [_Forks()]
+    return _FORKS[0]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

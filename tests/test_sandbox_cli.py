@@ -18,13 +18,13 @@ import pytest
 from fitsync.sandbox import browser
 from fitsync.sandbox.server import ServerThread
 
-from .processes import free_port
+from .processes import free_port, run_fitsync
 
 FITSYNC = [sys.executable, "-m", "fitsync.cli.main"]
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*FITSYNC, *args], capture_output=True, text=True, timeout=60)
+    return run_fitsync(list(args), env=dict(os.environ), cwd=Path.cwd(), timeout=60)
 
 
 def wait_until(predicate, timeout: float = 20.0, what: str = "condition"):  # type: ignore[no-untyped-def]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -239,16 +241,46 @@ def connect_home(
 Connect = Callable[..., Home]
 
 
+@pytest.fixture(scope="session")
+def warehouse_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new warehouse, migrated once per worker: each home starts with a copy, as a user's warehouse moved to another
+    folder (its documents views follow it on the first open: warehouse/documents.py). Creating one takes about a
+    second on 2 slow cores, and most tests connect a home or two."""
+    path = tmp_path_factory.mktemp("warehouse-template") / "warehouse.duckdb"
+    umask = os.umask(0o077)  # the modes fitsync's commands give every file (`doctor` checks them)
+    try:
+        db.migrate(path)
+    finally:
+        os.umask(umask)
+    return path
+
+
+def copy_warehouse(template: Path, to: Path) -> None:
+    """The warehouse file and its documents folder (db.documents beside it) where a home keeps them, modes kept."""
+    to.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(template, to)
+    shutil.copytree(f"{template}.documents", f"{to}.documents")
+
+
 @pytest.fixture
 def connect(
-    sb: Harness, tmp_path: Path, dagster_instance: DagsterInstance, roomy_limits: None, new_state_url: Callable[[], str]
+    sb: Harness,
+    tmp_path: Path,
+    dagster_instance: DagsterInstance,
+    roomy_limits: None,
+    new_state_url: Callable[[], str],
+    warehouse_template: Path,
 ) -> Connect:
     """connect(athlete_id, scopes=..., name=...) → a Home of its own under tmp_path, its state store on SQLite and on
-    PostgreSQL (each test runs on both)."""
+    PostgreSQL (each test runs on both), its warehouse a copy of a new one (`warehouse=False`: none yet, as after
+    `fitsync connect`)."""
 
-    def make(athlete_id: int, *, name: str = "home", **kwargs: Any) -> Home:
+    def make(athlete_id: int, *, name: str = "home", warehouse: bool = True, **kwargs: Any) -> Home:
         kwargs.setdefault("state_url", Secret(new_state_url()))
-        return connect_home(sb, tmp_path / name, athlete_id, dagster_instance, **kwargs)
+        home = connect_home(sb, tmp_path / name, athlete_id, dagster_instance, **kwargs)
+        if warehouse and not home.warehouse.exists():
+            copy_warehouse(warehouse_template, home.warehouse)
+        return home
 
     return make
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ..processes import free_port
+from ..processes import free_port, run_fitsync
 from ..sandbox_harness import Harness
-from .conftest import REPO, Connect, Home, add_athlete, record_many, subprocess_env
+from .conftest import Connect, Home, add_athlete, record_many, subprocess_env
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
 pytestmark = pytest.mark.postgres_slow
@@ -37,7 +37,7 @@ def env_for(home: Home, fitsync_home: Path | None = None) -> dict[str, str]:
 
 
 def fitsync(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*FITSYNC, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    return run_fitsync(list(args), env=env)
 
 
 def synced_by_cli(sb: Harness, connect: Connect, activities: int) -> tuple[int, Home, dict[str, str]]:

@@ -17,6 +17,7 @@ from dagster import instance_for_test
 from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread
 
 from ..conftest import ROOMY_LIMITS
+from ..processes import run_fitsync
 from ..sandbox_harness import Harness, wait_until
 from .conftest import REPO, Connect, add_athlete, connect_home, record_many, subprocess_env
 
@@ -25,15 +26,7 @@ pytestmark = pytest.mark.postgres_slow
 
 
 def fitsync(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fitsync.cli.main", *args],
-        cwd=REPO,
-        env={**subprocess_env(Path(env.pop("FITSYNC_HOME"))), **env},
-        stdin=subprocess.DEVNULL,  # as from cron: nothing piped in
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_fitsync(list(args), env={**subprocess_env(Path(env.pop("FITSYNC_HOME"))), **env})
 
 
 def closed_port() -> int:

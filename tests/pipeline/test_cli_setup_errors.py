@@ -29,7 +29,7 @@ import pytest
 
 from fitsync.client.config import Config
 
-from ..processes import FITSYNC, REPO, Terminal, foreground, free_port, serve_receiver, subprocess_env
+from ..processes import FITSYNC, REPO, Terminal, foreground, free_port, run_fitsync, serve_receiver, subprocess_env
 from ..sandbox_harness import Harness
 from .conftest import make_config, write_config
 
@@ -56,16 +56,7 @@ def test_connect_to_an_authorization_page_that_does_not_answer_says_so_first(tmp
 
 
 def run(home: Path, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*FITSYNC, *args],
-        cwd=home.parent,
-        env=subprocess_env(home, **env),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
-    )
+    return run_fitsync(list(args), env=subprocess_env(home, **env), cwd=home.parent, input=stdin, timeout=60)
 
 
 @contextmanager

@@ -37,10 +37,11 @@ def test_a_step_is_captured_without_helper_processes(tmp_path: Path, monkeypatch
         manager = instance.compute_log_manager
         assert isinstance(manager, CapturedComputeLogManager)
         key = ["run-1", "compute_logs", "step"]
+        before = children()  # the test's own (the command server of tests/processes.py, once started)
         with manager.capture_logs(key):
             print("step output to the file", flush=True)
             os.write(sys.stderr.fileno(), b"and its stderr\n")  # the file descriptors, as a child process writes
-            during = children()
+            during = [child for child in children() if child not in before]
         assert during == [], during  # no `tail -F`, no watcher beside the step
         captured = manager.get_log_data(key)
         assert b"step output to the file" in (captured.stdout or b""), captured

@@ -96,31 +96,33 @@ def _evaluate(instance: DagsterInstance, when: dt.datetime) -> list[RunRequest] 
     return nightly_sync(context)  # type: ignore[no-any-return]
 
 
-def test_nightly_schedule_fans_out_one_run_per_athlete_with_daily_run_keys(dagster_instance: DagsterInstance) -> None:
+def test_nightly_schedule_fans_out_one_run_per_athlete_with_daily_run_keys(
+    persistent_instance: DagsterInstance,
+) -> None:
     tuesday = dt.datetime(2026, 3, 3, 3, 30, tzinfo=dt.UTC)
-    skipped = _evaluate(dagster_instance, tuesday)
+    skipped = _evaluate(persistent_instance, tuesday)
     assert isinstance(skipped, SkipReason) and "connect" in (skipped.skip_message or "")
 
     athletes = ["101", "202", "303"]
-    dagster_instance.add_dynamic_partitions(athletes_partitions.name, athletes)
-    requests = _evaluate(dagster_instance, tuesday)
+    persistent_instance.add_dynamic_partitions(athletes_partitions.name, athletes)
+    requests = _evaluate(persistent_instance, tuesday)
     assert isinstance(requests, list) and all(isinstance(r, RunRequest) for r in requests)
     assert sorted(r.partition_key for r in requests) == athletes  # type: ignore[type-var]
     keys = [r.run_key for r in requests]
     assert len(set(keys)) == 3 and all(k and "2026-03-03" in k for k in keys)
-    assert [r.run_key for r in _evaluate(dagster_instance, tuesday)] == keys  # the same tick again: same keys
-    wednesday = _evaluate(dagster_instance, tuesday + dt.timedelta(days=1))
+    assert [r.run_key for r in _evaluate(persistent_instance, tuesday)] == keys  # the same tick again: same keys
+    wednesday = _evaluate(persistent_instance, tuesday + dt.timedelta(days=1))
     assert isinstance(wednesday, list) and not {r.run_key for r in wednesday} & set(keys)
     assert all(r.run_config["ops"]["activities"]["config"]["full"] is False for r in requests)
     assert all(r.tags[REFRESH_TAG] == "all" for r in requests)  # stats, zones, starred: every night
-    sunday = _evaluate(dagster_instance, dt.datetime(2026, 3, 8, 3, 30, tzinfo=dt.UTC))
+    sunday = _evaluate(persistent_instance, dt.datetime(2026, 3, 8, 3, 30, tzinfo=dt.UTC))
     assert isinstance(sunday, list) and all(r.run_config["ops"]["activities"]["config"]["full"] for r in sunday)
 
 
-def test_a_schedule_that_runs_twice_a_day_gets_new_run_keys_each_time(dagster_instance: DagsterInstance) -> None:
-    dagster_instance.add_dynamic_partitions(athletes_partitions.name, ["101"])
-    morning = _evaluate(dagster_instance, dt.datetime(2026, 3, 3, 3, 0, tzinfo=dt.UTC))
-    evening = _evaluate(dagster_instance, dt.datetime(2026, 3, 3, 15, 0, tzinfo=dt.UTC))
+def test_a_schedule_that_runs_twice_a_day_gets_new_run_keys_each_time(persistent_instance: DagsterInstance) -> None:
+    persistent_instance.add_dynamic_partitions(athletes_partitions.name, ["101"])
+    morning = _evaluate(persistent_instance, dt.datetime(2026, 3, 3, 3, 0, tzinfo=dt.UTC))
+    evening = _evaluate(persistent_instance, dt.datetime(2026, 3, 3, 15, 0, tzinfo=dt.UTC))
     assert isinstance(morning, list) and isinstance(evening, list)
     assert morning[0].run_key != evening[0].run_key  # a key Dagster has seen would skip the evening's run for good
 

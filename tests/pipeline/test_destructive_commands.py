@@ -21,7 +21,7 @@ from fitsync.client.runtime import FitsyncClient
 from fitsync.warehouse import db
 
 from ..client.support import CallbackReceiver
-from ..processes import FITSYNC, REPO, Terminal
+from ..processes import Terminal, run_fitsync
 from ..sandbox_harness import Harness
 from .conftest import Connect, Home, add_athlete, delete, record_many, subprocess_env
 from .test_cli_errors import closed_port
@@ -33,15 +33,7 @@ pytestmark = pytest.mark.postgres_slow
 
 def fitsync(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """fitsync as a script runs it: no terminal on any side."""
-    return subprocess.run(
-        [*FITSYNC, *args],
-        cwd=REPO,
-        env=subprocess_env(home, **env),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_fitsync(list(args), env=subprocess_env(home, **env))
 
 
 def listed(home: Home) -> list[int]:

@@ -9,22 +9,14 @@ from pathlib import Path
 from fitsync.client.config import Config
 from fitsync.client.config_file import reference
 
+from ..processes import run_fitsync
 from .conftest import REPO, subprocess_env
-from .test_cli import FITSYNC
 
 DOCS = REPO / "docs"
 
 
 def init(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*FITSYNC, "init", *args],
-        cwd=REPO,
-        env=subprocess_env(home),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_fitsync(["init", *args], env=subprocess_env(home), timeout=60)
 
 
 def test_init_writes_a_private_commented_config_and_keeps_the_previous_one(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from fitsync.warehouse import db
 
-from ..processes import Terminal
+from ..processes import Terminal, run_fitsync
 from .conftest import REPO, subprocess_env
 
 ROWS_SQL = (
@@ -32,15 +32,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def query(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fitsync.cli.main", "query", *args],
-        cwd=REPO,
-        input=stdin,
-        env=subprocess_env(home, COLUMNS="120"),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_fitsync(["query", *args], env=subprocess_env(home, COLUMNS="120"), input=stdin)
 
 
 def expected() -> pl.DataFrame:

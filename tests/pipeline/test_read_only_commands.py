@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ..processes import Terminal
+from ..processes import Terminal, run_fitsync
 from ..sandbox_harness import Harness, wait_until
 from .conftest import REPO, Connect, add_athlete, subprocess_env
 from .test_cli import env_for, synced_by_cli
@@ -34,14 +34,7 @@ def listing(folder: Path) -> dict[str, tuple[int, int]]:
 
 
 def run(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fitsync.cli.main", *args],
-        cwd=REPO,
-        env=subprocess_env(home, **env),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_fitsync(list(args), env=subprocess_env(home, **env))
 
 
 @pytest.mark.parametrize(

@@ -10,12 +10,19 @@ import subprocess
 import sys
 
 import pytest
-from dagster import DagsterEventType
+from dagster import DagsterEventType, DagsterInstance
 
 from fitsync.cli.last_runs import last_runs
 
 from ..sandbox_harness import Harness
 from .conftest import Connect, Home, Recorder, add_athlete, record_many, subprocess_env
+
+
+@pytest.fixture
+def dagster_instance(persistent_instance: DagsterInstance) -> DagsterInstance:
+    """`fitsync status` reads the runs from DAGSTER_HOME's files (cli/last_runs.py): this module's syncs go there."""
+    return persistent_instance
+
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
 pytestmark = pytest.mark.postgres_slow

@@ -43,6 +43,7 @@ from fitsync.webhooks.subscriptions import subscribe
 # add_athlete and record are re-exported for this folder's tests.
 from ..processes import (
     free_port,  # noqa: F401 (the test modules import it from here)
+    run_fitsync,
     serve_receiver,
 )
 from ..sandbox_harness import ALL_SCOPES, App, Harness, add_athlete, change, delete, record, save_grant, wait_until  # noqa: F401 (the test modules import them from here)
@@ -404,7 +405,7 @@ FITSYNC = [sys.executable, "-m", "fitsync.cli.main"]
 
 def fitsync(home: WebhookHome, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = {**env_for(home.config), "DAGSTER_HOME": home.instance.root_directory}  # the test's own instance
-    return subprocess.run([*FITSYNC, *args], env=env, capture_output=True, text=True, timeout=timeout)
+    return run_fitsync(list(args), env=env, cwd=Path.cwd(), timeout=timeout)
 
 
 def serve_process(home: WebhookHome, port: int, log: Path) -> subprocess.Popen[bytes]:
@@ -437,7 +438,11 @@ MakeHome = Callable[..., WebhookHome]
 
 @pytest.fixture
 def make_home(
-    sb: Harness, tmp_path: Path, dagster_instance: DagsterInstance, roomy_limits: None, new_state_url: Callable[[], str]
+    sb: Harness,
+    tmp_path: Path,
+    persistent_instance: DagsterInstance,
+    roomy_limits: None,
+    new_state_url: Callable[[], str],
 ) -> Iterator[MakeHome]:
     """make_home(name="home") → a WebhookHome of its own (fresh app) under tmp_path, its state store on SQLite and on
     PostgreSQL (each test runs on both); closed at teardown."""
@@ -447,7 +452,7 @@ def make_home(
         app = sb.new_app()
         config = make_config(sb, tmp_path / name, app, state_url=Secret(new_state_url()))
         write_config(config)
-        home = WebhookHome(sb, config, app, dagster_instance, FitsyncClient(config))
+        home = WebhookHome(sb, config, app, persistent_instance, FitsyncClient(config))  # its CLI shares it
         homes.append(home)
         return home
 

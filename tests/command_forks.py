@@ -1,0 +1,103 @@
+"""A process that has loaded fitsync's command once and forks a child per command a test runs
+(`tests/processes.py: run_fitsync`). Each child is a process of its own — its pid, files, signals, exit status,
+its own interpreter shutdown — that starts with most of `python -m fitsync.cli.main`'s imports done: 0.6 s of
+`fitsync status`, 1.5 s of `fitsync sync` (Dagster) on 2 slow cores, paid by hundreds of commands a run.
+
+    python -m tests.command_forks SOCKET
+
+A request is one SOCK_SEQPACKET message: JSON {args, env, cwd} with the child's stdin, stdout and stderr as file
+descriptors. The answer: {"pid": n} at once, then {"status": code} (as `subprocess` gives it: -N for signal N)
+when the child ends. The server ends when its stdin closes (the test worker that started it is gone).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import selectors
+import socket
+import sys
+from typing import Any
+
+# What the commands import before their work, loaded once: Dagster (1.5 s of a sync's start), the command's modules,
+# the settings. Only modules that start no thread: a fork copies the calling thread alone, so a lock another thread
+# held stays held in the child (DuckDB and Polars start native threads when imported: a forked `sync` hung on one).
+# Nor modules that read the environment when imported: they would see the server's, not the command's.
+PRELOAD = ("dagster", "fitsync.cli.main", "fitsync.client.config", "fitsync.sandbox.cli")
+MAX_REQUEST = 1 << 20
+
+
+def serve(path: str) -> int | None:
+    """The server's loop; in a child, returns to run the command (the child's exit status is its own)."""
+    started_with = dict(os.environ)
+    for module in PRELOAD:
+        importlib.import_module(module)
+    # what the imports put in the environment (a setdefault at import time): a fresh process has it too
+    set_by_imports = {k: v for k, v in os.environ.items() if started_with.get(k) != v}
+    threads = os.listdir("/proc/self/task")
+    if len(threads) > 1:
+        sys.exit(f"tests.command_forks: {len(threads)} threads after loading {PRELOAD}: forking would copy one of them")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path)
+    listener.listen(16)
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ, "accept")
+    selector.register(sys.stdin, selectors.EVENT_READ, "parent")
+    own: list[Any] = [listener]  # what a child must not keep open
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    while True:
+        for key, _ in selector.select():
+            if key.data == "parent":
+                return 0
+            if key.data == "accept":
+                conn, _ = listener.accept()
+                message, fds, _, _ = socket.recv_fds(conn, MAX_REQUEST, 3)
+                request = json.loads(message)
+                pid = os.fork()
+                if pid == 0:
+                    selector.close()
+                    for item in own:
+                        os.close(item) if isinstance(item, int) else item.close()
+                    conn.close()
+                    return _child(request, fds, set_by_imports)
+                for fd in fds:
+                    os.close(fd)
+                conn.send(json.dumps({"pid": pid}).encode())
+                pidfd = os.pidfd_open(pid)
+                own.extend((conn, pidfd))
+                selector.register(pidfd, selectors.EVENT_READ, (pid, pidfd, conn))
+            else:
+                pid, pidfd, conn = key.data
+                selector.unregister(pidfd)
+                _, status = os.waitpid(pid, 0)
+                with_status = json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode()
+                try:
+                    conn.send(with_status)
+                except OSError:  # the test stopped waiting (its timeout): nobody to tell
+                    pass
+                for item in (conn, pidfd):
+                    own.remove(item)
+                conn.close()
+                os.close(pidfd)
+
+
+def _child(request: dict[str, Any], fds: list[int], set_by_imports: dict[str, str]) -> None:
+    """Become the command: its standard streams, folder, environment and arguments, then fitsync's own entry point
+    (its SystemExit ends this process as it would `python -m fitsync.cli.main`)."""
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update({**set_by_imports, **request["env"]})
+    sys.argv = ["fitsync", *request["args"]]
+    from fitsync.cli.entry import run
+    from fitsync.cli.main import main
+
+    run(main)  # what `python -m fitsync.cli.main` runs, its module loaded
+
+
+if __name__ == "__main__":
+    sys.exit(serve(sys.argv[1]))
