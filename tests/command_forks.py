@@ -50,6 +50,8 @@ def serve(path: str) -> int | None:
     while True:
         for key, _ in selector.select():
             if key.data == "parent":
+                os.unlink(path)  # and its folder (tests/processes.py made it for the socket alone)
+                os.rmdir(os.path.dirname(path))
                 return 0
             if key.data == "accept":
                 conn, _ = listener.accept()
