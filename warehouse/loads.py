@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
-import os
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,11 +27,6 @@ from . import mappings as m
 from .mappings import Mapping
 from .plausible import NOT_A_NUMBER
 from .refused import REJECTED, rejects
-
-# DuckDB 1.5's Arrow buffers are not always 64-byte aligned; DuckDB's scan of a registered Arrow table then warns on
-# stderr once per batch ("An input buffer was poorly aligned") — noise in every sync's output. Arrow copies such a
-# buffer aligned instead (read when the first scan runs; a value the user set stands).
-os.environ.setdefault("ACERO_ALIGNMENT_HANDLING", "reallocate")
 
 # What each kind of fetched object fills, in order (parents before children).
 BUNDLES: dict[str, tuple[Mapping, ...]] = {
