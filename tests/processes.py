@@ -64,7 +64,8 @@ class _Forks:
 
         self.path = os.path.join(tempfile.mkdtemp(prefix="fitsync-forks-"), "socket")
         base = {k: v for k, v in os.environ.items() if not k.startswith(("FITSYNC_", "DAGSTER_"))}
-        base.update({"PYTHONUNBUFFERED": "1", "PYTHONPATH": os.pathsep.join([str(REPO), base.get("PYTHONPATH", "")])})
+        pythonpath = [str(REPO), *filter(None, base.get("PYTHONPATH", "").split(os.pathsep))]  # as subprocess_env
+        base.update({"PYTHONUNBUFFERED": "1", "PYTHONPATH": os.pathsep.join(pythonpath)})
         self.server = subprocess.Popen(
             [sys.executable, "-m", "tests.command_forks", self.path],
             cwd=REPO,

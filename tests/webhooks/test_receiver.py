@@ -11,7 +11,7 @@ subscription lifecycle of the CLI (§3.3) with the receiver running as its own p
 | 6.2 | 5 | owner_id: long integer, a connected athlete | `test_s6_2_r1_to_r7_bad_events_are_refused_and_not_stored`, `test_s6_2_r5_unknown_or_disconnected_owner_is_403` |
 | 6.2 | 6 | subscription_id: integer, ours | `test_s6_2_r1_to_r7_bad_events_are_refused_and_not_stored`, `test_s6_2_r6_forged_subscription_id_is_403` |
 | 6.2 | 7 | event_time: long integer (epoch seconds) | `test_s6_2_r1_to_r7_bad_events_are_refused_and_not_stored` |
-| 6.3 | 1 | the callback answers 200 within two seconds (processing later) | `test_s6_3_r1_receiver_answers_in_milliseconds` |
+| 6.3 | 1 | the callback answers 200 within two seconds (processing later) | `test_s6_3_r1_receiver_answers_well_within_two_seconds` |
 | 6.4 | 1 | validation GET: hub.mode `subscribe`, hub.challenge, hub.verify_token | `test_s6_4_r1_wrong_mode_or_token_is_refused` |
 | 6.4 | 2 | answer 200 with JSON (application/json) `{"hub.challenge": …}` | `test_s6_4_r2_validation_get_echoes_the_challenge_as_json` |
 | 3.3 | 1, 2 | `webhooks subscribe`: the service's validation GET reaches `webhooks serve`, which echoes it → id | `test_s3_3_cli_subscription_lifecycle` |
@@ -243,8 +243,10 @@ def test_wrong_content_type_is_415(receiving: tuple[WebhookHome, int]) -> None:
 # --- answering in milliseconds ------------------------------------------------------------------------------------
 
 
-def test_s6_3_r1_receiver_answers_in_milliseconds(receiving: tuple[WebhookHome, int]) -> None:
-    """A coarse guard (the real figures are a benchmark): p99 of 200 sequential valid event POSTs < 50 ms."""
+def test_s6_3_r1_receiver_answers_well_within_two_seconds(receiving: tuple[WebhookHome, int]) -> None:
+    """What the service demands, with a margin: each of 200 sequential valid event POSTs answered 200 within half its
+    two seconds. The speed itself is a benchmark (`python -m bench webhook_ack`): a p99 bound of 50 ms here failed
+    on a loaded 2-core machine (p99 61.6 ms, median 25.9 ms, PostgreSQL beside 3 test workers)."""
     home, aid = receiving
     base = int(time.time())
     for i in range(5):  # warm up the connection and the receiver
@@ -257,8 +259,7 @@ def test_s6_3_r1_receiver_answers_in_milliseconds(receiving: tuple[WebhookHome, 
         durations.append(time.perf_counter() - started)
         assert response.status_code == 200 and response.json() == {"stored": True}
     durations.sort()
-    p99 = durations[int(len(durations) * 0.99) - 1]
-    assert p99 < 0.050, f"p99 {p99 * 1000:.1f} ms (median {durations[100] * 1000:.1f} ms)"
+    assert durations[-1] < 1.0, f"slowest {durations[-1] * 1000:.0f} ms (median {durations[100] * 1000:.1f} ms)"
     assert len(home.inbox()) == 205
 
 
