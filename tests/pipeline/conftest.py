@@ -272,13 +272,12 @@ def connect(
     warehouse_template: Path,
 ) -> Connect:
     """connect(athlete_id, scopes=..., name=...) → a Home of its own under tmp_path, its state store on SQLite and on
-    PostgreSQL (each test runs on both), its warehouse a copy of a new one (`warehouse=False`: none yet, as after
-    `fitsync connect`)."""
+    PostgreSQL (each test runs on both), its warehouse a copy of a new one."""
 
-    def make(athlete_id: int, *, name: str = "home", warehouse: bool = True, **kwargs: Any) -> Home:
+    def make(athlete_id: int, *, name: str = "home", **kwargs: Any) -> Home:
         kwargs.setdefault("state_url", Secret(new_state_url()))
         home = connect_home(sb, tmp_path / name, athlete_id, dagster_instance, **kwargs)
-        if warehouse and not home.warehouse.exists():
+        if not home.warehouse.exists():
             copy_warehouse(warehouse_template, home.warehouse)
         return home
 
