@@ -215,11 +215,10 @@ class RateGovernor:
             wait = self._try_reserve(counts_as_read, bulk, lane, me)
             if wait is None:
                 return
-            seconds, window, budget = wait
+            seconds, window, budget, used, limit = wait  # the figures the decision read (the window may roll over)
             if budget in ("boundary", "turn"):  # not a spent budget: a short pause
                 self.sleep(seconds)
                 continue
-            used, limit = self._used_and_limit(window, budget)
             kept = self._held_back(window, limit, bulk) if used < limit else 0  # the reserve is why it waits
             if max_wait is not None and seconds > max_wait:
                 raise RateBudgetExhausted(self.clock() + seconds, window, budget, kept)
@@ -238,7 +237,10 @@ class RateGovernor:
                 with _waits_lock:
                     _waits.pop(key, None)
 
-    def _try_reserve(self, counts_as_read: bool, bulk: bool, lane: Lane, me: str) -> tuple[float, str, str] | None:
+    def _try_reserve(
+        self, counts_as_read: bool, bulk: bool, lane: Lane, me: str
+    ) -> tuple[float, str, str, int, int] | None:
+        """None once counted; else how long to wait, for which window and budget, and that budget's used and limit."""
         now = self.clock()
         budgets = BUDGETS if counts_as_read else ("overall",)
         with self.store.transaction() as conn:
@@ -249,11 +251,13 @@ class RateGovernor:
                     continue
                 reserve = self._held_back(window, limit, bulk)
                 if used >= limit - reserve:
-                    waits.append((self._next_boundary(window, now) - now + self._guard(window), window, budget))
+                    waits.append(
+                        (self._next_boundary(window, now) - now + self._guard(window), window, budget, used, limit)
+                    )
             # A request sent this close to a boundary may be counted by the service in the next window, which
             # this ledger would start at zero: wait for the boundary instead.
             waits = waits or [
-                (self._next_boundary(w, now) - now + self._guard(w), w, "boundary")
+                (self._next_boundary(w, now) - now + self._guard(w), w, "boundary", 0, 0)
                 for w in WINDOWS
                 if self._next_boundary(w, now) - now < self._guard(w)
             ]
@@ -264,7 +268,7 @@ class RateGovernor:
                 return max(waits)
             self._waiting(conn, me, lane, alive_until=now + TURN_ALIVE, blocked_until=0.0)
             if self._someone_before(conn, me, lane, now, ledger[("short", "read")][1]):
-                return TURN_PAUSE, "short", "turn"
+                return TURN_PAUSE, "short", "turn", 0, 0
             for window in WINDOWS:
                 for budget in budgets:
                     used, limit = ledger[(window, budget)]
@@ -370,10 +374,6 @@ class RateGovernor:
     def _held_back(self, window: str, limit: int, bulk: bool) -> int:
         """The calls of a window's `limit` that bulk work leaves to webhook re-pulls (bulk_reserve, the short window)."""
         return math.floor(limit * self.bulk_reserve) if bulk and window == "short" else 0
-
-    def _used_and_limit(self, window: str, budget: str) -> tuple[int, int]:
-        line = next(x for x in self.snapshot() if x.window == window and x.budget == budget)
-        return line.used, line.limit
 
     def remaining(self, window: str = "short", budget: str = "read") -> int:
         line = next(x for x in self.snapshot() if x.window == window and x.budget == budget)
