@@ -81,15 +81,33 @@ def test_status_of_a_home_that_does_not_exist_does_not_make_it(tmp_path: Path) -
 
 @pytest.mark.postgres_slow  # its PostgreSQL variant with -m slow: the default run's 10 minutes
 def test_reading_commands_leave_a_synced_home_as_it_was(sb: Harness, connect: Connect) -> None:
-    aid, home, env = synced_by_cli(sb, connect, 3)
+    """On one synced home (a sync is the costly part: the reading commands share it).
+
+    `status` and `athletes` leave not even a folder's mtime changed for a moment: SQLite's own read connections to a
+    WAL database create its -wal and -shm and remove them on closing, which changes the folder's modification time (a
+    backup or a sync tool sees a change). With no writer about, state.db and Dagster's runs.db are read from a copy in
+    memory (state/store.py). `query` and `report` leave every file as it was (the report writes its report, and only
+    that). `status` answers without loading Dagster, in local relative times."""
+    aid, home, env = synced_by_cli(sb, connect, 2)
     folder = home.config.home
-    before = listing(folder)
-    assert "dagster/history/runs.db" in before  # what they read is there (the state: here, or on the server)
-    assert ("state.db" in before) != bool(home.config.state_url)
-    for args in READS[:-1]:  # the report writes its report, and only that (below)
+
+    def everything() -> dict[str, tuple[int, int]]:
+        return {
+            str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in [folder, *sorted(folder.rglob("*"))]
+        }
+
+    exact = everything()
+    assert "dagster/history/runs.db" in exact and not [p for p in exact if p.endswith(("-wal", "-shm"))]
+    assert ("state.db" in exact) != bool(home.config.state_url)  # the state: here, or on the server
+    for args in (["status"], ["status", "--json"], ["athletes"], ["athletes", "--json"]):
         done = fitsync_in(env, *args)
-        assert done.returncode == 0, (args, done.stderr)
-        assert listing(folder) == before, args
+        assert done.returncode == 0 and str(aid) in done.stdout, (args, done.stderr)
+        assert everything() == exact, args
+    before = listing(folder)
+    done = fitsync_in(env, "query", "SELECT 1")
+    assert done.returncode == 0, done.stderr
+    assert listing(folder) == before
     report = fitsync_in(env, "report", "--out", str(folder / "reports"))
     assert report.returncode == 0, report.stderr
     assert {k: v for k, v in listing(folder).items() if not k.startswith("reports")} == before
@@ -97,6 +115,24 @@ def test_reading_commands_leave_a_synced_home_as_it_was(sb: Harness, connect: Co
     assert (athlete["athlete_id"], athlete["status"], athlete["scopes"]) == (aid, "connected", list(home.scopes))
     assert athlete["name"] == f"{athlete['firstname']} {athlete['lastname']}"
     assert dt.datetime.fromisoformat(athlete["access_expires_at"]).utcoffset() == dt.timedelta(0)  # ISO, as status
+
+    probe = (
+        "import sys\n"
+        "from fitsync.cli.main import main\n"
+        "try:\n    main(['status'])\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "print('loaded:', sorted(m for m in ('dagster', 'polars') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("loaded: []"), done.stdout  # loading them took seconds (Polars: 0.15 s)
+    table = fitsync_in({**env, "COLUMNS": "200"}, "status").stdout
+    row = next(line for line in table.splitlines() if str(aid) in line)
+    # the last listing and the last run, each relative ("just now" within its first minute)
+    assert "success" in row and len(re.findall(r"\bago\b|just now", row)) == 2, row
+    assert not re.search(r"\d{4}-\d\d-\d\dT", table), table  # no ISO time stamp, cut or whole
+    assert "resets" in table and "in " in table and "+00:00" not in table, table
+    report = json.loads(fitsync_in(env, "status", "--json").stdout)  # scripts keep ISO 8601 times
+    assert report["athletes"][0]["last_run"]["ended_at"].endswith("+00:00")
 
 
 def test_tokens_no_key_reads_are_said_by_athletes_and_status(sb: Harness, connect: Connect) -> None:
@@ -131,28 +167,6 @@ def test_athletes_at_a_terminal_is_a_table(sb: Harness, connect: Connect) -> Non
         term.process.kill()
     row = next(line for line in shown.splitlines() if str(aid) in line)
     assert "\t" not in shown and "│" in row and "connected" in row and "expires in" in row, shown
-
-
-@pytest.mark.postgres_slow  # its PostgreSQL variant with -m slow: the default run's 10 minutes
-def test_status_reads_without_dagster_in_relative_local_times(sb: Harness, connect: Connect) -> None:
-    aid, home, env = synced_by_cli(sb, connect, 2)
-    probe = (
-        "import sys\n"
-        "from fitsync.cli.main import main\n"
-        "try:\n    main(['status'])\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-        "print('loaded:', sorted(m for m in ('dagster', 'polars') if m in sys.modules))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.rstrip().endswith("loaded: []"), done.stdout  # loading them took seconds (Polars: 0.15 s)
-    table = fitsync_in({**env, "COLUMNS": "200"}, "status").stdout
-    row = next(line for line in table.splitlines() if str(aid) in line)
-    # the last listing and the last run, each relative ("just now" within its first minute)
-    assert "success" in row and len(re.findall(r"\bago\b|just now", row)) == 2, row
-    assert not re.search(r"\d{4}-\d\d-\d\dT", table), table  # no ISO time stamp, cut or whole
-    assert "resets" in table and "in " in table and "+00:00" not in table, table
-    report = json.loads(fitsync_in(env, "status", "--json").stdout)  # scripts keep ISO 8601 times
-    assert report["athletes"][0]["last_run"]["ended_at"].endswith("+00:00")
 
 
 def test_webhooks_status_prints_json(sb: Harness, connect: Connect) -> None:
@@ -206,29 +220,6 @@ def test_webhooks_status_is_a_table_like_athletes(sb: Harness, connect: Connect)
     row = next(line for line in lines if f"│ {sub['id']} " in line)
     assert "\t" not in text.stdout and re.search(r"just now|ago", row), row
     assert f"{receiver.url}/" in row and "…" in row and sub["callback_url"] == f"{receiver.url}/<secret>", row
-
-
-@pytest.mark.postgres_slow  # its PostgreSQL variant with -m slow: the default run's 10 minutes
-def test_status_and_athletes_leave_every_folders_mtime_as_it_was(sb: Harness, connect: Connect) -> None:
-    """Not even for a moment: SQLite's own read connections to a WAL database create its -wal and -shm and remove them
-    on closing, which changes the folder's modification time (a backup or a sync tool sees a change). With no writer
-    about, state.db and Dagster's runs.db are read from a copy in memory (state/store.py), so the home's listing and
-    the mtimes of every file and folder stay as they were."""
-    aid, home, env = synced_by_cli(sb, connect, 2)
-    folder = home.config.home
-
-    def everything() -> dict[str, tuple[int, int]]:
-        return {
-            str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in [folder, *sorted(folder.rglob("*"))]
-        }
-
-    before = everything()
-    assert "dagster/history/runs.db" in before and not [p for p in before if p.endswith(("-wal", "-shm"))]
-    for args in (["status"], ["status", "--json"], ["athletes"], ["athletes", "--json"]):
-        done = fitsync_in(env, *args)
-        assert done.returncode == 0 and str(aid) in done.stdout, (args, done.stderr)
-        assert everything() == before, args
 
 
 @pytest.mark.slow
