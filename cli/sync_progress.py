@@ -40,9 +40,7 @@ PHASES: dict[str, str] = {
     "activity_streams": "streams",
     "activity_summaries": "loading the summaries",
     "warehouse": "loading the warehouse",
-    "warehouse_unique_keys": "checking the warehouse",
-    "warehouse_children_have_parents": "checking the warehouse",
-    "warehouse_details_present": "checking the warehouse",
+    "warehouse_checks": "checking the warehouse",
 }
 # Phases whose work is a queue of activities in the state store: shown as done/total of this run's work.
 QUEUES: dict[str, str] = {"details": "detail", "activity zones": "zones"}

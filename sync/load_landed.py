@@ -110,14 +110,14 @@ def load_landed(
     said to `notice`, what was left out to `report`.
 
     The next batch is read and parsed on a worker thread while this one is written (load_pipeline.ahead), and one write
-    connection serves consecutive batches for up to a second (load_pipeline.write_held); each batch is removed from the
+    connection, which first makes the schema current, serves consecutive batches for up to a second
+    (load_pipeline.write_held); each batch is removed from the
     landing area once its transaction has committed, so a load cut short (a kill, the file held by another process
     past `timeout`) leaves the rest landed for the next one.
     """
     loaded = loaded if loaded is not None else Loaded()
     if not landing.count(store, aid):
         return loaded
-    db.migrate(database, timeout)
     before = len(loaded.rejected), dict(loaded.left_out)
 
     def write_one(conn: duckdb.DuckDBPyConnection, item: tuple[landing.Landed, loads.Staged | None]) -> None:
@@ -126,7 +126,7 @@ def load_landed(
         landing.remove(store, batch.ids)
 
     staged = load_pipeline.ahead((batch, stage_batch(aid, batch)) for batch in landing.pending(store, aid))
-    load_pipeline.write_held(database, staged, write_one, notice=notice, timeout=timeout)
+    load_pipeline.write_held(database, staged, write_one, notice=notice, timeout=timeout, migrated=True)
     if (len(loaded.rejected), loaded.left_out) != before:
         this_load = Loaded(rejected=loaded.rejected[before[0] :], left_out=_minus(loaded.left_out, before[1]))
         for line in this_load.problems(aid):

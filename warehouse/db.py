@@ -93,42 +93,43 @@ def migrate(where: Where, timeout: float | None = None) -> int:
     per changed view.
     """
     warehouse = Warehouse.of(where)
-    if not warehouse.is_lake:
-        warehouse.path.parent.mkdir(parents=True, exist_ok=True)
     with writing(warehouse, WRITE_WAIT if timeout is None else timeout) as conn:
-        if warehouse.is_lake:  # a lake's checks cost catalog round trips: all in one snapshot, nothing more if current
-            current = lake_schema.in_force(
-                conn, {v for v, _, _ in migration_scripts()}, VIEWS_SCRIPT, views_script()[1]
-            )
-            if current is not None:
-                return current
-            if not lake_schema.has_migrations(conn):
-                lake_schema.create_baseline(conn, LAKE_ALIAS, migration_scripts())
-        else:
-            for file in (warehouse.path, Path(f"{warehouse.path}.wal")):  # training data, GPS tracks: the owner's only
-                with contextlib.suppress(OSError):
-                    file.chmod(0o600)
-            for statement in BOOKKEEPING:
-                conn.execute(statement)
-        done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations").fetchall()}
-        for version, name, sql in migration_scripts():
-            if version not in done:
-                _apply_once(conn, version, name, sql)
-        sql, checksum = views_script()
-        if conn.execute("SELECT checksum FROM schema_views WHERE name = ?", [VIEWS_SCRIPT]).fetchall() != [(checksum,)]:
-            _in_transaction(
-                conn,
-                lake_schema.views_for_lake(sql) if warehouse.is_lake else sql,
-                ("DELETE FROM schema_views WHERE name = ?", [VIEWS_SCRIPT]),
-                ("INSERT INTO schema_views (name, checksum) VALUES (?, ?)", [VIEWS_SCRIPT, checksum]),
-            )
-        if not documents.views_current(conn):  # a lake commits each change: only when they are missing or moved
-            transaction(conn, lambda: documents.create_view(conn))  # two hosts of a lake may do this at once
-        from . import streams  # with Polars: only where the schema is made, not for every read (`fitsync query`)
+        return _migrate(conn, warehouse)
 
-        if not streams.views_current(conn):
-            transaction(conn, lambda: streams.create_view(conn))
-        return conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0]
+
+def _migrate(conn: duckdb.DuckDBPyConnection, warehouse: Warehouse) -> int:
+    """migrate, on a write connection just opened; the version now in force."""
+    if warehouse.is_lake:  # a lake's checks cost catalog round trips: all in one snapshot, nothing more if current
+        current = lake_schema.in_force(conn, {v for v, _, _ in migration_scripts()}, VIEWS_SCRIPT, views_script()[1])
+        if current is not None:
+            return current
+        if not lake_schema.has_migrations(conn):
+            lake_schema.create_baseline(conn, LAKE_ALIAS, migration_scripts())
+    else:
+        for file in (warehouse.path, Path(f"{warehouse.path}.wal")):  # training data, GPS tracks: the owner's only
+            with contextlib.suppress(OSError):
+                file.chmod(0o600)
+        for statement in BOOKKEEPING:
+            conn.execute(statement)
+    done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations").fetchall()}
+    for version, name, sql in migration_scripts():
+        if version not in done:
+            _apply_once(conn, version, name, sql)
+    sql, checksum = views_script()
+    if conn.execute("SELECT checksum FROM schema_views WHERE name = ?", [VIEWS_SCRIPT]).fetchall() != [(checksum,)]:
+        _in_transaction(
+            conn,
+            lake_schema.views_for_lake(sql) if warehouse.is_lake else sql,
+            ("DELETE FROM schema_views WHERE name = ?", [VIEWS_SCRIPT]),
+            ("INSERT INTO schema_views (name, checksum) VALUES (?, ?)", [VIEWS_SCRIPT, checksum]),
+        )
+    if not documents.views_current(conn):  # a lake commits each change: only when they are missing or moved
+        transaction(conn, lambda: documents.create_view(conn))  # two hosts of a lake may do this at once
+    from . import streams  # with Polars: only where the schema is made, not for every read (`fitsync query`)
+
+    if not streams.views_current(conn):
+        transaction(conn, lambda: streams.create_view(conn))
+    return conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0]
 
 
 def exists(where: Where) -> bool:
@@ -239,14 +240,19 @@ def _roll_back(conn: duckdb.DuckDBPyConnection) -> None:
 
 @contextlib.contextmanager
 def writing(
-    where: Where, timeout: float = WRITE_WAIT, notice: Callable[[str], None] | None = None
+    where: Where, timeout: float = WRITE_WAIT, notice: Callable[[str], None] | None = None, migrated: bool = False
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A write connection for one unit of work; waits while another process holds the file, telling `notice`
-    (default: the log) why and for how long."""
+    (default: the log) why and for how long. `migrated`: the schema made current first (migrate), on this connection:
+    a load that opened one connection for that and another for its rows paid two opens and two checkpoints."""
     warehouse = Warehouse.of(where)
+    if not warehouse.is_lake:  # a new warehouse's folder
+        warehouse.path.parent.mkdir(parents=True, exist_ok=True)
     with _turns(warehouse).write(timeout) if not warehouse.is_lake else contextlib.nullcontext():
         conn = _open(warehouse, read_only=False, timeout=timeout, notice=notice)
         try:
+            if migrated:
+                _migrate(conn, warehouse)
             yield conn
         finally:
             conn.close()

@@ -53,16 +53,18 @@ def write_held(
     notice: Callable[[str], None] | None = None,
     hold: float = HOLD_SECONDS,
     timeout: float = db.WRITE_WAIT,
+    migrated: bool = False,
 ) -> None:
     """Write each item with `write_one` (its own transaction), keeping one write connection for consecutive items up
     to `hold` seconds. `write_one` may act on its item's commit (a landed batch is removed once its transaction
     commits: DuckDB's log makes it durable then, before the checkpoint). `notice` hears why a writer waits
-    (db.writing), which gives up after `timeout` seconds."""
+    (db.writing), which gives up after `timeout` seconds. `migrated`: the schema made current on the first connection."""
     source = iter(items)
     end: Any = object()
     item = next(source, end)
     while item is not end:
-        with db.writing(database, timeout=timeout, notice=notice) as conn:
+        with db.writing(database, timeout=timeout, notice=notice, migrated=migrated) as conn:
+            migrated = False
             for setting in WRITER_SETTINGS:
                 conn.execute(setting)
             opened = time.monotonic()
