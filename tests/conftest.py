@@ -98,7 +98,14 @@ def _user_state_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """`slow` tests run only on demand (`pytest -m slow`); each has a short version in the default run. A test
     marked `postgres_slow` runs on SQLite by default and on PostgreSQL with `-m slow` too (running every scenario
-    twice would take the default run past its 10 minutes)."""
+    twice would take the default run past its 10 minutes). One marked `sqlite_only` has no PostgreSQL variant: the
+    state store is incidental to what it checks (what a summary says, a warehouse file, a question at the terminal),
+    and the tests of what the store holds (tokens, the rate ledger, the inbox, progress, locks) run on both."""
+    left_out = [item for item in items if "postgres" in item.keywords and item.get_closest_marker("sqlite_only")]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        dropped = set(left_out)
+        items[:] = [item for item in items if item not in dropped]
     for item in items:
         if "postgres" in item.keywords and item.get_closest_marker("postgres_slow"):
             item.add_marker(pytest.mark.slow)

@@ -98,6 +98,7 @@ def activities_of(sb: Harness, athlete_id: int) -> int:
     return query(sb, "SELECT count(*) AS n FROM activities WHERE athlete_id = ?", athlete_id)[0]["n"]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the transport's retries
 def test_create_is_not_retried_after_a_dropped_connection(sb: Harness, writer: Connected) -> None:
     writer.client.transport.max_retries, writer.client.transport.backoff_initial = 3, 0.01
     writer.client.transport.quiet_seconds = 0  # the service answers again at once (below)
@@ -120,6 +121,7 @@ def test_create_is_not_retried_after_a_dropped_connection(sb: Harness, writer: C
     assert activities_of(sb, writer.athlete_id) == 1
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the transport's retries
 def test_create_is_not_retried_after_a_5xx(sb: Harness, writer: Connected) -> None:
     log = RequestLog(writer.client.transport.http)
     with sb.settings(fault_error_rate=1.0):
@@ -130,6 +132,7 @@ def test_create_is_not_retried_after_a_5xx(sb: Harness, writer: Connected) -> No
     assert activities_of(sb, writer.athlete_id) == 0
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the transport's retries
 def test_connection_refused_is_retried_even_for_a_create(sb: Harness, writer: Connected) -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
@@ -145,6 +148,7 @@ def test_connection_refused_is_retried_even_for_a_create(sb: Harness, writer: Co
     assert client.transport.calls == 0
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the transport's retries
 def test_a_4xx_is_not_retried(connected: Connected) -> None:
     log = RequestLog(connected.client.transport.http)
     with pytest.raises(NotFound) as error:
@@ -153,6 +157,7 @@ def test_a_4xx_is_not_retried(connected: Connected) -> None:
     assert [(s.path, s.status) for s in log.sent] == [("/api/v3/activities/1", 404)]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the transport's retries
 def test_every_call_has_a_timeout(sb: Harness, connected: Connected) -> None:
     config = connected.config.replace(timeout=0.3, max_retries=2)
     with FitsyncClient(config) as client:

@@ -83,6 +83,7 @@ def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(
     assert home.query("SELECT count(*) FROM activities") == [(len(ids),)]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: signals
 def test_sigterm_during_a_read_the_service_never_answers_stops_within_seconds(sb: Harness, connect: Connect) -> None:
     """The service holds every answer for a minute (the client would wait 30 s a read): SIGTERM still ends the sync
     within seconds, with the one line of what was done."""
@@ -122,6 +123,7 @@ def test_sigterm_during_a_read_the_service_never_answers_stops_within_seconds(sb
 
 
 @pytest.mark.parametrize("flags", [(), ("--json",)])
+@pytest.mark.sqlite_only  # the state store is incidental: signals
 def test_sigterm_during_the_nothing_new_check_is_said_as_sigterm(
     sb: Harness, connect: Connect, flags: tuple[str, ...]
 ) -> None:
@@ -160,6 +162,7 @@ def test_sigterm_during_the_nothing_new_check_is_said_as_sigterm(
         }, said
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: signals
 def test_ctrl_c_while_dagster_loads_stops_before_any_run(sb: Harness, connect: Connect) -> None:
     """Loading Dagster writes nothing, and takes seconds: Ctrl-C then stops at once (it once waited for the run to
     start, 2-3 s, only to stop it at its first request, and said "0 of 0 activities detailed"). A first sync, whose new

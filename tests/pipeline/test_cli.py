@@ -51,6 +51,7 @@ def synced_by_cli(sb: Harness, connect: Connect, activities: int) -> tuple[int, 
     return aid, home, env
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the command line
 def test_sync_and_query_from_the_command_line(sb: Harness, connect: Connect, tmp_path: Path) -> None:
     """As a user runs it against the real service (test_sync covers each shape in both flavours)."""
     aid = add_athlete(sb)
@@ -84,6 +85,7 @@ def test_sync_and_query_from_the_command_line(sb: Harness, connect: Connect, tmp
     assert "full reconciliation" in again.stdout + again.stderr
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the command line
 def test_sync_without_connected_athletes_or_warehouse_fails_clearly(
     sb: Harness, connect: Connect, tmp_path: Path
 ) -> None:
@@ -99,6 +101,7 @@ def test_sync_without_connected_athletes_or_warehouse_fails_clearly(
 
 
 @pytest.mark.slow
+@pytest.mark.sqlite_only  # the state store is incidental: the warehouse file
 def test_a_damaged_warehouse_is_named_with_its_fix_and_rebuilt_once_moved_aside(sb: Harness, connect: Connect) -> None:
     """Not "nothing new" over a file DuckDB cannot read, and no stack of DuckDB's words: the fix, whichever command
     meets it; then the fix works."""
@@ -138,6 +141,7 @@ def test_a_token_revoked_since_the_last_sync_shows_as_that_syncs_failure(sb: Har
     assert athlete["last_run"]["run_id"] == before["last_run"]["run_id"]  # no Dagster run was started to fail
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the command line
 def test_sync_of_an_athlete_that_is_not_connected_is_a_usage_error(sb: Harness, connect: Connect) -> None:
     home = connect(add_athlete(sb))
     stranger = add_athlete(sb)
@@ -326,6 +330,7 @@ def cut_through_data(warehouse: Path) -> int:
     return min(warehouse.stat().st_size - 256 * 1024, 3 * 4096 + highest * block_size + block_size // 2)
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the SQLite state file itself
 def test_doctor_names_a_damaged_state_and_a_truncated_warehouse(sb: Harness, connect: Connect) -> None:
     """A state.db with damaged pages and a warehouse.duckdb cut short (a copy interrupted): doctor goes on past the
     first, names both files and the `mv` to run; a sync says the state is damaged in one line."""
@@ -362,6 +367,7 @@ def test_doctor_names_a_damaged_state_and_a_truncated_warehouse(sb: Harness, con
     assert "is damaged" in synced.stderr and "fitsync doctor" in synced.stderr, synced.stderr
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the warehouse file
 def test_doctor_does_not_call_a_healthy_warehouse_truncated(sb: Harness, connect: Connect) -> None:
     """After loads, deletions and CHECKPOINTs DuckDB cuts its free blocks off the file's end while the block count
     it reads at the next open still counts them: the file is shorter than total_blocks × block_size, and healthy.

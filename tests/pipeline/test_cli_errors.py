@@ -134,6 +134,7 @@ def test_h_is_help_everywhere(tmp_path: Path) -> None:
         assert done.returncode == 0 and done.stdout.startswith("Usage: "), (args, done.stderr)
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the command line
 def test_a_sync_that_cannot_reach_the_service_names_the_athlete_the_address_and_the_fix(
     sb: Harness, connect: Connect
 ) -> None:
@@ -208,6 +209,7 @@ def test_a_service_gone_mid_sync_is_one_cause_said_once(tmp_path: Path) -> None:
     assert line.startswith(f"athlete {aid}: activity_details") and "run `fitsync sync` again" in line, line
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the command line
 def test_a_base_url_that_is_not_the_api_root_is_named_before_any_run(sb: Harness, connect: Connect) -> None:
     """The service's own address without /v3: GET /athlete answers 404, which it never does at the API root for a
     connected athlete; the sync says which setting is wrong instead of starting a run whose every step meets it."""

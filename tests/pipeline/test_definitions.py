@@ -165,6 +165,7 @@ def _check_results(instance: DagsterInstance) -> dict[str, bool]:
     return out
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the warehouse's checks
 def test_asset_checks_pass_after_a_sync_and_fail_on_a_corrupted_warehouse(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 4, oldest_days=10)

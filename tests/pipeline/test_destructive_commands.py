@@ -58,6 +58,7 @@ def warehouse_rows(home: Home) -> dict[str, int]:
     return counted
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: a question at the terminal
 def test_disconnect_off_a_terminal_needs_yes(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb)
     home = connect(aid)
@@ -70,6 +71,7 @@ def test_disconnect_off_a_terminal_needs_yes(sb: Harness, connect: Connect) -> N
     assert shown.returncode == 0 and re.search(rf"│ {aid} +│.*│ connected", shown.stdout), shown.stdout + shown.stderr
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: a question at the terminal
 def test_disconnect_at_a_terminal_asks_first(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb)
     record_many(sb, aid, 3, oldest_days=10)
@@ -111,6 +113,7 @@ def test_disconnect_at_a_terminal_asks_first(sb: Harness, connect: Connect) -> N
     assert f"removed {gone:,} warehouse rows" in said, (gone, said)
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: a question at the terminal
 def test_unsubscribe_asks_first(sb: Harness, connect: Connect) -> None:
     home = connect(add_athlete(sb)).config.home
     with CallbackReceiver() as receiver:
@@ -142,6 +145,7 @@ def test_unsubscribe_asks_first(sb: Harness, connect: Connect) -> None:
         assert fitsync(home, "webhooks", "status").stdout.strip() == "No subscription."
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: a question at the terminal
 def test_allow_shrink_asks_first(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 3, oldest_days=10)

@@ -140,6 +140,7 @@ def test_sigterm_ends_the_sql_prompt_and_says_so(warehouse_home: Path, running_s
 @pytest.mark.parametrize(
     ("signum", "code", "said"), [(signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Stopped by SIGTERM")]
 )
+@pytest.mark.sqlite_only  # the state store is incidental: a question at the terminal
 def test_a_stop_at_the_disconnect_question(sb: Harness, connect: Connect, signum: int, code: int, said: str) -> None:
     """Once DuckDB and Polars have loaded (the rows counted for the question), Polars' SIGINT handler restarted the
     read: Ctrl-C waited for Enter; SIGTERM killed the process without a word."""
@@ -158,6 +159,7 @@ def test_a_stop_at_the_disconnect_question(sb: Harness, connect: Connect, signum
     assert listed(home) == [aid] and warehouse_rows(home) == before
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: a question at the terminal
 def test_a_stop_at_the_allow_shrink_question(sb: Harness, connect: Connect) -> None:
     """The sync's stop handlers only ask to stop at the next safe point: at its question the first Ctrl-C did
     nothing. Nothing is fetched nor deleted."""
@@ -179,6 +181,7 @@ def test_a_stop_at_the_allow_shrink_question(sb: Harness, connect: Connect) -> N
     assert sb.counters() == calls and warehouse_ids(home) == set(ids)
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: a question at the terminal
 def test_ctrl_c_at_the_unsubscribe_question(sb: Harness, connect: Connect) -> None:
     home = connect(add_athlete(sb)).config.home
     with CallbackReceiver() as receiver:

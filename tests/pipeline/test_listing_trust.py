@@ -22,6 +22,7 @@ from .test_sync import warehouse_ids
 pytestmark = pytest.mark.postgres_slow
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the listing's trust rules
 def test_an_empty_full_listing_deletes_nothing_and_says_how_to_override(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 5, oldest_days=30)
@@ -47,6 +48,7 @@ def test_an_empty_full_listing_deletes_nothing_and_says_how_to_override(sb: Harn
     assert warehouse_ids(home) == set(ids)
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the listing's trust rules
 def test_a_listing_that_shrinks_too_much_needs_allow_shrink(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 60, oldest_days=60)
@@ -111,6 +113,7 @@ def test_a_future_dated_activity_does_not_move_the_cursor_past_now(sb: Harness, 
     assert home.query("SELECT name FROM activities WHERE activity_id = ?", future) == [("Still next year",)]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the listing's trust rules
 def test_an_import_backdated_beyond_the_overlap_is_found_without_full(sb: Harness, connect: Connect) -> None:
     """250 activities uploaded today with start dates a year back: no incremental listing shows them, the athlete's
     stats count them, so the listing goes all the way back by itself. Ordinary new uploads stay incremental.
@@ -147,6 +150,7 @@ def test_an_import_backdated_beyond_the_overlap_is_found_without_full(sb: Harnes
     assert list_activities()["mode"] == "incremental"  # the gap is closed
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the listing's trust rules
 def test_a_full_listing_the_stats_contradict_deletes_nothing(sb: Harness, connect: Connect) -> None:
     """A listing short by about half (fewer than the shrink guard's 50) while the athlete's stats still count every
     activity: the stats are believed, nothing is deleted, the message says why and how to override."""

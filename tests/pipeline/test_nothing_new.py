@@ -65,6 +65,7 @@ def test_nothing_new_costs_two_calls_and_no_dagster_and_a_change_runs_the_sync(s
     assert "nothing new (2 calls" in fitsync_sync(home).stderr  # and the next one is cheap again
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the warehouse file
 def test_a_warehouse_made_anew_is_not_nothing_new_and_gets_the_athletes_activities_back(
     sb: Harness, connect: Connect
 ) -> None:
@@ -132,6 +133,7 @@ def nothing_new_costs_at_most_two_calls(sb: Harness, home: Home) -> None:
 @pytest.mark.parametrize(  # the non-subscriber's run with -m slow: the default run's 10 minutes
     "premium", [True, pytest.param(False, marks=pytest.mark.slow)], ids=["subscriber", "non-subscriber"]
 )
+@pytest.mark.sqlite_only  # the state store is incidental: the calls a sync makes
 def test_nothing_new_from_the_second_sync_on_and_after_a_full_one(sb: Harness, connect: Connect, premium: bool) -> None:
     """The first sync lists everything; the second already compares with it (whatever kind of listing the last run
     made), and so does the one after `--full`. A non-subscriber's activities keep their zones queued (never asked

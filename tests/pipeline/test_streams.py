@@ -69,6 +69,7 @@ def stream_of(home: Home, activity_id: int) -> dict[str, list[object]]:
     return out
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the streams in the warehouse
 def test_recent_streams_are_stored_once_as_the_service_sent_them(
     sb: Harness, connect: Connect, recorder: Recorder, flavor: str
 ) -> None:
@@ -118,6 +119,7 @@ def test_recent_streams_are_stored_once_as_the_service_sent_them(
     assert manual not in {r[0] for r in home.query("SELECT activity_id FROM activity_stream_answers")}
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the streams in the warehouse
 def test_streams_off_asks_for_none(sb: Harness, connect: Connect, recorder: Recorder) -> None:
     aid, _, _, _ = seeded(sb)
     home = connect(aid, streams="off")
@@ -126,6 +128,7 @@ def test_streams_off_asks_for_none(sb: Harness, connect: Connect, recorder: Reco
     assert home.query("SELECT count(*) FROM activity_streams") == [(0,)]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the streams in the warehouse
 def test_streams_waiting_are_not_taken_for_nothing_new(sb: Harness, connect: Connect) -> None:
     """A caught-up athlete whose streams wait (turned on later, or a budget spent before them) gets a run from
     `fitsync sync`, not "nothing new": the nothing-new check looks at the streams queue too."""
@@ -178,6 +181,7 @@ def test_a_run_stopped_by_the_budget_continues_without_repeating_a_call(
     assert home.query("SELECT count(DISTINCT activity_id) FROM activity_streams") == [(len(ids),)]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the streams in the warehouse
 def test_an_odd_answer_is_kept_raw_and_reported_not_a_failure(
     sb: Harness, connect: Connect, recorder: Recorder
 ) -> None:

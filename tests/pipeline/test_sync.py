@@ -375,6 +375,7 @@ def _assert_minimal_backfill(sb: Harness, home: Home, recorder: Recorder, ids: l
     assert outcome.api_calls() == len(recorder.sent)  # the metadata counts every call made
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the calls and rows of a sync
 def test_backfill_costs_listing_pages_plus_one_detail_and_one_zones_call_each(
     sb: Harness, connect: Connect, recorder: Recorder
 ) -> None:
@@ -409,6 +410,7 @@ def test_backfill_costs_listing_pages_plus_one_detail_and_one_zones_call_each(
     assert api_calls(outcome, "segments") == 0  # every segment already fetched once
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the calls and rows of a sync
 def test_a_sync_with_nothing_new_costs_the_profile_and_one_listing_page(
     sb: Harness, connect: Connect, recorder: Recorder
 ) -> None:
@@ -438,6 +440,7 @@ def test_a_sync_with_nothing_new_costs_the_profile_and_one_listing_page(
     assert slow <= set(recorder.paths())
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the calls and rows of a sync
 def test_backfill_of_two_listing_pages(sb: Harness, connect: Connect, recorder: Recorder) -> None:
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 201, oldest_days=400)
@@ -457,6 +460,7 @@ def activity_zone_calls(recorder: Recorder) -> list[int]:
     return [s.status for s in recorder.sent if s.path.endswith("/zones") and s.path != "/athlete/zones"]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the calls and rows of a sync
 def test_non_subscriber_skips_zones_and_effort_histories_with_a_note(
     sb: Harness, connect: Connect, recorder: Recorder
 ) -> None:
@@ -562,6 +566,7 @@ print(reads, errors)
 """
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the warehouse file
 def test_reads_while_the_loader_writes_never_fail(sb: Harness, connect: Connect, tmp_path: Any) -> None:
     """Readers in this process (a thread) and in another one query in a loop while a sync loads; every read
     succeeds and sees whole batches only (a lap never without its activity)."""
@@ -619,6 +624,7 @@ def test_reads_while_the_loader_writes_never_fail(sb: Harness, connect: Connect,
     assert warehouse_ids(home) >= set(ids)
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the calls and rows of a sync
 def test_a_run_without_a_strap_gets_its_pace_zones_on_both_flavours(
     sb: Harness, connect: Connect, flavor: str, recorder: Recorder
 ) -> None:
@@ -639,6 +645,7 @@ def test_a_run_without_a_strap_gets_its_pace_zones_on_both_flavours(
     assert home.query("SELECT count(*) FROM activity_zones WHERE activity_id = ?", ride) == [(0,)]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the warehouse file
 def test_a_warehouse_moved_aside_is_rebuilt_by_the_next_sync(sb: Harness, connect: Connect) -> None:
     """`fitsync doctor` says to move a damaged warehouse aside and sync: the state still says every detail was
     fetched, so the sync must fetch them again rather than rebuild summaries only."""
@@ -655,6 +662,7 @@ def test_a_warehouse_moved_aside_is_rebuilt_by_the_next_sync(sb: Harness, connec
     assert full[0][0] == len(ids)
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the calls and rows of a sync
 def test_splits_and_laps_carry_heart_rate_and_the_real_service_grade_adjusted_speed(
     sb: Harness, connect: Connect, flavor: str
 ) -> None:

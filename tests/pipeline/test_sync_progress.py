@@ -75,6 +75,7 @@ def test_details_count_each_activity_as_it_is_fetched_not_each_chunk(sb: Harness
     assert all(done <= total in (0, 30) for done, total in seen), seen  # 0 of 0 until the listing has queued them
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what the progress lines say
 def test_the_streams_phase_is_counted_and_its_calls_are_in_the_time_left(sb: Harness, connect: Connect) -> None:
     """The streams are fetched last, a call per activity: "streams n/m" while they are fetched, and the time left
     counts them from the start (they were left out: "about 5 s left" of a sync with a minute of streams ahead)."""
@@ -106,6 +107,7 @@ def test_the_streams_phase_is_counted_and_its_calls_are_in_the_time_left(sb: Har
     assert display._streams_left() == 0  # the phase has run: nothing ahead
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what the progress lines say
 def test_a_non_subscriber_is_told_why_zones_do_not_move(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb, premium=False)
     record_many(sb, aid, 3, oldest_days=10)
@@ -136,6 +138,7 @@ def test_the_time_left_follows_the_pace_of_the_latest_calls() -> None:
     assert recent_pace(slow, start) == pytest.approx(1.0)
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what the progress lines say
 def test_the_silent_seconds_say_what_they_are_spent_on(sb: Harness, connect: Connect, tmp_path: Path) -> None:
     """Loading Dagster before a run's first step, and building a report, take seconds: a line says so (a spinner at a
     terminal), before the first phase."""

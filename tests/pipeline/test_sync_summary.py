@@ -21,6 +21,7 @@ from .test_nothing_new import fitsync_sync
 pytestmark = pytest.mark.postgres_slow
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what the summary says
 def test_the_summary_counts_each_assets_calls_and_rows_as_made(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb)
     record_many(sb, aid, 6, oldest_days=10)
@@ -66,6 +67,7 @@ def test_batches_an_earlier_run_fetched_are_said_where_they_are_loaded(sb: Harne
     assert not any("earlier run" in n for n in loads.get("warehouse", [])), loads  # this run's own, there
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what the summary says
 def test_a_failed_sync_lists_only_its_failures_and_quiet_says_only_them(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb)
     record_many(sb, aid, 3, oldest_days=10)
@@ -95,6 +97,7 @@ def test_a_failed_sync_lists_only_its_failures_and_quiet_says_only_them(sb: Harn
     assert fine.stdout == ""  # a quiet sync that went well says nothing at all (cron mails only what needs attention)
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what the summary says
 def test_a_failed_steps_calls_are_counted_retries_included(sb: Harness, connect: Connect) -> None:
     """Every answer a 500: the failed steps leave no metadata, and the summary said "5 calls" of 15 made (the check's
     alone), the failed steps in no row. The run's calls are counted in its process, the failed steps' in a row."""

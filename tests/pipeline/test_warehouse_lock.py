@@ -30,6 +30,7 @@ conn.close()
 """
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the warehouse file
 def test_a_sync_waits_for_an_analysts_open_session_and_says_so(sb: Harness, connect: Connect) -> None:
     aid, home, env = synced_by_cli(sb, connect, 3)
     assert stat.S_IMODE(home.warehouse.stat().st_mode) == 0o600  # training data: the owner's only
@@ -81,6 +82,7 @@ def test_every_connection_carries_the_duckdb_optimizer_workaround(tmp_path: Path
             ).fetchall()
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the files of the home
 def test_everything_a_sync_writes_under_the_home_is_the_owners_only(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb)
     record_many(sb, aid, 2, oldest_days=5)

@@ -33,6 +33,7 @@ NUMBERS = "activity_id, distance, moving_time, elapsed_time, kudos_count, averag
 WRONG_STATS = {"id": "x", "access_token": 5, "items": [1, 2]}
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the warehouse's plausibility checks
 def test_a_listing_of_absurd_numbers_changes_nothing_stored_and_is_not_ok(
     sb: Harness, connect: Connect, recorder: Recorder
 ) -> None:
@@ -82,6 +83,7 @@ def _plausible_check(home: Home) -> bool:
     )  # type: ignore[union-attr]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: an answer's shape
 def test_stats_of_the_wrong_shape_store_nothing_and_fail_the_athlete(
     sb: Harness, connect: Connect, recorder: Recorder
 ) -> None:
@@ -137,6 +139,7 @@ def test_a_detail_that_is_not_an_activity_stays_queued(sb: Harness, connect: Con
     assert home.query("SELECT count(*) FROM activities WHERE detail_loaded") == [(3,)]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: an answer's bytes
 def test_a_byte_that_is_not_utf8_is_replaced_and_the_listing_loads(sb: Harness, connect: Connect) -> None:
     """One invalid byte in an activity's name (a proxy mangling it) no longer fails the athlete's listing: it is
     replaced (U+FFFD), reported, and every activity loads."""
@@ -151,6 +154,7 @@ def test_a_byte_that_is_not_utf8_is_replaced_and_the_listing_loads(sb: Harness, 
     assert any(e == "GET /athlete/activities" and "not UTF-8" in p for e, p in reported), reported
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: an answer's shape
 def test_an_answer_nested_deeper_than_the_parser_goes_is_kept_raw_and_told(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb)
     record_many(sb, aid, 2, oldest_days=5)
@@ -181,6 +185,7 @@ def test_a_listed_element_without_an_id_is_kept_raw_and_the_rest_loads(sb: Harne
     assert home.sync().left_out() == [] and home.query("SELECT count(*) FROM activities") == [(len(ids),)]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the client's timeouts
 def test_a_service_that_accepts_and_never_answers_fails_the_athlete_in_one_requests_retries(
     sb: Harness, connect: Connect, recorder: Recorder
 ) -> None:

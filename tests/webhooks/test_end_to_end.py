@@ -101,6 +101,7 @@ def test_s6_1_r1_recorded_activity_reaches_the_warehouse(sb: Harness, home: Webh
     assert calls(outcomes[0]) == {"activities": 0, "activity_details": 1 + zones_call(row), "activity_zones": 0}
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what a re-pull brings (the inbox: the scenarios kept on both)
 def test_s6_1_r2_title_update_repulls_once(sb: Harness, home: WebhookHome) -> None:
     aid, (first, second) = synced_athlete(home, sb)
     before = home.activity(second)
@@ -118,6 +119,7 @@ def test_s6_1_r2_title_update_repulls_once(sb: Harness, home: WebhookHome) -> No
     assert home.tick() == []  # the cursor moved past both events
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what a re-pull brings (the inbox: the scenarios kept on both)
 def test_s6_1_r2_type_update_changes_sport_type(sb: Harness, home: WebhookHome) -> None:
     aid, (first, _) = synced_athlete(home, sb)
     assert home.activity(first)["sport_type"] == "Ride"  # type: ignore[index]
@@ -129,6 +131,7 @@ def test_s6_1_r2_type_update_changes_sport_type(sb: Harness, home: WebhookHome) 
     assert row is not None and (row["sport_type"], row["type"]) == ("Run", "Run")
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what a re-pull brings (the inbox: the scenarios kept on both)
 def test_s6_1_r3_deleted_activity_leaves_the_warehouse(sb: Harness, home: WebhookHome, e2e_flavor: str) -> None:
     aid, (first, second) = synced_athlete(home, sb)
     assert home.children(first)["laps"] > 0
@@ -146,6 +149,7 @@ def test_s6_1_r3_deleted_activity_leaves_the_warehouse(sb: Harness, home: Webhoo
     assert home.activity_ids(aid) == {second}
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what a re-pull brings (the inbox: the scenarios kept on both)
 def test_s3_1_r3_private_update_for_a_read_all_grant(sb: Harness, home: WebhookHome) -> None:
     aid, (first, _) = synced_athlete(home, sb)
     row = home.activity(first)
@@ -166,6 +170,7 @@ def test_s3_1_r3_private_update_for_a_read_all_grant(sb: Harness, home: WebhookH
     assert home.deleted(first) == []
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what a re-pull brings (the inbox: the scenarios kept on both)
 def test_s3_1_r1_r2_only_you_and_back_for_a_read_grant(sb: Harness, home: WebhookHome) -> None:
     aid, (first, second) = synced_athlete(home, sb, scopes=READ_ONLY_SCOPES)
     laps = home.children(first)["laps"]
@@ -266,6 +271,7 @@ def test_s6_1_r4_deauthorization_purges_the_athlete(sb: Harness, home: WebhookHo
     assert set(home.athlete_rows(leaving).values()) == {0}
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what a re-pull brings (the inbox: the scenarios kept on both)
 def test_s6_1_r4_explicit_sync_after_purge_does_not_reschedule_the_athlete(sb: Harness, home: WebhookHome) -> None:
     leaving = add_athlete(sb)
     home.connect(leaving)
@@ -392,6 +398,7 @@ def test_out_of_order_delete_stays_deleted(sb: Harness, home: WebhookHome) -> No
     assert home.tick() == []
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what a re-pull brings (the inbox: the scenarios kept on both)
 def test_out_of_order_create_after_delete_revives(sb: Harness, home: WebhookHome) -> None:
     """Only You and back for a read-only grant: delete (t+1) then create (t+2); the service shows it again."""
     aid, (a, b) = local_athlete(sb, home, 2, scopes=READ_ONLY_SCOPES)

@@ -27,6 +27,7 @@ def verdicts(home: WebhookHome) -> list[tuple[str, str, str]]:
     ]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: a forged event (the real checks run on both)
 def test_forged_delete_of_an_existing_activity_deletes_nothing(sb: Harness, home: WebhookHome) -> None:
     aid, ids = synced_athlete(home, sb, n=2)
     victim = ids[0]
@@ -44,6 +45,7 @@ def test_forged_delete_of_an_existing_activity_deletes_nothing(sb: Harness, home
     assert meta["activity_details"]["api_calls"] == 1
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: a forged event (the real checks run on both)
 def test_forged_delete_naming_another_athletes_activity_deletes_nothing(sb: Harness, home: WebhookHome) -> None:
     aid, _ = synced_athlete(home, sb, n=1)
     other = add_athlete(sb)
@@ -66,6 +68,7 @@ def test_a_real_delete_is_confirmed_by_the_service(sb: Harness, home: WebhookHom
     assert verdicts(home) == [("delete", "confirmed", "webhook delete, confirmed: the service answers 404")]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: a forged event (the real checks run on both)
 def test_forged_deauthorization_purges_nothing(sb: Harness, home: WebhookHome) -> None:
     aid, ids = synced_athlete(home, sb, n=2)
     before = home.athlete_rows(aid)
