@@ -406,3 +406,47 @@ def test_doctor_reads_a_store_as_it_is(store: StateStore) -> None:
         assert isinstance(store, PostgresStateStore)
         found = health.of_server(PostgresStateStore(store.url, migrate=False))
     assert (found.integrity, found.version, found.athletes) == ("ok", len(MIGRATIONS), [(5, "connected", 100)])
+
+
+# connections (PostgreSQL) -----------------------------------------------------------------------------------------
+
+
+def test_postgres_keeps_idle_connections_drops_dead_ones_and_never_keeps_a_lock(
+    tmp_path: Path, new_state_url: StateUrl
+) -> None:
+    """A unit of work reuses a connection an earlier one closed (a new server process per transaction cost 5 ms
+    each); one the server ended meanwhile is replaced, not handed out; the athlete lock's session is never kept, so
+    its lock cannot outlive the sync in an idle connection."""
+    url = new_state_url()
+    if not url:
+        pytest.skip("SQLite opens a file per unit of work: nothing to keep")
+    from fitsync.state.postgres import PostgresStateStore
+
+    store = PostgresStateStore(url)
+    backend = "SELECT pg_backend_pid()"
+    with store.transaction() as conn:
+        first = conn.execute(backend).fetchone()[0]
+    with store.reading() as conn:
+        assert conn.execute(backend).fetchone()[0] == first
+
+    other = PostgresStateStore(url, migrate=False)
+    with other.reading() as conn:
+        conn.execute("SELECT pg_terminate_backend(?)", (first,))
+    with store.transaction() as conn:  # the kept one is gone: a new one, and the work is done
+        replaced = conn.execute(backend).fetchone()[0]
+        app_state.put(conn, "probe", b"1")
+    assert replaced != first
+    with store.reading() as conn:
+        assert app_state.get(conn, "probe") == b"1"
+
+    with store.athlete_lock(7):
+        with other.reading() as conn:
+            held = conn.execute(
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = 7 AND granted"
+            ).fetchall()
+    [(lock_session,)] = held
+    with store.reading() as conn:
+        assert conn.execute(backend).fetchone()[0] != lock_session
+        assert (
+            conn.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 7").fetchone()[0] == 0
+        )
