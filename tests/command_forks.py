@@ -24,7 +24,14 @@ from typing import Any
 # the settings. Only modules that start no thread: a fork copies the calling thread alone, so a lock another thread
 # held stays held in the child (DuckDB and Polars start native threads when imported: a forked `sync` hung on one).
 # Nor modules that read the environment when imported: they would see the server's, not the command's.
-PRELOAD = ("dagster", "fitsync.cli.main", "fitsync.client.config", "fitsync.sandbox.cli")
+# Dagster's SQLite storage too: 0.7 s of imports on 2 slow cores for each command that opens the instance (a sync)
+PRELOAD = (
+    "dagster",
+    "dagster._core.storage.sqlite_storage",
+    "fitsync.cli.main",
+    "fitsync.client.config",
+    "fitsync.sandbox.cli",
+)
 MAX_REQUEST = 1 << 20
 
 
