@@ -111,9 +111,8 @@ def load_landed(
 
     The next batch is read and parsed on a worker thread while this one is written (load_pipeline.ahead), and one write
     connection, which first makes the schema current, serves consecutive batches for up to a second
-    (load_pipeline.write_held); each batch is removed from the
-    landing area once its transaction has committed, so a load cut short (a kill, the file held by another process
-    past `timeout`) leaves the rest landed for the next one.
+    (load_pipeline.write_held); each batch is removed from the landing area once its transaction has committed, so a
+    load cut short (a kill, the file held by another process past `timeout`) leaves the rest landed for the next one.
     """
     loaded = loaded if loaded is not None else Loaded()
     if not landing.count(store, aid):
