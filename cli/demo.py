@@ -138,7 +138,7 @@ def demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str) ->
     if signals.received:
         click.echo(
             f"Stopped by {StopSignals.name(signals.received)}: the demo's sandbox is shut down; what it "
-            f"synced so far is in {home}. `fitsync demo` starts it over.",
+            f"synced so far is in {home.resolve()}. `fitsync demo --home {home.resolve()}` starts it over.",
             err=True,
         )
         raise SystemExit(StopSignals.exit_code(signals.received))

@@ -135,7 +135,8 @@ def sync(
             _confirm_shrink(client, asked, yes)
         priority = "interactive" if athlete_ids else None
         instance = None
-        stop = functools.partial(_stopped, out, client, full=full, done=summaries, as_json=as_json)
+        again = " ".join(["fitsync sync", *(["--full"] if full else []), *(f"--athlete {a}" for a in athlete_ids)])
+        stop = functools.partial(_stopped, out, client, again=again, done=summaries, as_json=as_json)
         for index, athlete_id in enumerate(targets):
             if signals.received:
                 stop(signals.received, None, targets[index:])
@@ -441,7 +442,7 @@ def _stopped(
     rest: list[int],
     before: tuple[int, int] = (0, 0),
     *,
-    full: bool = False,
+    again: str = "fitsync sync",
     done: list[sync_summary.AthleteSummary],
     as_json: bool = False,
 ) -> NoReturn:
@@ -471,7 +472,7 @@ def _stopped(
     loud.print(
         Text(
             f"Stopped by {StopSignals.name(signum)}: {'; '.join(parts) or 'nothing started'}. "
-            f"Run `fitsync sync{' --full' if full else ''}` to continue where this stopped.",
+            f"Run `{again}` to continue where this stopped.",
             style="yellow",
         ),
         soft_wrap=True,

@@ -14,13 +14,16 @@ def existing_warehouse() -> Warehouse:
     """The configured warehouse; a one-line error when the settings are wrong, the lake does not answer, or nothing
     was synced yet."""
     try:
-        warehouse = warehouse_of(load_config())
+        config = load_config()
+        warehouse = warehouse_of(config)
         found = db.exists(warehouse)
     except (ConfigError, db.LakeUnavailable) as error:
         raise click.ClickException(str(error)) from None
     if not found:
+        from .status import first_steps  # only on this way out
+
         raise click.ClickException(
-            f"no warehouse at {warehouse}: nothing was synced into it yet. Run `fitsync sync` (on a new home: "
-            "`fitsync init`, then `fitsync connect`, first; or `fitsync demo` to try fitsync on a sandbox)"
+            f"no warehouse at {warehouse}: nothing was synced into it yet. To start, {first_steps(config)} (if no "
+            "athlete is connected yet), then `fitsync sync`; or `fitsync demo` to try fitsync on a sandbox"
         )
     return warehouse

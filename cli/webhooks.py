@@ -3,13 +3,18 @@ stores the service's events in the inbox (serve)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import click
 from rich.table import Table
 
 from fitsync.client.errors import ApiError, FitsyncError
+from fitsync.client.runtime import FitsyncClient
+from fitsync.client.secret import Secret
 
 from . import screen
 from .athletes import open_client
@@ -97,7 +102,7 @@ def status(as_json: bool) -> None:
 
     from fitsync.webhooks.subscriptions import masked
 
-    with open_client() as client:
+    with _looking_client() as client:
         with _waits_said("asking the service"):
             subs = client.subscriptions().view()
         token = client.subscription_state.callback_token() if subs else None
@@ -116,6 +121,25 @@ def status(as_json: bool) -> None:
         click.echo("No subscription.")
         return
     screen.console().print(_subscriptions_table(subs, masked))
+
+
+@contextlib.contextmanager
+def _looking_client() -> Iterator[FitsyncClient]:
+    """The home's client; on a home with no state yet (nothing ever connected), one on a scratch state removed after:
+    asking the service creates no state.db or key file there, and no process of the home has a rate ledger to share
+    (the first one that does creates it)."""
+    from fitsync.client.open_state import open_store_for_reading
+
+    from .athletes import load_settings
+
+    config = load_settings(app=True)  # the missing credentials named before anything else
+    if open_store_for_reading(config) is not None:
+        with open_client(config) as client:
+            yield client
+        return
+    with tempfile.TemporaryDirectory(prefix="fitsync-look-") as scratch:
+        with open_client(config.replace(home=Path(scratch), state_url=Secret(""))) as client:
+            yield client
 
 
 def _subscriptions_table(subs: list[Any], masked: Callable[[str], str]) -> Table:

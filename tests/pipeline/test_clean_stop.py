@@ -128,8 +128,10 @@ def test_sigterm_during_the_nothing_new_check_is_said_as_sigterm(
     sb: Harness, connect: Connect, flags: tuple[str, ...]
 ) -> None:
     """A synced athlete's next sync asks two things before any run: a stop then is the signal's (143), not Ctrl-C's.
-    With --json (quiet on stderr) the stop is said all the same, and stdout has the summary of the stop."""
+    With --json (quiet on stderr) the stop is said all the same, and stdout has the summary of the stop. The command
+    it says continues is the one that was stopped, its athletes named."""
     aid = add_athlete(sb)
+    flags = (*flags, "--athlete", str(aid))
     record_many(sb, aid, 2, oldest_days=5)
     home = connect(aid)
     home.sync()
@@ -152,8 +154,8 @@ def test_sigterm_during_the_nothing_new_check_is_said_as_sigterm(
         finally:
             process.kill()
     assert process.returncode == 143 and "Stopped by SIGTERM" in err and "Traceback" not in err, out + err
-    assert "Interrupted" not in err, err
-    if flags:
+    assert "Interrupted" not in err and f"Run `fitsync sync --athlete {aid}` to continue" in err, err
+    if "--json" in flags:
         said = json.loads(out)
         assert said["exit_code"] == 143 and said["stopped"] == {
             "signal": "SIGTERM",

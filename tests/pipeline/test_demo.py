@@ -102,6 +102,7 @@ def test_ctrl_c_during_the_webhook_run_prints_only_the_demos_line(tmp_path: Path
         code = job.close()
     assert code == 130, text
     assert "Stopped by Ctrl-C (SIGINT)" in text, text
+    assert f"`fitsync demo --home {home.resolve()}` starts it over" in text, text  # pasted anywhere, the same demo
     for noise in ("STEP_FAILURE", "RUN_FAILURE", "Traceback", "Stack Trace", "ERROR"):
         assert noise not in text, text
     assert "turned the events into a run" not in text, text  # step 6 not done: the stop came during the run

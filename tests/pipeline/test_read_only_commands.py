@@ -60,12 +60,9 @@ def test_reading_commands_leave_a_new_home_empty_and_name_the_first_step(
             if args[0] in ("status", "athletes"):
                 assert done.returncode == 0, (args, done.stderr)
                 assert first_step in done.stdout or args == ["athletes", "--json"], (args, done.stdout)
-            if args[0] in ("query", "report"):
-                assert (
-                    done.returncode == 1
-                    and "Run `fitsync sync` (on a new home: `fitsync init`, then `fitsync connect`, first"
-                    in done.stderr
-                ), (args, done.stderr)
+            if args[0] in ("query", "report"):  # the steps from where the home is: init only without credentials
+                assert done.returncode == 1 and f"To start, run `{first_step}`" in done.stderr, (args, done.stderr)
+                assert ("fitsync init" in done.stderr) == (not credentials), (args, done.stderr)
     finally:
         home.chmod(0o700)
     assert json.loads(run(home, "athletes", "--json", **env).stdout) == []
@@ -167,6 +164,25 @@ def test_athletes_at_a_terminal_is_a_table(sb: Harness, connect: Connect) -> Non
         term.process.kill()
     row = next(line for line in shown.splitlines() if str(aid) in line)
     assert "\t" not in shown and "│" in row and "connected" in row and "expires in" in row, shown
+
+
+def test_webhooks_status_on_a_home_never_connected_creates_nothing(sb: Harness, tmp_path: Path) -> None:
+    """Asking the service for the app's subscription needs only the app's credentials: a home with nothing connected
+    yet gets no state.db, key file or lock folder from it (its one call is counted on a scratch state, removed)."""
+    app = sb.new_app()
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    env = {
+        "FITSYNC_BASE_URL": sb.server.api_url,
+        "FITSYNC_AUTH_URL": sb.server.base_url,
+        "FITSYNC_CLIENT_ID": str(app.client_id),
+        "FITSYNC_CLIENT_SECRET": app.client_secret,
+    }
+    text = run(home, "webhooks", "status", **env)
+    assert text.returncode == 0 and "No subscription." in text.stdout, text.stderr
+    as_json = run(home, "webhooks", "status", "--json", **env)
+    assert as_json.returncode == 0 and json.loads(as_json.stdout) == [], as_json.stderr
+    assert list(home.iterdir()) == []
 
 
 def test_webhooks_status_prints_json(sb: Harness, connect: Connect) -> None:
