@@ -61,7 +61,7 @@ def duration(seconds: float) -> str:
 
 def describe_wait(wait: Wait, now: float) -> str:
     window = WINDOW_NAMES.get(wait.window_seconds, f"{wait.window_seconds}-second")
-    kept = f", the last {wait.kept} kept for webhook re-pulls: bulk_reserve" if wait.kept else ""
+    kept = f", the last {wait.kept} kept for webhook re-pulls by the bulk_reserve setting" if wait.kept else ""
     return (
         f"waiting {duration(wait.until - now)} for the {window} {wait.budget} window (used {wait.used}/{wait.limit}"
         f"{kept})"

@@ -78,7 +78,11 @@ class RateBudgetExhausted(Exception):
     def __init__(self, resets_at: float, window: str, budget: str, kept: int = 0) -> None:
         self.resets_at, self.window, self.budget = resets_at, window, budget
         when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(resets_at))
-        held = f", for this work: {kept} of its calls are kept for webhook re-pulls by bulk_reserve" if kept else ""
+        held = (
+            f", for this work: {kept} of its calls are kept for webhook re-pulls by the bulk_reserve setting"
+            if kept
+            else ""
+        )
         super().__init__(f"the {window} window's {budget} rate budget spent until {when}{held}")
 
 

@@ -95,7 +95,9 @@ def test_bulk_reserve_leaves_room_for_interactive_requests(sb: Harness, make_con
     boundary = (time.time() // 900 + 1) * 900
     assert stopped.value.resets_at == pytest.approx(boundary, abs=2) and spent.value.budget == "read"
     # why bulk work stopped with 3 of 10 left: said (it read as "spent" while the service counted 7 of 10)
-    assert "3 of its calls are kept for webhook re-pulls by bulk_reserve" in str(stopped.value), stopped.value
+    assert "3 of its calls are kept for webhook re-pulls by the bulk_reserve setting" in str(stopped.value), (
+        stopped.value
+    )
     assert "kept" not in str(spent.value)  # the whole window spent: nothing is held back any more
     # said inside a summary's brackets ("the rest continues next run (…)"): no brackets of its own to nest
     assert "(" not in str(stopped.value) and "(" not in str(spent.value), (stopped.value, spent.value)

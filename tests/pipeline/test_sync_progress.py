@@ -193,8 +193,8 @@ def test_a_wait_the_bulk_reserve_makes_says_so() -> None:
 
     held = Wait(until=460.0, window="short", budget="read", used=403, limit=415, window_seconds=900, kept=41)
     assert describe_wait(held, 1.0) == (
-        "waiting 7 m 39 s for the 15-minute read window (used 403/415, the last 41 kept for webhook re-pulls: "
-        "bulk_reserve)"
+        "waiting 7 m 39 s for the 15-minute read window (used 403/415, the last 41 kept for webhook re-pulls by "
+        "the bulk_reserve setting)"
     )
     spent = Wait(until=460.0, window="short", budget="read", used=415, limit=415, window_seconds=900)
     assert describe_wait(spent, 1.0).endswith("(used 415/415)")
