@@ -103,8 +103,8 @@ def describe_url(url: str) -> str:
 
 
 # Idle connections a store keeps for its next callers. Each unit of work (a rate reservation, a read of a queue) took
-# a connection of its own: 6.3 ms per transaction against 0.9 ms on a kept one (2 slow cores), and a server process
-# started and ended each time. Not psycopg_pool: its background threads and reconnect loop would replace this store's
+# a connection of its own: ≈ 10 ms per write transaction against 0.8 ms on a kept one (docs/performance.md), and a
+# server process started and ended each time. Not psycopg_pool: its background threads and reconnect loop would replace this store's
 # own rules for an outage (retry only a server reached before, say so once, stop when asked).
 IDLE_KEPT = 4
 
