@@ -201,7 +201,7 @@ def sync(
                     raise
             if signals.received:  # before the run: it would start only to stop at its first request
                 stop(signals.received, None, targets[index:])
-            before = _detailed(client, athlete_id)
+            before = _recorded(client, athlete_id)
             outcome = _run(
                 client,
                 instance,
@@ -427,11 +427,12 @@ def _held_elsewhere(client: FitsyncClient, athlete_id: int) -> str | None:
         return held_elsewhere(busy)
 
 
-def _detailed(client: FitsyncClient, athlete_id: int) -> tuple[int, int]:
-    """(activities known, of which detailed) for the athlete, as recorded: a detail answered but not yet recorded
-    when a stop came is fetched again next run, so it is not counted as this run's."""
+def _recorded(client: FitsyncClient, athlete_id: int) -> tuple[int, int, int]:
+    """(activities known, of which detailed, activities' zones ever fetched) for the athlete, as recorded: an answer
+    not yet recorded when a stop came is fetched again next run, so it is not counted as this run's."""
     known = len(progress.known_ids(client.store, athlete_id))
-    return known, known - progress.count_needing(client.store, athlete_id, "detail")
+    detailed = known - progress.count_needing(client.store, athlete_id, "detail")
+    return known, detailed, progress.count_done(client.store, athlete_id, "zones")
 
 
 def _stopped(
@@ -440,7 +441,7 @@ def _stopped(
     signum: int,
     athlete_id: int | None,
     rest: list[int],
-    before: tuple[int, int] = (0, 0),
+    before: tuple[int, int, int] = (0, 0, 0),
     *,
     again: str = "fitsync sync",
     done: list[sync_summary.AthleteSummary],
@@ -451,10 +452,11 @@ def _stopped(
     what a log must show); with --json, the summary of the athletes done so far and of the stop on stdout."""
     parts = []
     if athlete_id is not None:
-        known, detailed = _detailed(client, athlete_id)
+        known, detailed, zoned = _recorded(client, athlete_id)
+        zones = f" and {zoned - before[2]} activities' zones" if zoned > before[2] else ""
         unloaded = landing.count(client.store, athlete_id)  # a stop does not wait for a load: the next run loads it
         parts.append(
-            f"athlete {athlete_id} interrupted after {detailed - before[1]} new detail(s) in this run "
+            f"athlete {athlete_id} interrupted after {detailed - before[1]} new detail(s){zones} in this run "
             f"({detailed} of {known} activities detailed in all"
             + (
                 "; what it fetched and did not load yet is kept, and reaches the warehouse with the next sync)"

@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
+import signal
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -79,6 +81,24 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 _MADE_BASETEMP = pytest.StashKey[str]()
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@pytest.fixture(autouse=True)
+def _stop_signals_as_found() -> Iterator[None]:
+    """Each test leaves the worker's SIGINT and SIGTERM as it found them (a child inherits an ignored signal), and
+    says so where it did not."""
+    before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    yield
+    changed = [s for s in STOP_SIGNALS if signal.getsignal(s) != before[s]]
+    for s in changed:
+        handler = before[s]
+        if handler is not None:  # None: a handler set outside Python, which cannot be put back from here
+            signal.signal(s, handler)
+    if changed:
+        warnings.warn(f"the test changed the handlers of {[signal.Signals(s).name for s in changed]}", stacklevel=1)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -164,9 +164,8 @@ class Terminal:
         self, home: Path, *args: str, command: list[str] | None = None, env: dict[str, str] | None = None
     ) -> None:
         self.master, slave = pty.openpty()
-        group: dict[str, Any] = (
-            {"start_new_session": True, "preexec_fn": _as_a_shell_starts_it} if self.own_group else {}
-        )
+        # as a shell starts a program at a terminal: Ctrl-C and SIGTERM at their default action
+        group: dict[str, Any] = {"preexec_fn": as_a_shell_starts_it, "start_new_session": self.own_group}
         self.process = subprocess.Popen(
             command or [*FITSYNC, *args],
             cwd=REPO,
@@ -245,9 +244,11 @@ class ForegroundJob(Terminal):
             os.killpg(self.process.pid, signal.SIGKILL)
 
 
-def _as_a_shell_starts_it() -> None:
-    """A foreground job gets the default action of Ctrl-C and SIGTERM, whatever its starter ignored: pytest-xdist's
-    workers ignore SIGINT, and a Python started with SIGINT ignored never installs its KeyboardInterrupt handler."""
+def as_a_shell_starts_it() -> None:
+    """A program a shell runs in the foreground gets the default action of Ctrl-C and SIGTERM, whatever its starter
+    ignored: pytest-xdist's workers ignore SIGINT (until some test's code leaves a handler there: whether a child
+    inherited the ignoring depended on the order the tests ran in), and a Python started with SIGINT ignored never
+    installs its KeyboardInterrupt handler."""
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.SIG_DFL)
 

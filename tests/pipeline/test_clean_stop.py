@@ -61,10 +61,12 @@ def test_a_signal_stops_the_sync_cleanly_and_the_next_one_continues(
     assert "Traceback" not in err and "Stopped by" in err and name in err, err
     left = progress.count_needing(home.store, aid, "detail")
     assert 0 < left < len(ids), err
+    zoned = progress.count_done(home.store, aid, "zones")  # zones are asked for chunk by chunk too
+    zones = f" and {zoned} activities' zones" if zoned else ""
     unloaded = landing.count(home.store, aid)  # a stop does not wait for a load: said, loaded by the next run
     assert (
-        f"after {len(ids) - left} new detail(s) in this run ({len(ids) - left} of {len(ids)} activities detailed "
-        "in all"
+        f"after {len(ids) - left} new detail(s){zones} in this run ({len(ids) - left} of {len(ids)} activities "
+        "detailed in all"
         + (
             "; what it fetched and did not load yet is kept, and reaches the warehouse with the next sync)"
             if unloaded

@@ -29,7 +29,17 @@ import pytest
 
 from fitsync.client.config import Config
 
-from ..processes import FITSYNC, REPO, Terminal, foreground, free_port, run_fitsync, serve_receiver, subprocess_env
+from ..processes import (
+    FITSYNC,
+    REPO,
+    Terminal,
+    as_a_shell_starts_it,
+    foreground,
+    free_port,
+    run_fitsync,
+    serve_receiver,
+    subprocess_env,
+)
 from ..sandbox_harness import Harness
 from .conftest import make_config, write_config
 
@@ -189,7 +199,12 @@ def stopped_at_ready(command: str, signum: int) -> tuple[int, str]:
     `signum` then: its exit status and what it said on stderr."""
     script = f"from fitsync.cli.entry import run; run(lambda: exec({command!r}))"
     process = subprocess.Popen(
-        [sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=as_a_shell_starts_it,
     )
     try:
         assert process.stdout is not None and process.stdout.readline() == "ready\n"
