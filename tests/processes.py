@@ -246,8 +246,7 @@ class ForegroundJob(Terminal):
 
 def as_a_shell_starts_it() -> None:
     """A program a shell runs in the foreground gets the default action of Ctrl-C and SIGTERM, whatever its starter
-    ignored: pytest-xdist's workers ignore SIGINT (until some test's code leaves a handler there: whether a child
-    inherited the ignoring depended on the order the tests ran in), and a Python started with SIGINT ignored never
+    ignored: a test worker may ignore SIGINT (pytest-xdist's do), and a Python started with SIGINT ignored never
     installs its KeyboardInterrupt handler."""
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.SIG_DFL)

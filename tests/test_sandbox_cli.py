@@ -18,7 +18,7 @@ import pytest
 from fitsync.sandbox import browser
 from fitsync.sandbox.server import ServerThread
 
-from .processes import free_port, run_fitsync
+from .processes import as_a_shell_starts_it, free_port, run_fitsync
 
 FITSYNC = [sys.executable, "-m", "fitsync.cli.main"]
 
@@ -244,8 +244,6 @@ def test_the_sandbox_keeps_an_idle_connection_longer_than_a_client_does(sandbox_
 
 def serve_as_a_job(db: Path, athletes: int, activities: int) -> subprocess.Popen[str]:
     """`sandbox serve` in a session of its own, as a terminal's shell starts a foreground job (SIGINT not ignored)."""
-    import signal
-
     command = ["sandbox", "serve", "--db", str(db), "--port", "0", "--athletes", str(athletes)]
     return subprocess.Popen(
         [*FITSYNC, *command, "--activities-per-athlete", str(activities)],
@@ -253,7 +251,7 @@ def serve_as_a_job(db: Path, athletes: int, activities: int) -> subprocess.Popen
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=as_a_shell_starts_it,
     )
 
 
