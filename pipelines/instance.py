@@ -12,6 +12,7 @@ from pathlib import Path
 
 from dagster import DagsterInstance
 from dagster._core.instance.ref import InstanceRef  # public API has no way to override one setting
+from dagster._serdes import ConfigurableClassData
 
 from fitsync.resources.partitions import ATHLETES
 from fitsync.resources.run import API_POOL, DUCKDB_POOL
@@ -41,10 +42,19 @@ NO_CAPTURE = {
 }
 
 
+# Dagster's default storage (SQLite files under DAGSTER_HOME), and the same with its connections kept open
+# (dagster_storage.py): a PostgreSQL storage, or any other a dagster.yaml names, is used as it is.
+STOCK_SQLITE = ("dagster._core.storage.sqlite_storage", "DagsterSqliteStorage")
+KEPT_SQLITE = ("fitsync.pipelines.dagster_storage", "KeptSqliteStorage")
+
+
 def instance(fitsync_home: Path, lake: bool = False) -> DagsterInstance:
     """The instance, its pools limited for a warehouse file or for a lake (`lake`)."""
     home = ensure_home(fitsync_home)
-    dagster_instance = DagsterInstance.from_ref(InstanceRef.from_dir(str(home), overrides={"compute_logs": NO_CAPTURE}))
+    ref = InstanceRef.from_dir(str(home), overrides={"compute_logs": NO_CAPTURE})
+    if ref.storage_data is not None and ref.storage_data[:2] == STOCK_SQLITE:
+        ref = ref._replace(storage_data=ConfigurableClassData(*KEPT_SQLITE, ref.storage_data.config_yaml))
+    dagster_instance = DagsterInstance.from_ref(ref)
     set_pool_limits(dagster_instance, lake)
     return dagster_instance
 
