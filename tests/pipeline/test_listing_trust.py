@@ -3,8 +3,6 @@ complete, plausible listing lacks, and the incremental cursor never moves past n
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -14,6 +12,7 @@ from fitsync.assets.activities import activities
 from fitsync.assets.athlete import athlete_stats
 from fitsync.pipelines.sync_runner import resources_for, sync_athlete
 
+from ..processes import run_fitsync
 from ..sandbox_harness import Harness
 from .conftest import Connect, Recorder, add_athlete, change, delete, record, record_many, subprocess_env
 from .test_sync import warehouse_ids
@@ -30,13 +29,7 @@ def test_an_empty_full_listing_deletes_nothing_and_says_how_to_override(sb: Harn
     home.sync()
     with sb.settings(fault_empty_listing=True):  # an outage page, a proxy, a token silently scoped down
         outcome = home.sync(full=True, check=False)
-        cli = subprocess.run(
-            [sys.executable, "-m", "fitsync.cli.main", "sync", "--full"],
-            env=subprocess_env(home.config.home),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        cli = run_fitsync(["sync", "--full"], env=subprocess_env(home.config.home))
     assert not outcome.success and "the service listed no activities while fitsync knows 5" in (outcome.error or "")
     assert warehouse_ids(home) == set(ids) and home.query("SELECT count(*) FROM deleted_activities") == [(0,)]
     assert home.needing("detail") == 0 and len(home.state("SELECT * FROM known_activities")) == 5

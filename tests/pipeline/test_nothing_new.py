@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 
 import pytest
 
@@ -13,22 +12,16 @@ from fitsync.pipelines import nothing_new
 from fitsync.sync import progress
 from fitsync.warehouse import db
 
+from ..processes import run_fitsync
 from ..sandbox_harness import Harness, add_athlete, change, record
-from .conftest import REPO, Connect, Home, record_many, subprocess_env
+from .conftest import Connect, Home, record_many, subprocess_env
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
 pytestmark = pytest.mark.postgres_slow
 
 
 def fitsync_sync(home: Home, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fitsync.cli.main", "sync", *args],
-        cwd=REPO,
-        capture_output=True,
-        env=subprocess_env(home.config.home),
-        text=True,
-        timeout=300,
-    )
+    return run_fitsync(["sync", *args], env=subprocess_env(home.config.home), timeout=300)
 
 
 def caught_up(sb: Harness, connect: Connect) -> Home:

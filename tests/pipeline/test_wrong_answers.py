@@ -6,14 +6,12 @@ stats of the wrong shape, a detail that is not an activity. Over loopback HTTP, 
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 from dagster import DagsterEventType, DagsterInstance
 
 from fitsync.cli.last_runs import last_runs
 
+from ..processes import run_fitsync
 from ..sandbox_harness import Harness
 from .conftest import Connect, Home, Recorder, add_athlete, record_many, subprocess_env
 
@@ -46,13 +44,7 @@ def test_a_listing_of_absurd_numbers_changes_nothing_stored_and_is_not_ok(
     recorder.clear()
     with sb.settings(fault_answers={"GET /athlete/activities": {"merge": ABSURD}}):
         outcome = home.sync(full=True, check=False)
-        cli = subprocess.run(
-            [sys.executable, "-m", "fitsync.cli.main", "sync", "--full"],
-            env=subprocess_env(home.config.home),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        cli = run_fitsync(["sync", "--full"], env=subprocess_env(home.config.home))
     assert home.query(f"SELECT {NUMBERS} FROM activities ORDER BY activity_id") == before
     assert recorder.details() == [], "an implausible change queues no re-pull"
     assert home.query("SELECT count(*) FROM deleted_activities") == [(0,)]
