@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, instance_for_test
 
+from fitsync.pipelines.instance import KEPT_SQLITE
 from fitsync.sandbox.server import SeedOptions, ServerOptions, ServerThread
 
 from . import postgres_server as pg
@@ -211,9 +212,14 @@ def e2e_flavor(request: pytest.FixtureRequest, sb: Harness) -> Iterator[str]:
 @pytest.fixture
 def persistent_instance(tmp_path: Path) -> Iterator[DagsterInstance]:
     """A throw-away Dagster instance on files, DAGSTER_HOME meanwhile: what the processes a test starts share with it
-    (the CLI's runs, the sensor's partitions), and what a schedule's context is built on."""
-    (tmp_path / "dagster").mkdir()
-    with instance_for_test(temp_dir=str(tmp_path / "dagster"), overrides=NO_COMPUTE_LOGS) as instance:
+    (the CLI's runs, the sensor's partitions), and what a schedule's context is built on. On the storage fitsync's
+    commands use (pipelines/instance.py): Dagster's SQLite files, their connections kept open."""
+    home = tmp_path / "dagster"
+    home.mkdir()
+    storage = {"module": KEPT_SQLITE[0], "class": KEPT_SQLITE[1], "config": {"base_dir": str(home)}}
+    with instance_for_test(
+        temp_dir=str(home), overrides={**NO_COMPUTE_LOGS, "storage": {"custom": storage}}
+    ) as instance:
         yield instance
 
 
