@@ -101,6 +101,11 @@ class KeptEventLogStorage(SqliteEventLogStorage):
             with engine.connect() as conn, conn.begin():
                 yield conn
 
+    def wipe(self) -> None:
+        """Dagster deletes the databases' files: their connections go first."""
+        self._engines.close()
+        super().wipe()
+
     def has_table(self, table_name: str) -> bool:
         """Asked for a few times per run, some while the index is in use: a table found stays found (migrations only
         add tables), so it is asked of SQLite once."""

@@ -104,3 +104,17 @@ def test_a_forked_child_opens_its_own_connections_and_leaves_its_parents_open(tm
     assert url not in engines.engines
     engines.close()
     parents.dispose()
+
+
+def test_a_wiped_event_log_starts_anew_on_new_connections(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
+    ours = instance(tmp_path)
+    before = off_the_main_thread(lambda: materialize([first, second], instance=ours))
+    ours.event_log_storage.wipe()  # Dagster deletes each run's database file
+    assert not (tmp_path / "dagster" / "history" / "runs" / f"{before.run_id}.db").exists()
+    ours.report_engine_event("after the wipe", ours.get_run_by_id(before.run_id))  # a database made anew
+    after = off_the_main_thread(lambda: materialize([first, second], instance=ours))
+    stock = _stock(tmp_path / "dagster")
+    assert [e.message for e in stock.all_logs(before.run_id)] == ["after the wipe"]
+    assert len(stock.fetch_materializations(AssetKey("second"), limit=10).records) == 1
+    assert stock.all_logs(after.run_id)
