@@ -188,6 +188,12 @@ def sync(
                     _tell(out, summary, verbose=verbose)
                     continue
                 out.print(Text(f"athlete {athlete_id}: {found.why}: syncing", style="dim"), soft_wrap=True)
+            if (until := _spent_past(client, max_wait)) is not None:  # the run would stop at its first call
+                calls = found.calls if found is not None else 0
+                summary = sync_summary.budget_spent(athlete_id, calls, time.monotonic() - started, until)
+                summaries.append(summary)
+                _tell(out, summary, verbose=verbose)
+                continue
             try:
                 with screen.doing(out, f"athlete {athlete_id}: {STARTING}"):  # the run's display takes over from it
                     if instance is None:
@@ -415,6 +421,14 @@ def _run(
     if stop_request.requested():  # `fitsync status` and Dagster say "stopped", not "failure", for a person's stop
         mark_stopped(instance, run_id)
     return dataclasses.replace(outcome, calls=calls_in_process() - calls_before)
+
+
+def _spent_past(client: FitsyncClient, max_wait: float) -> float | None:
+    """When the budget comes back, if the ledger says it is spent for longer than --max-wait: no call can go, and a
+    run would load Dagster for seconds only to stop at its first one. None when a call may go within the wait."""
+    now = client.governor.clock()
+    spent = [line.resets_at for line in client.governor.snapshot() if line.used >= line.limit]
+    return max(spent) if spent and max(spent) - now > max_wait else None
 
 
 def _held_elsewhere(client: FitsyncClient, athlete_id: int) -> str | None:

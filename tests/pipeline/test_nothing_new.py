@@ -170,6 +170,11 @@ def test_a_budget_spent_past_max_wait_is_said_and_no_run_starts(sb: Harness, con
     assert f"athlete {home.athlete_id}: the rate budget is spent until" in done.stderr, done.stderr
     assert "longer than --max-wait: nothing done" in done.stderr and "Exhausted" not in done.stderr
     assert not (home.config.home / "dagster").exists()  # no run was started
+    # a sync with no check (--full, or work waiting) on a budget the ledger knows is spent: no call, no Dagster
+    before = sb.counters()["requests"]
+    full = fitsync_sync(home, "--full", "--max-wait", "0")
+    assert full.returncode == 3 and "the rate budget is spent until" in full.stderr, full.stderr
+    assert sb.counters()["requests"] == before and not (home.config.home / "dagster").exists()
 
 
 def test_a_wait_before_any_run_is_said_with_its_reason_and_length() -> None:
