@@ -87,8 +87,10 @@ atexit.register(_RUN_ENGINES.close)
 class KeptEventLogStorage(SqliteEventLogStorage):
     """The event log of each run (a database per run) and the index, each on a kept engine."""
 
+    _engines = _EVENT_ENGINES
+
     def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None) -> None:
-        self._engines, self._tables = _EVENT_ENGINES, set[str]()
+        self._tables = set[str]()
         super().__init__(base_dir, inst_data)
 
     @contextmanager
