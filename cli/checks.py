@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import yaml
 
+from fitsync.client import tls
 from fitsync.client.config_basics import CONFIG_FILE, ConfigError, load_config
 from fitsync.client.crypto import CipherError, MissingKey
 from fitsync.client.errors import FitsyncError, OAuthError, ReauthorizationRequired
@@ -127,7 +128,7 @@ def _modes(home: Path) -> Iterator[Check]:
 def _reachable(config: Config) -> Check:
     url = f"{config.base_url}/athlete"
     try:
-        answer = httpx.get(url, timeout=10)
+        answer = httpx.get(url, timeout=10, verify=tls.context())
     except httpx.HTTPError as error:
         return Check(
             "service",
@@ -269,7 +270,7 @@ def _callback(config: Config) -> Iterator[Check]:
         return
     shown = masked(subscription.callback_url)
     try:
-        answer = httpx.get(subscription.callback_url, timeout=10)
+        answer = httpx.get(subscription.callback_url, timeout=10, verify=tls.context())
     except httpx.HTTPError as error:
         yield Check(
             "webhook callback",

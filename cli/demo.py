@@ -29,7 +29,7 @@ from rich.table import Table
 from fitsync.cli import screen
 from fitsync.cli.stop_signals import StopSignals
 from fitsync.cli.sync_waits import duration
-from fitsync.client import oauth, stop_request
+from fitsync.client import oauth, stop_request, tls
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
@@ -93,10 +93,13 @@ def fresh_home(home: Path) -> Path:
 
 def connect_athlete(config: Config, client: FitsyncClient, base_url: str, athlete_id: int) -> int:
     """The real flow of `fitsync connect`, with the demo acting as the athlete in a browser of their own."""
-    with oauth.LoopbackReceiver() as receiver, httpx.Client(base_url=base_url, timeout=15) as athlete_browser:
+    with (
+        oauth.LoopbackReceiver() as receiver,
+        httpx.Client(base_url=base_url, timeout=15, verify=tls.context()) as athlete_browser,
+    ):
         auth = oauth.authorization(config, receiver.redirect_uri)
         redirect = browser.consent(athlete_browser, auth.url, athlete_id)
-        httpx.get(redirect.url, timeout=10)  # the browser follows the redirect back to fitsync
+        httpx.get(redirect.url, timeout=10, verify=tls.context())  # the browser follows the redirect back to fitsync
         code, granted = oauth.parse_redirect(receiver.wait(10), auth.state)
     body = oauth.exchange_code(config, client.transport, code)
     return client.tokens.save_grant(body, body.get("scope") or granted).athlete_id
@@ -172,7 +175,10 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
         settings={**DEMO_LIMITS, "flavor": flavor},
         seed=SeedOptions(athletes=athletes, activities_per_athlete=activities_per_athlete),
     )
-    with ServerThread(options) as sandbox, httpx.Client(base_url=sandbox.base_url, timeout=15) as http:
+    with (
+        ServerThread(options) as sandbox,
+        httpx.Client(base_url=sandbox.base_url, timeout=15, verify=tls.context()) as http,
+    ):
         console = {"X-Sandbox-Console-Key": sandbox.console_key}
         out.print(
             f"[bold]1.[/] Sandbox ({flavor} flavour) with {athletes} athletes × {activities_per_athlete} "

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import httpcore
 import httpx
 
-from . import stop_request
+from . import stop_request, tls
 
 _local = threading.local()
 
@@ -95,7 +95,7 @@ class DeadlineBackend(httpcore.NetworkBackend):
 def transport(**options: typing.Any) -> httpx.HTTPTransport:
     """httpx's transport with the deadline backend under its connection pool (httpx has no public hook for the
     backend; tests/client/test_bounded_io.py fails if this stops taking effect)."""
-    made = httpx.HTTPTransport(**options)
+    made = httpx.HTTPTransport(**{"verify": tls.context(), **options})
     pool = made._pool
     pool._network_backend = DeadlineBackend(pool._network_backend or httpcore.SyncBackend())
     return made

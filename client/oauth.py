@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from . import tls
 from .errors import OAuthError, fault_summary
 from .transport import Transport
 
@@ -88,7 +89,7 @@ def authorize_page(config: Config, timeout: float = 10) -> PageAnswer:
         "scope": "read",
     }
     try:
-        return PageAnswer(url, httpx.get(url, params=params, timeout=timeout).status_code)
+        return PageAnswer(url, httpx.get(url, params=params, timeout=timeout, verify=tls.context()).status_code)
     except httpx.HTTPError as error:
         return PageAnswer(url, None, type(error).__name__)
 

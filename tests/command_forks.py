@@ -33,6 +33,9 @@ PRELOAD = (
     "fitsync.sandbox.cli",
 )
 MAX_REQUEST = 1 << 20
+# What the TLS context made before forking read (client/tls.py), as the server found it.
+TLS_ENVIRONMENT = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+started_with_tls = {name: os.environ.get(name) for name in TLS_ENVIRONMENT}
 
 
 def serve(path: str) -> int | None:
@@ -42,6 +45,9 @@ def serve(path: str) -> int | None:
         importlib.import_module(module)
     # what the imports put in the environment (a setdefault at import time): a fresh process has it too
     set_by_imports = {k: v for k, v in os.environ.items() if started_with.get(k) != v}
+    from fitsync.client import tls
+
+    tls.context()  # made once here (≈ 45 ms each): a child whose environment names other certificates makes its own
     threads = os.listdir("/proc/self/task")
     if len(threads) > 1:
         sys.exit(f"tests.command_forks: {len(threads)} threads after loading {PRELOAD}: forking would copy one of them")
@@ -101,6 +107,10 @@ def _child(request: dict[str, Any], fds: list[int], set_by_imports: dict[str, st
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update({**set_by_imports, **request["env"]})
+    if any(os.environ.get(name) != started_with_tls.get(name) for name in TLS_ENVIRONMENT):
+        from fitsync.client import tls
+
+        tls.context.cache_clear()
     sys.argv = ["fitsync", *request["args"]]
     from fitsync.cli.entry import run
     from fitsync.cli.main import main

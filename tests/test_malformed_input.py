@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
+from fitsync.client import tls
 from fitsync.sandbox import console_routes
 
 from .sandbox_harness import STATE_TABLES, Grant, Harness, assert_fault, query
@@ -585,7 +586,9 @@ def test_malformed_request_is_a_4xx_fault_and_changes_nothing(sb, ids, case):
     if case.token:
         headers.setdefault("Authorization", f"Bearer {ctx.grant.access_token}")
     before, errors = state(sb), server_errors(sb)
-    with httpx.Client(base_url=sb.server.base_url, timeout=30) as client:  # a 500 may close the connection
+    with httpx.Client(
+        base_url=sb.server.base_url, timeout=30, verify=tls.context()
+    ) as client:  # a 500 may close the connection
         try:
             response = client.request(case.method, url, headers=headers, **kwargs)
         finally:
@@ -662,7 +665,7 @@ def test_console_refuses_without_the_key_and_changes_nothing(sb, ids, case, key)
     path = case.path.format(athlete=ids["athlete"], activity=ids["activity"])
     headers = {} if key is None else {"X-Sandbox-Console-Key": key}
     before, counters, settings = state(sb), sb.counters(), sb.console.get("/settings").json()
-    with httpx.Client(base_url=sb.server.base_url + "/sandbox", timeout=15) as client:
+    with httpx.Client(base_url=sb.server.base_url + "/sandbox", timeout=15, verify=tls.context()) as client:
         response = client.request(
             case.method,
             path,
@@ -681,7 +684,7 @@ def test_console_refuses_without_the_key_and_changes_nothing(sb, ids, case, key)
 def test_console_key_is_not_accepted_as_a_query_parameter_or_bearer_token(sb, ids):
     before = state(sb)
     key = sb.server.console_key
-    with httpx.Client(base_url=sb.server.base_url + "/sandbox", timeout=15) as client:
+    with httpx.Client(base_url=sb.server.base_url + "/sandbox", timeout=15, verify=tls.context()) as client:
         assert_fault(client.post("/athletes", params={"key": key, "console_key": key}, json={}), 401)
         assert_fault(client.post("/athletes", headers={"Authorization": f"Bearer {key}"}, json={}), 401)
         assert_fault(

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from alembic.script import ScriptDirectory
 from dagster import AssetKey, DagsterInstance, DagsterRunStatus, asset, materialize
 from dagster._core.instance.ref import InstanceRef
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
@@ -118,3 +119,21 @@ def test_a_wiped_event_log_starts_anew_on_new_connections(tmp_path: Path, monkey
     assert [e.message for e in stock.all_logs(before.run_id)] == ["after the wipe"]
     assert len(stock.fetch_materializations(AssetKey("second"), limit=10).records) == 1
     assert stock.all_logs(after.run_id)
+
+
+def test_dagsters_migration_scripts_are_read_once_per_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each instance opened asks alembic for the head revision three times (runs, event index, schedules): the
+    scripts are read at most once in this process, and every database is at that head."""
+    reads = Counter[str]()
+    load = ScriptDirectory._load_revisions
+
+    def counted(self: ScriptDirectory) -> object:
+        reads[self.dir] += 1
+        return load(self)
+
+    monkeypatch.setattr(ScriptDirectory, "_load_revisions", counted)
+    opened = [instance(tmp_path / name) for name in ("a", "b")]
+    assert sum(reads.values()) <= 1  # read anew each time: 10 for these two new instances
+    for each in opened:
+        for version in (each.run_storage.alembic_version(), each.event_log_storage.alembic_version()):
+            assert version[0] is not None and version[0] == version[1]

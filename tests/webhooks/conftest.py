@@ -30,6 +30,7 @@ import httpx
 import pytest
 from dagster import DagsterInstance, RunRequest, RunsFilter
 
+from fitsync.client import tls
 from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
@@ -167,7 +168,7 @@ class WebhookHome:
     # The sandbox reuses a deleted subscription's id (test_s3_3_subscription_ids_are_not_reused): only events
     # newer than this mark are ours.
     events_after: int = 0
-    http: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=15))
+    http: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=15, verify=tls.context()))
 
     # connecting and syncing ----------------------------------------------------------------------------------
 
