@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from fitsync.client.records import record
-from fitsync.warehouse import db, documents, load_pipeline, loads, mappings, purge, sources, staging
+from fitsync.warehouse import db, documents, load_pipeline, loads, mappings, plausible, purge, sources, staging
 
 from ..sandbox_harness import Harness
 
@@ -684,6 +684,22 @@ def test_implausible_values_never_overwrite_stored_ones_and_are_named(
     assert after[detailed["id"]] == before[detailed["id"]] and after[listed["id"]] == before[listed["id"]]
     assert after[987654321][:5] == (None,) * 5 and after[987654321][5] == new["name"]
     assert kept["distance"] == 1e308 and kept["kudos_count"] == 2**70  # what arrived, whole
+
+
+def test_a_number_past_any_float_is_named_as_out_of_range() -> None:
+    """JSON may carry an integer of any length: it is compared as it is, never turned into a float that overflows."""
+    huge = int("9" * 400)
+    assert plausible.implausible("activities", {"distance": huge, "moving_time": 3600, "kudos_count": -huge}) == {
+        "distance": huge,
+        "kudos_count": -huge,
+    }
+    assert plausible.implausible("activities", {"moving_time": -huge, "average_speed": "fast"}) == {
+        "moving_time": -huge,
+        "average_speed": "fast",
+    }
+    assert plausible.type_issues("activities", {"distance": huge, "average_speed": "fast"}) == [
+        "not a number: average_speed='fast'"
+    ]
 
 
 def test_a_summary_never_overwrites_a_loaded_detail_but_updates_the_kudos(
