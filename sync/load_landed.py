@@ -16,15 +16,18 @@ import duckdb
 from fitsync.client.records import record
 from fitsync.state.store import StateStore
 from fitsync.sync import landing
-from fitsync.warehouse import db, load_pipeline, loads
+from fitsync.warehouse import constraints, db, load_pipeline, loads
 from fitsync.warehouse.location import Warehouse
 from fitsync.warehouse.plausible import type_issues
 
 log = logging.getLogger(__name__)
 
 
-def stage_batch(athlete: int, batch: landing.Landed) -> loads.Staged | None:
-    """One landed batch parsed into warehouse rows (None for a deletion, which needs the warehouse itself)."""
+def stage_batch(
+    athlete: int, batch: landing.Landed, not_null: constraints.NotNull | None = None
+) -> loads.Staged | None:
+    """One landed batch parsed into warehouse rows (None for a deletion, which needs the warehouse itself); `not_null`:
+    the warehouse's NOT NULL columns (default: the schema the migrations make, loads.stage)."""
     if batch.bundle == "delete_activities":
         return None
     extra: dict[str, Any] = {}
@@ -33,7 +36,7 @@ def stage_batch(athlete: int, batch: landing.Landed) -> loads.Staged | None:
     if batch.bundle in ("activity_summaries", "activity_details"):  # a detail is checked as its summary was
         extra["issues"] = [[*record("activity", p).issues, *type_issues("activities", p)] for p in batch.payloads]
     frame = loads.frame(batch.payloads, athlete_id=athlete, **extra)
-    return loads.stage(batch.bundle, frame, parents=batch.context.get("replace_parents"))
+    return loads.stage(batch.bundle, frame, parents=batch.context.get("replace_parents"), not_null=not_null)
 
 
 def write_batch(
@@ -124,8 +127,22 @@ def load_landed(
         loaded.add(write_batch(conn, aid, batch, staged), staged)
         landing.remove(store, batch.ids)
 
-    staged = load_pipeline.ahead((batch, stage_batch(aid, batch)) for batch in landing.pending(store, aid))
-    load_pipeline.write_held(database, staged, write_one, notice=notice, timeout=timeout, migrated=True)
+    # A file's NOT NULL columns are read from its write connection, once migrated (1 ms), before the first batch is
+    # staged: constraints.migrated() would run every migration on an in-memory database first (≈ 0.25 s, once per
+    # process). A lake's are the migrations' (its catalog is not asked).
+    schema: list[constraints.NotNull] = []
+    staged = load_pipeline.ahead(
+        (batch, stage_batch(aid, batch, schema[0] if schema else None)) for batch in landing.pending(store, aid)
+    )
+    load_pipeline.write_held(
+        database,
+        staged,
+        write_one,
+        notice=notice,
+        timeout=timeout,
+        migrated=True,
+        opened=None if database.is_lake else lambda conn: schema.append(constraints.not_null(conn)),
+    )
     if (len(loaded.rejected), loaded.left_out) != before:
         this_load = Loaded(rejected=loaded.rejected[before[0] :], left_out=_minus(loaded.left_out, before[1]))
         for line in this_load.problems(aid):

@@ -54,23 +54,29 @@ def write_held(
     hold: float = HOLD_SECONDS,
     timeout: float = db.WRITE_WAIT,
     migrated: bool = False,
+    opened: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
 ) -> None:
     """Write each item with `write_one` (its own transaction), keeping one write connection for consecutive items up
     to `hold` seconds. `write_one` may act on its item's commit (a landed batch is removed once its transaction
     commits: DuckDB's log makes it durable then, before the checkpoint). `notice` hears why a writer waits
-    (db.writing), which gives up after `timeout` seconds. `migrated`: the schema made current on the first connection."""
+    (db.writing), which gives up after `timeout` seconds. `migrated`: the schema made current on the first connection.
+    `opened`: called with the first connection (its schema current) before the first item is taken, for what the
+    items are made with (the warehouse's NOT NULL columns: sync/load_landed.py); the connection then waits for it."""
     source = iter(items)
     end: Any = object()
-    item = next(source, end)
+    item: Any = next(source, end) if opened is None else None  # None: taken once a connection is open
     while item is not end:
         with db.writing(database, timeout=timeout, notice=notice, migrated=migrated) as conn:
             migrated = False
             for setting in WRITER_SETTINGS:
                 conn.execute(setting)
-            opened = time.monotonic()
+            if opened is not None:
+                opened(conn)
+                opened, item = None, next(source, end)
+            held_since = time.monotonic()
             while item is not end:
                 write_one(conn, item)
-                if time.monotonic() - opened >= hold:
+                if time.monotonic() - held_since >= hold:
                     item = None  # the next one is taken once this connection is closed
                     break
                 item = next(source, end)
