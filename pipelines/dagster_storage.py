@@ -84,8 +84,9 @@ class _Engines:
 def _script_directory_read_once() -> None:
     """Dagster asks alembic for its migrations' head each time it opens or creates a SQLite database's storage (the
     runs table, the event log's index, the schedules: five times for a new instance), and alembic reads and compiles
-    every migration script to answer (20–50 ms each on 2 slow cores). Dagster's own scripts do not change while a process runs: their
-    directory is read once per process. Any other script location is read as alembic always does."""
+    every migration script to answer (20–50 ms each on 2 slow cores). Dagster's own scripts do not change while a
+    process runs: their directory is read once per process. Any other script location is read as alembic always
+    does."""
     read = ScriptDirectory.from_config
     kept: dict[str, ScriptDirectory] = {}
     lock = threading.Lock()

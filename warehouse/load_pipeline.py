@@ -61,7 +61,8 @@ def write_held(
     commits: DuckDB's log makes it durable then, before the checkpoint). `notice` hears why a writer waits
     (db.writing), which gives up after `timeout` seconds. `migrated`: the schema made current on the first connection.
     `opened`: called with the first connection (its schema current) before the first item is taken, for what the
-    items are made with (the warehouse's NOT NULL columns: sync/load_landed.py); the connection then waits for it."""
+    items are made with (the warehouse's NOT NULL columns: sync/load_landed.py); that item is made while the
+    connection is open."""
     source = iter(items)
     end: Any = object()
     item: Any = next(source, end) if opened is None else None  # None: taken once a connection is open

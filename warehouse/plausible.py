@@ -107,7 +107,7 @@ TABLE_RANGES: dict[str, dict[str, Range]] = {
 
 
 def range_of(table: str, column: str) -> Range | None:
-    return TABLE_RANGES.get(table, {}).get(column) or RANGES.get(column)
+    return _ranges(table).get(column)
 
 
 def _is_number(value: Any) -> bool:
@@ -151,5 +151,5 @@ def implausible(table: str, raw: Any, fields: tuple[str, ...] | None = None) -> 
 
 @functools.cache
 def _ranges(table: str) -> dict[str, Range]:
-    """The ranges a column of `table` is held to (range_of, for every name at once)."""
+    """The range each column of `table` is held to: its table's own, else the one shared by every table."""
     return {**RANGES, **TABLE_RANGES.get(table, {})}
