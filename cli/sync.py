@@ -197,11 +197,8 @@ def sync(
             try:
                 with screen.doing(out, f"athlete {athlete_id}: {STARTING}"):  # the run's display takes over from it
                     if instance is None:
-                        with _schema_meanwhile(config) as migrating:
-                            # a stop raised inside an import can leave its module's lock held: the migrating thread,
-                            # importing what DuckDB imports, would wait on it for good; with it, the stop waits too
-                            with contextlib.nullcontext() if migrating else signals.at_once():
-                                instance = _dagster_instance(config)
+                        with _schema_meanwhile(config):  # a stop waits for the migrations (≈ 0.5 s): they write
+                            instance = signals.wait_for(functools.partial(_dagster_instance, config))
             except KeyboardInterrupt:
                 if not signals.received:
                     raise
@@ -301,7 +298,7 @@ def _dagster_instance(config: Config) -> DagsterInstance:
 
 
 @contextlib.contextmanager
-def _schema_meanwhile(config: Config) -> Iterator[bool]:
+def _schema_meanwhile(config: Config) -> Iterator[None]:
     """A new warehouse file's migrations (≈ 0.5 s) run while Dagster loads and opens its instance: DuckDB
     works outside the GIL, so the first sync's summaries reach the warehouse that much sooner. Whatever stops them
     (another process creating the file at the same moment, a folder not writable) is left to the run, which waits,
@@ -311,7 +308,7 @@ def _schema_meanwhile(config: Config) -> Iterator[bool]:
 
     warehouse = warehouse_of(config)
     if warehouse.is_lake or warehouse.path.exists():  # made already: its migrate is ≈ 40 ms, left to the run
-        yield False
+        yield
         return
 
     def migrate() -> None:
@@ -321,7 +318,7 @@ def _schema_meanwhile(config: Config) -> Iterator[bool]:
     worker = threading.Thread(target=migrate, name="fitsync-schema", daemon=True)
     worker.start()
     try:
-        yield True
+        yield
     finally:
         worker.join()
 
