@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from . import idle_connections
 from .migrations import MIGRATIONS, statements
 
 
@@ -158,7 +159,11 @@ class StateStore:
         """A connection whose writes wait up to `wait` seconds for another process's write transaction."""
         if self.read_only:
             return self._connect_read_only(wait)
-        conn = sqlite3.connect(self.path, isolation_level=None, timeout=wait, check_same_thread=False)
+        path = os.path.abspath(self.path)
+        if (kept := idle_connections.take(path)) is not None:
+            kept.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+            return kept
+        conn = idle_connections.open_kept(path, wait)
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
         conn.execute("PRAGMA journal_mode = WAL")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -408,7 +410,62 @@ def test_doctor_reads_a_store_as_it_is(store: StateStore) -> None:
     assert (found.integrity, found.version, found.athletes) == ("ok", len(MIGRATIONS), [(5, "connected", 100)])
 
 
-# connections (PostgreSQL) -----------------------------------------------------------------------------------------
+# connections ------------------------------------------------------------------------------------------------------
+
+
+def test_sqlite_keeps_idle_connections_but_none_closed_mid_read_or_transaction_nor_to_a_file_made_anew(
+    tmp_path: Path,
+) -> None:
+    """A unit of work reuses the connection an earlier one closed, whichever store of the process opened it (opening
+    one cost ≈ 11 ms); one closed with a cursor part-read (its read snapshot) or mid-transaction is closed for good
+    (its write lock goes with it), and a state file
+    removed and made again is opened anew, never written through a connection to the file that was removed."""
+    path = tmp_path / "state.db"
+    store = StateStore(path)
+    with store.transaction() as conn:
+        app_state.put(conn, "probe", b"1")
+        first = conn
+    with StateStore(path).reading() as conn:
+        assert conn is first
+
+    reading = store.connect()
+    part_read = reading.execute("SELECT key FROM app_state UNION ALL SELECT 'more'")
+    assert part_read.fetchone() is not None
+    reading.close()  # a cursor still holds its read snapshot: not handed to the next caller
+    with store.reading() as conn:
+        assert conn is not reading
+    del part_read
+
+    held = store.connect()
+    held.execute("BEGIN IMMEDIATE")
+    held.close()
+    with StateStore(path).transaction() as conn:  # the write lock went with it: no wait
+        assert conn is not held
+        app_state.put(conn, "probe", b"2")
+
+    for side in ("", "-wal", "-shm"):
+        path.with_name(path.name + side).unlink(missing_ok=True)
+    anew = StateStore(path)
+    with anew.reading() as conn:
+        assert conn is not first and app_state.get(conn, "probe") is None
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_process_leaves_no_wal_beside_the_state_file_when_it_exits(tmp_path: Path) -> None:
+    """The kept connections are closed at exit: the last one checkpoints the WAL into the file and removes it, as
+    when each unit of work closed its own."""
+    path = tmp_path / "state.db"
+    script = (
+        "import sys\n"
+        "from fitsync.state import app_state\n"
+        "from fitsync.state.store import StateStore\n"
+        "with StateStore(sys.argv[1]).transaction() as conn:\n"
+        "    app_state.put(conn, 'probe', b'1')\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("state.db")) == ["state.db"]
+    with StateStore(path).reading() as conn:
+        assert app_state.get(conn, "probe") == b"1"
 
 
 def test_postgres_keeps_idle_connections_drops_dead_ones_and_never_keeps_a_lock(
@@ -419,7 +476,7 @@ def test_postgres_keeps_idle_connections_drops_dead_ones_and_never_keeps_a_lock(
     its lock cannot outlive the sync in an idle connection."""
     url = new_state_url()
     if not url:
-        pytest.skip("SQLite opens a file per unit of work: nothing to keep")
+        pytest.skip("PostgreSQL's sessions (SQLite's: the test above)")
     from fitsync.state.postgres import PostgresStateStore
 
     store = PostgresStateStore(url)

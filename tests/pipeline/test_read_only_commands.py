@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from fitsync.state import idle_connections
+
 from ..processes import Terminal, run_fitsync
 from ..sandbox_harness import Harness, wait_until
 from .conftest import REPO, Connect, add_athlete, subprocess_env
@@ -87,6 +89,7 @@ def test_reading_commands_leave_a_synced_home_as_it_was(sb: Harness, connect: Co
     that). `status` answers without loading Dagster, in local relative times."""
     aid, home, env = synced_by_cli(sb, connect, 2)
     folder = home.config.home
+    idle_connections.close_idle()  # this test's own, kept for its next use: no writer is about, as after a process
 
     def everything() -> dict[str, tuple[int, int]]:
         return {
