@@ -45,16 +45,16 @@ class KeptConnection(sqlite3.Connection):
         super().__init__(*args, **kwargs)
         self.cursors: weakref.WeakSet[sqlite3.Cursor] = weakref.WeakSet()
 
-    def cursor(self, *args: Any, **kwargs: Any) -> sqlite3.Cursor:
-        cursor = super().cursor(*args, **kwargs)
+    def _cursor(self) -> sqlite3.Cursor:
+        cursor = self.cursor()
         self.cursors.add(cursor)
         return cursor
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
-        return self.cursor().execute(sql, parameters)
+        return self._cursor().execute(sql, parameters)
 
     def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
-        return self.cursor().executemany(sql, parameters)
+        return self._cursor().executemany(sql, parameters)
 
     def close(self) -> None:
         if not _keep(self):
