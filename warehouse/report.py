@@ -71,22 +71,8 @@ def build_report(
     """Write out_dir/report.html and one PNG per chart for the athlete (the only one, when None). `drawing` hears
     each chart's number and their count before it is drawn (the drawing takes most of the seconds)."""
     out_dir = Path(out_dir)
-    if not db.exists(warehouse):
-        raise ReportError(f"no warehouse at {warehouse}: run `fitsync sync` first")
-    db.ensure_schema(warehouse)
-    known = db.athletes_held(warehouse)
-    if athlete_id is None:
-        if len(known) != 1:
-            raise ReportError(
-                "the warehouse has no activities yet"
-                if not known
-                else f"the warehouse has several athletes ({', '.join(map(str, known))}): choose one"
-            )
-        athlete_id = known[0]
-    elif athlete_id not in known:
-        raise ReportError(f"athlete {athlete_id} has no activities in the warehouse")
-    with db.reading(warehouse) as conn:
-        data = _gather(conn, athlete_id)
+    data = _gathered(warehouse, athlete_id)
+    athlete_id = data["athlete_id"]
     figures = _figures(data)
     drawn = [(name, chart) for name, (_, chart, _) in figures.items() if chart is not None]
     pngs = {}
@@ -111,6 +97,32 @@ def build_report(
         markdown_path=markdown_path,
         title=f"{data['name']} ({athlete_id}) — as of {data['as_of'].isoformat()}, {AS_OF_DATE}",
     )
+
+
+def charts_of(warehouse: db.Where, athlete_id: int | None = None) -> dict[str, Any]:
+    """The report's charts for the athlete (the only one, when None) as Altair charts, not drawn: to show in a
+    notebook, or to read their Vega-Lite (`.to_dict()`) without the seconds the drawing takes."""
+    return {name: chart for name, (_, chart, _) in _figures(_gathered(warehouse, athlete_id)).items() if chart}
+
+
+def _gathered(warehouse: db.Where, athlete_id: int | None) -> dict[str, Any]:
+    """What the report shows of the athlete (the only one, when None), read on one connection."""
+    if not db.exists(warehouse):
+        raise ReportError(f"no warehouse at {warehouse}: run `fitsync sync` first")
+    db.ensure_schema(warehouse)
+    known = db.athletes_held(warehouse)
+    if athlete_id is None:
+        if len(known) != 1:
+            raise ReportError(
+                "the warehouse has no activities yet"
+                if not known
+                else f"the warehouse has several athletes ({', '.join(map(str, known))}): choose one"
+            )
+        athlete_id = known[0]
+    elif athlete_id not in known:
+        raise ReportError(f"athlete {athlete_id} has no activities in the warehouse")
+    with db.reading(warehouse) as conn:
+        return _gather(conn, athlete_id)
 
 
 # What the as-of date is: a day behind the reader's calendar west of UTC, and said so wherever it is shown.

@@ -126,20 +126,20 @@ def _rows(spec: dict, *keys: str) -> list[dict]:
     return [row for rows in spec.get("datasets", {}).values() for row in rows if all(k in row for k in keys)]
 
 
-def test_charts_draw_only_what_was_measured(world: World, tmp_path: Path) -> None:
+def test_charts_draw_only_what_was_measured(world: World) -> None:
     """Power dots are real efforts at their real length; pace runs faster-up; zones carry their bounds; the
-    acute:chronic chart has no "safe" band."""
+    acute:chronic chart has no "safe" band. Read from the charts' Vega-Lite, not drawn (`report.charts_of`)."""
     from fitsync.warehouse.report_charts import _mmss
 
-    power = report.build_report(world.path, tmp_path / "r12", athlete_id=12).figures["power_curve"].to_dict()
+    power = report.charts_of(world.path, athlete_id=12)["power_curve"].to_dict()
     dots = _rows(power, "duration_s", "lasted")
     assert dots and all(_mmss(int(r["duration_s"])) == r["lasted"] for r in dots)
     assert 5 not in {r["duration_s"] for r in dots}  # no effort of 5 s: the 30 s effort is not drawn there
-    runs = report.build_report(world.path, tmp_path / "r13", athlete_id=13).figures["best_efforts"].to_dict()
+    runs = report.charts_of(world.path, athlete_id=13)["best_efforts"].to_dict()
     scales = [layer["encoding"]["y"]["scale"]["domain"] for layer in runs["layer"] if "y" in layer["encoding"]]
     assert scales and all(top > bottom for top, bottom in scales)  # the slower pace at the bottom
-    zones = report.build_report(world.path, tmp_path / "r5", athlete_id=5)
-    legend = zones.figures["weekly_zones"].to_dict()["vconcat"][0]["encoding"]["color"]["scale"]["domain"]
+    zones = report.charts_of(world.path, athlete_id=5)
+    legend = zones["weekly_zones"].to_dict()["vconcat"][0]["encoding"]["color"]["scale"]["domain"]
     assert legend[0].startswith("Z1 < ") and legend[-1].startswith("Z5 ≥ ") and all("bpm" in z for z in legend)
-    risk = report.build_report(world.path, tmp_path / "r11", athlete_id=11).figures["load_risk"].to_dict()
+    risk = report.charts_of(world.path, athlete_id=11)["load_risk"].to_dict()
     assert not _rows(risk, "y0", "y1") and "safe" not in str(risk)
