@@ -6,6 +6,10 @@ Each unit of work (a rate reservation, a token read, a queue write) opened a con
 process only (a forked child neither uses nor closes its parent's), and checked before reuse: never one closed
 mid-transaction, never one whose file was removed or replaced meanwhile. At exit they are closed, so the last one
 checkpoints the WAL into the file as before.
+
+A process must not open the state file by any other means than SQLite: closing such a descriptor drops every POSIX
+lock the process holds on the file, its kept connections' too, and another process closing its last connection then
+takes itself for the last one and removes the WAL under them (stale reads, then a "malformed" database).
 """
 
 from __future__ import annotations

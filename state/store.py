@@ -134,8 +134,12 @@ class StateStore:
         with contextlib.suppress(OSError):
             os.chmod(self.path.parent, 0o700)
         with self._first_open_lock():
-            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
-            os.close(fd)
+            # created here only when missing: closing a descriptor of the file would drop every lock this process
+            # holds on it (POSIX record locks), those of a connection kept open too (the webhook receiver's); another
+            # process closing its last connection would then take itself for the last one and remove the WAL
+            # under it
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
             os.chmod(self.path, 0o600)
             self._migrate()
 

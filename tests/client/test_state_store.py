@@ -507,3 +507,27 @@ def test_postgres_keeps_idle_connections_drops_dead_ones_and_never_keeps_a_lock(
         assert (
             conn.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 7").fetchone()[0] == 0
         )
+
+
+def test_a_connection_kept_open_sees_what_other_processes_write_after_this_one_opens_the_store_again(
+    tmp_path: Path,
+) -> None:
+    """A process holding a connection (the webhook receiver holds one for its life) that opens another store on the
+    same file keeps its locks: opening the store once closed a descriptor of the file, which drops every POSIX lock
+    of the process on it, so another process's close removed the WAL under the kept connection (stale reads, then
+    "database disk image is malformed")."""
+    path = tmp_path / "state.db"
+    held = StateStore(path).connect()
+    assert app_state.get(held, "probe") is None
+    StateStore(path)  # as a request handler's client would
+    script = (
+        "import sys\n"
+        "from fitsync.state import app_state\n"
+        "from fitsync.state.store import StateStore\n"
+        "with StateStore(sys.argv[1]).transaction() as conn:\n"
+        "    app_state.put(conn, 'probe', sys.argv[2].encode())\n"
+    )
+    for value in ("first", "second"):  # the second writes a WAL made anew if the first removed the kept one's
+        subprocess.run([sys.executable, "-c", script, str(path), value], check=True, timeout=60)
+        assert app_state.get(held, "probe") == value.encode()
+    held.close()
