@@ -1,11 +1,11 @@
 """SQLite connections to the state file kept idle for the next unit of work of this process.
 
-Each unit of work (a rate reservation, a token read, a queue write) opened a connection of its own: ≈ 11 ms each
-(opening, reading the schema, the WAL switch, and for the last one to close a checkpoint of the WAL) against
-≈ 0.4 ms on a kept one. Kept per file across the process's stores (each FitsyncClient opens its own store), for this
-process only (a forked child neither uses nor closes its parent's), and checked before reuse: never one closed
-mid-transaction, never one whose file was removed or replaced meanwhile. At exit they are closed, so the last one
-checkpoints the WAL into the file as before.
+Each unit of work (a rate reservation, a token read, a queue write) opened a connection of its own (opening, reading
+the schema, the WAL switch, and for the last one to close a checkpoint of the WAL): a write transaction took ≈ 2.1 ms
+that way against ≈ 0.6 ms on a kept one on 2 idle cores, an empty one ≈ 11 against 0.4 ms under load. Kept per file across
+the process's stores (each FitsyncClient opens its own store), for this process only (a forked child neither uses
+nor closes its parent's), and checked before reuse: never one closed mid-transaction, never one whose file was
+removed or replaced meanwhile. At exit they are closed, so the last one checkpoints the WAL into the file as before.
 
 A process must not open the state file by any other means than SQLite: closing such a descriptor drops every POSIX
 lock the process holds on the file, its kept connections' too, and another process closing its last connection then

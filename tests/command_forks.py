@@ -33,9 +33,8 @@ PRELOAD = (
     "fitsync.sandbox.cli",
 )
 MAX_REQUEST = 1 << 20
-# What the TLS context made before forking read (client/tls.py), as the server found it.
+# What the TLS context made before forking read (client/tls.py).
 TLS_ENVIRONMENT = ("SSL_CERT_FILE", "SSL_CERT_DIR")
-started_with_tls = {name: os.environ.get(name) for name in TLS_ENVIRONMENT}
 
 
 def serve(path: str) -> int | None:
@@ -76,7 +75,7 @@ def serve(path: str) -> int | None:
                     for item in own:
                         os.close(item) if isinstance(item, int) else item.close()
                     conn.close()
-                    return _child(request, fds, set_by_imports)
+                    return _child(request, fds, started_with, set_by_imports)
                 for fd in fds:
                     os.close(fd)
                 conn.send(json.dumps({"pid": pid}).encode())
@@ -98,7 +97,9 @@ def serve(path: str) -> int | None:
                 os.close(pidfd)
 
 
-def _child(request: dict[str, Any], fds: list[int], set_by_imports: dict[str, str]) -> None:
+def _child(
+    request: dict[str, Any], fds: list[int], started_with: dict[str, str], set_by_imports: dict[str, str]
+) -> None:
     """Become the command: its standard streams, folder, environment and arguments, then fitsync's own entry point
     (its SystemExit ends this process as it would `python -m fitsync.cli.main`)."""
     for target, fd in enumerate(fds):
@@ -107,7 +108,7 @@ def _child(request: dict[str, Any], fds: list[int], set_by_imports: dict[str, st
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update({**set_by_imports, **request["env"]})
-    if any(os.environ.get(name) != started_with_tls.get(name) for name in TLS_ENVIRONMENT):
+    if any(os.environ.get(name) != started_with.get(name) for name in TLS_ENVIRONMENT):
         from fitsync.client import tls
 
         tls.context.cache_clear()
