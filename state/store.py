@@ -164,14 +164,13 @@ class StateStore:
         if self.read_only:
             return self._connect_read_only(wait)
         path = os.path.abspath(self.path)
-        if (kept := idle_connections.take(path)) is not None:
-            kept.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
-            return kept
-        conn = idle_connections.open_kept(path, wait)
-        conn.row_factory = sqlite3.Row
-        conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = FULL")  # a rotated refresh token must survive a power cut
+        conn = idle_connections.take(path)
+        if conn is None:
+            conn = idle_connections.open_kept(path, wait)  # its busy timeout `wait` while it switches to WAL
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")  # a rotated refresh token must survive a power cut
+        conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")  # this caller's, on a kept connection too
         return conn
 
     def _connect_read_only(self, wait: float) -> Connection:

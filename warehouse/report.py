@@ -74,9 +74,9 @@ def build_report(
     data = _gathered(warehouse, athlete_id)
     athlete_id = data["athlete_id"]
     figures = _figures(data)
-    drawn = [(name, chart) for name, (_, chart, _) in figures.items() if chart is not None]
+    drawn = _charts(figures)
     pngs = {}
-    for number, (name, chart) in enumerate(drawn, 1):
+    for number, (name, chart) in enumerate(drawn.items(), 1):
         drawing(number, len(drawn))
         pngs[name] = charts.render_png(chart, scale=CHART_SCALE)
     summary = _summary_markdown(data)
@@ -93,7 +93,7 @@ def build_report(
         paths,
         summary,
         athlete_id,
-        figures={k: v[1] for k, v in figures.items() if v[1] is not None},
+        figures=drawn,
         markdown_path=markdown_path,
         title=f"{data['name']} ({athlete_id}) — as of {data['as_of'].isoformat()}, {AS_OF_DATE}",
     )
@@ -102,7 +102,12 @@ def build_report(
 def charts_of(warehouse: db.Where, athlete_id: int | None = None) -> dict[str, Any]:
     """The report's charts for the athlete (the only one, when None) as Altair charts, not drawn: to show in a
     notebook, or to read their Vega-Lite (`.to_dict()`) without the seconds the drawing takes."""
-    return {name: chart for name, (_, chart, _) in _figures(_gathered(warehouse, athlete_id)).items() if chart}
+    return _charts(_figures(_gathered(warehouse, athlete_id)))
+
+
+def _charts(figures: Figures) -> dict[str, Any]:
+    """The figures that are charts (a figure without one is a table or a message), by name."""
+    return {name: chart for name, (_, chart, _) in figures.items() if chart is not None}
 
 
 def _gathered(warehouse: db.Where, athlete_id: int | None) -> dict[str, Any]:
