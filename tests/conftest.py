@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 import shutil
 import signal
@@ -131,11 +132,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if "postgres" in item.keywords and item.get_closest_marker("postgres_slow"):
             item.add_marker(pytest.mark.slow)
     if "slow" in (config.getoption("markexpr") or ""):
+        _longest_first(config, items)
         return
     skip = pytest.mark.skip(reason="slow: run with -m slow")
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+def _longest_first(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each worker starts with one of the soaks, so that none starts one as the others finish. xdist gives each
+    worker a contiguous share of the list (the others then take from its end), so the tests are dealt out longest
+    first, one share per worker. A test's own timeout tells its length (0: bounded by the test, the soak); a
+    PostgreSQL variant takes about twice its SQLite one."""
+
+    def length(item: pytest.Item) -> tuple[float, bool]:
+        marker = item.get_closest_marker("timeout")
+        seconds = (float(marker.args[0]) or math.inf) if marker and marker.args else 0.0
+        return (seconds, "postgres" in item.keywords)
+
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    ordered = sorted(items, key=length, reverse=True)
+    items[:] = [item for share in range(workers) for item in ordered[share::workers]]
 
 
 @pytest.fixture(scope="session")

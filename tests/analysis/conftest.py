@@ -21,11 +21,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from .builder import HR_BOUNDS, Builder
@@ -272,6 +274,19 @@ def build_world(path: Path) -> World:
     return world
 
 
+@contextlib.contextmanager
+def held_open(path: Path) -> Iterator[None]:
+    """A read connection to a warehouse the tests only read, kept while they run: every other open of the file in this
+    process then shares its DuckDB instance (each new instance reads the whole catalog: ≈ 40 ms of CPU an open)."""
+    conn = duckdb.connect(str(path), read_only=True)
+    try:
+        yield
+    finally:
+        conn.close()
+
+
 @pytest.fixture(scope="session")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    yield build_world(tmp_path_factory.mktemp("analysis") / "warehouse.duckdb")
+    built = build_world(tmp_path_factory.mktemp("analysis") / "warehouse.duckdb")
+    with held_open(built.path):
+        yield built

@@ -32,7 +32,7 @@ from polars.testing import assert_frame_equal
 from fitsync.warehouse import analysis, db, documents, stream_mmp, streams
 
 from .builder import HR_BOUNDS, Builder
-from .conftest import CP, CP_EFFORTS, W_PRIME
+from .conftest import CP, CP_EFFORTS, W_PRIME, held_open
 
 POWER_BOUNDS = [(0, 150), (150, 250), (250, 350), (350, -1)]
 
@@ -136,7 +136,9 @@ def zones(b: Builder, athlete_id: int, day: str) -> None:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Streamed]:
-    yield build(tmp_path_factory.mktemp("streams-analysis") / "warehouse.duckdb")
+    built = build(tmp_path_factory.mktemp("streams-analysis") / "warehouse.duckdb")
+    with held_open(built.path):
+        yield built
 
 
 def read(world: Streamed, name: str, athlete_id: int | None = None, **filters: Any) -> pl.DataFrame:

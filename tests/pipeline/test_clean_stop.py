@@ -261,20 +261,22 @@ def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_part
 
             def summaries_loaded() -> bool:
                 assert process.poll() is None, process.communicate()
-                return (
-                    home.warehouse.exists()
-                    and home.query("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'activities'") == [(1,)]
-                    and home.query("SELECT count(*) FROM activities WHERE athlete_id = ?", aid) == [(len(ids),)]
-                )
+                if not home.warehouse.exists():
+                    return False
+                with home.reading():
+                    return home.query("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'activities'") == [
+                        (1,)
+                    ] and home.query("SELECT count(*) FROM activities WHERE athlete_id = ?", aid) == [(len(ids),)]
 
             wait_until(summaries_loaded, 60, "the listed summaries in the warehouse", interval=0.05)
-            early = summary_answers(home, aid)
-            early_loads = summary_answers(home, aid, LOAD_VIEWS)
-            details_then = home.query(
-                "SELECT count(*) FILTER (WHERE detail_loaded), count(*) FILTER "
-                "(WHERE detail_fetched_at IS NULL) FROM activities WHERE athlete_id = ?",
-                aid,
-            )
+            with home.reading():  # one connection: the answers of one moment
+                early = summary_answers(home, aid)
+                early_loads = summary_answers(home, aid, LOAD_VIEWS)
+                details_then = home.query(
+                    "SELECT count(*) FILTER (WHERE detail_loaded), count(*) FILTER "
+                    "(WHERE detail_fetched_at IS NULL) FROM activities WHERE athlete_id = ?",
+                    aid,
+                )
             pending_then = home.needing("detail")
             out, err = process.communicate(timeout=120)
         finally:
@@ -284,12 +286,13 @@ def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_part
     # each wait for the budget, sync/load_landed.py, and the reader may look only after such a load)
     [(loaded_then, _)] = details_then
     assert loaded_then < len(ids) and pending_then > 0
-    assert home.query("SELECT count(*) FILTER (WHERE NOT detail_loaded) FROM activities") == [(0,)]
-    assert summary_answers(home, aid) == early and early["volume_yearly"]
-    assert all(early_loads.values())  # every activity has a load from its summary already
-    assert [r[0] for r in early_loads["activity_load"]] == [
-        r[0] for r in summary_answers(home, aid, LOAD_VIEWS)["activity_load"]
-    ]
+    with home.reading():
+        assert home.query("SELECT count(*) FILTER (WHERE NOT detail_loaded) FROM activities") == [(0,)]
+        assert summary_answers(home, aid) == early and early["volume_yearly"]
+        assert all(early_loads.values())  # every activity has a load from its summary already
+        assert [r[0] for r in early_loads["activity_load"]] == [
+            r[0] for r in summary_answers(home, aid, LOAD_VIEWS)["activity_load"]
+        ]
 
     lines = err.splitlines()
     phases = [m[1] for line in lines if (m := re.match(rf"athlete {aid}: ([a-z -]+?)( \d+/\d+)?( ·|$)", line))]

@@ -73,136 +73,141 @@ def test_warehouse_equals_the_service_after_a_sync(sb: Harness, connect: Connect
     assert len(only_me) == 2 and {a["id"] for a in listed} == set(ids)
     assert warehouse_ids(home) == set(ids)  # Only You ones too: the grant has activity:read_all
 
-    segment_ids: set[int] = set()
-    for activity_id in ids:
-        detail = api_ok(sb, grant, f"/activities/{activity_id}", include_all_efforts="true")
-        zones = api_ok(sb, grant, f"/activities/{activity_id}/zones")
-        counts = home.query(
-            "SELECT (SELECT count(*) FROM splits_metric WHERE activity_id = $1), "
-            "(SELECT count(*) FROM laps WHERE activity_id = $1), "
-            "(SELECT count(*) FROM segment_efforts WHERE activity_id = $1)",
-            activity_id,
-        )[0]
-        assert counts == (
-            len(detail.get("splits_metric") or []),
-            len(detail.get("laps") or []),
-            len(detail.get("segment_efforts") or []),
-        ), activity_id
-        assert {
-            r[0] for r in home.query("SELECT effort_id FROM segment_efforts WHERE activity_id = ?", activity_id)
-        } == {e["id"] for e in detail.get("segment_efforts") or []}
-        assert {r[0] for r in home.query("SELECT lap_id FROM laps WHERE activity_id = ?", activity_id)} == {
-            lap["id"] for lap in detail.get("laps") or []
+    with home.reading():  # one connection for the many reads below
+        segment_ids: set[int] = set()
+        for activity_id in ids:
+            detail = api_ok(sb, grant, f"/activities/{activity_id}", include_all_efforts="true")
+            zones = api_ok(sb, grant, f"/activities/{activity_id}/zones")
+            counts = home.query(
+                "SELECT (SELECT count(*) FROM splits_metric WHERE activity_id = $1), "
+                "(SELECT count(*) FROM laps WHERE activity_id = $1), "
+                "(SELECT count(*) FROM segment_efforts WHERE activity_id = $1)",
+                activity_id,
+            )[0]
+            assert counts == (
+                len(detail.get("splits_metric") or []),
+                len(detail.get("laps") or []),
+                len(detail.get("segment_efforts") or []),
+            ), activity_id
+            assert {
+                r[0] for r in home.query("SELECT effort_id FROM segment_efforts WHERE activity_id = ?", activity_id)
+            } == {e["id"] for e in detail.get("segment_efforts") or []}
+            assert {r[0] for r in home.query("SELECT lap_id FROM laps WHERE activity_id = ?", activity_id)} == {
+                lap["id"] for lap in detail.get("laps") or []
+            }
+            expected_buckets = sorted(
+                (z["type"], i, float(b["min"]), float(b["max"]), b["time"])
+                for z in zones
+                for i, b in enumerate(z["distribution_buckets"], start=1)
+            )
+            assert (
+                home.query(
+                    "SELECT zone_type, bucket_index, min, max, seconds FROM activity_zone_buckets "
+                    "WHERE activity_id = ? ORDER BY ALL",
+                    activity_id,
+                )
+                == expected_buckets
+            )
+            assert sorted(
+                r[0] for r in home.query("SELECT zone_type FROM activity_zones WHERE activity_id = ?", activity_id)
+            ) == sorted(z["type"] for z in zones)
+            segment_ids |= {e["segment"]["id"] for e in detail.get("segment_efforts") or []}
+
+            # field by field (every activity: the world is small)
+            row = home.query(
+                "SELECT name, sport_type, type, distance, moving_time, elapsed_time, start_date, "
+                "start_date_local, timezone, utc_offset, private, visibility, gear_id, description, "
+                "detail_fetched_at IS NOT NULL FROM activities WHERE activity_id = ?",
+                activity_id,
+            )[0]
+            (
+                name,
+                sport,
+                kind,
+                distance,
+                moving,
+                elapsed,
+                start,
+                start_local,
+                tz,
+                offset,
+                private,
+                visibility,
+                gear,
+                description,
+                detailed,
+            ) = row
+            assert (name, sport, kind, moving, elapsed) == (
+                detail["name"],
+                detail["sport_type"],
+                detail["type"],
+                detail["moving_time"],
+                detail["elapsed_time"],
+            )
+            assert distance == pytest.approx(detail["distance"])
+            assert start == instant(detail["start_date"])  # an instant: equal whatever zone DuckDB shows it in
+            assert start_local == wall_clock(detail["start_date_local"]) and start_local.tzinfo is None
+            assert tz == re.sub(r"^\(GMT[^)]*\)\s*", "", detail["timezone"]) and offset == detail["utc_offset"]
+            # the wall clock is the instant seen in the activity's zone, not a relabelled UTC time
+            assert start_local == (start + dt.timedelta(seconds=offset)).replace(tzinfo=None)
+            assert (private, visibility) == (detail["private"], detail["visibility"])
+            assert (private, visibility) == ((True, "only_me") if activity_id in only_me else (False, "everyone"))
+            assert gear == detail.get("gear_id") and description == detail.get("description") and detailed
+
+        profile = api_ok(sb, grant, "/athlete")
+        assert home.query("SELECT athlete_id, firstname, lastname, premium, weight FROM athletes") == [
+            (aid, profile["firstname"], profile["lastname"], profile["premium"], profile.get("weight"))
+        ]
+        gear = [(g["id"], kind) for kind in ("bike", "shoe") for g in profile.get(kind + "s") or []]
+        assert gear and home.query("SELECT gear_id, kind FROM gear WHERE athlete_id = ? ORDER BY ALL", aid) == sorted(
+            gear
+        )
+
+        stats = api_ok(sb, grant, f"/athletes/{aid}/stats")
+        today = dt.datetime.now(dt.UTC).date()
+        snapshot = home.query(
+            "SELECT snapshot_date, biggest_ride_distance FROM athlete_stats WHERE athlete_id = ?", aid
+        )
+        assert len(snapshot) == 1 and snapshot[0][0] in (today, today - dt.timedelta(days=1))
+        assert snapshot[0][1] == pytest.approx(stats["biggest_ride_distance"])
+        totals = {(p, s): stats[f"{p}_{s}_totals"] for p in ("recent", "ytd", "all") for s in ("ride", "run", "swim")}
+        rows = home.query(
+            "SELECT period, sport, count, distance, moving_time FROM athlete_stats_totals WHERE athlete_id = ?", aid
+        )
+        assert {(p, s): (c, pytest.approx(d), m) for p, s, c, d, m in rows} == {
+            k: (t["count"], pytest.approx(t["distance"]), t["moving_time"]) for k, t in totals.items()
         }
-        expected_buckets = sorted(
-            (z["type"], i, float(b["min"]), float(b["max"]), b["time"])
-            for z in zones
+
+        # the spec's array (bounds and time in zone) or the real object (bounds only): the same rows, the shape recorded
+        zones = athlete_zones.read(api_ok(sb, grant, "/athlete/zones"))
+        assert zones.shape == {"spec": "array", "real": "object"}[flavor] and not zones.problems
+        assert "heartrate" in {z["type"] for z in zones.zones}
+        assert home.query(
+            "SELECT zone_type, bucket_index, min, max, seconds, shape FROM athlete_zones WHERE athlete_id = ? ORDER BY ALL",
+            aid,
+        ) == sorted(
+            (z["type"], i, float(b["min"]), float(b["max"]), b.get("time"), zones.shape)
+            for z in zones.zones
             for i, b in enumerate(z["distribution_buckets"], start=1)
         )
-        assert (
-            home.query(
-                "SELECT zone_type, bucket_index, min, max, seconds FROM activity_zone_buckets "
-                "WHERE activity_id = ? ORDER BY ALL",
-                activity_id,
-            )
-            == expected_buckets
-        )
-        assert sorted(
-            r[0] for r in home.query("SELECT zone_type FROM activity_zones WHERE activity_id = ?", activity_id)
-        ) == sorted(z["type"] for z in zones)
-        segment_ids |= {e["segment"]["id"] for e in detail.get("segment_efforts") or []}
+        assert home.query("SELECT count(*) FROM unrecognized_payloads") == [(0,)]
+        assert home.state("SELECT endpoint, problem FROM shape_reports") == []  # every field of the answers is known
 
-        # field by field (every activity: the world is small)
-        row = home.query(
-            "SELECT name, sport_type, type, distance, moving_time, elapsed_time, start_date, "
-            "start_date_local, timezone, utc_offset, private, visibility, gear_id, description, "
-            "detail_fetched_at IS NOT NULL FROM activities WHERE activity_id = ?",
-            activity_id,
-        )[0]
-        (
-            name,
-            sport,
-            kind,
-            distance,
-            moving,
-            elapsed,
-            start,
-            start_local,
-            tz,
-            offset,
-            private,
-            visibility,
-            gear,
-            description,
-            detailed,
-        ) = row
-        assert (name, sport, kind, moving, elapsed) == (
-            detail["name"],
-            detail["sport_type"],
-            detail["type"],
-            detail["moving_time"],
-            detail["elapsed_time"],
-        )
-        assert distance == pytest.approx(detail["distance"])
-        assert start == instant(detail["start_date"])  # an instant: equal whatever zone DuckDB shows it in
-        assert start_local == wall_clock(detail["start_date_local"]) and start_local.tzinfo is None
-        assert tz == re.sub(r"^\(GMT[^)]*\)\s*", "", detail["timezone"]) and offset == detail["utc_offset"]
-        # the wall clock is the instant seen in the activity's zone, not a relabelled UTC time
-        assert start_local == (start + dt.timedelta(seconds=offset)).replace(tzinfo=None)
-        assert (private, visibility) == (detail["private"], detail["visibility"])
-        assert (private, visibility) == ((True, "only_me") if activity_id in only_me else (False, "everyone"))
-        assert gear == detail.get("gear_id") and description == detail.get("description") and detailed
-
-    profile = api_ok(sb, grant, "/athlete")
-    assert home.query("SELECT athlete_id, firstname, lastname, premium, weight FROM athletes") == [
-        (aid, profile["firstname"], profile["lastname"], profile["premium"], profile.get("weight"))
-    ]
-    gear = [(g["id"], kind) for kind in ("bike", "shoe") for g in profile.get(kind + "s") or []]
-    assert gear and home.query("SELECT gear_id, kind FROM gear WHERE athlete_id = ? ORDER BY ALL", aid) == sorted(gear)
-
-    stats = api_ok(sb, grant, f"/athletes/{aid}/stats")
-    today = dt.datetime.now(dt.UTC).date()
-    snapshot = home.query("SELECT snapshot_date, biggest_ride_distance FROM athlete_stats WHERE athlete_id = ?", aid)
-    assert len(snapshot) == 1 and snapshot[0][0] in (today, today - dt.timedelta(days=1))
-    assert snapshot[0][1] == pytest.approx(stats["biggest_ride_distance"])
-    totals = {(p, s): stats[f"{p}_{s}_totals"] for p in ("recent", "ytd", "all") for s in ("ride", "run", "swim")}
-    rows = home.query(
-        "SELECT period, sport, count, distance, moving_time FROM athlete_stats_totals WHERE athlete_id = ?", aid
-    )
-    assert {(p, s): (c, pytest.approx(d), m) for p, s, c, d, m in rows} == {
-        k: (t["count"], pytest.approx(t["distance"]), t["moving_time"]) for k, t in totals.items()
-    }
-
-    # the spec's array (bounds and time in zone) or the real object (bounds only): the same rows, the shape recorded
-    zones = athlete_zones.read(api_ok(sb, grant, "/athlete/zones"))
-    assert zones.shape == {"spec": "array", "real": "object"}[flavor] and not zones.problems
-    assert "heartrate" in {z["type"] for z in zones.zones}
-    assert home.query(
-        "SELECT zone_type, bucket_index, min, max, seconds, shape FROM athlete_zones WHERE athlete_id = ? ORDER BY ALL",
-        aid,
-    ) == sorted(
-        (z["type"], i, float(b["min"]), float(b["max"]), b.get("time"), zones.shape)
-        for z in zones.zones
-        for i, b in enumerate(z["distribution_buckets"], start=1)
-    )
-    assert home.query("SELECT count(*) FROM unrecognized_payloads") == [(0,)]
-    assert home.state("SELECT endpoint, problem FROM shape_reports") == []  # every field of the answers is known
-
-    starred = api_ok(sb, grant, "/segments/starred", per_page=200)
-    assert starred, "a new athlete stars some segments"
-    assert {r[0] for r in home.query("SELECT segment_id FROM starred_segments WHERE athlete_id = ?", aid)} == {
-        s["id"] for s in starred
-    }
-    segment_ids |= {s["id"] for s in starred}
-    stored = {r[0]: r[1:] for r in home.query("SELECT segment_id, name, distance, resource_state FROM segments")}
-    assert segment_ids <= set(stored)
-    for segment_id in sorted(segment_ids):
-        response = sb.get(grant, f"/segments/{segment_id}")
-        if response.status_code == 200:  # fetched in detail once: the detailed representation is kept
-            body = response.json()
-            assert stored[segment_id] == (body["name"], pytest.approx(body["distance"]), body["resource_state"])
-    assert not any(duplicate_keys(home.warehouse).values())
-    assert home.query("SELECT count(*) FROM deleted_activities") == [(0,)]
+        starred = api_ok(sb, grant, "/segments/starred", per_page=200)
+        assert starred, "a new athlete stars some segments"
+        assert {r[0] for r in home.query("SELECT segment_id FROM starred_segments WHERE athlete_id = ?", aid)} == {
+            s["id"] for s in starred
+        }
+        segment_ids |= {s["id"] for s in starred}
+        stored = {r[0]: r[1:] for r in home.query("SELECT segment_id, name, distance, resource_state FROM segments")}
+        assert segment_ids <= set(stored)
+        for segment_id in sorted(segment_ids):
+            response = sb.get(grant, f"/segments/{segment_id}")
+            if response.status_code == 200:  # fetched in detail once: the detailed representation is kept
+                body = response.json()
+                assert stored[segment_id] == (body["name"], pytest.approx(body["distance"]), body["resource_state"])
+        assert not any(duplicate_keys(home.warehouse).values())
+        assert home.query("SELECT count(*) FROM deleted_activities") == [(0,)]
 
 
 # --- 2. incremental syncs follow the athlete's changes -----------------------------------------------------------
