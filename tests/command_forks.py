@@ -6,8 +6,10 @@ its own interpreter shutdown — that starts with most of `python -m fitsync.cli
     python -m tests.command_forks SOCKET
 
 A request is one SOCK_SEQPACKET message: JSON {args, env, cwd} with the child's stdin, stdout and stderr as file
-descriptors. The answer: {"pid": n} at once, then {"status": code} (as `subprocess` gives it: -N for signal N)
-when the child ends. The server ends when its stdin closes (the test worker that started it is gone).
+descriptors; `args` are fitsync's, or Python's `-m MODULE ARGS…` for a test's own program (tests/pipeline/sync_worker).
+The answer: {"pid": n} at once, then {"status": code, "wait_status": raw} (`code` as `subprocess` gives it: -N for
+signal N; `raw` as waitpid gives it) when the child ends. The server ends when its stdin closes (the test worker that
+started it is gone).
 """
 
 from __future__ import annotations
@@ -86,7 +88,7 @@ def serve(path: str) -> int | None:
                 pid, pidfd, conn = key.data
                 selector.unregister(pidfd)
                 _, status = os.waitpid(pid, 0)
-                with_status = json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode()
+                with_status = json.dumps({"status": os.waitstatus_to_exitcode(status), "wait_status": status}).encode()
                 try:
                     conn.send(with_status)
                 except OSError:  # the test stopped waiting (its timeout): nobody to tell
@@ -112,7 +114,14 @@ def _child(
         from fitsync.client import tls
 
         tls.context.cache_clear()
-    sys.argv = ["fitsync", *request["args"]]
+    args = request["args"]
+    if args[:1] == ["-m"]:  # a test's own program: as `python -m MODULE ARGS…` runs it
+        import runpy
+
+        sys.argv = [args[1], *args[2:]]
+        runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+        return None
+    sys.argv = ["fitsync", *args]
     from fitsync.cli.entry import run
     from fitsync.cli.main import main
 

@@ -36,7 +36,7 @@ from fitsync.pipelines.sync_runner import execute_run_request, tick_webhook_sens
 from fitsync.warehouse import db
 
 from .client.support import stored_refresh_token
-from .processes import FITSYNC, Burst, free_port, serve_receiver, subprocess_env
+from .processes import FITSYNC, Burst, free_port, popen, serve_receiver, subprocess_env
 from .sandbox_harness import Harness, add_athlete, change, query, record, save_grant, wait_until
 
 RECEIVERS = ("receiver-1", "receiver-2")
@@ -210,7 +210,7 @@ def run(sb: Harness, base: Path, state_url: str, scenario: Scenario = Scenario()
         sampler = _UsageSampler(sb, app.client_id)
         started = time.monotonic()
         workers = {
-            w: subprocess.Popen(
+            w: popen(
                 [*FITSYNC, "sync"],
                 env=subprocess_env(configs[w].home),
                 stdout=(logs / f"{w}.log").open("wb"),

@@ -4,6 +4,7 @@ pseudo-terminal, a `fitsync webhooks serve` receiver, and bursts of events POSTe
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pty
 import queue
@@ -76,22 +77,30 @@ class _Forks:
         )
         assert self.server.stdout is not None and self.server.stdout.readline() == "ready\n", "the command server"
 
+    def start(self, args: list[str], env: dict[str, str], cwd: Path | str, fds: list[int]) -> tuple[socket.socket, int]:
+        """A child forked to run `args` (fitsync's, or `-m MODULE …`) on these stdin, stdout and stderr: the
+        connection its exit status will come on, and its pid."""
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            conn.connect(self.path)
+            socket.send_fds(conn, [json.dumps({"args": args, "env": env, "cwd": str(cwd)}).encode()], fds)
+            return conn, json.loads(conn.recv(4096))["pid"]
+        except BaseException:
+            conn.close()
+            raise
+
     def run(
         self, args: list[str], *, env: dict[str, str], cwd: Path, input: str | None, timeout: float
     ) -> subprocess.CompletedProcess[str]:
-        import json
 
         command = [*FITSYNC, *args]
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         in_r, in_w = os.pipe() if input is not None else (os.open(os.devnull, os.O_RDONLY), None)
-        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
-            conn.connect(self.path)
-            request = json.dumps({"args": args, "env": env, "cwd": str(cwd)}).encode()
-            socket.send_fds(conn, [request], [in_r, out_w, err_w])
+        conn, pid = self.start(args, env, cwd, [in_r, out_w, err_w])
+        with conn:
             for fd in (in_r, out_w, err_w):
                 os.close(fd)
-            pid = json.loads(conn.recv(4096))["pid"]
             read: dict[int, bytes] = {}
             threads = [threading.Thread(target=_read_all, args=(fd, read)) for fd in (out_r, err_r)]
             if in_w is not None:
@@ -109,6 +118,74 @@ class _Forks:
             for thread in threads:
                 thread.join()
         return subprocess.CompletedProcess(command, status, _text(read[out_r]), _text(read[err_r]))
+
+
+class ForkedPopen(subprocess.Popen):  # type: ignore[type-arg]
+    """`subprocess.Popen([sys.executable, "-m", MODULE, …])` whose process the worker's command server forks instead
+    of Python starting afresh: a sync's 2–3 s of imports are done already. It is a process of its own (its pid,
+    signals, exit status); the server is its parent, so its exit status comes from there, not from waitpid.
+    Not for the tests of start-up, terminals or process groups: those run fresh interpreters."""
+
+    def _execute_child(  # type: ignore[override]
+        self,
+        args: list[str],
+        executable: Any,
+        preexec_fn: Any,
+        close_fds: bool,
+        pass_fds: Any,
+        cwd: Any,
+        env: Any,
+        startupinfo: Any,
+        creationflags: int,
+        shell: bool,
+        p2cread: int,
+        p2cwrite: int,
+        c2pread: int,
+        c2pwrite: int,
+        errread: int,
+        errwrite: int,
+        *unsupported: Any,
+    ) -> None:
+        assert list(args[:2]) == [sys.executable, "-m"] and not (shell or preexec_fn or pass_fds), args
+        restore_signals, gid, gids, uid, umask, start_new_session, process_group = unsupported
+        assert (gid, gids, uid, start_new_session, process_group) == (None, None, None, False, -1), unsupported
+        module, rest = args[2], list(args[3:])
+        request = rest if module == "fitsync.cli.main" else ["-m", module, *rest]
+        with open(os.devnull, "rb") as nothing:  # stdin not given: nothing (the worker's is xdist's channel)
+            fds = [p2cread if p2cread != -1 else nothing.fileno(), c2pwrite if c2pwrite != -1 else 1]
+            fds.append(errwrite if errwrite != -1 else 2)
+            self._status, self.pid = _forks().start(request, dict(os.environ if env is None else env), cwd or REPO, fds)
+        self._close_pipe_fds(p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite)  # type: ignore[attr-defined]
+
+    def _try_wait(self, wait_flags: int) -> tuple[int, int]:
+        self._status.setblocking(not wait_flags & os.WNOHANG)
+        try:
+            message = self._status.recv(4096)
+        except BlockingIOError:
+            return (0, 0)
+        self._status.close()
+        # no message: the server ended (its worker is ending) before it could say: taken for a kill
+        return (self.pid, json.loads(message)["wait_status"] if message else signal.SIGKILL)
+
+    def _internal_poll(self, _deadstate: int | None = None, *_: Any, **__: Any) -> int | None:
+        if self.returncode is None and self._waitpid_lock.acquire(False):  # type: ignore[attr-defined]
+            try:
+                if self.returncode is None:
+                    pid, status = self._try_wait(os.WNOHANG)
+                    if pid == self.pid:
+                        self._handle_exitstatus(status)  # type: ignore[attr-defined]
+            except OSError:
+                if _deadstate is not None:
+                    self.returncode = _deadstate
+            finally:
+                self._waitpid_lock.release()  # type: ignore[attr-defined]
+        return self.returncode
+
+
+def popen(args: list[str], **options: Any) -> subprocess.Popen[Any]:
+    """`subprocess.Popen(args, …)` of `[sys.executable, "-m", …]`, forked by the command server unless
+    FITSYNC_TEST_FORK=0."""
+    return (ForkedPopen if FORK else subprocess.Popen)(args, **options)
 
 
 def _text(data: bytes) -> str:

@@ -30,6 +30,7 @@ from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 from fitsync.sandbox import browser
 
+from ..processes import popen
 from ..sandbox_harness import Harness
 from .conftest import Connected
 from .support import FITSYNC, cli_env, env_for
@@ -42,7 +43,7 @@ class ConnectRun:
     """`fitsync connect …` in its own process; stdout and stderr merged and read by a thread."""
 
     def __init__(self, config: Config, *args: str) -> None:
-        self.proc = subprocess.Popen(
+        self.proc = popen(
             [*FITSYNC, "connect", *args],
             env=env_for(config),
             stdin=subprocess.PIPE,

@@ -17,7 +17,7 @@ from fitsync.pipelines.status import iso
 from fitsync.state import landing
 from fitsync.sync import progress
 
-from ..processes import foreground
+from ..processes import foreground, popen
 from ..sandbox_harness import Harness, wait_until
 from .conftest import REPO, Connect, Home, add_athlete, record, record_many, subprocess_env
 from .test_cli import FITSYNC, env_for, fitsync
@@ -138,7 +138,7 @@ def test_sigterm_during_the_nothing_new_check_is_said_as_sigterm(
     home = connect(aid)
     home.sync()
     env = env_for(home)
-    assert subprocess.run([*FITSYNC, "sync"], cwd=REPO, env=env, capture_output=True).returncode == 0  # its digests
+    assert fitsync(env, "sync").returncode == 0  # its digests
     with sb.settings(fault_latency_ms=60_000):
         before = sb.counters().get("requests", 0)
         process = subprocess.Popen(
@@ -254,7 +254,7 @@ def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_part
     with sb.settings(**SMALL):
         home = connect(aid, short_window=WINDOW, boundary_guard=0.05)
         env = {**env_for(home), "FITSYNC_RATE_SHORT_WINDOW": str(WINDOW)}
-        process = subprocess.Popen(
+        process = popen(
             [*FITSYNC, "sync"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         try:

@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from ..processes import popen
 from ..sandbox_harness import Harness, wait_until
 from .conftest import REPO, Connect, add_athlete, record
 from .test_cli import FITSYNC, env_for
@@ -25,7 +26,7 @@ def test_the_last_30_days_are_queryable_while_the_sync_waits_for_the_next_window
     with sb.settings(short_window=WINDOW, read_limit_short=LIMIT):
         home = connect(aid, short_window=WINDOW, boundary_guard=0.05)
         env = {**env_for(home), "FITSYNC_RATE_SHORT_WINDOW": str(WINDOW)}
-        process = subprocess.Popen(
+        process = popen(
             [*FITSYNC, "sync"], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
         )
         lines: list[str] = []

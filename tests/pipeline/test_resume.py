@@ -21,6 +21,7 @@ from dagster._core.instance.ref import InstanceRef
 from fitsync.client.runtime import FitsyncClient
 from fitsync.resources.run import DETAIL_CHUNK, DUCKDB_POOL
 
+from ..processes import popen
 from ..sandbox_harness import Harness, wait_until
 from .conftest import REPO, Connect, Home, Recorder, add_athlete, dump, duplicate_keys, record_many, subprocess_env
 from .sync_worker import REQUEST_LOG
@@ -54,7 +55,7 @@ class Worker:
         self.log_start = len(self.requests())
         self.output = self.home.config.home / f"worker-{time.monotonic_ns()}.out"
         with self.output.open("wb") as out:
-            self.proc = subprocess.Popen(
+            self.proc = popen(
                 [
                     sys.executable,
                     "-m",

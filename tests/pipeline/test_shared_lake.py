@@ -18,7 +18,7 @@ from fitsync.client.config import Config
 from fitsync.client.runtime import FitsyncClient
 
 from ..postgres_server import PostgresServer
-from ..processes import FITSYNC, REPO, subprocess_env
+from ..processes import FITSYNC, REPO, popen, subprocess_env
 from ..sandbox_harness import Harness, add_athlete, record, save_grant
 from .test_destructive_commands import fitsync
 
@@ -56,7 +56,7 @@ def test_two_hosts_load_one_lake_and_a_third_reads_it(
             save_grant(sb, client, app, athlete)
 
     workers = [
-        subprocess.Popen(
+        popen(
             [*FITSYNC, "sync"],
             cwd=REPO,
             env=subprocess_env(homes[host]),

@@ -13,6 +13,7 @@ import pytest
 
 from fitsync.warehouse import db
 
+from ..processes import popen
 from ..sandbox_harness import Harness, wait_until
 from .conftest import REPO, Connect, add_athlete, record_many
 from .test_cli import FITSYNC, env_for, fitsync, synced_by_cli
@@ -40,9 +41,7 @@ def test_a_sync_waits_for_an_analysts_open_session_and_says_so(sb: Harness, conn
         [sys.executable, "-c", HOLDER, str(home.warehouse)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
-    sync = subprocess.Popen(
-        [*FITSYNC, "sync"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    sync = popen([*FITSYNC, "sync"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(sync.stderr), daemon=True)  # type: ignore[arg-type]
     reader.start()
