@@ -6,7 +6,8 @@ its own interpreter shutdown — that starts with most of `python -m fitsync.cli
     python -m tests.command_forks SOCKET
 
 A request is one SOCK_SEQPACKET message: JSON {args, env, cwd} with the child's stdin, stdout and stderr as file
-descriptors; `args` are fitsync's, or Python's `-m MODULE ARGS…` for a test's own program (tests/pipeline/sync_worker).
+descriptors; `args` are fitsync's, or Python's `-m MODULE ARGS…` or `-c SCRIPT ARGS…` for a test's own program
+(tests/pipeline/sync_worker.py, a script that loads the code location).
 The answer: {"pid": n} at once, then {"status": code, "wait_status": raw} (`code` as `subprocess` gives it: -N for
 signal N; `raw` as waitpid gives it) when the child ends. The server ends when its stdin closes (the test worker that
 started it is gone).
@@ -120,6 +121,10 @@ def _child(
 
         sys.argv = [args[1], *args[2:]]
         runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+        return None
+    if args[:1] == ["-c"]:  # as `python -c SCRIPT ARGS…` runs it
+        sys.argv = ["-c", *args[2:]]
+        exec(compile(args[1], "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
         return None
     sys.argv = ["fitsync", *args]
     from fitsync.cli.entry import run

@@ -121,8 +121,8 @@ class _Forks:
 
 
 class ForkedPopen(subprocess.Popen):  # type: ignore[type-arg]
-    """`subprocess.Popen([sys.executable, "-m", MODULE, …])` whose process the worker's command server forks instead
-    of Python starting afresh: a sync's 2–3 s of imports are done already. It is a process of its own (its pid,
+    """`subprocess.Popen([sys.executable, "-m", MODULE, …])` (or `"-c", SCRIPT`) whose process the worker's command
+    server forks instead of Python starting afresh: a sync's 2–3 s of imports are done already. It is a process of its own (its pid,
     signals, exit status); the server is its parent, so its exit status comes from there, not from waitpid.
     Not for the tests of start-up, terminals or process groups: those run fresh interpreters."""
 
@@ -146,11 +146,10 @@ class ForkedPopen(subprocess.Popen):  # type: ignore[type-arg]
         errwrite: int,
         *unsupported: Any,
     ) -> None:
-        assert list(args[:2]) == [sys.executable, "-m"] and not (shell or preexec_fn or pass_fds), args
+        assert args[0] == sys.executable and args[1] in ("-m", "-c") and not (shell or preexec_fn or pass_fds), args
         restore_signals, gid, gids, uid, umask, start_new_session, process_group = unsupported
         assert (gid, gids, uid, start_new_session, process_group) == (None, None, None, False, -1), unsupported
-        module, rest = args[2], list(args[3:])
-        request = rest if module == "fitsync.cli.main" else ["-m", module, *rest]
+        request = list(args[3:]) if list(args[1:3]) == ["-m", "fitsync.cli.main"] else list(args[1:])
         with open(os.devnull, "rb") as nothing:  # stdin not given: nothing (the worker's is xdist's channel)
             fds = [p2cread if p2cread != -1 else nothing.fileno(), c2pwrite if c2pwrite != -1 else 1]
             fds.append(errwrite if errwrite != -1 else 2)
@@ -183,9 +182,25 @@ class ForkedPopen(subprocess.Popen):  # type: ignore[type-arg]
 
 
 def popen(args: list[str], **options: Any) -> subprocess.Popen[Any]:
-    """`subprocess.Popen(args, …)` of `[sys.executable, "-m", …]`, forked by the command server unless
+    """`subprocess.Popen(args, …)` of `[sys.executable, "-m" or "-c", …]`, forked by the command server unless
     FITSYNC_TEST_FORK=0."""
     return (ForkedPopen if FORK else subprocess.Popen)(args, **options)
+
+
+def run(
+    args: list[str], *, capture_output: bool = False, timeout: float | None = None, **options: Any
+) -> subprocess.CompletedProcess[Any]:
+    """`subprocess.run(args, …)` through `popen`."""
+    if capture_output:
+        options.update(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with popen(args, **options) as process:
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+    return subprocess.CompletedProcess(args, process.returncode, out, err)
 
 
 def _text(data: bytes) -> str:
@@ -341,9 +356,10 @@ def foreground(home: Path, *args: str, **options: Any) -> Iterator[ForegroundJob
 
 def serve_receiver(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[bytes]:
     """`fitsync webhooks serve` as its own process with this environment; returns once it answers."""
-    process = subprocess.Popen(
-        [*FITSYNC, "webhooks", "serve", "--port", str(port)], env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT
-    )
+    with log.open("ab") as out:
+        process = popen(
+            [*FITSYNC, "webhooks", "serve", "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT
+        )
     url = f"http://127.0.0.1:{port}/webhooks/readiness-probe"
 
     def answering() -> bool:

@@ -3,7 +3,6 @@ writes them, with their connections kept open (pipelines/dagster_storage.py)."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -20,6 +19,7 @@ from fitsync.pipelines import dagster_storage
 from fitsync.pipelines.instance import instance
 from fitsync.pipelines.sync_runner import off_the_main_thread
 
+from .. import processes
 from ..processes import REPO
 
 
@@ -76,7 +76,7 @@ def test_a_command_that_ends_leaves_each_database_whole_without_its_wal(tmp_path
         "print(materialize([first, second], instance=instance(Path(sys.argv[1]))).run_id)\n"
     )
     env = {"PATH": "/usr/bin:/bin", "DAGSTER_HOME": str(tmp_path / "dagster"), "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, "-c", script, str(tmp_path)], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr

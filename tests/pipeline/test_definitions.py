@@ -31,6 +31,7 @@ from fitsync.resources.run import API_POOL, DUCKDB_POOL
 from fitsync.sync.cadence import REFRESH_TAG
 from fitsync.warehouse import db
 
+from .. import processes
 from ..sandbox_harness import Harness
 from .conftest import REPO, Connect, add_athlete, record_many, subprocess_env
 
@@ -134,7 +135,7 @@ def test_the_nightly_schedule_follows_the_settings_when_the_code_location_loads(
     )
 
     def load(**settings: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        return processes.run(
             [sys.executable, "-c", script],
             capture_output=True,
             text=True,
@@ -201,7 +202,7 @@ def test_the_cli_instance_limits_the_pools(tmp_path: Path, pool: str) -> None:
         "i = instance.instance(Path(sys.argv[1])); print(i.root_directory); "
         "print(i.event_log_storage.get_concurrency_info(sys.argv[2]).slot_count)"
     )
-    result = subprocess.run(
+    result = processes.run(
         [sys.executable, "-c", script, str(tmp_path), pool],
         capture_output=True,
         text=True,
