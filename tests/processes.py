@@ -78,8 +78,8 @@ class _Forks:
         assert self.server.stdout is not None and self.server.stdout.readline() == "ready\n", "the command server"
 
     def start(self, args: list[str], env: dict[str, str], cwd: Path | str, fds: list[int]) -> tuple[socket.socket, int]:
-        """A child forked to run `args` (fitsync's, or `-m MODULE …`) on these stdin, stdout and stderr: the
-        connection its exit status will come on, and its pid."""
+        """A child forked to run `args` (fitsync's, or `-m MODULE …`, `-c SCRIPT …`) on these stdin, stdout and
+        stderr: the connection its exit status will come on, and its pid."""
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             conn.connect(self.path)
@@ -92,7 +92,6 @@ class _Forks:
     def run(
         self, args: list[str], *, env: dict[str, str], cwd: Path, input: str | None, timeout: float
     ) -> subprocess.CompletedProcess[str]:
-
         command = [*FITSYNC, *args]
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
@@ -122,9 +121,9 @@ class _Forks:
 
 class ForkedPopen(subprocess.Popen):  # type: ignore[type-arg]
     """`subprocess.Popen([sys.executable, "-m", MODULE, …])` (or `"-c", SCRIPT`) whose process the worker's command
-    server forks instead of Python starting afresh: a sync's 2–3 s of imports are done already. It is a process of its own (its pid,
-    signals, exit status); the server is its parent, so its exit status comes from there, not from waitpid.
-    Not for the tests of start-up, terminals or process groups: those run fresh interpreters."""
+    server forks instead of Python starting afresh: a sync's 2–3 s of imports are done already. It is a process of
+    its own (its pid, signals, exit status); the server is its parent, so its exit status comes from there, not from
+    waitpid. Not for the tests of start-up, terminals or process groups: those run fresh interpreters."""
 
     def _execute_child(  # type: ignore[override]
         self,
