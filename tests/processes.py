@@ -43,18 +43,10 @@ def run_fitsync(
 ) -> subprocess.CompletedProcess[str]:
     """`fitsync ARGS` as a process of its own, its output captured (as `subprocess.run(..., capture_output=True,
     text=True)`); stdin is `input`, else nothing (as from cron)."""
-    if not FORK:
-        return subprocess.run(
-            [*FITSYNC, *args],
-            cwd=cwd,
-            env=env,
-            input=input,
-            stdin=None if input is not None else subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-    return _forks().run(args, env=env, cwd=cwd, input=input, timeout=timeout)
+    stdin = None if input is not None else subprocess.DEVNULL
+    return run(
+        [*FITSYNC, *args], cwd=cwd, env=env, input=input, stdin=stdin, capture_output=True, text=True, timeout=timeout
+    )
 
 
 class _Forks:
@@ -88,35 +80,6 @@ class _Forks:
         except BaseException:
             conn.close()
             raise
-
-    def run(
-        self, args: list[str], *, env: dict[str, str], cwd: Path, input: str | None, timeout: float
-    ) -> subprocess.CompletedProcess[str]:
-        command = [*FITSYNC, *args]
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        in_r, in_w = os.pipe() if input is not None else (os.open(os.devnull, os.O_RDONLY), None)
-        conn, pid = self.start(args, env, cwd, [in_r, out_w, err_w])
-        with conn:
-            for fd in (in_r, out_w, err_w):
-                os.close(fd)
-            read: dict[int, bytes] = {}
-            threads = [threading.Thread(target=_read_all, args=(fd, read)) for fd in (out_r, err_r)]
-            if in_w is not None:
-                threads.append(threading.Thread(target=_write_all, args=(in_w, (input or "").encode())))
-            for thread in threads:
-                thread.start()
-            conn.settimeout(timeout)
-            try:
-                status = json.loads(conn.recv(4096))["status"]
-            except TimeoutError:
-                os.kill(pid, signal.SIGKILL)
-                for thread in threads:
-                    thread.join()
-                raise subprocess.TimeoutExpired(command, timeout, read.get(out_r), read.get(err_r)) from None
-            for thread in threads:
-                thread.join()
-        return subprocess.CompletedProcess(command, status, _text(read[out_r]), _text(read[err_r]))
 
 
 class ForkedPopen(subprocess.Popen):  # type: ignore[type-arg]
@@ -187,36 +150,26 @@ def popen(args: list[str], **options: Any) -> subprocess.Popen[Any]:
 
 
 def run(
-    args: list[str], *, capture_output: bool = False, timeout: float | None = None, **options: Any
+    args: list[str],
+    *,
+    input: Any = None,
+    capture_output: bool = False,
+    timeout: float | None = None,
+    **options: Any,
 ) -> subprocess.CompletedProcess[Any]:
     """`subprocess.run(args, …)` through `popen`."""
+    if input is not None:
+        options["stdin"] = subprocess.PIPE
     if capture_output:
         options.update(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     with popen(args, **options) as process:
         try:
-            out, err = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
+            out, err = process.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired as timed_out:
             process.kill()
-            process.wait()
+            timed_out.stdout, timed_out.stderr = process.communicate()
             raise
     return subprocess.CompletedProcess(args, process.returncode, out, err)
-
-
-def _text(data: bytes) -> str:
-    """As `subprocess.run(text=True)` decodes: the locale's encoding, universal newlines."""
-    import io
-
-    return io.TextIOWrapper(io.BytesIO(data)).read()
-
-
-def _read_all(fd: int, into: dict[int, bytes]) -> None:
-    with os.fdopen(fd, "rb") as f:
-        into[fd] = f.read()
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    with os.fdopen(fd, "wb") as f, contextlib.suppress(BrokenPipeError):
-        f.write(data)
 
 
 _FORKS: list[_Forks] = []
