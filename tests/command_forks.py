@@ -15,26 +15,48 @@ started it is gone).
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
 import selectors
 import socket
 import sys
+from pathlib import Path
 from typing import Any
 
 # What the commands import before their work, loaded once: Dagster (1.5 s of a sync's start), the command's modules,
-# the settings. Only modules that start no thread: a fork copies the calling thread alone, so a lock another thread
-# held stays held in the child (DuckDB and Polars start native threads when imported: a forked `sync` hung on one).
-# Nor modules that read the environment when imported: they would see the server's, not the command's.
-# Dagster's SQLite storage too: 0.7 s of imports on 2 slow cores for each command that opens the instance (a sync)
+# the settings, Dagster's SQLite storage (0.7 s for each command that opens the instance), and the warehouse's and the
+# assets' modules with DuckDB, Polars and Arrow (0.6 s of each sync). A fork copies the calling thread alone, so a lock
+# another thread held stays held in the child (a forked `sync` hung on one of DuckDB's): the threads these libraries
+# start when imported are stopped or not started (`_quiet_imports`). Nor modules that read the environment when
+# imported: they would see the server's, not the command's (pipelines.jobs and pipelines.definitions read the
+# settings; the commands import them).
 PRELOAD = (
     "dagster",
     "dagster._core.storage.sqlite_storage",
     "fitsync.cli.main",
     "fitsync.client.config",
     "fitsync.sandbox.cli",
+    "fitsync.assets.activities",
+    "fitsync.assets.activity_details",
+    "fitsync.assets.activity_streams",
+    "fitsync.assets.analysis",
+    "fitsync.assets.athlete",
+    "fitsync.assets.segments",
+    "fitsync.assets.warehouse_load",
+    "fitsync.pipelines.webhook_sensor",
+    "fitsync.pipelines.lake_maintenance",
+    "fitsync.pipelines.purge",
 )
+# jemalloc's purging threads (Arrow's, Polars'): set before their import, and left out of the commands' environment.
+NO_BACKGROUND_THREADS = {
+    "JE_ARROW_MALLOC_CONF": "background_thread:false",
+    "_RJEM_MALLOC_CONF": "background_thread:false",
+}
+# Polars' spill cleaner, started when Polars is imported: it waits on a channel and holds no lock (the commands never
+# spill to disk, the only work it is sent).
+KNOWN_THREADS = {"polars-ooc-clea"}
 MAX_REQUEST = 1 << 20
 # What the TLS context made before forking read (client/tls.py).
 TLS_ENVIRONMENT = ("SSL_CERT_FILE", "SSL_CERT_DIR")
@@ -42,17 +64,21 @@ TLS_ENVIRONMENT = ("SSL_CERT_FILE", "SSL_CERT_DIR")
 
 def serve(path: str) -> int | None:
     """The server's loop; in a child, returns to run the command (the child's exit status is its own)."""
+    os.environ.update(NO_BACKGROUND_THREADS)
     started_with = dict(os.environ)
     for module in PRELOAD:
         importlib.import_module(module)
+    import duckdb
+
+    duckdb.execute("SET threads = 1")  # the default connection's scheduler thread stopped (a child's own are its own)
     # what the imports put in the environment (a setdefault at import time): a fresh process has it too
     set_by_imports = {k: v for k, v in os.environ.items() if started_with.get(k) != v}
     from fitsync.client import tls
 
     tls.context()  # made once here (≈ 45 ms each): a child whose environment names other certificates makes its own
-    threads = os.listdir("/proc/self/task")
-    if len(threads) > 1:
-        sys.exit(f"tests.command_forks: {len(threads)} threads after loading {PRELOAD}: forking would copy one of them")
+    threads = [Path(f"/proc/self/task/{t}/comm").read_text().strip() for t in os.listdir("/proc/self/task")]
+    if others := [name for name in threads if name not in KNOWN_THREADS][1:]:  # one is this thread
+        sys.exit(f"tests.command_forks: threads {others} after loading {PRELOAD}: forking would copy one of them")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
     listener.listen(16)
@@ -78,7 +104,10 @@ def serve(path: str) -> int | None:
                     for item in own:
                         os.close(item) if isinstance(item, int) else item.close()
                     conn.close()
-                    return _child(request, fds, started_with, set_by_imports)
+                    try:
+                        return _child(request, fds, started_with, set_by_imports)
+                    finally:  # a test's own program (-m, -c) too: Python's shutdown skips its collection (cli/entry.py)
+                        gc.freeze()
                 for fd in fds:
                     os.close(fd)
                 conn.send(json.dumps({"pid": pid}).encode())
