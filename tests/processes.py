@@ -8,6 +8,7 @@ import json
 import os
 import pty
 import queue
+import re
 import select
 import signal
 import socket
@@ -15,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -224,11 +225,19 @@ class Terminal:
 
     def wait_for(self, text: str, times: int = 1, timeout: float = 60) -> str:
         """Once `text` has been printed `times` times in all; fails at once if the process ended first."""
+        return self._wait(lambda seen: seen.count(text) >= times, repr(text), timeout)
+
+    def wait_for_match(self, pattern: str, timeout: float = 60) -> str:
+        """Once something matching the regular expression `pattern` has been printed: for a line a spinner shows as
+        it changes, which can skip any one of its values between two refreshes."""
+        return self._wait(lambda seen: re.search(pattern, seen) is not None, repr(pattern), timeout)
+
+    def _wait(self, shown: Callable[[str], bool], what: str, timeout: float) -> str:
         deadline = time.monotonic() + timeout
-        while self.seen.count(text.encode()) < times:
-            assert time.monotonic() < deadline, f"no {text!r} within {timeout} s: {self.seen.decode(errors='replace')}"
+        while not shown(seen := self.seen.decode(errors="replace")):
+            assert time.monotonic() < deadline, f"no {what} within {timeout} s: {seen}"
             if not self._read(0.5):
-                assert self.process.poll() is None, f"exited before {text!r}: {self.seen.decode(errors='replace')}"
+                assert self.process.poll() is None, f"exited before {what}: {seen}"
         return self.seen.decode(errors="replace")
 
     def wait_for_next(self, text: str, timeout: float = 60) -> str:
