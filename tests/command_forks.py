@@ -1,7 +1,8 @@
 """A process that has loaded fitsync's command once and forks a child per command a test runs
 (`tests/processes.py: run_fitsync`). Each child is a process of its own — its pid, files, signals, exit status,
 its own interpreter shutdown — that starts with most of `python -m fitsync.cli.main`'s imports done: 0.6 s of
-`fitsync status`, 1.5 s of `fitsync sync` (Dagster) on 2 slow cores, paid by hundreds of commands a run.
+`fitsync status`, over 2 s of `fitsync sync` (Dagster, DuckDB, Polars) on 2 slow cores, paid by hundreds of commands a
+run.
 
     python -m tests.command_forks SOCKET
 
@@ -29,7 +30,8 @@ from typing import Any
 # the settings, Dagster's SQLite storage (0.7 s for each command that opens the instance), and the warehouse's and the
 # assets' modules with DuckDB, Polars and Arrow (0.6 s of each sync). A fork copies the calling thread alone, so a lock
 # another thread held stays held in the child (a forked `sync` hung on one of DuckDB's): the threads these libraries
-# start when imported are stopped or not started (`_quiet_imports`). Nor modules that read the environment when
+# start when imported are not started (NO_BACKGROUND_THREADS) or stopped (DuckDB's, in `serve`), and `serve` refuses
+# to fork with any other (KNOWN_THREADS). Nor modules that read the environment when
 # imported: they would see the server's, not the command's (pipelines.jobs and pipelines.definitions read the
 # settings; the commands import them).
 PRELOAD = (
