@@ -238,7 +238,7 @@ class Terminal:
             assert time.monotonic() < deadline, f"no {what} within {timeout} s: {seen}"
             if not self._read(0.5):
                 assert self.process.poll() is None, f"exited before {what}: {seen}"
-        return self.seen.decode(errors="replace")
+        return seen
 
     def wait_for_next(self, text: str, timeout: float = 60) -> str:
         """Once `text` is printed again (not only in what was shown before)."""
