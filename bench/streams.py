@@ -2,10 +2,10 @@
 
 A few dozen real answers of the sandbox (`GET /activities/{id}/streams`, every channel, keyed by type: rides and
 runs of 20 minutes to 4 hours) are fetched over HTTP once, then written as N activities' answers, the bytes as
-received, through the path the fetch step takes: `sync/streams.read_bytes` (parsed into columns) and
-`warehouse/streams.write` (Parquet per athlete and month, each activity's mean-maximal power computed as it is
-written), in chunks on a writing thread as the step writes them (`sync/streams.Writer`). Each scale runs in a child process of its own, so its peak memory is
-its own (`ru_maxrss`). Figures:
+received, through the path the fetch step takes: `sync/streams.received`, then `sync/streams.Writer` (chunks framed
+into columns by sync/stream_answers.framed and written as Parquet per athlete and month, each activity's mean-maximal
+power computed as it is written: warehouse/streams.py), on the Writer's two threads as the step writes them. Each
+scale runs in a child process of its own, so its peak memory is its own (`ru_maxrss`). Figures:
 
 - load: samples (one per second of recording, every channel) per second, parse and write together;
 - disk: bytes per sample and channel of the samples' files (the raw answers, kept beside them, shown apart);
@@ -92,7 +92,7 @@ def child(answers: Path, n: int, folder: Path) -> None:
     started = time.perf_counter()
     with streams.Writer(root, ATHLETE, written) as writer:  # as the fetch step writes: on a thread of its own
         for k in range(n):
-            writer.add(streams.read_bytes(FIRST_ID + k, START + k * EVERY, 1, bodies[k % len(bodies)]))
+            writer.add(streams.received(FIRST_ID + k, START + k * EVERY, 1, bodies[k % len(bodies)]))
     seconds = time.perf_counter() - started
     channels = 0
     with duckdb.connect() as conn:

@@ -70,6 +70,7 @@ CHANNELS = (
 )
 STREAMS = tuple(dict.fromkeys(c.stream for c in CHANNELS))  # the streams fitsync asks for and stores, in order
 # What an answers row says became of the answer.
+RECEIVED = "received"  # not yet framed (sync/stream_answers.framed): never written
 STORED, PART_STORED, KEPT_RAW, NO_STREAMS, NOT_FOUND, REFUSED = (
     "stored",  # every channel in the samples
     "partly stored",  # some channels only: the others are in the raw answer (see problems)
@@ -141,52 +142,83 @@ def prepare(root: Path) -> None:
         base = root / name
         base.mkdir(parents=True, exist_ok=True)
         if not (base / SCHEMA_FILE).exists():
-            with _scratch() as conn:
+            with scratch() as conn:
                 _write(conn, frame, columns, base / SCHEMA_FILE)
 
 
-def write(root: Path, athlete_id: int, answers: list[Answer]) -> int:
-    """Write these answers: per month, the samples file, then the answers file (each whole under its final name only
-    once written); returns the samples written."""
-    if not answers:
-        return 0
-    prepare(root)
-    samples_base, answers_base = folders(root)
-    written = 0
-    months: dict[str, list[Answer]] = {}
-    for answer in answers:
-        months.setdefault(answer.month, []).append(answer)
-    with _scratch() as conn:
-        for month, group in sorted(months.items()):
-            frames = [a.frame for a in group if a.frame is not None and a.frame.height]
-            if frames:
-                target = samples_base / f"athlete={athlete_id}" / f"month={month}"
-                samples = pl.concat(frames, how="vertical")
-                _write(conn, samples, _SAMPLE_COLUMNS, _fresh(target))
-                mmp = root / stream_mmp.FOLDER / f"athlete={athlete_id}" / f"month={month}"  # before the answers too
-                _write(conn, stream_mmp.compute(conn, samples), "*", _fresh(mmp))
-                written += sum(f.height for f in frames)
-        for month, group in sorted(months.items()):  # after every samples file: an answer is the record they are whole
-            rows = pl.DataFrame(
-                {
-                    "activity_id": [a.activity_id for a in group],
-                    "athlete_id": [athlete_id] * len(group),
-                    "fetched_us": [a.fetched_us for a in group],
-                    "status": [a.status for a in group],
-                    "samples": [a.samples for a in group],
-                    "channels": [list(a.channels) for a in group],
-                    "problems": [list(a.problems) for a in group],
-                    "raw": [a.raw for a in group],
-                },
-                schema=_ANSWER_SCHEMA,
-            )
-            _write(conn, rows, "*", _fresh(answers_base / f"athlete={athlete_id}" / f"month={month}"))
+def write(root: Path, athlete_id: int, answers: list[Answer], conn: duckdb.DuckDBPyConnection | None = None) -> int:
+    """Write these answers (framed: none RECEIVED): `write_samples`, then `write_answers`; returns the samples
+    written. `conn`: the calling thread's `scratch()` (else one of its own)."""
+    if conn is None:
+        with scratch() as own:
+            return write(root, athlete_id, answers, own)
+    written = write_samples(root, athlete_id, answers, conn)
+    write_answers(root, athlete_id, answers, conn)
     return written
 
 
-def _scratch() -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB for framing what is written, with the settings every connection of fitsync's has."""
-    conn = duckdb.connect()
+def write_samples(root: Path, athlete_id: int, answers: list[Answer], conn: duckdb.DuckDBPyConnection) -> int:
+    """Per month, the answers' samples file (whole under its final name only once written: until its answers file
+    is, no view reads it); returns the samples written."""
+    if any(a.status == RECEIVED for a in answers):
+        raise ValueError("an answer not framed yet (sync/stream_answers.framed)")
+    prepare(root)
+    written = 0
+    for month, group in _by_month(answers).items():
+        if frames := _frames(group):
+            target = root / SAMPLES / f"athlete={athlete_id}" / f"month={month}"
+            _write(conn, pl.concat(frames, how="vertical", rechunk=False), _SAMPLE_COLUMNS, _fresh(target))
+            written += sum(f.height for f in frames)
+    return written
+
+
+def write_answers(root: Path, athlete_id: int, answers: list[Answer], conn: duckdb.DuckDBPyConnection) -> None:
+    """After their samples files: per month, the answers' mean-maximal power (stream_mmp.compute), then the answers
+    file, the record that everything of its activities is whole."""
+    prepare(root)
+    months = _by_month(answers)
+    for month, group in months.items():
+        if frames := _frames(group):
+            mmp = root / stream_mmp.FOLDER / f"athlete={athlete_id}" / f"month={month}"
+            _write(conn, stream_mmp.compute(conn, pl.concat(frames, how="vertical")), "*", _fresh(mmp))
+    for month, group in months.items():
+        rows = pl.DataFrame(
+            {
+                "activity_id": [a.activity_id for a in group],
+                "athlete_id": [athlete_id] * len(group),
+                "fetched_us": [a.fetched_us for a in group],
+                "status": [a.status for a in group],
+                "samples": [a.samples for a in group],
+                "channels": [list(a.channels) for a in group],
+                "problems": [list(a.problems) for a in group],
+                "raw": [a.raw for a in group],
+            },
+            schema=_ANSWER_SCHEMA,
+        )
+        # written by Polars: DuckDB's COPY takes ≈ 1.6× as long over the long texts (it tries a dictionary and
+        # statistics on each), measured on 40 sandbox answers
+        target = _fresh(root / ANSWERS / f"athlete={athlete_id}" / f"month={month}")
+        partial = _partial(target)
+        rows.write_parquet(partial, compression="zstd", statistics=False)
+        partial.rename(target)
+
+
+def _by_month(answers: list[Answer]) -> dict[str, list[Answer]]:
+    """The answers per month, in month order."""
+    months: dict[str, list[Answer]] = {}
+    for answer in sorted(answers, key=lambda a: a.month):
+        months.setdefault(answer.month, []).append(answer)
+    return months
+
+
+def _frames(group: list[Answer]) -> list[pl.DataFrame]:
+    return [a.frame for a in group if a.frame is not None and a.frame.height]
+
+
+def scratch() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB for framing and writing streams, with the settings every connection of fitsync's has, on
+    one thread: a chunk's few rows of answers give DuckDB nothing to share out, and the stages run beside each other."""
+    conn = duckdb.connect(config={"threads": 1})
     for statement in db.WORKAROUNDS:
         conn.execute(statement)
     return conn
@@ -197,9 +229,14 @@ def _fresh(folder: Path) -> Path:
     return folder / f"{uuid.uuid4().hex}.parquet"
 
 
+def _partial(target: Path) -> Path:
+    """A temporary name beside `target`, one per writer (hosts share folders)."""
+    return target.with_name(f".{target.stem}.{uuid.uuid4().hex[:8]}.partial")
+
+
 def _write(conn: duckdb.DuckDBPyConnection, frame: pl.DataFrame, columns: str, target: Path) -> None:
     """`frame` as `columns` to `target`, whole: written under a temporary name in the same folder, then renamed."""
-    partial = target.with_name(f".{target.stem}.{uuid.uuid4().hex[:8]}.partial")  # one per writer: hosts share folders
+    partial = _partial(target)
     conn.register("frame", frame)
     try:
         conn.execute(

@@ -47,7 +47,7 @@ def answer(
     distance: list[float] | None = None,
     velocity: list[float] | None = None,
 ) -> streams.Answer:
-    """An answer as sync/streams.read frames it: the channels given, the others NULL, every sample moving."""
+    """An answer as sync/stream_answers.read frames it: the channels given, the others NULL, every sample moving."""
     n = len(time)
     columns: dict[str, Any] = {c.column: [None] * n for c in streams.CHANNELS}
     columns.update(time=time, moving=[True] * n)
@@ -419,7 +419,7 @@ def test_sandbox_mmp_equals_a_brute_force_over_the_stored_streams(sb: Any, tmp_p
         )
         body = sb.get(grant, f"/activities/{ride['id']}/streams", params={"keys": fetched.KEYS, "key_by_type": "true"})
         answers.append(
-            fetched.read(ride["id"], dt.datetime.fromisoformat(local).replace(tzinfo=dt.UTC), 1, body.json())
+            fetched.read_bytes(ride["id"], dt.datetime.fromisoformat(local).replace(tzinfo=dt.UTC), 1, body.content)
         )
     b.close()
     assert streams.write(documents.folder(path).parent, cyclist, answers) > 0

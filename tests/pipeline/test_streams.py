@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fitsync.sync import streams
+from fitsync.sync import stream_answers, streams
 from fitsync.warehouse import streams as stored
 
 from ..sandbox_harness import Harness, wait_until
@@ -223,12 +223,12 @@ def test_both_shapes_read_alike(sb: Harness, flavor: str) -> None:
     keyed = sb.get(grant, path, params={"keys": KEYS, "key_by_type": "true"}).json()
     listed = sb.get(grant, path, params={"keys": KEYS, "key_by_type": "false"}).json()
     assert isinstance(listed, list)
-    a, b = (streams.read(ride, None, 1, body) for body in (keyed, listed))
+    a, b = (stream_answers.read(ride, None, 1, body) for body in (keyed, listed))
     assert a.status == b.status == "stored" and a.channels == b.channels
     assert a.frame is not None and b.frame is not None and a.frame.equals(b.frame)
-    assert streams.read(ride, None, 1, {"message": "odd"}).status == "kept raw"
+    assert stream_answers.read(ride, None, 1, {"message": "odd"}).status == "kept raw"
 
-    # the bytes as received: a keyed answer is parsed by Polars straight into the same samples, kept as it came
+    # the bytes as received: a keyed answer is read by DuckDB straight into the same samples, kept as it came
     content = sb.get(grant, path, params={"keys": KEYS, "key_by_type": "true"}).content
     fast = streams.read_bytes(ride, None, 1, content)
     assert fast.raw == content.decode() and fast.status == "stored" and fast.channels == a.channels
@@ -248,6 +248,47 @@ def test_both_shapes_read_alike(sb: Harness, flavor: str) -> None:
     assert streams.read_bytes(ride, None, 1, b"[1, 2").status == "kept raw"
 
 
+def test_a_chunk_read_the_quick_way_frames_each_answer_as_the_careful_way_does() -> None:
+    """DuckDB's quick way over a chunk (sync/stream_answers.framed) takes only what the careful way would store whole:
+    every answer of a chunk mixing good ones with every kind of odd one comes out as `read` frames it alone (status,
+    channels, problems, samples), the odd ones named. A lenient JSON transform alone would store "3" as 3, true as
+    1 and 2.5 as 2."""
+    n = 6
+    good = {
+        "time": {"data": list(range(n)), "series_type": "distance", "original_size": n, "resolution": "high"},
+        "distance": {"data": [0.0, 4.25, 8.5, 12.75, 17.0, 21.25]},
+        "latlng": {"data": [[45.123456, -73.5], [45.1235, -73.5001]] * 3},
+        "temp": {"data": [-2, -1, 0, 1, 2, 3]},  # negative and positive integers (json_structure: HUGEINT)
+        "heartrate": {"data": [120, None, 122, 123, 124, 125]},
+        "moving": {"data": [False, True, True, True, True, True]},
+    }
+    odd = [
+        {"watts": {"data": [200, "3", 210, 220, 230, 240]}},  # a string of a number
+        {"watts": {"data": [200, True, 210, 220, 230, 240]}},  # a boolean among numbers
+        {"time": {"data": [0, 1, 2.5, 3, 4, 5]}},  # a decimal where integers go
+        {"watts": {"data": [200, 40000, 210, 220, 230, 240]}},  # beyond SMALLINT
+        {"distance": {"data": [0.0, 4.255, 8.5, 12.75, 17.0, 21.25]}},  # a third decimal
+        {"latlng": {"data": [[45.1, -73.5, 3.0]] + [[45.1, -73.5]] * 5}},  # a point of three numbers
+        {"heartrate": {"data": [120, 121, 122]}},  # shorter than the others
+        {"power_balance": {"data": [50] * n}},  # a channel fitsync does not know
+        {"moving": {"data": [1, 0, 1, 1, 1, 1]}},  # numbers where booleans go
+        {"cadence": {"data": 7}},  # data that is not a list
+    ]
+    bodies = [good, *({**good, **change} for change in odd), [{"type": "time", "data": [0, 1]}], {}]
+    texts = [json.dumps(body) for body in bodies] + ["[1, 2", '{"time": {"data": [0, 1]'] + [json.dumps(good)]
+    received = [streams.received(i, None, 1, text.encode()) for i, text in enumerate(texts)]
+    with stored.scratch() as conn:
+        quick = stream_answers.framed(conn, received)
+        assert stream_answers._read_many(conn, received[:1]) != [None], "the good one is read the quick way"
+    alone = [stream_answers.careful(answer) for answer in received]
+    for q, a, text in zip(quick, alone, texts, strict=True):
+        assert (q.status, q.channels, q.problems, q.raw) == (a.status, a.channels, a.problems, text), text
+        assert (q.frame is None) == (a.frame is None) and (q.frame is None or q.frame.equals(a.frame)), text
+    assert [q.status for q in quick].count("stored") == 3, "the good ones and the list shape"
+    assert all(q.problems for q in quick[1 : 1 + len(odd)]), "each odd one is named"
+    assert quick[0].frame is not None and quick[0].frame["temp"].to_list() == [-2.0, -1.0, 0.0, 1.0, 2.0, 3.0]
+
+
 def test_the_writer_writes_chunks_in_order_beside_the_fetching_and_raises_a_failed_write(tmp_path: Path) -> None:
     """Chunks are written on the writer's thread, in order; each is reported on the caller's thread once whole; a
     write that fails is raised to the caller, never lost on the thread."""
@@ -258,7 +299,7 @@ def test_the_writer_writes_chunks_in_order_beside_the_fetching_and_raises_a_fail
 
     start = dt.datetime(2025, 3, 1, tzinfo=dt.UTC)
     body = {"time": {"data": list(range(50))}, "watts": {"data": [200] * 50}}
-    answers = [streams.read(i, start, 1, body) for i in range(streams.CHUNK_ACTIVITIES + 5)]
+    answers = [stream_answers.read(i, start, 1, body) for i in range(streams.CHUNK_ACTIVITIES + 5)]
     reported: list[tuple[list[int], int, str]] = []
 
     def written(batch: list[stored.Answer], samples: int) -> None:
