@@ -195,11 +195,11 @@ def write_answers(root: Path, athlete_id: int, answers: list[Answer], conn: duck
             },
             schema=_ANSWER_SCHEMA,
         )
-        # written by Polars: DuckDB's COPY takes ≈ 1.6× as long over the long texts (it tries a dictionary and
-        # statistics on each), measured on 40 sandbox answers
+        # written by Polars, zstd level 1, no statistics: 0.07 s for 40 sandbox answers (22 MB of text) against 0.10 s
+        # by DuckDB's COPY and 0.12 s at level 3; 5 % more bytes than level 3
         target = _fresh(root / ANSWERS / f"athlete={athlete_id}" / f"month={month}")
         partial = _partial(target)
-        rows.write_parquet(partial, compression="zstd", statistics=False)
+        rows.write_parquet(partial, compression="zstd", compression_level=1, statistics=False)
         partial.rename(target)
 
 
