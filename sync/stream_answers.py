@@ -54,7 +54,10 @@ def framed(conn: duckdb.DuckDBPyConnection, answers: list[Answer]) -> list[Answe
     if not todo:
         return answers
     out = list(answers)
-    quick = _read_many(conn, [answers[i] for i in todo])
+    try:
+        quick = _read_many(conn, [answers[i] for i in todo])
+    except (duckdb.Error, RecursionError):  # an answer DuckDB's reader or the shape's text cannot take: all carefully
+        quick = [None] * len(todo)
     for i, answer in zip(todo, quick, strict=True):
         out[i] = answer if answer is not None else careful(answers[i])
     return out
@@ -91,7 +94,10 @@ def _kinds(shape: str | None) -> tuple[str, ...] | None:
     """The channels of an answer of the quick way's shape (json_structure's text), in STREAMS order; else None."""
     if shape is None or not shape.startswith("{"):
         return None
-    found = json.loads(shape)
+    try:
+        found = json.loads(shape)
+    except RecursionError:  # nested deeper than Python's parser goes: the careful way keeps it raw
+        return None
     if not found or set(found) - set(stored.STREAMS):
         return None
     for kind, channel in found.items():

@@ -3,11 +3,11 @@ straight to Parquet files by the fetch step (warehouse/streams.py), never throug
 
 Why not the landing area: a 4-hour ride's answer is ≈ 1 MB of JSON, a history's ≈ 1.5 GB; through SQLite (or the
 shared PostgreSQL store) every byte would be written, read back and deleted once more, and the warehouse's one writer
-held to load it. Written directly, each answer is kept in memory only until its chunk is framed into its compact columns and
-written (`Writer`: at most three chunks of CHUNK_BYTES, so memory is flat whatever the history's length), on threads
-of their own while the next answers arrive, before every wait for the rate budget and when the budget is spent. A
-file appears whole under its final name or not at all, and the answers file, written after the samples, is the record that an activity's streams are stored:
-the queue is "wanted and not answered" (warehouse/streams.waiting), so a run stopped by the budget continues with
+held to load it. Written directly, each answer is kept in memory only until its chunk is framed into its compact
+columns and written (`Writer`: at most three chunks of CHUNK_BYTES, so memory is flat whatever the history's length),
+on threads of their own while the next answers arrive, before every wait for the rate budget and when the budget is
+spent. A file appears whole under its final name or not at all, and the answers file, written after the samples, is
+the record that an activity's streams are stored: the queue is "wanted and not answered" (warehouse/streams.waiting), so a run stopped by the budget continues with
 the next activity and repeats no call; a killed run repeats at most the chunk it had not written.
 
 What is stored follows what was answered: both shapes the service uses (keyed by type, or the list), each channel in

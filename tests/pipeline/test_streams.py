@@ -275,7 +275,8 @@ def test_a_chunk_read_the_quick_way_frames_each_answer_as_the_careful_way_does()
         {"cadence": {"data": 7}},  # data that is not a list
     ]
     bodies = [good, *({**good, **change} for change in odd), [{"type": "time", "data": [0, 1]}], {}]
-    texts = [json.dumps(body) for body in bodies] + ["[1, 2", '{"time": {"data": [0, 1]'] + [json.dumps(good)]
+    nested = '{"time": {"data": ' + "[" * 5000 + "]" * 5000 + "}}"  # deeper than Python's JSON parser goes
+    texts = [json.dumps(body) for body in bodies] + ["[1, 2", '{"time": {"data": [0, 1]', nested, json.dumps(good)]
     received = [streams.received(i, None, 1, text.encode()) for i, text in enumerate(texts)]
     with stored.scratch() as conn:
         quick = stream_answers.framed(conn, received)
