@@ -5,8 +5,8 @@ way (`read`), which names what it cannot store.
 Why DuckDB and a chunk at a time: a 4-hour ride's answer is ≈ 1 MB of numbers. Parsed a chunk at a time, DuckDB
 (yyjson) reads the answers' shapes and their values into typed lists in one query, the lists come out as Arrow, sliced
 per answer without a copy, and the checks run once over the chunk: 0.39–0.47 s of CPU for 40 sandbox answers in
-chunks of 13, against 0.57–0.65 s for Polars' JSON reader and its checks an answer at a time. It runs on the stream writer's framing thread (sync/streams.Writer), beside the
-fetching and the writing of the chunk before.
+chunks of 13, against 0.57–0.65 s for Polars' JSON reader and its checks an answer at a time. It runs on the stream
+writer's framing thread (sync/streams.Writer), beside the fetching and the writing of the chunk before.
 
 The rules of the quick way, each checked for the whole chunk at once, any answer that fails one going the careful
 way: the answer is an object keyed by type (`key_by_type=true`), every key a channel fitsync knows, each with a `data`

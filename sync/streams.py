@@ -7,8 +7,9 @@ held to load it. Written directly, each answer is kept in memory only until its 
 columns and written (`Writer`: at most three chunks of CHUNK_BYTES, so memory is flat whatever the history's length),
 on threads of their own while the next answers arrive, before every wait for the rate budget and when the budget is
 spent. A file appears whole under its final name or not at all, and the answers file, written after the samples, is
-the record that an activity's streams are stored: the queue is "wanted and not answered" (warehouse/streams.waiting), so a run stopped by the budget continues with
-the next activity and repeats no call; a killed run repeats at most the chunk it had not written.
+the record that an activity's streams are stored: the queue is "wanted and not answered" (warehouse/streams.waiting),
+so a run stopped by the budget continues with the next activity and repeats no call; a killed run repeats at most the
+chunks it had not written.
 
 What is stored follows what was answered: both shapes the service uses (keyed by type, or the list), each channel in
 its compact type. What does not fit — an answer of another shape, a channel fitsync does not know, one whose length
@@ -83,12 +84,12 @@ class Writer:
     """One athlete's answers on their way to disk, in chunks (CHUNK_BYTES of answers or CHUNK_ACTIVITIES answers),
     each through two threads of its own while the next is fetched: the framing thread reads the chunk's answers into
     columns (sync/stream_answers.framed) and writes their samples (warehouse/streams.write_samples), the writing
-    thread their mean-maximal power and the answers (warehouse/streams.write_answers), the record they are whole. So fetching, framing
-    one chunk and writing the one before overlap, and at most three chunks are in memory. Writes happen one at a
-    time and in order: a chunk's files appear only after the chunk before it is whole, and none after a write that
-    failed. `written(answers, samples)` runs on the caller's thread for each chunk written, in order, and a framing
-    or writing error is raised there. Leaving the `with` block writes what is gathered, as a stop or a failing call
-    leaves it."""
+    thread their mean-maximal power and the answers (warehouse/streams.write_answers), the record they are whole. So
+    fetching, framing one chunk and writing the one before overlap, and at most three chunks are in memory. Records
+    are written in order: a chunk's answers file appears only after the chunk before it is whole, and none after a
+    write that failed (samples no answers file names are read by no view). `written(answers, samples)` runs on the
+    caller's thread for each chunk written, in order, and a framing or writing error is raised there. Leaving the
+    `with` block writes what is gathered, as a stop or a failing call leaves it."""
 
     def __init__(self, root: Path, athlete_id: int, written: Callable[[list[Answer], int], None]) -> None:
         self.root, self.athlete_id, self.written = root, athlete_id, written
