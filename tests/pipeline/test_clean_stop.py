@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -307,6 +308,10 @@ def test_summaries_answer_while_the_budget_waits_and_a_sync_cut_short_exits_part
 
     for _ in range(16):  # more calls than two windows hold: at least one wait of a whole window
         record(sb, aid, days_ago=1)
+    # a window the first sync's last reads are not in (the service's windows start on multiples of WINDOW): else the
+    # cut sync may find it spent and, with --max-wait 0.2, do nothing at all ("nothing done", not "stopped early")
+    ended = time.time()
+    wait_until(lambda: time.time() // WINDOW > ended // WINDOW, WINDOW + 5, "a read window the first sync left unused")
     with sb.settings(**TINY):
         cut = fitsync(env, "sync", "--max-wait", "0.2")
     assert cut.returncode == 3, cut.stdout + cut.stderr
