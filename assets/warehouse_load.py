@@ -18,7 +18,7 @@ from dagster import (
 
 from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import athlete_id, athletes_partitions
-from fitsync.resources.run import DUCKDB_POOL, FIRST, LEFT_OUT, load_notice
+from fitsync.resources.run import DUCKDB_POOL, FIRST, LEFT_OUT, adopted, load_notice
 from fitsync.state import landing
 from fitsync.sync import load_landed
 from fitsync.sync.load_landed import Loaded
@@ -93,7 +93,11 @@ def activity_summaries(context: AssetExecutionContext, fitsync_api: FitsyncApi) 
     `detail_fetched_at` NULL (`detail_loaded` false in activities_status).
     """
     aid = athlete_id(context.partition_key)
-    loaded, earlier = _load(context, fitsync_api, aid, fitsync_api.warehouse())
+    done = adopted(context, "activity_summaries")  # `fitsync sync` loaded them before the run
+    if done is not None and done.loaded is not None:
+        loaded, earlier = done.loaded, done.earlier
+    else:
+        loaded, earlier = _load(context, fitsync_api, aid, fitsync_api.warehouse())
     return MaterializeResult(metadata=_metadata(loaded, aid, earlier), check_results=[_check(loaded)])
 
 

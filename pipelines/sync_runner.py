@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -228,9 +229,11 @@ def sync_athlete(
     log_level: str = "WARNING",
     run_id: str | None = None,
     priority: str | None = None,
+    locked: bool = False,
 ) -> SyncOutcome:
     """One run of the sync job; an athlete who is not connected gets no run (and no partition). `priority`: the
-    rate governor's class for all its calls (rate_governor.CLASSES), instead of what the run's work implies."""
+    rate governor's class for all its calls (rate_governor.CLASSES), instead of what the run's work implies.
+    `locked`: the caller holds the athlete's lock (`fitsync sync`, which did the run's first steps under it)."""
     store = open_store(config)
     with store.reading() as conn:
         status = athlete_rows.status(conn, athlete_id) or "not connected"
@@ -245,7 +248,7 @@ def sync_athlete(
         )
     instance.add_dynamic_partitions(ATHLETES, [str(athlete_id)])
     try:
-        with store.athlete_lock(athlete_id):
+        with contextlib.nullcontext() if locked else store.athlete_lock(athlete_id):
             launched = daemon_run_of(instance, athlete_id)
             if launched:
                 return SyncOutcome(athlete_id, False, {}, busy=launched)

@@ -3,27 +3,30 @@
 from __future__ import annotations
 
 import contextlib
-import re
-import threading
-import time
-from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
-import httpx
 from dagster import Config, MetadataValue
 
-from fitsync.client.rate_governor import CLASSES
 from fitsync.client.runtime import FitsyncClient
+from fitsync.resources.partitions import athlete_id
 from fitsync.state.store import StateStore
-from fitsync.sync import progress
+from fitsync.sync import first_steps, steps
+from fitsync.sync.cadence import REFRESH_TAG
+from fitsync.sync.steps import (  # noqa: F401 (the assets and commands import them from here)
+    DETAIL_CHUNK,
+    ENDPOINT_CALLS,
+    LEFT_OUT,
+    WRONG_ANSWER,
+    Markdown,
+    Step,
+    answered,
+    endpoint,
+)
 from fitsync.warehouse import db
 
 API_POOL = "fitsync_api"
 DUCKDB_POOL = "fitsync_duckdb"
-DETAIL_CHUNK = 25
 # Before any other step ready at the same time: the listing, then loading its summaries, so the warehouse
 # answers from summaries before the details start to wait for the rate budget.
 FIRST = {"dagster/priority": "10"}
@@ -41,97 +44,23 @@ class SyncConfig(Config):
     allow_shrink: bool = False  # --full may delete more than the reconciliation guard allows (activities.py)
 
 
-# Run metadata a command reads to say how a run went (pipelines/sync_runner.SyncOutcome): an answer of the wrong shape
-# (nothing of it stored: the step's work failed) and what the service sent that was left out of the warehouse
-# (implausible values, rows without an id: the run is not "ok").
-WRONG_ANSWER = "wrong_answer"
-LEFT_OUT = "left_out"
-
-
-# Calls per endpoint ("GET /activities/{id}/zones": the path after the API root, ids as {id}), counted as they are
-# sent: a step that fetches for another asset's table (the details step fetches each activity's zones) says so, and a
-# command sums them per asset honestly. ANSWERED counts the 2xx answers of this process, for "what this run fetched".
-ID_PART = re.compile(r"/\d+(?=/|$)")
-ENDPOINT_CALLS = "api_calls_by_endpoint"
-ANSWERED: Counter[str] = Counter()
-_answered_lock = threading.Lock()
-
-
-def endpoint(request: httpx.Request, root: str = "") -> str:
-    """`METHOD /path` with ids as {id}, the API root's path (`root`, e.g. /api/v3) left off."""
-    path = request.url.path
-    path = path[len(root) :] if root and path.startswith(root + "/") else path
-    return f"{request.method} {ID_PART.sub('/{id}', path)}"
-
-
-def answered(name: str) -> int:
-    """2xx answers of this endpoint in this process so far."""
-    with _answered_lock:
-        return ANSWERED[name]
-
-
-@dataclass
-class Meter:
-    """API calls (in all and per endpoint) and budget for run metadata."""
-
-    client: FitsyncClient
-    start_calls: int = 0
-    by_endpoint: Counter[str] = field(default_factory=Counter)
-    notes: list[str] = field(default_factory=list)
-    started: float = field(default_factory=time.monotonic)
-    stopped_early: str | None = None
-    wrong: dict[str, list[str]] = field(default_factory=dict)  # each problem → the records that had it
-    left: list[str] = field(default_factory=list)
-
-    def budget_spent(self, note: str) -> None:
-        """The rate budget ran out before the work did: noted, and flagged so a command can exit "partial"."""
-        self.notes.append(note)
-        self.stopped_early = note
-
-    def wrong_answer(self, endpoint: str, problem: str, about: str = "") -> None:
-        """The service answered something that is not what the endpoint answers: kept raw by the caller, nothing of it
-        stored or marked done; the run fails for this athlete (the other steps go on). `about`: the record asked for
-        (said once per problem, with the others that had it)."""
-        line = f"{endpoint} answered {problem}: kept raw in unrecognized_payloads, nothing stored"
-        self.wrong.setdefault(line, []).append(about)
-
-    def left_out(self, line: str) -> None:
-        """Part of an answer that could not be read and was left out (kept raw by the caller): the rest goes on."""
-        self.left.append(line)
-
-    @property
-    def calls(self) -> int:
-        return self.client.transport.calls - self.start_calls
+class Meter(steps.Meter):
+    """A step's meter whose metadata is Dagster's."""
 
     def metadata(self, **extra: Any) -> dict[str, Any]:
-        budget = {f"{b.window} {b.budget}": f"{b.used}/{b.limit}" for b in self.client.governor.snapshot()}
-        out: dict[str, Any] = {
-            "api_calls": self.calls,
-            ENDPOINT_CALLS: MetadataValue.json(dict(sorted(self.by_endpoint.items()))),
-            "rate_budget": MetadataValue.json(budget),
-            "seconds": round(time.monotonic() - self.started, 2),
-        }
-        if self.notes:
-            out["notes"] = MetadataValue.md("\n".join(f"- {n}" for n in self.notes))
-        if self.stopped_early:
-            out["stopped_early"] = self.stopped_early
-        if self.wrong:  # each problem once, with the records that had it
-            kinds = [_with_records(line, abouts) for line, abouts in self.wrong.items()]
-            more = f"; and {len(kinds) - 3} more kinds of wrong answer" if len(kinds) > 3 else ""
-            out[WRONG_ANSWER] = "; ".join(kinds[:3]) + more
-        if self.left:
-            out[LEFT_OUT] = MetadataValue.md("\n".join(f"- {line}" for line in self.left))
-        out.update(extra)
-        return out
+        return dagster_metadata(self.plain(**extra))
 
 
-def _with_records(line: str, abouts: list[str]) -> str:
-    """A wrong answer's line, with the records that had it: "(3 answers: activity 1, activity 2, activity 3)"."""
-    named = [a for a in abouts if a]
-    if len(abouts) == 1:
-        return f"{line} ({named[0]})" if named else line
-    shown = ", ".join(named[:5]) + (", …" if len(named) > 5 else "")
-    return f"{line} ({len(abouts)} answers{': ' + shown if shown else ''})"
+def dagster_metadata(plain: dict[str, Any]) -> dict[str, Any]:
+    """A step's plain metadata (sync/steps.py) as Dagster shows it: Markdown as Markdown, dicts and lists as JSON."""
+    return {
+        key: MetadataValue.md(str(value))
+        if isinstance(value, Markdown)
+        else MetadataValue.json(value)
+        if isinstance(value, dict | list)
+        else value
+        for key, value in plain.items()
+    }
 
 
 def load_notice(context: Any) -> Callable[[str], None]:
@@ -145,28 +74,9 @@ def load_notice(context: Any) -> Callable[[str], None]:
     return say
 
 
-@contextlib.contextmanager
-def metered(client: FitsyncClient) -> Iterator[Meter]:
-    """A Meter counting the client's calls while the block runs (per endpoint through httpx's event hooks)."""
-    meter = Meter(client, client.transport.calls)
-    root = urlsplit(str(client.config.base_url)).path.rstrip("/")
-
-    def sent(request: httpx.Request) -> None:
-        meter.by_endpoint[endpoint(request, root)] += 1
-
-    def answer(response: httpx.Response) -> None:
-        if response.is_success:
-            with _answered_lock:
-                ANSWERED[endpoint(response.request, root)] += 1
-
-    hooks = client.transport.http.event_hooks
-    hooks["request"].append(sent)
-    hooks["response"].append(answer)
-    try:
-        yield meter
-    finally:
-        hooks["request"].remove(sent)
-        hooks["response"].remove(answer)
+def metered(client: FitsyncClient) -> contextlib.AbstractContextManager[Meter]:
+    """A Meter counting the client's calls while the block runs."""
+    return steps.metered(client, Meter)
 
 
 WEBHOOK_TAG = "fitsync/trigger"
@@ -178,20 +88,31 @@ def is_webhook_run(context: Any) -> bool:
 
 
 PRIORITY_TAG = "fitsync/priority"  # a run's class for the rate governor, when it is not the usual one
-BACKFILL_BACKLOG = 2 * DETAIL_CHUNK  # details still to fetch above which an athlete's sync is a backfill
 
 
 def priority(context: Any, store: StateStore, aid: int) -> str:
-    """The rate governor's class for this run's calls: asked for (`fitsync sync --athlete`: interactive), a
-    webhook's re-pull, an athlete with history still to fetch (backfill), else an incremental sync."""
-    asked = context.run.tags.get(PRIORITY_TAG)
-    if asked in CLASSES:
-        return str(asked)
-    if is_webhook_run(context):
-        return "webhook"
-    if (
-        progress.get_cursor(store, aid, progress.LISTED_AFTER) is None
-        or progress.count_needing(store, aid, "detail") > BACKFILL_BACKLOG
-    ):
-        return "backfill"
-    return "incremental"
+    """The rate governor's class for this run's calls (steps.rate_class), from the run's tags."""
+    return steps.rate_class(context.run.tags.get(PRIORITY_TAG), is_webhook_run(context), store, aid)
+
+
+def step_of(context: Any, api: Any) -> Step:
+    """The Dagster-free step (sync/steps.py) this asset's context describes."""
+    client = api.client()
+    aid = athlete_id(context.partition_key)
+    return Step(
+        aid,
+        lambda: priority(context, client.store, aid),
+        api.max_wait_seconds,
+        context.run.tags.get(REFRESH_TAG) == "all",
+        lambda level, message: getattr(context.log, level)(message),
+    )
+
+
+def adopted(context: Any, name: str) -> first_steps.Done | None:
+    """The step `name` as `fitsync sync` did it before this run (sync/first_steps.py), its log lines said here; None:
+    the step does its work."""
+    done = first_steps.adopt(context.run.run_id, name)
+    if done is not None:
+        for level, message in done.logs:
+            getattr(context.log, level)(message)
+    return done
