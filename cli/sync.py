@@ -25,6 +25,7 @@ from fitsync.client import stop_request
 from fitsync.client.config_basics import ConfigError, load_config
 from fitsync.client.errors import ReauthorizationRequired
 from fitsync.client.runtime import FitsyncClient
+from fitsync.client.transport import calls_in_process
 from fitsync.pipelines import nothing_new
 from fitsync.state import landing
 from fitsync.state.store import AthleteBusy, held_elsewhere
@@ -196,10 +197,14 @@ def sync(
                 continue
             before = _recorded(client, athlete_id)
             run_id = str(uuid.uuid4())  # known before the run: its first steps are done for it before Dagster loads
+            calls_before = calls_in_process()  # the first steps' calls are the run's
             try:
                 with client.store.athlete_lock(athlete_id):
+                    done_first: list[str] = []
                     try:
-                        _first_steps(client, config, athlete_id, out, run_id, full, allow_shrink, max_wait, priority)
+                        done_first = _first_steps(
+                            client, config, athlete_id, out, run_id, full, allow_shrink, max_wait, priority
+                        )
                     except KeyboardInterrupt:  # a request or wait met the stop: what is done is recorded
                         if not signals.received:
                             raise
@@ -220,6 +225,8 @@ def sync(
                         athlete_id,
                         out,
                         run_id=run_id,
+                        calls_before=calls_before,
+                        done_first=done_first,
                         full=full,
                         allow_shrink=allow_shrink,
                         max_wait=max_wait,
@@ -322,28 +329,36 @@ def _first_steps(
     allow_shrink: bool,
     max_wait: float,
     priority: str | None,
-) -> None:
+) -> list[str]:
     """The run's first steps — profile, stats, zones, the listing, its summaries in the warehouse — before Dagster
-    loads (sync/first_steps.py): the summaries answer ≈ 2 s sooner. A new warehouse's migrations run meanwhile."""
+    loads (sync/first_steps.py): the summaries answer ≈ 2 s sooner. A new warehouse's migrations run meanwhile.
+    Returns the steps done (the run's display does not say them again)."""
+    from fitsync.cli.sync_phases import PHASES
     from fitsync.resources.warehouse import warehouse_of
     from fitsync.sync import first_steps  # DuckDB: loaded once a run is due, not on every command's start
 
-    with (
-        screen.doing(out, f"athlete {athlete_id}: listing activities"),
-        WaitsShown(f"athlete {athlete_id}", out, "listing activities"),
-        _schema_meanwhile(config) as schema,
-    ):
-        first_steps.run(
-            client,
-            athlete_id,
-            warehouse_of(config),
-            run_id=run_id,
-            full=full,
-            allow_shrink=allow_shrink,
-            max_wait=max_wait,
-            priority=priority,
-            schema=schema,
-        )
+    who = f"athlete {athlete_id}"
+    with screen.doing(out, f"{who}: {PHASES['athlete']}") as say:
+        shown = WaitsShown(who, out, PHASES["athlete"], say=None if out.quiet else say)  # quiet: a wait at a terminal
+
+        def starting(step: str) -> None:  # each phase said as the run's display says it (cli/sync_progress.py)
+            if (phase := PHASES.get(step, step)) != shown.doing:
+                shown.doing = phase
+                say(f"{who}: {phase}")
+
+        with shown, _schema_meanwhile(config) as schema:
+            return first_steps.run(
+                client,
+                athlete_id,
+                warehouse_of(config),
+                run_id=run_id,
+                full=full,
+                allow_shrink=allow_shrink,
+                max_wait=max_wait,
+                priority=priority,
+                schema=schema,
+                starting=starting,
+            )
 
 
 @contextlib.contextmanager
@@ -437,22 +452,22 @@ def _run(
     allow_shrink: bool,
     max_wait: float,
     run_id: str,
+    calls_before: int,
+    done_first: list[str],
     priority: str | None,
     verbose: bool,
 ) -> SyncOutcome:
     """One Dagster run of the sync job for the athlete (whose lock the caller holds), its steps shown as they go (not
-    with --quiet)."""
+    with --quiet); its calls are those the process made since `calls_before` (the first steps' with them)."""
     from fitsync.cli.last_runs import mark_stopped
     from fitsync.cli.sync_progress import SyncProgress
-    from fitsync.client.transport import calls_in_process
     from fitsync.pipelines.sync_runner import sync_athlete
 
     shown = (
         WaitsShown(f"athlete {athlete_id}", out, "syncing")  # quiet: a wait at a terminal only
         if out.quiet
-        else SyncProgress(client, instance, athlete_id, run_id, out, plain=not out.is_terminal)
+        else SyncProgress(client, instance, athlete_id, run_id, out, plain=not out.is_terminal, adopted=set(done_first))
     )
-    calls_before = calls_in_process()
     with shown, _forgotten(run_id):
         outcome = sync_athlete(
             config,

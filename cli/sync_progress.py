@@ -22,26 +22,11 @@ from fitsync.sync import live, progress
 from fitsync.warehouse import stream_queue
 
 from .sync import STARTING
+from .sync_phases import PHASES
 from .sync_waits import calls_queued, describe_wait, duration, time_left
 
 log = logging.getLogger(__name__)
 
-# Dagster step (asset) → the phase a user recognises; steps not named here show under their own name.
-PHASES: dict[str, str] = {
-    "athlete": "profile",
-    "athlete_stats": "stats",
-    "athlete_zones": "heart-rate and power zones",
-    "activities": "listing",
-    "activity_details": "details",
-    "activity_zones": "activity zones",
-    "starred_segments": "starred segments",
-    "segments": "segments",
-    "segment_effort_history": "segment efforts",
-    "activity_streams": "streams",
-    "activity_summaries": "loading the summaries",
-    "warehouse": "loading the warehouse",
-    "warehouse_checks": "checking the warehouse",
-}
 # Phases whose work is a queue of activities in the state store: shown as done/total of this run's work.
 QUEUES: dict[str, str] = {"details": "detail", "activity zones": "zones"}
 NOT_A_SUBSCRIBER = "not fetched: the athlete is not a subscriber"
@@ -94,6 +79,9 @@ class SyncProgress:
     run_id: str
     out: Console
     plain: bool
+    adopted: set[str] = field(
+        default_factory=set
+    )  # done by the command before the run (sync/first_steps.py), which said them
     _stop: threading.Event = field(default_factory=threading.Event)
     _started: float = field(default_factory=time.monotonic)
     _waited: float = 0.0
@@ -176,6 +164,8 @@ class SyncProgress:
         phases: list[str] = []
         for record in page.records:
             step = record.event_log_entry.step_key or ""
+            if step in self.adopted:
+                continue
             phase = PHASES.get(step, step.replace("_", " "))
             if phase != (phases[-1] if phases else self._phase_now):  # the three warehouse checks are one phase
                 phases.append(phase)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -78,6 +79,9 @@ class WaitsShown:
     who: str
     out: Console
     doing: str
+    # where the lines go instead when a status line already shows what is done (screen.doing's `say`): a wait's
+    # line while it lasts, then "who: doing" again
+    say: Callable[[str], None] | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _said: float | None = None
 
@@ -94,6 +98,16 @@ class WaitsShown:
         return f"{self.who}: {self.doing} · {describe_wait(wait, time.time())}"
 
     def _watch(self) -> None:
+        if self.say is not None:
+            while not self._stop.wait(POLL_SECONDS):
+                wait = max(current_waits(), key=lambda w: w.until, default=None)
+                if wait is not None and wait.until != self._said:
+                    self._said = wait.until
+                    self.say(self._line(wait))
+                elif wait is None and self._said is not None:
+                    self._said = None
+                    self.say(f"{self.who}: {self.doing}")
+            return
         if self.out.is_terminal:
             shown_on = (
                 Console(file=self.out.file, stderr=self.out.stderr, force_terminal=True) if self.out.quiet else self.out

@@ -109,10 +109,12 @@ def step_of(context: Any, api: Any) -> Step:
 
 
 def adopted(context: Any, name: str) -> first_steps.Done | None:
-    """The step `name` as `fitsync sync` did it before this run (sync/first_steps.py), its log lines said here; None:
-    the step does its work."""
+    """The step `name` as `fitsync sync` did it before this run (sync/first_steps.py), its log lines said here and
+    what it raised raised again; None: the step does its work."""
     done = first_steps.adopt(context.run.run_id, name)
     if done is not None:
         for level, message in done.logs:
             getattr(context.log, level)(message)
+        if done.error is not None:
+            raise done.error
     return done

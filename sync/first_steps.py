@@ -6,8 +6,8 @@ fitsync's definitions, the run's creation, each step's events). So the command d
 the same functions the assets call, and hands each outcome to the run it then starts in this process
 (`execute_in_process`) under the run's id: the run's step finds it (`adopt`) and reports it as its own — the same
 metadata, log lines, failure and check — without a call. The asset graph shows the same materializations, in the same
-run. A step that raised here (an error it does not handle itself) and the steps after it are left to the run, which
-meets the error again and reports it as always; runs the daemon launches do every step themselves.
+run. A step that raised here (an error it does not handle itself) fails in the run with that error, and the steps
+after it that depend on it are skipped there, as Dagster would; runs the daemon launches do every step themselves.
 """
 
 from __future__ import annotations
@@ -39,7 +39,11 @@ class Done:
     listed: Listed | None = None  # the listing's step
     loaded: load_landed.Loaded | None = None  # the summaries' load, and the batches an earlier run had fetched
     earlier: int = 0
+    error: Exception | None = None  # what the step raised: its step in the run fails with it, as it would have there
 
+
+# The first steps' upstreams among them (the assets' deps): a step whose upstream failed is skipped in the run.
+UPSTREAM = {"activities": {"athlete_stats", "athlete_zones"}, "activity_summaries": {"activities"}}
 
 _done: dict[str, dict[str, Done]] = {}
 _lock = threading.Lock()
@@ -68,9 +72,10 @@ def run(
     max_wait: float,
     priority: str | None,
     schema: Callable[[], None] = lambda: None,
+    starting: Callable[[str], None] = lambda name: None,
 ) -> list[str]:
     """Do the first steps for the run `run_id`, in the run's order; the names of those done. `schema`: waited for
-    before the load (a new warehouse's migrations, made meanwhile)."""
+    before the load (a new warehouse's migrations, made meanwhile); `starting`: told each step's name as it starts."""
     started = time.time()
     with _lock:
         done = _done.setdefault(run_id, {})
@@ -112,17 +117,21 @@ def run(
         ),
         ("activity_summaries", summaries),
     ]
+    failed: set[str] = set()
     for name, do in work:
+        if failed & UPSTREAM.get(name, set()):
+            continue  # the run skips it (an upstream step failed), as always
         outcome = Done()
+        starting(name)
         try:
             do(outcome)
         except KeyboardInterrupt:  # a stop (client/stop_request.py): what is done is recorded; the command says so
             raise
-        except Exception as error:  # noqa: BLE001 (the run does this step again, and reports what it meets)
+        except Exception as error:  # noqa: BLE001 (the run's step fails with it: its failure is said there)
             log.debug("athlete %s: %s before the run: %s", aid, name, error)
-            break
+            outcome.error = error
+        if outcome.error is not None or (outcome.listed is not None and outcome.listed.refusal):
+            failed.add(name)
         with _lock:
             done[name] = outcome
-        if outcome.listed is not None and outcome.listed.refusal:
-            break  # the run fails the listing; the steps after it are skipped there, as always
     return list(done)

@@ -171,8 +171,8 @@ def test_sigterm_during_the_nothing_new_check_is_said_as_sigterm(
 def test_ctrl_c_while_dagster_loads_stops_before_any_run(sb: Harness, connect: Connect) -> None:
     """Loading Dagster writes nothing, and takes seconds: Ctrl-C then stops at once (it once waited for the run to
     start, 2-3 s, only to stop it at its first request, and said "0 of 0 activities detailed"), with no traceback of a
-    stop raised inside an import. A first sync, whose new warehouse's schema is made meanwhile, stops once those
-    migrations end (the same line)."""
+    stop raised inside an import. The run's first steps came before (sync/first_steps.py): the new upload is listed
+    and its summary in the warehouse, and the line says so."""
     aid = add_athlete(sb)
     record_many(sb, aid, 2, oldest_days=5)
     home = connect(aid)
@@ -184,7 +184,9 @@ def test_ctrl_c_while_dagster_loads_stops_before_any_run(sb: Harness, connect: C
         job.send(signal.SIGINT)
         shown = job.wait_for_exit()
         assert job.close() == 130, shown
-    assert f"Stopped by Ctrl-C (SIGINT): not started: athlete(s) {aid}." in shown and "Traceback" not in shown, shown
+    said = f"Stopped by Ctrl-C (SIGINT): athlete {aid} interrupted after 0 new detail(s) in this run (2 of 3 activities"
+    assert said in shown and "Traceback" not in shown, shown
+    assert home.query("SELECT count(*), count(detail_fetched_at) FROM activities") == [(3, 2)]
 
 
 def test_a_second_sync_of_an_athlete_being_synced_is_skipped_and_says_so(sb: Harness, connect: Connect) -> None:

@@ -141,7 +141,7 @@ def test_the_time_left_follows_the_pace_of_the_latest_calls() -> None:
 @pytest.mark.sqlite_only  # the state store is incidental: what the progress lines say
 def test_the_silent_seconds_say_what_they_are_spent_on(sb: Harness, connect: Connect, tmp_path: Path) -> None:
     """Loading Dagster before a run's first step, and building a report, take seconds: a line says so (a spinner at a
-    terminal), before the first phase."""
+    terminal). The first steps, done before Dagster loads (sync/first_steps.py), say their phases as the run does, once."""
     aid = add_athlete(sb)
     record_many(sb, aid, 3, oldest_days=10)
     home = connect(aid)
@@ -149,7 +149,13 @@ def test_the_silent_seconds_say_what_they_are_spent_on(sb: Harness, connect: Con
     synced = fitsync_sync(home)  # off a terminal: plain lines
     assert synced.returncode == 0, synced.stderr
     lines = synced.stderr.splitlines()
-    assert lines.index(f"athlete {aid}: starting the Dagster run…") < lines.index(f"athlete {aid}: profile"), lines
+    first = ["profile", "stats", "heart-rate and power zones", "listing", "loading the summaries"]
+    said = [
+        line.removeprefix(f"athlete {aid}: ").split(" ")[0] for line in lines if line.startswith(f"athlete {aid}: ")
+    ]
+    start = lines.index(f"athlete {aid}: {first[0]}")
+    assert lines[start : start + 6] == [f"athlete {aid}: {p}" for p in [*first, "starting the Dagster run…"]], lines
+    assert said.count("listing") == said.count("profile") == 1 and "details" in said[said.index("starting") :], lines
 
     term = Terminal(home.config.home, "report", "--out", str(tmp_path / "report"))
     try:
