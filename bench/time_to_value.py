@@ -39,7 +39,7 @@ from .common import table, target
 REAL_LIMITS = {"read_limit_short": 100, "read_limit_long": 1000, "overall_limit_short": 200, "overall_limit_long": 2000}
 PAGE = 200
 RECENT_DAYS = 30
-# The line `fitsync sync` prints when the step after the listing starts (sync_progress.PHASES).
+# The line `fitsync sync` prints when the step after the listing starts (cli/sync_phases.PHASES).
 SUMMARIES_STEP = "loading the summaries"
 
 

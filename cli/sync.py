@@ -26,7 +26,7 @@ from fitsync.client.config_basics import ConfigError, load_config
 from fitsync.client.errors import ReauthorizationRequired
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.transport import calls_in_process
-from fitsync.pipelines import nothing_new
+from fitsync.pipelines import daemon_runs, nothing_new
 from fitsync.state import landing
 from fitsync.state.store import AthleteBusy, held_elsewhere
 from fitsync.sync import progress
@@ -202,9 +202,11 @@ def sync(
                 with client.store.athlete_lock(athlete_id):
                     done_first: list[str] = []
                     try:
-                        done_first = _first_steps(
-                            client, config, athlete_id, out, run_id, full, allow_shrink, max_wait, priority
-                        )
+                        # not while the daemon's run syncs the athlete (the run says so), nor unknown (it asks Dagster)
+                        if daemon_runs.in_flight(config.home, athlete_id) is False:
+                            done_first = _first_steps(
+                                client, config, athlete_id, out, run_id, full, allow_shrink, max_wait, priority
+                            )
                     except KeyboardInterrupt:  # a request or wait met the stop: what is done is recorded
                         if not signals.received:
                             raise

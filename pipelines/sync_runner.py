@@ -29,6 +29,7 @@ from dagster._core.storage.tags import SENSOR_NAME_TAG
 from fitsync.client.config import Config
 from fitsync.client.open_state import open_store
 from fitsync.pipelines import step_failures
+from fitsync.pipelines.daemon_runs import HOST_TAG, PARTITION_TAG, PID_TAG
 from fitsync.pipelines.definitions import build_definitions
 from fitsync.pipelines.status import FAILED_TAG, PARTIAL_TAG
 from fitsync.pipelines.webhook_sensor import webhook_events
@@ -39,8 +40,7 @@ from fitsync.state import athletes as athlete_rows
 from fitsync.state.store import AthleteBusy, held_elsewhere
 from fitsync.sync.cadence import REFRESH_TAG
 
-RUN_KEY_TAG, PARTITION_TAG = "dagster/run_key", "dagster/partition"
-HOST_TAG, PID_TAG = "fitsync/host", "fitsync/pid"
+RUN_KEY_TAG = "dagster/run_key"
 T = TypeVar("T")
 
 

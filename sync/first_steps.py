@@ -8,6 +8,8 @@ the same functions the assets call, and hands each outcome to the run it then st
 metadata, log lines, failure and check — without a call. The asset graph shows the same materializations, in the same
 run. A step that raised here (an error it does not handle itself) fails in the run with that error, and the steps
 after it that depend on it are skipped there, as Dagster would; runs the daemon launches do every step themselves.
+The command does them only while no run of the daemon syncs the athlete (pipelines/daemon_runs.py) and under the
+athlete's lock; one the daemon starts meanwhile is met when the run would start (`busy`), what was done kept.
 """
 
 from __future__ import annotations
