@@ -3,10 +3,12 @@ command (which carries its process id and holds the athlete lock instead) does n
 
 from __future__ import annotations
 
-import pytest
-from dagster import DagsterRunStatus
+from pathlib import Path
 
-from fitsync.pipelines import instance
+import pytest
+from dagster import DagsterRunStatus, job, op
+
+from fitsync.pipelines import daemon_runs, instance
 from fitsync.pipelines.definitions import build_definitions
 from fitsync.pipelines.sync_runner import PARTITION_TAG, PID_TAG, resources_for
 
@@ -45,3 +47,31 @@ def test_sync_leaves_an_athlete_to_the_daemons_run_in_flight(
     assert done.returncode == 0, done.stderr
     assert "being synced" not in done.stderr and home.query("SELECT count(*) FROM activities") == [(3,)]
     assert runs.get_run_by_id(dead_cli_run.run_id) is not None
+
+
+@op
+def nothing() -> None:
+    pass
+
+
+@job
+def trivial() -> None:
+    nothing()
+
+
+def test_a_daemon_run_in_flight_is_read_without_dagster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `fitsync sync` reads before its first steps (pipelines/daemon_runs.py): Dagster's own run storage."""
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    assert daemon_runs.in_flight(tmp_path, 7) is False  # no instance yet: no run
+    runs = instance.instance(tmp_path)
+    assert daemon_runs.in_flight(tmp_path, 7) is False
+    runs.create_run_for_job(trivial, status=DagsterRunStatus.STARTED, tags={PARTITION_TAG: "7", PID_TAG: "4711"})
+    assert daemon_runs.in_flight(tmp_path, 7) is False  # a command's run: its athlete lock answers for it
+    daemons = runs.create_run_for_job(trivial, status=DagsterRunStatus.STARTED, tags={PARTITION_TAG: "7"})
+    assert daemon_runs.in_flight(tmp_path, 7) is True
+    assert daemon_runs.in_flight(tmp_path, 8) is False  # another athlete's partition
+    runs.report_run_failed(daemons, "ended for the test")
+    assert daemon_runs.in_flight(tmp_path, 7) is False
+    settings = tmp_path / "dagster" / "dagster.yaml"
+    settings.write_text(settings.read_text() + "storage:\n  postgres:\n    postgres_url: postgresql://elsewhere/db\n")
+    assert daemon_runs.in_flight(tmp_path, 7) is None  # runs kept elsewhere: Dagster is asked, as a run always does
