@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from fitsync.client.config import Config
     from fitsync.pipelines.sync_runner import SyncOutcome
+    from fitsync.sync.known_answers import Known
 
 
 # The command prints each failed step's message itself (below): Dagster's own ERROR events would repeat it with
@@ -204,8 +205,9 @@ def sync(
                     try:
                         # not while the daemon's run syncs the athlete (the run says so), nor unknown (it asks Dagster)
                         if daemon_runs.in_flight(config.home, athlete_id) is False:
+                            held = found.known if found is not None else None
                             done_first = _first_steps(
-                                client, config, athlete_id, out, run_id, full, allow_shrink, max_wait, priority
+                                client, config, athlete_id, out, run_id, full, allow_shrink, max_wait, priority, held
                             )
                     except KeyboardInterrupt:  # a request or wait met the stop: what is done is recorded
                         if not signals.received:
@@ -331,10 +333,12 @@ def _first_steps(
     allow_shrink: bool,
     max_wait: float,
     priority: str | None,
+    known: Known | None,
 ) -> list[str]:
     """The run's first steps — profile, stats, zones, the listing, its summaries in the warehouse — before Dagster
     loads (sync/first_steps.py): the summaries answer ≈ 2 s sooner. A new warehouse's migrations run meanwhile.
-    Returns the steps done (the run's display does not say them again)."""
+    Returns the steps done (the run's display does not say them again). `known`: what the nothing-new check asked
+    and found changed, taken instead of asking again."""
     from fitsync.cli.sync_phases import PHASES
     from fitsync.resources.warehouse import warehouse_of
     from fitsync.sync import first_steps  # DuckDB: loaded once a run is due, not on every command's start
@@ -360,6 +364,7 @@ def _first_steps(
                 priority=priority,
                 schema=schema,
                 starting=starting,
+                known=known,
             )
 
 

@@ -22,6 +22,7 @@ from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import shape_problem
 from fitsync.client.runtime import FitsyncClient
 from fitsync.sync import cadence, landing, progress
+from fitsync.sync.known_answers import Known
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,7 @@ class Check:
     why: str  # what was found (a run follows), or what was compared
     budget_until: float | None = None  # the budget is spent past --max-wait until then: a run would do nothing
     error: Exception | None = None  # what stopped the check (a run would meet it again, e.g. a service not answering)
+    known: Known | None = None  # the answers that differed, for the run's first steps (sync/known_answers.py)
 
 
 def waiting(client: FitsyncClient, aid: int) -> str | None:
@@ -134,13 +136,16 @@ def check(client: FitsyncClient, aid: int, *, priority: str, max_wait: float) ->
     before = client.transport.calls
     session = client.athlete(aid, max_wait=max_wait, priority=priority)
     try:
-        profile = session.athlete().raw
-        if progress.digest([profile]) != progress.get_cursor(store, aid, progress.PROFILE_DIGEST):
-            return Check(False, client.transport.calls - before, "the profile changed")
-        listed = (s.raw for s in session.activities(after=after) if not shape_problem("activity", s.raw))
-        listing = progress.window_digest(listed, after)
-        if listing != progress.get_cursor(store, aid, progress.LISTING_DIGEST):
-            return Check(False, client.transport.calls - before, "the listing changed")
+        profile = session.athlete()
+        if progress.digest([profile.raw]) != progress.get_cursor(store, aid, progress.PROFILE_DIGEST):
+            return Check(
+                False, client.transport.calls - before, "the profile changed", known=Known(profile, after, None)
+            )
+        records = list(session.activities(after=after))
+        listed = (s.raw for s in records if not shape_problem("activity", s.raw))
+        if progress.window_digest(listed, after) != progress.get_cursor(store, aid, progress.LISTING_DIGEST):
+            known = Known(profile, after, records)
+            return Check(False, client.transport.calls - before, "the listing changed", known=known)
     except stop_request.StopRequested:
         raise
     except RateBudgetExhausted as spent:

@@ -28,7 +28,7 @@ def fetch(step: Step, client: FitsyncClient, bundle: str, holds: Callable[[], bo
     when the cadence would skip the call)."""
     method, slow = BUNDLES[bundle]
     aid = step.aid
-    session = client.athlete(aid, max_wait=step.max_wait, priority=step.priority())
+    session = step.answering(client.athlete(aid, max_wait=step.max_wait, priority=step.priority()))
     with metered(client, Meter) as meter:
         # a full listing checks its deletions against the stats: they are fetched for it whatever the cadence
         due = bundle == "athlete_stats" and progress.full_listing_due(

@@ -27,6 +27,7 @@ from fitsync.warehouse import db
 from fitsync.warehouse.location import Warehouse
 
 from . import athlete_bundles, load_landed, steps
+from .known_answers import Answering, Known
 from .listing_step import Listed, list_and_reconcile
 
 log = logging.getLogger(__name__)
@@ -75,9 +76,11 @@ def run(
     priority: str | None,
     schema: Callable[[], None] = lambda: None,
     starting: Callable[[str], None] = lambda name: None,
+    known: Known | None = None,
 ) -> list[str]:
     """Do the first steps for the run `run_id`, in the run's order; the names of those done. `schema`: waited for
-    before the load (a new warehouse's migrations, made meanwhile); `starting`: told each step's name as it starts."""
+    before the load (a new warehouse's migrations, made meanwhile); `starting`: told each step's name as it starts;
+    `known`: the check's answers, taken instead of asking again."""
     started = time.time()
     with _lock:
         done = _done.setdefault(run_id, {})
@@ -89,6 +92,7 @@ def run(
             max_wait,
             full,
             lambda level, message: logs.append((level, message)),
+            (lambda session: Answering(session, known)) if known is not None else lambda session: session,
         )
 
     def holds() -> bool:

@@ -34,7 +34,7 @@ def list_and_reconcile(
         step.log("warning", plan.warning)
     if plan.why_full and not full and plan.cursor is not None:
         step.log("info", f"athlete {aid}: full listing because {plan.why_full}")
-    session = client.athlete(aid, bulk=True, max_wait=step.max_wait, priority=step.priority())
+    session = step.answering(client.athlete(aid, bulk=True, max_wait=step.max_wait, priority=step.priority()))
     with metered(client, Meter) as meter:
         found = listing.list_activities(store, session, aid, plan.after, int(plan.cursor or 0), meter)
         if found.complete and not plan.full and (why := listing.stats_gap_reason(store, aid)):

@@ -57,6 +57,8 @@ class Step:
     max_wait: float
     refresh_all: bool
     log: Callable[[str, str], None]  # (level: "info" or "warning", message)
+    # the step's session as it asks: answers the command already holds come first (sync/known_answers.py)
+    answering: Callable[[Any], Any] = lambda session: session
 
 
 def rate_class(asked: str | None, webhook: bool, store: StateStore, aid: int) -> str:

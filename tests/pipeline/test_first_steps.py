@@ -17,7 +17,7 @@ from fitsync.resources.run import ENDPOINT_CALLS
 from fitsync.sync import first_steps
 
 from ..processes import run_fitsync, subprocess_env
-from ..sandbox_harness import Harness, add_athlete
+from ..sandbox_harness import Harness, add_athlete, record
 from .conftest import Connect, Home, record_many
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py)
@@ -90,3 +90,28 @@ def test_the_summaries_are_queryable_before_dagster_loads(
     assert steps == list(FIRST)
     assert first_steps._done == {}  # adopted by the run (or forgotten), nothing left behind
     assert home.query("SELECT count(detail_fetched_at) FROM activities") == [(4,)]
+
+
+def test_what_the_check_asked_is_not_asked_again(sb: Harness, connect: Connect) -> None:
+    """A caught-up athlete with a new upload: the nothing-new check asks for the profile (and the listing, when the
+    profile alone does not tell), finds them changed, and the first steps take those answers (sync/known_answers.py)."""
+    aid = add_athlete(sb)
+    record_many(sb, aid, 3, oldest_days=5)
+    home = connect(aid, slow_refresh_hours=20)
+    home.sync()
+    home.sync()  # caught up: the second sync stored the digests the check compares with
+    record(sb, aid, days_ago=0.01)
+    before = sb.counters()["requests"]
+    done = run_fitsync(["sync"], env=subprocess_env(home.config.home), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "changed: syncing" in done.stderr, done.stderr
+    calls = sb.counters()["requests"] - before
+
+    _, found = materializations(home)
+    by_endpoint: Counter[str] = Counter()
+    for metadata in found.values():
+        by_endpoint.update(metadata.get(ENDPOINT_CALLS) or {})
+    checked = calls - sum(by_endpoint.values())  # the check's calls: no step made them
+    assert by_endpoint["GET /athlete"] == 0, by_endpoint  # the check's profile, taken
+    assert checked + by_endpoint["GET /athlete/activities"] == 2, (checked, by_endpoint)  # the listing asked once
+    assert by_endpoint["GET /activities/{id}"] == 1 and home.query("SELECT count(*) FROM activities") == [(4,)]
