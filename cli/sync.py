@@ -221,6 +221,8 @@ def sync(
                         if not signals.received:
                             raise
                     if signals.received:  # before the run: it would start only to stop at its first request
+                        if not done_first:  # nothing done for the athlete yet
+                            stop(signals.received, None, targets[index:])
                         stop(signals.received, athlete_id, targets[index + 1 :], before)
                     outcome = _run(
                         client,

@@ -110,17 +110,18 @@ def run(
         outcome.earlier = landed.count_older(client.store, aid, started)
         outcome.loaded = load_landed.load_landed(client.store, aid, where, notice, warn)
 
-    work: list[tuple[str, Callable[[Done], None]]] = [
-        *(
-            (name, lambda o, name=name: o.metadata.update(athlete_bundles.fetch(step(o.logs), client, name, holds)))
-            for name in athlete_bundles.BUNDLES
-        ),
-        (
-            "activities",
-            lambda o: setattr(
-                o, "listed", list_and_reconcile(step(o.logs), client, where, full=full, allow_shrink=allow_shrink)
-            ),
-        ),
+    def bundle(name: str) -> Callable[[Done], None]:
+        def fetch(outcome: Done) -> None:
+            outcome.metadata = athlete_bundles.fetch(step(outcome.logs), client, name, holds)
+
+        return fetch
+
+    def listing(outcome: Done) -> None:
+        outcome.listed = list_and_reconcile(step(outcome.logs), client, where, full=full, allow_shrink=allow_shrink)
+
+    work = [
+        *((name, bundle(name)) for name in athlete_bundles.BUNDLES),
+        ("activities", listing),
         ("activity_summaries", summaries),
     ]
     failed: set[str] = set()
