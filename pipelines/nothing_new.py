@@ -40,11 +40,13 @@ class Check:
 def waiting(client: FitsyncClient, aid: int) -> str | None:
     """What a run would do without asking the service anything new, or None: nothing. No API call."""
     store = client.store
+    cursor = progress.get_cursor(store, aid, progress.LISTED_AFTER)
+    if cursor is None and (why := progress.full_listing_due(store, aid, cursor)):  # first sync, whatever else
+        return f"a full listing is due ({why})"
     if why := _warehouse_unfit(client):
         return why
     if why := _warehouse_lacks(client, aid):
         return why
-    cursor = progress.get_cursor(store, aid, progress.LISTED_AFTER)
     if why := progress.full_listing_due(store, aid, cursor):
         return f"a full listing is due ({why})"
     non_subscriber = progress.known_non_subscriber(store, aid)
