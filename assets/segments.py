@@ -9,7 +9,7 @@ from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import UnexpectedShape
 from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import athlete_id, athletes_partitions
-from fitsync.resources.run import API_POOL, LAST, is_webhook_run, metered, priority
+from fitsync.resources.run import API_POOL, LAST, is_webhook_run, metered, priority, refreshes_all
 from fitsync.state import progress as queue
 from fitsync.sync import cadence, landing, progress
 
@@ -21,7 +21,7 @@ def starred_segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
     aid = athlete_id(context.partition_key)
     session = client.athlete(aid, max_wait=fitsync_api.max_wait_seconds, priority=priority(context, client.store, aid))
     with metered(client) as meter:
-        if why := cadence.skip_reason(context, client, aid, "starred_segments"):
+        if why := cadence.skip_reason(refreshes_all(context), client, aid, "starred_segments"):
             meter.notes.append(why)
             return MaterializeResult(metadata=meter.metadata(skipped=True))
         try:
@@ -102,7 +102,7 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
     skip = (
         progress.NOT_SUBSCRIBED
         if progress.known_non_subscriber(client.store, aid)
-        else cadence.skip_reason(context, client, aid, "segment_effort_history")
+        else cadence.skip_reason(refreshes_all(context), client, aid, "segment_effort_history")
     )
     if skip:
         with metered(client) as meter:

@@ -95,6 +95,11 @@ def priority(context: Any, store: StateStore, aid: int) -> str:
     return steps.rate_class(context.run.tags.get(PRIORITY_TAG), is_webhook_run(context), store, aid)
 
 
+def refreshes_all(context: Any) -> bool:
+    """The run refreshes what changes slowly whatever its cadence (sync/cadence.py): the nightly sync, `--full`."""
+    return context.run.tags.get(REFRESH_TAG) == "all"
+
+
 def step_of(context: Any, api: Any) -> Step:
     """The Dagster-free step (sync/steps.py) this asset's context describes."""
     client = api.client()
@@ -103,7 +108,7 @@ def step_of(context: Any, api: Any) -> Step:
         aid,
         lambda: priority(context, client.store, aid),
         api.max_wait_seconds,
-        context.run.tags.get(REFRESH_TAG) == "all",
+        refreshes_all(context),
         lambda level, message: getattr(context.log, level)(message),
     )
 

@@ -34,7 +34,7 @@ def fetch(step: Step, client: FitsyncClient, bundle: str, holds: Callable[[], bo
         due = bundle == "athlete_stats" and progress.full_listing_due(
             client.store, aid, progress.get_cursor(client.store, aid, progress.LISTED_AFTER)
         )
-        if slow and not due and not step.refresh_all and (why := cadence.not_due(client, aid, bundle, holds)):
+        if slow and not due and (why := cadence.skip_reason(step.refresh_all, client, aid, bundle, holds)):
             meter.notes.append(why)
             return meter.plain(skipped=True)
         try:

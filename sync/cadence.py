@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 from fitsync.client.runtime import FitsyncClient
 from fitsync.state.store import Connection
@@ -31,12 +30,11 @@ AFTER_LISTING = ("starred_segments", "segment_effort_history")
 
 
 def skip_reason(
-    context: Any, client: FitsyncClient, aid: int, name: str, holds: Callable[[], bool] | None = None
+    refresh_all: bool, client: FitsyncClient, aid: int, name: str, holds: Callable[[], bool] | None = None
 ) -> str | None:
-    """Why this run does not fetch `name` (refreshed recently), or None: fetch it."""
-    if context.run.tags.get(REFRESH_TAG) == "all":
-        return None
-    return not_due(client, aid, name, holds)
+    """Why this run does not fetch `name` (refreshed recently), or None: fetch it. `refresh_all`: the run refreshes
+    everything whatever the cadence (tagged REFRESH_TAG "all": the nightly sync, `--full`)."""
+    return None if refresh_all else not_due(client, aid, name, holds)
 
 
 def not_due(client: FitsyncClient, aid: int, name: str, holds: Callable[[], bool] | None = None) -> str | None:
