@@ -48,7 +48,8 @@ def main() -> None:
     results = {p.stem: json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json"))}
     names = [n for n in ORDER if n in results] + sorted(set(results) - set(ORDER))
     text = notes()
-    machine = next(iter(results.values()))["machine"] if results else {}
+    newest = max(results.values(), key=lambda r: r["run_at"]) if results else {}
+    machine = newest.get("machine", {})
     lines = [
         "# Performance",
         "",
@@ -59,7 +60,8 @@ def main() -> None:
         "the defaults (`python -m bench NAME --help`); `python -m bench all` runs them all in turn. This page is",
         "rebuilt from the JSON files with `python -m bench._docs` (notes in `bench/_notes.md`).",
         "",
-        f"Machine: {machine.get('cpus')} CPUs ({machine.get('cpu')}), {machine.get('memory_gib')} GiB, "
+        "Each benchmark's last recorded run names its machine and versions with its tables; the newest ran on "
+        f"{machine.get('cpus')} CPUs ({machine.get('cpu')}), {machine.get('memory_gib')} GiB, "
         f"{machine.get('platform')}, Python {machine.get('python')}, DuckDB {machine.get('duckdb')}, "
         f"Polars {machine.get('polars')}. The 1-minute load average at the start of each run is given with its "
         "tables: other work on the machine slows absolute times, less so the ratios.",
@@ -82,7 +84,9 @@ def main() -> None:
             f"## {TITLES.get(name, name)}",
             "",
             f"Command: `{r['command']}` — run {r['run_at']}, {r['seconds']} s, load average "
-            f"{r['machine'].get('load_average_1m', (r['params'].get('load_average') or ['?'])[0])}.",
+            f"{r['machine'].get('load_average_1m', (r['params'].get('load_average') or ['?'])[0])}; "
+            f"{r['machine'].get('cpus')} CPUs ({r['machine'].get('cpu')}), DuckDB {r['machine'].get('duckdb')}, "
+            f"Polars {r['machine'].get('polars')}.",
             "",
         ]
         if name in text:
