@@ -20,8 +20,6 @@ from fitsync.sync.steps import (  # noqa: F401 (the assets and commands import t
     WRONG_ANSWER,
     Markdown,
     Step,
-    answered,
-    endpoint,
 )
 from fitsync.warehouse import db
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -36,11 +35,9 @@ LEFT_OUT = "left_out"
 
 # Calls per endpoint ("GET /activities/{id}/zones": the path after the API root, ids as {id}), counted as they are
 # sent: a step that fetches for another asset's table (the details step fetches each activity's zones) says so, and a
-# command sums them per asset honestly. ANSWERED counts the 2xx answers of this process, for "what this run fetched".
+# command sums them per asset honestly.
 ID_PART = re.compile(r"/\d+(?=/|$)")
 ENDPOINT_CALLS = "api_calls_by_endpoint"
-ANSWERED: Counter[str] = Counter()
-_answered_lock = threading.Lock()
 
 
 class Markdown(str):
@@ -81,12 +78,6 @@ def endpoint(request: httpx.Request, root: str = "") -> str:
     path = request.url.path
     path = path[len(root) :] if root and path.startswith(root + "/") else path
     return f"{request.method} {ID_PART.sub('/{id}', path)}"
-
-
-def answered(name: str) -> int:
-    """2xx answers of this endpoint in this process so far."""
-    with _answered_lock:
-        return ANSWERED[name]
 
 
 @dataclass
@@ -159,23 +150,16 @@ M = TypeVar("M", bound=Meter)
 
 @contextlib.contextmanager
 def metered(client: FitsyncClient, kind: type[M]) -> Iterator[M]:
-    """A meter counting the client's calls while the block runs (per endpoint through httpx's event hooks)."""
+    """A meter counting the client's calls while the block runs (per endpoint through httpx's request hook)."""
     meter = kind(client, client.transport.calls)
     root = urlsplit(str(client.config.base_url)).path.rstrip("/")
 
     def sent(request: httpx.Request) -> None:
         meter.by_endpoint[endpoint(request, root)] += 1
 
-    def answer(response: httpx.Response) -> None:
-        if response.is_success:
-            with _answered_lock:
-                ANSWERED[endpoint(response.request, root)] += 1
-
     hooks = client.transport.http.event_hooks
     hooks["request"].append(sent)
-    hooks["response"].append(answer)
     try:
         yield meter
     finally:
         hooks["request"].remove(sent)
-        hooks["response"].remove(answer)
