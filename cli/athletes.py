@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
-import getpass
 import json
 import sys
 import time
@@ -24,7 +23,7 @@ from fitsync.client.errors import FitsyncError, OAuthError, ReauthorizationRequi
 from fitsync.client.runtime import FitsyncClient
 
 from . import screen
-from .confirm import confirm, yes_option
+from .confirm import confirm, hidden_line, yes_option
 from .relative_time import ago, iso
 
 if TYPE_CHECKING:
@@ -165,17 +164,14 @@ def _redirect_within(receiver: oauth.LoopbackReceiver, timeout: float, shown: bo
 
 def _pasted_redirect() -> str:
     """The address the browser was sent to, as the person pastes it: hidden at a terminal (it holds the code), read
-    from stdin when that is piped (getpass would read the terminal instead). Ctrl-C is left to the command group
+    from stdin when that is piped. Ctrl-C is left to the command group
     (exit 130); the input ending before a URL came is a usage error (exit 2). Not a redirect at all (no query with
     a state, a code or an error): said as such, instead of a state that "does not match"."""
     at_terminal = sys.stdin.isatty()
     while True:
         if at_terminal:
             try:
-                line = getpass.getpass("Redirected URL: ")
-            except EOFError:  # Ctrl-D
-                line = None
-                click.echo()
+                line = hidden_line("Redirected URL: ")
             except KeyboardInterrupt:
                 click.echo()  # the group's "Interrupted" line on a line of its own
                 raise

@@ -10,12 +10,14 @@ import select
 import signal
 import socket
 import sys
+import termios
 from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import TypeVar
 
 import click
 
+from . import terminate
 from .stop_signals import SIGNALS, StopSignals
 
 Command = TypeVar("Command", bound=Callable[..., object])
@@ -59,16 +61,45 @@ def _ask(question: str, stops: socket.socket) -> str:
     Waits for the terminal's line or for a stop signal noted on `stops`, whichever comes first; the line is one read
     (a terminal gives a line at a time), which a signal cannot leave waiting."""
     click.echo(f"{question} [y/N]: ", nl=False, err=True)
+    line = _line(stops)
+    if not line.endswith("\n"):  # Ctrl-D: end the prompt's line
+        click.echo(err=True)
+    return line.strip().lower()
+
+
+def _line(stops: socket.socket) -> str:
+    """The terminal's next line ("" at the end of input), or _Stopped for a stop signal noted on `stops` first. The
+    line is one read (a terminal gives a line at a time), which a signal cannot leave waiting."""
     while True:
         ready = select.select([sys.stdin, stops], [], [])[0]
         if stops in ready and (signum := _stop_in(stops)) is not None:
             raise _Stopped(signum)
         if sys.stdin in ready:
-            break
-    line = os.read(sys.stdin.fileno(), 4096).decode(sys.stdin.encoding or "utf-8", errors="replace")
-    if not line.endswith("\n"):  # Ctrl-D: end the prompt's line
-        click.echo(err=True)
-    return line.strip().lower()
+            return os.read(sys.stdin.fileno(), 4096).decode(sys.stdin.encoding or "utf-8", errors="replace")
+
+
+def hidden_line(prompt: str) -> str | None:
+    """A line typed at the terminal without echo (a secret, as getpass reads it), None at the end of input (Ctrl-D).
+    A stop signal while it waits raises KeyboardInterrupt, SIGTERM noted as cli/terminate.py notes it: getpass's
+    read, begun just after a signal landed, waited for a line instead."""
+    fd = sys.stdin.fileno()
+    echoing = termios.tcgetattr(fd)
+    quiet = list(echoing)
+    quiet[3] &= ~termios.ECHO
+    click.echo(prompt, nl=False, err=True)
+    try:
+        with _stops_noted() as stops:
+            termios.tcsetattr(fd, termios.TCSAFLUSH, quiet)
+            try:
+                line = _line(stops)
+            finally:
+                termios.tcsetattr(fd, termios.TCSAFLUSH, echoing)
+    except _Stopped as stop:
+        if stop.signum == signal.SIGTERM:
+            terminate.RECEIVED.append(stop.signum)
+        raise KeyboardInterrupt from None
+    click.echo(err=True)  # the typed line's Enter was not echoed either
+    return line if line.endswith("\n") else None
 
 
 class _Stopped(KeyboardInterrupt):

@@ -15,6 +15,7 @@ Also `fitsync disconnect` and `fitsync athletes`.
 from __future__ import annotations
 
 import queue
+import re
 import subprocess
 import threading
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -30,7 +31,7 @@ from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 from fitsync.sandbox import browser
 
-from ..processes import popen
+from ..processes import Terminal, popen
 from ..sandbox_harness import Harness
 from .conftest import Connected
 from .support import FITSYNC, cli_env, env_for
@@ -230,6 +231,24 @@ def test_connect_headless_paste_the_redirected_url(sb: Harness, config: Config) 
     [athlete] = stored(config)
     assert athlete.athlete_id == athlete_id and f"granted: {athlete.scopes}" in output
     assert redirect.params["code"] not in output  # the pasted URL is not echoed
+
+
+def test_connect_headless_at_a_terminal_reads_the_pasted_url_unechoed(sb: Harness, config: Config) -> None:
+    """At a terminal the pasted address (it holds the code) is read with the echo off, as a password is."""
+    athlete_id = sb.athlete_id()
+    term = Terminal(config.home, "connect", "--headless", env=env_for(config))
+    try:
+        shown = term.wait_for("Redirected URL: ")
+        url = re.search(r"http\S+/oauth/authorize\?\S+", shown)
+        assert url is not None, shown
+        redirect = consent(sb, url.group(0), athlete_id)
+        term.type(redirect.url + "\n")
+        output = term.wait_for_exit()
+    finally:
+        term.process.kill()
+    assert term.close() == 0, output
+    assert f"Connected {stored(config)[0].name}" in output, output
+    assert redirect.params["code"] not in output and "state=" not in output.split("Redirected URL: ")[1], output
 
 
 def test_connect_headless_rejects_a_pasted_url_with_another_state(sb: Harness, config: Config) -> None:

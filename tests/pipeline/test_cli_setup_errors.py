@@ -194,6 +194,27 @@ def test_connect_headless_stopped_at_the_prompt_says_so(
     assert "Aborted" not in seen and "Traceback" not in seen and "to continue" not in seen, seen
 
 
+def test_a_stop_just_before_the_hidden_read_begins_still_ends_it() -> None:
+    """A signal landing between the prompt and the read (its handler has run, no read was under way to interrupt)
+    left getpass's read waiting for a line (`connect --headless` at its prompt, once in a CI run): the read is made
+    to begin only then, and must end with SIGTERM's own line and code."""
+    script = (
+        "import os, signal\n"
+        "from fitsync.cli import confirm\n"
+        "line = confirm._line\n"
+        "confirm._line = lambda stops: (os.kill(os.getpid(), signal.SIGTERM), line(stops))[1]\n"
+        "from fitsync.cli.entry import run\n"
+        "run(lambda: confirm.hidden_line('Secret: '))\n"
+    )
+    term = Terminal(Path("unused"), command=[sys.executable, "-c", script], env=dict(os.environ))
+    try:
+        seen = term.wait_for_exit(timeout=30)
+    finally:
+        term.process.kill()
+    assert term.close() == 143, seen
+    assert seen.startswith("Secret: ") and "Stopped by SIGTERM" in seen and "Traceback" not in seen, seen
+
+
 def stopped_at_ready(command: str, signum: int) -> tuple[int, str]:
     """The console script (cli/entry.py) running `command` (Python, printing "ready" at the moment to stop it), sent
     `signum` then: its exit status and what it said on stderr."""
