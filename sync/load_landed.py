@@ -13,12 +13,10 @@ from typing import Any
 
 import duckdb
 
-from fitsync.client.records import record
 from fitsync.state.store import StateStore
 from fitsync.sync import landing
 from fitsync.warehouse import constraints, db, load_pipeline, loads
 from fitsync.warehouse.location import Warehouse
-from fitsync.warehouse.plausible import type_issues
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +31,9 @@ def stage_batch(
     extra: dict[str, Any] = {}
     if batch.bundle == "activity_zones":
         extra["activity_ids"] = [p["activity_id"] for p in batch.payloads]
-    if batch.bundle in ("activity_summaries", "activity_details"):  # a detail is checked as its summary was
-        extra["issues"] = [[*record("activity", p).issues, *type_issues("activities", p)] for p in batch.payloads]
-    frame = loads.frame(batch.payloads, athlete_id=athlete, **extra)
+    if batch.issues is not None:  # a detail is checked as its summary was (landing.CHECKED)
+        extra["issues"] = batch.issues
+    frame = loads.frame(batch.texts, athlete_id=athlete, **extra)
     return loads.stage(batch.bundle, frame, parents=batch.context.get("replace_parents"), not_null=not_null)
 
 

@@ -191,7 +191,7 @@ def test_a_field_fitsync_does_not_know_is_kept_and_reported_once(
 
 
 def batch(bundle: str, payloads: list[Any], **context: Any) -> landing.Landed:
-    return landing.Landed([0], bundle, payloads, context)
+    return landing.Landed.of([0], bundle, payloads, context)
 
 
 @pytest.fixture

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from fitsync.state import landing as landed_rows
 from fitsync.state.store import StateStore
 from fitsync.sync import landing, progress
 
@@ -53,6 +55,33 @@ def test_pending_merges_consecutive_batches_in_order_across_pages(tmp_path: Path
     assert sorted(i for b in batches for i in b.ids) == list(range(1, len(landed) + 1))
     landing.remove(store, [i for b in batches for i in b.ids])
     assert landing.count(store, ATHLETE) == 0 and landing.count(store, ATHLETE + 1) == 1
+
+
+def test_landed_objects_come_back_as_their_texts_with_their_checks_whatever_the_row_s_format(tmp_path: Path) -> None:
+    """Each object is landed as its JSON text, one per line, and comes back as that text with its checks
+    (landing.CHECKED), merged across rows; a row landed before that (one line of JSON) is read and checked as before."""
+    store = StateStore(tmp_path / "state.db")
+    first = [{"id": 1, "name": "a,\nb", "distance": 5.0}, {"id": 2, "distance": 1.0}]
+    old = {"id": 3, "distance": "abc", "name": 'line\nbreak, "quoted"'}
+    with store.transaction() as conn:
+        landing.land(conn, ATHLETE, "activity_details", first)
+        landed_rows.insert(conn, ATHLETE, "activity_details", json.dumps([old]), "{}")  # landed one line
+        landing.land(conn, ATHLETE, "activity_details", [])
+        landing.land(conn, ATHLETE, "activity_details", [{"id": 4, "distance": "far"}])
+        landing.land(conn, ATHLETE, "activity_zones", [{"activity_id": 4, "zones": []}])
+
+    details, zones = landing.pending(store, ATHLETE)
+
+    objects = [*first, old, {"id": 4, "distance": "far"}]
+    assert [json.loads(t) for t in details.texts] == details.payloads == objects
+    assert details.issues == [landing.issues_of(p) for p in objects]
+    assert [any(i.startswith("not a number: distance=") for i in found) for found in details.issues] == [
+        False,
+        False,
+        True,
+        True,
+    ]
+    assert zones.payloads == [{"activity_id": 4, "zones": []}] and zones.issues is None
 
 
 def test_segment_details_go_starred_first_then_in_the_order_their_efforts_were_seen(tmp_path: Path) -> None:
