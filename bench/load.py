@@ -6,7 +6,7 @@ activities and their zones are fetched from a sandbox, then copied with new acti
 (the JSON text is templated, so generating costs almost nothing). fitsync's path is the one the warehouse asset
 takes: `loads.frame` (Polars) → `loads.stage` (rows as Arrow, on a worker thread, up to two batches ahead) →
 `loads.write` (DuckDB upserts by key, one transaction per batch, on one writer held up to a second:
-warehouse/load_pipeline.py), in batches of 500 objects (what the warehouse asset merges landed batches into),
+warehouse/load_pipeline.py), in batches of `landing.BATCH_OBJECTS` objects (what the warehouse asset merges landed batches into),
 details then zones per batch. Timed: the whole load, the writer's closes (checkpoints) included.
 
 Row-by-row baseline: the same rows fitsync stored for a sample of activities, inserted into an empty warehouse
@@ -37,11 +37,12 @@ from typing import Any
 
 import click
 
+from fitsync.sync.landing import BATCH_OBJECTS as BATCH  # what the warehouse asset merges landed batches into
+
 from . import common, load_before
 from .common import table, target
 
 TABLES = ("activities", "splits_metric", "laps", "segment_efforts", "activity_zones", "activity_zone_buckets")
-BATCH = 500
 ACTIVITY_BASE = 20_000_000_000
 LAP_BASE, EFFORT_BASE, PER_ACTIVITY = 70_000_000_000_000, 80_000_000_000_000, 1000
 TARGET_RATIO = 50.0

@@ -125,15 +125,23 @@ def _rows(store: StateStore, athlete_id: int, page: int = 20) -> Iterator[Any]:
 COMMUTING = frozenset({"activity_details", "activity_zones"})
 
 
-def pending(store: StateStore, athlete_id: int, max_rows: int = 500, max_bytes: int = 8_000_000) -> Iterator[Landed]:
+# How large a merged batch grows (pending): objects, and bytes of their JSON.
+BATCH_OBJECTS = 500
+BATCH_BYTES = 8_000_000
+
+
+def pending(
+    store: StateStore, athlete_id: int, max_rows: int = BATCH_OBJECTS, max_bytes: int = BATCH_BYTES
+) -> Iterator[Landed]:
     """Landed batches in order, consecutive batches of the same kind and context merged (details and zones across each
     other: COMMUTING) up to `max_rows` objects or `max_bytes` of JSON. A row is never split, and anything else landed
     in between keeps its place.
 
-    A load's cost is mostly per batch (≈ 40 statements), so batches are large: the warehouse step of a 10k-activity
-    backfill (details and zones, landed in chunks of 25) took 14.9 s in batches of ≈ 45 details (650 KB), 7.5 s in
-    batches of ≈ 130 (2 MB) and 4.1 s in batches of 500, with a peak RSS of 340 / 366 / 407 MiB. The byte bound
-    keeps an odd landing of huge objects from making one batch of them.
+    A load's cost is mostly per batch (≈ 40 statements, DuckDB 1.5), so batches are large. The warehouse step of a
+    10k-activity backfill (details and zones, landed in chunks of 25) took 14.9 s in batches of ≈ 45 details (650 KB),
+    7.5 s in batches of ≈ 130 (2 MB), 4.1 s in batches of 500 and 2.7 s in batches of 1,000, with a peak RSS of 340 /
+    366 / 407 / 538 MiB. Under the real limits a backfill's fetching takes days: the memory matters more than those
+    seconds. The byte bound keeps an odd landing of huge objects from making one batch of them.
     """
     groups: dict[tuple[str, str], Landed] = {}  # open, in the order of their first row
     sizes: dict[tuple[str, str], int] = {}
