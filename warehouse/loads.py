@@ -190,7 +190,7 @@ def _write_rows(conn: duckdb.DuckDBPyConnection, staged: Staged) -> dict[str, in
     """The batch's rows written inside the caller's transaction (tried again whole after a lake's conflict)."""
     written: dict[str, int] = {}
     mappings = BUNDLES[staged.bundle]
-    new = {i for i, mapping in enumerate(mappings) if _none_stored(conn, mapping, _stage(i), staged.parents)}
+    new = {i for i, mapping in enumerate(mappings) if _none_stored(conn, mapping, staged, i)}
     if staged.parents is not None:  # an answer with rows left out is no proof the stored ones are gone
         _delete_children(
             conn,
@@ -245,17 +245,28 @@ def plan_of(bundle: str) -> staging.Plan:
     return staging.plan(BUNDLES[bundle])
 
 
-def _none_stored(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: str, parents: pa.Table | None) -> bool:
+def _none_stored(conn: duckdb.DuckDBPyConnection, mapping: Mapping, staged: Staged, index: int) -> bool:
     """Whether a child table holds no row of the batch's parents (a backfill's new activities): then none is to be
-    deleted, and the children are inserted (by a plain insert where the parent is part of the key)."""
+    deleted, and the children are inserted (by a plain insert where the parent is part of the key).
+
+    The parents' range bounds the scan as constants, so DuckDB reads only the row groups whose range of the column
+    meets it (a backfill's batch rarely meets what is stored): the subquery alone read the whole column, a history's
+    worth of blocks, into the writer's memory at every load."""
     column = REPLACE_COLUMN.get(mapping.table)
+    parents = staged.parents
     if column is None or column not in mapping.names or (parents is None and column not in mapping.key):
         return False  # nothing the answer would change: no children to replace, no plain insert to choose
+    ids = [staged.rows[index].column(column)] + ([parents.column("id")] if parents is not None else [])
+    bounds = [pc.min_max(c) for c in ids if len(c) > c.null_count]
+    if not bounds:
+        return True  # no parent at all: nothing of theirs can be stored
+    low = int(min(b["min"].as_py() for b in bounds))
+    high = int(max(b["max"].as_py() for b in bounds))
     replaced = " UNION ALL SELECT id FROM replaced_parents" if parents is not None else ""
     return bool(
         conn.execute(
-            f"SELECT NOT EXISTS (SELECT 1 FROM {mapping.table} WHERE {column} IN "
-            f"(SELECT {column} FROM {staged}{replaced}))"
+            f"SELECT NOT EXISTS (SELECT 1 FROM {mapping.table} WHERE {column} BETWEEN {low} AND {high} AND {column} IN "
+            f"(SELECT {column} FROM {_stage(index)}{replaced}))"
         ).fetchall()[0][0]
     )
 
