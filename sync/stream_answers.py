@@ -3,16 +3,19 @@ time by DuckDB's JSON reader (`framed`), and any answer that reader's rules do n
 way (`read`), which names what it cannot store.
 
 Why DuckDB and a chunk at a time: a 4-hour ride's answer is ≈ 1 MB of numbers. Parsed a chunk at a time, DuckDB
-(yyjson) reads the answers' shapes and their values into typed lists in one query, the lists come out as Arrow, sliced
-per answer without a copy, and the checks run once over the chunk: 0.39–0.47 s of CPU for 40 sandbox answers in
-chunks of 13, against 0.57–0.65 s for Polars' JSON reader and its checks an answer at a time. It runs on the stream
+(yyjson) reads the answers' values into typed lists in one query, each answer parsed once, the lists come out as
+Arrow, sliced per answer without a copy, and the checks run once over the chunk: 0.39–0.47 s of CPU for 40 sandbox
+answers in chunks of 13 (with a second parse then), against 0.57–0.65 s for Polars' JSON reader and its checks an
+answer at a time. It runs on the stream
 writer's framing thread (sync/streams.Writer), beside the fetching and the writing of the chunk before.
 
 The rules of the quick way, each checked for the whole chunk at once, any answer that fails one going the careful
 way: the answer is an object keyed by type (`key_by_type=true`), every key a channel fitsync knows, each with a `data`
 list of the JSON type its column takes (numbers; booleans for `moving`; [lat, lng] pairs of numbers), every channel of
-one length, every value within its compact type (bound and decimals). The shape comes from DuckDB's `json_structure`,
-so a string among numbers is seen (DuckDB's lenient transform alone would make "3" a 3 and "a" a NULL).
+one length, every value within its compact type (bound and decimals). DuckDB's transform is lenient ("3" becomes 3,
+"a" NULL, true 1, an unknown channel nothing), so the answer's text is held to what the transform read: as many quotes,
+`null`s and booleans as an answer of exactly this shape has (`_expected`; `tokens` counts them as the answer arrives). Counting them costs a fraction of asking
+DuckDB for each answer's `json_structure`, which parsed every answer a second time (≈ 30 % of reading a chunk).
 """
 
 from __future__ import annotations
@@ -29,11 +32,12 @@ import pyarrow.compute as pc
 from fitsync.warehouse import streams as stored
 from fitsync.warehouse.streams import Answer
 
-# json_structure's names of JSON numbers (HUGEINT: negative and positive integers; NULL: only nulls seen)
-_NUMBERS = {"UBIGINT", "BIGINT", "HUGEINT", "DOUBLE", "NULL"}
+# Each channel's data in the column's JSON type, and the members the service adds beside it (read, so that every
+# quote of a well-formed answer is accounted for: _expected).
+_META = {"series_type": "VARCHAR", "resolution": "VARCHAR", "original_size": "DOUBLE"}
 _TRANSFORM = json.dumps(
     {
-        kind: {"data": [["DOUBLE"]] if kind == "latlng" else ["BOOLEAN" if kind == "moving" else "DOUBLE"]}
+        kind: {"data": [["DOUBLE"]] if kind == "latlng" else ["BOOLEAN" if kind == "moving" else "DOUBLE"], **_META}
         for kind in stored.STREAMS
     }
 )
@@ -68,21 +72,19 @@ def _read_many(conn: duckdb.DuckDBPyConnection, received: list[Answer]) -> list[
     conn.register("stream_answers", pa.table({"raw": pa.array([a.raw for a in received], pa.string())}))
     try:
         parsed = conn.execute(
-            f"""SELECT shape::VARCHAR AS shape,
-                       CASE WHEN shape IS NOT NULL THEN json_transform(raw, '{_TRANSFORM}') END AS j
-                FROM (SELECT raw, try(json_structure(raw)) AS shape FROM stream_answers)"""
+            f"SELECT try(json_transform(raw, '{_TRANSFORM}')) AS j FROM stream_answers"
         ).to_arrow_table()
     finally:
         conn.unregister("stream_answers")
-    shapes = parsed["shape"].to_pylist()
     values = parsed["j"].combine_chunks()
-    lists = {kind: values.field(kind).field("data") for kind in stored.STREAMS}
+    channels = {kind: values.field(kind) for kind in stored.STREAMS}
+    lists = {kind: column.field("data") for kind, column in channels.items()}
     lengths = {kind: pc.list_value_length(column).to_pylist() for kind, column in lists.items()}
     out: list[Answer | None] = []
-    for row, (answer, shape) in enumerate(zip(received, shapes, strict=True)):
-        kinds = _kinds(shape)
-        sizes = {lengths[k][row] for k in kinds} if kinds else set()
-        if not kinds or len(sizes) != 1:
+    for row, answer in enumerate(received):
+        kinds = tuple(k for k in stored.STREAMS if values[row].is_valid and channels[k][row].is_valid)
+        sizes = {lengths[k][row] for k in kinds}
+        if not kinds or None in sizes or len(sizes) != 1 or _counted(answer) != _expected(channels, kinds, row):
             out.append(None)
             continue
         columns = _columns_of(kinds, {k: lists[k][row].values for k in kinds})
@@ -90,28 +92,34 @@ def _read_many(conn: duckdb.DuckDBPyConnection, received: list[Answer]) -> list[
     return _fitting(out)
 
 
-def _kinds(shape: str | None) -> tuple[str, ...] | None:
-    """The channels of an answer of the quick way's shape (json_structure's text), in STREAMS order; else None."""
-    if shape is None or not shape.startswith("{"):
-        return None
-    try:
-        found = json.loads(shape)
-    except RecursionError:  # nested deeper than Python's parser goes: the careful way keeps it raw
-        return None
-    if not found or set(found) - set(stored.STREAMS):
-        return None
-    for kind, channel in found.items():
-        data = channel.get("data") if isinstance(channel, dict) else None
-        if not isinstance(data, list) or len(data) != 1:
-            return None
-        inner = data[0]
+def tokens(text: str) -> tuple[int, int, int]:
+    """The quotes, `null`s and booleans of an answer's text."""
+    return text.count('"'), text.count("null"), text.count("true") + text.count("false")
+
+
+def _counted(answer: Answer) -> tuple[int, int, int]:
+    return answer.tokens if answer.tokens is not None else tokens(answer.raw or "")
+
+
+def _expected(channels: dict[str, pa.StructArray], kinds: tuple[str, ...], row: int) -> tuple[int, int, int]:
+    """What `tokens` finds in an answer of exactly the quick way's shape, read from its lenient transform: two quotes per
+    key (a channel, its `data`, each member of _META it has) and per text value, a `null` per NULL value, a boolean per
+    value of `moving`. The lenient transform reads "3" as 3, true as 1, 1 as true and an unknown channel as nothing;
+    each of those leaves a quote, a boolean or a key unaccounted for, and the answer goes the careful way."""
+    quotes = nulls = booleans = 0
+    for kind in kinds:
+        channel = channels[kind][row]
+        quotes += 4
+        for member, kind_of in _META.items():
+            if channel[member].is_valid:
+                quotes += 4 if kind_of == "VARCHAR" else 2
+        data = channel["data"].values
+        nulls += data.null_count
         if kind == "latlng":
-            ok = inner == "NULL" or (isinstance(inner, list) and len(inner) == 1 and inner[0] in _NUMBERS)
-        else:
-            ok = inner in ({"BOOLEAN", "NULL"} if kind == "moving" else _NUMBERS)
-        if not ok:
-            return None
-    return tuple(k for k in stored.STREAMS if k in found)
+            nulls += pc.list_flatten(data).null_count
+        elif kind == "moving":
+            booleans += len(data) - data.null_count
+    return quotes, nulls, booleans
 
 
 def _columns_of(kinds: tuple[str, ...], data: dict[str, pa.Array]) -> dict[str, pl.Series] | None:

@@ -103,6 +103,19 @@ def _stop_signals_as_found() -> Iterator[None]:
         warnings.warn(f"the test changed the handlers of {[signal.Signals(s).name for s in changed]}", stacklevel=1)
 
 
+@pytest.fixture(autouse=True)
+def _dagster_home_as_found() -> Iterator[None]:
+    """Each test leaves DAGSTER_HOME as it found it. Opening fitsync's instance sets it for the whole process, as a
+    command wants (pipelines/instance.ensure_home); a test's, left behind, made every later test in that worker open
+    the same Dagster home (one that named a PostgreSQL storage made the next instance fail)."""
+    before = os.environ.get("DAGSTER_HOME")
+    yield
+    if before is None:
+        os.environ.pop("DAGSTER_HOME", None)
+    else:
+        os.environ["DAGSTER_HOME"] = before
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _user_state_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Where fitsync keeps a user's own files outside FITSYNC_HOME (the SQL prompt's history): the test run's, not

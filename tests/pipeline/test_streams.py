@@ -273,6 +273,9 @@ def test_a_chunk_read_the_quick_way_frames_each_answer_as_the_careful_way_does()
         {"power_balance": {"data": [50] * n}},  # a channel fitsync does not know
         {"moving": {"data": [1, 0, 1, 1, 1, 1]}},  # numbers where booleans go
         {"cadence": {"data": 7}},  # data that is not a list
+        {"watts": {"data": [200, [], 210, 220, 230, 240]}},  # a list among numbers
+        {"watts": {"data": [200, {}, 210, 220, 230, 240]}},  # an object among numbers
+        {"watts": None},  # a channel that is not an object
     ]
     bodies = [good, *({**good, **change} for change in odd), [{"type": "time", "data": [0, 1]}], {}]
     nested = '{"time": {"data": ' + "[" * 5000 + "]" * 5000 + "}}"  # deeper than Python's JSON parser goes
@@ -280,7 +283,8 @@ def test_a_chunk_read_the_quick_way_frames_each_answer_as_the_careful_way_does()
     received = [streams.received(i, None, 1, text.encode()) for i, text in enumerate(texts)]
     with stored.scratch() as conn:
         quick = stream_answers.framed(conn, received)
-        assert stream_answers._read_many(conn, received[:1]) != [None], "the good one is read the quick way"
+        taken = [i for i, a in enumerate(stream_answers._read_many(conn, received)) if a is not None]
+    assert taken == [0, len(texts) - 1], "the good ones, and only they, are read the quick way in a mixed chunk"
     alone = [stream_answers.careful(answer) for answer in received]
     for q, a, text in zip(quick, alone, texts, strict=True):
         assert (q.status, q.channels, q.problems, q.raw) == (a.status, a.channels, a.problems, text), text
