@@ -42,6 +42,10 @@ KEYS = ",".join(stored.STREAMS)
 # ones 20 % slower for 90 MiB less.
 CHUNK_BYTES = 4_000_000
 CHUNK_ACTIVITIES = 25
+# Chunks handed over and not yet written: one framing while the one before is written. With one, the framing thread
+# waited for the writing of the chunk before its own had even begun (300 sandbox answers: 3.4 s against 3.0 s, for
+# 25–35 MiB more peak memory).
+IN_FLIGHT = 2
 T = TypeVar("T")
 
 
@@ -117,12 +121,12 @@ class Writer:
             self.write()
 
     def write(self) -> None:
-        """Hand the gathered answers to the framing thread (once the chunk two before is written)."""
+        """Hand the gathered answers to the framing thread, then wait until at most IN_FLIGHT chunks are unwritten."""
         if self.answers:
             batch, self.answers, self._bytes = self.answers, [], 0
             framed = self._framing.submit(lambda conn: self._frame(conn, batch))
             self._pending.append(self._writing.submit(lambda conn: self._write(conn, framed)))
-        self._settle(keep=1)
+        self._settle(keep=IN_FLIGHT)
 
     def flush(self) -> None:
         """Everything gathered written, and the writes ended (before a long wait for the budget, and at the end)."""
