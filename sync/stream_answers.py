@@ -104,15 +104,22 @@ def _counted(answer: Answer) -> tuple[int, int, int]:
 def _expected(channels: dict[str, pa.StructArray], kinds: tuple[str, ...], row: int) -> tuple[int, int, int]:
     """What `tokens` finds in an answer of exactly the quick way's shape, read from its lenient transform: two quotes per
     key (a channel, its `data`, each member of _META it has) and per text value, a `null` per NULL value, a boolean per
-    value of `moving`. The lenient transform reads "3" as 3, true as 1, 1 as true and an unknown channel as nothing;
+    value of `moving`, and those a text value holds itself ("resolution": "null" must not stand for a NULL made of
+    something else). The lenient transform reads "3" as 3, true as 1, 1 as true and an unknown channel as nothing;
     each of those leaves a quote, a boolean or a key unaccounted for, and the answer goes the careful way."""
     quotes = nulls = booleans = 0
     for kind in kinds:
         channel = channels[kind][row]
         quotes += 4
         for member, kind_of in _META.items():
-            if channel[member].is_valid:
-                quotes += 4 if kind_of == "VARCHAR" else 2
+            value = channel[member]
+            if not value.is_valid:
+                continue
+            quotes += 4 if kind_of == "VARCHAR" else 2
+            if kind_of == "VARCHAR":
+                _, in_text, booleans_in_text = tokens(value.as_py())
+                nulls += in_text
+                booleans += booleans_in_text
         data = channel["data"].values
         nulls += data.null_count
         if kind == "latlng":

@@ -61,15 +61,31 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def resampled(source: str, keys: str = "activity_id, fetched_us") -> str:
+# The interpolated channels of the 1-s series: (the stream's column, what a paused second holds).
+INTERPOLATED: dict[str, tuple[str, str]] = {
+    "watts": ("watts", "0"),
+    "heartrate": ("heartrate", "NULL"),
+    "speed": ("velocity_smooth", "0"),
+}
+
+
+def resampled(
+    source: str, keys: str = "activity_id, fetched_us", channels: tuple[str, ...] = tuple(INTERPOLATED)
+) -> str:
     """The query of the 1-s series (the rule in the module's docstring) over `source`, a relation with the columns of
-    activity_streams (activity_id, sample, time, distance, watts, heartrate, velocity_smooth, moving) and `keys`."""
+    activity_streams (activity_id, sample, time, distance, watts, heartrate, velocity_smooth, moving) and `keys`;
+    `channels`: those of INTERPOLATED it holds (the MMP's needs only power: each channel costs its own window)."""
+    values = "".join(f", CAST({INTERPOLATED[c][0]} AS DOUBLE) AS {c}" for c in channels)
+    leads = "".join(f", CAST(lead({INTERPOLATED[c][0]}) OVER w AS DOUBLE) AS next_{c}" for c in channels)
+    seconds = "".join(
+        f""",
+       CASE WHEN k = 0 THEN {c} WHEN pause_after THEN {INTERPOLATED[c][1]}
+            ELSE coalesce({c} + (next_{c} - {c}) * k / span, {c}) END AS {c}"""
+        for c in channels
+    )
     return f"""WITH ordered AS (
-    SELECT {keys}, sample, time, distance, CAST(watts AS DOUBLE) AS watts, CAST(heartrate AS DOUBLE) AS heartrate,
-           CAST(velocity_smooth AS DOUBLE) AS speed, moving,
-           lead(time) OVER w AS next_time, lead(distance) OVER w AS next_distance,
-           CAST(lead(watts) OVER w AS DOUBLE) AS next_watts, CAST(lead(heartrate) OVER w AS DOUBLE) AS next_heartrate,
-           CAST(lead(velocity_smooth) OVER w AS DOUBLE) AS next_speed
+    SELECT {keys}, sample, time, distance, moving{values},
+           lead(time) OVER w AS next_time, lead(distance) OVER w AS next_distance{leads}
     FROM {source}
     WHERE time IS NOT NULL
     WINDOW w AS (PARTITION BY activity_id ORDER BY sample)
@@ -83,13 +99,7 @@ def resampled(source: str, keys: str = "activity_id, fetched_us") -> str:
 )
 SELECT {keys}, CAST(time + k AS INTEGER) AS second, sample,
        k > 0 AND pause_after AS paused,
-       NOT (k > 0 AND pause_after) AND coalesce(moving, true) AS moving,
-       CASE WHEN k = 0 THEN watts WHEN pause_after THEN 0
-            ELSE coalesce(watts + (next_watts - watts) * k / span, watts) END AS watts,
-       CASE WHEN k = 0 THEN heartrate WHEN pause_after THEN NULL
-            ELSE coalesce(heartrate + (next_heartrate - heartrate) * k / span, heartrate) END AS heartrate,
-       CASE WHEN k = 0 THEN speed WHEN pause_after THEN 0
-            ELSE coalesce(speed + (next_speed - speed) * k / span, speed) END AS speed,
+       NOT (k > 0 AND pause_after) AND coalesce(moving, true) AS moving{seconds},
        coalesce(distance + (next_distance - distance) * k / span, distance) AS distance
 FROM seconds"""
 
@@ -102,7 +112,8 @@ def compute(conn: duckdb.DuckDBPyConnection, samples: pl.DataFrame) -> pl.DataFr
     conn.register("mmp_samples", samples)
     try:
         seconds = conn.execute(
-            f"SELECT activity_id, fetched_us, second, sample, watts, distance FROM ({resampled('mmp_samples')})"
+            "SELECT activity_id, fetched_us, second, sample, watts, distance "
+            f"FROM ({resampled('mmp_samples', channels=('watts',))})"
         ).pl()
     finally:
         conn.unregister("mmp_samples")

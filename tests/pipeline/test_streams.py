@@ -276,6 +276,12 @@ def test_a_chunk_read_the_quick_way_frames_each_answer_as_the_careful_way_does()
         {"watts": {"data": [200, [], 210, 220, 230, 240]}},  # a list among numbers
         {"watts": {"data": [200, {}, 210, 220, 230, 240]}},  # an object among numbers
         {"watts": None},  # a channel that is not an object
+        {  # a list among numbers, and a text holding the `null` its lenient NULL lacks
+            "watts": {"data": [200, [], 210, 220, 230, 240], "resolution": "null"},
+        },
+        {  # a boolean among numbers, and a text holding a `true` of its own
+            "watts": {"data": [200, True, 210, 220, 230, 240], "series_type": "true"},
+        },
     ]
     bodies = [good, *({**good, **change} for change in odd), [{"type": "time", "data": [0, 1]}], {}]
     nested = '{"time": {"data": ' + "[" * 5000 + "]" * 5000 + "}}"  # deeper than Python's JSON parser goes
