@@ -93,9 +93,9 @@ class Answer:
     frame: pl.DataFrame | None = None
     channels: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
-    # The quotes, `null`s and booleans of `raw`, counted as it arrived (sync/stream_answers.tokens): on the fetching
-    # thread, which waits for the service, not on the framing thread, which is what holds a load back.
-    tokens: tuple[int, int, int] | None = None
+    # The quotes, `null`s, booleans and backslashes of `raw`, counted as it arrived (sync/stream_answers.tokens): on
+    # the fetching thread, which waits for the service, not on the framing thread, which is what holds a load back.
+    tokens: tuple[int, int, int, int] | None = None
 
     @property
     def samples(self) -> int:
