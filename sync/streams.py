@@ -75,7 +75,7 @@ def received(activity_id: int, start: dt.datetime | None, fetched_us: int, conte
         problem = "an answer with bytes that are not UTF-8 (replaced with U+FFFD in the kept text; nothing stored)"
         kept = content.decode("utf-8", errors="replace")
         return Answer(activity_id, start, fetched_us, stored.KEPT_RAW, kept, problems=(problem,))
-    return Answer(activity_id, start, fetched_us, stored.RECEIVED, text, tokens=stream_answers.tokens(text))
+    return Answer(activity_id, start, fetched_us, stored.RECEIVED, text, tokens=stream_answers.tokens(content))
 
 
 def read_bytes(activity_id: int, start: dt.datetime | None, fetched_us: int, content: bytes) -> Answer:

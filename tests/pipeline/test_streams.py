@@ -282,6 +282,9 @@ def test_a_chunk_read_the_quick_way_frames_each_answer_as_the_careful_way_does()
         {  # a list among numbers, and an escape that holds a `null` its reading does not ("\n" then "ull")
             "watts": {"data": [200, [], 210, 220, 230, 240], "resolution": "\null"},
         },
+        {  # a list among numbers, and a text that holds a `null` once its digits are left out (as tokens counts)
+            "watts": {"data": [200, [], 210, 220, 230, 240], "resolution": "nu1l2l"},
+        },
         {  # a boolean among numbers, and a text holding a `true` of its own
             "watts": {"data": [200, True, 210, 220, 230, 240], "series_type": "true"},
         },
