@@ -6,8 +6,9 @@ activities and their zones are fetched from a sandbox, then copied with new acti
 (the JSON text is templated, so generating costs almost nothing). fitsync's path is the one the warehouse asset
 takes: `loads.frame` (Polars) → `loads.stage` (rows as Arrow, on a worker thread, up to two batches ahead) →
 `loads.write` (DuckDB upserts by key, one transaction per batch, on one writer held up to a second:
-warehouse/load_pipeline.py), in batches of `landing.BATCH_OBJECTS` objects (what the warehouse asset merges landed batches into),
-details then zones per batch. Timed: the whole load, the writer's closes (checkpoints) included.
+warehouse/load_pipeline.py), in batches of `landing.BATCH_OBJECTS` objects (what the warehouse asset merges landed
+batches into), details then zones per batch. Timed: the whole load, the writer's closes (checkpoints) included. The
+asset's own path (landed in the state store, then `load_landed`) is measured too, on the first scale (`asset_load`).
 
 Row-by-row baseline: the same rows fitsync stored for a sample of activities, inserted into an empty warehouse
 with one parameterised upsert per row (DuckDB `executemany`), table by table (a plain insert per row into

@@ -3,11 +3,11 @@ time by DuckDB's JSON reader (`framed`), and any answer that reader's rules do n
 way (`read`), which names what it cannot store.
 
 Why DuckDB and a chunk at a time: a 4-hour ride's answer is ≈ 1 MB of numbers. Parsed a chunk at a time, DuckDB
-(yyjson) reads the answers' values into typed lists in one query, each answer parsed once, the lists come out as
-Arrow, sliced per answer without a copy, and the checks run once over the chunk: 0.39–0.47 s of CPU for 40 sandbox
-answers in chunks of 13 (with a second parse then), against 0.57–0.65 s for Polars' JSON reader and its checks an
-answer at a time. It runs on the stream
-writer's framing thread (sync/streams.Writer), beside the fetching and the writing of the chunk before.
+(yyjson) reads the answers' values into typed lists in one query, each answer parsed once; the lists come out as
+Arrow, the chunk's samples are one frame put together from them, and the checks run once over the chunk (Polars' JSON
+reader and its checks an answer at a time took 1.4× the CPU of an earlier version of this, which parsed each answer
+twice). It runs on the stream writer's framing thread (sync/streams.Writer), beside the fetching and the writing of
+the chunk before.
 
 The rules of the quick way, each checked for the whole chunk at once, any answer that fails one going the careful
 way: the answer is an object keyed by type (`key_by_type=true`), every key a channel fitsync knows, each with a `data`
@@ -170,12 +170,13 @@ def _counted(answer: Answer) -> tuple[int, int, int, int]:
 
 
 def _expected(channels: dict[str, pa.StructArray], kinds: tuple[str, ...], row: int) -> tuple[int, int, int, int]:
-    """What `tokens` finds in an answer of exactly the quick way's shape, read from its lenient transform: two quotes per
-    key (a channel, its `data`, each member of _META it has) and per text value, a `null` per NULL value, a boolean per
-    value of `moving`, and those a text value holds itself ("resolution": "null" must not stand for a NULL made of
+    """What `tokens` finds in an answer of exactly the quick way's shape, read from its lenient transform: two quotes
+    per key (a channel, its `data`, each member of _META it has) and per text value, a `null` per NULL value, a boolean
+    per value of `moving`, and those a text value holds itself ("resolution": "null" must not stand for a NULL made of
     something else), and no backslash: a text value is read as it is written (an escape such as "\\null" holds a
-    `null` its reading does not). The lenient transform reads "3" as 3, true as 1, 1 as true and an unknown channel as nothing;
-    each of those leaves a quote, a boolean or a key unaccounted for, and the answer goes the careful way."""
+    `null` its reading does not). The lenient transform reads "3" as 3, true as 1, 1 as true and an unknown channel
+    as nothing; each of those leaves a quote, a boolean or a key unaccounted for, and the answer goes the careful
+    way."""
     quotes = nulls = booleans = 0
     for kind in kinds:
         channel = channels[kind][row]
