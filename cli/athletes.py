@@ -164,9 +164,9 @@ def _redirect_within(receiver: oauth.LoopbackReceiver, timeout: float, shown: bo
 
 def _pasted_redirect() -> str:
     """The address the browser was sent to, as the person pastes it: hidden at a terminal (it holds the code), read
-    from stdin when that is piped. Ctrl-C is left to the command group
-    (exit 130); the input ending before a URL came is a usage error (exit 2). Not a redirect at all (no query with
-    a state, a code or an error): said as such, instead of a state that "does not match"."""
+    from stdin when that is piped. Ctrl-C is left to the command group (exit 130); the input ending before a URL came
+    is a usage error (exit 2). Not a redirect at all (no query with a state, a code or an error): said as such,
+    instead of a state that "does not match"."""
     at_terminal = sys.stdin.isatty()
     while True:
         if at_terminal:
