@@ -23,8 +23,9 @@ from fitsync.client.errors import FitsyncError, OAuthError, ReauthorizationRequi
 from fitsync.client.runtime import FitsyncClient
 
 from . import screen
-from .confirm import confirm, hidden_line, yes_option
+from .confirm import confirm, yes_option
 from .relative_time import ago, iso
+from .terminal_line import hidden_line
 
 if TYPE_CHECKING:
     from fitsync.client.config import Config

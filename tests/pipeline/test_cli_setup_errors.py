@@ -200,11 +200,11 @@ def test_a_stop_just_before_the_hidden_read_begins_still_ends_it() -> None:
     to begin only then, and must end with SIGTERM's own line and code."""
     script = (
         "import os, signal\n"
-        "from fitsync.cli import confirm\n"
-        "line = confirm._line\n"
-        "confirm._line = lambda stops: (os.kill(os.getpid(), signal.SIGTERM), line(stops))[1]\n"
+        "from fitsync.cli import terminal_line\n"
+        "line = terminal_line.line\n"
+        "terminal_line.line = lambda stops: (os.kill(os.getpid(), signal.SIGTERM), line(stops))[1]\n"
         "from fitsync.cli.entry import run\n"
-        "run(lambda: confirm.hidden_line('Secret: '))\n"
+        "run(lambda: terminal_line.hidden_line('Secret: '))\n"
     )
     term = Terminal(Path("unused"), command=[sys.executable, "-c", script], env=dict(os.environ))
     try:
