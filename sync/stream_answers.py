@@ -185,11 +185,10 @@ def _expected(channels: dict[str, pa.StructArray], kinds: tuple[str, ...], row: 
             value = channel[member]
             if not value.is_valid:
                 continue
-            quotes += 4 if kind_of == "VARCHAR" else 2
-            if kind_of == "VARCHAR":
+            quotes += 2  # the member's name
+            if kind_of == "VARCHAR":  # its text, quoted, and what that text holds
                 _, in_text, booleans_in_text, _ = tokens(value.as_py())
-                nulls += in_text
-                booleans += booleans_in_text
+                quotes, nulls, booleans = quotes + 2, nulls + in_text, booleans + booleans_in_text
         data = channel["data"].values
         nulls += data.null_count
         if kind == "latlng":
