@@ -9,8 +9,9 @@ t₀ … t₁ − 1 are filled as GoldenCheetah's "Fix Gaps in Recording" fills 
 
 - when the seconds missing between them (t₁ − t₀ − 1) are at most MAX_GAP_S (90), every channel is interpolated
   linearly (a dropped sensor, smart recording): those seconds are recorded time;
-- a longer gap is a pause (auto-pause, a stop): its seconds have power 0 and speed 0, no heart rate, `paused` true and
-  are not moving; distance is interpolated across it, as GoldenCheetah does.
+- a longer gap is a pause (auto-pause, a stop): its seconds have power 0 and speed 0 (NULL in an activity without that
+  channel: a pause says nothing of a power meter there was not), no heart rate, `paused` true and are not moving;
+  distance is interpolated across it, as GoldenCheetah does.
 
 Two samples with the same time keep the later one; the last sample is its own second. So a 3-second-sampled ride
 becomes three seconds per sample, and a café stop of 20 minutes is 20 minutes of zeros.
@@ -74,21 +75,28 @@ def resampled(
 ) -> str:
     """The query of the 1-s series (the rule in the module's docstring) over `source`, a relation with the columns of
     activity_streams (activity_id, sample, time, distance, watts, heartrate, velocity_smooth, moving) and `keys`;
-    `channels`: those of INTERPOLATED it holds (the MMP's needs only power: each channel costs its own window)."""
+    `channels`: those of INTERPOLATED it holds (the MMP's needs only power: each channel costs its own window). Each
+    answer (`keys`) is its own series: two answers of one activity are never interleaved."""
     values = "".join(f", CAST({INTERPOLATED[c][0]} AS DOUBLE) AS {c}" for c in channels)
     leads = "".join(f", CAST(lead({INTERPOLATED[c][0]}) OVER w AS DOUBLE) AS next_{c}" for c in channels)
+    # whether the activity has the channel at all, on the window the leads are on (one sort for both)
+    held = "".join(
+        f", count({INTERPOLATED[c][0]}) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) > 0 AS has_{c}"
+        for c in channels
+        if INTERPOLATED[c][1] != "NULL"
+    )
     seconds = "".join(
         f""",
-       CASE WHEN k = 0 THEN {c} WHEN pause_after THEN {INTERPOLATED[c][1]}
+       CASE WHEN k = 0 THEN {c} WHEN pause_after THEN {_paused(c)}
             ELSE coalesce({c} + (next_{c} - {c}) * k / span, {c}) END AS {c}"""
         for c in channels
     )
     return f"""WITH ordered AS (
     SELECT {keys}, sample, time, distance, moving{values},
-           lead(time) OVER w AS next_time, lead(distance) OVER w AS next_distance{leads}
+           lead(time) OVER w AS next_time, lead(distance) OVER w AS next_distance{leads}{held}
     FROM {source}
     WHERE time IS NOT NULL
-    WINDOW w AS (PARTITION BY activity_id ORDER BY sample)
+    WINDOW w AS (PARTITION BY {keys} ORDER BY sample)
 ), spans AS (
     SELECT *, coalesce(next_time - time, 1) AS span, coalesce(next_time - time, 1) - 1 > {MAX_GAP_S} AS pause_after
     FROM ordered
@@ -102,6 +110,12 @@ SELECT {keys}, CAST(time + k AS INTEGER) AS second, sample,
        NOT (k > 0 AND pause_after) AND coalesce(moving, true) AS moving{seconds},
        coalesce(distance + (next_distance - distance) * k / span, distance) AS distance
 FROM seconds"""
+
+
+def _paused(channel: str) -> str:
+    """What a paused second holds of a channel: INTERPOLATED's value where the activity has the channel, else NULL."""
+    value = INTERPOLATED[channel][1]
+    return value if value == "NULL" else f"CASE WHEN has_{channel} THEN {value} END"
 
 
 def compute(conn: duckdb.DuckDBPyConnection, samples: pl.DataFrame) -> pl.DataFrame:
@@ -119,10 +133,10 @@ def compute(conn: duckdb.DuckDBPyConnection, samples: pl.DataFrame) -> pl.DataFr
         conn.unregister("mmp_samples")
     rows = [
         row
-        for one in seconds.partition_by("activity_id", maintain_order=False)
+        for one in seconds.partition_by("activity_id", "fetched_us", maintain_order=False)
         for row in _best(one["activity_id"][0], one.sort("second"))
     ]
-    return pl.DataFrame(rows, schema=SCHEMA, orient="row").sort("activity_id", "duration_s")
+    return pl.DataFrame(rows, schema=SCHEMA, orient="row").sort("activity_id", "fetched_us", "duration_s")
 
 
 def _best(activity_id: int, one: pl.DataFrame) -> list[tuple[Any, ...]]:
@@ -176,10 +190,16 @@ def empty() -> pl.DataFrame:
 def create_views(conn: duckdb.DuckDBPyConnection, answers_glob: str, quoted: str) -> None:
     """`activity_mmp` over this warehouse's MMP files (the latest answer of each activity still in `activities`) and
     `activity_stream_seconds` over `activity_streams`. `quoted`: the files' glob, quoted for SQL."""
+    # An answer whose best power is 0 W at every duration had no power: files written before a pause without a power
+    # meter was NULL (it was 0 W there) are read as they are written now.
     conn.execute(f"""CREATE OR REPLACE VIEW {VIEW} AS
-        SELECT m.activity_id, a.athlete_id, m.duration_s, m.watts, m.watts_start_s, m.watts_start_sample,
+        SELECT m.activity_id, a.athlete_id, m.duration_s,
+               CASE WHEN m.powered THEN m.watts END AS watts,
+               CASE WHEN m.powered THEN m.watts_start_s END AS watts_start_s,
+               CASE WHEN m.powered THEN m.watts_start_sample END AS watts_start_sample,
                m.speed, m.speed_start_s, m.speed_start_sample
-        FROM read_parquet('{quoted}', hive_partitioning = false) m
+        FROM (SELECT *, max(watts) OVER (PARTITION BY activity_id, fetched_us) > 0 AS powered
+              FROM read_parquet('{quoted}', hive_partitioning = false)) m
         JOIN (SELECT activity_id, max(fetched_us) AS fetched_us
               FROM read_parquet('{answers_glob}', hive_partitioning = false) GROUP BY ALL) r
           ON r.activity_id = m.activity_id AND r.fetched_us = m.fetched_us
@@ -206,9 +226,21 @@ def create_views(conn: duckdb.DuckDBPyConnection, answers_glob: str, quoted: str
         conn.execute(f"COMMENT ON COLUMN {view}.{column} IS '{text.replace(chr(39), chr(39) * 2)}'")
 
 
+# A word only each view's current definition holds: a view an earlier fitsync made (a pause without a power meter
+# read as 0 W) is made again by the next migrate.
+DEFINED = {VIEW: "powered", SECONDS_VIEW: "has_watts"}
+
+
 def current(found: dict[str, str | None], quoted_folder: str) -> bool:
-    """Whether both views exist over this warehouse's folder (not the empty stand-ins of analysis_views.sql)."""
-    return quoted_folder in (found.get(VIEW) or "") and "activity_streams" in (found.get(SECONDS_VIEW) or "")
+    """Whether both views exist over this warehouse's folder (not the empty stand-ins of analysis_views.sql), as this
+    version defines them."""
+    mmp, seconds = found.get(VIEW) or "", found.get(SECONDS_VIEW) or ""
+    return (
+        quoted_folder in mmp
+        and DEFINED[VIEW] in mmp
+        and "activity_streams" in seconds
+        and DEFINED[SECONDS_VIEW] in seconds
+    )
 
 
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -229,6 +261,6 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     (SECONDS_VIEW, "moving", "Not paused, and the stream's moving flag (true without one)"),
     (SECONDS_VIEW, "watts", "Power, interpolated between samples; 0 in a pause; NULL without power"),
     (SECONDS_VIEW, "heartrate", "Heart rate, interpolated between samples; NULL in a pause or without heart rate"),
-    (SECONDS_VIEW, "speed", "velocity_smooth interpolated, m/s; 0 in a pause"),
+    (SECONDS_VIEW, "speed", "velocity_smooth interpolated, m/s; 0 in a pause; NULL without velocity_smooth"),
     (SECONDS_VIEW, "distance", "Metres from the start, interpolated (across pauses too)"),
 )  # fmt: skip

@@ -18,6 +18,7 @@ stored streams, and NP equals Coggan's formula by hand.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -185,6 +187,50 @@ def test_a_pause_counts_as_stopped_not_as_samples(world: Streamed) -> None:
     assert best[600] == 300
     # 1,200 samples at 300 W, but no 20 minutes of them without the stop: the best 20 min holds 600 s of 300 W
     assert best[1200] == pytest.approx(300 * 600 / 1200)
+
+
+def test_a_pause_without_a_power_meter_or_speed_is_no_power_and_no_speed(tmp_path: Path) -> None:
+    """A pause is 0 W only in an activity with power: a ride without a power meter that stopped once has no power
+    curve (it had one of 0 W at every duration, in season_power_curve's count of activities too)."""
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(4, synced_at="2025-06-30 12:00:00+00")
+    ride = b.activity(4, "2025-06-05 08:00:00", device_watts=False, moving_time=1200, elapsed=2400)
+    b.close()
+    paused = list(range(600)) + list(range(1800, 2400))
+    root = path.resolve().with_name(path.name + ".documents")
+    streams.write(root, 4, [answer(ride, "2025-06-05", paused, distance=[5.0 * t for t in paused])])
+    best = analysis.view(path, "activity_mmp", activity_id=ride)
+    assert best["watts"].null_count() == best.height > 0 and best["speed"].null_count() == 0
+    seconds = analysis.view(path, "activity_stream_seconds", activity_id=ride)
+    stopped = seconds.filter(pl.col("paused"))
+    assert stopped.height == 1200 and stopped["watts"].null_count() == stopped["speed"].null_count() == 1200
+    assert analysis.view(path, "season_power_curve", 4).is_empty()
+    # a file an earlier fitsync wrote (0 W in every window), and its view, are read as they are written now
+    [written] = (root / stream_mmp.FOLDER / "athlete=4").rglob("*.parquet")
+    glob = str(root / stream_mmp.FOLDER / "**" / "*.parquet")
+    with duckdb.connect(str(path)) as conn:
+        conn.execute(f"COPY (SELECT * REPLACE (0.0 AS watts, 0 AS watts_start_s) FROM '{written}') TO '{written}'")
+        conn.execute(f"CREATE OR REPLACE VIEW activity_mmp AS SELECT * FROM read_parquet('{glob}')")
+    db.migrate(path)
+    again = analysis.view(path, "activity_mmp", activity_id=ride)
+    assert again["watts"].null_count() == again["watts_start_s"].null_count() == again.height == best.height
+
+
+def test_two_answers_of_one_activity_written_together_are_two_series(tmp_path: Path) -> None:
+    """Each answer is resampled on its own (the samples of two answers of one activity were one series, in sample
+    order, interleaved); the latest is the one read."""
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(5, synced_at="2025-06-30 12:00:00+00")
+    ride = b.activity(5, "2025-06-06 08:00:00", device_watts=True, moving_time=600)
+    b.close()
+    first = answer(ride, "2025-06-06", list(range(600)), watts=[200.0] * 600)
+    again = answer(ride, "2025-06-06", list(range(0, 1200, 2)), watts=[300.0] * 600)
+    again = dataclasses.replace(again, fetched_us=2, frame=again.frame.with_columns(fetched_us=pl.lit(2, pl.Int64)))
+    streams.write(path.resolve().with_name(path.name + ".documents"), 5, [first, again])
+    best = dict(analysis.view(path, "activity_mmp", activity_id=ride).select("duration_s", "watts").iter_rows())
+    assert best[1] == best[600] == best[900] == 300 and 1200 not in best
 
 
 def test_pace_duration_curve_and_critical_speed(world: Streamed) -> None:
