@@ -5,7 +5,9 @@ The payloads arrive encoded; how they are batched and merged is sync/landing.py'
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from .store import Connection, StateStore
@@ -29,8 +31,25 @@ def page(store: StateStore, athlete_id: int, after: int, limit: int) -> list[Any
 
 
 def remove(store: StateStore, ids: list[int]) -> None:
-    with store.transaction() as conn:
+    """Remove loaded rows (their content is in the warehouse now)."""
+    with store.transaction() as conn, _freed_pages_left(store, conn):
         conn.executemany("DELETE FROM landing WHERE id = ?", [(i,) for i in ids])
+
+
+@contextlib.contextmanager
+def _freed_pages_left(store: StateStore, conn: Connection) -> Iterator[None]:
+    """SQLite built with SECURE_DELETE (Debian's) overwrites every freed page with zeros: for a merged batch's ≈ 8 MB
+    of overflow pages that was most of the removal (10k details: 0.63 s of a 4 s load). FAST still clears the rows'
+    cells, not the freed pages; the store's kept connection goes back to its own setting (a purge has it)."""
+    if store.dialect != "sqlite":
+        yield
+        return
+    setting = int(conn.execute("PRAGMA secure_delete").fetchone()[0])
+    conn.execute("PRAGMA secure_delete = FAST")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA secure_delete = {setting}")
 
 
 def count_older(store: StateStore, athlete_id: int, before: float) -> int:

@@ -5,7 +5,9 @@ step still runs (`WhileFetching`), so that what was fetched is queryable long be
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,11 +32,22 @@ def stage_batch(
         return None
     extra: dict[str, Any] = {}
     if batch.bundle == "activity_zones":
-        extra["activity_ids"] = [p["activity_id"] for p in batch.payloads]
+        extra["activity_ids"] = [_activity_id(text) for text in batch.texts]
     if batch.issues is not None:  # a detail is checked as its summary was (landing.CHECKED)
         extra["issues"] = batch.issues
     frame = loads.frame(batch.texts, athlete_id=athlete, **extra)
     return loads.stage(batch.bundle, frame, parents=batch.context.get("replace_parents"), not_null=not_null)
+
+
+# How the details step lands an activity's zones, compactly (sync/details.py, landing._compact): its id first.
+_ZONES_OF = re.compile(r'\{"activity_id":(-?\d+)[,}]')
+
+
+def _activity_id(zones: str) -> Any:
+    """The activity a landed zones object is of: read off the text's start (parsing 500 objects for it took ≈ 9 ms of
+    a zones batch's ≈ 25), or from the parsed object where it starts otherwise."""
+    found = _ZONES_OF.match(zones)
+    return int(found.group(1)) if found else json.loads(zones)["activity_id"]
 
 
 def write_batch(

@@ -96,3 +96,23 @@ def test_segment_details_go_starred_first_then_in_the_order_their_efforts_were_s
         conn.execute("UPDATE known_segments SET needs_detail = 0 WHERE segment_id = 300")  # fetched already
 
     assert progress.segments_to_detail(store, ATHLETE) == [500, 700, 900, 100]
+
+
+def test_a_removal_frees_the_rows_quickly_and_leaves_the_connection_as_it_was(tmp_path: Path) -> None:
+    """Removing loaded rows does not overwrite their freed pages (SECURE_DELETE's zeros made it most of a load's
+    removals), and the connection the store keeps goes back to its own setting, which a purge then has."""
+    store = StateStore(tmp_path / "state.db")
+    with store.transaction() as conn:
+        before = conn.execute("PRAGMA secure_delete").fetchone()[0]
+        landing.land(conn, 1, "activity_details", [{"id": i, "name": "x" * 20_000} for i in range(25)])
+    [batch] = landing.pending(store, 1)
+    with store.transaction() as conn:  # what remove sees: the store's kept connection
+        conn.execute("PRAGMA secure_delete = 1")
+    wal = tmp_path / "state.db-wal"
+    grown = wal.stat().st_size
+    landed_rows.remove(store, batch.ids)
+    assert landing.count(store, 1) == 0
+    assert wal.stat().st_size - grown < 100_000, "the freed overflow pages were written again, as zeros"
+    with store.transaction() as conn:
+        assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
+        conn.execute(f"PRAGMA secure_delete = {before}")
