@@ -20,8 +20,8 @@ becomes three seconds per sample, and a café stop of 20 minutes is 20 minutes o
 the best average power over any D consecutive seconds of that series — paused seconds count as 0 W, so no window
 takes a stop for an effort (GoldenCheetah's mean-max on its gap-fixed 1-s data) — and the best average speed
 (distance covered in D seconds / D). With one cumulative sum per activity, a window's total is a difference of two
-sums: per activity, one slice difference per duration over its 1-s series (resampled by DuckDB, in memory, from the
-frame the fetch step wrote).
+sums: per answer, one slice difference per duration over its 1-s series (`seconds`: the rule of `resampled` in Polars,
+over the frame the fetch step wrote; a test holds the two equal).
 Each best window's first second and the sample it comes from are kept (`start_s`, `start_sample`).
 
 Files: `activity_mmp/athlete=<id>/month=<YYYY-MM>/<uuid>.parquet`, written by `streams.write` after the month's
@@ -118,32 +118,74 @@ def _paused(channel: str) -> str:
     return value if value == "NULL" else f"CASE WHEN has_{channel} THEN {value} END"
 
 
-def compute(conn: duckdb.DuckDBPyConnection, samples: pl.DataFrame) -> pl.DataFrame:
-    """Each activity's mean-maximal power and speed on DURATIONS, from `samples` (streams.SOURCE_SCHEMA's columns: one
-    or more activities' samples as the fetch step framed them). The 1-s series comes from `resampled` (DuckDB); the
-    windows are differences of slices of one cumulative sum per activity (`_best`): ≈ 5× less work than a column per
-    duration over the whole frame, measured on 40 rides (bench/streams.py)."""
-    conn.register("mmp_samples", samples)
-    try:
-        seconds = conn.execute(
-            "SELECT activity_id, fetched_us, second, sample, watts, distance "
-            f"FROM ({resampled('mmp_samples', channels=('watts',))})"
-        ).pl()
-    finally:
-        conn.unregister("mmp_samples")
-    rows = [
-        row
-        for one in seconds.partition_by("activity_id", "fetched_us", maintain_order=False)
-        for row in _best(one["activity_id"][0], one.sort("second"))
-    ]
-    return pl.DataFrame(rows, schema=SCHEMA, orient="row").sort("activity_id", "fetched_us", "duration_s")
+# An answer: one activity's samples as fetched at one time (two answers of an activity are two series).
+ANSWER = ["activity_id", "fetched_us"]
 
 
-def _best(activity_id: int, one: pl.DataFrame) -> list[tuple[Any, ...]]:
-    """One activity's rows of SCHEMA, from its 1-s series in time order. With P the running total of power from 0, the
-    best D seconds of power is the largest P[i + D] − P[i], starting at second i; speed likewise from distance."""
+def compute(samples: pl.DataFrame) -> pl.DataFrame:
+    """Each answer's mean-maximal power and speed on DURATIONS, from `samples` (streams.SOURCE_SCHEMA's columns: the
+    answers one after the other, each in sample order, as the fetch step framed them). The 1-s series comes from
+    `seconds`; the windows are differences of slices of one cumulative sum per answer (`_best`): ≈ 5× less work than a
+    column per duration over the whole frame, measured on 40 rides (bench/streams.py)."""
+    rows = [row for one in seconds(samples).partition_by(ANSWER, maintain_order=True) for row in _best(one)]
+    return pl.DataFrame(rows, schema=SCHEMA, orient="row").sort(*ANSWER, "duration_s")
+
+
+def seconds(samples: pl.DataFrame) -> pl.DataFrame:
+    """The 1-s series (ANSWER's columns, second, sample, watts, distance) of answers in sample order, one after the
+    other: the rule of `resampled` (its power) in Polars, for the whole chunk of answers at once. The view's DuckDB
+    windows sorted the chunk again: ≈ 95 ms of 155 for the MMP of 40 sandbox rides, this ≈ 20. A sample a second is
+    its own second; only the seconds after a sample further from the next are made (few), put in place by a merge on
+    the sample's position, not a sort."""
+    timed = samples.select(*ANSWER, "sample", "time", "distance", pl.col("watts").cast(pl.Float64)).filter(
+        pl.col("time").is_not_null()
+    )
+    same = pl.all_horizontal(pl.col(c).shift(-1) == pl.col(c) for c in ANSWER)  # the next row is of this answer
+    span = pl.col("span")
+    timed = timed.with_row_index("at").with_columns(
+        span=pl.when(same).then(pl.col("time").shift(-1) - pl.col("time")).otherwise(1.0),
+        next_watts=pl.when(same).then(pl.col("watts").shift(-1)),
+        next_distance=pl.when(same).then(pl.col("distance").shift(-1)),
+    )
+    order = pl.col("at").cast(pl.Int64) * 2**32  # a sample's place; its k-th second after it, + k
+    own = timed.filter(span > 0).select(  # a later sample at the same time (or before) replaces it
+        order.alias("order"), *ANSWER, pl.col("time").cast(pl.Int32).alias("second"), "sample", "watts", "distance"
+    )
+    spread = timed.filter(span > 1)
+    powered = timed.lazy().group_by(ANSWER).agg(pl.col("watts").count() > 0).collect()
+    k = pl.col("k")
+
+    def between(column: str) -> pl.Expr:
+        value = pl.col(column)
+        return pl.coalesce(value + (pl.col(f"next_{column}") - value) * k / span, value)
+
+    filled = (
+        spread.join(powered, on=ANSWER, how="left", suffix="_held")
+        .with_columns(k=pl.int_ranges(1, span.cast(pl.Int64)))
+        .explode("k")
+        .select(
+            (order + k).alias("order"),
+            *ANSWER,
+            (pl.col("time") + k).cast(pl.Int32).alias("second"),
+            "sample",
+            pl.when(span - 1 > MAX_GAP_S)
+            .then(pl.when(pl.col("watts_held")).then(0.0))
+            .otherwise(between("watts"))
+            .alias("watts"),
+            between("distance").alias("distance"),
+        )
+    )
+    return own.merge_sorted(filled, key="order").drop("order")
+
+
+def _best(one: pl.DataFrame) -> list[tuple[Any, ...]]:
+    """One answer's rows of SCHEMA, from its 1-s series (in time order: a time that goes back is sorted first). With P
+    the running total of power from 0, the best D seconds of power is the largest P[i + D] − P[i], starting at second
+    i; speed likewise from distance."""
+    if not one["second"].is_sorted():
+        one = one.sort("second", "sample", maintain_order=True)
     n = one.height
-    fetched_us = one["fetched_us"][0]
+    activity_id, fetched_us = one["activity_id"][0], one["fetched_us"][0]
     second, sample = one["second"], one["sample"]
     watts, distance = one["watts"], one["distance"]
     power = None if watts.null_count() == n else pl.concat([pl.Series([0.0]), watts.fill_null(0).cum_sum()])
@@ -190,16 +232,13 @@ def empty() -> pl.DataFrame:
 def create_views(conn: duckdb.DuckDBPyConnection, answers_glob: str, quoted: str) -> None:
     """`activity_mmp` over this warehouse's MMP files (the latest answer of each activity still in `activities`) and
     `activity_stream_seconds` over `activity_streams`. `quoted`: the files' glob, quoted for SQL."""
-    # An answer whose best power is 0 W at every duration had no power: files written before a pause without a power
-    # meter was NULL (it was 0 W there) are read as they are written now.
+    # Best power of 0 W is none: an answer with power above 0 W anywhere has more than 0 W at every duration. Files
+    # written before a pause without a power meter was NULL (it was 0 W there) are read as they are written now.
     conn.execute(f"""CREATE OR REPLACE VIEW {VIEW} AS
         SELECT m.activity_id, a.athlete_id, m.duration_s,
-               CASE WHEN m.powered THEN m.watts END AS watts,
-               CASE WHEN m.powered THEN m.watts_start_s END AS watts_start_s,
-               CASE WHEN m.powered THEN m.watts_start_sample END AS watts_start_sample,
+               {", ".join(f"CASE WHEN {POWERED} THEN m.{c} END AS {c}" for c in ("watts", "watts_start_s", "watts_start_sample"))},
                m.speed, m.speed_start_s, m.speed_start_sample
-        FROM (SELECT *, max(watts) OVER (PARTITION BY activity_id, fetched_us) > 0 AS powered
-              FROM read_parquet('{quoted}', hive_partitioning = false)) m
+        FROM read_parquet('{quoted}', hive_partitioning = false) m
         JOIN (SELECT activity_id, max(fetched_us) AS fetched_us
               FROM read_parquet('{answers_glob}', hive_partitioning = false) GROUP BY ALL) r
           ON r.activity_id = m.activity_id AND r.fetched_us = m.fetched_us
@@ -228,7 +267,8 @@ def create_views(conn: duckdb.DuckDBPyConnection, answers_glob: str, quoted: str
 
 # A word only each view's current definition holds: a view an earlier fitsync made (a pause without a power meter
 # read as 0 W) is made again by the next migrate.
-DEFINED = {VIEW: "powered", SECONDS_VIEW: "has_watts"}
+POWERED = "m.watts > 0"
+DEFINED = {VIEW: POWERED, SECONDS_VIEW: "has_watts"}
 
 
 def current(found: dict[str, str | None], quoted_folder: str) -> bool:

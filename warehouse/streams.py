@@ -183,7 +183,7 @@ def write_answers(root: Path, athlete_id: int, answers: list[Answer], conn: duck
     for month, group in months.items():
         if frames := _frames(group):
             mmp = root / stream_mmp.FOLDER / f"athlete={athlete_id}" / f"month={month}"
-            _write(conn, stream_mmp.compute(conn, pl.concat(frames, how="vertical")), "*", _fresh(mmp))
+            _write(conn, stream_mmp.compute(pl.concat(frames, how="vertical")), "*", _fresh(mmp))
     for month, group in months.items():
         rows = pl.DataFrame(
             {

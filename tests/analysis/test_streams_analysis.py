@@ -233,6 +233,37 @@ def test_two_answers_of_one_activity_written_together_are_two_series(tmp_path: P
     assert best[1] == best[600] == best[900] == 300 and 1200 not in best
 
 
+def test_the_mmp_s_seconds_follow_the_view_s_rule() -> None:
+    """The MMP's 1-s series (stream_mmp.seconds, Polars, as streams are written) and the view's (resampled, DuckDB) are
+    one rule: equal on answers made where the two could part."""
+    cases = [
+        # a short gap, a missing power value, a pause, another short gap
+        answer(1, "2025-01-01", [0, 1, 2, 5, 6, 200, 201, 204],
+               watts=[100.0, None, 300.0, 200.0, 250.0, 50.0, 60.0, 90.0],
+               distance=[0.0, 5.0, 10.0, 30.0, 36.0, None, 505.0, 520.0]),
+        # a time twice, a time that goes back, a sample without time, a pause at the end
+        answer(2, "2025-01-01", [0, 1, 1, 2, 10, 8, 9, None, 400],  # type: ignore[list-item]
+               watts=[10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0],
+               distance=[float(d) for d in range(9)]),
+        # no power meter, a pause; one sample
+        answer(3, "2025-01-01", [0, 3, 100, 103], distance=[0.0, 9.0, 12.0, 30.0]),
+        answer(4, "2025-01-01", [7], watts=[300.0]),
+    ]  # fmt: skip
+    again = answer(1, "2025-01-01", [0, 2, 95], watts=[1.0, 2.0, 3.0])  # the same activity answered again: its own
+    cases.insert(1, dataclasses.replace(again, frame=again.frame.with_columns(fetched_us=pl.lit(2, pl.Int64))))
+    samples = pl.concat([a.frame for a in cases if a.frame is not None])
+    with duckdb.connect() as conn:
+        conn.register("samples", samples)
+        view = conn.execute(
+            "SELECT activity_id, fetched_us, second, sample, watts, distance "
+            f"FROM ({stream_mmp.resampled('samples', channels=('watts',))})"
+        ).pl()
+    order = [*stream_mmp.ANSWER, "second", "sample"]
+    mmp = stream_mmp.seconds(samples)
+    assert mmp.height == view.height > 700
+    assert_frame_equal(mmp.sort(order), view.sort(order), check_dtypes=False, check_exact=False, rel_tol=1e-12)
+
+
 def test_pace_duration_curve_and_critical_speed(world: Streamed) -> None:
     curve = read(world, "pace_duration_curve", 3)
     s2024 = curve.filter(pl.col("season") == 2024)
