@@ -316,7 +316,7 @@ def _numbers(column: str, data: Any) -> pl.Series:
         raise ValueError("values that are not numbers")
     series = pl.Series(column, data, dtype=pl.Float64, strict=True)
     if series.abs().max() is not None and float(series.abs().max()) > channel.bound:  # type: ignore[arg-type]
-        raise ValueError(f"values beyond what {channel.stored} holds")
+        raise ValueError(f"values beyond {channel.limit or f'what {channel.stored} holds'}")
     if channel.scale is not None and not bool((series.round(channel.scale) == series).all()):
         raise ValueError(f"values with more than {channel.scale} decimals")
     return series

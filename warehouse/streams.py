@@ -49,13 +49,26 @@ class Channel:
     stream: str
     stored: str  # the DuckDB type written to Parquet
     scale: int | None  # decimals kept: a value with more is not stored (None: an integer or a boolean)
-    bound: float  # largest magnitude the type holds
+    bound: float  # largest magnitude stored: what the type holds, or `limit`
     shown: str  # the view's type
     what: str
+    limit: str | None = None  # why the bound is below what the type holds
 
 
+MAX_TIME_S = 30 * 86_400
 CHANNELS = (
-    Channel("time", "time", "INTEGER", 0, 2**31 - 1, "INTEGER", "Seconds since the start (stops are jumps)"),
+    # A time no recording reaches is refused: each second of a pause is a row of the 1-s series (stream_mmp), and one
+    # time of 2 billion made as many of them, more than a machine's memory.
+    Channel(
+        "time",
+        "time",
+        "INTEGER",
+        0,
+        MAX_TIME_S,
+        "INTEGER",
+        "Seconds since the start (stops are jumps)",
+        f"{MAX_TIME_S:,} s (30 days), more than any recording lasts",
+    ),
     Channel("distance", "distance", "DECIMAL(12,2)", 2, 1e10 - 1, "DOUBLE", "Metres since the start"),
     Channel("lat", "latlng", "DECIMAL(9,6)", 6, 180, "DOUBLE", "Latitude, degrees"),
     Channel("lng", "latlng", "DECIMAL(9,6)", 6, 180, "DOUBLE", "Longitude, degrees"),
