@@ -169,8 +169,17 @@ def write(root: Path, athlete_id: int, answers: list[Answer], conn: duckdb.DuckD
         with scratch() as own:
             return write(root, athlete_id, answers, own)
     written = write_samples(root, athlete_id, answers, conn)
-    write_answers(root, athlete_id, answers, conn)
+    write_answers(root, athlete_id, answers, conn, mean_maximal(answers))
     return written
+
+
+def mean_maximal(answers: list[Answer]) -> dict[str, pl.DataFrame]:
+    """Per month, the answers' mean-maximal power and speed (stream_mmp.compute), for `write_answers`."""
+    return {
+        month: stream_mmp.compute(pl.concat(frames, how="vertical"))
+        for month, group in _by_month(answers).items()
+        if (frames := _frames(group))
+    }
 
 
 def write_samples(root: Path, athlete_id: int, answers: list[Answer], conn: duckdb.DuckDBPyConnection) -> int:
@@ -188,16 +197,19 @@ def write_samples(root: Path, athlete_id: int, answers: list[Answer], conn: duck
     return written
 
 
-def write_answers(root: Path, athlete_id: int, answers: list[Answer], conn: duckdb.DuckDBPyConnection) -> None:
-    """After their samples files: per month, the answers' mean-maximal power (stream_mmp.compute), then the answers
-    file, the record that everything of its activities is whole."""
+def write_answers(
+    root: Path,
+    athlete_id: int,
+    answers: list[Answer],
+    conn: duckdb.DuckDBPyConnection,
+    best: dict[str, pl.DataFrame],
+) -> None:
+    """After their samples files: per month, the answers' mean-maximal power (`best`: `mean_maximal`'s), then the
+    answers file, the record that everything of its activities is whole."""
     prepare(root)
-    months = _by_month(answers)
-    for month, group in months.items():
-        if frames := _frames(group):
-            mmp = root / stream_mmp.FOLDER / f"athlete={athlete_id}" / f"month={month}"
-            _write(conn, stream_mmp.compute(pl.concat(frames, how="vertical")), "*", _fresh(mmp))
-    for month, group in months.items():
+    for month, rows in best.items():
+        _write(conn, rows, "*", _fresh(root / stream_mmp.FOLDER / f"athlete={athlete_id}" / f"month={month}"))
+    for month, group in _by_month(answers).items():
         rows = pl.DataFrame(
             {
                 "activity_id": [a.activity_id for a in group],
