@@ -392,9 +392,9 @@ def main(scales: str, template_count: int, sample: int, reload_sample: int, work
                 }
             )
             gc.collect()
-        # after the scales, so that what they hold stays out of the scales' peaks: the baselines (the rows of
-        # row-by-row in Python, the old loader's writers) and the asset path (the state store, a second warehouse).
-        # Measured between the scales, with the process's peak, they made the largest scale's 1.13× the smallest's.
+        # after the scales, so that what they hold stays out of the scales' peaks: row-by-row (its rows in Python, a
+        # second warehouse) and the asset path (the state store, a third). With row-by-row and the re-load measured
+        # between the scales, and the process's peak, the largest scale's peak was 1.13× the smallest's.
         if sample:
             common.out.print(f"[dim]row-by-row baseline on {sample} activities…[/]")
             b_seconds, b_rows, b_tables = row_by_row(path, [ACTIVITY_BASE + i for i in range(sample)], work)
