@@ -42,10 +42,16 @@ _TRANSFORM = json.dumps(
         for kind in stored.STREAMS
     }
 )
+# A recording's seconds since its start never go back (nor a NULL between them): a time that went back and forward
+# again would make each forward step's seconds again in the 1-s series (stream_mmp), without bound. A row with
+# `sample` 0 begins an answer (the chunk's answers one after the other).
+_IN_ORDER = ~((pl.col("time").forward_fill().diff() < 0) & (pl.col("sample") > 0)).any()
 _FITS = [
     (
         (pl.col(c.column).abs().max().fill_null(0) <= c.bound)
         & (pl.col(c.column).round(c.scale) == pl.col(c.column)).all()
+        & ~pl.col(c.column).is_nan().any()  # max() passes over NaN, and NaN == NaN
+        & (_IN_ORDER if c.column == "time" else True)
     ).alias(c.column)
     for c in stored.CHANNELS
     if c.scale is not None
@@ -307,7 +313,10 @@ def _checked(kind: str, data: list[Any]) -> dict[str, pl.Series]:
     channel = next(c for c in stored.CHANNELS if c.stream == kind)
     if channel.stored == "BOOLEAN":
         return {kind: pl.Series(kind, data, dtype=pl.Boolean, strict=True)}
-    return {channel.column: _numbers(channel.column, data)}
+    series = _numbers(channel.column, data)
+    if kind == "time" and bool((series.drop_nulls().diff() < 0).any()):
+        raise ValueError("times that go back (a recording's seconds since its start only grow)")
+    return {channel.column: series}
 
 
 def _numbers(column: str, data: Any) -> pl.Series:
@@ -315,6 +324,8 @@ def _numbers(column: str, data: Any) -> pl.Series:
     if any(isinstance(v, bool) for v in data):
         raise ValueError("values that are not numbers")
     series = pl.Series(column, data, dtype=pl.Float64, strict=True)
+    if bool(series.is_nan().any()):
+        raise ValueError("values that are not numbers (NaN)")
     if series.abs().max() is not None and float(series.abs().max()) > channel.bound:  # type: ignore[arg-type]
         raise ValueError(f"values beyond {channel.limit or f'what {channel.stored} holds'}")
     if channel.scale is not None and not bool((series.round(channel.scale) == series).all()):

@@ -75,7 +75,7 @@ def in_force(conn: duckdb.DuckDBPyConnection, versions: set[int], views: str, ch
 
     One read-only transaction: DuckLake reads the catalog's snapshot once for all the checks (≈ 6 queries to
     PostgreSQL instead of ≈ 35 in autocommit, each statement its own snapshot; bench/lake.py), and commits nothing."""
-    from . import documents
+    from . import documents, streams
 
     conn.execute("BEGIN")
     try:
@@ -87,6 +87,7 @@ def in_force(conn: duckdb.DuckDBPyConnection, versions: set[int], views: str, ch
             versions <= done
             and conn.execute("SELECT checksum FROM schema_views WHERE name = ?", [views]).fetchall() == [(checksum,)]
             and documents.views_current(conn)
+            and streams.views_current(conn)  # and their current definitions (stream_mmp.DEFINED)
         )
         return max(done) if current else None
     finally:

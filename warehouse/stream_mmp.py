@@ -160,7 +160,7 @@ def seconds(samples: pl.DataFrame) -> pl.DataFrame:
         return pl.coalesce(value + (pl.col(f"next_{column}") - value) * k / span, value)
 
     filled = (
-        spread.join(powered, on=ANSWER, how="left", suffix="_held")
+        spread.join(powered, on=ANSWER, how="left", suffix="_held", maintain_order="left")  # merged by its order
         .with_columns(k=pl.int_ranges(1, span.cast(pl.Int64)))
         .explode("k")
         .select(

@@ -268,6 +268,9 @@ def test_a_chunk_read_the_quick_way_frames_each_answer_as_the_careful_way_does()
         {"time": {"data": [0, 1, 2.5, 3, 4, 5]}},  # a decimal where integers go
         {"watts": {"data": [200, 40000, 210, 220, 230, 240]}},  # beyond SMALLINT
         {"time": {"data": [0, 1, 2, 3, 4, 2_000_000_000]}},  # a time no recording reaches (a pause of 63 years)
+        {"time": {"data": [0, 2_592_000, 0, 2_592_000, 0, 2_592_000]}},  # back and forth: 30 days of seconds a step
+        {"time": {"data": [0, 1, 5, None, 4, 6]}},  # a time that goes back, past a missing one
+        {"distance": {"data": [0.0, float("nan"), 8.5, 12.75, 17.0, 21.25]}},  # NaN, which Python's JSON writes
         {"distance": {"data": [0.0, 4.255, 8.5, 12.75, 17.0, 21.25]}},  # a third decimal
         {"latlng": {"data": [[45.1, -73.5, 3.0]] + [[45.1, -73.5]] * 5}},  # a point of three numbers
         {"heartrate": {"data": [120, 121, 122]}},  # shorter than the others

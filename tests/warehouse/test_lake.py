@@ -4,6 +4,7 @@ folder: the same schema, loads and answers as a file, hosts committing at once, 
 | issue 31 | what | test |
 |---|---|---|
 | 2 | a lake's tables, columns, types, NOT NULLs, settings rows and views are the file's; migrations recorded | test_a_new_lake_has_the_files_schema |
+| 2 | a stream view of an earlier definition is made again by migrate | test_a_stream_view_an_earlier_fitsync_made_is_made_again |
 | 2 | a later migration runs on a lake as written (no constraint, index or sequence after the baseline) | test_later_migrations_run_on_a_lake_as_written |
 | 3 | a load into a lake stores what a file stores, and again changes nothing | test_a_load_into_a_lake_equals_the_files |
 | 3 | two writers whose commits conflict both land (the second is tried again) | test_conflicting_commits_both_land |
@@ -21,7 +22,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from fitsync.warehouse import db, extensions, lake_maintenance, lake_schema, loads
+from fitsync.warehouse import db, extensions, lake_maintenance, lake_schema, loads, stream_mmp
 from fitsync.warehouse.location import Warehouse
 
 from ..postgres_server import PostgresServer
@@ -80,6 +81,16 @@ def test_a_new_lake_has_the_files_schema(lake: Warehouse, warehouse: Path) -> No
     comments = "SELECT comment FROM duckdb_columns() WHERE table_name = 'activities' AND column_name = 'distance'"
     assert read(lake, comments) == read(warehouse, comments) != [(None,)]
     assert db.migrate(lake) == LATEST  # again: nothing to do
+
+
+def test_a_stream_view_an_earlier_fitsync_made_is_made_again(lake: Warehouse) -> None:
+    """migrate remakes a view over the stream files that an earlier definition made, on a lake as on a file (a lake's
+    checks, one snapshot's, left the stream views out)."""
+    with db.writing(lake) as conn:
+        conn.execute("CREATE OR REPLACE VIEW activity_mmp AS SELECT 1 AS activity_id")
+    assert db.migrate(lake) == LATEST
+    [(sql,)] = read(lake, "SELECT sql FROM duckdb_views() WHERE view_name = 'activity_mmp'")
+    assert stream_mmp.DEFINED[stream_mmp.VIEW] in sql
 
 
 def test_later_migrations_run_on_a_lake_as_written(lake: Warehouse) -> None:
