@@ -82,6 +82,11 @@ def activity_streams(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
         )
 
 
+# The answers that leave something out, reported (the run is then not "ok"), and where what came is.
+_KEPT = "the answer is kept whole in activity_stream_answers"
+_LEFT_OUT = {stored.PART_STORED: _KEPT, stored.KEPT_RAW: _KEPT, stored.TOO_LARGE: "nothing of it was read"}
+
+
 class _Tally:
     """What the step wrote, and what it left out (reported: the run is not "ok")."""
 
@@ -96,10 +101,10 @@ class _Tally:
         self.samples += samples
         for answer in answers:
             self.by_status[answer.status] = self.by_status.get(answer.status, 0) + 1
-            if answer.status in (stored.PART_STORED, stored.KEPT_RAW):
+            if answer.status in _LEFT_OUT:
                 line = (
                     f"athlete {self.aid}: activity {answer.activity_id}'s streams ({streams.ENDPOINT}): "
-                    f"{'; '.join(answer.problems)} — the answer is kept whole in activity_stream_answers"
+                    f"{'; '.join(answer.problems)} — {_LEFT_OUT[answer.status]}"
                 )
                 self.problems.append(line)
                 self.meter.left_out(line)

@@ -31,6 +31,7 @@ import duckdb
 import polars as pl
 
 from fitsync.client.errors import MissingScope, NotFound
+from fitsync.client.transport import ResponseTooLarge
 from fitsync.sync import stream_answers
 from fitsync.warehouse import streams as stored
 from fitsync.warehouse.stream_queue import since  # noqa: F401 (the fetch step's setting, read here)
@@ -52,7 +53,8 @@ T = TypeVar("T")
 
 def fetch(session: Any, activity_id: int, start: dt.datetime | None) -> Answer:
     """One activity's streams, every channel in one call, as received (raises only what ends the run: the
-    rate budget, a stop, a scope other than activity:read_all, a failing service)."""
+    rate budget, a stop, a scope other than activity:read_all, a failing service). An answer larger than
+    max_response_bytes is recorded as such: it would fail every run, and every activity behind it would wait."""
     fetched = time.time_ns() // 1000
     try:
         content = session.body(
@@ -64,6 +66,9 @@ def fetch(session: Any, activity_id: int, start: dt.datetime | None) -> Answer:
         if error.scope != "activity:read_all":
             raise
         return Answer(activity_id, start, fetched, stored.REFUSED, None, problems=(str(error),))
+    except ResponseTooLarge as error:  # it would be as large at every run: answered, named, and the queue goes on
+        problem = f"{error}: its streams are not stored, and not asked for again"
+        return Answer(activity_id, start, fetched, stored.TOO_LARGE, None, problems=(problem,))
     return received(activity_id, start, fetched, content)
 
 

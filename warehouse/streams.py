@@ -84,13 +84,14 @@ CHANNELS = (
 STREAMS = tuple(dict.fromkeys(c.stream for c in CHANNELS))  # the streams fitsync asks for and stores, in order
 # What an answers row says became of the answer.
 RECEIVED = "received"  # not yet framed (sync/stream_answers.framed): never written
-STORED, PART_STORED, KEPT_RAW, NO_STREAMS, NOT_FOUND, REFUSED = (
+STORED, PART_STORED, KEPT_RAW, NO_STREAMS, NOT_FOUND, REFUSED, TOO_LARGE = (
     "stored",  # every channel in the samples
     "partly stored",  # some channels only: the others are in the raw answer (see problems)
     "kept raw",  # an answer of a shape fitsync does not know: nothing in the samples
     "no streams",  # an empty answer
     "not found",  # 404: the activity has no streams, or is gone
     "refused",  # a scope not granted (an Only You activity without activity:read_all)
+    "too large",  # larger than the max_response_bytes setting: not read, nothing kept (see problems)
 )
 
 
@@ -348,7 +349,10 @@ def create_view(conn: duckdb.DuckDBPyConnection) -> None:
         ("activity_id", "The activity"),
         ("athlete_id", "Its athlete"),
         ("fetched_at", "When fitsync fetched this answer (UTC)"),
-        ("status", f"What became of it: {', '.join((STORED, PART_STORED, KEPT_RAW, NO_STREAMS, NOT_FOUND, REFUSED))}"),
+        (
+            "status",
+            f"What became of it: {', '.join((STORED, PART_STORED, KEPT_RAW, NO_STREAMS, NOT_FOUND, REFUSED, TOO_LARGE))}",
+        ),
         ("samples", "Samples stored in activity_streams"),
         ("channels", "The channels stored (activity_streams columns)"),
         ("problems", "What was left out of activity_streams and why (it is in raw)"),

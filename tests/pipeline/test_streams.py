@@ -213,6 +213,26 @@ def test_an_odd_answer_is_kept_raw_and_reported_not_a_failure(
     assert asked(recorder) == [], "kept raw is stored: not asked again"
 
 
+def test_an_answer_too_large_is_recorded_and_the_queue_goes_on(
+    sb: Harness, connect: Connect, recorder: Recorder
+) -> None:
+    """A streams answer larger than max_response_bytes would be as large at every run: it is recorded as too large and
+    named, the older activities' streams are still fetched, and it is not asked for again (it failed the run, every
+    run, with every activity behind it waiting)."""
+    aid = add_athlete(sb, premium=True)
+    older = record(sb, aid, days_ago=4, sport_type="Ride", moving_time=300)
+    huge = record(sb, aid, days_ago=2, sport_type="Ride", moving_time=4 * 3600)  # ≈ 1 MB of streams
+    home = connect(aid, streams="recent", max_response_bytes=300_000)  # every other answer is under it
+    outcome = home.sync(check=False)
+    assert outcome.success, outcome.error
+    assert "max_response_bytes" in " ".join(outcome.left_out())
+    statuses = dict(home.query("SELECT activity_id, status FROM activity_stream_answers"))
+    assert statuses == {huge: "too large", older: "stored"}
+    recorder.clear()
+    home.sync(check=False)
+    assert asked(recorder) == [], "a recorded answer is not asked for again"
+
+
 def test_both_shapes_read_alike(sb: Harness, flavor: str) -> None:
     """The keyed answer and the list (the real service's answer without key_by_type) make the same samples; a shape
     of neither kind is kept raw."""
