@@ -179,11 +179,9 @@ def seconds(samples: pl.DataFrame) -> pl.DataFrame:
 
 
 def _best(one: pl.DataFrame) -> list[tuple[Any, ...]]:
-    """One answer's rows of SCHEMA, from its 1-s series (in time order: a time that goes back is sorted first). With P
-    the running total of power from 0, the best D seconds of power is the largest P[i + D] − P[i], starting at second
-    i; speed likewise from distance."""
-    if not one["second"].is_sorted():
-        one = one.sort("second", "sample", maintain_order=True)
+    """One answer's rows of SCHEMA, from its 1-s series in time order (an answer whose time goes back is not framed:
+    sync/stream_answers). With P the running total of power from 0, the best D seconds of power is the largest
+    P[i + D] − P[i], starting at second i; speed likewise from distance."""
     n = one.height
     activity_id, fetched_us = one["activity_id"][0], one["fetched_us"][0]
     second, sample = one["second"], one["sample"]

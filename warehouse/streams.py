@@ -84,7 +84,7 @@ CHANNELS = (
 STREAMS = tuple(dict.fromkeys(c.stream for c in CHANNELS))  # the streams fitsync asks for and stores, in order
 # What an answers row says became of the answer.
 RECEIVED = "received"  # not yet framed (sync/stream_answers.framed): never written
-STORED, PART_STORED, KEPT_RAW, NO_STREAMS, NOT_FOUND, REFUSED, TOO_LARGE = (
+STATUSES = STORED, PART_STORED, KEPT_RAW, NO_STREAMS, NOT_FOUND, REFUSED, TOO_LARGE = (
     "stored",  # every channel in the samples
     "partly stored",  # some channels only: the others are in the raw answer (see problems)
     "kept raw",  # an answer of a shape fitsync does not know: nothing in the samples
@@ -349,10 +349,7 @@ def create_view(conn: duckdb.DuckDBPyConnection) -> None:
         ("activity_id", "The activity"),
         ("athlete_id", "Its athlete"),
         ("fetched_at", "When fitsync fetched this answer (UTC)"),
-        (
-            "status",
-            f"What became of it: {', '.join((STORED, PART_STORED, KEPT_RAW, NO_STREAMS, NOT_FOUND, REFUSED, TOO_LARGE))}",
-        ),
+        ("status", f"What became of it: {', '.join(STATUSES)}"),
         ("samples", "Samples stored in activity_streams"),
         ("channels", "The channels stored (activity_streams columns)"),
         ("problems", "What was left out of activity_streams and why (it is in raw)"),
