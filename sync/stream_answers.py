@@ -78,9 +78,14 @@ def _read_many(conn: duckdb.DuckDBPyConnection, received: list[Answer]) -> list[
     """The answers the quick way's rules take, framed; None for the others."""
     conn.register("stream_answers", pa.table({"raw": pa.array([a.raw for a in received], pa.string())}))
     try:
-        parsed = conn.execute(
-            f"SELECT try(json_transform(raw, '{_TRANSFORM}')) AS j FROM stream_answers"
-        ).to_arrow_table()
+        try:
+            parsed = conn.execute(
+                f"SELECT json_transform(raw, '{_TRANSFORM}') AS j FROM stream_answers"
+            ).to_arrow_table()
+        except duckdb.Error:  # an answer the reader refuses: NULL for it alone (try() costs the chunk ≈ 9 % more)
+            parsed = conn.execute(
+                f"SELECT try(json_transform(raw, '{_TRANSFORM}')) AS j FROM stream_answers"
+            ).to_arrow_table()
     finally:
         conn.unregister("stream_answers")
     values = parsed["j"].combine_chunks()

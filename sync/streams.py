@@ -109,7 +109,7 @@ class Writer:
         self._bytes = 0
         self._pending: deque[Future[tuple[list[Answer], int]]] = deque()
         self._framing = _Stage("fitsync-streams-framer")
-        self._writing = _Stage("fitsync-streams-writer")
+        self._writing = ThreadPoolExecutor(1, thread_name_prefix="fitsync-streams-writer")
         self._failed = False
 
     def __enter__(self) -> Writer:
@@ -120,7 +120,7 @@ class Writer:
             self.flush()
         finally:
             self._framing.close()
-            self._writing.close()
+            self._writing.shutdown()
 
     def add(self, answer: Answer) -> None:
         self.answers.append(answer)
@@ -133,7 +133,7 @@ class Writer:
         if self.answers:
             batch, self.answers, self._bytes = self.answers, [], 0
             framed = self._framing.submit(lambda conn: self._frame(conn, batch))
-            self._pending.append(self._writing.submit(lambda conn: self._write(conn, framed)))
+            self._pending.append(self._writing.submit(self._write, framed))
         self._settle(keep=IN_FLIGHT)
 
     def flush(self) -> None:
@@ -148,17 +148,15 @@ class Writer:
         answers = stream_answers.framed(conn, batch)
         return answers, stored.mean_maximal(answers)
 
-    def _write(
-        self, conn: duckdb.DuckDBPyConnection, framed: Future[tuple[list[Answer], dict[str, pl.DataFrame]]]
-    ) -> tuple[list[Answer], int]:
+    def _write(self, framed: Future[tuple[list[Answer], dict[str, pl.DataFrame]]]) -> tuple[list[Answer], int]:
         """The writing thread's part: the chunk's files — samples, mean-maximal power, then answers, the record they
         are whole — once the chunks before it are whole."""
         if self._failed:
             raise RuntimeError("not written: a write of this athlete's streams before it failed")
         try:
             answers, best = framed.result()
-            samples = stored.write_samples(self.root, self.athlete_id, answers, conn)
-            stored.write_answers(self.root, self.athlete_id, answers, conn, best)
+            samples = stored.write_samples(self.root, self.athlete_id, answers)
+            stored.write_answers(self.root, self.athlete_id, answers, best)
             return answers, samples
         except BaseException:
             self._failed = True
@@ -170,7 +168,7 @@ class Writer:
 
 
 class _Stage:
-    """One thread and its in-memory DuckDB (warehouse/streams.scratch), for the work of one stage of the Writer."""
+    """One thread and its in-memory DuckDB (warehouse/streams.scratch), for the Writer's framing."""
 
     def __init__(self, name: str) -> None:
         self._pool = ThreadPoolExecutor(1, thread_name_prefix=name)
