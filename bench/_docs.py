@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from .common import ORDER, REPO, RESULTS, markdown
 
@@ -64,7 +65,9 @@ def main() -> None:
         f"{machine.get('cpus')} CPUs ({machine.get('cpu')}), {machine.get('memory_gib')} GiB, "
         f"{machine.get('platform')}, Python {machine.get('python')}, DuckDB {machine.get('duckdb')}, "
         f"Polars {machine.get('polars')}. The 1-minute load average at the start of each run is given with its "
-        "tables: other work on the machine slows absolute times, less so the ratios.",
+        "tables: other work on the machine slows absolute times, less so the ratios. So does the machine's own speed, "
+        "which varies between runs on shared hosts: runs since December 2026 give two fixed single-thread workloads' "
+        "times as they were saved (bench/common.speed_reference: a Python loop, a DuckDB query; lower is faster).",
         "",
         "## Targets",
         "",
@@ -86,7 +89,7 @@ def main() -> None:
             f"Command: `{r['command']}` — run {r['run_at']}, {r['seconds']} s, load average "
             f"{r['machine'].get('load_average_1m', (r['params'].get('load_average') or ['?'])[0])}; "
             f"{r['machine'].get('cpus')} CPUs ({r['machine'].get('cpu')}), DuckDB {r['machine'].get('duckdb')}, "
-            f"Polars {r['machine'].get('polars')}.",
+            f"Polars {r['machine'].get('polars')}{_speed(r['machine'])}.",
             "",
         ]
         if name in text:
@@ -101,3 +104,10 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _speed(machine: dict[str, Any]) -> str:
+    """The run's speed reference, where it has one (bench/common.speed_reference)."""
+    if "reference_python_ms" not in machine:
+        return ""
+    return f"; speed reference: Python {machine['reference_python_ms']} ms, DuckDB {machine['reference_duckdb_ms']} ms"

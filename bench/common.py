@@ -319,7 +319,35 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "duckdb": duckdb.__version__,
         "polars": polars.__version__,
+        **speed_reference(),
     }
+
+
+def speed_reference() -> dict[str, float]:
+    """Two fixed single-thread workloads timed as the run is saved (best of 3, ms: lower is faster): the same
+    machine's speed varies between runs (≈ 1.5× on shared hosts), which a recorded figure alone does not show."""
+    import duckdb
+
+    def best(work: Callable[[], object]) -> float:
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            work()
+            times.append(time.perf_counter() - started)
+        return round(min(times) * 1000, 1)
+
+    def python_loop() -> int:
+        total = 0
+        for i in range(2_000_000):
+            total += i
+        return total
+
+    with duckdb.connect(config={"threads": 1}) as conn:
+        query = "SELECT sum(hash(i) % 1000) FROM range(10000000) t(i)"
+        return {
+            "reference_python_ms": best(python_loop),
+            "reference_duckdb_ms": best(lambda: conn.execute(query).fetchall()),
+        }
 
 
 def command_line(name: str) -> str:
