@@ -20,7 +20,7 @@ import httpx
 import yaml
 
 from fitsync.client import tls
-from fitsync.client.config_basics import CONFIG_FILE, ConfigError, load_config
+from fitsync.client.config_basics import CONFIG_FILE, ConfigError, demo_home_error, load_config
 from fitsync.client.crypto import CipherError, MissingKey
 from fitsync.client.errors import FitsyncError, OAuthError, ReauthorizationRequired
 from fitsync.client.explain import REBUILD, explain
@@ -55,6 +55,14 @@ def run(load: Callable[[], Config] = load_config) -> list[Check]:
 
 def _checks(config: Config) -> Iterator[Check]:
     home = config.home
+    if not config.client_id and demo_home_error(home):  # nothing here to check against the real service
+        yield Check(
+            "configuration",
+            False,
+            f"{home} is the folder `fitsync demo` made: its sandbox ran only while the demo ran",
+            "run `fitsync demo` again, or `fitsync init` with FITSYNC_HOME set to a folder of your own",
+        )
+        return
     yield Check(
         "configuration",
         bool(config.client_id and config.client_secret),

@@ -31,6 +31,7 @@ from fitsync.cli.stop_signals import StopSignals
 from fitsync.cli.sync_waits import duration
 from fitsync.client import oauth, stop_request, tls
 from fitsync.client.config import Config
+from fitsync.client.config_basics import DEMO_MARKER
 from fitsync.client.runtime import FitsyncClient
 from fitsync.client.secret import Secret
 from fitsync.resources.warehouse import warehouse_of
@@ -45,7 +46,7 @@ from fitsync.webhooks.subscriptions import masked, subscribe
 if TYPE_CHECKING:
     from dagster import DagsterInstance
 
-MARKER = ".fitsync-demo"
+MARKER = DEMO_MARKER
 # The demo app gets a generous budget (limits differ per app on the real service too).
 DEMO_LIMITS = {
     "read_limit_short": 5000,

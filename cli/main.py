@@ -16,6 +16,7 @@ from fitsync.cli.query import query
 from fitsync.cli.report import report
 from fitsync.cli.status import status
 from fitsync.cli.sync import sync
+from fitsync.cli.thresholds import thresholds
 from fitsync.cli.webhooks import webhooks
 
 # Commands whose modules load a whole service (the sandbox) or DuckDB: imported only when one is run, completed or
@@ -79,7 +80,7 @@ def main(debug: bool) -> None:
             click.secho(line, fg="yellow", err=True)
 
 
-for command in (init, connect, disconnect, athletes, status, doctor, webhooks, sync, query, report, bench):
+for command in (init, connect, disconnect, athletes, status, doctor, webhooks, sync, query, report, thresholds, bench):
     main.add_command(command)
 
 

@@ -47,6 +47,10 @@ LIST_SQL = (
 # that SIGPIPE ended (128 + 13), as the sqlite3 shell does (`sqlite3 … | head -1` gives 141): it keeps SIGPIPE's
 # default action, and so does the duckdb shell that grew out of it. `set -o pipefail` sees it, as for them.
 BROKEN_PIPE = 141
+READ_ONLY_HINT = (
+    "`fitsync query` only reads (a sync can keep loading meanwhile). FTP, LTHR and threshold pace by date are set with "
+    "`fitsync thresholds set`; the other tables are written by `fitsync sync`."
+)
 # What DuckDB raises when a signal handler raised while it worked (it checks between tasks): the KeyboardInterrupt
 # of Ctrl-C is lost, replaced by this, which is no error of the SQL.
 
@@ -301,6 +305,8 @@ def _run(
                 said = where + _relined(str(error).strip(), lines_before)  # with its hints and caret
                 if isinstance(error, duckdb.CatalogException):  # its "Did you mean" may name a system table
                     said += f"\n{PROMPT_HINT if at_prompt else CATALOG_HINT}"
+                elif "read-only mode" in str(error):
+                    said += f"\n{READ_ONLY_HINT}"
                 raise click.ClickException(said) from None
 
 

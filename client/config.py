@@ -20,7 +20,7 @@ from pydantic import AfterValidator, Field, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from .config_basics import CONFIG_FILE, REAL_AUTH_URL, REAL_BASE_URL, ConfigError
+from .config_basics import CONFIG_FILE, REAL_AUTH_URL, REAL_BASE_URL, ConfigError, demo_home_error
 from .secret import Secret
 
 __all__ = ["CONFIG_FILE", "REAL_AUTH_URL", "REAL_BASE_URL", "Config", "ConfigError"]
@@ -340,6 +340,8 @@ class Config(BaseSettings):
 
     def require_app(self) -> tuple[int, str]:
         if self.client_id is None or not self.client_secret:
+            if demo := demo_home_error(self.home):
+                raise demo
             raise ConfigError(
                 f"no application credentials: run `fitsync init` to write them to {self.home / CONFIG_FILE}, "
                 "or set FITSYNC_CLIENT_ID and FITSYNC_CLIENT_SECRET"

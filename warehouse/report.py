@@ -639,7 +639,25 @@ def _stream_best_caption(d: dict[str, Any]) -> str:
     return (
         "The shortest time in which one run covered each distance, from its distance stream (interpolated between "
         f"samples; elapsed time, a stop inside counts), over {charts.counted(int(cast(int, runs or 0)), 'run')} with "
-        f"streams stored.{speed}"
+        f"streams stored.{_faster_in_splits(d)}{speed}"
+    )
+
+
+def _faster_in_splits(d: dict[str, Any]) -> str:
+    """The distances whole-kilometre splits (Running best efforts, every run) cover faster than any run with streams:
+    named, so that the table is not read as the athlete's all-time best when most runs have no streams."""
+    streams = {
+        r["label"]: r["best_time_s"] for r in d["stream_best"].filter(pl.col("season") == 0).iter_rows(named=True)
+    }
+    faster = [
+        f"{r['splits']} km {charts._mmss(int(r['best_time_s']))} ({r['local_date']})"
+        for r in d["best_efforts"].filter(pl.col("season") == 0).sort("splits").iter_rows(named=True)
+        if f"{r['splits']} km" in streams and r["best_time_s"] < streams[f"{r['splits']} km"] - 0.5
+    ]
+    return (
+        f" Faster in the whole-kilometre splits of all runs (Running best efforts): {', '.join(faster)}."
+        if faster
+        else ""
     )
 
 
@@ -807,7 +825,7 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
     if later.height:
         out.append(
             f"- Power load on an FTP known only later: {later.height} activities before the first FTP fitsync "
-            "saw (add `analysis_ftp_history` rows for those seasons)"
+            "saw (`fitsync thresholds set --from DATE --ftp W` sets the FTP of those seasons)"
         )
     cp = d["cp"]
     if cp.height:
@@ -952,12 +970,17 @@ def _best_rows(d: dict[str, Any], season: int) -> list[dict[str, str]]:
 BEST_COLUMNS = ("distance", "time", "pace", "date", "activity")
 
 
+def _best_periods(d: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+    """The best-effort tables' titles and seasons (0: all time): of the runs with streams only, as the titles say."""
+    return (("All time, runs with streams", 0), (f"This season ({d['season']}), runs with streams", d["season"]))
+
+
 def _stream_best_tables(d: dict[str, Any]) -> str:
     """All-time and this season's exact best efforts side by side (a season without runs says so)."""
     if d["stream_best"].is_empty():
         return ""
     parts = []
-    for title, season in (("All time", 0), (f"This season ({d['season']})", d["season"])):
+    for title, season in _best_periods(d):
         rows = _best_rows(d, season)
         head = "".join(f"<th>{c}</th>" for c in BEST_COLUMNS)
         body = "".join(
@@ -981,7 +1004,7 @@ def _markdown_section(d: dict[str, Any], name: str, figure: tuple[str, Any | Non
         return f"![{heading}]({name}.png)"
     lines = ["", f"**{heading}**: {caption}"]
     if name == "stream_best_efforts" and d["stream_best"].height:
-        for title, season in (("All time", 0), (f"This season ({d['season']})", d["season"])):
+        for title, season in _best_periods(d):
             rows = _best_rows(d, season)
             lines += ["", f"{title}:", ""]
             if not rows:

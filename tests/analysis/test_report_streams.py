@@ -4,12 +4,14 @@ test_streams_analysis (streams written by `streams.write`), and the one line eac
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import struct
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 from fitsync.warehouse import db, report
@@ -88,8 +90,18 @@ def test_a_runners_best_efforts_all_time_and_this_season(streamed: Streamed) -> 
     assert (season["400 m"]["time"], season["1 km"]["time"]) == ("1:20", "3:25")  # 80 s; 180 + 100 / 4 s
     assert "10 km" not in all_time  # no run that long
     tables = report._stream_best_tables(d)
-    assert "<h3>All time</h3>" in tables and "<h3>This season (2026)</h3>" in tables and "16:40" in tables
+    assert "<h3>All time, runs with streams</h3>" in tables and "16:40" in tables
+    assert "<h3>This season (2026), runs with streams</h3>" in tables
     assert "over 3 runs with streams stored" in figures["stream_best_efforts"][2]
+    assert "whole-kilometre splits" not in figures["stream_best_efforts"][2]  # no run without streams is faster
+    # a run without streams, faster over 5 km in its splits (not over 1 km): named beside the table
+    splits = pl.DataFrame(
+        {"season": [0, 0], "splits": [1, 5], "best_time_s": [250, 900], "local_date": [dt.date(2024, 9, 1)] * 2}
+    )
+    caption = report._stream_best_caption({**d, "best_efforts": splits})
+    assert (
+        "Faster in the whole-kilometre splits of all runs (Running best efforts): 5 km 15:00 (2024-09-01)." in caption
+    )
     for name in ("stream_power_curve", "w_prime_balance"):
         heading, chart, line = figures[name]
         assert chart is None
@@ -98,7 +110,7 @@ def test_a_runners_best_efforts_all_time_and_this_season(streamed: Streamed) -> 
             == "No ride with power streams: none of the 3 recordings with streams stored is a ride with a power meter."
         )
     markdown = report._markdown_section(d, "stream_best_efforts", figures["stream_best_efforts"])
-    assert "| 5 km | 16:40 | 3:20 /km | 2025-04-01 | a |" in markdown
+    assert "| 5 km | 16:40 | 3:20 /km | 2025-04-01 | a |" in markdown and "All time, runs with streams:" in markdown
 
 
 def test_a_season_line_per_period_and_why_no_w_prime(streamed: Streamed) -> None:

@@ -119,6 +119,22 @@ def test_an_expected_failure_is_one_message_and_its_exit_code(
     assert "hunter2" not in done.stdout + done.stderr  # a state URL's password is never shown
 
 
+def test_a_command_for_the_service_in_the_demo_s_folder_leads_back_to_the_demo(tmp_path: Path) -> None:
+    """The folder `fitsync demo` made has no settings (its sandbox ran only while the demo did): sync, connect and
+    doctor say so and what to run, not the real service's fixes (`fitsync init` in that folder, its addresses)."""
+    from fitsync.client.config_basics import DEMO_MARKER
+
+    home = tmp_path / "fitsync-demo"
+    home.mkdir()
+    (home / DEMO_MARKER).write_text("created by `fitsync demo`\n")
+    for args in (["sync"], ["connect"], ["doctor"]):
+        done = fitsync(*args, FITSYNC_HOME=str(home))
+        out = done.stdout + done.stderr
+        assert done.returncode == 1 and "is the folder `fitsync demo` made" in out, (args, out)
+        assert "run `fitsync demo` again" in out.lower() and "Traceback" not in out and "strava.com" not in out, out
+    assert sorted(p.name for p in home.iterdir()) == [DEMO_MARKER]  # nothing written into it
+
+
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:
     # `sync` writes to its home (the read-only commands do not: they say there is nothing yet)
     app = {"FITSYNC_CLIENT_ID": "1", "FITSYNC_CLIENT_SECRET": "s"}

@@ -23,7 +23,9 @@ from .test_cli import env_for, synced_by_cli
 from .test_cli import fitsync as fitsync_in
 from .test_cli_errors import closed_port
 
-READS = (["status"], ["status", "--json"], ["athletes"], ["athletes", "--json"], ["query", "SELECT 1"], ["report"])
+READS = (
+    ["status"], ["status", "--json"], ["athletes"], ["athletes", "--json"], ["query", "SELECT 1"], ["report"], ["thresholds"]
+)  # fmt: skip
 
 
 def listing(folder: Path) -> dict[str, tuple[int, int]]:
@@ -62,7 +64,11 @@ def test_reading_commands_leave_a_new_home_empty_and_name_the_first_step(
             if args[0] in ("status", "athletes"):
                 assert done.returncode == 0, (args, done.stderr)
                 assert first_step in done.stdout or args == ["athletes", "--json"], (args, done.stdout)
-            if args[0] in ("query", "report"):  # the steps from where the home is: init only without credentials
+            if args[0] in (
+                "query",
+                "report",
+                "thresholds",
+            ):  # the steps from where the home is: init only without credentials
                 assert done.returncode == 1 and f"To start, run `{first_step}`" in done.stderr, (args, done.stderr)
                 assert ("fitsync init" in done.stderr) == (not credentials), (args, done.stderr)
     finally:

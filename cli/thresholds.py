@@ -1,0 +1,185 @@
+"""`fitsync thresholds`: an athlete's own FTP, lactate-threshold heart rate and running threshold pace by date (a lab
+or field test's), which the load views use from that date on (warehouse/thresholds.py). `fitsync query` only reads:
+this is how they are written."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shlex
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from fitsync.warehouse.location import Warehouse
+
+
+class Pace(click.ParamType):
+    """A pace per km as min:s (`4:30`) or seconds (`270`)."""
+
+    name = "min:s"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float):
+            return value
+        text = str(value).strip()
+        try:
+            if ":" in text:
+                minutes, seconds = text.split(":")
+                if not 0 <= float(seconds) < 60:
+                    raise ValueError
+                return int(minutes) * 60 + float(seconds)
+            return float(text)
+        except ValueError:
+            self.fail(f"{value!r} is not a pace per km: give min:s (4:30) or seconds (270)", param, ctx)
+
+
+ATHLETE = click.option(
+    "--athlete",
+    "athlete_id",
+    type=int,
+    default=None,
+    help="The athlete (default: the only one in the warehouse).",
+)
+FROM = click.option(
+    "--from",
+    "valid_from",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    required=True,
+    help="The first day (YYYY-MM-DD, the athlete's local date) the values apply.",
+)
+
+
+@click.group(invoke_without_command=True)
+@click.pass_context
+def thresholds(ctx: click.Context) -> None:
+    """FTP, LTHR and threshold pace by date, for the training loads: list them (the default), set or remove them."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(listed)
+
+
+@thresholds.command("list")
+@ATHLETE
+def listed(athlete_id: int | None = None) -> None:
+    """Each athlete's thresholds by date (only the one given with --athlete)."""
+    from fitsync.warehouse import db
+    from fitsync.warehouse import thresholds as kept
+
+    warehouse = _warehouse()
+    athletes = [_athlete(warehouse, athlete_id)] if athlete_id is not None else db.athletes_held(warehouse)
+    with db.reading(warehouse, notice=_notice) as conn:
+        for athlete in athletes:
+            found = kept.rows(conn, athlete)
+            if not found:
+                click.echo(
+                    f"athlete {athlete}: no thresholds set (the loads use the profile FTP and the heart-rate zones): "
+                    f"`fitsync thresholds set --athlete {athlete} --from YYYY-MM-DD --ftp W` sets one"
+                )
+                continue
+            click.echo(f"athlete {athlete}:")
+            for row in found:
+                click.echo(f"  from {row.valid_from}: {row.shown()}")
+
+
+@thresholds.command("set")
+@ATHLETE
+@FROM
+@click.option("--ftp", type=float, default=None, help="Functional threshold power, watts.")
+@click.option("--lthr", type=float, default=None, help="Lactate-threshold heart rate, beats per minute.")
+@click.option("--pace", type=Pace(), default=None, help="Running threshold pace per km, min:s (4:30).")
+@click.option("--note", default=None, help="Where the values come from (a lab test, a 20-minute test …).")
+def set_thresholds(
+    athlete_id: int | None,
+    valid_from: dt.datetime,
+    ftp: float | None,
+    lthr: float | None,
+    pace: float | None,
+    note: str | None,
+) -> None:
+    """Set thresholds from a date on (the others of that date are kept): every activity from then takes them."""
+    from fitsync.warehouse import db
+    from fitsync.warehouse import thresholds as kept
+
+    values = {name: v for name, v in (("ftp", ftp), ("lthr", lthr), ("pace", pace)) if v is not None}
+    if not values:
+        raise click.UsageError("give at least one of --ftp, --lthr and --pace")
+    for name, value in values.items():
+        if why := kept.out_of_range(name, value):
+            raise click.BadParameter(why, param_hint=f"'--{name}'")
+    warehouse = _warehouse()
+    athlete = _athlete(warehouse, athlete_id)
+    day = valid_from.date()
+    with db.writing(warehouse, notice=_notice) as conn:
+        before = kept.set_values(conn, athlete, day, values, note)
+        after = next(r for r in kept.rows(conn, athlete) if r.valid_from == day)
+    was = f" (was: {before.shown()})" if before else ""
+    click.echo(f"athlete {athlete}: from {day}: {after.shown()}{was}")
+    click.echo("Every activity from that date takes them in activity_load and pmc; `fitsync report` draws them.")
+
+
+@thresholds.command("remove")
+@ATHLETE
+@FROM
+def remove(athlete_id: int | None, valid_from: dt.datetime) -> None:
+    """Remove the thresholds set from a date (says what they were, and how to set them again)."""
+    from fitsync.warehouse import db
+    from fitsync.warehouse import thresholds as kept
+
+    warehouse = _warehouse()
+    athlete = _athlete(warehouse, athlete_id)
+    day = valid_from.date()
+    with db.writing(warehouse, notice=_notice) as conn:
+        before = kept.remove(conn, athlete, day)
+    if before is None:
+        raise click.ClickException(
+            f"athlete {athlete} has no thresholds from {day}: `fitsync thresholds list --athlete {athlete}` lists them"
+        )
+    again = " ".join(
+        f"--{t.name} {_option_value(t.name, v)}"
+        for t in kept.THRESHOLDS
+        if (v := before.values.get(t.name)) is not None
+    )
+    note = f" --note {shlex.quote(before.note)}" if before.note else ""
+    click.echo(f"athlete {athlete}: removed the thresholds from {day}: {before.shown()}")
+    click.echo(f"To set them again: fitsync thresholds set --athlete {athlete} --from {day} {again}{note}")
+
+
+def _option_value(name: str, value: float) -> str:
+    if name == "pace":
+        seconds = round(value)
+        return f"{seconds // 60}:{seconds % 60:02d}"
+    return f"{value:g}"
+
+
+def _warehouse() -> Warehouse:
+    from fitsync.warehouse import db
+
+    from .warehouse_open import existing_warehouse
+
+    warehouse = existing_warehouse()
+    db.ensure_schema(warehouse)
+    return warehouse
+
+
+def _athlete(warehouse: Warehouse, athlete_id: int | None) -> int:
+    """The athlete asked for, which must be in the warehouse; without --athlete, the only one there."""
+    from fitsync.warehouse import db
+
+    held = db.athletes_held(warehouse)
+    if athlete_id is not None:
+        if athlete_id not in held:
+            raise click.BadParameter(
+                f"athlete {athlete_id} has no activities in the warehouse: `fitsync athletes` lists who is "
+                "connected, `fitsync sync` loads them",
+                param_hint="'--athlete'",
+            )
+        return athlete_id
+    if len(held) == 1:
+        return held[0]
+    if not held:
+        raise click.ClickException("the warehouse has no activities yet: run `fitsync sync` first")
+    raise click.UsageError(f"the warehouse holds athletes {', '.join(map(str, held))}: say which with --athlete")
+
+
+def _notice(line: str) -> None:
+    click.echo(line, err=True)

@@ -1,0 +1,110 @@
+"""`fitsync thresholds` as a process on a real warehouse file: an athlete's FTP, LTHR and threshold pace by date, set
+(the load views take them from that date), listed, removed with the command that sets them again; values no person
+has refused before anything is written; `fitsync query`, which only reads, says where they are set."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from fitsync.warehouse import db
+
+from ..processes import run_fitsync
+from .conftest import subprocess_env
+
+ATHLETE = 7
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A warehouse holding one athlete and a ride with device power on 2025-03-10."""
+    path = tmp_path / "warehouse.duckdb"
+    db.migrate(path)
+    with db.writing(path) as conn:
+        conn.execute(
+            "INSERT INTO athletes (athlete_id, firstname, lastname, synced_at, raw) VALUES (?, 'A', 'B', now(), '{}')",
+            [ATHLETE],
+        )
+        conn.execute(
+            """INSERT INTO activities (activity_id, athlete_id, name, sport_type, type, start_date, start_date_local,
+                   moving_time, elapsed_time, device_watts, weighted_average_watts, listed_at, summary_raw)
+               VALUES (1, ?, 'ride', 'Ride', 'Ride', TIMESTAMPTZ '2025-03-10 08:00:00+00', TIMESTAMP '2025-03-10 09:00:00',
+                   3600, 3600, true, 250, now(), '{}')""",
+            [ATHLETE],
+        )
+    return tmp_path
+
+
+def fitsync(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_fitsync(["thresholds", *args], env=subprocess_env(home))
+
+
+def table(home: Path, sql: str) -> list[tuple[object, ...]]:
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def test_set_list_and_remove_an_athlete_s_thresholds(home: Path) -> None:
+    done = fitsync(home, "set", "--from", "2025-01-01", "--ftp", "250", "--note", "ramp test")
+    assert done.returncode == 0, done.stderr
+    assert f"athlete {ATHLETE}: from 2025-01-01: FTP 250 W (ramp test)" in done.stdout  # the only athlete: no --athlete
+    # the load views take it from that date: the ride's load at IF 1.0 for an hour is 100
+    assert table(home, "SELECT ftp, source FROM ftp_timeline") == [(250.0, "history")]
+    assert table(home, "SELECT ftp_source, round(power_load) FROM activity_load") == [("history", 100.0)]
+
+    again = fitsync(home, "set", "--from", "2025-01-01", "--lthr", "168", "--pace", "4:30")
+    assert again.returncode == 0, again.stderr
+    assert "FTP 250 W, LTHR 168 bpm, threshold pace 4:30 /km (ramp test) (was: FTP 250 W (ramp test))" in again.stdout
+    assert table(home, "SELECT lthr, threshold_pace_s_per_km FROM analysis_thresholds") == [(168.0, 270.0)]
+
+    listed = fitsync(home)  # `list`, the default
+    assert listed.returncode == 0 and "from 2025-01-01: FTP 250 W, LTHR 168 bpm" in listed.stdout, listed.stderr
+
+    removed = fitsync(home, "remove", "--from", "2025-01-01")
+    assert removed.returncode == 0, removed.stderr
+    assert table(home, "SELECT count(*) FROM analysis_ftp_history") == [(0,)]
+    assert table(home, "SELECT count(*) FROM analysis_thresholds") == [(0,)]
+    # what was removed is said with the command that sets it again, which does
+    command = removed.stdout.split("To set them again: fitsync thresholds ", 1)[1].strip()
+    assert command == f"set --athlete {ATHLETE} --from 2025-01-01 --ftp 250 --lthr 168 --pace 4:30 --note 'ramp test'"
+    restored = run_fitsync(["thresholds", *shlex.split(command)], env=subprocess_env(home))
+    assert restored.returncode == 0, restored.stderr
+    assert table(home, "SELECT ftp, note FROM analysis_ftp_history") == [(250.0, "ramp test")]
+
+    gone = fitsync(home, "remove", "--from", "2024-01-01")
+    assert gone.returncode == 1 and "has no thresholds from 2024-01-01" in gone.stderr
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--ftp", "2500"], "FTP 2500 W is outside 50 W to 600 W"),
+        (["--lthr", "40"], "LTHR 40 bpm is outside 100 bpm to 220 bpm"),
+        (["--pace", "4:75"], "'4:75' is not a pace per km"),
+        (["--pace", "0:45"], "threshold pace 0:45 /km is outside 2:30 /km to 12:00 /km"),
+        ([], "give at least one of --ftp, --lthr and --pace"),
+        (["--ftp", "250", "--athlete", "8"], "athlete 8 has no activities in the warehouse"),
+    ],
+    ids=["ftp-in-kilojoules", "lthr-too-low", "pace-not-a-pace", "pace-too-fast", "nothing-to-set", "not-in-warehouse"],
+)
+def test_a_value_no_person_has_is_refused_and_nothing_is_written(home: Path, args: list[str], says: str) -> None:
+    done = fitsync(home, "set", "--from", "2025-01-01", *args)
+    assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert table(
+        home, "SELECT count(*) FROM analysis_ftp_history UNION ALL SELECT count(*) FROM analysis_thresholds"
+    ) == [
+        (0,),
+        (0,),
+    ]
+
+
+def test_query_says_it_only_reads_and_where_thresholds_are_set(home: Path) -> None:
+    done = run_fitsync(
+        ["query", "INSERT INTO analysis_ftp_history VALUES (7, DATE '2025-01-01', 250, NULL)"],
+        env=subprocess_env(home),
+    )
+    assert done.returncode == 1 and "`fitsync thresholds set`" in done.stderr, done.stderr

@@ -1,0 +1,136 @@
+"""An athlete's own thresholds by date — FTP, lactate-threshold heart rate, running threshold pace — in the analysis
+tables the load views read (`analysis_ftp_history`, `analysis_thresholds`): each row applies from its date until the
+next. The service knows only today's FTP (the profile), never an LTHR or a threshold pace; these are what a lab test
+or a field test gave, and `fitsync thresholds` sets them.
+
+A value outside what a person sustains for about an hour is refused (`Threshold.low`/`high`): a typo there would
+change every load after its date without a word.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import duckdb
+
+from . import db
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """One value an athlete sets by date: where it is kept, and the range a person's hour-long effort falls in."""
+
+    name: str  # the command's option
+    label: str  # the word shown
+    table: str
+    column: str
+    low: float
+    high: float
+    unit: str
+    what: str
+
+    def shown(self, value: float) -> str:
+        if self.unit == "/km":
+            seconds = round(value)
+            return f"{seconds // 60}:{seconds % 60:02d} /km"
+        return f"{value:g} {self.unit}"
+
+
+THRESHOLDS = (
+    Threshold("ftp", "FTP", "analysis_ftp_history", "ftp", 50, 600, "W", "functional threshold power (cycling)"),
+    Threshold("lthr", "LTHR", "analysis_thresholds", "lthr", 100, 220, "bpm", "lactate-threshold heart rate"),
+    Threshold(
+        "pace",
+        "threshold pace",
+        "analysis_thresholds",
+        "threshold_pace_s_per_km",
+        150,
+        720,
+        "/km",
+        "running threshold pace, min:s per km",
+    ),
+)
+BY_NAME = {t.name: t for t in THRESHOLDS}
+TABLES = tuple(dict.fromkeys(t.table for t in THRESHOLDS))
+
+
+@dataclass(frozen=True)
+class Row:
+    """An athlete's thresholds from one date (None: not set by this row)."""
+
+    valid_from: dt.date
+    values: dict[str, float | None]
+    note: str | None
+
+    def shown(self) -> str:
+        set_here = [f"{t.label} {t.shown(v)}" for t in THRESHOLDS if (v := self.values.get(t.name)) is not None]
+        return ", ".join(set_here) + (f" ({self.note})" if self.note else "")
+
+
+def out_of_range(name: str, value: float) -> str | None:
+    """Why a value cannot be a threshold (None when it can)."""
+    t = BY_NAME[name]
+    if t.low <= value <= t.high:
+        return None
+    return (
+        f"{t.label} {t.shown(value)} is outside {t.shown(t.low)} to {t.shown(t.high)}, what a person's "
+        f"{t.what} is: check the value and its unit"
+    )
+
+
+def rows(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> list[Row]:
+    """The athlete's rows of every threshold, one per date, in date order (a note from either table)."""
+    values: dict[dt.date, dict[str, float | None]] = {}
+    notes: dict[dt.date, str] = {}
+    for table in TABLES:
+        columns = [t for t in THRESHOLDS if t.table == table]
+        selected = ", ".join(t.column for t in columns)
+        for valid_from, *found, note in conn.execute(
+            f"SELECT valid_from, {selected}, note FROM {table} WHERE athlete_id = ?", [athlete_id]
+        ).fetchall():
+            values.setdefault(valid_from, {}).update({t.name: v for t, v in zip(columns, found, strict=True)})
+            if note:
+                notes.setdefault(valid_from, note)
+    return [Row(day, values[day], notes.get(day)) for day in sorted(values)]
+
+
+def set_values(
+    conn: duckdb.DuckDBPyConnection, athlete_id: int, valid_from: dt.date, values: dict[str, float], note: str | None
+) -> Row | None:
+    """Set these thresholds from `valid_from` (the others of that date kept); returns the date's row as it was."""
+    before = _row_of(conn, athlete_id, valid_from)
+
+    def upsert() -> None:
+        for table in TABLES:
+            given = {t.column: values[t.name] for t in THRESHOLDS if t.table == table and t.name in values}
+            if not given:
+                continue
+            marks = ", ".join("?" for _ in given)
+            kept = ", ".join(f"{c} = coalesce(excluded.{c}, {table}.{c})" for c in given)
+            conn.execute(
+                f"INSERT INTO {table} (athlete_id, valid_from, {', '.join(given)}, note) VALUES (?, ?, {marks}, ?) "
+                f"ON CONFLICT (athlete_id, valid_from) DO UPDATE SET {kept}, note = coalesce(excluded.note, {table}.note)",
+                [athlete_id, valid_from, *given.values(), note],
+            )
+
+    db.transaction(conn, upsert)
+    return before
+
+
+def remove(conn: duckdb.DuckDBPyConnection, athlete_id: int, valid_from: dt.date) -> Row | None:
+    """Remove the athlete's thresholds of that date; returns what they were (None: there were none)."""
+    before = _row_of(conn, athlete_id, valid_from)
+    if before is not None:
+        db.transaction(
+            conn,
+            lambda: [
+                conn.execute(f"DELETE FROM {table} WHERE athlete_id = ? AND valid_from = ?", [athlete_id, valid_from])
+                for table in TABLES
+            ],
+        )
+    return before
+
+
+def _row_of(conn: duckdb.DuckDBPyConnection, athlete_id: int, valid_from: dt.date) -> Row | None:
+    return next((r for r in rows(conn, athlete_id) if r.valid_from == valid_from), None)
