@@ -380,8 +380,9 @@ def _show_warehouse(out: Console, warehouse: Warehouse, changes: _Changes) -> No
         ).fetchall()[0]
     out.print(table)
     out.print(
-        f"Renamed: {check[0]!r} · deleted one gone: {check[1] == 0} (audited: {check[3] == 1}) · "
-        f"new one present: {check[2] == 1}"
+        f"Renamed: {check[0]!r} · deleted one: {'gone' if check[1] == 0 else 'STILL THERE'}, "
+        f"{'audited in deleted_activities' if check[3] == 1 else 'NOT AUDITED'} · "
+        f"new one: {'present' if check[2] == 1 else 'MISSING'}"
     )
 
 

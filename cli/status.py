@@ -171,7 +171,7 @@ def _time_left(seconds: float | None) -> str:
         return "—"
     if seconds < 0:
         return "over a year"
-    return f"about {duration(seconds)}"
+    return "under a second" if seconds < 1 else f"about {duration(seconds)}"
 
 
 def _budget_table(windows: list[dict[str, Any]]) -> Table:

@@ -110,7 +110,7 @@ def sync(
     """Sync connected athletes into the warehouse.
 
     Exit codes: 0 done (an athlete another process or host is syncing is said so and left to it); 1 a sync failed;
-    4 done, but some of what the service sent was left out of the warehouse (implausible values, unreadable rows:
+    2 a usage error (an option's value, an athlete not connected); 4 done, but some of what the service sent was left out of the warehouse (implausible values, unreadable rows:
     named above, kept raw); 3 partial: work is left for a later run (the rate budget ran out first); 130 / 143
     stopped by Ctrl-C / SIGTERM (the next `fitsync sync` continues).
     """

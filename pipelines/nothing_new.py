@@ -62,7 +62,7 @@ def waiting(client: FitsyncClient, aid: int) -> str | None:
     from . import stream_queue  # DuckDB and Polars: not on every command's start (cli/sync imports this module)
 
     if streams := stream_queue.count_waiting(client.config, aid):
-        return f"{streams} activities wait for their streams"
+        return stream_queue.waiting_text(streams)
     for name in cadence.SLOW:
         if name == "segment_effort_history" and non_subscriber:
             continue

@@ -26,6 +26,11 @@ def count_waiting(config: Config, athlete_id: int) -> int:
         return 0
 
 
+def waiting_text(count: int) -> str:
+    """'1 activity waits for its streams', '3 activities wait for their streams'."""
+    return "1 activity waits for its streams" if count == 1 else f"{count:,} activities wait for their streams"
+
+
 def note_pending(config: Config, athletes: list[dict[str, Any]]) -> list[str]:
     """Set each athlete's `pending.streams` (None: off, or the warehouse could not be read now); the lines to show."""
     for a in athletes:
@@ -43,7 +48,7 @@ def note_pending(config: Config, athletes: list[dict[str, Any]]) -> list[str]:
                 a["pending"]["streams"] = len(waiting)
                 if waiting:
                     lines.append(
-                        f"athlete {a['athlete_id']}: {len(waiting)} activities wait for their streams "
+                        f"athlete {a['athlete_id']}: {waiting_text(len(waiting))} "
                         f"(streams = {config.streams}; fetched after everything else, newest first)"
                     )
     except Exception as error:  # noqa: BLE001 (busy: the rest of the status still helps)

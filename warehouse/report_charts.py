@@ -611,7 +611,8 @@ def ytd(frame: pl.DataFrame, family: str, unit: str, unit_m: float, as_of: dt.da
     colors = [YEAR_COLORS[i % len(YEAR_COLORS)] for i in range(len(past))] + ["#000000"] * len(current)
     year_axis = ["2000-01-01T00:00:00", "2001-01-01T00:00:00"]  # every year drawn on one leap year's days
     started_note = (
-        f" Records start {started:%d %b %Y}: that year's line starts there."
+        f" The first {family.lower() if family != 'Other' else 'activity'} with a distance is on {started:%d %b %Y}: "
+        "that year's line starts there."
         if started is not None and started.timetuple().tm_yday > 1
         else ""
     )
@@ -724,13 +725,36 @@ def _power_period_layers(efforts: pl.DataFrame, periods: list[str], x: Any) -> l
             .mark_line(strokeWidth=1.6, interpolate="step-before")
             .encode(x=x, y=y, color=color),
             alt.Chart(mine).mark_circle(size=55, opacity=1).encode(x=x, y=y, color=color, tooltip=tooltip),
-            alt.Chart(mine)
-            .mark_text(
-                dy=-11 if period == periods[0] else 13, fontSize=10, color="#333" if period == periods[0] else "#8a5a00"
-            )
-            .encode(x=x, y=y, text="lasted:N"),
         ]
+        above = period == periods[0]  # all time's labels above its dots, the season's below
+        raised = _crowded(mine["duration_s"].to_list())
+        for offset, rows in ((11, mine.filter(~raised)), (23, mine.filter(raised))):
+            layers.append(
+                alt.Chart(rows)
+                .mark_text(dy=-offset if above else offset + 2, fontSize=10, color="#333" if above else "#8a5a00")
+                .encode(x=x, y=y, text="lasted:N")
+            )
     return layers
+
+
+# Two dots closer than this ratio of durations sit within a label's width of each other on the log axis.
+CROWDED_RATIO = 1.4
+
+
+def _crowded(durations: list[int]) -> pl.Series:
+    """Which labels go a line further from their dot (the steps run below and left of the dots, so not to the other
+    side): each one crowding the label before it on the first line (two efforts of 2:57 and 3:10 wrote over each
+    other)."""
+    flipped, last_kept, last_flipped = [], None, None
+    for d in durations:
+        near = last_kept is not None and d < last_kept * CROWDED_RATIO
+        if near and (last_flipped is None or d >= last_flipped * CROWDED_RATIO):
+            flipped.append(True)
+            last_flipped = d
+        else:
+            flipped.append(False)
+            last_kept = d
+    return pl.Series(flipped, dtype=pl.Boolean)
 
 
 def _critical_power_model(fit: dict[str, Any], x: Any) -> tuple[Any, str]:

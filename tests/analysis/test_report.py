@@ -147,3 +147,12 @@ def test_charts_draw_only_what_was_measured(world: World) -> None:
     assert legend[0].startswith("Z1 < ") and legend[-1].startswith("Z5 ≥ ") and all("bpm" in z for z in legend)
     risk = report.charts_of(world.path, athlete_id=11)["load_risk"].to_dict()
     assert not _rows(risk, "y0", "y1") and "safe" not in str(risk)
+
+
+def test_close_power_efforts_label_on_a_second_line() -> None:
+    """Efforts of 2:57 and 3:10 (and 38:20 and 45:00) sit within a label's width on the log axis: the later of each
+    pair is labelled a line higher, never over the other; one far enough from the last first-line label is not."""
+    from fitsync.warehouse.report_charts import _crowded
+
+    durations = [177, 190, 300, 985, 2300, 2700, 3600, 5400, 7200]
+    assert _crowded(durations).to_list() == [False, True, False, False, False, True, False, False, True]
