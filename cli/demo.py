@@ -327,13 +327,13 @@ def _await_events(stage: _Stage, expected: int, timeout: float) -> None:
 
 
 def _run_shown(stage: _Stage, athlete_id: int, run_id: str, what: str) -> contextlib.AbstractContextManager[object]:
-    """A run's seconds, said: on a terminal the live line of `fitsync sync` (its phase, counts, waits and time left,
-    cli/sync_progress.py); off it one line, as a log reads it."""
-    if not stage.out.is_terminal:
-        return screen.doing(stage.out, f"athlete {athlete_id}: {what}…")
+    """A run's seconds, said as `fitsync sync` says them (cli/sync_progress.py): on a terminal its live line (phase,
+    counts, waits and time left), off it a plain line per phase and per wait, as a log reads them."""
     from fitsync.cli.sync_progress import SyncProgress
 
-    return SyncProgress(stage.client, stage.instance, athlete_id, run_id, stage.out, plain=False)
+    if not stage.out.is_terminal:
+        stage.out.print(f"athlete {athlete_id}: {what}…")
+    return SyncProgress(stage.client, stage.instance, athlete_id, run_id, stage.out, plain=not stage.out.is_terminal)
 
 
 def _mark_stopped(stage: _Stage, run_id: str) -> None:

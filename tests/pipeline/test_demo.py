@@ -40,6 +40,7 @@ def test_the_demo_runs_and_its_closing_commands_paste_and_work(tmp_path: Path) -
     lines = ran.stdout.splitlines()
     assert lines[0].startswith("fitsync demo (about 12 s): "), lines[0]  # how long it takes, first
     assert "athlete 48000001: full sync…" in lines, lines  # a run's seconds are said, off a terminal too
+    assert "athlete 48000001: listing" in lines and "athlete 48000001: loading the warehouse" in lines, lines  # phases
     hints = [line.strip() for line in lines[lines.index("Look at it (copy a line; each is one command):") + 1 :]]
     assert len(hints) == 3, hints
     query, report, dagster = hints
