@@ -45,6 +45,13 @@ def notes() -> dict[str, str]:
     return {k: v.strip() for k, v in out.items()}
 
 
+def _speed(machine: dict[str, Any]) -> str:
+    """The run's speed reference, where it has one (bench/common.speed_reference)."""
+    if "reference_python_ms" not in machine:
+        return ""
+    return f"; speed reference: Python {machine['reference_python_ms']} ms, DuckDB {machine['reference_duckdb_ms']} ms"
+
+
 def main() -> None:
     results = {p.stem: json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json"))}
     names = [n for n in ORDER if n in results] + sorted(set(results) - set(ORDER))
@@ -104,10 +111,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-
-
-def _speed(machine: dict[str, Any]) -> str:
-    """The run's speed reference, where it has one (bench/common.speed_reference)."""
-    if "reference_python_ms" not in machine:
-        return ""
-    return f"; speed reference: Python {machine['reference_python_ms']} ms, DuckDB {machine['reference_duckdb_ms']} ms"
