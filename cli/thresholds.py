@@ -5,6 +5,7 @@ this is how they are written."""
 from __future__ import annotations
 
 import datetime as dt
+import math
 import shlex
 from typing import TYPE_CHECKING, Any
 
@@ -28,8 +29,12 @@ class Pace(click.ParamType):
                 minutes, seconds = text.split(":")
                 if not 0 <= float(seconds) < 60:
                     raise ValueError
-                return int(minutes) * 60 + float(seconds)
-            return float(text)
+                pace = int(minutes) * 60 + float(seconds)
+            else:
+                pace = float(text)
+            if not math.isfinite(pace):
+                raise ValueError
+            return pace
         except ValueError:
             self.fail(f"{value!r} is not a pace per km: give min:s (4:30) or seconds (270)", param, ctx)
 
@@ -67,6 +72,8 @@ def listed(athlete_id: int | None = None) -> None:
 
     warehouse = _warehouse()
     athletes = [_athlete(warehouse, athlete_id)] if athlete_id is not None else db.athletes_held(warehouse)
+    if not athletes:
+        raise click.ClickException("the warehouse has no activities yet: run `fitsync sync` first")
     with db.reading(warehouse, notice=_notice) as conn:
         for athlete in athletes:
             found = kept.rows(conn, athlete)
@@ -106,15 +113,22 @@ def set_thresholds(
     for name, value in values.items():
         if why := kept.out_of_range(name, value):
             raise click.BadParameter(why, param_hint=f"'--{name}'")
+    day = valid_from.date()
+    if day > dt.date.today():
+        raise click.BadParameter(
+            f"{day} is after today: thresholds apply from the day of the test that gave them", param_hint="'--from'"
+        )
     warehouse = _warehouse()
     athlete = _athlete(warehouse, athlete_id)
-    day = valid_from.date()
     with db.writing(warehouse, notice=_notice) as conn:
         before = kept.set_values(conn, athlete, day, values, note)
         after = next(r for r in kept.rows(conn, athlete) if r.valid_from == day)
     was = f" (was: {before.shown()})" if before else ""
     click.echo(f"athlete {athlete}: from {day}: {after.shown()}{was}")
-    click.echo("Every activity from that date takes them in activity_load and pmc; `fitsync report` draws them.")
+    click.echo(
+        "activity_load and pmc use them from that date until the next one set (an FTP also until the profile's next "
+        "change: ftp_timeline); `fitsync report` draws the loads."
+    )
 
 
 @thresholds.command("remove")
@@ -134,21 +148,10 @@ def remove(athlete_id: int | None, valid_from: dt.datetime) -> None:
         raise click.ClickException(
             f"athlete {athlete} has no thresholds from {day}: `fitsync thresholds list --athlete {athlete}` lists them"
         )
-    again = " ".join(
-        f"--{t.name} {_option_value(t.name, v)}"
-        for t in kept.THRESHOLDS
-        if (v := before.values.get(t.name)) is not None
-    )
+    again = " ".join(f"--{t.name} {t.text(v)}" for t in kept.THRESHOLDS if (v := before.values.get(t.name)) is not None)
     note = f" --note {shlex.quote(before.note)}" if before.note else ""
     click.echo(f"athlete {athlete}: removed the thresholds from {day}: {before.shown()}")
     click.echo(f"To set them again: fitsync thresholds set --athlete {athlete} --from {day} {again}{note}")
-
-
-def _option_value(name: str, value: float) -> str:
-    if name == "pace":
-        seconds = round(value)
-        return f"{seconds // 60}:{seconds % 60:02d}"
-    return f"{value:g}"
 
 
 def _warehouse() -> Warehouse:

@@ -454,7 +454,7 @@ def _open_file(
                     said = (
                         f"the warehouse {path} is open in {holder}: waiting for it to close "
                         f"(waited {waited:.0f} s, giving up after {timeout / 60:.0f} min); close that session or "
-                        "its `fitsync query` to let the sync load"
+                        "its `fitsync query` to let this write go on"
                     )
                 (notice or log.warning)(said)
         log.debug("warehouse %s is locked by a writer; retrying in %.2f s", path, delay)

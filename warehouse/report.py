@@ -644,15 +644,17 @@ def _stream_best_caption(d: dict[str, Any]) -> str:
 
 
 def _faster_in_splits(d: dict[str, Any]) -> str:
-    """The distances whole-kilometre splits (Running best efforts, every run) cover faster than any run with streams:
-    named, so that the table is not read as the athlete's all-time best when most runs have no streams."""
+    """The distances whole-kilometre splits (Running best efforts, every run) cover at a faster pace than any run with
+    streams: named, so that the table is not read as the athlete's all-time best when most runs have no streams.
+    Paces, not times: five splits of at least 950 m each may fall short of 5 km."""
     streams = {
-        r["label"]: r["best_time_s"] for r in d["stream_best"].filter(pl.col("season") == 0).iter_rows(named=True)
+        r["distance_m"]: r["pace_s_per_km"]
+        for r in d["stream_best"].filter(pl.col("season") == 0).iter_rows(named=True)
     }
     faster = [
-        f"{r['splits']} km {charts._mmss(int(r['best_time_s']))} ({r['local_date']})"
+        f"{r['splits']} km at {charts._mmss(int(round(r['pace_s_per_km'])))} /km ({r['local_date']})"
         for r in d["best_efforts"].filter(pl.col("season") == 0).sort("splits").iter_rows(named=True)
-        if f"{r['splits']} km" in streams and r["best_time_s"] < streams[f"{r['splits']} km"] - 0.5
+        if (mine := streams.get(r["splits"] * 1000)) is not None and r["pace_s_per_km"] < mine - 1
     ]
     return (
         f" Faster in the whole-kilometre splits of all runs (Running best efforts): {', '.join(faster)}."

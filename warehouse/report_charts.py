@@ -727,10 +727,11 @@ def _power_period_layers(efforts: pl.DataFrame, periods: list[str], x: Any) -> l
             alt.Chart(mine).mark_circle(size=55, opacity=1).encode(x=x, y=y, color=color, tooltip=tooltip),
         ]
         above = period == periods[0]  # all time's labels above its dots, the season's below
-        raised = _crowded(mine["duration_s"].to_list())
-        for offset, rows in ((11, mine.filter(~raised)), (23, mine.filter(raised))):
+        lines = _label_lines(mine["duration_s"].to_list())
+        for line in sorted(set(lines.to_list())):
+            offset = 11 + 12 * line
             layers.append(
-                alt.Chart(rows)
+                alt.Chart(mine.filter(lines == line))
                 .mark_text(dy=-offset if above else offset + 2, fontSize=10, color="#333" if above else "#8a5a00")
                 .encode(x=x, y=y, text="lasted:N")
             )
@@ -739,22 +740,27 @@ def _power_period_layers(efforts: pl.DataFrame, periods: list[str], x: Any) -> l
 
 # Two dots closer than this ratio of durations sit within a label's width of each other on the log axis.
 CROWDED_RATIO = 1.4
+LABEL_LINES = 3
 
 
-def _crowded(durations: list[int]) -> pl.Series:
-    """Which labels go a line further from their dot (the steps run below and left of the dots, so not to the other
-    side): each one crowding the label before it on the first line (two efforts of 2:57 and 3:10 wrote over each
-    other)."""
-    flipped, last_kept, last_flipped = [], None, None
-    for d in durations:
-        near = last_kept is not None and d < last_kept * CROWDED_RATIO
-        if near and (last_flipped is None or d >= last_flipped * CROWDED_RATIO):
-            flipped.append(True)
-            last_flipped = d
-        else:
-            flipped.append(False)
-            last_kept = d
-    return pl.Series(flipped, dtype=pl.Boolean)
+def _label_lines(durations: list[int]) -> pl.Series:
+    """The line each dot's label goes on, counted away from the dot (the steps run below and left of the dots, so
+    not to their other side): the first line whose last label is far enough to the left, else the one whose last
+    label is furthest (two efforts of 2:57 and 3:10 wrote over each other on one line)."""
+    last: list[float] = [0.0] * LABEL_LINES
+    chosen = []
+    for d in sorted(durations):
+        line = next(
+            (i for i, left in enumerate(last) if d >= left * CROWDED_RATIO),
+            min(range(LABEL_LINES), key=last.__getitem__),
+        )
+        last[line] = d
+        chosen.append(line)
+    order = sorted(range(len(durations)), key=durations.__getitem__)
+    lines = [0] * len(durations)
+    for place, index in enumerate(order):
+        lines[index] = chosen[place]
+    return pl.Series(lines, dtype=pl.Int8)
 
 
 def _critical_power_model(fit: dict[str, Any], x: Any) -> tuple[Any, str]:

@@ -4,12 +4,14 @@ next. The service knows only today's FTP (the profile), never an LTHR or a thres
 or a field test gave, and `fitsync thresholds` sets them.
 
 A value outside what a person sustains for about an hour is refused (`Threshold.low`/`high`): a typo there would
-change every load after its date without a word.
+change every load after its date without a word. Rows are replaced whole (deleted, then inserted, in one
+transaction), not upserted: a lake's tables have no primary key for `ON CONFLICT` to stand on (lake_schema.py).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass
 
 import duckdb
@@ -30,11 +32,15 @@ class Threshold:
     unit: str
     what: str
 
+    def text(self, value: float) -> str:
+        """The value as the command takes it: `250`, `4:30` (a pace, min:s; `4:30.5` with its tenth)."""
+        if self.unit != "/km":
+            return f"{value:g}"
+        minutes, seconds = divmod(round(value, 1), 60)
+        return f"{int(minutes)}:{int(seconds):02d}" if seconds == int(seconds) else f"{int(minutes)}:{seconds:04.1f}"
+
     def shown(self, value: float) -> str:
-        if self.unit == "/km":
-            seconds = round(value)
-            return f"{seconds // 60}:{seconds % 60:02d} /km"
-        return f"{value:g} {self.unit}"
+        return f"{self.text(value)} {self.unit}"
 
 
 THRESHOLDS = (
@@ -48,7 +54,7 @@ THRESHOLDS = (
         150,
         720,
         "/km",
-        "running threshold pace, min:s per km",
+        "running threshold pace per km",
     ),
 )
 BY_NAME = {t.name: t for t in THRESHOLDS}
@@ -57,7 +63,7 @@ TABLES = tuple(dict.fromkeys(t.table for t in THRESHOLDS))
 
 @dataclass(frozen=True)
 class Row:
-    """An athlete's thresholds from one date (None: not set by this row)."""
+    """An athlete's thresholds from one date (None: not set by this row), and the note of that date's test."""
 
     valid_from: dt.date
     values: dict[str, float | None]
@@ -71,6 +77,8 @@ class Row:
 def out_of_range(name: str, value: float) -> str | None:
     """Why a value cannot be a threshold (None when it can)."""
     t = BY_NAME[name]
+    if not math.isfinite(value):
+        return f"{t.label} must be a number"
     if t.low <= value <= t.high:
         return None
     return (
@@ -80,9 +88,10 @@ def out_of_range(name: str, value: float) -> str | None:
 
 
 def rows(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> list[Row]:
-    """The athlete's rows of every threshold, one per date, in date order (a note from either table)."""
+    """The athlete's rows of every threshold, one per date, in date order (the notes of a date's rows joined, when
+    they differ)."""
     values: dict[dt.date, dict[str, float | None]] = {}
-    notes: dict[dt.date, str] = {}
+    notes: dict[dt.date, list[str]] = {}
     for table in TABLES:
         columns = [t for t in THRESHOLDS if t.table == table]
         selected = ", ".join(t.column for t in columns)
@@ -90,31 +99,39 @@ def rows(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> list[Row]:
             f"SELECT valid_from, {selected}, note FROM {table} WHERE athlete_id = ?", [athlete_id]
         ).fetchall():
             values.setdefault(valid_from, {}).update({t.name: v for t, v in zip(columns, found, strict=True)})
-            if note:
-                notes.setdefault(valid_from, note)
-    return [Row(day, values[day], notes.get(day)) for day in sorted(values)]
+            if note and note not in notes.setdefault(valid_from, []):
+                notes[valid_from].append(note)
+    return [Row(day, values[day], "; ".join(notes.get(day, [])) or None) for day in sorted(values)]
 
 
 def set_values(
     conn: duckdb.DuckDBPyConnection, athlete_id: int, valid_from: dt.date, values: dict[str, float], note: str | None
 ) -> Row | None:
-    """Set these thresholds from `valid_from` (the others of that date kept); returns the date's row as it was."""
+    """Set these thresholds from `valid_from` (the others of that date kept; a note given becomes the note of every
+    row of that date); returns the date's row as it was."""
     before = _row_of(conn, athlete_id, valid_from)
 
-    def upsert() -> None:
+    def replace() -> None:
         for table in TABLES:
-            given = {t.column: values[t.name] for t in THRESHOLDS if t.table == table and t.name in values}
-            if not given:
+            columns = [t for t in THRESHOLDS if t.table == table]
+            given = {t.name: values[t.name] for t in columns if t.name in values}
+            found = conn.execute(
+                f"SELECT {', '.join(t.column for t in columns)}, note FROM {table} "
+                "WHERE athlete_id = ? AND valid_from = ?",
+                [athlete_id, valid_from],
+            ).fetchall()
+            if not given and not (found and note is not None):  # nothing of this table's to set or to note
                 continue
-            marks = ", ".join("?" for _ in given)
-            kept = ", ".join(f"{c} = coalesce(excluded.{c}, {table}.{c})" for c in given)
+            *old, old_note = found[0] if found else [None] * (len(columns) + 1)
+            row = {t.column: given.get(t.name, was) for t, was in zip(columns, old, strict=True)}
+            conn.execute(f"DELETE FROM {table} WHERE athlete_id = ? AND valid_from = ?", [athlete_id, valid_from])
             conn.execute(
-                f"INSERT INTO {table} (athlete_id, valid_from, {', '.join(given)}, note) VALUES (?, ?, {marks}, ?) "
-                f"ON CONFLICT (athlete_id, valid_from) DO UPDATE SET {kept}, note = coalesce(excluded.note, {table}.note)",
-                [athlete_id, valid_from, *given.values(), note],
+                f"INSERT INTO {table} (athlete_id, valid_from, {', '.join(row)}, note) "
+                f"VALUES (?, ?, {', '.join('?' for _ in row)}, ?)",
+                [athlete_id, valid_from, *row.values(), note if note is not None else old_note],
             )
 
-    db.transaction(conn, upsert)
+    db.transaction(conn, replace)
     return before
 
 

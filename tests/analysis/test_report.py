@@ -149,10 +149,12 @@ def test_charts_draw_only_what_was_measured(world: World) -> None:
     assert not _rows(risk, "y0", "y1") and "safe" not in str(risk)
 
 
-def test_close_power_efforts_label_on_a_second_line() -> None:
+def test_close_power_efforts_label_on_lines_of_their_own() -> None:
     """Efforts of 2:57 and 3:10 (and 38:20 and 45:00) sit within a label's width on the log axis: the later of each
-    pair is labelled a line higher, never over the other; one far enough from the last first-line label is not."""
-    from fitsync.warehouse.report_charts import _crowded
+    pair is labelled a line further out, never over the other; three close ones take three lines; one far enough from
+    the last label of the first line goes back there."""
+    from fitsync.warehouse.report_charts import _label_lines
 
     durations = [177, 190, 300, 985, 2300, 2700, 3600, 5400, 7200]
-    assert _crowded(durations).to_list() == [False, True, False, False, False, True, False, False, True]
+    assert _label_lines(durations).to_list() == [0, 1, 0, 0, 0, 1, 0, 0, 1]
+    assert _label_lines([100, 110, 120, 200]).to_list() == [0, 1, 2, 0]

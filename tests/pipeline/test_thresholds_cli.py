@@ -75,6 +75,16 @@ def test_set_list_and_remove_an_athlete_s_thresholds(home: Path) -> None:
     assert restored.returncode == 0, restored.stderr
     assert table(home, "SELECT ftp, note FROM analysis_ftp_history") == [(250.0, "ramp test")]
 
+    # a note given later is the date's note, in both tables; a pace keeps its tenths when set again
+    noted = fitsync(home, "set", "--from", "2025-01-01", "--pace", "4:30.5", "--note", "lab")
+    assert "FTP 250 W, LTHR 168 bpm, threshold pace 4:30.5 /km (lab)" in noted.stdout, noted.stdout + noted.stderr
+    assert table(home, "SELECT note FROM analysis_ftp_history UNION ALL SELECT note FROM analysis_thresholds") == [
+        ("lab",),
+        ("lab",),
+    ]
+    again = fitsync(home, "remove", "--from", "2025-01-01")
+    assert "--pace 4:30.5 --note lab" in again.stdout, again.stdout
+
     gone = fitsync(home, "remove", "--from", "2024-01-01")
     assert gone.returncode == 1 and "has no thresholds from 2024-01-01" in gone.stderr
 
@@ -86,10 +96,23 @@ def test_set_list_and_remove_an_athlete_s_thresholds(home: Path) -> None:
         (["--lthr", "40"], "LTHR 40 bpm is outside 100 bpm to 220 bpm"),
         (["--pace", "4:75"], "'4:75' is not a pace per km"),
         (["--pace", "0:45"], "threshold pace 0:45 /km is outside 2:30 /km to 12:00 /km"),
+        (["--pace", "nan"], "'nan' is not a pace per km"),
+        (["--ftp", "inf"], "FTP must be a number"),
+        (["--ftp", "250", "--from", "2999-01-01"], "2999-01-01 is after today"),
         ([], "give at least one of --ftp, --lthr and --pace"),
         (["--ftp", "250", "--athlete", "8"], "athlete 8 has no activities in the warehouse"),
     ],
-    ids=["ftp-in-kilojoules", "lthr-too-low", "pace-not-a-pace", "pace-too-fast", "nothing-to-set", "not-in-warehouse"],
+    ids=[
+        "ftp-in-kilojoules",
+        "lthr-too-low",
+        "pace-not-a-pace",
+        "pace-too-fast",
+        "pace-nan",
+        "ftp-infinite",
+        "date-in-the-future",
+        "nothing-to-set",
+        "not-in-warehouse",
+    ],
 )
 def test_a_value_no_person_has_is_refused_and_nothing_is_written(home: Path, args: list[str], says: str) -> None:
     done = fitsync(home, "set", "--from", "2025-01-01", *args)

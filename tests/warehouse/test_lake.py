@@ -8,6 +8,7 @@ folder: the same schema, loads and answers as a file, hosts committing at once, 
 | 2 | a later migration runs on a lake as written (no constraint, index or sequence after the baseline) | test_later_migrations_run_on_a_lake_as_written |
 | 3 | a load into a lake stores what a file stores, and again changes nothing | test_a_load_into_a_lake_equals_the_files |
 | 3 | two writers whose commits conflict both land (the second is tried again) | test_conflicting_commits_both_land |
+| 3 | an athlete's thresholds set, set again and removed (a lake's tables have no primary key for ON CONFLICT) | test_thresholds_are_set_and_removed_on_a_lake |
 | 3 | maintenance merges the small files of many small loads and forgets old snapshots; the rows stay | test_maintenance_merges_small_files_and_keeps_the_rows |
 | 1 | a catalog that does not answer: one error without the password | test_an_unreachable_catalog_is_named_without_its_password |
 | 4 | the extensions load from their packages' files, for the running DuckDB | test_extensions_come_from_their_packages |
@@ -22,7 +23,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from fitsync.warehouse import db, extensions, lake_maintenance, lake_schema, loads, stream_mmp
+from fitsync.warehouse import db, extensions, lake_maintenance, lake_schema, loads, stream_mmp, thresholds
 from fitsync.warehouse.location import Warehouse
 
 from ..postgres_server import PostgresServer
@@ -91,6 +92,27 @@ def test_a_stream_view_an_earlier_fitsync_made_is_made_again(lake: Warehouse) ->
     assert db.migrate(lake) == LATEST
     [(sql,)] = read(lake, "SELECT sql FROM duckdb_views() WHERE view_name = 'activity_mmp'")
     assert stream_mmp.DEFINED[stream_mmp.VIEW] in sql
+
+
+def test_thresholds_are_set_and_removed_on_a_lake(lake: Warehouse) -> None:
+    """`fitsync thresholds`' writes on a lake, whose tables have no primary key: a date set twice is one row with
+    both values, and removed it is gone from both tables."""
+    import datetime as dt
+
+    day = dt.date(2025, 1, 1)
+    with db.writing(lake) as conn:
+        assert thresholds.set_values(conn, 7, day, {"ftp": 250.0}, "ramp test") is None
+        before = thresholds.set_values(conn, 7, day, {"ftp": 255.0, "lthr": 168.0}, None)
+        assert before is not None and before.values == {"ftp": 250.0}
+        [row] = thresholds.rows(conn, 7)
+        assert (row.values, row.note) == ({"ftp": 255.0, "lthr": 168.0, "pace": None}, "ramp test")
+        assert thresholds.remove(conn, 7, day) == row
+    assert read(
+        lake, "SELECT count(*) FROM analysis_ftp_history UNION ALL SELECT count(*) FROM analysis_thresholds"
+    ) == [
+        (0,),
+        (0,),
+    ]
 
 
 def test_later_migrations_run_on_a_lake_as_written(lake: Warehouse) -> None:
