@@ -32,7 +32,7 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
     """Write a self-contained HTML training report with charts (PMC, volume, zones, segments, Eddington, YTD)."""
     from fitsync.warehouse import db
 
-    from .warehouse_open import existing_warehouse
+    from .warehouse_open import athletes_in, existing_warehouse
 
     warehouse = existing_warehouse()
     status = screen.console(stderr=True)  # what it is doing, for the seconds it takes; stdout says what it wrote
@@ -49,17 +49,7 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
     if not _writable(out_dir):  # said before the seconds the report takes, not after
         raise click.ClickException(f"cannot write the report to {out_dir}: the folder is read-only here; {fix}")
     db.ensure_schema(warehouse)  # a damaged or busy warehouse is said before the charting libraries load (a second)
-    athletes = db.athletes_held(warehouse)
-    if athlete_id is not None:
-        if athlete_id not in athletes:  # a usage error, as `sync --athlete` makes it (exit 2)
-            raise click.BadParameter(
-                f"athlete {athlete_id} has no activities in the warehouse: `fitsync athletes` lists who is "
-                "connected, `fitsync sync` loads them",
-                param_hint="'--athlete'",
-            )
-        athletes = [athlete_id]
-    if not athletes:
-        raise click.ClickException("the warehouse has no activities yet: run `fitsync sync` first")
+    athletes = athletes_in(warehouse, athlete_id)
     with screen.doing(status, "loading the charting libraries…"):
         from fitsync.warehouse import report as reports
     try:

@@ -70,10 +70,10 @@ def listed(athlete_id: int | None = None) -> None:
     from fitsync.warehouse import db
     from fitsync.warehouse import thresholds as kept
 
+    from .warehouse_open import athletes_in
+
     warehouse = _warehouse()
-    athletes = [_athlete(warehouse, athlete_id)] if athlete_id is not None else db.athletes_held(warehouse)
-    if not athletes:
-        raise click.ClickException("the warehouse has no activities yet: run `fitsync sync` first")
+    athletes = athletes_in(warehouse, athlete_id)
     with db.reading(warehouse, notice=_notice) as conn:
         for athlete in athletes:
             found = kept.rows(conn, athlete)
@@ -166,22 +166,12 @@ def _warehouse() -> Warehouse:
 
 def _athlete(warehouse: Warehouse, athlete_id: int | None) -> int:
     """The athlete asked for, which must be in the warehouse; without --athlete, the only one there."""
-    from fitsync.warehouse import db
+    from .warehouse_open import athletes_in
 
-    held = db.athletes_held(warehouse)
-    if athlete_id is not None:
-        if athlete_id not in held:
-            raise click.BadParameter(
-                f"athlete {athlete_id} has no activities in the warehouse: `fitsync athletes` lists who is "
-                "connected, `fitsync sync` loads them",
-                param_hint="'--athlete'",
-            )
-        return athlete_id
-    if len(held) == 1:
-        return held[0]
-    if not held:
-        raise click.ClickException("the warehouse has no activities yet: run `fitsync sync` first")
-    raise click.UsageError(f"the warehouse holds athletes {', '.join(map(str, held))}: say which with --athlete")
+    held = athletes_in(warehouse, athlete_id)
+    if len(held) > 1:
+        raise click.UsageError(f"the warehouse holds athletes {', '.join(map(str, held))}: say which with --athlete")
+    return held[0]
 
 
 def _notice(line: str) -> None:

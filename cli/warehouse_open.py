@@ -27,3 +27,20 @@ def existing_warehouse() -> Warehouse:
             "athlete is connected yet), then `fitsync sync`; or `fitsync demo` to try fitsync on a sandbox"
         )
     return warehouse
+
+
+def athletes_in(warehouse: Warehouse, athlete_id: int | None) -> list[int]:
+    """The athlete --athlete names, which must have activities in the warehouse (a usage error otherwise, exit 2, as
+    `sync --athlete` makes it); without it every athlete there, at least one."""
+    athletes = db.athletes_held(warehouse)
+    if athlete_id is not None:
+        if athlete_id not in athletes:
+            raise click.BadParameter(
+                f"athlete {athlete_id} has no activities in the warehouse: `fitsync athletes` lists who is "
+                "connected, `fitsync sync` loads them",
+                param_hint="'--athlete'",
+            )
+        return [athlete_id]
+    if not athletes:
+        raise click.ClickException("the warehouse has no activities yet: run `fitsync sync` first")
+    return athletes
