@@ -56,11 +56,14 @@ FROM = click.option(
 
 
 @click.group(invoke_without_command=True)
+@ATHLETE
 @click.pass_context
-def thresholds(ctx: click.Context) -> None:
+def thresholds(ctx: click.Context, athlete_id: int | None) -> None:
     """FTP, LTHR and threshold pace by date, for the training loads: list them (the default), set or remove them."""
     if ctx.invoked_subcommand is None:
-        ctx.invoke(listed)
+        ctx.invoke(listed, athlete_id=athlete_id)
+    elif athlete_id is not None:
+        raise click.UsageError(f"give --athlete after `{ctx.invoked_subcommand}`", ctx)
 
 
 @thresholds.command("list")
@@ -79,13 +82,15 @@ def listed(athlete_id: int | None = None) -> None:
             found = kept.rows(conn, athlete)
             if not found:
                 click.echo(
-                    f"athlete {athlete}: no thresholds set (the loads use the profile FTP and the heart-rate zones): "
-                    f"`fitsync thresholds set --athlete {athlete} --from YYYY-MM-DD --ftp W` sets one"
+                    f"athlete {athlete}: no thresholds set (the loads use the profile's FTP where it has one, and the "
+                    f"heart-rate zones): `fitsync thresholds set --athlete {athlete} --from YYYY-MM-DD --ftp W` sets one"
                 )
                 continue
             click.echo(f"athlete {athlete}:")
             for row in found:
                 click.echo(f"  from {row.valid_from}: {row.shown()}")
+            if today := kept.ftp_in_force(conn, athlete):
+                click.echo(f"  FTP in force now: {today}")
 
 
 @thresholds.command("set")
@@ -123,8 +128,17 @@ def set_thresholds(
     with db.writing(warehouse, notice=_notice) as conn:
         before = kept.set_values(conn, athlete, day, values, note)
         after = next(r for r in kept.rows(conn, athlete) if r.valid_from == day)
+        profile = kept.profile_ftp(conn, athlete)
     was = f" (was: {before.shown()})" if before else ""
     click.echo(f"athlete {athlete}: from {day}: {after.shown()}{was}")
+    if ftp is not None and profile and abs(ftp / profile - 1) > kept.PROFILE_GAP:
+        click.secho(
+            f"note: FTP {ftp:g} W is {abs(ftp / profile - 1):.0%} {'above' if ftp > profile else 'below'} the "
+            f"profile's {profile:g} W: a ride's power load on it is {(profile / ftp) ** 2 - 1:+.0%} against the "
+            "profile's. If the value is a typo, run `fitsync thresholds set` again with the right one",
+            fg="yellow",
+            err=True,
+        )
     click.echo(
         "activity_load and pmc use them from that date until the next one set (an FTP also until the profile's next "
         "change: ftp_timeline); `fitsync report` draws the loads."

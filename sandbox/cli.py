@@ -128,6 +128,7 @@ def sandbox() -> None:
 )
 @click.option(
     "--flavor",
+    "--flavour",  # the banner's spelling
     type=click.Choice(["spec", "real"]),
     default="spec",
     show_default=True,

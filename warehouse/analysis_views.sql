@@ -370,7 +370,13 @@ WITH seen AS (
 ), points AS (
     SELECT athlete_id, valid_from, ftp, 'history' AS source, 0 AS preference FROM analysis_ftp_history
     UNION ALL
-    SELECT athlete_id, snapshot_date, ftp, 'profile', 1 FROM seen WHERE seen_before IS DISTINCT FROM ftp
+    -- a profile FTP applies from the day fitsync first saw it, and from each day it saw it change; but the first
+    -- sighting is no change: after an athlete's own row (a test's FTP) it is no evidence of a newer FTP, and would
+    -- end that row on the day of the first sync
+    SELECT s.athlete_id, s.snapshot_date, s.ftp, 'profile', 1 FROM seen s
+    WHERE s.seen_before IS DISTINCT FROM s.ftp
+      AND NOT (s.seen_before IS NULL AND EXISTS (
+          SELECT 1 FROM analysis_ftp_history h WHERE h.athlete_id = s.athlete_id AND h.valid_from <= s.snapshot_date))
 ), one AS (
     SELECT DISTINCT ON (athlete_id, valid_from) athlete_id, valid_from, ftp, source
     FROM points
@@ -1716,7 +1722,7 @@ COMMENT ON COLUMN ftp_timeline.athlete_id IS 'The athlete';
 COMMENT ON COLUMN ftp_timeline.valid_from IS 'First local date this FTP applies';
 COMMENT ON COLUMN ftp_timeline.valid_to IS 'First date of the next row (exclusive); NULL: still in force';
 COMMENT ON COLUMN ftp_timeline.ftp IS 'Functional threshold power, watts';
-COMMENT ON COLUMN ftp_timeline.source IS 'history (an analysis_ftp_history row) or profile (first day fitsync saw this value in the profile)';
+COMMENT ON COLUMN ftp_timeline.source IS 'history (an analysis_ftp_history row) or profile (first day fitsync saw this value in the profile; its first sighting only where no history row is older)';
 
 COMMENT ON VIEW activity_load IS 'Per activity: every training load it could have (power TSS, running pace TSS, heart-rate load, suffer score, an estimate from duration and sport), the one chosen, its source, and the thresholds used';
 COMMENT ON COLUMN activity_load.activity_id IS 'The activity';
@@ -1745,7 +1751,7 @@ COMMENT ON COLUMN activity_load.hr_calibration IS 'The athlete''s calibration of
 COMMENT ON COLUMN activity_load.suffer_score IS 'The service''s relative effort (suffer score), as given';
 COMMENT ON COLUMN activity_load.estimated_load IS 'Estimated load: duration_s * estimate_if^2 / 3600 * 100, the sport''s usual intensity';
 COMMENT ON COLUMN activity_load.intensity_factor IS 'The chosen source''s intensity: NP / FTP (power), speed / threshold speed (pace), average HR / LTHR or, for zone loads, the IF an hour of that load means (heart_rate), estimate_if (estimate); NULL for the suffer score';
-COMMENT ON COLUMN activity_load.load IS 'Training load on the TSS scale (an hour at threshold = 100): the candidate load_source names; NULL without a duration';
+COMMENT ON COLUMN activity_load.load IS 'Training load on the TSS scale (an hour at threshold = 100): the candidate load_source names; NULL without a duration. A SQL keyword: quote it ("load")';
 COMMENT ON COLUMN activity_load.load_source IS 'The chosen source, the first the activity has of: power (TSS), pace (running rTSS: runs with a threshold pace), heart_rate (zone-based hrTSS), suffer_score (the service''s relative effort), estimate (duration and the sport''s usual intensity); none without any';
 COMMENT ON COLUMN activity_load.measured IS 'Whether the load rests on a measurement of this activity: power on an FTP in force then, pace, heart rate or the suffer score; false for an estimate, for none and for power on an FTP known only later';
 

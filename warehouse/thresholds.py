@@ -58,6 +58,8 @@ THRESHOLDS = (
     ),
 )
 BY_NAME = {t.name: t for t in THRESHOLDS}
+# An FTP set this far from the profile's is said (not refused: a test may well differ), with what it does to loads.
+PROFILE_GAP = 0.2
 TABLES = tuple(dict.fromkeys(t.table for t in THRESHOLDS))
 
 
@@ -151,3 +153,23 @@ def remove(conn: duckdb.DuckDBPyConnection, athlete_id: int, valid_from: dt.date
 
 def _row_of(conn: duckdb.DuckDBPyConnection, athlete_id: int, valid_from: dt.date) -> Row | None:
     return next((r for r in rows(conn, athlete_id) if r.valid_from == valid_from), None)
+
+
+def profile_ftp(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> float | None:
+    """The athlete's FTP as the profile last said it (None: it has none)."""
+    found = conn.execute(
+        "SELECT ftp FROM athlete_snapshots WHERE athlete_id = ? AND ftp > 0 ORDER BY snapshot_date DESC LIMIT 1",
+        [athlete_id],
+    ).fetchall()
+    return float(found[0][0]) if found else None
+
+
+def ftp_in_force(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> str | None:
+    """The FTP the loads use from today on, and where it comes from (None: no FTP known)."""
+    found = conn.execute(
+        "SELECT ftp, source, valid_from FROM ftp_timeline WHERE athlete_id = ? AND valid_to IS NULL", [athlete_id]
+    ).fetchall()
+    if not found:
+        return None
+    ftp, source, since = found[0]
+    return f"{ftp:g} W ({'set' if source == 'history' else 'the profile'}, from {since})"

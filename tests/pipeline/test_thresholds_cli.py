@@ -21,7 +21,8 @@ ATHLETE = 7
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
-    """A warehouse holding one athlete and a ride with device power on 2025-03-10."""
+    """A warehouse holding one athlete, whose profile FTP (184 W) fitsync first saw on 2025-06-01, and a ride with
+    device power on 2025-03-10."""
     path = tmp_path / "warehouse.duckdb"
     db.migrate(path)
     with db.writing(path) as conn:
@@ -29,6 +30,7 @@ def home(tmp_path: Path) -> Path:
             "INSERT INTO athletes (athlete_id, firstname, lastname, synced_at, raw) VALUES (?, 'A', 'B', now(), '{}')",
             [ATHLETE],
         )
+        conn.execute("INSERT INTO athlete_snapshots VALUES (?, DATE '2025-06-01', 184, 70, now())", [ATHLETE])
         conn.execute(
             """INSERT INTO activities (activity_id, athlete_id, name, sport_type, type, start_date, start_date_local,
                    moving_time, elapsed_time, device_watts, weighted_average_watts, listed_at, summary_raw)
@@ -52,7 +54,9 @@ def test_set_list_and_remove_an_athlete_s_thresholds(home: Path) -> None:
     done = fitsync(home, "set", "--from", "2025-01-01", "--ftp", "250", "--note", "ramp test")
     assert done.returncode == 0, done.stderr
     assert f"athlete {ATHLETE}: from 2025-01-01: FTP 250 W (ramp test)" in done.stdout  # the only athlete: no --athlete
-    # the load views take it from that date: the ride's load at IF 1.0 for an hour is 100
+    # said: 36 % above the profile's, and what that does to a load (a typo would change every load after its date)
+    assert "FTP 250 W is 36% above the profile's 184 W: a ride's power load on it is -46% against" in done.stderr
+    # the load views take it from that date; the profile's first sighting after it is no change and does not end it
     assert table(home, "SELECT ftp, source FROM ftp_timeline") == [(250.0, "history")]
     assert table(home, "SELECT ftp_source, round(power_load) FROM activity_load") == [("history", 100.0)]
 
@@ -61,8 +65,15 @@ def test_set_list_and_remove_an_athlete_s_thresholds(home: Path) -> None:
     assert "FTP 250 W, LTHR 168 bpm, threshold pace 4:30 /km (ramp test) (was: FTP 250 W (ramp test))" in again.stdout
     assert table(home, "SELECT lthr, threshold_pace_s_per_km FROM analysis_thresholds") == [(168.0, 270.0)]
 
-    listed = fitsync(home)  # `list`, the default
+    listed = fitsync(home, "--athlete", str(ATHLETE))  # `list`, the default
     assert listed.returncode == 0 and "from 2025-01-01: FTP 250 W, LTHR 168 bpm" in listed.stdout, listed.stderr
+    assert "FTP in force now: 250 W (set, from 2025-01-01)" in listed.stdout
+    # a change the profile shows later does end it
+    with db.writing(home / "warehouse.duckdb") as conn:
+        conn.execute("INSERT INTO athlete_snapshots VALUES (?, DATE '2025-09-01', 190, 70, now())", [ATHLETE])
+    assert "FTP in force now: 190 W (the profile, from 2025-09-01)" in fitsync(home, "list").stdout
+    with db.writing(home / "warehouse.duckdb") as conn:
+        conn.execute("DELETE FROM athlete_snapshots WHERE snapshot_date = DATE '2025-09-01'")
 
     removed = fitsync(home, "remove", "--from", "2025-01-01")
     assert removed.returncode == 0, removed.stderr
