@@ -108,7 +108,7 @@ def set_thresholds(
     pace: float | None,
     note: str | None,
 ) -> None:
-    """Set thresholds from a date on (the others of that date are kept): every activity from then takes them."""
+    """Set thresholds from a date on (the others of that date are kept): the loads use them until the next date."""
     from fitsync.warehouse import db
     from fitsync.warehouse import thresholds as kept
 
@@ -127,7 +127,8 @@ def set_thresholds(
     athlete = _athlete(warehouse, athlete_id)
     with db.writing(warehouse, notice=_notice) as conn:
         before = kept.set_values(conn, athlete, day, values, note)
-        after = next(r for r in kept.rows(conn, athlete) if r.valid_from == day)
+        after = kept.row_of(conn, athlete, day)
+        assert after is not None  # just written
         profile = kept.profile_ftp(conn, athlete)
     was = f" (was: {before.shown()})" if before else ""
     click.echo(f"athlete {athlete}: from {day}: {after.shown()}{was}")

@@ -111,7 +111,7 @@ def set_values(
 ) -> Row | None:
     """Set these thresholds from `valid_from` (the others of that date kept; a note given becomes the note of every
     row of that date); returns the date's row as it was."""
-    before = _row_of(conn, athlete_id, valid_from)
+    before = row_of(conn, athlete_id, valid_from)
 
     def replace() -> None:
         for table in TABLES:
@@ -126,7 +126,7 @@ def set_values(
                 continue
             *old, old_note = found[0] if found else [None] * (len(columns) + 1)
             row = {t.column: given.get(t.name, was) for t, was in zip(columns, old, strict=True)}
-            conn.execute(f"DELETE FROM {table} WHERE athlete_id = ? AND valid_from = ?", [athlete_id, valid_from])
+            _delete(conn, table, athlete_id, valid_from)
             conn.execute(
                 f"INSERT INTO {table} (athlete_id, valid_from, {', '.join(row)}, note) "
                 f"VALUES (?, ?, {', '.join('?' for _ in row)}, ?)",
@@ -139,20 +139,24 @@ def set_values(
 
 def remove(conn: duckdb.DuckDBPyConnection, athlete_id: int, valid_from: dt.date) -> Row | None:
     """Remove the athlete's thresholds of that date; returns what they were (None: there were none)."""
-    before = _row_of(conn, athlete_id, valid_from)
+    before = row_of(conn, athlete_id, valid_from)
     if before is not None:
-        db.transaction(
-            conn,
-            lambda: [
-                conn.execute(f"DELETE FROM {table} WHERE athlete_id = ? AND valid_from = ?", [athlete_id, valid_from])
-                for table in TABLES
-            ],
-        )
+
+        def delete() -> None:
+            for table in TABLES:
+                _delete(conn, table, athlete_id, valid_from)
+
+        db.transaction(conn, delete)
     return before
 
 
-def _row_of(conn: duckdb.DuckDBPyConnection, athlete_id: int, valid_from: dt.date) -> Row | None:
+def row_of(conn: duckdb.DuckDBPyConnection, athlete_id: int, valid_from: dt.date) -> Row | None:
+    """The athlete's thresholds of that date (None: none)."""
     return next((r for r in rows(conn, athlete_id) if r.valid_from == valid_from), None)
+
+
+def _delete(conn: duckdb.DuckDBPyConnection, table: str, athlete_id: int, valid_from: dt.date) -> None:
+    conn.execute(f"DELETE FROM {table} WHERE athlete_id = ? AND valid_from = ?", [athlete_id, valid_from])
 
 
 def profile_ftp(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> float | None:
