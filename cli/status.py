@@ -180,8 +180,15 @@ def _budget_table(windows: list[dict[str, Any]]) -> Table:
     for column in ("window", "budget", "used", "limit", "resets"):
         budget.add_column(column)
     for line in windows:
-        budget.add_row(line["window"], line["budget"], str(line["used"]), str(line["limit"]), ago(line["resets_at"]))
+        limit = f"{line['limit']}{'' if line['limit_from'] == 'service' else '*'}"
+        budget.add_row(line["window"], line["budget"], str(line["used"]), limit, ago(line["resets_at"]))
+    if any(line["limit_from"] != "service" for line in windows):
+        budget.caption = DEFAULT_LIMITS_CAPTION
     return budget
+
+
+# Before any call the ledger has no line: the limits shown are the documented ones, not yet this app's.
+DEFAULT_LIMITS_CAPTION = "* the service's documented limit: its answers to this app's first call give the app's own"
 
 
 # Who acts on the inbox: no fitsync command does; the Dagster daemon's sensor does, within seconds.

@@ -93,6 +93,7 @@ class BudgetLine:
     used: int
     limit: int
     resets_at: float
+    heard: bool = True  # False: no call counted yet, the limit is the service's documented default (DEFAULT_LIMITS)
 
 
 @dataclass(frozen=True)
@@ -373,7 +374,11 @@ class RateGovernor:
         now = self.clock()
         with self.store.reading() as conn:
             ledger = self._ledger(conn, now)
-        return [BudgetLine(w, b, used, limit, self._next_boundary(w, now)) for (w, b), (used, limit) in ledger.items()]
+            heard = {(row["window_kind"], row["budget"]) for row in rate_ledger.lines(conn)}
+        return [
+            BudgetLine(w, b, used, limit, self._next_boundary(w, now), (w, b) in heard)
+            for (w, b), (used, limit) in ledger.items()
+        ]
 
     def _held_back(self, window: str, limit: int, bulk: bool) -> int:
         """The calls of a window's `limit` that bulk work leaves to webhook re-pulls (bulk_reserve, the short window)."""

@@ -82,7 +82,14 @@ def collect(reader: StateReader, last_runs: dict[int, dict[str, Any]] | None = N
             "deferred": deferred,
         },
         "rate_budget": [
-            {"window": b.window, "budget": b.budget, "used": b.used, "limit": b.limit, "resets_at": iso(b.resets_at)}
+            {
+                "window": b.window,
+                "budget": b.budget,
+                "used": b.used,
+                "limit": b.limit,
+                "limit_from": "service" if b.heard else "default",
+                "resets_at": iso(b.resets_at),
+            }
             for b in reader.budget()
         ],
         "warehouse": _warehouse(warehouse_of(reader.config)),

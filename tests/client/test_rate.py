@@ -107,6 +107,8 @@ def test_snapshot_follows_the_service_headers(sb: Harness, make_config: MakeConf
     with sb.settings(read_limit_short=50, overall_limit_short=80):
         with FitsyncClient(make_config()) as client:
             c = connect_athlete(sb, client, app, sb.athlete_id())
+            before = client.governor.snapshot()  # no call counted yet: the documented limits, said to be so
+            assert {(x.limit, x.heard) for x in before if x.budget == "read"} == {(100, False), (1000, False)}
             log = RequestLog(client.transport.http)
             for _ in range(3):
                 client.athlete(c.athlete_id).athlete()
@@ -115,6 +117,7 @@ def test_snapshot_follows_the_service_headers(sb: Harness, make_config: MakeConf
     assert (lines["short", "read"].used, lines["short", "read"].limit) == (3, 50) == (read_usage(headers), 50)
     assert (lines["short", "overall"].used, lines["short", "overall"].limit) == (3, 80)
     assert lines["long", "read"].limit == 1000 and lines["long", "overall"].limit == 2000
+    assert all(line.heard for line in lines.values())
     now = time.time()
     assert lines["short", "read"].resets_at == (now // 900 + 1) * 900
     assert lines["long", "read"].resets_at == (now // 86400 + 1) * 86400  # UTC midnight

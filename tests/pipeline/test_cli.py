@@ -162,7 +162,14 @@ def test_sync_of_an_athlete_that_is_not_connected_is_a_usage_error(sb: Harness, 
 def test_status_says_how_each_athlete_stands(sb: Harness, connect: Connect) -> None:
     import json
 
-    aid, home, env = synced_by_cli(sb, connect, 4)  # the CLI's own Dagster instance records the run
+    aid = add_athlete(sb)
+    record_many(sb, aid, 4, oldest_days=10)
+    home = connect(aid)
+    env = env_for(home)
+    fresh = fitsync(env, "status")  # no call counted yet: the limits shown are the documented ones, and said so
+    assert fresh.returncode == 0 and "documented limit" in fresh.stdout and "100*" in fresh.stdout, fresh.stderr
+    synced = fitsync(env, "sync")  # the CLI's own Dagster instance records the run
+    assert synced.returncode == 0, synced.stdout + synced.stderr
     shown = fitsync(env, "status", "--json")
     assert shown.returncode == 0, shown.stderr
     report = json.loads(shown.stdout)
@@ -187,9 +194,11 @@ def test_status_says_how_each_athlete_stands(sb: Harness, connect: Connect) -> N
         ("short", "read"),
         ("long", "read"),
     }
+    assert {b["limit_from"] for b in report["rate_budget"]} == {"service"}  # the sync's answers gave them
     assert home.config.client_secret.reveal() not in shown.stdout
     table = fitsync(env, "status")
     assert table.returncode == 0 and str(aid) in table.stdout and "Rate budget" in table.stdout, table.stderr
+    assert "documented limit" not in table.stdout
     assert "Traceback" not in table.stderr
 
 
