@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import time
 from datetime import UTC, datetime, timedelta
 from itertools import takewhile
 from typing import Any
@@ -296,18 +295,13 @@ def test_a_streams_request_counts_as_a_read(sb: Harness, cyclist: int, power_rid
     assert usage[1] == usage[0] + 1 and overall[1] == overall[0] + 1
 
 
-def test_a_long_ride_is_served_quickly(sb: Harness) -> None:
-    """The benchmark fetches 1,500 activities' streams: a long ride's full set is served in well under 100 ms
-    on an idle machine (the bound here leaves room for a busy one)."""
+def test_a_long_ride_is_served_whole(sb: Harness) -> None:
+    """A 4-hour ride's full set, a sample a second (how fast: `bench streams` says, as it fetches its answers)."""
     owner = add_athlete(sb, premium=True)
     ride = record(sb, owner, days_ago=4, sport_type="Ride", moving_time=4 * 3600)
     grant = sb.connect(athlete_id=owner)
-    sb.get(grant, f"/activities/{ride}/streams", params={"keys": "time"})  # warm the connection
-    started = time.perf_counter()
     response = sb.get(grant, f"/activities/{ride}/streams", params={"keys": ALL_KEYS, "key_by_type": "true"})
-    elapsed = time.perf_counter() - started
     assert len(ok(response)["time"]["data"]) == 4 * 3600 + 1
-    assert elapsed < 0.5, f"{elapsed * 1000:.0f} ms"
 
 
 # Worlds of the tests' size (seed 7, 4 athletes × 40 activities), anchored 7 h apart from WORLD_ANCHOR, each with an
