@@ -285,11 +285,11 @@ def _unreachable(config: Config, error: Exception | None) -> str | None:
 
     import httpx
 
-    from fitsync.client.errors import NotFound
+    from fitsync.client.errors import ApiError
     from fitsync.client.explain import unreachable
     from fitsync.client.transport import NOT_SENT, ServiceUnresponsive
 
-    if isinstance(error, NotFound):  # the profile and the listing exist for every connected athlete at the API root
+    if isinstance(error, ApiError) and error.status == 404:  # the profile and the listing exist at the API root
         return (
             f"{error} at {config.base_url}: that is not the service's API root (…/api/v3); fix base_url / "
             "FITSYNC_BASE_URL (`fitsync doctor` checks it), then run `fitsync sync` again"

@@ -2,7 +2,35 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+# A server's text can echo the request it refused (a proxy's error page, a token endpoint's 400 quoting its form):
+# what looks like a credential is masked before the text reaches a message, a log or Dagster's run history.
+_CREDENTIAL = re.compile(  # a form's `name=value` or a JSON member's `"name": "value"`
+    r"(?i)((?:client_secret|refresh_token|access_token|password|code)=|"
+    r"\"(?:client_secret|refresh_token|access_token|password|code)\"\s*:\s*\"?)[^\s&\"',;}]+"
+)
+_LONG_TOKEN = re.compile(r"(?i)\b(?:bearer\s+\S+|[0-9a-z_\-]{32,})")
+MESSAGE_CHARS = 300  # a server's message is quoted up to this many characters
+
+
+def masked(text: str) -> str:
+    """A server's text as fitsync may repeat it: credentials and token-like runs masked, at most MESSAGE_CHARS."""
+    text = _LONG_TOKEN.sub("***", _CREDENTIAL.sub(r"\1***", text))
+    return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS] + "…"
+
+
+def first_error(fault: object) -> dict[str, Any]:
+    """The first entry of a Fault's `errors`, or {} when the payload has none of that shape (an HTML page, a list)."""
+    errors = fault.get("errors") if isinstance(fault, dict) else None
+    return errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], dict) else {}
+
+
+def is_fault(fault: object) -> bool:
+    """Whether an error answer is the service's own error payload (a message and a list of errors), not a proxy's
+    or a load balancer's page: only the service's word counts as proof (a 404 that deletes data)."""
+    return isinstance(fault, dict) and isinstance(fault.get("message"), str) and isinstance(fault.get("errors"), list)
 
 
 class FitsyncError(Exception):
@@ -17,17 +45,28 @@ class ApiError(FitsyncError):
         self.method = method
         self.path = path
         self.fault = fault or {}
-        errors = self.fault.get("errors") or [{}]
-        first = errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], dict) else {}
+        first = first_error(self.fault)
         self.resource, self.field, self.code = first.get("resource"), first.get("field"), first.get("code")
-        detail = f"{self.fault.get('message', 'error')}"
-        if self.resource or self.field:
-            detail += f" ({_named(self.resource, self.field)}: {self.code})"
+        if is_fault(self.fault):
+            detail = masked(str(self.fault["message"]))
+            if self.resource or self.field:
+                detail += f" ({masked(_named(self.resource, self.field))}: {masked(str(self.code))})"
+        else:
+            detail = NOT_A_FAULT
         super().__init__(f"{method} {path} → {status} {detail}")
 
 
+# An error answer that is not the service's error payload: said so, since it proves nothing the service decided.
+NOT_A_FAULT = "(not the service's error payload: a proxy's or a gateway's page? check base_url)"
+
+
 class NotFound(ApiError):
-    pass
+    """The service's own 404 (its error payload): a proxy's page is an ApiError, never proof that something is gone."""
+
+    def about(self, resource: str) -> bool:
+        """Whether the 404 names `resource` (Activity): a 404 naming the request's path is a wrong address, not an
+        object that is gone."""
+        return str(self.resource or "").lower() == resource.lower()
 
 
 class Forbidden(ApiError):
@@ -78,15 +117,13 @@ class OAuthError(FitsyncError):
 
 def for_status(status: int, fault: dict[str, Any] | None) -> type[ApiError]:
     """The exception class for an answer; a 401 naming a `*_permission` field is a missing scope."""
-    errors = (fault or {}).get("errors") or []
-    field = errors[0].get("field", "") if errors and isinstance(errors[0], dict) else ""
+    if not is_fault(fault):  # a page of another server: nothing the service said
+        return ApiError
+    first = first_error(fault)
+    field = first.get("field", "")
     if status == 401 and isinstance(field, str) and field.endswith("_permission"):
         return MissingScope
-    if status == 403 and (errors[0].get("resource"), field, errors[0].get("code")) == (
-        "Application",
-        "Status",
-        "Inactive",
-    ):
+    if status == 403 and (first.get("resource"), field, first.get("code")) == ("Application", "Status", "Inactive"):
         return ApplicationInactive
     return {402: PaymentRequired, 403: Forbidden, 404: NotFound}.get(status, ApiError)
 
@@ -97,10 +134,13 @@ def _named(resource: object, field: object) -> str:
 
 
 def fault_summary(response: Any) -> str:
-    """The service's error payload in one line (it never contains secrets), or the bare status."""
+    """The service's error payload in one line (credentials it may echo masked), or the bare status."""
     try:
         body = response.json()
-        error = (body.get("errors") or [{}])[0]
-        return f"{body.get('message')} ({_named(error.get('resource'), error.get('field'))}: {error.get('code')})"
-    except (ValueError, AttributeError, IndexError, TypeError, KeyError):
+    except ValueError:
         return f"HTTP {response.status_code}"
+    if not is_fault(body):
+        return f"HTTP {response.status_code} {NOT_A_FAULT}"
+    error = first_error(body)
+    named = _named(error.get("resource"), error.get("field"))
+    return f"{masked(str(body['message']))} ({masked(named)}: {masked(str(error.get('code')))})"

@@ -149,7 +149,10 @@ def endpoint(state: SandboxState, op: Operation) -> Callable[[Request], Awaitabl
             return JSONResponse(error.payload(), status_code=error.status, headers=headers)
         if (fault := state.settings.fault_answers.get(f"{op.method} {op.path}")) is not None:
             return Response(
-                broken(result, fault), status_code=op.status, headers=headers, media_type="application/json"
+                broken(result, fault),
+                status_code=int(fault.get("status", op.status)),
+                headers={**headers, **fault.get("headers", {})},
+                media_type=fault.get("media_type", "application/json"),
             )
         if result is None:
             return Response(status_code=204, headers=headers)

@@ -2,7 +2,9 @@
 
 Each is keyed by operation ("GET /athletes/{id}/stats") and says what to do to the right answer: replace it (`body`),
 merge members into it or into each of its elements (`merge`: absurd numbers), put a byte that is not UTF-8 into its
-first "name" (`invalid_utf8`), or wrap its first element in `depth` arrays (deeper than any parser recurses).
+first "name" (`invalid_utf8`), or wrap its first element in `depth` arrays (deeper than any parser recurses); or
+answer as another server would: `text` instead of JSON, with `status`, `media_type` and `headers` (a proxy's HTML 404,
+a redirect elsewhere).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ def _text(value: Any) -> str:
 
 
 def broken(answer: Any, fault: dict[str, Any]) -> bytes:
+    if "text" in fault:
+        return str(fault["text"]).encode()
     body = fault["body"] if "body" in fault else answer
     if "merge" in fault:
         body = _merged(body, fault["merge"])

@@ -45,7 +45,8 @@ class Settings:
     # Answers of a broken server or proxy, by operation ("GET /athletes/{id}/stats", as in the OpenAPI document):
     # {"body": JSON} answers that instead; {"merge": {...}} merges members into the answer (into each element of a
     # list); {"invalid_utf8": true} puts a byte that is not UTF-8 into the answer's first "name"; {"depth": N} wraps
-    # the answer's first element (or the answer) N arrays deep
+    # the answer's first element (or the answer) N arrays deep; {"text": "<html>…", "status": 404, "media_type":
+    # "text/html", "headers": {…}} answers as another server (a proxy's page, a redirect)
     fault_answers: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Answer shapes: "spec" (the spec) or "real" (the real service where it differs; sandbox/flavors.py)
     flavor: str = "spec"
@@ -72,7 +73,7 @@ class Settings:
 # String settings with a fixed set of values.
 CHOICES = {"flavor": ("spec", "real")}
 _TYPES = {"int": int, "float": float, "bool": bool, "list[float]": list, "str": str, "dict[str, dict[str, Any]]": dict}
-FAULT_ANSWER_KEYS = {"body", "merge", "invalid_utf8", "depth"}
+FAULT_ANSWER_KEYS = {"body", "merge", "invalid_utf8", "depth", "text", "status", "media_type", "headers"}
 
 
 def _coerce(name: str, type_name: Any, value: Any) -> Any:

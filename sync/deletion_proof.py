@@ -1,7 +1,8 @@
 """Deleting needs proof: a webhook `delete` is a hint anyone can POST, and a listing can be short by mistake, so the
 service is asked first.
 
-An activity is deleted from the warehouse only when the athlete's own token is told it is gone (404) or hidden
+An activity is deleted from the warehouse only when the athlete's own token is told it is gone (the service's own
+404 naming the activity: a proxy's page or a 404 for the request's path proves nothing) or hidden
 from this grant (the spec's Only You for a grant without `activity:read_all`: 401 `activity:read_all_permission`).
 If the service still shows it, the event (or the listing) was wrong; any other answer (another athlete's activity,
 the service down, the budget spent) deletes nothing. One call per activity, at most.
@@ -38,8 +39,11 @@ def prove_deletions(session: Any, activity_ids: list[int], hint: str = "webhook 
     for activity_id in activity_ids:
         try:
             session.activity(activity_id, include_all_efforts=False)
-        except NotFound:
-            proof.deleted[activity_id] = f"{hint}, confirmed: the service answers 404"
+        except NotFound as error:
+            if error.about("Activity"):
+                proof.deleted[activity_id] = f"{hint}, confirmed: the service answers 404"
+            else:
+                proof.unproven[activity_id] = f"a 404 that is not about the activity proves no deletion ({error})"
         except MissingScope as error:
             if error.scope == "activity:read_all":
                 proof.deleted[activity_id] = f"{hint}, confirmed: made Only You (this grant may not see it)"

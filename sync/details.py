@@ -75,7 +75,10 @@ def fetch_chunk(session: Any, ids: list[int], fetch: Fetch, want_zones: set[int]
                     chunk.no_subscription = True
                 except (NotFound, UnexpectedShape, MissingScope):  # left queued for the zones asset
                     pass
-        except NotFound:
+        except NotFound as error:
+            if not error.about("Activity"):  # a 404 for the request's path: a wrong address, nothing gone
+                chunk.stopped = error
+                break
             chunk.missing.append(activity_id)
         except UnexpectedShape as error:
             chunk.odd.append((activity_id, error))

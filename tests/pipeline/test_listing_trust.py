@@ -91,6 +91,42 @@ def test_a_listing_quietly_short_of_a_few_deletes_only_what_the_service_confirms
     assert warehouse_ids(home) == set(ids) - {gone}
 
 
+PROXY_404 = "<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center></body></html>"
+ROUTE_404 = {"message": "Resource Not Found", "errors": [{"resource": "Request", "field": "path", "code": "invalid"}]}
+
+
+@pytest.mark.sqlite_only  # the state store is incidental: what counts as proof
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"status": 404, "text": PROXY_404, "media_type": "text/html"},  # a proxy's page
+        {"status": 404, "body": ROUTE_404},  # the service's 404, but for the request's path, not the activity
+    ],
+    ids=["html", "route"],
+)
+def test_a_404_that_is_not_the_services_word_on_the_activity_deletes_nothing(
+    sb: Harness, connect: Connect, answer: dict[str, Any]
+) -> None:
+    """A listing quietly short, and each activity it lacks answered with a 404 that is not the service's answer about
+    that activity: no proof, nothing deleted, each counted as not deleted."""
+    aid = add_athlete(sb)
+    ids = record_many(sb, aid, 30, oldest_days=30)
+    home = connect(aid)
+    home.sync()
+    dropped = [i for i in ids if i % 15 == 0]
+    with sb.settings(fault_listing_drop_every=15, fault_answers={"GET /activities/{id}": answer}):
+        outcome = home.sync(full=True, check=False)
+    assert warehouse_ids(home) == set(ids)
+    assert home.query("SELECT count(*) FROM deleted_activities") == [(0,)]
+    assert outcome.metadata["activities"]["missing_not_deleted"] == len(dropped)
+
+    new = record_many(sb, aid, 2, oldest_days=1)  # their details answered so: the run fails, nothing is taken as gone
+    with sb.settings(fault_answers={"GET /activities/{id}": answer}):
+        outcome = home.sync(check=False)
+    assert not outcome.success and warehouse_ids(home) == set(ids) | set(new)
+    assert home.query("SELECT count(*) FROM deleted_activities") == [(0,)] and home.needing("detail") == 2
+
+
 def test_a_future_dated_activity_does_not_move_the_cursor_past_now(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb)
     record_many(sb, aid, 3, oldest_days=10)
