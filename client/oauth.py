@@ -132,7 +132,16 @@ def exchange_code(config: Config, transport: Transport, code: str) -> dict[str, 
         # else: the code (single use, minutes long), which a new consent replaces
         fix = APP_CREDENTIALS_FIX if response.status_code == 401 else "run `fitsync connect` again"
         raise OAuthError(f"the code exchange failed with {response.status_code}: {fault_summary(response)}; {fix}")
-    body: dict[str, Any] = response.json()
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        raise OAuthError(
+            "the code exchange answered 200 with something that is not a token answer "
+            f"({response.headers.get('content-type') or 'no content type'}): is auth_url the service's? Then run "
+            "`fitsync connect` again"
+        )
     return body
 
 

@@ -26,6 +26,48 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# The longest an access token is taken to live, whatever an answer says (the service's last 6 h), and how long one
+# whose expiry cannot be read is: either only means an earlier refresh, and a token refused before then is refreshed
+# on its 401 as any other.
+LONGEST_LIFE = 6 * 3600
+UNREAD_LIFE = 3600
+
+
+@dataclass(frozen=True)
+class TokenAnswer:
+    """What a token answer gave, each part on its own: a rotated refresh token is saved even when the rest is odd
+    (the old one is dead the moment the service issued it), and an odd expiry only brings the next refresh nearer."""
+
+    access_token: str | None
+    refresh_token: str | None
+    expires_at: int
+    odd: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, body: object, now: float) -> TokenAnswer:
+        fields = body if isinstance(body, dict) else {}
+        access, refresh = (fields.get(k) for k in ("access_token", "refresh_token"))
+        access = access if isinstance(access, str) and access else None
+        refresh = refresh if isinstance(refresh, str) and refresh else None
+        odd = [f"no {k}" for k, v in (("access_token", access), ("refresh_token", refresh)) if v is None]
+        expires_at = _expiry(fields.get("expires_at"), fields.get("expires_in"), now)
+        if expires_at is None:
+            odd.append(f"an expires_at that is not a time ({str(fields.get('expires_at'))[:40]!r})")
+            expires_at = int(now) + UNREAD_LIFE
+        return cls(access, refresh, expires_at, tuple(odd))
+
+
+def _expiry(expires_at: object, expires_in: object, now: float) -> int | None:
+    """The expiry as epoch seconds, no later than LONGEST_LIFE from now; None when neither member gives one."""
+    for value, base in ((expires_at, 0.0), (expires_in, now)):
+        try:
+            seconds = float(value) if isinstance(value, (int, float, str)) and not isinstance(value, bool) else None
+        except ValueError:
+            seconds = None
+        if seconds is not None and seconds == seconds and abs(seconds) != float("inf"):
+            return int(min(base + seconds, now + LONGEST_LIFE))
+    return None
+
 
 @dataclass(frozen=True)
 class AthleteRecord:
@@ -54,8 +96,11 @@ class TokenManager:
     def save_grant(self, body: dict[str, Any], scopes: str) -> AthleteRecord:
         """Store what a code exchange returned (tokens encrypted); a reconnect replaces the old grant."""
         athlete = body.get("athlete") or {}
-        if not isinstance(athlete.get("id"), int):
+        if not isinstance(athlete, dict) or not isinstance(athlete.get("id"), int):
             raise OAuthError("the token response carries no athlete id")
+        answer = TokenAnswer.read(body, time.time())
+        if answer.access_token is None or answer.refresh_token is None:
+            raise OAuthError(f"the token response carries {' and '.join(answer.odd[:2])}: run `fitsync connect` again")
         with self.store.transaction() as conn:
             self.cipher.require_current(conn)  # the key the other processes read with (not rotated meanwhile)
             athlete_rows.save_grant(
@@ -64,9 +109,9 @@ class TokenManager:
                 athlete.get("firstname"),
                 athlete.get("lastname"),
                 scopes,
-                self.cipher.encrypt(body["access_token"]),
-                int(body["expires_at"]),
-                self.cipher.encrypt(body["refresh_token"]),
+                self.cipher.encrypt(answer.access_token),
+                answer.expires_at,
+                self.cipher.encrypt(answer.refresh_token),
             )
         record = self.athlete(athlete["id"])
         assert record is not None
@@ -106,21 +151,29 @@ class TokenManager:
             body = self._refresh_call(self.cipher.decrypt(row["refresh_token"]))
             if isinstance(body, str):
                 athlete_rows.needs_reauth(conn, athlete_id, body)
-            else:
+            elif body.access_token or body.refresh_token:  # what came is kept, the rest as it was
                 athlete_rows.save_tokens(
                     conn,
                     athlete_id,
-                    self.cipher.encrypt(body["access_token"]),
-                    int(body["expires_at"]),
-                    self.cipher.encrypt(body["refresh_token"]),
+                    self.cipher.encrypt(body.access_token) if body.access_token else row["access_token"],
+                    body.expires_at if body.access_token else 0,
+                    self.cipher.encrypt(body.refresh_token) if body.refresh_token else row["refresh_token"],
                 )
         if isinstance(body, str):  # the service refused the refresh token: whoever catches the error says it
             log.info("athlete %s needs re-authorization: %s", athlete_id, body)
             raise ReauthorizationRequired(athlete_id, body)
+        if body.odd:
+            log.warning("athlete %s: the token endpoint answered with %s", athlete_id, ", ".join(body.odd))
+        if body.access_token is None:
+            kept = "its new refresh token is saved" if body.refresh_token else "nothing in it could be saved"
+            raise OAuthError(
+                f"the token endpoint answered athlete {athlete_id}'s refresh without an access token ({kept}); "
+                "run `fitsync sync` again"
+            )
         # Committed: the new refresh token is on disk before the new access token is used.
-        return Secret(body["access_token"])
+        return Secret(body.access_token)
 
-    def _refresh_call(self, refresh_token: Secret) -> dict[str, Any] | str:
+    def _refresh_call(self, refresh_token: Secret) -> TokenAnswer | str:
         """The token response, or the reason the service refused this refresh token."""
         client_id, client_secret = self.config.require_app()
         form = {
@@ -152,13 +205,16 @@ class TokenManager:
                 "rotated the refresh token"
             )
         if response.status_code == 200:
-            body: dict[str, Any] = response.json()
-            if not all(
-                isinstance(body.get(k), t)
-                for k, t in (("access_token", str), ("refresh_token", str), ("expires_at", int))
-            ):
-                raise OAuthError("the token endpoint answered without access_token, refresh_token or expires_at")
-            return body
+            try:
+                body = response.json()
+            except ValueError:  # a page, not a token answer: what the service may have rotated never reached us
+                body = None
+            if not isinstance(body, dict):
+                raise OAuthError(
+                    "the token endpoint answered 200 with something that is not a token answer "
+                    f"({response.headers.get('content-type') or 'no content type'}): is auth_url the service's?"
+                )
+            return TokenAnswer.read(body, time.time())
         if response.status_code == 400 and "RefreshToken." in reason:
             return reason
         if response.status_code == 401:

@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -17,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
+from fitsync.client import tls
 from fitsync.client.config import Config
 from fitsync.client.crypto import TokenCipher
 from fitsync.client.open_state import open_store
@@ -187,3 +189,60 @@ def release_and_collect(procs: list[subprocess.Popen[str]], timeout: float) -> l
                 proc.kill()
                 proc.wait()
     return reports
+
+
+# What a TokenProxy answers instead of the service's token answer: (status, content type, body), given the service's.
+Rewrite = Callable[[int, bytes, bytes], "tuple[int, str, bytes]"]
+
+
+class TokenProxy:
+    """A token endpoint on loopback in front of the sandbox's, as a proxy or a changed service would be: each POST is
+    passed on (the sandbox rotates the refresh token as it would), then `rewrite(status, form, answer)` says what the
+    client gets. `upstream=False`: the request is never passed on. `issued` keeps each refresh token the sandbox
+    issued."""
+
+    def __init__(self, upstream: str) -> None:
+        self.rewrite: Rewrite | None = None
+        self.pass_on = True
+        self.issued: list[str] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                form = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                status, kind, body = 200, "application/json", b"{}"
+                if owner.pass_on:
+                    answer = httpx.post(
+                        upstream.rstrip("/") + self.path,
+                        content=form,
+                        headers={"Content-Type": "application/x-www-form-urlencoded"},
+                        verify=tls.context(),
+                    )
+                    status, body = answer.status_code, answer.content
+                    if status == 200:
+                        owner.issued.append(json.loads(body)["refresh_token"])
+                if owner.rewrite is not None:
+                    status, kind, body = owner.rewrite(status, form, body)
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> TokenProxy:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -21,12 +21,20 @@ import pytest
 from click.testing import CliRunner
 
 from fitsync.cli.main import main
-from fitsync.client.errors import ReauthorizationRequired
+from fitsync.client.errors import OAuthError, ReauthorizationRequired
 from fitsync.client.runtime import FitsyncClient
 
 from ..sandbox_harness import App, Harness, query, wait_until
 from .conftest import Connected, MakeConfig, connect_athlete
-from .support import RequestLog, cli_env, release_and_collect, start_workers, stored_access_token, stored_refresh_token
+from .support import (
+    RequestLog,
+    TokenProxy,
+    cli_env,
+    release_and_collect,
+    start_workers,
+    stored_access_token,
+    stored_refresh_token,
+)
 
 UNLIMITED = dict(
     read_limit_short=1_000_000, read_limit_long=1_000_000, overall_limit_short=1_000_000, overall_limit_long=1_000_000
@@ -211,6 +219,64 @@ def test_a_refresh_whose_answer_is_lost_is_told_apart_and_asks_for_a_new_consent
     with FitsyncClient(make_config()) as client:
         connect_athlete(sb, client, app, own_athlete)
         assert client.athlete(own_athlete).athlete().id == own_athlete
+
+
+ODD_EXPIRIES = [21600.5, "in six hours", 1e30, None]  # a float, text, far off, none
+
+
+@pytest.mark.parametrize("expires_at", ODD_EXPIRIES, ids=["float", "text", "far", "none"])
+def test_an_odd_expiry_in_a_rotation_keeps_the_new_refresh_token(
+    sb: Harness, make_config: MakeConfig, app: App, expires_at: object
+) -> None:
+    """The service rotated the refresh token, but the answer's expiry is odd: the new refresh token is saved all the
+    same (the old one is dead), the new access token used, and the odd expiry only brings the next refresh nearer."""
+    with TokenProxy(sb.server.base_url) as proxy:
+        config = make_config(auth_url=proxy.url)
+        with FitsyncClient(config) as client:
+            aid = connect_athlete(sb, client, app, sb.athlete_id()).athlete_id
+
+            def odd(status: int, form: bytes, body: bytes) -> tuple[int, str, bytes]:
+                answer = json.loads(body)
+                answer["expires_at"] = answer["expires_at"] - time.time() if isinstance(expires_at, float) else None
+                if not isinstance(expires_at, float):
+                    answer["expires_at"] = expires_at
+                answer.pop("expires_in", None)
+                return status, "application/json", json.dumps(answer).encode()
+
+            proxy.rewrite = odd
+            client.tokens.refresh(aid, rejected=client.tokens.access_token(aid))
+            assert stored_refresh_token(config, aid) == proxy.issued[-1]  # the rotated one, on disk
+            record = client.tokens.athlete(aid)
+            assert record is not None and record.status == "connected"
+            assert record.access_expires_at is not None and record.access_expires_at <= time.time() + 6 * 3600 + 5
+            assert client.athlete(aid).athlete().id == aid  # the new access token works
+            proxy.rewrite = None
+            client.tokens.refresh(aid, rejected=client.tokens.access_token(aid))  # and the next rotation too
+            assert stored_refresh_token(config, aid) == proxy.issued[-1]
+
+
+def test_token_answers_of_another_server_say_so_lose_nothing_and_echo_no_secret(
+    sb: Harness, make_config: MakeConfig, app: App
+) -> None:
+    """A page instead of a token answer, and a 400 that quotes the form it refused: a message that says what came
+    (no parser's traceback, no client secret or refresh token in it), and the stored grant as it was."""
+    with TokenProxy(sb.server.base_url) as proxy:
+        config = make_config(auth_url=proxy.url)
+        with FitsyncClient(config) as client:
+            aid = connect_athlete(sb, client, app, sb.athlete_id()).athlete_id
+            refresh, access = stored_refresh_token(config, aid), client.tokens.access_token(aid)
+            proxy.pass_on = False
+            proxy.rewrite = lambda status, form, body: (200, "text/html", b"<html>Sign in to the portal</html>")
+            with pytest.raises(OAuthError, match="not a token answer [(]text/html[)]"):
+                client.tokens.refresh(aid, rejected=access)
+            proxy.rewrite = lambda status, form, body: (400, "application/json", b'{"message": "bad: ' + form + b'"}')
+            with pytest.raises(OAuthError) as echoed:
+                client.tokens.refresh(aid, rejected=access)
+            said = str(echoed.value)
+            assert refresh not in said and app.client_secret not in said and "token refresh failed" in said
+            assert stored_refresh_token(config, aid) == refresh
+            record = client.tokens.athlete(aid)
+            assert record is not None and record.status == "connected"
 
 
 def test_cli_athletes_shows_needs_reauth(sb: Harness, connected: Connected) -> None:
