@@ -97,6 +97,8 @@ class AthleteApi:
             response = self._send(
                 method, path, BearerToken(self.tokens, self.athlete_id, token), budget, idempotent, kwargs
             )
+        if 300 <= response.status_code < 400:
+            raise errors.Redirected(response.status_code, method, path, response.headers.get("location", ""))
         if response.status_code >= 400:
             fault = _json(response)
             raise errors.for_status(response.status_code, fault)(response.status_code, method, path, fault)
@@ -312,7 +314,12 @@ class PushSubscriptions:
             idempotent=False,
             data={**self._creds, "callback_url": callback_url, "verify_token": verify_token},
         )
-        return int(self._checked(response, "POST")["id"])
+        created = self._checked(response, "POST")
+        if not isinstance(created, dict) or not isinstance(created.get("id"), int):
+            raise errors.NotTheService(
+                f"POST /push_subscriptions answered {str(created)[:80]!r}, not a subscription id"
+            )
+        return int(created["id"])
 
     def view(self) -> list[Record]:
         response = self.transport.request(
@@ -321,19 +328,34 @@ class PushSubscriptions:
             content=httpx.QueryParams(self._creds).__str__().encode(),
             headers={"Content-Type": "application/x-www-form-urlencoded"},
         )
-        return records("subscription", self._checked(response, "GET"))
+        try:
+            return records("subscription", self._checked(response, "GET"))
+        except UnexpectedShape as error:
+            raise errors.NotTheService(str(error)) from None
 
     def delete(self, subscription_id: int) -> None:
         response = self.transport.request("DELETE", f"{self.url}/{subscription_id}", data=self._creds)
         self._checked(response, "DELETE")
 
     def _checked(self, response: httpx.Response, method: str) -> Any:
+        if 300 <= response.status_code < 400:
+            raise errors.Redirected(
+                response.status_code, method, "/push_subscriptions", response.headers.get("location", "")
+            )
         if response.status_code >= 400:
             fault = _json(response)
             raise errors.for_status(response.status_code, fault)(
                 response.status_code, method, "/push_subscriptions", fault
             )
-        return None if response.status_code == 204 else response.json()
+        if response.status_code == 204:
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            raise errors.NotTheService(
+                f"{method} /push_subscriptions → {response.status_code} with an answer that is not JSON "
+                f"({response.headers.get('content-type') or 'no content type'}): is base_url the service's API root?"
+            ) from None
 
 
 def _template(path: str) -> str:
@@ -355,6 +377,4 @@ def _json(response: httpx.Response) -> dict[str, Any] | None:
 
 
 def _is_token_error(response: httpx.Response) -> bool:
-    fault = _json(response) or {}
-    errs = fault.get("errors") or [{}]
-    return isinstance(errs[0], dict) and errs[0].get("field") == "access_token"
+    return errors.first_error(_json(response)).get("field") == "access_token"

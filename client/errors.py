@@ -60,6 +60,27 @@ class ApiError(FitsyncError):
 NOT_A_FAULT = "(not the service's error payload: a proxy's or a gateway's page? check base_url)"
 
 
+class Redirected(ApiError):
+    """A 3xx: fitsync follows no redirect (the athlete's token would go with it), and its body is never data."""
+
+    def __init__(self, status: int, method: str, path: str, location: str) -> None:
+        super().__init__(status, method, path)
+        self.location = location
+
+    def __str__(self) -> str:
+        from urllib.parse import urlsplit
+
+        where = urlsplit(self.location).netloc or "the same host"
+        return (
+            f"{self.method} {self.path} → {self.status}: a redirect to {where}, which fitsync does not follow (the "
+            "athlete's token would go with it): is base_url the service's API root?"
+        )
+
+
+class NotTheService(FitsyncError):
+    """A success status with a body that is not JSON (a proxy's or a portal's page)."""
+
+
 class NotFound(ApiError):
     """The service's own 404 (its error payload): a proxy's page is an ApiError, never proof that something is gone."""
 

@@ -414,9 +414,13 @@ class RateGovernor:
         rate_ledger.write_line(conn, window, budget, start, used, limit)
 
 
+# No window's limit or usage is larger: a header beyond it (or below 0) is not the service's count, and is ignored.
+HEADER_MAX = 10**9
+
+
 def _pair(value: str | None) -> tuple[int, int] | None:
     try:
         short, long = (int(x) for x in (value or "").split(","))
     except ValueError:
         return None
-    return short, long
+    return (short, long) if 0 <= short <= HEADER_MAX and 0 <= long <= HEADER_MAX else None

@@ -311,6 +311,36 @@ def test_recorded_error_bodies_map_to_fitsyncs_errors(name: str, expected: type)
         assert error.scope == "activity:read"  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(
+    "status, body",
+    [
+        (403, None),  # an HTML page: no JSON at all
+        (403, {"message": "Forbidden", "errors": []}),
+        (401, {"message": "x", "errors": {"field": "access_token"}}),  # errors an object
+        (404, {"errors": [{"resource": "Activity"}]}),  # no message: not the service's payload
+        (404, ["not", "an", "object"]),
+    ],
+)
+def test_error_bodies_of_odd_shapes_are_said_as_such(status: int, body: Any) -> None:
+    """Not the service's error payload: a plain ApiError (never a NotFound that would prove a deletion), whose message
+    says so, and no IndexError or KeyError on the way."""
+    fault = body if isinstance(body, dict) else None
+    error = errors.for_status(status, fault)(status, "GET", "/athlete", fault)
+    assert type(error) is (errors.Forbidden if body == {"message": "Forbidden", "errors": []} else errors.ApiError)
+    if type(error) is errors.ApiError:
+        assert "not the service's error payload" in str(error)
+
+
+def test_a_servers_text_is_repeated_with_credentials_masked() -> None:
+    echoed = {
+        "message": "bad form: client_id=7&client_secret=9f8e7d6c&refresh_token=0123456789abcdef0123456789abcdef01",
+        "errors": [{"resource": "RefreshToken", "field": "refresh_token", "code": "invalid"}],
+    }
+    said = str(errors.ApiError(400, "POST", "/oauth/token", echoed))
+    assert "9f8e7d6c" not in said and "0123456789abcdef" not in said
+    assert "client_secret=***" in said and "(RefreshToken.refresh_token: invalid)" in said
+
+
 def test_the_real_token_answer_has_no_scope_and_fitsync_does_not_need_it() -> None:
     body = fixture("real_token_exchange.json")
     assert "scope" not in body and body["athlete"]["id"] == ATHLETE

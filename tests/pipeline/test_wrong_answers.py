@@ -131,6 +131,24 @@ def test_a_detail_that_is_not_an_activity_stays_queued(sb: Harness, connect: Con
     assert home.query("SELECT count(*) FROM activities WHERE detail_loaded") == [(3,)]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what counts as an answer
+def test_a_redirect_is_no_listing_and_rate_headers_out_of_range_are_ignored(sb: Harness, connect: Connect) -> None:
+    """A 302 to another host with `[]` for a body is not an empty listing (nothing deleted, the run failed and says
+    where it led); usage headers no service sends (beyond a billion) leave the budget's own count as it was."""
+    aid = add_athlete(sb)
+    ids = record_many(sb, aid, 3, oldest_days=10)
+    home = connect(aid)
+    away = {"status": 302, "headers": {"Location": "https://elsewhere.example/login?next=x"}, "body": []}
+    with sb.settings(fault_answers={"GET /athlete/activities": away}):
+        outcome = home.sync(full=True, check=False)
+    assert not outcome.success and "a redirect to elsewhere.example" in (outcome.error or ""), outcome.error
+    assert home.query("SELECT count(*) FROM activities") == [(0,)] and home.needing("detail") == 0
+    huge = {"headers": {"X-ReadRateLimit-Usage": "99999999999999999999999,1", "X-RateLimit-Usage": "-5,-5"}}
+    with sb.settings(fault_answers={"GET /athlete": huge}):
+        assert home.sync().success
+    assert {r[0] for r in home.query("SELECT activity_id FROM activities")} == set(ids)
+
+
 @pytest.mark.sqlite_only  # the state store is incidental: an answer's bytes
 def test_a_byte_that_is_not_utf8_is_replaced_and_the_listing_loads(sb: Harness, connect: Connect) -> None:
     """One invalid byte in an activity's name (a proxy mangling it) no longer fails the athlete's listing: it is
