@@ -98,6 +98,16 @@ def load_lifecycle(conn: Connection) -> Lifecycle:
     }
 
 
+def note_lifecycle(conn: Connection, athlete_id: int, activity_id: int, aspect: str, event_time: int) -> None:
+    """One activity's create or delete acted on, unless one acted on later is stored."""
+    conn.execute(
+        "INSERT INTO webhook_lifecycle VALUES (?, ?, ?, ?) ON CONFLICT (athlete_id, activity_id) "
+        "DO UPDATE SET aspect = excluded.aspect, event_time = excluded.event_time "
+        "WHERE webhook_lifecycle.event_time <= excluded.event_time",
+        (athlete_id, activity_id, aspect, event_time),
+    )
+
+
 def save_lifecycle(conn: Connection, before: Lifecycle, after: Lifecycle) -> None:
     """Write what changed between `before` and `after`."""
     conn.executemany(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,9 @@ OBJECT_ASPECTS = {"activity": {"create", "update", "delete"}, "athlete": {"updat
 INT_FIELDS = ("object_id", "owner_id", "subscription_id", "event_time")
 ALLOWED_UPDATE_KEYS = {"activity": {"title", "type", "private"}, "athlete": {"authorized"}}
 FIELDS = {"object_type", "object_id", "aspect_type", "updates", "owner_id", "subscription_id", "event_time"}
+
+
+CLOCK_SLACK = 300  # seconds an event's time may be ahead of its receipt (the service's clock and this host's)
 
 
 class InvalidEvent(ValueError):
@@ -38,6 +42,12 @@ class Event:
     subscription_id: int
     event_time: int
     received_at: float = 0.0
+
+    @property
+    def time(self) -> int:
+        """When it happened, as far as fitsync believes: no later than a few minutes after it was received (an event
+        dated years ahead would otherwise outrank every real one of its activity; the minutes allow for clocks)."""
+        return min(self.event_time, int(self.received_at) + CLOCK_SLACK) if self.received_at else self.event_time
 
     @property
     def deauthorization(self) -> bool:
@@ -99,15 +109,19 @@ def set_delete_verdict(conn: Connection, athlete_id: int, activity_id: int, verd
     members = ['"aspect_type":"delete"', '"object_type":"activity"']
     numbers = [f'"owner_id":{int(athlete_id)}', f'"object_id":{int(activity_id)}']
     rows = inbox_rows.undecided_containing(conn, members, [(f"{n},", f"{n}}}") for n in numbers])
-    ids = [
-        r["id"]
+    events = [
+        (r["id"], p["event_time"])
         for r in rows
         if (p := json.loads(r["payload"]))["owner_id"] == athlete_id
         and p["object_id"] == activity_id
         and p["aspect_type"] == "delete"
         and p["object_type"] == "activity"
     ]
-    set_verdict(conn, ids, verdict, reason)
+    set_verdict(conn, [i for i, _ in events], verdict, reason)
+    if verdict == "confirmed" and events:  # only the service's word makes a delete what later events are judged by
+        inbox_rows.note_lifecycle(
+            conn, athlete_id, activity_id, "delete", min(max(t for _, t in events), int(time.time()))
+        )
 
 
 def _events(rows: list[Any]) -> list[Event]:

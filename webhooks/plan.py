@@ -48,31 +48,34 @@ def _superseded(event: Event, last: tuple[str, int] | None) -> bool:
         return False
     aspect, when = last
     if event.aspect_type == "delete":
-        return aspect == "create" and event.event_time < when
+        return aspect == "create" and event.time < when
     if event.aspect_type == "create":
-        return aspect == "delete" and event.event_time <= when
+        return aspect == "delete" and event.time <= when
     return aspect == "delete"  # an update of a deleted activity
 
 
 def plan(events: list[Event], lifecycle: Lifecycle) -> Plan:
-    """Fold events into work; `lifecycle` (the last create/delete acted on) is updated in place."""
+    """Fold events into work; `lifecycle` (the last create/delete acted on) is updated in place with the creates. A
+    delete is only a hint until the service confirms it (webhooks/inbox.set_delete_verdict writes it then): a forged
+    one recorded here would have made every later real update of the activity moot."""
     out = Plan()
-    for event in sorted(events, key=lambda e: (e.event_time, e.inbox_id)):
+    judged = dict(lifecycle)  # what each event is judged by: the lifecycle and this plan's own deletes
+    for event in sorted(events, key=lambda e: (e.time, e.inbox_id)):
         if event.deauthorization:
             out.deauthorized.setdefault(event.owner_id, event)
             continue
         work = out.work.setdefault(event.owner_id, AthleteWork(event.owner_id))
         work.inbox_ids.append(event.inbox_id)
         key = (event.owner_id, event.object_id)
-        if _superseded(event, lifecycle.get(key)):
+        if _superseded(event, judged.get(key)):
             out.ignored.append(event.inbox_id)
         elif event.aspect_type == "delete":
-            lifecycle[key] = ("delete", event.event_time)
+            judged[key] = ("delete", event.time)
             work.refresh.discard(event.object_id)
             work.delete.add(event.object_id)
         else:
             if event.aspect_type == "create":
-                lifecycle[key] = ("create", event.event_time)
+                judged[key] = lifecycle[key] = ("create", event.time)
                 work.delete.discard(event.object_id)
             work.refresh.add(event.object_id)
     return out

@@ -13,7 +13,7 @@ import pytest
 from fitsync.webhooks.admission import CALLS_PER_ACTIVITY, allowance_cap
 
 from ..sandbox_harness import Harness
-from .conftest import WebhookHome, add_athlete, delete, record, revoke
+from .conftest import WebhookHome, add_athlete, change, delete, record, revoke
 from .test_end_to_end import synced_athlete
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
@@ -43,6 +43,16 @@ def test_forged_delete_of_an_existing_activity_deletes_nothing(sb: Harness, home
     meta = outcomes[0].metadata  # type: ignore[union-attr]
     assert meta["activities"]["api_calls"] == 1 and meta["activities"]["deleted"] == 0
     assert meta["activity_details"]["api_calls"] == 1
+
+    # the athlete then renames it for real: the rejected delete mutes nothing (it was once taken as acted on, and every
+    # later update of the activity as an update of a deleted one)
+    home.mark_events()
+    change(sb, victim, name="Renamed for real")
+    home.settle(1)
+    requests, _ = home.process()
+    assert [r.job_name for r in requests] == ["webhook_refresh"]
+    assert home.activity(victim)["name"] == "Renamed for real"  # type: ignore[index]
+    assert home.state("SELECT count(*) FROM webhook_lifecycle") == [(0,)]
 
 
 @pytest.mark.sqlite_only  # the state store is incidental: a forged event (the real checks run on both)

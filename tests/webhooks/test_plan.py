@@ -38,7 +38,21 @@ def test_decide_admits_within_the_allowance_holds_the_rest_and_plans_the_admitte
     assert any("coalesced" in reason for reason in books.deferred)
     assert work.work[5].refresh == {100} and work.work[5].delete == {800} and set(work.work) == {5}
     assert work.deauthorized == {8: events[6]}
-    assert books.lifecycle == {(5, 800): ("delete", 15)} and lifecycle == {(5, 800): ("create", 1)}  # not changed
+    assert lifecycle == {(5, 800): ("create", 1)}  # not changed
+    assert books.lifecycle == lifecycle  # a delete is a hint until the service confirms it (inbox.set_delete_verdict)
+
+
+def test_an_event_dated_ahead_of_its_receipt_outranks_nothing() -> None:
+    """A forged create dated years ahead would make every real delete of its activity "older than a create acted on":
+    its time counts as no later than minutes after it was received."""
+    forged = event(1, 5, 100, "create", int(NOW) + 10**8)
+    work, books = decide([forged], busy=set(), known={5: {100}}, remaining=5, cap=5, lifecycle={}, now=NOW)
+    assert books.lifecycle == {(5, 100): ("create", int(NOW) + 300)}
+    real_delete = event(2, 5, 100, "delete", int(NOW) + 3600, received=NOW + 3600)
+    work, _ = decide(
+        [real_delete], busy=set(), known={5: {100}}, remaining=5, cap=5, lifecycle=books.lifecycle, now=NOW
+    )
+    assert work.work[5].delete == {100}
 
 
 def test_a_stored_grant_settles_a_deauthorization_only_when_it_can() -> None:
