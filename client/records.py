@@ -197,6 +197,16 @@ def shape_problem(kind: str, body: Any) -> str | None:
     return check(body) if check else None
 
 
+def owner_problem(body: dict[str, Any], athlete_id: int) -> str | None:
+    """Why an activity answered to `athlete_id`'s token is not theirs to store (its `athlete.id` names another), or
+    None. An activity without an owner is taken as the athlete's: the spec's summaries and details carry one."""
+    owner = body.get("athlete")
+    owner_id = owner.get("id") if isinstance(owner, dict) else None
+    if _is_int(owner_id) and owner_id != athlete_id:
+        return f"an activity of athlete {owner_id}, not of athlete {athlete_id}"
+    return None
+
+
 def records(kind: str, body: Any, endpoint: str = "") -> list[Record]:
     if not isinstance(body, list):
         raise UnexpectedShape(endpoint or kind, kind, body)

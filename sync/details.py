@@ -11,7 +11,7 @@ from typing import Any
 
 from fitsync.client.errors import MissingScope, NotFound, PaymentRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
-from fitsync.client.records import Record, UnexpectedShape
+from fitsync.client.records import Record, UnexpectedShape, owner_problem
 from fitsync.state.store import StateStore
 
 from . import landing, progress
@@ -51,6 +51,8 @@ def fetch_detail(session: Any, activity_id: int) -> dict[str, Any]:
     record: Record = session.activity(activity_id, include_all_efforts=True)
     if record.id != activity_id:
         raise UnexpectedShape("GET /activities/{id}", "activity", record.raw, f"activity {record.id} for {activity_id}")
+    if problem := owner_problem(record.raw, session.athlete_id):
+        raise UnexpectedShape("GET /activities/{id}", "activity", record.raw, problem)
     return record.raw
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from fitsync.client.rate_governor import RateBudgetExhausted
-from fitsync.client.records import Record, UnexpectedShape, shape_problem
+from fitsync.client.records import Record, UnexpectedShape, owner_problem, shape_problem
 from fitsync.state.store import StateStore
 
 from . import cadence, landing, progress
@@ -107,7 +107,8 @@ def list_activities(
     try:
         page: list[Record] = []
         for summary in session.activities(after=after):
-            if problem := shape_problem("activity", summary.raw):  # kept raw and said; the rest of the page loads
+            problem = shape_problem("activity", summary.raw) or owner_problem(summary.raw, aid)
+            if problem:  # kept raw and said; the rest of the page loads
                 with store.transaction() as conn:
                     landing.keep_unrecognized(conn, aid, "GET /athlete/activities", problem, summary.raw)
                 unreadable[problem] = unreadable.get(problem, 0) + 1

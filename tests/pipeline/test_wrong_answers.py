@@ -195,6 +195,27 @@ def test_a_listed_element_without_an_id_is_kept_raw_and_the_rest_loads(sb: Harne
     assert home.sync().left_out() == [] and home.query("SELECT count(*) FROM activities") == [(len(ids),)]
 
 
+def test_an_activity_of_another_athlete_is_kept_raw_and_not_stored_as_theirs(sb: Harness, connect: Connect) -> None:
+    """The owner an answer names is checked: another athlete's activity, listed or detailed under this athlete's
+    token, is never stored as this athlete's."""
+    aid = add_athlete(sb)
+    ids = record_many(sb, aid, 3, oldest_days=10)
+    home = connect(aid)
+    foreign = {"merge": {"athlete": {"id": aid + 1000, "resource_state": 1}}}
+    with sb.settings(fault_answers={"GET /athlete/activities": foreign}):
+        listed = home.sync(check=False)
+    assert home.query("SELECT count(*) FROM activities") == [(0,)]
+    assert listed.left_out() == [
+        f"athlete {aid}: 3 listed element(s) left out: an activity of athlete {aid + 1000}, not of athlete {aid} "
+        "(kept raw in unrecognized_payloads)"
+    ]
+    with sb.settings(fault_answers={"GET /activities/{id}": foreign}):
+        detailed = home.sync(check=False)
+    assert not detailed.success and f"an activity of athlete {aid + 1000}" in (detailed.error or ""), detailed.error
+    assert home.query("SELECT count(*) FROM activities WHERE detail_loaded") == [(0,)] and home.needing("detail") == 3
+    assert home.sync().success and home.query("SELECT count(*) FROM activities WHERE detail_loaded") == [(len(ids),)]
+
+
 @pytest.mark.sqlite_only  # the state store is incidental: the client's timeouts
 def test_a_service_that_accepts_and_never_answers_fails_the_athlete_in_one_requests_retries(
     sb: Harness, connect: Connect, recorder: Recorder
