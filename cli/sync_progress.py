@@ -130,6 +130,8 @@ class SyncProgress:
         parts = [f"athlete {self.athlete_id}: {reading.phase or STARTING}"]
         if reading.total == 0:  # "details 0/0" read as a phase that failed to start (a listing cut short, or no work)
             parts[0] += " (none to fetch)"
+        elif reading.total is not None and not reading.done:  # "details 0/16" in a log read as nothing fetched
+            parts[0] += f" ({reading.total} to fetch)"
         elif reading.total is not None:
             parts[0] += f" {reading.done}/{reading.total}"
         elif reading.note:

@@ -91,7 +91,7 @@ def nothing_new(athlete_id: int, calls: int, seconds: float, why: str) -> Athlet
 
 def budget_spent(athlete_id: int, calls: int, seconds: float, until: float) -> AthleteSummary:
     """The budget is spent past --max-wait before anything could be asked: no run, work left for later (partial)."""
-    when = time.strftime("%H:%M", time.localtime(until))
+    when = time.strftime("%H:%M %Z", time.localtime(until))  # a log is read elsewhere, later: the zone with it
     return AthleteSummary(
         athlete_id,
         "partial",
@@ -270,17 +270,26 @@ def _print_assets(out: Console, summary: AthleteSummary, title: Text, verbose: b
             sharing.setdefault(note, []).append(asset.asset)
     shared = {note: names for note, names in sharing.items() if len(names) > 1}
     out.print(title, soft_wrap=True)  # a line of its own: a table's title is padded to the table's width
-    table = Table()
-    table.add_column("asset")
-    table.add_column("calls", justify="right")
-    table.add_column("counted")
-    table.add_column("notes")
+    rows = []
     for asset in shown:
         notes = "; ".join(n if n not in shared else "see below" for n in dict.fromkeys(asset.notes))
         if verbose and asset.endpoints:
             notes += ("; " if notes else "") + ", ".join(f"{e} ×{n}" for e, n in sorted(asset.endpoints.items()))
-        table.add_row(asset.asset, str(asset.calls), _counted(asset, verbose), notes)
-    out.print(table)
+        rows.append((asset.asset, str(asset.calls), _counted(asset, verbose), notes))
+    if rows and out.is_terminal:
+        table = Table()
+        table.add_column("asset")
+        table.add_column("calls", justify="right")
+        table.add_column("counted")
+        table.add_column("notes")
+        for row in rows:
+            table.add_row(*row)
+        out.print(table)
+    for name, calls, counted, notes in rows if not out.is_terminal else ():
+        # a log (cron's mail, a pager): a line per asset, as long as what it says; a table pads every row to its
+        # widest (200 characters and more), which wraps each row into three in an 80-column mail
+        said = [f"{calls} call{'' if calls == '1' else 's'}", counted, notes]
+        out.print(Text(f"  {name}: {'; '.join(part for part in said if part)}"), soft_wrap=True)
     for note, names in shared.items():  # whole: a line of its own is never cut to a cell's width
         out.print(Text(f"{', '.join(names)}: {note}"), soft_wrap=True)
 

@@ -165,7 +165,7 @@ class Transport:
             stop=stop_after_attempt(self.max_retries),
             wait=wait_exponential_jitter(multiplier=self.backoff_initial, max=self.backoff_max),
             retry=retry_if_exception(lambda e: isinstance(e, retryable)),
-            before_sleep=lambda state: _log_retry(method, url, state),
+            before_sleep=lambda state: _log_retry(method, url, state, lane),
             sleep=self.sleep,
             reraise=True,
         )
@@ -280,11 +280,13 @@ def _refused_budget(response: httpx.Response) -> str:
     return "overall" if "overall" in str(field) else "read"
 
 
-def _log_retry(method: str, url: str, state: RetryCallState) -> None:
+def _log_retry(method: str, url: str, state: RetryCallState, lane: Lane | None = None) -> None:
     error = state.outcome.exception() if state.outcome else None
     pause = state.next_action.sleep if state.next_action else 0.0
+    whose = f"athlete {lane.athlete_id}: " if lane is not None and lane.athlete_id is not None else ""
     log.warning(
-        "retrying %s %s after %s (attempt %d) in %.1f s",
+        "%sretrying %s %s after %s (attempt %d) in %.1f s",
+        whose,
         method,
         url_path(url),
         type(error).__name__,

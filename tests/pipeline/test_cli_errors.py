@@ -168,7 +168,8 @@ def test_a_sync_that_cannot_reach_the_service_names_the_athlete_the_address_and_
     env = {"FITSYNC_HOME": str(home.config.home), "FITSYNC_BASE_URL": f"http://127.0.0.1:{port}/api/v3"}
     done = fitsync("sync", "--quiet", FITSYNC_MAX_RETRIES="2", **env)
     assert done.returncode == 1, done.stderr
-    retry = next(line for line in done.stderr.splitlines() if line.startswith("retrying"))
+    retry = next(line for line in done.stderr.splitlines() if "retrying" in line)
+    assert retry.startswith(f"athlete {aid}: retrying GET "), retry  # a log of many athletes says whose call it was
     assert re.search(r"after ConnectError \(attempt 1\) in \d+\.\d s$", retry), retry
     line = next(line for line in done.stderr.splitlines() if "does not answer" in line)
     assert line.startswith(f"athlete {aid}: the service does not answer at http://127.0.0.1:{port}"), line

@@ -46,6 +46,8 @@ def test_details_count_this_runs_work_not_what_earlier_runs_stored(sb: Harness, 
     with FitsyncClient(home.config) as client:  # nothing queued: said so, not "details 0/0"
         display = SyncProgress(client, home.instance, aid, str(uuid.uuid4()), Console(file=io.StringIO()), plain=True)
         assert _shown(display, "details") == f"athlete {aid}: details (none to fetch)"
+        # a phase's first line in a log: what it has to fetch, not "details 0/3", read the next morning as nothing done
+        assert display.line(Reading("details", 0, 3)) == f"athlete {aid}: details (3 to fetch)"
 
 
 def test_details_count_each_activity_as_it_is_fetched_not_each_chunk(sb: Harness, connect: Connect) -> None:

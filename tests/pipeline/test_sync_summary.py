@@ -165,6 +165,38 @@ def test_rows_written_name_their_tables() -> None:
     assert "rows=" not in shown and "athlete_snapshots" not in shown
 
 
+def test_a_log_gets_a_line_per_asset_a_terminal_a_table_and_nothing_done_no_empty_table() -> None:
+    """Off a terminal (cron's mail) each asset is a line as long as what it says: a table padded every row to its
+    widest, 200 characters and more, each wrapped into three in an 80-column reader."""
+    import io
+
+    from rich.console import Console
+
+    from fitsync.cli import sync_summary
+
+    assets = sync_summary._assets(
+        {
+            "activities": {"api_calls": 2, "listed": 60, "new": 60},
+            "activity_summaries": {"batches": 1, "rows_written": {"activities": 60, "gear": 4}, "rows_left_out": {}},
+            "activity_details": {"api_calls": 1, "fetched": 1, "remaining": 59, "notes": "- a note of some length"},
+        }
+    )
+    summary = sync_summary.AthleteSummary(7, "ok", 3, 1.0, list(assets.values()))
+    log = Console(file=io.StringIO(), width=240)
+    sync_summary.render(log, summary, verbose=False)
+    lines = log.file.getvalue().splitlines()
+    assert "  activities: 2 calls; listed=60, new=60" in lines, lines
+    assert "  activity_details: 1 call; fetched=1, remaining=59; a note of some length" in lines, lines
+    assert max(map(len, lines)) < 100 and not any(c in log.file.getvalue() for c in "┃│━"), lines
+    screen = Console(file=io.StringIO(), width=120, force_terminal=True)
+    sync_summary.render(screen, summary, verbose=False)
+    assert "┏" in screen.file.getvalue() and "asset" in screen.file.getvalue()
+    idle = sync_summary.AthleteSummary(7, "partial", 0, 1.0, [])  # nothing any asset did: a title, no empty table
+    empty = Console(file=io.StringIO(), width=120, force_terminal=True)
+    sync_summary.render(empty, idle, verbose=False)
+    assert "asset" not in empty.file.getvalue(), empty.file.getvalue()
+
+
 def test_a_note_several_assets_share_is_said_once() -> None:
     """The spent budget each step met in turn was the same note six times over."""
     import io
