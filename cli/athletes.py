@@ -127,9 +127,14 @@ def connect(scope_list: str, headless: bool, no_browser: bool, port: int, timeou
     from fitsync.pipelines.instance import add_athlete_partition  # Dagster loads slowly: only here
 
     add_athlete_partition(client.config.home, athlete.athlete_id)
-    click.echo(f"Connected {athlete.name} (athlete {athlete.athlete_id}); granted: {granted}")
+    click.echo(f"Connected {athlete.name} (athlete {athlete.athlete_id}); granted: {granted.strip() or 'nothing'}")
     for line in scopes.missing_report(granted, list(wanted)):
         click.secho(f"  ! {line}", fg="yellow")
+    if not {"activity:read", "activity:read_all"} & scopes.parse(granted):  # a sync could fetch none of them
+        raise click.ClickException(
+            f"athlete {athlete.athlete_id} allowed fitsync to read none of their activities: run `fitsync connect` "
+            'again and leave "View data about your activities" ticked on the service\'s page'
+        )
     click.echo(
         f"Next: `fitsync sync --athlete {athlete.athlete_id}` fetches their training (`fitsync sync`: everyone's)."
     )

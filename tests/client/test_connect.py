@@ -187,8 +187,9 @@ def test_connect_unticked_scopes_names_missing_data(
     deliver(redirect.url)
     code, output = run.finish()
 
-    assert code == 0, output
     [athlete] = stored(config)
+    reads_activities = {"activity:read", "activity:read_all"} & set(athlete.scopes.split())
+    assert code == (0 if reads_activities else 1), output  # none of their activities: a failure, said
     assert not set(untick) & set(athlete.scopes.split())
     warnings = [line.strip().removeprefix("! ") for line in output.splitlines() if line.strip().startswith("!")]
     # one line per unticked scope, naming it and the data that will be missing; none for granted scopes
@@ -197,6 +198,18 @@ def test_connect_unticked_scopes_names_missing_data(
         assert any(w.startswith(f"{scope} not granted") and data in w for w in warnings), output
     for granted in not_missing:
         assert not any(w.startswith(granted) for w in warnings), output
+
+
+def test_connect_granting_no_activity_scope_says_so_and_exits_1(sb: Harness, config: Config) -> None:
+    """Every activity scope unticked: a sync could fetch nothing, so the command fails, saying which box to leave
+    ticked (it printed "Connected" and exited 0)."""
+    athlete_id = sb.athlete_id()
+    run = ConnectRun(config, "--no-browser", "--scopes", "read,activity:read,activity:read_all")
+    deliver(consent(sb, run.authorize_url(), athlete_id, untick=("activity:read", "activity:read_all")).url)
+    code, output = run.finish()
+    assert code == 1, output
+    assert f"athlete {athlete_id} allowed fitsync to read none of their activities" in output, output
+    assert "`fitsync connect`" in output and "Traceback" not in output, output
 
 
 @pytest.mark.parametrize("forged", ["another-state", None], ids=["other_state", "no_state"])
