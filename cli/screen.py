@@ -5,13 +5,47 @@ width, so there the width is LOG_WIDTH (or COLUMNS when set): lines stay whole a
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import sys
 from collections.abc import Callable, Iterator
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.text import Text
 
 LOG_WIDTH = 240
+log = logging.getLogger(__name__)
+
+# Lines a library writes straight to stderr about a failure fitsync says itself, in its own words (Dagster's event log
+# unwritable on a full disk, three times with SQLAlchemy's help link, before the one line naming the home and the fix):
+# logged at debug level instead.
+LIBRARY_NOISE = ("Exception while writing logger call to event log:",)
+
+
+class _NoiseLogged:
+    def __init__(self, inner: TextIO) -> None:
+        self._inner = inner
+
+    def write(self, text: str) -> int:
+        if text.startswith(LIBRARY_NOISE):
+            log.debug("%s", text.rstrip())
+            return len(text)
+        return self._inner.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@contextlib.contextmanager
+def library_noise_logged() -> Iterator[None]:
+    """stderr without LIBRARY_NOISE while the block runs."""
+    original = sys.stderr
+    sys.stderr = _NoiseLogged(original)
+    try:
+        yield
+    finally:
+        sys.stderr = original
 
 
 def console(*, stderr: bool = False, quiet: bool = False) -> Console:

@@ -122,7 +122,7 @@ def sync(
     # --json is for scripts: what they read is stdout, and a log of stderr gets only what needs attention
     out = screen.console(stderr=True, quiet=quiet or as_json)
     summaries: list[sync_summary.AthleteSummary] = []
-    with FitsyncClient(config) as client, StopSignals() as signals:
+    with screen.library_noise_logged(), FitsyncClient(config) as client, StopSignals() as signals:
         known = client.tokens.athletes()
         connected = [a.athlete_id for a in known if a.status == "connected"]
         # refused tokens: said (failed) on every sync until someone runs `fitsync connect`, never skipped in silence

@@ -65,8 +65,8 @@ class FitsyncClient:
     def close(self) -> None:
         try:
             self.governor.leave()
-        except Exception as error:  # the state store gone: the places lapse on their own within seconds
-            log.warning(
+        except Exception as error:  # the state store gone (a full disk: said by the command): they lapse on their own
+            log.debug(
                 "could not give up this process's places in the rate budget's queue (%s): they lapse within seconds",
                 type(error).__name__,
             )

@@ -268,6 +268,27 @@ def test_a_full_disk_is_one_line_naming_the_home_and_the_fix(tmp_path: Path) -> 
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) <= 2, done.stderr
 
 
+def test_dagsters_own_words_about_an_unwritable_event_log_are_logged_not_shown(
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A disk that fills mid-run: Dagster wrote its event-log failure straight to stderr, three times with
+    SQLAlchemy's help link, before fitsync's one line naming the home and the fix. Kept in the debug log instead."""
+    import logging
+
+    from fitsync.cli import screen
+
+    caplog.set_level(logging.DEBUG, logger="fitsync.cli.screen")
+    noise = (
+        "Exception while writing logger call to event log: (sqlite3.OperationalError) database or disk is full\n"
+        "(Background on this error at: https://sqlalche.me/e/21/e3q8)\n"
+    )
+    with screen.library_noise_logged():
+        sys.stderr.write(noise)
+        sys.stderr.write("athlete 7: said\n")
+    assert capsys.readouterr().err == "athlete 7: said\n"
+    assert "database or disk is full" in caplog.text
+
+
 def test_a_bad_config_file_is_one_line_naming_the_file_and_the_setting(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
