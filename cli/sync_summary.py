@@ -227,8 +227,9 @@ def _assets(metadata: dict[str, dict[str, Any]]) -> dict[str, AssetLine]:
         if line.skipped and not meta.get("notes"):
             line.notes.append("skipped")
         line.notes += [n.removeprefix("- ") for n in str(meta.get("notes") or "").splitlines() if n.strip()]
-        if meta.get("mode"):
-            line.notes.insert(0, str(meta["mode"]))
+        if meta.get("mode"):  # and why a listing went all the way back (a log read the next morning asks)
+            why = f" because {meta['full_because']}" if meta.get("full_because") else ""
+            line.notes.insert(0, f"{meta['mode']}{why}")
     return dict(sorted(lines.items()))
 
 

@@ -197,6 +197,17 @@ def test_a_log_gets_a_line_per_asset_a_terminal_a_table_and_nothing_done_no_empt
     assert "asset" not in empty.file.getvalue(), empty.file.getvalue()
 
 
+def test_a_listing_that_went_all_the_way_back_says_why() -> None:
+    from fitsync.cli import sync_summary
+
+    why = "the stats count 3 more activities than fitsync knows"
+    assets = sync_summary._assets({"activities": {"api_calls": 9, "mode": "full reconciliation", "full_because": why}})
+    assert assets["activities"].notes[0] == f"full reconciliation because {why}"
+    assert sync_summary._assets({"activities": {"mode": "incremental", "full_because": ""}})["activities"].notes == [
+        "incremental"
+    ]
+
+
 def test_a_note_several_assets_share_is_said_once() -> None:
     """The spent budget each step met in turn was the same note six times over."""
     import io
