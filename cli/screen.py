@@ -28,7 +28,7 @@ class _NoiseLogged:
         self._inner = inner
 
     def write(self, text: str) -> int:
-        if text.startswith(LIBRARY_NOISE):
+        if any(noise in text[:120] for noise in LIBRARY_NOISE):  # after rich's line-clearing codes at a terminal
             log.debug("%s", text.rstrip())
             return len(text)
         return self._inner.write(text)

@@ -64,8 +64,8 @@ def _expiry(expires_at: object, expires_in: object, now: float) -> int | None:
             seconds = float(value) if isinstance(value, (int, float, str)) and not isinstance(value, bool) else None
         except ValueError:
             seconds = None
-        if seconds is not None and seconds == seconds and abs(seconds) != float("inf"):
-            return int(min(base + seconds, now + LONGEST_LIFE))
+        if seconds is not None and seconds == seconds and abs(seconds) != float("inf") and base + seconds > now:
+            return int(min(base + seconds, now + LONGEST_LIFE))  # a time already past is no expiry: not read
     return None
 
 
