@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -110,7 +110,27 @@ class RequestLog:
         self.sent.clear()
 
 
-class CallbackReceiver:
+class LoopbackServer:
+    """A threaded HTTP server on a free loopback port, serving while the `with` block runs."""
+
+    def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class CallbackReceiver(LoopbackServer):
     """A webhook callback on loopback that answers any validation GET with its challenge and records it."""
 
     def __init__(self) -> None:
@@ -137,20 +157,11 @@ class CallbackReceiver:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._serve(Handler)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/webhook"
-
-    def __enter__(self) -> CallbackReceiver:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return f"{self.origin}/webhook"
 
 
 def start_workers(config: Config, jobs: list[dict[str, Any]]) -> list[subprocess.Popen[str]]:
@@ -195,7 +206,7 @@ def release_and_collect(procs: list[subprocess.Popen[str]], timeout: float) -> l
 Rewrite = Callable[[int, bytes, bytes], "tuple[int, str, bytes]"]
 
 
-class TokenProxy:
+class TokenProxy(LoopbackServer):
     """A token endpoint on loopback in front of the sandbox's, as a proxy or a changed service would be: each POST is
     passed on (the sandbox rotates the refresh token as it would), then `rewrite(status, form, answer)` says what the
     client gets. `upstream=False`: the request is never passed on. `issued` keeps each refresh token the sandbox
@@ -232,17 +243,8 @@ class TokenProxy:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._serve(Handler)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> TokenProxy:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.origin
