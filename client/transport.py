@@ -18,7 +18,7 @@ import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from . import deadline_backend, stop_request
-from .errors import FitsyncError
+from .errors import FitsyncError, first_error
 from .rate_governor import Lane, RateGovernor
 
 log = logging.getLogger(__name__)
@@ -274,8 +274,8 @@ def url_path(url: str) -> str:
 
 def _refused_budget(response: httpx.Response) -> str:
     try:
-        field = response.json()["errors"][0]["field"]
-    except (ValueError, KeyError, IndexError, TypeError):
+        field = first_error(response.json()).get("field")
+    except ValueError:
         return "read"
     return "overall" if "overall" in str(field) else "read"
 
