@@ -66,8 +66,12 @@ def segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Materia
             for segment_id in todo:
                 try:
                     payload = [session.segment(segment_id).raw]
-                except (NotFound, MissingScope):
-                    payload = []  # private to someone else, or needs read_all: its summary stays
+                except NotFound as error:
+                    if not error.about("Segment"):  # a 404 for the request's path: a wrong address, nothing said
+                        raise
+                    payload = []  # private to someone else: its summary stays
+                except MissingScope:
+                    payload = []  # needs read_all: its summary stays
                 except UnexpectedShape as odd:  # kept raw; the segment stays queued
                     with client.store.transaction() as conn:
                         landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body, segment_id)

@@ -60,7 +60,9 @@ def fetch(session: Any, activity_id: int, start: dt.datetime | None) -> Answer:
         content = session.body(
             "GET", f"/activities/{activity_id}/streams", params={"keys": KEYS, "key_by_type": "true"}
         )
-    except NotFound:
+    except NotFound as error:
+        if not error.about("Activity"):  # a 404 for the request's path (a wrong address): no answer about the activity
+            raise
         return Answer(activity_id, start, fetched, stored.NOT_FOUND, None)
     except MissingScope as error:
         if error.scope != "activity:read_all":

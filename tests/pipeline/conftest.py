@@ -74,6 +74,11 @@ KEYS = {
 # --- the world ------------------------------------------------------------------------------------------------
 
 
+# The service's 404 for the request's path (a wrong address), and a proxy's page: neither says anything about an object.
+ROUTE_404 = {"message": "Resource Not Found", "errors": [{"resource": "Request", "field": "path", "code": "invalid"}]}
+PROXY_404 = "<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center></body></html>"
+
+
 def record_many(
     sb: Harness, athlete_id: int, n: int, *, oldest_days: float = 60.0, only_me_every: int = 0
 ) -> list[int]:

@@ -14,7 +14,18 @@ from fitsync.pipelines.sync_runner import resources_for, sync_athlete
 
 from ..processes import run_fitsync
 from ..sandbox_harness import Harness
-from .conftest import Connect, Recorder, add_athlete, change, delete, record, record_many, subprocess_env
+from .conftest import (
+    PROXY_404,
+    ROUTE_404,
+    Connect,
+    Recorder,
+    add_athlete,
+    change,
+    delete,
+    record,
+    record_many,
+    subprocess_env,
+)
 from .test_sync import warehouse_ids
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
@@ -89,10 +100,6 @@ def test_a_listing_quietly_short_of_a_few_deletes_only_what_the_service_confirms
 
     home.sync(full=True)  # the listing is whole again: nothing more to do
     assert warehouse_ids(home) == set(ids) - {gone}
-
-
-PROXY_404 = "<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center></body></html>"
-ROUTE_404 = {"message": "Resource Not Found", "errors": [{"resource": "Request", "field": "path", "code": "invalid"}]}
 
 
 @pytest.mark.sqlite_only  # the state store is incidental: what counts as proof

@@ -16,7 +16,7 @@ from fitsync.sync import stream_answers, streams
 from fitsync.warehouse import streams as stored
 
 from ..sandbox_harness import Harness, wait_until
-from .conftest import Connect, Home, Recorder, add_athlete, record, subprocess_env
+from .conftest import PROXY_404, ROUTE_404, Connect, Home, Recorder, add_athlete, record, subprocess_env
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py): the state store plays no part in streams
 pytestmark = pytest.mark.postgres_slow
@@ -211,6 +211,29 @@ def test_an_odd_answer_is_kept_raw_and_reported_not_a_failure(
     recorder.clear()
     home.sync(check=False)
     assert asked(recorder) == [], "kept raw is stored: not asked again"
+
+
+@pytest.mark.sqlite_only  # the state store is incidental: what a 404 says
+@pytest.mark.parametrize(
+    "answer",
+    [{"status": 404, "body": ROUTE_404}, {"status": 404, "text": PROXY_404, "media_type": "text/html"}],
+    ids=["route", "html"],
+)
+def test_a_404_that_is_not_about_the_activity_is_not_taken_for_no_streams(
+    sb: Harness, connect: Connect, answer: dict[str, object]
+) -> None:
+    """A 404 for the request's path (a wrong base_url or a proxy) says nothing about the activity: the run fails
+    saying so, nothing is recorded as "not found" (that answer is never asked for again), and the streams come next
+    time."""
+    aid = add_athlete(sb, premium=True)
+    ride = record(sb, aid, days_ago=3, sport_type="Ride", moving_time=300)
+    home = connect(aid, streams="recent")
+    with sb.settings(fault_answers={"GET /activities/{id}/streams": answer}):
+        outcome = home.sync(check=False)
+    assert not outcome.success and "404" in (outcome.error or "")
+    assert home.query("SELECT count(*) FROM activity_stream_answers") == [(0,)]
+    assert home.sync(check=False).success
+    assert home.query("SELECT status FROM activity_stream_answers WHERE activity_id = ?", ride) == [("stored",)]
 
 
 def test_an_answer_too_large_is_recorded_and_the_queue_goes_on(

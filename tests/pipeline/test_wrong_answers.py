@@ -13,7 +13,7 @@ from fitsync.cli.last_runs import last_runs
 
 from ..processes import run_fitsync
 from ..sandbox_harness import Harness
-from .conftest import Connect, Home, Recorder, add_athlete, record_many, subprocess_env
+from .conftest import ROUTE_404, Connect, Home, Recorder, add_athlete, record_many, subprocess_env
 
 
 @pytest.fixture
@@ -129,6 +129,23 @@ def test_a_detail_that_is_not_an_activity_stays_queued(sb: Harness, connect: Con
     assert home.needing("detail") == 3 and home.query("SELECT count(*) FROM activities WHERE detail_loaded") == [(0,)]
     assert home.sync().success and home.needing("detail") == 0
     assert home.query("SELECT count(*) FROM activities WHERE detail_loaded") == [(3,)]
+
+
+@pytest.mark.sqlite_only  # the state store is incidental: what a 404 says
+def test_a_404_for_the_path_is_no_private_segment(sb: Harness, connect: Connect) -> None:
+    """A segment's 404 naming the request's path (a wrong address) is not the service saying the segment is
+    private: the run fails, every segment stays queued for its detail, and the details come next time."""
+    aid = add_athlete(sb)
+    record_many(sb, aid, 3, oldest_days=10)
+    home = connect(aid)
+    with sb.settings(fault_answers={"GET /segments/{id}": {"status": 404, "body": ROUTE_404}}):
+        outcome = home.sync(check=False)
+    assert not outcome.success and "Request.path" in (outcome.error or ""), outcome.error
+    waiting = "SELECT count(*) FROM known_segments WHERE athlete_id = ? AND needs_detail = 1"
+    (queued,) = home.state(waiting, aid)[0]
+    assert queued > 0 and home.query("SELECT count(*) FROM segments WHERE resource_state = 3") == [(0,)]
+    assert home.sync().success and home.state(waiting, aid) == [(0,)]
+    assert home.query("SELECT count(*) FROM segments WHERE resource_state = 3")[0][0] > 0
 
 
 @pytest.mark.sqlite_only  # the state store is incidental: what counts as an answer
