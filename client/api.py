@@ -317,7 +317,8 @@ class PushSubscriptions:
         created = self._checked(response, "POST")
         if not isinstance(created, dict) or not isinstance(created.get("id"), int):
             raise errors.NotTheService(
-                f"POST /push_subscriptions answered {str(created)[:80]!r}, not a subscription id"
+                f"POST /push_subscriptions answered {errors.masked(json.dumps(created, default=str))[:80]}, not a "
+                "subscription id"
             )
         return int(created["id"])
 

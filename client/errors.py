@@ -7,11 +7,15 @@ from typing import Any
 
 # A server's text can echo the request it refused (a proxy's error page, a token endpoint's 400 quoting its form):
 # what looks like a credential is masked before the text reaches a message, a log or Dagster's run history.
-_CREDENTIAL = re.compile(  # a form's `name=value` or a JSON member's `"name": "value"`
-    r"(?i)((?:client_secret|refresh_token|access_token|password|code)=|"
-    r"\"(?:client_secret|refresh_token|access_token|password|code)\"\s*:\s*\"?)[^\s&\"',;}]+"
+_NAMES = r"(?:client_secret|refresh_token|access_token|verify_token|password|code)"
+_CREDENTIAL = re.compile(  # a form's `name=value` (not `status_code=`), a JSON or Python member's `"name": "value"`
+    rf"(?i)((?<![\w.-]){_NAMES}=|[\"']{_NAMES}[\"']\s*:\s*[\"']?)[^\s&\"',;}}]+"
 )
-_LONG_TOKEN = re.compile(r"(?i)\b(?:bearer\s+\S+|[0-9a-z_\-]{32,})")
+# A bearer header, or a run of 32+ token characters (the service's tokens are 40 hex digits) that is not a UUID (a
+# request id worth quoting to support).
+_LONG_TOKEN = re.compile(
+    r"(?i)\b(?:bearer\s+\S+|(?![0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)[0-9a-z_\-]{32,})"
+)
 MESSAGE_CHARS = 300  # a server's message is quoted up to this many characters
 
 

@@ -341,6 +341,21 @@ def test_a_servers_text_is_repeated_with_credentials_masked() -> None:
     assert "client_secret=***" in said and "(RefreshToken.refresh_token: invalid)" in said
 
 
+@pytest.mark.parametrize(
+    ("text", "kept", "hidden"),
+    [
+        ("upstream status_code=502 for code=ab12cd", "status_code=502", "ab12cd"),  # `status_code` is no credential
+        ("{'client_secret': 'sh4re', 'id': None}", "'client_secret': '***'", "sh4re"),  # a Python repr quoted back
+        ('{"verify_token": "v3rify", "code": 12}', '"verify_token": "***"', "v3rify"),
+        ("request 123e4567-e89b-12d3-a456-426614174000 failed", "123e4567-e89b-12d3-a456-426614174000", "\x00"),
+    ],
+    ids=["status_code", "python-repr", "verify_token", "request-id"],
+)
+def test_masking_hides_credentials_and_keeps_what_helps(text: str, kept: str, hidden: str) -> None:
+    said = errors.masked(text)
+    assert kept in said and hidden not in said, said
+
+
 def test_the_real_token_answer_has_no_scope_and_fitsync_does_not_need_it() -> None:
     body = fixture("real_token_exchange.json")
     assert "scope" not in body and body["athlete"]["id"] == ATHLETE

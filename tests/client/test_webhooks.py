@@ -94,6 +94,17 @@ def test_webhooks_subscribe_with_a_dead_callback(sb: Harness, config: Config, ap
         assert client.subscription_state.current() is None
 
 
+def test_a_subscribe_answer_that_echoes_the_form_is_said_without_the_secrets(
+    sb: Harness, config: Config, app: App
+) -> None:
+    """An answer without a subscription id that quotes the form back: said, with the client secret masked."""
+    echo = {"status": "ok", "client_secret": app.client_secret}
+    with CallbackReceiver() as receiver, sb.settings(fault_answers={"POST /push_subscriptions": {"body": echo}}):
+        result = fitsync(config, "webhooks", "subscribe", "--callback-url", receiver.url)
+    assert result.exit_code != 0 and "not a subscription id" in result.output, result.output
+    assert app.client_secret not in result.output and "Traceback" not in result.output
+
+
 def test_json_addresses_hide_only_their_secrets() -> None:
     from fitsync.cli.webhooks import without_secrets
 
