@@ -57,10 +57,10 @@ def reopen(conn: Connection, inbox_ids: Iterable[int]) -> None:
 
 
 def undecided_containing(conn: Connection, members: list[str], alternatives: list[tuple[str, str]]) -> list[Any]:
-    """Rows (id, payload) without a verdict whose payload contains every one of `members` and one of each pair of
+    """Rows (id, payload, received_at) without a verdict whose payload contains every one of `members` and one of each pair of
     `alternatives`: a narrowing in SQL both stores speak (LIKE), for the caller to check parsed."""
     sql = (
-        "SELECT id, payload FROM webhook_inbox WHERE verdict IS NULL"
+        "SELECT id, payload, received_at FROM webhook_inbox WHERE verdict IS NULL"
         + " AND payload LIKE ?" * len(members)
         + " AND (payload LIKE ? OR payload LIKE ?)" * len(alternatives)
     )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,18 +109,13 @@ def set_delete_verdict(conn: Connection, athlete_id: int, activity_id: int, verd
     numbers = [f'"owner_id":{int(athlete_id)}', f'"object_id":{int(activity_id)}']
     rows = inbox_rows.undecided_containing(conn, members, [(f"{n},", f"{n}}}") for n in numbers])
     events = [
-        (r["id"], p["event_time"])
-        for r in rows
-        if (p := json.loads(r["payload"]))["owner_id"] == athlete_id
-        and p["object_id"] == activity_id
-        and p["aspect_type"] == "delete"
-        and p["object_type"] == "activity"
+        e
+        for e in _events(rows)
+        if (e.owner_id, e.object_id, e.aspect_type, e.object_type) == (athlete_id, activity_id, "delete", "activity")
     ]
-    set_verdict(conn, [i for i, _ in events], verdict, reason)
+    set_verdict(conn, [e.inbox_id for e in events], verdict, reason)
     if verdict == "confirmed" and events:  # only the service's word makes a delete what later events are judged by
-        inbox_rows.note_lifecycle(
-            conn, athlete_id, activity_id, "delete", min(max(t for _, t in events), int(time.time()))
-        )
+        inbox_rows.note_lifecycle(conn, athlete_id, activity_id, "delete", max(e.time for e in events))
 
 
 def _events(rows: list[Any]) -> list[Event]:

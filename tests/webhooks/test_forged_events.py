@@ -78,6 +78,21 @@ def test_a_real_delete_is_confirmed_by_the_service(sb: Harness, home: WebhookHom
     assert verdicts(home) == [("delete", "confirmed", "webhook delete, confirmed: the service answers 404")]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: how a confirmed delete is dated
+def test_a_confirmed_delete_dated_a_year_ahead_counts_as_received(sb: Harness, home: WebhookHome) -> None:
+    """A delete the service confirms, with a time a year ahead (a clock or a forger): what later events of the
+    activity are judged by is dated as the event's other uses are, no later than minutes after its receipt."""
+    aid, ids = synced_athlete(home, sb, n=1)
+    delete(sb, ids[0])
+    ahead = int(time.time()) + 365 * 86400
+    assert home.post(home.event(aid, ids[0], "delete", event_time=ahead)).status_code == 200
+    home.state_write("UPDATE webhook_inbox SET received_at = received_at - 3600")  # processed an hour after receipt
+    home.process()
+    [(received,)] = home.state("SELECT max(received_at) FROM webhook_inbox WHERE verdict = 'confirmed'")
+    [(dated,)] = home.state("SELECT event_time FROM webhook_lifecycle WHERE activity_id = ?", ids[0])
+    assert dated <= int(received) + 300
+
+
 @pytest.mark.sqlite_only  # the state store is incidental: a forged event (the real checks run on both)
 def test_forged_deauthorization_purges_nothing(sb: Harness, home: WebhookHome) -> None:
     aid, ids = synced_athlete(home, sb, n=2)
