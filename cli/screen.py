@@ -14,12 +14,14 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
+from fitsync.client.explain import debugging
+
 LOG_WIDTH = 240
 log = logging.getLogger(__name__)
 
 # Lines a library writes straight to stderr about a failure fitsync says itself, in its own words (Dagster's event log
 # unwritable on a full disk, three times with SQLAlchemy's help link, before the one line naming the home and the fix):
-# logged at debug level instead.
+# logged at debug level instead, and shown with --debug.
 LIBRARY_NOISE = ("Exception while writing logger call to event log:",)
 
 
@@ -28,7 +30,7 @@ class _NoiseLogged:
         self._inner = inner
 
     def write(self, text: str) -> int:
-        if any(noise in text[:120] for noise in LIBRARY_NOISE):  # after rich's line-clearing codes at a terminal
+        if not debugging() and any(noise in text[:120] for noise in LIBRARY_NOISE):  # after rich's clearing codes
             log.debug("%s", text.rstrip())
             return len(text)
         return self._inner.write(text)

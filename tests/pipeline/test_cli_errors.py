@@ -269,10 +269,11 @@ def test_a_full_disk_is_one_line_naming_the_home_and_the_fix(tmp_path: Path) -> 
 
 
 def test_dagsters_own_words_about_an_unwritable_event_log_are_logged_not_shown(
-    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A disk that fills mid-run: Dagster wrote its event-log failure straight to stderr, three times with
-    SQLAlchemy's help link, before fitsync's one line naming the home and the fix. Kept in the debug log instead."""
+    SQLAlchemy's help link, before fitsync's one line naming the home and the fix. Kept in the debug log instead
+    (shown with --debug)."""
     import logging
 
     from fitsync.cli import screen
@@ -287,6 +288,10 @@ def test_dagsters_own_words_about_an_unwritable_event_log_are_logged_not_shown(
         sys.stderr.write("athlete 7: said\n")
     assert capsys.readouterr().err == "athlete 7: said\n"
     assert "database or disk is full" in caplog.text
+    monkeypatch.setenv("FITSYNC_DEBUG", "1")  # --debug: everything the libraries said
+    with screen.library_noise_logged():
+        sys.stderr.write(noise)
+    assert capsys.readouterr().err == noise
 
 
 def test_a_bad_config_file_is_one_line_naming_the_file_and_the_setting(tmp_path: Path) -> None:
