@@ -49,6 +49,7 @@ from .world_course import (
     weighted,
     xy_dist,
 )
+from .world_derived import SUFFER_PER_HOUR, derive
 from .world_people import Athlete, Segment, load_athlete, segments_near
 from .world_tables import (
     BIKE_COMPUTERS,
@@ -65,7 +66,6 @@ from .world_tables import (
     Sport,
 )
 
-_SUFFER_PER_HOUR = (12, 24, 45, 100, 120)  # relative-effort points per hour in HR zones 1-5
 _PACE_ZONE_RATIOS = (0.78, 0.88, 0.94, 1.01, 1.06)  # of threshold speed: upper bounds of pace zones 1-5
 CLIMB_K = {"ride": 0.25, "run": 0.07, "fixed": 0.09}  # speed loss per % of grade
 _WORKOUT_INTENSITY = {1: 1.06, 11: 1.06, 3: 1.03, 12: 1.03, 2: 0.95}
@@ -682,7 +682,7 @@ class _ActivityBuilder:
             hr_parts = [(secs, _hr(leg), 7.0, 0.0) for leg, secs in parts]
             hr_parts = hr_parts or [(self.moving_time, self.timed_hr, 9.0, 0.0)]
             times = round_to_total(spread(hr_parts, [z["max"] for z in zones[:-1]]), self.moving_time)
-            suffer = round(sum(t / 3600 * w for t, w in zip(times, _SUFFER_PER_HOUR)))
+            suffer = round(sum(t / 3600 * w for t, w in zip(times, SUFFER_PER_HOUR)))
             out.append(_zone("heartrate", suffer, round(sum(times[3:]) / 60), zones, times))
         if self.plan.power and parts:
             ftp = self.plan.ftp
@@ -725,7 +725,7 @@ class _ActivityBuilder:
         elevations = tl.z if tl is not None and (sport.gps or sport.hills > 0) else None
         kudos_max = {"everyone": 30, "followers_only": 12, "only_me": 0}[visibility]
         device_name = (INDOOR_APPS.get(sport.sport_type) or _device_for(athlete, sport)) if self.device else PHONE_APP
-        return {
+        out = {
             "external_id": _external_id(rng, device_name) if self.device else None,
             "upload_id": self.id + 5_000_000_000,
             "name": name,
@@ -787,6 +787,8 @@ class _ActivityBuilder:
             "laps": laps,
             "zones": zones,
         }
+        derive(self.id, out, [e["data"] for e in efforts], plan.ftp)  # as the service reads them off the recording
+        return out
 
 
 def _zone(
