@@ -84,7 +84,13 @@ def activity_streams(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
 
 # The answers that leave something out, reported (the run is then not "ok"), and where what came is.
 _KEPT = "the answer is kept whole in activity_stream_answers"
-_LEFT_OUT = {stored.PART_STORED: _KEPT, stored.KEPT_RAW: _KEPT, stored.TOO_LARGE: "nothing of it was read"}
+_LEFT_OUT = {
+    stored.PART_STORED: _KEPT,
+    stored.KEPT_RAW: _KEPT,
+    stored.NO_STREAMS: _KEPT,
+    stored.SHORT: _KEPT,
+    stored.TOO_LARGE: "nothing of it was read",
+}
 
 
 class _Tally:

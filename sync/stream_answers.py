@@ -48,13 +48,14 @@ _TRANSFORM = json.dumps(
 _IN_ORDER = ~((pl.col("time").forward_fill().diff() < 0) & (pl.col("sample") > 0)).any()
 _FITS = [
     (
-        (pl.col(c.column).abs().max().fill_null(0) <= c.bound)
-        & (pl.col(c.column).round(c.scale) == pl.col(c.column)).all()
+        (pl.col(c.column).min().fill_null(c.plausible.low) >= c.plausible.low)
+        & (pl.col(c.column).max().fill_null(c.plausible.low) <= c.plausible.high)
+        & (pl.col(c.column).round(c.scale or 0) == pl.col(c.column)).all()
         & ~pl.col(c.column).is_nan().any()  # max() passes over NaN, and NaN == NaN
         & (_IN_ORDER if c.column == "time" else True)
     ).alias(c.column)
     for c in stored.CHANNELS
-    if c.scale is not None
+    if c.plausible is not None
 ]
 
 
@@ -98,6 +99,8 @@ def _read_many(conn: duckdb.DuckDBPyConnection, received: list[Answer]) -> list[
         sizes = {lengths[k][row] for k in kinds}
         if not kinds or None in sizes or len(sizes) != 1 or _counted(answer) != _expected(channels, kinds, row):
             continue
+        if any((channels[k][row]["original_size"].as_py() or 0) > lengths[k][row] for k in kinds):
+            continue  # fewer samples than the service counts: the careful way says so
         if "latlng" in kinds and not _pairs(lists["latlng"][row].values):
             continue
         taken.append((row, sizes.pop(), kinds))
@@ -220,7 +223,9 @@ def _fitting(answers: list[Answer | None]) -> list[Answer | None]:
         return answers
     by_activity = every.group_by("activity_id").agg(_FITS)
     failed = set(
-        by_activity.filter(~pl.all_horizontal(c.column for c in stored.CHANNELS if c.scale is not None))["activity_id"]
+        by_activity.filter(~pl.all_horizontal(c.column for c in stored.CHANNELS if c.plausible is not None))[
+            "activity_id"
+        ]
     )
     return [None if a is not None and a.activity_id in failed else a for a in answers]
 
@@ -265,7 +270,10 @@ def read(activity_id: int, start: Any, fetched_us: int, body: Any, raw: str | No
     if found is None:
         return Answer(activity_id, start, fetched_us, stored.KEPT_RAW, raw, problems=tuple(problems))
     if not found:
-        return Answer(activity_id, start, fetched_us, stored.NO_STREAMS, raw, problems=tuple(problems))
+        problem = "an empty answer for an activity with a recording (asked again on a later run)"
+        return Answer(activity_id, start, fetched_us, stored.NO_STREAMS, raw, problems=(problem,))
+    if short := _short(body):
+        return Answer(activity_id, start, fetched_us, stored.SHORT, raw, problems=(short,))
     sizes = {k: len(v) for k, v in found.items()}
     length = sizes["time"] if "time" in sizes else Counter(sizes.values()).most_common(1)[0][0]
     columns: dict[str, pl.Series] = {}
@@ -308,6 +316,24 @@ def _by_type(body: Any) -> tuple[dict[str, list[Any]] | None, list[str]]:
     return None, [f"an answer of a shape fitsync does not know ({type(body).__name__}; kept raw)"]
 
 
+def _short(body: Any) -> str | None:
+    """What says the answer holds fewer samples than the service counts (`original_size`) in every channel, as a body
+    cut short would, or None (one channel shorter than the others is that channel's problem: read() names it)."""
+    streams = body.values() if isinstance(body, dict) else body
+    counted = [
+        (len(stream["data"]), size)
+        for stream in streams
+        if isinstance(size := stream.get("original_size"), (int, float)) and not isinstance(size, bool)
+    ]
+    if not counted or any(length >= size for length, size in counted):
+        return None
+    length, size = max(counted)
+    return (
+        f"{length} samples of the {size:g} the service counts (original_size): nothing stored, asked again on a "
+        "later run"
+    )
+
+
 def _checked(kind: str, data: list[Any]) -> dict[str, pl.Series]:
     """The source columns of one channel, checked against its compact type (ValueError names what does not fit)."""
     if kind == "latlng":
@@ -331,8 +357,11 @@ def _numbers(column: str, data: Any) -> pl.Series:
     series = pl.Series(column, data, dtype=pl.Float64, strict=True)
     if bool(series.is_nan().any()):
         raise ValueError("values that are not numbers (NaN)")
-    if series.abs().max() is not None and float(series.abs().max()) > channel.bound:  # type: ignore[arg-type]
-        raise ValueError(f"values beyond {channel.limit or f'what {channel.stored} holds'}")
+    plausible, values = channel.plausible, series.drop_nulls()
+    if plausible is not None and len(values):
+        low, high = float(values.min()), float(values.max())  # type: ignore[arg-type]
+        if not (plausible.holds(low) and plausible.holds(high)):
+            raise ValueError(f"values outside {plausible.text()} ({plausible.why}): {low:g} … {high:g}")
     if channel.scale is not None and not bool((series.round(channel.scale) == series).all()):
         raise ValueError(f"values with more than {channel.scale} decimals")
     return series

@@ -14,6 +14,11 @@ SAMPLES = "activity_streams"
 ANSWERS = "activity_stream_answers"
 SCHEMA_FILE = documents.SCHEMA_FILE
 
+# Answers that may be the service's mistake (an empty answer, or fewer samples than it counts, for an activity with
+# a recording): the activity is asked again on later runs, until it has ASKS answers.
+NO_STREAMS, SHORT = "no streams", "short"  # two of streams.STATUSES
+RETRIED = (NO_STREAMS, SHORT)
+ASKS = 3
 # Which activities have streams to ask for: recorded (never manual) with GPS or a sensor, as the summary says.
 WANTED = """a.manual IS DISTINCT FROM true
     AND (a.start_lat IS NOT NULL OR a.has_heartrate OR a.device_watts OR a.average_cadence IS NOT NULL)"""
@@ -29,7 +34,8 @@ def since(setting: str, days: float, now: dt.datetime | None = None) -> dt.datet
 def waiting(
     conn: duckdb.DuckDBPyConnection, athlete_id: int, since: datetime | None, *, looking: bool = False
 ) -> list[tuple[int, datetime]]:
-    """(activity id, start) of the athlete's activities whose streams are wanted and not stored yet, newest first;
+    """(activity id, start) of the athlete's activities whose streams are wanted and not stored yet (or answered in a
+    way worth asking again: RETRIED), newest first;
     `since`: only those started then or later (None: all). `looking`: create nothing (`fitsync status`)."""
     root = documents.root(conn)
     if root is None:
@@ -41,7 +47,10 @@ def waiting(
     answered = ""
     if (root / ANSWERS / SCHEMA_FILE).exists():
         glob = quoted(root / ANSWERS / "**" / "*.parquet")
-        answered = f"AND a.activity_id NOT IN (SELECT activity_id FROM read_parquet('{glob}'))"
+        retried = ", ".join(f"'{status}'" for status in RETRIED)
+        answered = f"""AND a.activity_id NOT IN (
+            SELECT activity_id FROM read_parquet('{glob}') GROUP BY activity_id
+            HAVING arg_max(status, fetched_us) NOT IN ({retried}) OR count(*) >= {ASKS})"""
     return [
         (int(r[0]), r[1])
         for r in conn.execute(

@@ -39,22 +39,23 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import db, documents, stream_mmp
+from . import db, documents, stream_mmp, stream_queue
+from .plausible import RANGES, Range
 from .stream_queue import ANSWERS, SAMPLES, SCHEMA_FILE, WANTED, quoted, waiting  # noqa: F401 (where callers find them)
 
 
 @dataclass(frozen=True)
 class Channel:
-    """A stored column: the service's stream it comes from, its compact type on disk, and what it means."""
+    """A stored column: the service's stream it comes from, its compact type on disk, the values it may hold, and
+    what it means."""
 
     column: str
     stream: str
     stored: str  # the DuckDB type written to Parquet
-    scale: int | None  # decimals kept: a value with more is not stored (None: an integer or a boolean)
-    bound: float  # largest magnitude stored: what the type holds, or `limit`
+    scale: int | None  # decimals kept: a value with more is not stored (None: a boolean)
+    plausible: Range | None  # a channel with a value outside it is not stored (a heart rate of 5,000, −500 W)
     shown: str  # the view's type
     what: str
-    limit: str | None = None  # why the bound is below what the type holds
 
     @property
     def compact(self) -> pl.DataType:
@@ -64,11 +65,16 @@ class Channel:
             return pl.Decimal(int(precision), int(scale))
         return _POLARS_TYPES[self.stored]
 
+    @property
+    def comment(self) -> str:
+        return self.what if self.plausible is None else f"{self.what}; {self.plausible.text()} ({self.plausible.why})"
+
 
 _POLARS_TYPES: dict[str, pl.DataType] = {"INTEGER": pl.Int32(), "SMALLINT": pl.Int16(), "BOOLEAN": pl.Boolean()}
 
 
 MAX_TIME_S = 30 * 86_400
+# Each range within what the compact type holds, and the same as the activity's own column of that kind (plausible).
 CHANNELS = (
     # A time no recording reaches is refused: each second of a pause is a row of the 1-s series (stream_mmp), and one
     # time of 2 billion made as many of them, more than a machine's memory.
@@ -77,31 +83,59 @@ CHANNELS = (
         "time",
         "INTEGER",
         0,
-        MAX_TIME_S,
+        Range(0, MAX_TIME_S, "30 days, more than any recording lasts"),
         "INTEGER",
         "Seconds since the start (stops are jumps)",
-        f"{MAX_TIME_S:,} s (30 days), more than any recording lasts",
     ),
-    Channel("distance", "distance", "DECIMAL(12,2)", 2, 1e10 - 1, "DOUBLE", "Metres since the start"),
-    Channel("lat", "latlng", "DECIMAL(9,6)", 6, 180, "DOUBLE", "Latitude, degrees"),
-    Channel("lng", "latlng", "DECIMAL(9,6)", 6, 180, "DOUBLE", "Longitude, degrees"),
-    Channel("altitude", "altitude", "DECIMAL(8,2)", 2, 1e6 - 1, "DOUBLE", "Metres above sea level"),
-    Channel("velocity_smooth", "velocity_smooth", "DECIMAL(8,3)", 3, 1e5 - 1, "DOUBLE", "Smoothed speed, m/s"),
-    Channel("heartrate", "heartrate", "SMALLINT", 0, 2**15 - 1, "SMALLINT", "Heart rate, beats per minute"),
-    Channel("cadence", "cadence", "SMALLINT", 0, 2**15 - 1, "SMALLINT", "Cadence, rpm (runs: steps per minute / 2)"),
-    Channel("watts", "watts", "SMALLINT", 0, 2**15 - 1, "SMALLINT", "Power, watts (a power meter's: never estimated)"),
-    Channel("temp", "temp", "SMALLINT", 0, 2**15 - 1, "SMALLINT", "Temperature, °C"),
-    Channel("moving", "moving", "BOOLEAN", None, 1, "BOOLEAN", "Whether the athlete was moving"),
-    Channel("grade_smooth", "grade_smooth", "DECIMAL(8,2)", 2, 1e6 - 1, "DOUBLE", "Smoothed grade, percent"),
+    Channel("distance", "distance", "DECIMAL(12,2)", 2, RANGES["distance"], "DOUBLE", "Metres since the start"),
+    Channel("lat", "latlng", "DECIMAL(9,6)", 6, RANGES["start_lat"], "DOUBLE", "Latitude, degrees"),
+    Channel("lng", "latlng", "DECIMAL(9,6)", 6, RANGES["start_lng"], "DOUBLE", "Longitude, degrees"),
+    Channel("altitude", "altitude", "DECIMAL(8,2)", 2, RANGES["elev_high"], "DOUBLE", "Metres above sea level"),
+    Channel(
+        "velocity_smooth", "velocity_smooth", "DECIMAL(8,3)", 3, RANGES["max_speed"], "DOUBLE", "Smoothed speed, m/s"
+    ),
+    Channel(
+        "heartrate", "heartrate", "SMALLINT", 0, RANGES["max_heartrate"], "SMALLINT", "Heart rate, beats per minute"
+    ),
+    Channel(
+        "cadence",
+        "cadence",
+        "SMALLINT",
+        0,
+        RANGES["average_cadence"],
+        "SMALLINT",
+        "Cadence, rpm (runs: steps per minute / 2)",
+    ),
+    Channel(
+        "watts",
+        "watts",
+        "SMALLINT",
+        0,
+        RANGES["max_watts"],
+        "SMALLINT",
+        "Power, watts (a power meter's: never estimated)",
+    ),
+    Channel("temp", "temp", "SMALLINT", 0, RANGES["average_temp"], "SMALLINT", "Temperature, °C"),
+    Channel("moving", "moving", "BOOLEAN", None, None, "BOOLEAN", "Whether the athlete was moving"),
+    Channel(
+        "grade_smooth",
+        "grade_smooth",
+        "DECIMAL(8,2)",
+        2,
+        Range(-1_000, 1_000, "ten times a 45° slope: a GPS glitch over a few metres, never a road"),
+        "DOUBLE",
+        "Smoothed grade, percent",
+    ),
 )
 STREAMS = tuple(dict.fromkeys(c.stream for c in CHANNELS))  # the streams fitsync asks for and stores, in order
 # What an answers row says became of the answer.
 RECEIVED = "received"  # not yet framed (sync/stream_answers.framed): never written
-STATUSES = STORED, PART_STORED, KEPT_RAW, NO_STREAMS, NOT_FOUND, REFUSED, TOO_LARGE = (
+STATUSES = STORED, PART_STORED, KEPT_RAW, NO_STREAMS, SHORT, NOT_FOUND, REFUSED, TOO_LARGE = (
     "stored",  # every channel in the samples
     "partly stored",  # some channels only: the others are in the raw answer (see problems)
     "kept raw",  # an answer of a shape fitsync does not know: nothing in the samples
-    "no streams",  # an empty answer
+    stream_queue.NO_STREAMS,  # an empty answer, for an activity with a recording: asked again (stream_queue.ASKS)
+    stream_queue.SHORT,  # fewer samples than the service counts (original_size): none stored, asked again (as above)
     "not found",  # 404: the activity has no streams, or is gone
     "refused",  # a scope not granted (an Only You activity without activity:read_all)
     "too large",  # larger than the max_response_bytes setting: not read, nothing kept (see problems)
@@ -360,7 +394,7 @@ def create_view(conn: duckdb.DuckDBPyConnection) -> None:
         ("activity_id", "The activity"),
         ("athlete_id", "Its athlete"),
         ("sample", "The sample's number, from 0 (the index laps and segment efforts give)"),
-        *((c.column, c.what) for c in CHANNELS),
+        *((c.column, c.comment) for c in CHANNELS),
     ):
         conn.execute(f"COMMENT ON COLUMN {SAMPLES}.{column} IS '{_quoted(text)}'")
     for column, text in (

@@ -213,6 +213,72 @@ def test_an_odd_answer_is_kept_raw_and_reported_not_a_failure(
     assert asked(recorder) == [], "kept raw is stored: not asked again"
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the streams in the warehouse
+def test_values_no_body_or_place_can_have_leave_their_channel_out(sb: Harness, connect: Connect) -> None:
+    """A heart rate of 5,000 (and −40), −500 W and 30,000 W, a latitude of 120.5, a speed of −20 m/s: each fits its
+    column's type, none a human or the Earth. Those channels are left out and named (the answer kept raw), the others
+    stored, and the power curve never sees 30,000 W."""
+    aid = add_athlete(sb, premium=True)
+    ride = record(sb, aid, days_ago=3, sport_type="Ride", moving_time=600)
+    grant = sb.connect(athlete_id=aid)
+    answer = sb.get(grant, f"/activities/{ride}/streams", params={"keys": KEYS, "key_by_type": "true"}).json()
+    n = len(answer["time"]["data"])
+    answer["heartrate"] = {"data": [5000 if i % 2 else -40 for i in range(n)], "series_type": "time"}
+    answer["watts"] = {"data": [30000 if i < 60 else -500 for i in range(n)], "series_type": "time"}
+    answer["latlng"]["data"] = [[120.5, -100.0]] * n
+    answer["velocity_smooth"]["data"] = [-20.0] * n
+    home = connect(aid, streams="recent")
+    with sb.settings(fault_answers={"GET /activities/{id}/streams": {"body": answer}}):
+        outcome = home.sync(check=False)
+    left_out = " ".join(outcome.left_out())
+    for channel in ("heartrate", "watts", "latlng", "velocity_smooth"):
+        assert f"channel {channel!r}: values outside" in left_out, left_out
+    ((status, channels),) = home.query("SELECT status, channels FROM activity_stream_answers")
+    assert status == "partly stored" and {"heartrate", "watts", "latlng", "velocity_smooth"}.isdisjoint(channels)
+    assert home.query(
+        "SELECT count(*), count(heartrate), count(watts), count(lat), count(velocity_smooth), count(distance) "
+        "FROM activity_streams"
+    ) == [(n, 0, 0, 0, 0, n)]
+    assert home.query("SELECT count(watts) FROM activity_mmp") == [(0,)]
+
+
+@pytest.mark.sqlite_only  # the state store is incidental: the streams queue
+@pytest.mark.parametrize("cut", ["short", "empty"])
+def test_a_short_or_empty_answer_is_said_and_asked_again_a_few_times(
+    sb: Harness, connect: Connect, recorder: Recorder, cut: str
+) -> None:
+    """Every channel cut to a quarter while `original_size` counts them all, or `{}` for a ride with GPS and a heart
+    rate: nothing of it stored as the activity's streams, said, and asked again on later runs (ASKS answers in all),
+    so the service's next whole answer is stored."""
+    aid = add_athlete(sb, premium=True)
+    ride = record(sb, aid, days_ago=3, sport_type="Ride", moving_time=600)
+    grant = sb.connect(athlete_id=aid)
+    answer = sb.get(grant, f"/activities/{ride}/streams", params={"keys": KEYS, "key_by_type": "true"}).json()
+    n = len(answer["time"]["data"])
+    for channel in answer.values():
+        channel["data"] = channel["data"][: n // 4]
+    fault = {"GET /activities/{id}/streams": {"body": answer if cut == "short" else {}}}
+    home = connect(aid, streams="recent")
+    with sb.settings(fault_answers=fault):
+        outcome = home.sync(check=False)
+        said = " ".join(outcome.left_out())
+        assert ("samples of the" if cut == "short" else "an empty answer") in said, said
+        assert home.query("SELECT count(*) FROM activity_streams") == [(0,)]
+        for _ in range(stored.stream_queue.ASKS - 1):
+            home.sync(check=False)
+        recorder.clear()
+        home.sync(check=False)
+    assert asked(recorder) == [], f"asked {stored.stream_queue.ASKS} times, then no more"
+    status = {"short": "short", "empty": "no streams"}[cut]
+    assert home.query("SELECT status FROM activity_stream_answers") == [(status,)]
+
+    home2 = connect(aid, name="home2", streams="recent")  # another home, answered whole after one short answer: stored
+    with sb.settings(fault_answers=fault):
+        home2.sync(check=False)
+    home2.sync(check=False)
+    assert home2.query("SELECT status, samples FROM activity_stream_answers") == [("stored", n)]
+
+
 @pytest.mark.sqlite_only  # the state store is incidental: what a 404 says
 @pytest.mark.parametrize(
     "answer",
