@@ -17,7 +17,7 @@ import httpx
 from . import athlete_zones, errors
 from .known_fields import unknown_fields
 from .rate_governor import Lane
-from .records import Record, UnexpectedShape, record, records, shape_problem
+from .records import Record, UnexpectedShape, record, records, shape_problem, wrong_member
 from .secret import Secret
 from .tokens import TokenManager
 from .transport import Budget, Transport
@@ -217,7 +217,10 @@ class AthleteApi:
         return self.many("lap", "GET /activities/{id}/laps", self.call("GET", f"/activities/{activity_id}/laps"))
 
     def activity_zones(self, activity_id: int) -> list[Record]:
-        return self.many("zone", "GET /activities/{id}/zones", self.call("GET", f"/activities/{activity_id}/zones"))
+        body = self.call("GET", f"/activities/{activity_id}/zones")
+        if problem := wrong_member(body):  # the answer is replaced whole: a bucket read as NULL would replace a value
+            raise UnexpectedShape("GET /activities/{id}/zones", "zone", body, problem)
+        return self.many("zone", "GET /activities/{id}/zones", body)
 
     def create_activity(
         self,

@@ -110,6 +110,59 @@ EXPECTATIONS: dict[str, dict[str, Check]] = {
 }
 
 
+# The members the warehouse reads as numbers, booleans and instants, wherever they sit in an answer (the columns of
+# warehouse/mappings.py; tests/client/test_real_payloads.py keeps them equal). Another JSON type there ("abc" or true
+# for a distance, 5 for a flag, "yesterday" for a date) is no value of the service's: read leniently it would be
+# stored as NULL or 1 over what was right.
+NUMBER_MEMBERS = frozenset(
+    {
+        *("achievement_count", "athlete_count", "average_cadence", "average_grade", "average_grade_adjusted_speed"),
+        *("average_heartrate", "average_speed", "average_temp", "average_watts", "biggest_climb_elevation_gain"),
+        *("biggest_ride_distance", "calories", "climb_category", "count", "distance", "effort_count", "elapsed_time"),
+        *("elev_high", "elev_low", "elevation_difference", "elevation_gain", "elevation_high", "elevation_low"),
+        *("end_index", "ftp", "kilojoules", "kom_rank", "kudos_count", "lap_index", "max", "max_heartrate"),
+        *("max_speed", "max_watts", "maximum_grade", "min", "moving_time", "pace_zone", "points", "pr_count"),
+        *("pr_rank", "resource_state", "score", "split", "star_count", "start_index", "suffer_score", "time"),
+        *("total_elevation_gain", "utc_offset", "weight", "weighted_average_watts", "workout_type"),
+    }
+)
+BOOLEAN_MEMBERS = frozenset(
+    {
+        *("commute", "custom_zones", "device_watts", "flagged", "has_heartrate", "hazardous", "hidden", "manual"),
+        *("premium", "primary", "private", "retired", "sensor_based", "trainer"),
+    }
+)
+INSTANT_MEMBERS = frozenset({"created_at", "start_date", "start_date_local", "updated_at"})
+_MEMBER_CHECKS: tuple[tuple[frozenset[str], Check, str], ...] = (
+    (NUMBER_MEMBERS, lambda v: _is_number(v), "a number"),
+    (BOOLEAN_MEMBERS, lambda v: isinstance(v, bool), "true or false"),
+    (INSTANT_MEMBERS, _is_iso, "a date"),
+)
+
+
+def wrong_member(body: Any, *, numbers_on_top: bool = True, at: str = "") -> str | None:
+    """The first member, anywhere in `body`, whose value is not of the type the warehouse reads it as (null is no
+    value, never wrong): `laps[2].distance='abc' where a number belongs`, or None. `numbers_on_top`: False for an
+    activity, whose top-level numbers a load refuses one by one (records' issues, plausible.type_issues)."""
+    if isinstance(body, list):
+        for i, item in enumerate(body):
+            if found := wrong_member(item, at=f"{at}[{i}]"):
+                return found
+        return None
+    if not isinstance(body, dict):
+        return None
+    for name, value in body.items():
+        if isinstance(value, (dict, list)):
+            if found := wrong_member(value, at=f"{at}.{name}" if at else str(name)):
+                return found
+            continue
+        for members, holds, what in _MEMBER_CHECKS:
+            if value is None or name not in members or holds(value) or (not numbers_on_top and what == "a number"):
+                continue
+            return f"{at}.{name}={value!r} where {what} belongs"[:200].lstrip(".")
+    return None
+
+
 @dataclass(frozen=True)
 class Record:
     kind: str
@@ -188,13 +241,13 @@ JSON_KINDS[type(None)] = "null"
 
 
 def shape_problem(kind: str, body: Any) -> str | None:
-    """Why a single answer is not a `kind` at all, or None."""
+    """Why a single answer is not a `kind` at all (or holds a value of the wrong type: wrong_member), or None."""
     if not isinstance(body, dict):
         return (
             f"{JSON_KINDS.get(type(body), 'a value')} instead of {'an' if kind[:1] in 'aeiou' else 'a'} {kind} object"
         )
     check = SHAPES.get(kind)
-    return check(body) if check else None
+    return (check(body) if check else None) or wrong_member(body, numbers_on_top=kind != "activity")
 
 
 def owner_problem(body: dict[str, Any], athlete_id: int) -> str | None:

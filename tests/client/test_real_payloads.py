@@ -356,6 +356,34 @@ def test_masking_hides_credentials_and_keeps_what_helps(text: str, kept: str, hi
     assert kept in said and hidden not in said, said
 
 
+def test_the_members_checked_for_their_type_are_those_the_warehouse_reads_so() -> None:
+    """records.NUMBER_MEMBERS, BOOLEAN_MEMBERS and INSTANT_MEMBERS are the members the mappings read as numbers,
+    booleans and instants (ids aside: shape checks hold them; coordinates are pairs), and no member is read as text
+    anywhere as well: a name of two types would refuse right answers."""
+    from fitsync.client import records
+    from fitsync.warehouse.columns import Read
+    from fitsync.warehouse.loads import BUNDLES
+
+    read: dict[str, set[str]] = {"number": set(), "boolean": set(), "instant": set(), "text": set()}
+    for mappings in BUNDLES.values():
+        for mapping in mappings:
+            for column in mapping.columns:
+                names = [step for step in column.path if isinstance(step, str)]
+                if not names or isinstance(column.path[-1], int):  # a coordinate of a pair
+                    continue
+                if column.kind is Read.VALUE:
+                    kind = "boolean" if column.type == "BOOLEAN" else "number"
+                else:
+                    kind = "instant" if column.kind in (Read.INSTANT, Read.LOCAL) else "text"
+                read[kind].add(names[-1])
+    read["number"] -= {"id"}
+    assert records.NUMBER_MEMBERS == read["number"]
+    assert records.BOOLEAN_MEMBERS == read["boolean"] and records.INSTANT_MEMBERS == read["instant"]
+    assert not (read["number"] | read["boolean"] | read["instant"]) & read["text"]
+    for path in sorted(FIXTURES.glob("*.json")):  # every recorded answer of the real service passes
+        assert records.wrong_member(json.loads(path.read_text())) is None, path.name
+
+
 def test_the_real_token_answer_has_no_scope_and_fitsync_does_not_need_it() -> None:
     body = fixture("real_token_exchange.json")
     assert "scope" not in body and body["athlete"]["id"] == ATHLETE

@@ -6,14 +6,17 @@ stats of the wrong shape, a detail that is not an activity. Over loopback HTTP, 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from dagster import DagsterEventType, DagsterInstance
 
 from fitsync.cli.last_runs import last_runs
+from fitsync.sync import progress
 
 from ..processes import run_fitsync
 from ..sandbox_harness import Harness
-from .conftest import ROUTE_404, Connect, Home, Recorder, add_athlete, record_many, subprocess_env
+from .conftest import ROUTE_404, Connect, Home, Recorder, add_athlete, change, record, record_many, subprocess_env
 
 
 @pytest.fixture
@@ -129,6 +132,72 @@ def test_a_detail_that_is_not_an_activity_stays_queued(sb: Harness, connect: Con
     assert home.needing("detail") == 3 and home.query("SELECT count(*) FROM activities WHERE detail_loaded") == [(0,)]
     assert home.sync().success and home.needing("detail") == 0
     assert home.query("SELECT count(*) FROM activities WHERE detail_loaded") == [(3,)]
+
+
+@pytest.mark.sqlite_only  # the state store is incidental: what a load keeps
+def test_a_value_of_the_wrong_type_anywhere_keeps_what_was_stored(sb: Harness, connect: Connect) -> None:
+    """ "abc" or true for a lap's distance, a year's totals, the FTP or a bike's odometer; "yesterday" for a start date;
+    5 for a flag; "abc" for a zone's seconds: read leniently they became NULL or 1 over what was stored, in a run
+    called ok. Each answer is kept raw and named, nothing stored changes, and the next right answer loads."""
+    aid = add_athlete(sb, premium=True)
+    run = record(sb, aid, days_ago=3, sport_type="Run", moving_time=1800)
+    home = connect(aid)
+    home.sync()
+    tables = {
+        "laps": "SELECT lap_index, distance, moving_time FROM laps ORDER BY ALL",
+        "totals": "SELECT period, sport, distance, moving_time FROM athlete_stats_totals ORDER BY ALL",
+        "athlete": "SELECT ftp, weight FROM athletes",
+        "gear": "SELECT gear_id, distance FROM gear ORDER BY ALL",
+        "activity": "SELECT start_date, start_date_local, trainer FROM activities",
+        "zones": "SELECT zone_type, bucket_index, seconds FROM activity_zone_buckets ORDER BY ALL",
+    }
+    before = {name: home.query(sql) for name, sql in tables.items()}
+    assert all(before.values()), before
+
+    grant = sb.connect(athlete_id=aid)
+
+    def answer(path: str) -> Any:
+        return sb.get(
+            grant, path, params={"include_all_efforts": "true"} if path.startswith("/activities/") else None
+        ).json()
+
+    detail = answer(f"/activities/{run}")
+    for lap in detail["laps"]:
+        lap.update(distance="abc", moving_time=True)
+    stats = answer(f"/athletes/{aid}/stats")
+    stats["all_run_totals"].update(distance="abc", moving_time=True)
+    profile = answer("/athlete")
+    profile.update(ftp="n/a", weight=True)
+    for bike in profile["bikes"]:
+        bike["distance"] = "abc"
+    zones = answer(f"/activities/{run}/zones")
+    for bucket in zones[0]["distribution_buckets"]:
+        bucket["time"] = "abc"
+    dated = {**answer(f"/activities/{run}"), "start_date": "yesterday", "start_date_local": 1712345678, "trainer": 5}
+    faults = {
+        "GET /activities/{id}": {"body": detail},
+        "GET /athletes/{id}/stats": {"body": stats},
+        "GET /athlete": {"body": profile},
+        "GET /activities/{id}/zones": {"body": zones},
+    }
+    change(sb, run, name="Renamed")  # the detail (and its zones) is asked for again
+    with home.store.transaction() as conn:
+        progress.request_refresh(conn, aid, [run], zones=True)
+    with sb.settings(fault_answers=faults):
+        outcome = home.sync(full=True, check=False)
+    said = outcome.error or ""
+    assert not outcome.success
+    for named in ("laps[0].", "all_run_totals.distance='abc'", "ftp='n/a'", "distribution_buckets[0].time='abc'"):
+        assert named in said, said
+    assert {name: home.query(sql) for name, sql in tables.items()} == before
+    with sb.settings(fault_answers={"GET /activities/{id}": {"body": dated}}):
+        outcome = home.sync(check=False)
+    assert not outcome.success and "start_date='yesterday' where a date belongs" in (outcome.error or "")
+    assert {name: home.query(sql) for name, sql in tables.items()} == before
+    assert home.query("SELECT count(*) FROM unrecognized_payloads WHERE problem LIKE '%belongs'")[0][0] >= 5
+
+    assert home.sync(full=True).success  # the right answers load
+    assert home.query("SELECT name FROM activities") == [("Renamed",)]
 
 
 @pytest.mark.sqlite_only  # the state store is incidental: what a 404 says
