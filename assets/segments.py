@@ -1,12 +1,13 @@
 """Starred segments, segment details (starred and seen in efforts) and effort histories on starred segments."""
 
 import datetime as dt
+from typing import Any
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from fitsync.client.errors import MissingScope, NotFound, PaymentRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
-from fitsync.client.records import UnexpectedShape
+from fitsync.client.records import UnexpectedShape, owner_problem, shape_problem
 from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import athlete_id, athletes_partitions
 from fitsync.resources.run import API_POOL, LAST, is_webhook_run, metered, priority, refreshes_all
@@ -118,12 +119,19 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
         try:
             for segment_id, efforts_after in starred:
                 from_local = None if efforts_after is None else _parse_local(efforts_after)
-                batch = [e.raw for e in session.segment_efforts(segment_id, start_local=from_local)]
-                newest = max((e.get("start_date_local") or "" for e in batch), default=efforts_after)
+                batch, odd = _mine([e.raw for e in session.segment_efforts(segment_id, start_local=from_local)], aid)
+                # a date past every clock on Earth would freeze the history there: stored, never the cursor
+                latest = (dt.datetime.now(dt.UTC) + MAX_AHEAD).strftime("%Y-%m-%dT%H:%M:%SZ")
+                dates = [d for e in batch if isinstance(d := e.get("start_date_local"), str) and d <= latest]
+                newest = max(dates, default=efforts_after)
                 with client.store.transaction() as conn:
                     if batch:
                         landing.land(conn, aid, "segment_efforts", [{"segment_efforts": batch}])
+                    for effort, problem in odd:
+                        landing.keep_unrecognized(conn, aid, EFFORTS, problem, effort)
                     queue.set_efforts_after(conn, aid, segment_id, newest)
+                for _, problem in odd:
+                    meter.left_out(f"athlete {aid}: an effort on segment {segment_id} left out: {problem} (kept raw)")
                 efforts += len(batch)
             with client.store.transaction() as conn:
                 cadence.refreshed(conn, aid, "segment_effort_history")
@@ -139,6 +147,21 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
                 landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)
             meter.wrong_answer(odd.endpoint, odd.problem)  # the histories continue next run
         return MaterializeResult(metadata=meter.metadata(skipped=False, efforts=efforts, segments=len(starred)))
+
+
+EFFORTS = "GET /segment_efforts"
+MAX_AHEAD = dt.timedelta(hours=15)  # a local wall-clock time is at most UTC+14, and an hour of clock skew
+
+
+def _mine(efforts: list[Any], aid: int) -> tuple[list[Any], list[tuple[Any, str]]]:
+    """The efforts to store, and those left out with why (another athlete's; not an effort at all)."""
+    kept, odd = [], []
+    for effort in efforts:
+        if problem := shape_problem("effort", effort) or owner_problem(effort, aid, "effort"):
+            odd.append((effort, problem))
+        else:
+            kept.append(effort)
+    return kept, odd
 
 
 def _parse_local(text: str) -> dt.datetime:

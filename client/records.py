@@ -134,6 +134,8 @@ BOOLEAN_MEMBERS = frozenset(
 )
 INSTANT_MEMBERS = frozenset({"created_at", "start_date", "start_date_local", "updated_at"})
 _MEMBER_CHECKS: tuple[tuple[frozenset[str], Check, str], ...] = (
+    # an id of 12.5 or true, rounded to another row's id, would replace that row
+    (frozenset({"id"}), lambda v: isinstance(v, str) or _is_int(v) or isinstance(v, float) and v.is_integer(), "an id"),
     (NUMBER_MEMBERS, lambda v: _is_number(v), "a number"),
     (BOOLEAN_MEMBERS, lambda v: isinstance(v, bool), "true or false"),
     (INSTANT_MEMBERS, _is_iso, "a date"),
@@ -250,13 +252,13 @@ def shape_problem(kind: str, body: Any) -> str | None:
     return (check(body) if check else None) or wrong_member(body, numbers_on_top=kind != "activity")
 
 
-def owner_problem(body: dict[str, Any], athlete_id: int) -> str | None:
-    """Why an activity answered to `athlete_id`'s token is not theirs to store (its `athlete.id` names another), or
-    None. An activity without an owner is taken as the athlete's: the spec's summaries and details carry one."""
+def owner_problem(body: dict[str, Any], athlete_id: int, kind: str = "activity") -> str | None:
+    """Why an activity (or an effort) answered to `athlete_id`'s token is not theirs to store (its `athlete.id` names
+    another), or None. One without an owner is taken as the athlete's: the spec's summaries and details carry one."""
     owner = body.get("athlete")
     owner_id = owner.get("id") if isinstance(owner, dict) else None
     if _is_int(owner_id) and owner_id != athlete_id:
-        return f"an activity of athlete {owner_id}, not of athlete {athlete_id}"
+        return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind} of athlete {owner_id}, not of athlete {athlete_id}"
     return None
 
 

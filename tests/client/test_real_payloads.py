@@ -356,6 +356,23 @@ def test_masking_hides_credentials_and_keeps_what_helps(text: str, kept: str, hi
     assert kept in said and hidden not in said, said
 
 
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ({"laps": [{"id": 7}, {"id": 7.5}]}, "laps[1].id=7.5 where an id belongs"),  # rounded onto lap 8: one lost
+        ({"segment_efforts": [{"segment": {"id": True}}]}, "segment_efforts[0].segment.id=True where an id belongs"),
+        ({"splits_metric": [{"average_heartrate": True}]}, "splits_metric[0].average_heartrate=True where a number"),
+        ({"bikes": [{"id": "b1", "primary": "yes"}]}, "bikes[0].primary='yes' where true or false belongs"),
+        ({"created_at": "last week"}, "created_at='last week' where a date belongs"),
+    ],
+)
+def test_a_member_of_the_wrong_type_is_named_where_it_sits(body: dict[str, Any], said: str) -> None:
+    from fitsync.client.records import wrong_member
+
+    assert (wrong_member(body) or "").startswith(said)
+    assert wrong_member({"id": "b1", "distance": 3.0, "primary": None, "gear": {"id": 12.0}}) is None
+
+
 def test_the_members_checked_for_their_type_are_those_the_warehouse_reads_so() -> None:
     """records.NUMBER_MEMBERS, BOOLEAN_MEMBERS and INSTANT_MEMBERS are the members the mappings read as numbers,
     booleans and instants (ids aside: shape checks hold them; coordinates are pairs), and no member is read as text

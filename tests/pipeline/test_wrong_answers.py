@@ -200,6 +200,51 @@ def test_a_value_of_the_wrong_type_anywhere_keeps_what_was_stored(sb: Harness, c
     assert home.query("SELECT name FROM activities") == [("Renamed",)]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the effort history's cursor
+def test_an_effort_dated_next_century_or_of_another_athlete_moves_no_cursor(sb: Harness, connect: Connect) -> None:
+    """A starred segment's history answered with an effort dated 2099 (stored: it is the athlete's) and one of athlete
+    1: the foreign one is left out, kept raw and said, and the history's cursor stays before now (at 2099 it would
+    ask for nothing new until then)."""
+    aid = add_athlete(sb, premium=True)
+    for days in (20, 15, 10):
+        record(sb, aid, days_ago=days, sport_type="Ride", moving_time=3600)
+    home = connect(aid)
+    grant = sb.connect(athlete_id=aid)
+    starred = sb.get(grant, "/segments/starred").json()[0]
+    segment = sb.get(grant, f"/segments/{starred['id']}").json()
+    ride = sb.get(grant, "/athlete/activities").json()[0]["id"]
+    base = {
+        "resource_state": 2,
+        "name": segment["name"],
+        "elapsed_time": 600,
+        "moving_time": 600,
+        "distance": segment["distance"],
+        "segment": {"id": segment["id"], "resource_state": 2, "name": segment["name"], "distance": segment["distance"]},
+    }
+    future = {
+        **base,
+        "id": 31999999999,
+        "activity": {"id": ride},
+        "athlete": {"id": aid},
+        "start_date": "2099-06-01T08:00:00Z",
+        "start_date_local": "2099-06-01T10:00:00Z",
+    }
+    foreign = {
+        **base,
+        "id": 31999999998,
+        "activity": {"id": 1},
+        "athlete": {"id": 1},
+        "start_date": "2026-01-01T08:00:00Z",
+        "start_date_local": "2026-01-01T09:00:00Z",
+    }
+    with sb.settings(fault_answers={"GET /segment_efforts": {"body": [future, foreign]}}):
+        outcome = home.sync(check=False)
+    assert "an effort of athlete 1, not of athlete" in " ".join(outcome.left_out()), outcome.left_out()
+    cursors = {r[0] for r in home.state("SELECT efforts_after FROM known_segments WHERE starred = 1")}
+    assert cursors and all(c is None or c < "2099" for c in cursors), cursors
+    assert home.query("SELECT effort_id FROM segment_efforts WHERE effort_id > 31999999990") == [(31999999999,)]
+
+
 @pytest.mark.sqlite_only  # the state store is incidental: what a 404 says
 def test_a_404_for_the_path_is_no_private_segment(sb: Harness, connect: Connect) -> None:
     """A segment's 404 naming the request's path (a wrong address) is not the service saying the segment is
