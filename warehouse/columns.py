@@ -21,7 +21,7 @@ class Read(enum.Enum):
     TEXT = "text"  # the field's text
     INSTANT = "instant"  # an ISO 8601 instant → TIMESTAMPTZ
     LOCAL = "local"  # a local wall-clock time: the service writes a trailing Z that is NOT UTC; dropped → TIMESTAMP
-    ZONE = "zone"  # the IANA name out of a label like "(GMT-08:00) America/Los_Angeles"
+    ZONE = "zone"  # the IANA name out of a label like "(GMT-08:00) America/Los_Angeles", or the name alone
     JSON = "json"  # the member kept as JSON (with no path: the source's whole JSON)
     SQL = "sql"  # an SQL expression over the source's own columns (context, constants): never a document's field
 
@@ -31,7 +31,7 @@ TEXT_READS = {
     Read.TEXT: "{}",
     Read.INSTANT: "TRY_CAST({} AS TIMESTAMPTZ)",
     Read.LOCAL: "TRY_CAST(rtrim({}, 'Z') AS TIMESTAMP)",
-    Read.ZONE: "NULLIF(regexp_extract({}, '\\)\\s*(.+)$', 1), '')",
+    Read.ZONE: "NULLIF(regexp_extract({}, '^(?:\\([^)]*\\)\\s*)?([^()\\s][^()]*)$', 1), '')",  # or a bare name
 }
 
 # A VALUE's type → (its json_transform leaf, the SQL over the leaf giving the value). A typed leaf skips the text and

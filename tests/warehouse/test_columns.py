@@ -59,7 +59,7 @@ ODD_INPUT = {
     "a_bigint": 2.5,
     "a_boolean": 2,
     "a_text": 5,
-    "a_zone": "America/Los_Angeles",
+    "a_zone": "(GMT-08:00)",
     "latlng": "51.5,-0.25",
     "deep": "flat",
 }
@@ -113,9 +113,15 @@ def test_odd_input_reads_as_columns_leaves_documents() -> None:
     assert (loader["a_boolean"], plain["a_boolean"]) == (True, None)  # a number where a boolean belongs
     assert (loader["a_bigint"], plain["a_bigint"]) == (2, 3)  # the leaf rounds half to even, the cast away from 0
     assert loader["a_text"] == plain["a_text"] == "5"  # a number where text belongs: its text
-    assert loader["a_zone"] is None and plain["a_zone"] is None  # no "(GMT…) " label: no zone name
+    assert loader["a_zone"] is None and plain["a_zone"] is None  # a "(GMT…)" label without a name: no zone name
     for column in ("a_lat", "a_lng", "nested"):  # another shape where an array or object belongs
         assert loader[column] is None and plain[column] is None, column
+
+
+@pytest.mark.parametrize("one_parse", [True, False])
+def test_a_zone_name_without_its_label_is_read(one_parse: bool) -> None:
+    """The real service's label is "(GMT-08:00) America/Los_Angeles"; the name alone is read too (it was NULL)."""
+    assert _read([{**WELL_FORMED, "a_zone": "Europe/Paris"}], one_parse)[1]["a_zone"] == "Europe/Paris"
 
 
 @pytest.mark.parametrize("one_parse", [True, False])
