@@ -218,9 +218,13 @@ class AthleteApi:
 
     def activity_zones(self, activity_id: int) -> list[Record]:
         body = self.call("GET", f"/activities/{activity_id}/zones")
-        if problem := wrong_member(body):  # the answer is replaced whole: a bucket read as NULL would replace a value
+        zones = self.many("zone", "GET /activities/{id}/zones", body)
+        # the activity's zones are replaced whole: a bucket read as NULL, or a zone without its type (left out by the
+        # load), would replace what was right
+        odd = next((f"zone {i + 1}: {', '.join(z.issues)}" for i, z in enumerate(zones) if z.issues), None)
+        if problem := wrong_member(body) or odd:
             raise UnexpectedShape("GET /activities/{id}/zones", "zone", body, problem)
-        return self.many("zone", "GET /activities/{id}/zones", body)
+        return zones
 
     def create_activity(
         self,

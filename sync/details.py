@@ -95,15 +95,24 @@ def fetch_chunk(session: Any, ids: list[int], fetch: Fetch, want_zones: set[int]
     return chunk
 
 
+ZONES = "activity_zones"
+
+
+def _replacing(bundle: str, payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What is landed: an empty zones answer replaces nothing (an activity's stored zones are deleted on no answer's
+    word: activities without zones answer empty, and so may a service in trouble for one that has them)."""
+    return [p for p in payloads if bundle != ZONES or p.get("zones")]
+
+
 def record_chunk(store: StateStore, aid: int, what: str, bundle: str, chunk: Chunk) -> None:
     """Land and tick off the chunk in one transaction."""
     with store.transaction() as conn:
-        if chunk.payloads:
-            landing.land(conn, aid, bundle, chunk.payloads)
+        if payloads := _replacing(bundle, chunk.payloads):
+            landing.land(conn, aid, bundle, payloads)
         progress.mark(conn, aid, chunk.done, what)
         progress.add_done(conn, aid, what, chunk.pending())
-        if chunk.zones:
-            landing.land(conn, aid, "activity_zones", chunk.zones)
+        if zones := _replacing(ZONES, chunk.zones):
+            landing.land(conn, aid, ZONES, zones)
             progress.mark(conn, aid, chunk.zones_done, "zones")
             progress.add_done(conn, aid, "zones", len(chunk.zones_done))
         if chunk.no_subscription:

@@ -200,6 +200,32 @@ def test_a_value_of_the_wrong_type_anywhere_keeps_what_was_stored(sb: Harness, c
     assert home.query("SELECT name FROM activities") == [("Renamed",)]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what a load keeps
+def test_an_empty_or_typeless_zones_answer_keeps_the_stored_zones(sb: Harness, connect: Connect) -> None:
+    """`[]` for a run whose heart-rate zones are stored deleted them in a run called ok; a zone without its type was
+    left out of the load without a word. The empty answer replaces nothing, the type-less one is a wrong answer."""
+    aid = add_athlete(sb, premium=True)
+    run = record(sb, aid, days_ago=3, sport_type="Run", moving_time=1800)
+    home = connect(aid)
+    home.sync()
+    stored = "SELECT zone_type, bucket_index, seconds FROM activity_zone_buckets ORDER BY ALL"
+    before = home.query(stored)
+    assert before
+
+    def refreshed(answer: Any) -> Any:
+        with home.store.transaction() as conn:
+            progress.request_refresh(conn, aid, [run], zones=True)
+        with sb.settings(fault_answers={"GET /activities/{id}/zones": {"body": answer}}):
+            return home.sync(check=False)
+
+    assert refreshed([]).success and home.query(stored) == before
+    assert home.needing("zones") == 0
+    typeless = {"score": 3, "distribution_buckets": [{"min": 0, "max": -1, "time": 99}]}
+    outcome = refreshed([*sb.get(sb.connect(athlete_id=aid), f"/activities/{run}/zones").json(), typeless])
+    assert not outcome.success and "missing type" in (outcome.error or ""), outcome.error
+    assert home.query(stored) == before and home.needing("zones") == 1
+
+
 @pytest.mark.sqlite_only  # the state store is incidental: the effort history's cursor
 def test_an_effort_dated_next_century_or_of_another_athlete_moves_no_cursor(sb: Harness, connect: Connect) -> None:
     """A starred segment's history answered with an effort dated 2099 (stored: it is the athlete's) and one of athlete
