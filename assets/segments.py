@@ -35,6 +35,19 @@ def starred_segments(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
                 landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)
             meter.wrong_answer(odd.endpoint, odd.problem)  # the starred list stays as it was
             return MaterializeResult(metadata=meter.metadata(skipped=True))
+        listed = {s.get("id") for s in starred}
+        gone = [s for s, _ in queue.starred_segments(client.store, aid) if s not in listed]
+        try:
+            still = next((s for s in gone[:UNSTAR_CHECKS] if _still_starred(session, s)), None)
+        except RateBudgetExhausted as stop:
+            meter.budget_spent(f"rate budget spent: the unstarred segments are checked next run ({stop})")
+            return MaterializeResult(metadata=meter.metadata(skipped=True))
+        if still is not None:  # a list short by mistake: it would unstar (and delete) what the athlete still stars
+            problem = f"a list without segment {still}, which the service still shows starred"
+            with client.store.transaction() as conn:
+                landing.keep_unrecognized(conn, aid, "GET /segments/starred", problem, starred)
+            meter.wrong_answer("GET /segments/starred", f"{problem}: the starred list stays as it was")
+            return MaterializeResult(metadata=meter.metadata(skipped=True))
         with client.store.transaction() as conn:
             landing.land(conn, aid, "starred_segments", starred, {"replace_parents": [aid]})
             queue.unstar_all(conn, aid)
@@ -147,6 +160,21 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
                 landing.keep_unrecognized(conn, aid, odd.endpoint, odd.problem, odd.body)
             meter.wrong_answer(odd.endpoint, odd.problem)  # the histories continue next run
         return MaterializeResult(metadata=meter.metadata(skipped=False, efforts=efforts, segments=len(starred)))
+
+
+# Segments a new starred list lacks whose detail is asked whether they are still starred (its `starred`): one still
+# starred shows the list short by mistake; when the first few are unstarred, the athlete unstarred them.
+UNSTAR_CHECKS = 3
+
+
+def _still_starred(session: Any, segment_id: int) -> bool:
+    """Whether the segment's detail says the athlete still stars it (gone, or private: not starred)."""
+    try:
+        return session.segment(segment_id).get("starred") is True
+    except NotFound as error:
+        if not error.about("Segment"):
+            raise
+        return False
 
 
 EFFORTS = "GET /segment_efforts"

@@ -226,6 +226,30 @@ def test_an_empty_or_typeless_zones_answer_keeps_the_stored_zones(sb: Harness, c
     assert home.query(stored) == before and home.needing("zones") == 1
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what proves an unstarring
+def test_an_empty_starred_list_unstars_nothing_the_service_still_shows_starred(sb: Harness, connect: Connect) -> None:
+    """`[]` for an athlete with starred segments deleted every starred row in a run called ok. The segments a list
+    lacks are asked about (their detail's `starred`): still starred, the list is refused and said; a real unstarring
+    goes through."""
+    aid = add_athlete(sb, premium=True)
+    record(sb, aid, days_ago=3, sport_type="Ride", moving_time=600)
+    home = connect(aid)
+    home.sync()
+    starred = "SELECT segment_id FROM starred_segments ORDER BY ALL"
+    before = [r[0] for r in home.query(starred)]
+    assert before
+    with sb.settings(fault_answers={"GET /segments/starred": {"body": []}}):
+        outcome = home.sync(full=True, check=False)
+    assert not outcome.success and "which the service still shows starred" in (outcome.error or ""), outcome.error
+    assert [r[0] for r in home.query(starred)] == before
+
+    grant = sb.connect(athlete_id=aid)
+    unstarred = sb.api(grant, "PUT", f"/segments/{before[0]}/starred", data={"starred": "false"})
+    assert unstarred.status_code == 200, unstarred.text
+    assert home.sync(full=True).success
+    assert [r[0] for r in home.query(starred)] == before[1:]
+
+
 @pytest.mark.sqlite_only  # the state store is incidental: the effort history's cursor
 def test_an_effort_dated_next_century_or_of_another_athlete_moves_no_cursor(sb: Harness, connect: Connect) -> None:
     """A starred segment's history answered with an effort dated 2099 (stored: it is the athlete's) and one of athlete
