@@ -9,9 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fitsync.client.errors import MissingScope, NotFound, PaymentRequired
+from fitsync.client.errors import FitsyncError, MissingScope, NotFound, PaymentRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.records import Record, UnexpectedShape, owner_problem
+from fitsync.client.transport import ResponseTooLarge
 from fitsync.state.store import StateStore
 
 from . import landing, progress
@@ -75,7 +76,7 @@ def fetch_chunk(session: Any, ids: list[int], fetch: Fetch, want_zones: set[int]
                     chunk.zones_done.append(activity_id)
                 except PaymentRequired:  # learnt here: the zones asset says so and spends nothing
                     chunk.no_subscription = True
-                except (NotFound, UnexpectedShape, MissingScope):  # left queued for the zones asset
+                except (NotFound, UnexpectedShape, MissingScope, ResponseTooLarge):  # left queued for the zones asset
                     pass
         except NotFound as error:
             if not error.about("Activity"):  # a 404 for the request's path: a wrong address, nothing gone
@@ -89,10 +90,16 @@ def fetch_chunk(session: Any, ids: list[int], fetch: Fetch, want_zones: set[int]
                 chunk.stopped = error
                 break
             chunk.hidden.append(activity_id)
-        except (RateBudgetExhausted, PaymentRequired) as error:
+        except ResponseTooLarge as error:  # as large at every run: said, and the queue behind it goes on
+            chunk.odd.append((activity_id, UnexpectedShape(_endpoint(fetch), "answer", None, f"{error}: not read")))
+        except (FitsyncError, RateBudgetExhausted) as error:  # what ends the run: the chunk's fetches are kept
             chunk.stopped = error
             break
     return chunk
+
+
+def _endpoint(fetch: Fetch) -> str:
+    return "GET /activities/{id}/zones" if fetch is fetch_zones else "GET /activities/{id}"
 
 
 ZONES = "activity_zones"

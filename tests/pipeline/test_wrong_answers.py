@@ -250,6 +250,27 @@ def test_an_empty_starred_list_unstars_nothing_the_service_still_shows_starred(s
     assert [r[0] for r in home.query(starred)] == before[1:]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the details queue
+def test_a_detail_too_large_is_said_and_the_details_behind_it_load(sb: Harness, connect: Connect) -> None:
+    """A detail larger than max_response_bytes failed the step at every run, losing the chunk's fetched details and
+    blocking every activity behind it. It is said and left queued; the others load."""
+    aid = add_athlete(sb)
+    small = [record(sb, aid, days_ago=days, sport_type="Run", moving_time=900) for days in (5, 4)]
+    huge = record(sb, aid, days_ago=3, sport_type="Ride", moving_time=5 * 3600)
+    grant = sb.connect(athlete_id=aid)
+    sizes = {
+        i: len(sb.get(grant, f"/activities/{i}", params={"include_all_efforts": "true"}).content)
+        for i in (*small, huge)
+    }
+    limit = (max(sizes[i] for i in small) + sizes[huge]) // 2
+    assert max(sizes[i] for i in small) < limit < sizes[huge], sizes
+    home = connect(aid, max_response_bytes=limit)
+    outcome = home.sync(check=False)
+    assert not outcome.success and "max_response_bytes" in (outcome.error or ""), outcome.error
+    loaded = {r[0] for r in home.query("SELECT activity_id FROM activities WHERE detail_loaded")}
+    assert loaded == set(small) and home.needing("detail") == 1
+
+
 @pytest.mark.sqlite_only  # the state store is incidental: the effort history's cursor
 def test_an_effort_dated_next_century_or_of_another_athlete_moves_no_cursor(sb: Harness, connect: Connect) -> None:
     """A starred segment's history answered with an effort dated 2099 (stored: it is the athlete's) and one of athlete
