@@ -120,6 +120,7 @@ def record_chunk(store: StateStore, aid: int, what: str, bundle: str, chunk: Chu
         progress.add_done(conn, aid, what, chunk.pending())
         if zones := _replacing(ZONES, chunk.zones):
             landing.land(conn, aid, ZONES, zones)
+        if chunk.zones_done:
             progress.mark(conn, aid, chunk.zones_done, "zones")
             progress.add_done(conn, aid, "zones", len(chunk.zones_done))
         if chunk.no_subscription:
