@@ -111,18 +111,12 @@ def plan(mappings: tuple[Mapping, ...]) -> Plan:
 def stage_sql(p: Plan) -> str:
     """`batch`: the registered frame, each document parsed once (`doc`), its id and its arrays of JSON texts.
 
-    A document whose member of an array's name is something else (an answer of an unknown shape) stages that array
-    as NULL and is flagged `odd_arrays`: the children stored for it are left as they are, since an odd answer is no
-    proof they are gone. The check parses the document again only for the rare document without that array."""
+    A document whose member of an array's name is missing, null or something else (an answer of an unknown shape)
+    stages that array as NULL and is flagged `odd_arrays`: the children stored for it are left as they are, since
+    only a list says which children there are (an empty one: none)."""
     structure = structure_text(p.structure)
     arrays = "".join(f", doc['{a}'] AS {array_column(a)}" for a in p.texts)
-    odd = (
-        " OR ".join(
-            f"(CASE WHEN doc['{a}'] IS NULL THEN coalesce(json_type(raw, '$.{a}') <> 'NULL', false) ELSE false END)"
-            for a in p.arrays
-        )
-        or "false"
-    )
+    odd = " OR ".join(f"doc['{a}'] IS NULL" for a in p.arrays) or "false"
     return (
         f"CREATE OR REPLACE TEMP TABLE batch AS SELECT *, TRY_CAST(doc['id'] AS BIGINT) AS parent_id{arrays}, "
         f"{odd} AS odd_arrays FROM (SELECT *, json_transform(raw, '{structure}') AS doc FROM batch_input)"

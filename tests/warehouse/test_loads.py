@@ -587,6 +587,35 @@ def test_a_member_named_like_an_array_but_not_one_loads_and_is_kept(warehouse: P
         )
 
 
+@pytest.mark.parametrize("answer", ["missing", "null", "empty"])
+def test_a_detail_without_its_arrays_deletes_children_only_when_it_lists_none(
+    warehouse: Path, payloads: dict[str, Any], answer: str
+) -> None:
+    """A re-pulled detail whose laps, splits and efforts are missing or null says nothing of them: the stored ones
+    stay (they were deleted, in a run called ok). An empty list says there are none."""
+    aid = payloads["athlete_id"]
+    before = payloads["details"][1]
+    arrays = ("laps", "splits_metric", "segment_efforts")
+    assert all(before[a] for a in arrays)
+    with db.writing(warehouse) as conn:
+        loads.load(conn, "activity_details", loads.frame([before], athlete_id=aid))
+    detail = {k: v for k, v in before.items() if answer != "missing" or k not in arrays}
+    detail.update(
+        {"name": "renamed"}, **({a: None if answer == "null" else [] for a in arrays} if answer != "missing" else {})
+    )
+    with db.writing(warehouse) as conn:
+        loads.load(conn, "activity_details", loads.frame([detail], athlete_id=aid))
+    with db.reading(warehouse) as conn:
+        counts = [
+            conn.execute(f"SELECT count(*) FROM {table} WHERE activity_id = ?", [detail["id"]]).fetchone()[0]
+            for table in ("laps", "splits_metric", "segment_efforts")
+        ]
+        assert conn.execute("SELECT name FROM activities WHERE activity_id = ?", [detail["id"]]).fetchone() == (
+            "renamed",
+        )
+    assert counts == ([0, 0, 0] if answer == "empty" else [len(before[a]) for a in arrays])
+
+
 def test_efforts_are_read_in_the_documents_one_parse_and_odd_ones_still_load(
     warehouse: Path, payloads: dict[str, Any]
 ) -> None:
