@@ -268,9 +268,13 @@ def _revoke_and_purge(client: FitsyncClient, athlete_id: int) -> tuple[str, dict
     from fitsync.pipelines.instance import instance  # Dagster loads slowly: only once it is agreed
     from fitsync.pipelines.purge import purge_everything
 
+    record = client.tokens.athlete(athlete_id)
     try:
-        token = client.tokens.access_token(athlete_id)
-        revoked = "revoked" if oauth.deauthorize(client.config, client.transport, token.reveal()) else "already"
+        if record is not None and record.status == "disconnected":  # the athlete revoked it; a purge left unfinished
+            revoked = "already"
+        else:
+            token = client.tokens.access_token(athlete_id)
+            revoked = "revoked" if oauth.deauthorize(client.config, client.transport, token.reveal()) else "already"
     except ReauthorizationRequired:  # the service already refused the tokens: nothing of fitsync's left to revoke
         click.secho(
             "the service had already withdrawn fitsync's access (its refresh token was refused): nothing to revoke "
@@ -406,5 +410,9 @@ def _athletes_table(rows: list[AthleteRecord]) -> Table:
 def status_shown(athlete_id: int, status: str, reason: str | None) -> str:
     """An athlete's status as a table shows it: why, and for one that cannot be synced, the command that fixes it."""
     why = f" ({reason})" if reason else ""
-    fix = f": run `fitsync connect` as athlete {athlete_id}" if status == "needs_reauth" else ""
+    fix = {
+        "needs_reauth": f": run `fitsync connect` as athlete {athlete_id}",
+        # the purge run removes them; one that failed (the warehouse held for long) leaves them listed
+        "disconnected": f": their data is being deleted (if they stay listed: `fitsync disconnect {athlete_id}`)",
+    }.get(status, "")
     return f"{status}{why}{fix}"

@@ -27,8 +27,9 @@ def forget_athlete_state(client: FitsyncClient, athlete_id: int) -> dict[str, in
 
 
 def purge_everything(client: FitsyncClient, athlete_id: int) -> tuple[dict[str, int], dict[str, int]]:
-    """State-store rows, then warehouse rows, of the athlete: (state counts, warehouse counts)."""
-    state = forget_athlete_state(client, athlete_id)
+    """Warehouse rows and files, then state-store rows, of the athlete: (state counts, warehouse counts). The state
+    goes last: a purge stopped or failed halfway leaves the athlete listed (their data not yet gone), and running it
+    again (`fitsync disconnect`, the purge run's retries) finishes it."""
     warehouse = warehouse_of(client.config)
     db.migrate(warehouse)
     with db.writing(warehouse) as conn:
@@ -38,7 +39,7 @@ def purge_everything(client: FitsyncClient, athlete_id: int) -> tuple[dict[str, 
         if folder.exists():
             shutil.rmtree(folder)
             rows[f"{kind}_folder"] = 1
-    return state, rows
+    return forget_athlete_state(client, athlete_id), rows
 
 
 @op(pool=DUCKDB_POOL)

@@ -1,5 +1,7 @@
 """The `webhook_events` sensor: inbox events → re-pull and delete runs per athlete, purges on revocation."""
 
+import time
+
 import httpx
 from dagster import (
     AddDynamicPartitionsRequest,
@@ -50,10 +52,13 @@ def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi) ->
 
     Read, decide (webhooks/plan.py, no I/O), apply: twice, since a deauthorization is judged by the service between."""
     client = fitsync_api.client()
+    unfinished = _unfinished_purges(client, context.instance)
     events = webhook_inbox.events_after(client.store, int(context.cursor or 0))
     new_ids = {e.inbox_id for e in events}
     candidates = events + [e for e in webhook_inbox.deferred(client.store) if e.inbox_id not in new_ids]
     if not candidates:
+        if unfinished:
+            return SensorResult(run_requests=unfinished, cursor=context.cursor)
         return SkipReason("no new webhook events")
     cap, window_start = _allowance(client)
     owners = {e.owner_id for e in candidates}
@@ -82,7 +87,7 @@ def webhook_events(context: SensorEvaluationContext, fitsync_api: FitsyncApi) ->
         f"{len(events)} events → {len(runs)} runs ({len(work.ignored)} superseded, unproven or for departed athletes)"
     )
     return SensorResult(
-        run_requests=runs,
+        run_requests=runs + unfinished,
         cursor=str(events[-1].inbox_id) if events else context.cursor,
         dynamic_partitions_requests=partition_requests,
     )
@@ -124,12 +129,7 @@ def run_requests(
         if w.refresh or w.delete
     ]
     runs += [
-        RunRequest(
-            run_key=f"deauthorized-{event.inbox_id}",
-            job_name=purge_athlete_job.name,
-            run_config={"ops": {"purge_athlete_data": {"config": {"athlete_id": athlete_id}}}},
-        )
-        for athlete_id, event in work.deauthorized.items()
+        purge_request(athlete_id, f"deauthorized-{event.inbox_id}") for athlete_id, event in work.deauthorized.items()
     ]
     new = sorted({str(w.athlete_id) for w in work.work.values()} - partitions)
     gone = sorted({str(a) for a in work.deauthorized} & partitions)
@@ -142,6 +142,32 @@ def run_requests(
 
 
 IN_FLIGHT = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
+PURGE_RETRY_SECONDS = 3600  # a purge that failed (the warehouse held for long) is asked for again once an hour,
+PURGE_GRACE_SECONDS = 600  # from this long after the revocation (the first purge run is launched by then)
+
+
+PURGED_TAG = "fitsync/purged_athlete"
+
+
+def purge_request(athlete_id: int, run_key: str) -> RunRequest:
+    return RunRequest(
+        run_key=run_key,
+        job_name=purge_athlete_job.name,
+        run_config={"ops": {"purge_athlete_data": {"config": {"athlete_id": athlete_id}}}},
+        tags={PURGED_TAG: str(athlete_id)},
+    )
+
+
+def _unfinished_purges(client: FitsyncClient, instance: DagsterInstance) -> list[RunRequest]:
+    """A purge for each athlete who revoked access and is still here with no purge run under way: the first one
+    failed or was stopped (its state goes last: pipelines/purge.py). Keyed by the hour, so tried again hourly."""
+    departed = athlete_rows.disconnected(client.store, before=time.time() - PURGE_GRACE_SECONDS)
+    if not departed:
+        return []
+    runs = instance.get_runs(RunsFilter(job_name=purge_athlete_job.name, statuses=IN_FLIGHT))
+    under_way = {int(r.tags[PURGED_TAG]) for r in runs if r.tags.get(PURGED_TAG, "").isdigit()}
+    hour = int(time.time() // PURGE_RETRY_SECONDS)
+    return [purge_request(a, f"purge-again-{a}-{hour}") for a in sorted(departed - under_way)]
 
 
 def _refreshing(instance: DagsterInstance, athletes: set[int]) -> set[int]:

@@ -7,6 +7,7 @@ the rotated one under the same lock (client/tokens.py).
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -86,6 +87,16 @@ def deauthorized(conn: Connection, athlete_id: int, reason: str) -> None:
     )
 
 
+def disconnected(store: StateStore, before: float) -> set[int]:
+    """Athletes who revoked access before `before` and are still here: their purge failed or was stopped (the
+    webhook sensor asks for it again)."""
+    with store.reading() as conn:
+        rows = conn.execute(
+            "SELECT athlete_id FROM athletes WHERE status = 'disconnected' AND updated_at < ?", (before,)
+        ).fetchall()
+    return {int(r[0]) for r in rows}
+
+
 def forget(conn: Connection, athlete_id: int) -> None:
     """The athlete and their sync cursors (a disconnect; the purge after a deauthorization removes more)."""
     conn.execute("DELETE FROM athletes WHERE athlete_id = ?", (athlete_id,))
@@ -158,8 +169,22 @@ ATHLETE_TABLES = ("athletes", "sync_cursors", "known_activities", "known_segment
 
 
 def purge(conn: Connection, athlete_id: int) -> dict[str, int]:
-    """Every row of the athlete in the store (tokens, cursors, queues, landed data): table → rows removed."""
-    return {
+    """Every row of the athlete in the store (tokens, cursors, queues, landed data, the webhook events about their
+    activities, whose updates carry titles; a deauthorization's event stays, the record of why): table → rows
+    removed."""
+    removed = {
         table: conn.execute(f"DELETE FROM {table} WHERE athlete_id = ?", (athlete_id,)).rowcount
         for table in ATHLETE_TABLES
     }
+    owner = f'"owner_id":{int(athlete_id)}'  # stored compact: a number member ends with , or }
+    events = [
+        (r[0],)
+        for r in conn.execute(
+            "SELECT id, payload FROM webhook_inbox WHERE payload LIKE ? OR payload LIKE ?",
+            (f"%{owner},%", f"%{owner}}}%"),
+        ).fetchall()
+        if (event := json.loads(r[1])).get("owner_id") == athlete_id and event.get("object_type") != "athlete"
+    ]
+    conn.executemany("DELETE FROM webhook_inbox WHERE id = ?", events)
+    removed["webhook_inbox"] = len(events)
+    return removed

@@ -20,6 +20,8 @@ BY_ATHLETE = (
     "deleted_activities",
     "analysis_ftp_history",
     "analysis_seiler_zones",
+    "analysis_thresholds",
+    "unrecognized_payloads",
     "athletes",
 )
 

@@ -309,6 +309,19 @@ def test_disconnect_after_the_service_revoked(sb: Harness, connected: Connected)
     assert connected.client.tokens.athletes() == []
 
 
+def test_disconnect_finishes_the_purge_of_an_athlete_who_revoked(sb: Harness, connected: Connected) -> None:
+    """The sensor marked the athlete disconnected (no tokens) and its purge run failed: `fitsync disconnect` finishes
+    it without asking the service (nothing to revoke) and without saying the service still grants access."""
+    from fitsync.state import athletes
+
+    with connected.client.store.transaction() as conn:
+        athletes.deauthorized(conn, connected.athlete_id, "deauthorized by the athlete")
+    result = CliRunner().invoke(main, ["disconnect", str(connected.athlete_id), "--yes"], env=cli_env(connected.config))
+    assert result.exit_code == 0, result.output
+    assert "already revoked" in result.output and "still grants" not in result.output, result.output
+    assert connected.client.tokens.athletes() == []
+
+
 def test_disconnect_unknown_athlete_is_an_error(config: Config) -> None:
     result = CliRunner().invoke(main, ["disconnect", "12345"], env=cli_env(config))
     assert result.exit_code != 0 and "not connected" in result.output

@@ -273,6 +273,7 @@ def test_athletes_grant_tokens_status_and_purge(store: StateStore) -> None:
         "known_segments": 0,
         "landing": 1,
         "webhook_lifecycle": 0,
+        "webhook_inbox": 0,
     }
     assert athletes.record(store, 5) is None and [r["athlete_id"] for r in athletes.records(store)] == [6]
 

@@ -28,8 +28,9 @@ import pytest
 from dagster import RunsFilter, build_schedule_context
 
 from fitsync.pipelines.jobs import nightly_sync
-from fitsync.pipelines.sync_runner import SyncOutcome
+from fitsync.pipelines.sync_runner import SyncOutcome, execute_run_request
 from fitsync.sync import progress
+from fitsync.webhooks import inbox as webhook_inbox
 
 from ..sandbox_harness import Harness, wait_until
 from .conftest import (
@@ -271,6 +272,42 @@ def test_s6_1_r4_deauthorization_purges_the_athlete(sb: Harness, home: WebhookHo
     assert set(home.athlete_rows(leaving).values()) == {0}
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the order of a purge
+def test_a_purge_that_fails_halfway_is_finished_by_the_next_one(
+    sb: Harness, home: WebhookHome, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warehouse part of a purge fails (a disk, a warehouse held for long): the athlete's state went first, and
+    their data stayed for good with nothing left to finish it. Now the state goes last: the athlete stays listed as
+    disconnected, `fitsync athletes` names the command, and the sensor asks for the purge again."""
+    from fitsync.cli.athletes import status_shown
+    from fitsync.pipelines import purge
+
+    leaving, _ = synced_athlete(home, sb, n=2)
+    revoke(sb, home.app, leaving)
+    home.settle(1)
+    requests = home.tick()
+
+    def failing(conn: Any, athlete_id: int) -> dict[str, int]:
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(purge, "purge_athlete", failing)
+    [outcome] = [execute_run_request(home.config, home.instance, r) for r in requests]
+    assert outcome is not None and not outcome.success
+    monkeypatch.undo()
+    assert home.athlete_rows(leaving)["activities"] == 2
+    [(status, reason)] = home.state("SELECT status, status_reason FROM athletes WHERE athlete_id = ?", leaving)
+    assert f"`fitsync disconnect {leaving}`" in status_shown(leaving, status, reason)
+    assert home.tick() == [], "not asked again while the first purge may still be on its way"
+
+    home.state_write("UPDATE athletes SET updated_at = updated_at - 3600 WHERE athlete_id = ?", leaving)
+    [again] = home.tick()
+    assert again.job_name == "purge_athlete_job" and again.run_key.startswith(f"purge-again-{leaving}-")
+    home.execute([again])
+    assert set(home.athlete_rows(leaving).values()) == {0}
+    assert home.state("SELECT count(*) FROM athletes WHERE athlete_id = ?", leaving) == [(0,)]
+    assert home.tick() == []
+
+
 @pytest.mark.sqlite_only  # the state store is incidental: what a re-pull brings (the inbox: the scenarios kept on both)
 def test_s6_1_r4_explicit_sync_after_purge_does_not_reschedule_the_athlete(sb: Harness, home: WebhookHome) -> None:
     leaving = add_athlete(sb)
@@ -442,8 +479,12 @@ def test_s6_1_r4_fitsync_disconnect_also_purges(sb: Harness, home: WebhookHome) 
     home.connect(aid)
     home.sync(aid)
     assert home.athlete_rows(aid)["activities"] == 1
+    set_thresholds = fitsync(home, "thresholds", "set", "--athlete", str(aid), "--lthr", "168", "--from", "2026-01-01")
+    assert set_thresholds.returncode == 0, set_thresholds.stderr
     gate = home.serve(Gate)  # the event comes after `disconnect` returned (the real service takes seconds)
     home.subscribe()
+    with home.client.store.transaction() as conn:  # an event about one of their activities, its title inside
+        webhook_inbox.store_event(conn, webhook_inbox.validate(home.event(aid, 1, "update", updates={"title": "x"})))
     with sb.settings(retry_delays=[0.5, 0.5]):
         done = fitsync(home, "disconnect", str(aid), "--yes")
         assert done.returncode == 0, done.stderr
@@ -457,3 +498,5 @@ def test_s6_1_r4_fitsync_disconnect_also_purges(sb: Harness, home: WebhookHome) 
     home.execute(home.tick())
     assert set(home.athlete_rows(aid).values()) == {0}
     assert home.partitions() == set()
+    assert home.query("SELECT count(*) FROM analysis_thresholds WHERE athlete_id = ?", aid) == [(0,)]
+    assert [r for r in home.state("SELECT payload FROM webhook_inbox") if f'"owner_id":{aid}' in r[0]] == []
