@@ -50,12 +50,24 @@ def is_newer_file(error: BaseException) -> bool:
     return NEWER_FILE in str(error)
 
 
-def convert(path: Path, newer: str = NEWER_DUCKDB) -> dict[str, int]:
-    """Rewrite the file at `path` for this DuckDB; returns rows per table taken over. The old file is kept as
-    `<path>.<newer>.bak`. `newer` is what pip installs for the export (a version, or a wheel's path offline)."""
+def convert(path: Path, newer: str = NEWER_DUCKDB) -> tuple[dict[str, int], list[str]]:
+    """Rewrite the file at `path` for this DuckDB; returns rows per table taken over, and the tables and columns
+    this fitsync's warehouse has no place for (in the kept file only). The old file is kept as
+    `<path>.<newer>.bak`. `newer` is what pip installs for the export (a version, or a wheel's path offline).
+
+    The new file is built beside the old one and takes its place only once whole: a conversion stopped at any point
+    leaves the old file at `path` or at the kept name, never an empty warehouse in its place. A kept file is never
+    overwritten, and a file this DuckDB opens is not converted."""
     path = path.resolve()
     kept = path.with_name(f"{path.name}.{newer.replace('==', '-').replace('/', '_')}.bak")
-    with tempfile.TemporaryDirectory(prefix="fitsync-convert-") as scratch:
+    if _opens(path):
+        raise WarehouseError(f"{path} opens with this DuckDB ({duckdb.__version__}): there is nothing to convert")
+    if kept.exists():
+        raise WarehouseError(
+            f"{kept} exists, kept by an earlier conversion (it may be the only copy of the old warehouse): move it "
+            "aside, then convert again"
+        )
+    with tempfile.TemporaryDirectory(prefix=".fitsync-convert-", dir=path.parent) as scratch:
         folder = Path(scratch)
         environment = folder / "venv"
         venv.create(environment, with_pip=True)
@@ -65,19 +77,34 @@ def convert(path: Path, newer: str = NEWER_DUCKDB) -> dict[str, int]:
             [python, "-c", EXPORT, str(path), str(folder)], check=True, capture_output=True, text=True
         )
         counts: dict[str, int] = json.loads(exported.stdout)
+        fresh = folder / path.name  # its documents views follow the file when it moves (documents.py)
+        db.migrate(fresh)
+        with db.writing(fresh) as conn:
+            taken, dropped = _take_back(conn, folder, counts)
         path.rename(kept)
         wal = path.with_name(path.name + ".wal")
         if wal.exists():
             wal.rename(kept.with_name(kept.name + ".wal"))
-        db.migrate(path)
-        with db.writing(path) as conn:
-            taken = _take_back(conn, folder, counts)
-    return taken
+        fresh.rename(path)
+        db.migrate(path)  # its views read the documents beside it now, before the scratch folder goes
+    return taken, dropped
 
 
-def _take_back(conn: duckdb.DuckDBPyConnection, folder: Path, counts: dict[str, int]) -> dict[str, int]:
+def _opens(path: Path) -> bool:
+    try:
+        duckdb.connect(str(path), read_only=True).close()
+    except duckdb.Error as error:
+        if is_newer_file(error):
+            return False
+        raise WarehouseError(f"{path} cannot be opened ({error})") from None
+    return True
+
+
+def _take_back(
+    conn: duckdb.DuckDBPyConnection, folder: Path, counts: dict[str, int]
+) -> tuple[dict[str, int], list[str]]:
     """Each exported table's rows into the new file's table of that name, by column name, in one transaction; the
-    rows a migration inserted (the analysis settings) give way to the exported ones."""
+    rows a migration inserted (the analysis settings) give way to the exported ones. Also what has no place."""
     tables = {
         r[0]
         for r in conn.execute(
@@ -85,19 +112,22 @@ def _take_back(conn: duckdb.DuckDBPyConnection, folder: Path, counts: dict[str, 
         ).fetchall()
     }
 
+    dropped = [f"table {t} ({counts[t]:,} rows)" for t in sorted(set(counts) - tables)]
+
     def work() -> dict[str, int]:
         taken: dict[str, int] = {}
         for table in sorted(set(counts) & tables):
             source = str(folder / f"{table}.parquet").replace("'", "''")
             ours = {r[0] for r in conn.execute(f'DESCRIBE "{table}"').fetchall()}
             theirs = [r[0] for r in conn.execute(f"DESCRIBE SELECT * FROM read_parquet('{source}')").fetchall()]
+            dropped.extend(f"column {table}.{c}" for c in theirs if c not in ours)
             columns = ", ".join(f'"{c}"' for c in theirs if c in ours)
             conn.execute(f'DELETE FROM "{table}"')
             conn.execute(f"INSERT INTO \"{table}\" ({columns}) SELECT {columns} FROM read_parquet('{source}')")
             taken[table] = conn.execute(f'SELECT count(*) FROM "{table}"').fetchall()[0][0]
         return taken
 
-    return db.transaction(conn, work)
+    return db.transaction(conn, work), dropped
 
 
 def command_line(path: Path) -> str:
@@ -107,5 +137,10 @@ def command_line(path: Path) -> str:
 
 if __name__ == "__main__":
     target = Path(sys.argv[1])
-    moved = convert(target, *(sys.argv[2:3]))
+    try:
+        moved, dropped = convert(target, *(sys.argv[2:3]))
+    except WarehouseError as refused:
+        sys.exit(f"not converted: {refused}")
     print(f"converted {target}: " + ", ".join(f"{table} {rows:,}" for table, rows in sorted(moved.items())))
+    if dropped:
+        print("not taken over (no place in this fitsync's warehouse; still in the kept file): " + ", ".join(dropped))

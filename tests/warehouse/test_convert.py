@@ -1,9 +1,10 @@
 """A warehouse file written by DuckDB 2.0 (fitsync's DuckDB before the pin) is named with the command that converts
 it, and the conversion keeps every row and the old file. The newer DuckDB comes from PyPI into a throwaway virtual
-environment, as the conversion itself gets it: slow, run with `-m slow`."""
+environment, as the conversion itself gets it: slow, run with `-m slow` (the refusals before it are quick)."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import venv
@@ -12,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from fitsync.warehouse import convert, db
-
-pytestmark = pytest.mark.slow
+from fitsync.warehouse.location import WarehouseError
 
 # Run by DuckDB 2.0: fitsync's migrations as they were, and one audited deletion to carry over.
 WRITE = """
@@ -29,6 +29,7 @@ print(conn.execute("PRAGMA version").fetchall()[0][0])
 """
 
 
+@pytest.mark.slow
 def test_a_file_of_duckdb_2_is_named_then_converted(tmp_path: Path) -> None:
     environment = tmp_path / "duckdb2"
     venv.create(environment, with_pip=True)
@@ -63,5 +64,49 @@ def test_a_file_of_duckdb_2_is_named_then_converted(tmp_path: Path) -> None:
             (7, 42, "webhook delete")
         ]
         assert conn.execute("SELECT count(*) FROM analysis_settings").fetchall()[0][0] > 0
-    assert list(tmp_path.glob("warehouse.duckdb.*.bak")), sorted(p.name for p in tmp_path.iterdir())
+    [kept] = tmp_path.glob("warehouse.duckdb.*.bak")
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".fitsync-convert")) == []
     assert db.migrate(path) == max(v for v, _, _ in db.migration_scripts())
+    again = subprocess.run(  # converted already: refused, the kept file untouched
+        [sys.executable, "-m", "fitsync.warehouse.convert", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert again.returncode == 1 and "nothing to convert" in again.stderr and "Traceback" not in again.stderr
+    shutil.copy(kept, path)  # the old file back in place, the kept one still there: converting would replace it
+    refused = subprocess.run(
+        [sys.executable, "-m", "fitsync.warehouse.convert", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode == 1 and "kept by an earlier conversion" in refused.stderr, refused.stderr
+    assert (
+        kept.stat().st_size > 0
+        and "v2."
+        in subprocess.run(
+            [
+                python,
+                "-c",
+                "import duckdb, sys; print(duckdb.connect(sys.argv[1], read_only=True).execute("
+                "'PRAGMA version').fetchone()[0])",
+                str(kept),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+
+
+def test_a_file_this_duckdb_opens_or_cannot_read_is_not_converted(tmp_path: Path) -> None:
+    """Converting a file twice replaced the original with the converted copy: a file this DuckDB opens is refused,
+    and so is one that is no DuckDB file at all, before anything is touched."""
+    path = tmp_path / "warehouse.duckdb"
+    db.migrate(path)
+    with pytest.raises(WarehouseError, match="nothing to convert"):
+        convert.convert(path)
+    other = tmp_path / "notes.duckdb"
+    other.write_bytes(b"a file this DuckDB cannot open")
+    with pytest.raises(WarehouseError, match="cannot be opened"):
+        convert.convert(other)
+    assert other.read_bytes() == b"a file this DuckDB cannot open" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "notes.duckdb",
+        "warehouse.duckdb",
+        "warehouse.duckdb.documents",
+    ]
