@@ -202,7 +202,7 @@ def _write_rows(conn: duckdb.DuckDBPyConnection, staged: Staged) -> dict[str, in
         written[mapping.table] = written.get(mapping.table, 0) + rows
         if mapping.clears and staged.rows[i].num_rows:
             match = " AND ".join(f"{k} IN (SELECT {k} FROM {_stage(i)})" for k in mapping.key)
-            conn.execute(f"DELETE FROM {mapping.clears} WHERE {match}")
+            conn.execute(f"UPDATE {mapping.clears} SET restored_at = now() WHERE restored_at IS NULL AND {match}")
     return written
 
 
@@ -429,8 +429,9 @@ def delete_activities(
     when: dt.datetime | None = None,
     athlete_id: int | None = None,
 ) -> int:
-    """Remove activities and their children, recording each in deleted_activities (with its last JSON, so it can be
-    restored). With `athlete_id`, only that athlete's: an event about one athlete never removes another's rows."""
+    """Remove activities and their children, recording each in deleted_activities (with its last summary, detail and
+    zones, so it can be audited and rebuilt). With `athlete_id`, only that athlete's: an event about one athlete never
+    removes another's rows."""
     if not activity_ids:
         return 0
     when = when or dt.datetime.now(dt.UTC)
@@ -449,10 +450,14 @@ def delete_activities(
     conn.execute("BEGIN")
     try:
         conn.execute(
-            """INSERT INTO deleted_activities (activity_id, athlete_id, deleted_at, reason, last_summary_raw)
+            """INSERT INTO deleted_activities (activity_id, athlete_id, deleted_at, reason, last_summary_raw,
+                 last_detail_raw, last_zones_raw)
                SELECT activity_id, athlete_id, ?, ?, coalesce(
                  (SELECT s.raw FROM activity_summary_documents s WHERE s.activity_id = activities.activity_id),
-                 (SELECT d.raw FROM activity_documents d WHERE d.activity_id = activities.activity_id))
+                 (SELECT d.raw FROM activity_documents d WHERE d.activity_id = activities.activity_id)),
+                 (SELECT d.raw FROM activity_documents d WHERE d.activity_id = activities.activity_id),
+                 (SELECT json_group_array(z.raw) FROM activity_zones z WHERE z.activity_id = activities.activity_id
+                  HAVING count(*) > 0)
                FROM activities WHERE activity_id IN (SELECT unnest(?::BIGINT[]))""",
             [when, reason, ids],
         )

@@ -35,7 +35,7 @@ class Mapping:
     # never overwrites what an activity's detail said.
     kept: tuple[str, ...] = ()
     keep_when: str = ""
-    # A table of tombstones (deleted_activities) whose rows for the keys this mapping loads go: back, so not deleted.
+    # A table of tombstones (deleted_activities) whose rows for the keys this mapping loads are marked restored: back.
     clears: str = ""
 
     @property

@@ -331,6 +331,13 @@ def test_only_you_activity_leaves_a_read_only_grant_on_full_reconciliation(sb: H
     assert home.query("SELECT reason FROM deleted_activities WHERE activity_id = ?", hidden) == [
         ("missing in reconciliation, confirmed: made Only You (this grant may not see it)",)
     ]
+    # the tombstone keeps what an activity deleted by mistake is rebuilt from: its detail and its zones
+    [(laps, zones)] = home.query(
+        "SELECT json_array_length(last_detail_raw->'$.laps'), json_array_length(last_zones_raw) "
+        "FROM deleted_activities WHERE activity_id = ?",
+        hidden,
+    )
+    assert laps > 0 and zones > 0
 
     change(sb, hidden, visibility="everyone")  # back: an incremental finds it again (inside the overlap)
     outcome = home.sync()
@@ -340,7 +347,8 @@ def test_only_you_activity_leaves_a_read_only_grant_on_full_reconciliation(sb: H
         "SELECT detail_fetched_at IS NOT NULL, visibility FROM activities WHERE activity_id = ?", hidden
     ) == [(True, "everyone")]
     assert home.query("SELECT count(*) FROM activity_zones WHERE activity_id = ?", hidden)[0][0] > 0
-    assert home.query("SELECT count(*) FROM deleted_activities") == [(0,)], "back: its tombstone is cleared"
+    assert home.query("SELECT count(*) FROM deleted_activities WHERE restored_at IS NULL") == [(0,)], "back"
+    assert home.query("SELECT count(*) FROM deleted_activities WHERE restored_at IS NOT NULL") == [(1,)], "audited"
 
 
 # --- 3. API calls: the minimum ----------------------------------------------------------------------------------

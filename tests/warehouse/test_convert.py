@@ -23,7 +23,8 @@ for statement in sys.argv[2].split(";\\n"):
     conn.execute(statement)
 for script in sys.argv[3:]:
     conn.execute(open(script).read())
-conn.execute("INSERT INTO deleted_activities VALUES (7, 42, now(), 'webhook delete', '{\\\"id\\\": 7}')")
+conn.execute("INSERT INTO deleted_activities (activity_id, athlete_id, deleted_at, reason, last_summary_raw) "
+             "VALUES (7, 42, now(), 'webhook delete', '{\\\"id\\\": 7}')")
 conn.execute(f"INSERT INTO schema_migrations (version, name) SELECT range, 'earlier' FROM range(1, {len(sys.argv) - 2})")
 print(conn.execute("PRAGMA version").fetchall()[0][0])
 """
