@@ -209,9 +209,16 @@ def _pasted_redirect() -> str:
 
 @click.command()
 @click.argument("athlete_id", type=int)
+@click.option(
+    "--local-only",
+    is_flag=True,
+    help="Delete the local data without asking the service to revoke access (when it cannot be reached): the "
+    "athlete then removes fitsync in their settings on the service.",
+)
 @yes_option
-def disconnect(athlete_id: int, yes: bool) -> None:
-    """Revoke fitsync's access for an athlete and delete everything fitsync holds of them (asks first)."""
+def disconnect(athlete_id: int, local_only: bool, yes: bool) -> None:
+    """Revoke fitsync's access for an athlete and delete everything fitsync holds of them (asks first). When the
+    service cannot be asked to revoke, nothing is deleted (`--local-only` deletes all the same)."""
     from fitsync.client.state_reader import StateReader
 
     config = load_settings()
@@ -231,7 +238,8 @@ def disconnect(athlete_id: int, yes: bool) -> None:
 
         counted = _warehouse_rows(warehouse_of(client.config), athlete_id)
         confirm(
-            f"this revokes fitsync's access for {record.name} (athlete {athlete_id}) and deletes "
+            f"this {'leaves' if local_only else 'revokes'} fitsync's access for {record.name} (athlete {athlete_id})"
+            f"{' at the service' if local_only else ''} and deletes "
             f"{'all their' if counted is None else f'their {counted:,}'} warehouse rows (the segments only they "
             "starred or rode included; their documents, snapshots and reports too), their tokens and their sync state",
             "Disconnect them?",
@@ -241,16 +249,18 @@ def disconnect(athlete_id: int, yes: bool) -> None:
         with screen.doing(
             screen.console(stderr=True), f"athlete {athlete_id}: revoking access and deleting their data…"
         ):
-            revoked, state, rows = _revoke_and_purge(client, athlete_id)
+            revoked, state, rows = _revoke_and_purge(client, athlete_id, local_only)
     click.echo(
         f"Disconnected athlete {athlete_id}"
         + REVOCATIONS[revoked]
         + f"; removed {_removed(rows)} and {sum(state.values()):,} state rows"
     )
-    if revoked == "failed":  # the local part is done; the service's is the athlete's to finish
-        raise click.ClickException(
+    if revoked == "local":  # the local part is done; the service's is the athlete's to finish
+        click.secho(
             f"the service still grants fitsync access to athlete {athlete_id}'s data: remove fitsync in the "
-            "athlete's settings on the service (My Apps), as fitsync can no longer revoke it without the tokens"
+            "athlete's settings on the service (My Apps), as fitsync can no longer revoke it without the tokens",
+            fg="yellow",
+            err=True,
         )
 
 
@@ -258,13 +268,16 @@ def disconnect(athlete_id: int, yes: bool) -> None:
 REVOCATIONS = {
     "revoked": "",
     "already": " (the service had already revoked access)",
-    "failed": " here only (the service could not be asked to revoke access)",
+    "local": " here only (the service was not asked to revoke access: --local-only)",
 }
 
 
-def _revoke_and_purge(client: FitsyncClient, athlete_id: int) -> tuple[str, dict[str, int], dict[str, int]]:
-    """Revoke at the service (a failure said, the local data going anyway), purge everything of the athlete, drop
-    their Dagster partition: (how the revocation went: a key of REVOCATIONS, state rows, warehouse rows removed)."""
+def _revoke_and_purge(
+    client: FitsyncClient, athlete_id: int, local_only: bool
+) -> tuple[str, dict[str, int], dict[str, int]]:
+    """Revoke at the service (unless `local_only`; a failure deletes nothing: the tokens are what a later try revokes
+    with), purge everything of the athlete, drop their Dagster partition: (how the revocation went: a key of
+    REVOCATIONS, state rows, warehouse rows removed)."""
     from fitsync.pipelines.instance import instance  # Dagster loads slowly: only once it is agreed
     from fitsync.pipelines.purge import purge_everything
 
@@ -272,6 +285,8 @@ def _revoke_and_purge(client: FitsyncClient, athlete_id: int) -> tuple[str, dict
     try:
         if record is not None and record.status == "disconnected":  # the athlete revoked it; a purge left unfinished
             revoked = "already"
+        elif local_only:
+            revoked = "local"
         else:
             token = client.tokens.access_token(athlete_id)
             revoked = "revoked" if oauth.deauthorize(client.config, client.transport, token.reveal()) else "already"
@@ -284,14 +299,16 @@ def _revoke_and_purge(client: FitsyncClient, athlete_id: int) -> tuple[str, dict
         )
         revoked = "already"
     except (FitsyncError, httpx.HTTPError) as error:
-        click.secho(
-            f"could not revoke at the service ({type(error).__name__}: {error}); deleting the local tokens anyway",
-            fg="yellow",
-            err=True,
-        )
-        revoked = "failed"
+        raise click.ClickException(
+            f"could not ask the service to revoke fitsync's access for athlete {athlete_id} ({type(error).__name__}: "
+            f"{error}): nothing was deleted. Run `fitsync disconnect {athlete_id}` again once the service answers, or "
+            f"`fitsync disconnect {athlete_id} --local-only` to delete the local data now (the athlete then removes "
+            "fitsync in their settings on the service, My Apps)"
+        ) from None
     # The service's deauthorization event will name an athlete fitsync no longer knows: purge now.
-    state, rows = purge_everything(client, athlete_id)
+    state, rows = purge_everything(
+        client, athlete_id, f"fitsync disconnect ({REVOCATIONS[revoked].strip() or 'revoked'})"
+    )
     dagster_instance = instance(client.config.home)
     if dagster_instance.has_dynamic_partition("athletes", str(athlete_id)):
         dagster_instance.delete_dynamic_partition("athletes", str(athlete_id))

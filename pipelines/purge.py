@@ -1,5 +1,8 @@
 """The purge after a deauthorization: the athlete's state and warehouse rows go, with counts in the log."""
 
+import datetime as dt
+import json
+import os
 import shutil
 
 from dagster import Config, OpExecutionContext, job, op
@@ -26,7 +29,19 @@ def forget_athlete_state(client: FitsyncClient, athlete_id: int) -> dict[str, in
         return athlete_rows.purge(conn, athlete_id)
 
 
-def purge_everything(client: FitsyncClient, athlete_id: int) -> tuple[dict[str, int], dict[str, int]]:
+PURGES_LOG = "purges.jsonl"  # in the home: a line per purge (when, whom, why, rows and files removed), never its data
+
+
+def _logged(client: FitsyncClient, athlete_id: int, why: str, state: dict[str, int], rows: dict[str, int]) -> None:
+    line = {"at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "athlete_id": athlete_id, "why": why}
+    descriptor = os.open(client.config.home / PURGES_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(descriptor, "a", encoding="utf-8") as log:
+        log.write(json.dumps({**line, "warehouse": rows, "state": state}) + "\n")
+
+
+def purge_everything(
+    client: FitsyncClient, athlete_id: int, why: str = "deauthorized by the athlete"
+) -> tuple[dict[str, int], dict[str, int]]:
     """Warehouse rows and files, then state-store rows, of the athlete: (state counts, warehouse counts). The state
     goes last: a purge stopped or failed halfway leaves the athlete listed (their data not yet gone), and running it
     again (`fitsync disconnect`, the purge run's retries) finishes it."""
@@ -39,7 +54,9 @@ def purge_everything(client: FitsyncClient, athlete_id: int) -> tuple[dict[str, 
         if folder.exists():
             shutil.rmtree(folder)
             rows[f"{kind}_folder"] = 1
-    return forget_athlete_state(client, athlete_id), rows
+    state = forget_athlete_state(client, athlete_id)
+    _logged(client, athlete_id, why, state, rows)
+    return state, rows
 
 
 @op(pool=DUCKDB_POOL)

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -191,13 +192,20 @@ def test_disconnect_says_what_it_does_while_it_works(sb: Harness, connect: Conne
     assert f"Disconnected athlete {aid}" in done.stdout and listed(home) == []
 
 
-def test_disconnect_that_could_not_revoke_says_the_service_still_grants_access(sb: Harness, connect: Connect) -> None:
-    """The local data goes (as asked), but the service was not reached: not "already revoked", and not exit 0."""
+def test_disconnect_that_could_not_revoke_deletes_nothing_unless_local_only(sb: Harness, connect: Connect) -> None:
+    """The service was not reached: deleting the tokens would leave the revocation to the athlete for good, so nothing
+    is deleted and the two ways on are named. `--local-only` deletes the local data, says the service still grants
+    access, and exits 0."""
     aid = add_athlete(sb)
     home = connect(aid)
-    done = fitsync(
-        home.config.home, "disconnect", str(aid), "--yes", FITSYNC_AUTH_URL=f"http://127.0.0.1:{closed_port()}"
-    )
-    assert done.returncode == 1 and listed(home) == [], done.stdout + done.stderr
-    assert f"Disconnected athlete {aid} here only" in done.stdout and "already" not in done.stdout, done.stdout
-    assert "the service still grants fitsync access" in done.stderr and "My Apps" in done.stderr, done.stderr
+    closed = f"http://127.0.0.1:{closed_port()}"
+    done = fitsync(home.config.home, "disconnect", str(aid), "--yes", FITSYNC_AUTH_URL=closed)
+    assert done.returncode == 1 and listed(home) == [aid], done.stdout + done.stderr
+    assert "nothing was deleted" in done.stderr and f"fitsync disconnect {aid} --local-only" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    local = fitsync(home.config.home, "disconnect", str(aid), "--yes", "--local-only", FITSYNC_AUTH_URL=closed)
+    assert local.returncode == 0 and listed(home) == [], local.stdout + local.stderr
+    assert f"Disconnected athlete {aid} here only" in local.stdout and "already" not in local.stdout, local.stdout
+    assert "the service still grants fitsync access" in local.stderr and "My Apps" in local.stderr, local.stderr
+    [logged] = [json.loads(line) for line in (home.config.home / "purges.jsonl").read_text().splitlines()]
+    assert logged["athlete_id"] == aid and "--local-only" in logged["why"] and logged["warehouse"]["activities"] == 0

@@ -21,6 +21,7 @@ in the sandbox to the warehouse: sandbox delivery → receiver → inbox → `we
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 from typing import Any
 
@@ -257,6 +258,12 @@ def test_s6_1_r4_deauthorization_purges_the_athlete(sb: Harness, home: WebhookHo
         "t.segment_id = s.segment_id)"
     ) == [(0,)]
     assert logged["state"]["athletes"] == 1 and logged["state"]["known_activities"] == 3
+    [line] = [json.loads(t) for t in (home.config.home / "purges.jsonl").read_text().splitlines()]  # beside Dagster's
+    assert (line["athlete_id"], line["why"], line["warehouse"]["activities"]) == (
+        leaving,
+        "deauthorized by the athlete",
+        3,
+    )
     for table in ("athletes", "known_activities", "sync_cursors", "landing", "known_segments"):
         assert home.state(f"SELECT count(*) FROM {table} WHERE athlete_id = ?", leaving) == [(0,)], table
 
