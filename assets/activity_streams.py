@@ -64,8 +64,8 @@ def activity_streams(context: AssetExecutionContext, fitsync_api: FitsyncApi) ->
                 rate_governor.before_long_waits(lambda seconds: writer.flush()),
                 live.fetching(aid, live.STREAMS, counted),
             ):
-                for activity_id, start in queue:
-                    writer.add(streams.fetch(session, activity_id, start))
+                for activity_id, start, elapsed_s in queue:
+                    writer.add(streams.fetch(session, activity_id, start, elapsed_s))
                     counted.done += 1
         except RateBudgetExhausted as stop:
             meter.budget_spent(f"rate budget spent: the rest continues next run ({stop})")

@@ -242,7 +242,7 @@ def careful(answer: Answer) -> Answer:
         return Answer(
             answer.activity_id, answer.start, answer.fetched_us, stored.KEPT_RAW, answer.raw, problems=(problem,)
         )
-    return read(answer.activity_id, answer.start, answer.fetched_us, body, raw=answer.raw)
+    return read(answer.activity_id, answer.start, answer.fetched_us, body, raw=answer.raw, elapsed_s=answer.elapsed_s)
 
 
 def _frame(activity_id: int, fetched_us: int, length: int, columns: dict[str, pl.Series]) -> pl.DataFrame:
@@ -262,9 +262,11 @@ def _frame(activity_id: int, fetched_us: int, length: int, columns: dict[str, pl
     )
 
 
-def read(activity_id: int, start: Any, fetched_us: int, body: Any, raw: str | None = None) -> Answer:
+def read(
+    activity_id: int, start: Any, fetched_us: int, body: Any, raw: str | None = None, elapsed_s: int | None = None
+) -> Answer:
     """The answer's channels in their columns; what cannot be stored, named in `problems`. `raw`: the answer's text as
-    received (else the body written out again)."""
+    received (else the body written out again); `elapsed_s`: the activity's elapsed time (_short)."""
     raw = raw if raw is not None else json.dumps(body, separators=(",", ":"))
     found, problems = _by_type(body)
     if found is None:
@@ -272,7 +274,7 @@ def read(activity_id: int, start: Any, fetched_us: int, body: Any, raw: str | No
     if not found:
         problem = "an empty answer for an activity with a recording (asked again on a later run)"
         return Answer(activity_id, start, fetched_us, stored.NO_STREAMS, raw, problems=(problem,))
-    if short := _short(body):
+    if short := _short(found, body, elapsed_s):
         return Answer(activity_id, start, fetched_us, stored.SHORT, raw, problems=(short,))
     sizes = {k: len(v) for k, v in found.items()}
     length = sizes["time"] if "time" in sizes else Counter(sizes.values()).most_common(1)[0][0]
@@ -316,21 +318,32 @@ def _by_type(body: Any) -> tuple[dict[str, list[Any]] | None, list[str]]:
     return None, [f"an answer of a shape fitsync does not know ({type(body).__name__}; kept raw)"]
 
 
-def _short(body: Any) -> str | None:
-    """What says the answer holds fewer samples than the service counts (`original_size`) in every channel, as a body
-    cut short would, or None (one channel shorter than the others is that channel's problem: read() names it)."""
+# An answer with fewer samples than the service counts is cut short when its time also ends before this share of the
+# activity's elapsed time; the service's own downsampling (`resolution` "high" keeps ≈ 10,000 of a long recording's
+# samples) spans the whole activity.
+SPAN_SHARE = 0.9
+
+
+def _short(found: dict[str, list[Any]], body: Any, elapsed_s: int | None) -> str | None:
+    """What says the answer was cut short: every channel holds fewer samples than its `original_size`, and the samples
+    end well before the activity does; or None (one channel shorter than the others is that channel's problem, named
+    by read(); without the activity's elapsed time nothing is judged)."""
     streams = body.values() if isinstance(body, dict) else body
     counted = [
         (len(stream["data"]), size)
         for stream in streams
         if isinstance(size := stream.get("original_size"), (int, float)) and not isinstance(size, bool)
     ]
-    if not counted or any(length >= size for length, size in counted):
+    times = found.get("time") or []
+    last = times[-1] if times and isinstance(times[-1], (int, float)) and not isinstance(times[-1], bool) else None
+    if not counted or any(length >= size for length, size in counted) or not elapsed_s or last is None:
+        return None
+    if last >= SPAN_SHARE * elapsed_s:
         return None
     length, size = max(counted)
     return (
-        f"{length} samples of the {size:g} the service counts (original_size): nothing stored, asked again on a "
-        "later run"
+        f"{length} samples of the {size:g} the service counts (original_size), ending at {last:g} s of a "
+        f"{elapsed_s:,} s activity: nothing stored, asked again on a later run"
     )
 
 

@@ -51,7 +51,7 @@ IN_FLIGHT = 2
 T = TypeVar("T")
 
 
-def fetch(session: Any, activity_id: int, start: dt.datetime | None) -> Answer:
+def fetch(session: Any, activity_id: int, start: dt.datetime | None, elapsed_s: int | None = None) -> Answer:
     """One activity's streams, every channel in one call, as received (raises only what ends the run: the
     rate budget, a stop, a scope other than activity:read_all, a failing service). An answer larger than
     max_response_bytes is recorded as such: it would fail every run, and every activity behind it would wait."""
@@ -71,10 +71,12 @@ def fetch(session: Any, activity_id: int, start: dt.datetime | None) -> Answer:
     except ResponseTooLarge as error:  # it would be as large at every run: answered, named, and the queue goes on
         problem = f"{error}: its streams are not stored, and not asked for again"
         return Answer(activity_id, start, fetched, stored.TOO_LARGE, None, problems=(problem,))
-    return received(activity_id, start, fetched, content)
+    return received(activity_id, start, fetched, content, elapsed_s)
 
 
-def received(activity_id: int, start: dt.datetime | None, fetched_us: int, content: bytes) -> Answer:
+def received(
+    activity_id: int, start: dt.datetime | None, fetched_us: int, content: bytes, elapsed_s: int | None = None
+) -> Answer:
     """An answer as it came, kept whole as its text, to be framed with its chunk (sync/stream_answers.framed) on the
     writer's framing thread."""
     try:
@@ -83,7 +85,15 @@ def received(activity_id: int, start: dt.datetime | None, fetched_us: int, conte
         problem = "an answer with bytes that are not UTF-8 (replaced with U+FFFD in the kept text; nothing stored)"
         kept = content.decode("utf-8", errors="replace")
         return Answer(activity_id, start, fetched_us, stored.KEPT_RAW, kept, problems=(problem,))
-    return Answer(activity_id, start, fetched_us, stored.RECEIVED, text, tokens=stream_answers.tokens(content))
+    return Answer(
+        activity_id,
+        start,
+        fetched_us,
+        stored.RECEIVED,
+        text,
+        tokens=stream_answers.tokens(content),
+        elapsed_s=elapsed_s,
+    )
 
 
 def read_bytes(activity_id: int, start: dt.datetime | None, fetched_us: int, content: bytes) -> Answer:

@@ -33,8 +33,8 @@ def since(setting: str, days: float, now: dt.datetime | None = None) -> dt.datet
 
 def waiting(
     conn: duckdb.DuckDBPyConnection, athlete_id: int, since: datetime | None, *, looking: bool = False
-) -> list[tuple[int, datetime]]:
-    """(activity id, start) of the athlete's activities whose streams are wanted and not stored yet (or answered in a
+) -> list[tuple[int, datetime, int | None]]:
+    """(activity id, start, elapsed seconds) of the athlete's activities whose streams are wanted and not stored yet (or answered in a
     way worth asking again: RETRIED), newest first;
     `since`: only those started then or later (None: all). `looking`: create nothing (`fitsync status`)."""
     root = documents.root(conn)
@@ -52,9 +52,9 @@ def waiting(
             SELECT activity_id FROM read_parquet('{glob}') GROUP BY activity_id
             HAVING arg_max(status, fetched_us) NOT IN ({retried}) OR count(*) >= {ASKS})"""
     return [
-        (int(r[0]), r[1])
+        (int(r[0]), r[1], r[2])
         for r in conn.execute(
-            f"""SELECT a.activity_id, a.start_date FROM activities a
+            f"""SELECT a.activity_id, a.start_date, a.elapsed_time FROM activities a
                 WHERE a.athlete_id = $1 AND {WANTED} AND ($2::TIMESTAMPTZ IS NULL OR a.start_date >= $2) {answered}
                 ORDER BY a.start_date DESC NULLS LAST, a.activity_id DESC""",
             [athlete_id, since],

@@ -157,6 +157,9 @@ class Answer:
     # The quotes, `null`s, booleans and backslashes of `raw`, counted as it arrived (sync/stream_answers.tokens): on
     # the fetching thread, which waits for the service, not on the framing thread, which is what holds a load back.
     tokens: tuple[int, int, int, int] | None = None
+    # The activity's elapsed time, as the warehouse has it: an answer whose samples end well before it, with fewer
+    # than the service counts, was cut short (stream_answers._short); a downsampled one spans it all.
+    elapsed_s: int | None = None
 
     @property
     def samples(self) -> int:

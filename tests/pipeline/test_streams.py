@@ -258,6 +258,7 @@ def test_a_short_or_empty_answer_is_said_and_asked_again_a_few_times(
     for channel in answer.values():
         channel["data"] = channel["data"][: n // 4]
     fault = {"GET /activities/{id}/streams": {"body": answer if cut == "short" else {}}}
+
     home = connect(aid, streams="recent")
     with sb.settings(fault_answers=fault):
         outcome = home.sync(check=False)
@@ -277,6 +278,24 @@ def test_a_short_or_empty_answer_is_said_and_asked_again_a_few_times(
         home2.sync(check=False)
     home2.sync(check=False)
     assert home2.query("SELECT status, samples FROM activity_stream_answers") == [("stored", n)]
+
+
+@pytest.mark.sqlite_only  # the state store is incidental: the streams in the warehouse
+def test_an_answer_the_service_downsampled_is_stored_not_taken_for_short(sb: Harness, connect: Connect) -> None:
+    """The real service answers a long recording at `resolution: high` with ≈ 10,000 of its samples, original_size
+    counting them all: the samples span the whole activity, so it is stored, not refused as cut short."""
+    aid = add_athlete(sb, premium=True)
+    ride = record(sb, aid, days_ago=3, sport_type="Ride", moving_time=1200)
+    grant = sb.connect(athlete_id=aid)
+    answer = sb.get(grant, f"/activities/{ride}/streams", params={"keys": KEYS, "key_by_type": "true"}).json()
+    n = len(answer["time"]["data"])
+    for channel in answer.values():
+        channel["data"] = channel["data"][::4]  # every 4th sample, first to last
+    home = connect(aid, streams="recent")
+    with sb.settings(fault_answers={"GET /activities/{id}/streams": {"body": answer}}):
+        outcome = home.sync(check=False)
+    assert outcome.success and not outcome.left_out(), outcome.left_out()
+    assert home.query("SELECT status, samples FROM activity_stream_answers") == [("stored", len(range(0, n, 4)))]
 
 
 @pytest.mark.sqlite_only  # the state store is incidental: what a 404 says
