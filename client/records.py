@@ -133,6 +133,16 @@ BOOLEAN_MEMBERS = frozenset(
     }
 )
 INSTANT_MEMBERS = frozenset({"created_at", "start_date", "start_date_local", "updated_at"})
+# The objects and lists inside an answer whose members the warehouse reads (the mappings' arrays and nested members):
+# only those are checked, never one it keeps raw without reading (a real segment's `local_legend` counts efforts as
+# text, "24").
+READ_INSIDE = frozenset(
+    {
+        *("laps", "splits_metric", "segment_efforts", "segment", "activity", "distribution_buckets"),
+        *("bikes", "shoes"),
+        *(f"{period}_{sport}_totals" for period in ("recent", "ytd", "all") for sport in ("ride", "run", "swim")),
+    }
+)
 _MEMBER_CHECKS: tuple[tuple[frozenset[str], Check, str], ...] = (
     # an id of 12.5 or true, rounded to another row's id, would replace that row
     (frozenset({"id"}), lambda v: isinstance(v, str) or _is_int(v) or isinstance(v, float) and v.is_integer(), "an id"),
@@ -143,19 +153,20 @@ _MEMBER_CHECKS: tuple[tuple[frozenset[str], Check, str], ...] = (
 
 
 def wrong_member(body: Any, *, numbers_on_top: bool = True, at: str = "") -> str | None:
-    """The first member, anywhere in `body`, whose value is not of the type the warehouse reads it as (null is no
-    value, never wrong): `laps[2].distance='abc' where a number belongs`, or None. `numbers_on_top`: False for an
-    activity, whose top-level numbers a load refuses one by one (records' issues, plausible.type_issues)."""
+    """The first member the warehouse reads (at the top of `body`, or inside READ_INSIDE) whose value is not of the
+    type it reads it as (null is no value, never wrong): `laps[2].distance='abc' where a number belongs`, or None.
+    `numbers_on_top`: False for an activity, whose top-level numbers a load refuses one by one (records' issues,
+    plausible.type_issues)."""
     if isinstance(body, list):
         for i, item in enumerate(body):
-            if found := wrong_member(item, at=f"{at}[{i}]"):
+            if found := wrong_member(item, numbers_on_top=numbers_on_top, at=f"{at}[{i}]"):
                 return found
         return None
     if not isinstance(body, dict):
         return None
     for name, value in body.items():
         if isinstance(value, (dict, list)):
-            if found := wrong_member(value, at=f"{at}.{name}" if at else str(name)):
+            if name in READ_INSIDE and (found := wrong_member(value, at=f"{at}.{name}" if at else str(name))):
                 return found
             continue
         for members, holds, what in _MEMBER_CHECKS:
