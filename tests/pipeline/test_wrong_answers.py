@@ -243,6 +243,12 @@ def test_an_empty_starred_list_unstars_nothing_the_service_still_shows_starred(s
     assert not outcome.success and "which the service still shows starred" in (outcome.error or ""), outcome.error
     assert [r[0] for r in home.query(starred)] == before
 
+    route = {"GET /segments/starred": {"body": []}, "GET /segments/{id}": {"status": 404, "body": ROUTE_404}}
+    with sb.settings(fault_answers=route):  # the check answered by no one who knows: no proof either way
+        outcome = home.sync(full=True, check=False)
+    assert not outcome.success and "the starred list stays as it was" in (outcome.error or ""), outcome.error
+    assert [r[0] for r in home.query(starred)] == before
+
     grant = sb.connect(athlete_id=aid)
     unstarred = sb.api(grant, "PUT", f"/segments/{before[0]}/starred", data={"starred": "false"})
     assert unstarred.status_code == 200, unstarred.text
