@@ -27,6 +27,7 @@ from . import mappings as m
 from .mappings import Mapping
 from .plausible import NOT_A_NUMBER
 from .refused import REJECTED, rejects
+from .sources import listed_column
 
 # What each kind of fetched object fills, in order (parents before children).
 BUNDLES: dict[str, tuple[Mapping, ...]] = {
@@ -158,9 +159,11 @@ def stage(
         )
         staged_parents = None
         if bundle in PARENT_KEY:
+            # per parent, which of its arrays it lists: only those children are replaced (_delete_children)
+            flags = [listed_column(a) for a in plan_of(bundle).arrays]
             staged_parents = conn.sql(
-                f"SELECT DISTINCT {PARENT_KEY[bundle]} AS id FROM batch WHERE NOT odd_arrays "
-                "UNION SELECT unnest($parents::BIGINT[])",
+                f"SELECT DISTINCT {', '.join([f'{PARENT_KEY[bundle]} AS id', *flags])} FROM batch "
+                f"UNION SELECT unnest($parents::BIGINT[]){', true' * len(flags)}",
                 params={"parents": list(parents or [])},
             ).to_arrow_table()
         return Staged(bundle, rows, staged_parents, left_out, _rejected(conn, bundle, rows))
@@ -279,8 +282,9 @@ def _delete_children(conn: duckdb.DuckDBPyConnection, bundle: str, skip: set[int
         # Rows of these parents that the new batch no longer has go; the rest are upserted in place, so
         # re-loading identical data writes nothing.
         match = " AND ".join(f"kept.{k} = {mapping.table}.{k}" for k in mapping.key)
+        listed = "".join(f" AND {listed_column(a)}" for a in mapping.source.arrays if a in plan_of(bundle).arrays)
         conn.execute(
-            f"DELETE FROM {mapping.table} WHERE {column} IN (SELECT id FROM replaced_parents) "
+            f"DELETE FROM {mapping.table} WHERE {column} IN (SELECT id FROM replaced_parents WHERE true{listed}) "
             f"AND NOT EXISTS (SELECT 1 FROM {_stage(i)} AS kept WHERE {match})"
         )
 

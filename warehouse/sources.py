@@ -20,6 +20,11 @@ def array_column(path: str) -> str:
     return f"arr__{path}"
 
 
+def listed_column(path: str) -> str:
+    """The staged flag saying a document lists that array (its children are then replaced by what it lists)."""
+    return f"listed__{path}"
+
+
 def unnest_select(path: str) -> str:
     """Rows of (batch columns…, item, idx) for each element of an array, with its 1-based position."""
     assert path in ARRAY_PATHS, path

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from .columns import Column, Read, json_path
 from .mappings import Mapping
 from .refused import REJECTED, checked, refused_text
-from .sources import ARRAY_PATHS, ITEM, Elements, Members, array_column
+from .sources import ARRAY_PATHS, ITEM, Elements, Members, array_column, listed_column
 from .transform import Parsed, Reads, Tree, graft, leaves, structure_text
 
 # The column of a mapping's staged rows holding the whole document (mappings that keep documents).
@@ -112,14 +112,14 @@ def stage_sql(p: Plan) -> str:
     """`batch`: the registered frame, each document parsed once (`doc`), its id and its arrays of JSON texts.
 
     A document whose member of an array's name is missing, null or something else (an answer of an unknown shape)
-    stages that array as NULL and is flagged `odd_arrays`: the children stored for it are left as they are, since
-    only a list says which children there are (an empty one: none)."""
+    stages that array as NULL and its `listed__<array>` false: the children stored from that array are left as they
+    are, since only a list says which children there are (an empty one: none)."""
     structure = structure_text(p.structure)
     arrays = "".join(f", doc['{a}'] AS {array_column(a)}" for a in p.texts)
-    odd = " OR ".join(f"doc['{a}'] IS NULL" for a in p.arrays) or "false"
+    listed = "".join(f", doc['{a}'] IS NOT NULL AS {listed_column(a)}" for a in p.arrays)
     return (
-        f"CREATE OR REPLACE TEMP TABLE batch AS SELECT *, TRY_CAST(doc['id'] AS BIGINT) AS parent_id{arrays}, "
-        f"{odd} AS odd_arrays FROM (SELECT *, json_transform(raw, '{structure}') AS doc FROM batch_input)"
+        f"CREATE OR REPLACE TEMP TABLE batch AS SELECT *, TRY_CAST(doc['id'] AS BIGINT) AS parent_id{arrays}{listed} "
+        f"FROM (SELECT *, json_transform(raw, '{structure}') AS doc FROM batch_input)"
     )
 
 
