@@ -135,7 +135,9 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
         try:
             for segment_id, efforts_after in starred:
                 from_local = None if efforts_after is None else _parse_local(efforts_after)
-                batch, odd = _mine([e.raw for e in session.segment_efforts(segment_id, start_local=from_local)], aid)
+                batch, odd = _own_efforts(
+                    [e.raw for e in session.segment_efforts(segment_id, start_local=from_local)], aid
+                )
                 # a date past every clock on Earth would freeze the history there: stored, never the cursor
                 latest = (dt.datetime.now(dt.UTC) + MAX_AHEAD).strftime("%Y-%m-%dT%H:%M:%SZ")
                 dates = [d for e in batch if isinstance(d := e.get("start_date_local"), str) and d <= latest]
@@ -187,7 +189,7 @@ EFFORTS = "GET /segment_efforts"
 MAX_AHEAD = dt.timedelta(hours=15)  # a local wall-clock time is at most UTC+14, and an hour of clock skew
 
 
-def _mine(efforts: list[Any], aid: int) -> tuple[list[Any], list[tuple[Any, str]]]:
+def _own_efforts(efforts: list[Any], aid: int) -> tuple[list[Any], list[tuple[Any, str]]]:
     """The efforts to store, and those left out with why (another athlete's; not an effort at all)."""
     kept, odd = [], []
     for effort in efforts:

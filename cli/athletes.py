@@ -264,6 +264,12 @@ def disconnect(athlete_id: int, local_only: bool, yes: bool) -> None:
         )
 
 
+# Why a disconnect purged, as purges.jsonl says it.
+PURGED_BECAUSE = {
+    "revoked": "fitsync disconnect",
+    "already": "fitsync disconnect (access already revoked at the service)",
+    "local": "fitsync disconnect --local-only (access not revoked at the service)",
+}
 # How the service's side of a disconnect went, as the last line says it.
 REVOCATIONS = {
     "revoked": "",
@@ -306,9 +312,7 @@ def _revoke_and_purge(
             "fitsync in their settings on the service, My Apps)"
         ) from None
     # The service's deauthorization event will name an athlete fitsync no longer knows: purge now.
-    state, rows = purge_everything(
-        client, athlete_id, f"fitsync disconnect ({REVOCATIONS[revoked].strip() or 'revoked'})"
-    )
+    state, rows = purge_everything(client, athlete_id, PURGED_BECAUSE[revoked])
     dagster_instance = instance(client.config.home)
     if dagster_instance.has_dynamic_partition("athletes", str(athlete_id)):
         dagster_instance.delete_dynamic_partition("athletes", str(athlete_id))

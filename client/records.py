@@ -253,12 +253,15 @@ JSON_KINDS: dict[type, str] = {
 JSON_KINDS[type(None)] = "null"
 
 
+def _a(kind: str) -> str:
+    """`an activity`, `a zone`."""
+    return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind}"
+
+
 def shape_problem(kind: str, body: Any) -> str | None:
     """Why a single answer is not a `kind` at all (or holds a value of the wrong type: wrong_member), or None."""
     if not isinstance(body, dict):
-        return (
-            f"{JSON_KINDS.get(type(body), 'a value')} instead of {'an' if kind[:1] in 'aeiou' else 'a'} {kind} object"
-        )
+        return f"{JSON_KINDS.get(type(body), 'a value')} instead of {_a(kind)} object"
     check = SHAPES.get(kind)
     return (check(body) if check else None) or wrong_member(body, numbers_on_top=kind != "activity")
 
@@ -269,7 +272,7 @@ def owner_problem(body: dict[str, Any], athlete_id: int, kind: str = "activity")
     owner = body.get("athlete")
     owner_id = owner.get("id") if isinstance(owner, dict) else None
     if _is_int(owner_id) and owner_id != athlete_id:
-        return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind} of athlete {owner_id}, not of athlete {athlete_id}"
+        return f"{_a(kind)} of athlete {owner_id}, not of athlete {athlete_id}"
     return None
 
 

@@ -105,7 +105,7 @@ def _endpoint(fetch: Fetch) -> str:
 ZONES = "activity_zones"
 
 
-def _replacing(bundle: str, payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _without_empty_zones(bundle: str, payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """What is landed: an empty zones answer replaces nothing (an activity's stored zones are deleted on no answer's
     word: activities without zones answer empty, and so may a service in trouble for one that has them)."""
     return [p for p in payloads if bundle != ZONES or p.get("zones")]
@@ -114,11 +114,11 @@ def _replacing(bundle: str, payloads: list[dict[str, Any]]) -> list[dict[str, An
 def record_chunk(store: StateStore, aid: int, what: str, bundle: str, chunk: Chunk) -> None:
     """Land and tick off the chunk in one transaction."""
     with store.transaction() as conn:
-        if payloads := _replacing(bundle, chunk.payloads):
+        if payloads := _without_empty_zones(bundle, chunk.payloads):
             landing.land(conn, aid, bundle, payloads)
         progress.mark(conn, aid, chunk.done, what)
         progress.add_done(conn, aid, what, chunk.pending())
-        if zones := _replacing(ZONES, chunk.zones):
+        if zones := _without_empty_zones(ZONES, chunk.zones):
             landing.land(conn, aid, ZONES, zones)
         if chunk.zones_done:
             progress.mark(conn, aid, chunk.zones_done, "zones")

@@ -203,9 +203,9 @@ def _write_rows(conn: duckdb.DuckDBPyConnection, staged: Staged) -> dict[str, in
     for i, mapping in enumerate(mappings):
         rows = _merge(conn, mapping, _stage(i), staged.rows[i].num_rows, i in new)
         written[mapping.table] = written.get(mapping.table, 0) + rows
-        if mapping.clears and staged.rows[i].num_rows:
+        if mapping.restores and staged.rows[i].num_rows:
             match = " AND ".join(f"{k} IN (SELECT {k} FROM {_stage(i)})" for k in mapping.key)
-            conn.execute(f"UPDATE {mapping.clears} SET restored_at = now() WHERE restored_at IS NULL AND {match}")
+            conn.execute(f"UPDATE {mapping.restores} SET restored_at = now() WHERE restored_at IS NULL AND {match}")
     return written
 
 

@@ -36,7 +36,7 @@ class Mapping:
     kept: tuple[str, ...] = ()
     keep_when: str = ""
     # A table of tombstones (deleted_activities) whose rows for the keys this mapping loads are marked restored: back.
-    clears: str = ""
+    restores: str = ""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -157,7 +157,7 @@ ACTIVITY_SUMMARIES = Mapping(
     documents=SUMMARIES,
     kept=tuple(c.name for c in ACTIVITY_COLUMNS if c.name not in ("activity_id", "athlete_id", "kudos_count")),
     keep_when="activities.detail_loaded",
-    clears="deleted_activities",
+    restores="deleted_activities",
 )
 
 # Detailed activity: everything, plus its children below. The document itself is kept whole, as received, in a
@@ -180,7 +180,7 @@ ACTIVITY_DETAILS = Mapping(
     keep_on_update=("listed_at", "summary_raw"),
     update_when="activities.detail_hash IS DISTINCT FROM excluded.detail_hash",
     documents=DETAILS,
-    clears="deleted_activities",
+    restores="deleted_activities",
 )
 
 

@@ -29,7 +29,7 @@ class Range:
 
 
 def _number(value: float) -> str:
-    return f"{value:,.0f}" if value == int(value) else f"{value:,}"
+    return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
 
 
 YEAR_S = 366 * 86400

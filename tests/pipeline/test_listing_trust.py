@@ -76,8 +76,7 @@ def test_a_listing_quietly_short_of_a_few_deletes_only_what_the_service_confirms
     sb: Harness, connect: Connect, recorder: Recorder
 ) -> None:
     """One activity in 15 missing (under the shrink guard, the stats too lenient to tell): each is asked for by id,
-    as a webhook delete is; the ones the service still has stay, a real deletion goes, and an activity that comes
-    back marks its tombstone restored."""
+    as a webhook delete is; the ones the service still has stay, a real deletion goes."""
     aid = add_athlete(sb)
     ids = record_many(sb, aid, 30, oldest_days=30)
     home = connect(aid)
