@@ -135,7 +135,7 @@ STATUSES = STORED, PART_STORED, KEPT_RAW, NO_STREAMS, SHORT, NOT_FOUND, REFUSED,
     "partly stored",  # some channels only: the others are in the raw answer (see problems)
     "kept raw",  # an answer of a shape fitsync does not know: nothing in the samples
     stream_queue.NO_STREAMS,  # an empty answer, for an activity with a recording: asked again (stream_queue.ASKS)
-    stream_queue.SHORT,  # fewer samples than the service counts (original_size): none stored, asked again (as above)
+    stream_queue.SHORT,  # fewer samples than original_size, ending before the activity: none stored, asked again
     "not found",  # 404: the activity has no streams, or is gone
     "refused",  # a scope not granted (an Only You activity without activity:read_all)
     "too large",  # larger than the max_response_bytes setting: not read, nothing kept (see problems)
