@@ -288,10 +288,12 @@ def read(
             problems.append(f"channel {kind!r} has {len(data)} samples, the others {length} (kept raw)")
             continue
         try:
-            columns.update(_checked(kind, data))
+            checked, notes = _checked(kind, data)
         except (TypeError, ValueError, pl.exceptions.PolarsError) as error:
             problems.append(f"channel {kind!r}: {str(error).splitlines()[0][:160]} (kept raw)")
             continue
+        columns.update(checked)
+        problems.extend(f"{note} (kept raw)" for note in notes)
         kept.append(kind)
     frame = _frame(activity_id, fetched_us, length, columns)
     status = stored.STORED if not problems else stored.PART_STORED if kept else stored.KEPT_RAW
@@ -347,34 +349,48 @@ def _short(found: dict[str, list[Any]], body: Any, elapsed_s: int | None) -> str
     )
 
 
-def _checked(kind: str, data: list[Any]) -> dict[str, pl.Series]:
-    """The source columns of one channel, checked against its compact type (ValueError names what does not fit)."""
+def _checked(kind: str, data: list[Any]) -> tuple[dict[str, pl.Series], list[str]]:
+    """The source columns of one channel, checked against its compact type (ValueError names what does not fit), and
+    what was left out of them: a value outside its channel's range is NULL there (a GPS glitch of 4,000 km/h in one
+    sample costs that sample, not the ride's speed), named, and kept in the raw answer. A time outside it refuses the
+    channel: the samples' seconds depend on every one of them."""
     if kind == "latlng":
         if not all(isinstance(p, list) and len(p) == 2 for p in data):
             raise ValueError("points that are not [lat, lng] pairs")
         lat, lng = zip(*data) if data else ((), ())
-        return {"lat": _numbers("lat", lat), "lng": _numbers("lng", lng)}
+        (lats, lat_note), (lngs, lng_note) = _numbers("lat", lat), _numbers("lng", lng)
+        off = lats.is_null() | lngs.is_null()  # a point half known is no point
+        notes = [f"channel 'latlng': {n}" for n in (lat_note, lng_note) if n]
+        return {"lat": lats.set(off, None), "lng": lngs.set(off, None)}, notes
     channel = next(c for c in stored.CHANNELS if c.stream == kind)
     if channel.stored == "BOOLEAN":
-        return {kind: pl.Series(kind, data, dtype=pl.Boolean, strict=True)}
-    series = _numbers(channel.column, data)
+        return {kind: pl.Series(kind, data, dtype=pl.Boolean, strict=True)}, []
+    series, note = _numbers(channel.column, data)
+    if kind == "time" and note:
+        raise ValueError(note)
     if kind == "time" and bool((series.drop_nulls().diff() < 0).any()):
         raise ValueError("times that go back (a recording's seconds since its start only grow)")
-    return {channel.column: series}
+    return {channel.column: series}, [f"channel {kind!r}: {note}"] if note else []
 
 
-def _numbers(column: str, data: Any) -> pl.Series:
+def _numbers(column: str, data: Any) -> tuple[pl.Series, str | None]:
+    """The values as doubles, those outside the column's range NULL, and what says so (or None)."""
     channel = next(c for c in stored.CHANNELS if c.column == column)
     if any(isinstance(v, bool) for v in data):
         raise ValueError("values that are not numbers")
     series = pl.Series(column, data, dtype=pl.Float64, strict=True)
     if bool(series.is_nan().any()):
         raise ValueError("values that are not numbers (NaN)")
-    plausible, values = channel.plausible, series.drop_nulls()
-    if plausible is not None and len(values):
-        low, high = float(values.min()), float(values.max())  # type: ignore[arg-type]
-        if not (plausible.holds(low) and plausible.holds(high)):
-            raise ValueError(f"values outside {plausible.text()} ({plausible.why}): {low:g} … {high:g}")
+    note, plausible = None, channel.plausible
+    if plausible is not None:
+        outside = series.is_not_null() & ~series.is_between(plausible.low, plausible.high)
+        if bool(outside.any()):
+            odd = series.filter(outside)
+            note = (
+                f"{len(odd):,} values outside {plausible.text()} ({plausible.why}) left out: "
+                f"{float(odd.min()):g} … {float(odd.max()):g}"  # type: ignore[arg-type]
+            )
+            series = series.set(outside, None)
     if channel.scale is not None and not bool((series.round(channel.scale) == series).all()):
         raise ValueError(f"values with more than {channel.scale} decimals")
-    return series
+    return series, note

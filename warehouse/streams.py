@@ -53,7 +53,7 @@ class Channel:
     stream: str
     stored: str  # the DuckDB type written to Parquet
     scale: int | None  # decimals kept: a value with more is not stored (None: a boolean)
-    plausible: Range | None  # a channel with a value outside it is not stored (a heart rate of 5,000, −500 W)
+    plausible: Range | None  # a value outside it is not stored (a heart rate of 5,000, −500 W): NULL, said
     shown: str  # the view's type
     what: str
 
@@ -132,7 +132,7 @@ STREAMS = tuple(dict.fromkeys(c.stream for c in CHANNELS))  # the streams fitsyn
 RECEIVED = "received"  # not yet framed (sync/stream_answers.framed): never written
 STATUSES = STORED, PART_STORED, KEPT_RAW, NO_STREAMS, SHORT, NOT_FOUND, REFUSED, TOO_LARGE = (
     "stored",  # every channel in the samples
-    "partly stored",  # some channels only: the others are in the raw answer (see problems)
+    "partly stored",  # some channels or values only: what was left out is in the raw answer (see problems)
     "kept raw",  # an answer of a shape fitsync does not know: nothing in the samples
     stream_queue.NO_STREAMS,  # an empty answer, for an activity with a recording: asked again (stream_queue.ASKS)
     stream_queue.SHORT,  # fewer samples than original_size, ending before the activity: none stored, asked again
