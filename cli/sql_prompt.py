@@ -97,33 +97,39 @@ def _prompt(
             click.echo()
             buffer = ""
             continue
-        if not buffer and not line.strip():
-            continue
-        # a word the SQL prompt answers itself: only at the start of a statement, `;` or not
-        command = (line.strip().rstrip(";").lower().split() or [""])[0] if not buffer else ""
-        if command in QUIT:
-            return
-        if command in {".help", "help"}:
-            click.echo(HELP)
-        elif command == ".tables":
-            _shown(list_tables)
-        elif command == ".mode":
-            chosen = line.strip().rstrip(";").split()[1:]
-            if chosen and chosen[0].lower() in MODES:
-                mode = chosen[0].lower()
-            elif chosen:
-                click.echo(f".mode {chosen[0]}: not a mode here; choose {' or '.join(MODES)}", err=True)
+        try:
+            if not buffer and not line.strip():
+                continue
+            # a word the SQL prompt answers itself: only at the start of a statement, `;` or not
+            command = (line.strip().rstrip(";").lower().split() or [""])[0] if not buffer else ""
+            if command in QUIT:
+                return
+            if command in {".help", "help"}:
+                click.echo(HELP)
+            elif command == ".tables":
+                _shown(list_tables)
+            elif command == ".mode":
+                chosen = line.strip().rstrip(";").split()[1:]
+                if chosen and chosen[0].lower() in MODES:
+                    mode = chosen[0].lower()
+                elif chosen:
+                    click.echo(f".mode {chosen[0]}: not a mode here; choose {' or '.join(MODES)}", err=True)
+                else:
+                    click.echo(f"{mode} (.mode {' or .mode '.join(MODES)} changes it)")
+            elif command.startswith("."):
+                click.echo(f"{command}: unknown command, .help lists them", err=True)
             else:
-                click.echo(f"{mode} (.mode {' or .mode '.join(MODES)} changes it)")
-        elif command.startswith("."):
-            click.echo(f"{command}: unknown command, .help lists them", err=True)
-        else:
-            buffer += line + "\n"
-            if complete_statements(buffer):
-                sql, buffer = buffer, ""
-                if history is not None:
-                    _one_entry(history, sql)
-                _shown(functools.partial(run_sql, sql, mode))
+                buffer += line + "\n"
+                if complete_statements(buffer):
+                    sql, buffer = buffer, ""
+                    if history is not None:
+                        _one_entry(history, sql)
+                    _shown(functools.partial(run_sql, sql, mode))
+        except KeyboardInterrupt:  # a statement stopped, or about to start (read-only: nothing to undo)
+            if terminate.received():
+                raise
+            click.echo("Interrupted: the query was stopped.", err=True)
+            buffer = ""
 
 
 def _one_entry(history: Any, statement: str) -> None:
@@ -139,12 +145,8 @@ def _one_entry(history: Any, statement: str) -> None:
 
 
 def _shown(run_it: Callable[[], None]) -> None:
-    """Runs it; an error, or Ctrl-C stopping it (`run_it` raises KeyboardInterrupt), is said and the prompt goes on."""
+    """Runs it; an error is said and the prompt goes on (Ctrl-C stopping it: the prompt's loop)."""
     try:
         run_it()
     except click.ClickException as error:
         click.echo(f"Error: {error.format_message()}", err=True)
-    except KeyboardInterrupt:  # read-only: nothing to undo
-        if terminate.received():
-            raise
-        click.echo("Interrupted: the query was stopped.", err=True)
