@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +28,15 @@ WINDOW = 30  # seconds: a rate window the test's first run surely ends within
 
 def asked(recorder: Recorder) -> list[str]:
     return [s.path for s in recorder.sent if s.path.endswith("/streams")]
+
+
+def served(sb: Harness, athlete_id: int, activity_id: int) -> dict[str, Any]:
+    """The activity's streams as the sandbox serves them (keyed by type), to answer altered."""
+    grant = sb.connect(athlete_id=athlete_id)
+    answer: dict[str, Any] = sb.get(
+        grant, f"/activities/{activity_id}/streams", params={"keys": KEYS, "key_by_type": "true"}
+    ).json()
+    return answer
 
 
 def seeded(sb: Harness) -> tuple[int, list[int], int, int]:
@@ -220,8 +230,7 @@ def test_values_no_body_or_place_can_have_are_left_out_and_named(sb: Harness, co
     named (the answer kept raw), every other value stored, and the power curve never sees 30,000 W."""
     aid = add_athlete(sb, premium=True)
     ride = record(sb, aid, days_ago=3, sport_type="Ride", moving_time=600)
-    grant = sb.connect(athlete_id=aid)
-    answer = sb.get(grant, f"/activities/{ride}/streams", params={"keys": KEYS, "key_by_type": "true"}).json()
+    answer = served(sb, aid, ride)
     n = len(answer["time"]["data"])
     answer["heartrate"] = {"data": [5000 if i % 2 else -40 for i in range(n)], "series_type": "time"}
     answer["watts"] = {"data": [30000 if i < 60 else -500 for i in range(n)], "series_type": "time"}
@@ -252,8 +261,7 @@ def test_a_short_or_empty_answer_is_said_and_asked_again_a_few_times(
     so the service's next whole answer is stored."""
     aid = add_athlete(sb, premium=True)
     ride = record(sb, aid, days_ago=3, sport_type="Ride", moving_time=600)
-    grant = sb.connect(athlete_id=aid)
-    answer = sb.get(grant, f"/activities/{ride}/streams", params={"keys": KEYS, "key_by_type": "true"}).json()
+    answer = served(sb, aid, ride)
     n = len(answer["time"]["data"])
     for channel in answer.values():
         channel["data"] = channel["data"][: n // 4]
@@ -286,8 +294,7 @@ def test_an_answer_the_service_downsampled_is_stored_not_taken_for_short(sb: Har
     counting them all: the samples span the whole activity, so it is stored, not refused as cut short."""
     aid = add_athlete(sb, premium=True)
     ride = record(sb, aid, days_ago=3, sport_type="Ride", moving_time=1200)
-    grant = sb.connect(athlete_id=aid)
-    answer = sb.get(grant, f"/activities/{ride}/streams", params={"keys": KEYS, "key_by_type": "true"}).json()
+    answer = served(sb, aid, ride)
     n = len(answer["time"]["data"])
     for channel in answer.values():
         channel["data"] = channel["data"][::4]  # every 4th sample, first to last

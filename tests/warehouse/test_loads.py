@@ -588,6 +588,17 @@ def test_a_member_named_like_an_array_but_not_one_loads_and_is_kept(warehouse: P
         )
 
 
+def children_after(warehouse: Path, athlete_id: int, detail: dict[str, Any]) -> list[int]:
+    """The detail re-pulled and loaded: its laps, splits and efforts stored then."""
+    with db.writing(warehouse) as conn:
+        loads.load(conn, "activity_details", loads.frame([detail], athlete_id=athlete_id))
+    with db.reading(warehouse) as conn:
+        return [
+            conn.execute(f"SELECT count(*) FROM {table} WHERE activity_id = ?", [detail["id"]]).fetchone()[0]
+            for table in ("laps", "splits_metric", "segment_efforts")
+        ]
+
+
 @pytest.mark.parametrize("answer", ["missing", "null", "empty"])
 def test_a_detail_without_its_arrays_deletes_children_only_when_it_lists_none(
     warehouse: Path, payloads: dict[str, Any], answer: str
@@ -604,13 +615,8 @@ def test_a_detail_without_its_arrays_deletes_children_only_when_it_lists_none(
     detail.update(
         {"name": "renamed"}, **({a: None if answer == "null" else [] for a in arrays} if answer != "missing" else {})
     )
-    with db.writing(warehouse) as conn:
-        loads.load(conn, "activity_details", loads.frame([detail], athlete_id=aid))
+    counts = children_after(warehouse, aid, detail)
     with db.reading(warehouse) as conn:
-        counts = [
-            conn.execute(f"SELECT count(*) FROM {table} WHERE activity_id = ?", [detail["id"]]).fetchone()[0]
-            for table in ("laps", "splits_metric", "segment_efforts")
-        ]
         assert conn.execute("SELECT name FROM activities WHERE activity_id = ?", [detail["id"]]).fetchone() == (
             "renamed",
         )
@@ -625,14 +631,7 @@ def test_a_detail_without_splits_still_replaces_its_laps_and_efforts(warehouse: 
     with db.writing(warehouse) as conn:
         loads.load(conn, "activity_details", loads.frame([before], athlete_id=aid))
     detail = {k: v for k, v in before.items() if k != "splits_metric"} | {"segment_efforts": []}
-    with db.writing(warehouse) as conn:
-        loads.load(conn, "activity_details", loads.frame([detail], athlete_id=aid))
-    with db.reading(warehouse) as conn:
-        counts = [
-            conn.execute(f"SELECT count(*) FROM {table} WHERE activity_id = ?", [detail["id"]]).fetchone()[0]
-            for table in ("laps", "splits_metric", "segment_efforts")
-        ]
-    assert counts == [len(before["laps"]), len(before["splits_metric"]), 0]
+    assert children_after(warehouse, aid, detail) == [len(before["laps"]), len(before["splits_metric"]), 0]
 
 
 def test_efforts_are_read_in_the_documents_one_parse_and_odd_ones_still_load(
