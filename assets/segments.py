@@ -132,14 +132,14 @@ def segment_effort_history(context: AssetExecutionContext, fitsync_api: FitsyncA
     starred = queue.starred_segments(client.store, aid)
     efforts = 0
     with metered(client) as meter:
+        # a date past every clock on Earth would freeze a history there: stored, never the cursor
+        latest = (dt.datetime.now(dt.UTC) + MAX_AHEAD).strftime("%Y-%m-%dT%H:%M:%SZ")
         try:
             for segment_id, efforts_after in starred:
                 from_local = None if efforts_after is None else _parse_local(efforts_after)
                 batch, odd = _own_efforts(
                     [e.raw for e in session.segment_efforts(segment_id, start_local=from_local)], aid
                 )
-                # a date past every clock on Earth would freeze the history there: stored, never the cursor
-                latest = (dt.datetime.now(dt.UTC) + MAX_AHEAD).strftime("%Y-%m-%dT%H:%M:%SZ")
                 dates = [d for e in batch if isinstance(d := e.get("start_date_local"), str) and d <= latest]
                 newest = max(dates, default=efforts_after)
                 with client.store.transaction() as conn:

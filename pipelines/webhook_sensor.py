@@ -144,8 +144,6 @@ def run_requests(
 IN_FLIGHT = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
 PURGE_RETRY_SECONDS = 3600  # a purge that failed (the warehouse held for long) is asked for again once an hour,
 PURGE_GRACE_SECONDS = 600  # from this long after the revocation (the first purge run is launched by then)
-
-
 PURGED_TAG = "fitsync/purged_athlete"
 
 
