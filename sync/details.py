@@ -111,6 +111,12 @@ def _without_empty_zones(bundle: str, payloads: list[dict[str, Any]]) -> list[di
     return [p for p in payloads if bundle != ZONES or p.get("zones")]
 
 
+def _zones_gone(details: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """No zones for the activities whose detail says they can have none (no heart rate, no power meter, no pace
+    over GPS): the service's own word, so stored zones of a ride whose heart rate the athlete removed go with it."""
+    return [{"activity_id": d["id"], "zones": []} for d in details if not progress.may_have_zones(d)]
+
+
 def record_chunk(store: StateStore, aid: int, what: str, bundle: str, chunk: Chunk) -> None:
     """Land and tick off the chunk in one transaction."""
     with store.transaction() as conn:
@@ -118,7 +124,8 @@ def record_chunk(store: StateStore, aid: int, what: str, bundle: str, chunk: Chu
             landing.land(conn, aid, bundle, payloads)
         progress.mark(conn, aid, chunk.done, what)
         progress.add_done(conn, aid, what, chunk.pending())
-        if zones := _without_empty_zones(ZONES, chunk.zones):
+        gone = _zones_gone(chunk.payloads) if what == "detail" else []
+        if zones := _without_empty_zones(ZONES, chunk.zones) + gone:
             landing.land(conn, aid, ZONES, zones)
         if chunk.zones_done:
             progress.mark(conn, aid, chunk.zones_done, "zones")

@@ -226,6 +226,28 @@ def test_an_empty_or_typeless_zones_answer_keeps_the_stored_zones(sb: Harness, c
     assert home.query(stored) == before and home.needing("zones") == 1
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: what a load keeps
+def test_zones_go_when_the_re_pulled_detail_says_the_activity_can_have_none(sb: Harness, connect: Connect) -> None:
+    """An athlete who removes a ride's heart rate on the service: its re-pulled detail says no heart rate and no
+    power meter, so no zones call is made, and the stored heart-rate zones stayed, counted in every time-in-zone
+    figure. The detail is the service's own word that the activity has no zones: they go with it."""
+    aid = add_athlete(sb, premium=True)
+    ride = record(sb, aid, days_ago=3, sport_type="Ride", moving_time=1800)
+    home = connect(aid)
+    home.sync()
+    zones = f"SELECT DISTINCT zone_type FROM activity_zone_buckets WHERE activity_id = {ride}"
+    assert ("heartrate",) in home.query(zones)
+
+    with home.store.transaction() as conn:
+        progress.request_refresh(conn, aid, [ride], zones=True)
+    no_sensors = {"has_heartrate": False, "device_watts": False}
+    with sb.settings(fault_answers={"GET /activities/{id}": {"merge": no_sensors}}):
+        assert home.sync().success
+    assert home.query(zones) == []
+    assert home.query(f"SELECT count(*) FROM activity_zones WHERE activity_id = {ride}") == [(0,)]
+    assert home.needing("zones") == 0
+
+
 @pytest.mark.sqlite_only  # the state store is incidental: what proves an unstarring
 def test_an_empty_starred_list_unstars_nothing_the_service_still_shows_starred(sb: Harness, connect: Connect) -> None:
     """`[]` for an athlete with starred segments deleted every starred row in a run called ok. The segments a list
