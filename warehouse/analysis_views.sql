@@ -1049,7 +1049,8 @@ ORDER BY athlete_id, season;
 -- 1-s power over the recorded seconds (paused seconds left out, as a paused device records nothing; a second
 -- without a power value is 0 W), from the 30th second on; each raised to the 4th power, averaged, 4th root.
 -- Beside it the service's weighted_average_watts. IF = NP / FTP in force on the local date (ftp_timeline; before
--- the first known FTP the first one, ftp_source known_later); VI = NP / average power.
+-- the first known FTP the first one, ftp_source known_later), for cycling sport types only (power_tss: a run's
+-- power pod is not measured against the cycling FTP); VI = NP / average power.
 CREATE OR REPLACE VIEW activity_normalized_power AS
 WITH tl AS MATERIALIZED (
     SELECT athlete_id, valid_from, ftp, source FROM ftp_timeline
@@ -1070,10 +1071,12 @@ WITH tl AS MATERIALIZED (
     FROM rolled GROUP BY activity_id
 ), dated AS (
     SELECT c.athlete_id, p.*, c.local_date, a.weighted_average_watts AS service_np_watts,
-           a.average_watts AS service_average_watts, tl.ftp AS dated_ftp, tl.source AS dated_source,
-           first_ftp.ftp AS first_ftp
+           a.average_watts AS service_average_watts,
+           CASE WHEN f.power_tss THEN tl.ftp END AS dated_ftp, tl.source AS dated_source,
+           CASE WHEN f.power_tss THEN first_ftp.ftp END AS first_ftp
     FROM per p JOIN activity_calendar c ON c.activity_id = p.activity_id
     JOIN activities a ON a.activity_id = p.activity_id
+    LEFT JOIN analysis_sport_families f ON f.sport_type = c.sport_type
     ASOF LEFT JOIN tl ON tl.athlete_id = c.athlete_id AND c.local_date >= tl.valid_from
     LEFT JOIN first_ftp ON first_ftp.athlete_id = c.athlete_id
 )
@@ -1090,7 +1093,8 @@ ORDER BY athlete_id, local_date, activity_id;
 -- of the activity's recorded seconds below CP. Every second of activity_stream_seconds counts (a pause is 0 W:
 -- recovery). CP and W' from critical_power: the activity's season (season_start_month) when it has a fit, else all
 -- time (cp_source). The sum is exp(-t/tau) * running sum of max(P - CP, 0) * exp(u/tau): exact while t/tau < 700
--- (activities under about 60 h; NULL beyond, never infinite). Filter by activity_id: it is per second.
+-- (activities under about 60 h; NULL beyond, never infinite). Cycling sport types only (power_tss): CP and W' are
+-- the bike's. Filter by activity_id: it is per second.
 CREATE OR REPLACE VIEW w_prime_balance AS
 WITH params AS MATERIALIZED (
     SELECT max(value) FILTER (WHERE name = 'season_start_month') AS start_month FROM analysis_settings
@@ -1101,6 +1105,7 @@ WITH params AS MATERIALIZED (
            coalesce(se.w_prime_j, al.w_prime_j) AS w_prime,
            CASE WHEN se.cp_watts IS NOT NULL THEN 'season' ELSE 'all time' END AS cp_source
     FROM activity_calendar c CROSS JOIN params p
+    JOIN analysis_sport_families f ON f.sport_type = c.sport_type AND f.power_tss
     LEFT JOIN cp se ON se.athlete_id = c.athlete_id AND se.season = season_of(c.local_date, p.start_month)
     LEFT JOIN cp al ON al.athlete_id = c.athlete_id AND al.season = 0
     WHERE coalesce(se.cp_watts, al.cp_watts) IS NOT NULL
@@ -1263,10 +1268,12 @@ WITH zones AS MATERIALIZED (
 ), picked AS (
     SELECT c.activity_id, c.athlete_id, c.local_date, v.zone_type, v.value, coalesce(h.version, fv.version) AS version
     FROM valued v JOIN activity_calendar c ON c.activity_id = v.activity_id
+    LEFT JOIN analysis_sport_families f ON f.sport_type = c.sport_type
     ASOF LEFT JOIN versions h ON h.athlete_id = c.athlete_id AND h.zone_type = v.zone_type
                              AND c.local_date >= h.valid_from
     LEFT JOIN first_version fv ON fv.athlete_id = c.athlete_id AND fv.zone_type = v.zone_type
     WHERE v.value IS NOT NULL AND coalesce(h.version, fv.version) IS NOT NULL
+      AND (v.zone_type = 'heartrate' OR coalesce(f.power_tss, false))  -- the athlete's power zones are the bike's
 ), placed AS (
     SELECT p.athlete_id, p.activity_id, any_value(p.local_date) AS local_date, p.zone_type, p.version,
            count(*) FILTER (WHERE z.zone_max = -1 OR p.value < z.zone_max) AS seconds, z.zone
@@ -2010,12 +2017,12 @@ COMMENT ON COLUMN activity_normalized_power.average_watts IS 'Mean power over th
 COMMENT ON COLUMN activity_normalized_power.np_watts IS 'Normalized power: 4th root of the mean 4th power of the 30-s rolling mean (from the 30th second), watts';
 COMMENT ON COLUMN activity_normalized_power.service_np_watts IS 'The service''s weighted_average_watts';
 COMMENT ON COLUMN activity_normalized_power.service_average_watts IS 'The service''s average_watts';
-COMMENT ON COLUMN activity_normalized_power.ftp IS 'FTP in force on the local date (ftp_timeline), watts';
+COMMENT ON COLUMN activity_normalized_power.ftp IS 'FTP in force on the local date (ftp_timeline), watts; NULL for a sport type without power_tss (a run''s power pod)';
 COMMENT ON COLUMN activity_normalized_power.ftp_source IS 'history, profile, or known_later (before the first known FTP: the first one); NULL without an FTP';
 COMMENT ON COLUMN activity_normalized_power.intensity_factor IS 'np_watts / ftp';
 COMMENT ON COLUMN activity_normalized_power.variability_index IS 'np_watts / average_watts';
 
-COMMENT ON VIEW w_prime_balance IS 'W'' balance per activity and second (Skiba et al. 2012, integral model) on the CP and W'' of the critical-power fit: filter by activity_id';
+COMMENT ON VIEW w_prime_balance IS 'W'' balance per activity and second (Skiba et al. 2012, integral model) on the CP and W'' of the critical-power fit, cycling sport types (power_tss) only: filter by activity_id';
 COMMENT ON COLUMN w_prime_balance.athlete_id IS 'The athlete';
 COMMENT ON COLUMN w_prime_balance.activity_id IS 'The activity';
 COMMENT ON COLUMN w_prime_balance.local_date IS 'Local date of the activity';
@@ -2066,7 +2073,7 @@ COMMENT ON COLUMN stream_best_efforts.local_date IS 'Local date of the run';
 COMMENT ON COLUMN stream_best_efforts.start_s IS 'When the effort started, seconds from the run''s start';
 COMMENT ON COLUMN stream_best_efforts.runs IS 'Runs of the season that covered the distance';
 
-COMMENT ON VIEW stream_zone_seconds IS 'Per activity, zone type and zone: seconds in the athlete''s heart-rate and power zones from the streams, beside the service''s bucket';
+COMMENT ON VIEW stream_zone_seconds IS 'Per activity, zone type and zone: seconds in the athlete''s heart-rate and power zones (power: cycling sport types, power_tss) from the streams, beside the service''s bucket';
 COMMENT ON COLUMN stream_zone_seconds.athlete_id IS 'The athlete';
 COMMENT ON COLUMN stream_zone_seconds.activity_id IS 'The activity';
 COMMENT ON COLUMN stream_zone_seconds.local_date IS 'Local date of the activity';

@@ -217,6 +217,36 @@ def test_a_pause_without_a_power_meter_or_speed_is_no_power_and_no_speed(tmp_pat
     assert again["watts"].null_count() == again["watts_start_s"].null_count() == again.height == best.height
 
 
+def test_running_power_is_not_judged_on_the_cycling_ftp_and_cp(tmp_path: Path) -> None:
+    """A run with a power pod (its `watts` stream) was rated on the cycling FTP (IF 1.2), drained the cycling W′ and
+    filled the cycling power zones (the report drew such a run as the latest hard ride). Its NP stays (its own figure); FTP,
+    IF, W′ balance and power zones are for cycling sport types (power_tss), as the load and power curve are."""
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(6, ftp=250, synced_at="2025-06-30 12:00:00+00")
+    zones(b, 6, "2025-01-01")
+    for n, t in enumerate(CP_EFFORTS):
+        ride = b.activity(6, f"2025-03-{n + 1:02d} 09:00:00", device_watts=True, moving_time=3 * 3600)
+        b.effort(6, ride, 700 + n, f"2025-03-{n + 1:02d} 09:30:00", t, watts=CP + W_PRIME / t)
+    run = b.activity(6, "2025-06-01 07:00:00", sport="Run", distance=7200, moving_time=1800, device_watts=True)
+    ride = b.activity(6, "2025-06-02 07:00:00", device_watts=True, moving_time=1800)
+    b.close()
+    held = {"watts": [200.0] * 1800, "heartrate": [150.0] * 1800, "distance": [4.0 * s for s in range(1800)]}
+    streams.write(
+        path.resolve().with_name(path.name + ".documents"),
+        6,
+        [answer(run, "2025-06-01", list(range(1800)), **held), answer(ride, "2025-06-02", list(range(1800)), **held)],
+    )
+    np_ = analysis.view(path, "activity_normalized_power", 6).sort("activity_id")
+    assert np_["activity_id"].to_list() == [run, ride]
+    assert np_["np_watts"].to_list() == pytest.approx([200, 200])
+    assert np_["ftp"].to_list() == [None, 250] and np_["intensity_factor"].to_list() == [None, pytest.approx(0.8)]
+    assert analysis.view(path, "w_prime_balance_summary", 6)["activity_id"].to_list() == [ride]
+    in_zones = analysis.view(path, "stream_zone_seconds", 6).filter(pl.col("seconds") > 0)
+    assert sorted(in_zones.filter(pl.col("activity_id") == run)["zone_type"].to_list()) == ["heartrate"]
+    assert sorted(in_zones.filter(pl.col("activity_id") == ride)["zone_type"].to_list()) == ["heartrate", "power"]
+
+
 def test_two_answers_of_one_activity_written_together_are_two_series(tmp_path: Path) -> None:
     """Each answer is resampled on its own (the samples of two answers of one activity were one series, in sample
     order, interleaved); the latest is the one read."""
