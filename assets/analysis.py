@@ -140,6 +140,7 @@ def training_load(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Ma
         fitsync_api,
         [
             "ftp_timeline",
+            "profile_ftp_unused",
             "activity_load",
             "daily_load",
             "daily_load_by_family",

@@ -80,6 +80,8 @@ def listed(athlete_id: int | None = None) -> None:
     with db.reading(warehouse, notice=_notice) as conn:
         for athlete in athletes:
             found = kept.rows(conn, athlete)
+            for unused in kept.profile_ftp_unused(conn, athlete):
+                click.echo(f"athlete {athlete}: {unused} (`fitsync thresholds set --athlete {athlete} --ftp W`)")
             if not found:
                 click.echo(
                     f"athlete {athlete}: no thresholds set (the loads use the profile's FTP where it has one, and the "
@@ -130,8 +132,17 @@ def set_thresholds(
         after = kept.row_of(conn, athlete, day)
         assert after is not None  # just written
         profile = kept.profile_ftp(conn, athlete)
+        ended = kept.ftp_ended_by_profile(conn, athlete, day) if ftp is not None else None
     was = f" (was: {before.shown()})" if before else ""
     click.echo(f"athlete {athlete}: from {day}: {after.shown()}{was}")
+    if ended:
+        since, value = ended
+        click.secho(
+            f"note: FTP {ftp:g} W applies until {since}: from that day the profile's {value:g} W does (fitsync saw it "
+            f"then). To keep {ftp:g} W after it: fitsync thresholds set --athlete {athlete} --from {since} --ftp {ftp:g}",
+            fg="yellow",
+            err=True,
+        )
     if ftp is not None and profile and abs(ftp / profile - 1) > kept.PROFILE_GAP:
         click.secho(
             f"note: FTP {ftp:g} W is {abs(ftp / profile - 1):.0%} {'above' if ftp > profile else 'below'} the "
@@ -141,8 +152,8 @@ def set_thresholds(
             err=True,
         )
     click.echo(
-        "activity_load and pmc use them from that date until the next one set (an FTP also until the profile's next "
-        "change: ftp_timeline); `fitsync report` draws the loads."
+        "activity_load and pmc use them from that date until the next one set (an FTP also until the profile's FTP "
+        "that fitsync sees next: ftp_timeline); `fitsync report` draws the loads."
     )
 
 

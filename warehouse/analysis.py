@@ -70,6 +70,10 @@ ANALYSES: dict[str, tuple[str, tuple[str, ...]]] = {
         "FTP by date: analysis_ftp_history rows and the profile FTP as fitsync saw it, merged",
         ("athlete_id", "valid_from"),
     ),
+    "profile_ftp_unused": (
+        "Profile FTPs the loads do not use (outside ftp_min_w .. ftp_max_w), with the days they were seen",
+        ("athlete_id", "first_seen", "ftp"),
+    ),
     "activity_load": (
         "Per activity: every load candidate, the load chosen and its source, the FTP in force",
         ("athlete_id", "local_date", "activity_id"),

@@ -358,25 +358,27 @@ ORDER BY r.athlete_id, r.zone_type, r.version, z.bucket_index;
 
 -- FTP by date per athlete, from two sources merged into one timeline: the explicit analysis_ftp_history rows
 -- ('history') and the profile FTP as fitsync saw it (athlete_snapshots: 'profile', from the first day each value
--- was seen). From each valid_from the row applies until the next one (valid_to, NULL: still in force); an explicit
--- row wins over a profile value first seen the same day. Before the first row no FTP was known: activity_load
+-- was seen; a value outside ftp_min_w .. ftp_max_w is not used: profile_ftp_unused says so). From each valid_from the
+-- row applies until the next one (valid_to, NULL: still in force); an explicit row wins over a profile value first
+-- seen the same day. Before the first row no FTP was known: activity_load
 -- uses the earliest known one there and says so.
 CREATE OR REPLACE VIEW ftp_timeline AS
-WITH seen AS (
+WITH bounds AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'ftp_min_w') AS low, max(value) FILTER (WHERE name = 'ftp_max_w') AS high
+    FROM analysis_settings
+), seen AS (
     SELECT athlete_id, snapshot_date, ftp,
            lag(ftp) OVER (PARTITION BY athlete_id ORDER BY snapshot_date) AS seen_before
-    FROM athlete_snapshots
-    WHERE ftp > 0
+    FROM athlete_snapshots CROSS JOIN bounds
+    WHERE ftp BETWEEN bounds.low AND bounds.high
 ), points AS (
     SELECT athlete_id, valid_from, ftp, 'history' AS source, 0 AS preference FROM analysis_ftp_history
     UNION ALL
-    -- a profile FTP applies from the day fitsync first saw it, and from each day it saw it change; but the first
-    -- sighting is no change: after an athlete's own row (a test's FTP) it is no evidence of a newer FTP, and would
-    -- end that row on the day of the first sync
+    -- a profile FTP applies from the day fitsync first saw it, and from each day it saw it change: the service's
+    -- word on that day, which ends an older row of the athlete's as any later value does (`fitsync thresholds set`
+    -- says so, with the command that keeps the row's value after it)
     SELECT s.athlete_id, s.snapshot_date, s.ftp, 'profile', 1 FROM seen s
     WHERE s.seen_before IS DISTINCT FROM s.ftp
-      AND NOT (s.seen_before IS NULL AND EXISTS (
-          SELECT 1 FROM analysis_ftp_history h WHERE h.athlete_id = s.athlete_id AND h.valid_from <= s.snapshot_date))
 ), one AS (
     SELECT DISTINCT ON (athlete_id, valid_from) athlete_id, valid_from, ftp, source
     FROM points
@@ -386,6 +388,20 @@ SELECT athlete_id, valid_from, lead(valid_from) OVER (PARTITION BY athlete_id OR
        ftp, source
 FROM one
 ORDER BY athlete_id, valid_from;
+
+-- The profile FTPs ftp_timeline leaves out (outside ftp_min_w .. ftp_max_w: a typo, a wrong unit), each value with
+-- the days fitsync saw it: what the report and `fitsync thresholds` say.
+CREATE OR REPLACE VIEW profile_ftp_unused AS
+WITH bounds AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'ftp_min_w') AS low, max(value) FILTER (WHERE name = 'ftp_max_w') AS high
+    FROM analysis_settings
+)
+SELECT s.athlete_id, s.ftp, min(s.snapshot_date) AS first_seen, max(s.snapshot_date) AS last_seen,
+       any_value(b.low) AS ftp_min_w, any_value(b.high) AS ftp_max_w
+FROM athlete_snapshots s CROSS JOIN bounds b
+WHERE s.ftp > 0 AND NOT s.ftp BETWEEN b.low AND b.high
+GROUP BY s.athlete_id, s.ftp
+ORDER BY s.athlete_id, first_seen;
 
 -- Per activity: every load it could have on the TSS scale (an hour at threshold = 100), and the one chosen
 -- (load, load_source), explicit thresholds before derived ones:
@@ -2008,6 +2024,13 @@ COMMENT ON COLUMN critical_speed.d_prime_m IS 'D'', metres: the distance that ca
 COMMENT ON COLUMN critical_speed.r2 IS 'Coefficient of determination of the distance-time fit';
 COMMENT ON COLUMN critical_speed.cs_note IS 'ok, or why there is no fit: too few durations, or CS or D'' not positive';
 
+COMMENT ON VIEW profile_ftp_unused IS 'Profile FTPs the loads do not use: outside ftp_min_w .. ftp_max_w (analysis_settings), each value with the days it was seen';
+COMMENT ON COLUMN profile_ftp_unused.athlete_id IS 'The athlete';
+COMMENT ON COLUMN profile_ftp_unused.ftp IS 'The profile''s FTP, watts, as the service sent it';
+COMMENT ON COLUMN profile_ftp_unused.first_seen IS 'First day fitsync saw this value';
+COMMENT ON COLUMN profile_ftp_unused.last_seen IS 'Last day fitsync saw this value';
+COMMENT ON COLUMN profile_ftp_unused.ftp_min_w IS 'The lowest FTP the loads use (ftp_min_w)';
+COMMENT ON COLUMN profile_ftp_unused.ftp_max_w IS 'The highest FTP the loads use (ftp_max_w)';
 COMMENT ON VIEW activity_normalized_power IS 'Per activity with a power stream: normalized power computed from the stream (Coggan), beside the service''s weighted_average_watts, and IF on the FTP of its date';
 COMMENT ON COLUMN activity_normalized_power.athlete_id IS 'The athlete';
 COMMENT ON COLUMN activity_normalized_power.activity_id IS 'The activity';

@@ -196,6 +196,7 @@ def _gather(conn: Any, athlete_id: int) -> dict[str, Any]:
         "risk": view("load_risk_daily").filter(pl.col("date") > as_of - dt.timedelta(days=PMC_DAYS)),
         "power_curve": view("power_duration_curve"),
         "cp": view("critical_power"),
+        "ftp_unused": view("profile_ftp_unused"),
         "best_efforts": view("running_best_efforts"),
         **_stream_frames(conn, view, athlete_id, as_of),
     }
@@ -794,6 +795,11 @@ def _summary_markdown(d: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _seen(row: dict[str, Any]) -> str:
+    first, last = row["first_seen"], row["last_seen"]
+    return f"on {first}" if first == last else f"from {first} to {last}"
+
+
 def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
     """What rests on estimates or defaults rather than measurement, said next to the figures it affects."""
     every = d["activity_load"]
@@ -823,6 +829,11 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         if counts.get("average_hr"):
             parts.append(f"{counts['average_hr']} from average heart rate only (no zone data: the roughest)")
         out.append(f"- Heart-rate load, all time: {'; '.join(parts)}")
+    for r in d["ftp_unused"].iter_rows(named=True):
+        out.append(
+            f"- The profile's FTP of {r['ftp']:g} W (seen {_seen(r)}) is outside {r['ftp_min_w']:g}–"
+            f"{r['ftp_max_w']:g} W: not used for power loads (`fitsync thresholds set --from DATE --ftp W` sets one)"
+        )
     later = every.filter(LATER_FTP)
     if later.height:
         out.append(

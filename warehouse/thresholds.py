@@ -168,6 +168,33 @@ def profile_ftp(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> float | Non
     return float(found[0][0]) if found else None
 
 
+def profile_ftp_unused(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> list[str]:
+    """What is said of each profile FTP the loads leave out (outside ftp_min_w .. ftp_max_w)."""
+    found = conn.execute(
+        "SELECT ftp, first_seen, last_seen, ftp_min_w, ftp_max_w FROM profile_ftp_unused WHERE athlete_id = ?",
+        [athlete_id],
+    ).fetchall()
+    return [
+        f"the profile's FTP of {ftp:g} W (seen {first}{'' if first == last else f' to {last}'}) is outside "
+        f"{low:g}–{high:g} W: not used for power loads"
+        for ftp, first, last, low, high in found
+    ]
+
+
+def ftp_ended_by_profile(
+    conn: duckdb.DuckDBPyConnection, athlete_id: int, day: dt.date
+) -> tuple[dt.date, float] | None:
+    """The day and value of the profile FTP that ends the FTP set from `day` (None: the next value is the athlete's
+    own, or none)."""
+    found = conn.execute(
+        "SELECT n.valid_from, n.ftp FROM ftp_timeline t JOIN ftp_timeline n "
+        "ON n.athlete_id = t.athlete_id AND n.valid_from = t.valid_to "
+        "WHERE t.athlete_id = ? AND t.valid_from = ? AND n.source = 'profile' AND n.ftp <> t.ftp",
+        [athlete_id, day],
+    ).fetchall()
+    return (found[0][0], float(found[0][1])) if found else None
+
+
 def ftp_in_force(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> str | None:
     """The FTP the loads use from today on, and where it comes from (None: no FTP known)."""
     found = conn.execute(

@@ -5,7 +5,7 @@
 | 1 | calendar edges: 2024-12-30 (2025-W01), 2021-01-03 (2020-W53), 06:00 in Sydney whose UTC date is the day before |
 | 2 | segment efforts: a tie, a hidden faster effort, a stale service pr_rank, effort ids out of time order |
 | 3 | 6,000 days of suffer-score loads (two activities on some days), for CTL/ATL against the recurrence |
-| 4 | power TSS with FTP by date (profile snapshots, explicit history), suffer-score and estimated fallbacks, a run with device power |
+| 4 | power TSS with FTP by date (profile snapshots, explicit history, a typo no rider has), suffer-score and estimated fallbacks, a run with device power |
 | 5 | zone buckets: changing bounds, the 80/5/15 week, weeks without zone-2 / zone-3 time, power, unmapped zones |
 | 6 | Eddington: two rides on one day, a run |
 | 7 | athlete zone snapshots that change and change back |
@@ -109,6 +109,8 @@ def build_world(path: Path) -> World:
     b.athlete(4, ftp=250.0, synced_at="2024-06-14 12:00:00+00")
     b.snapshot(4, "2024-05-10", 240.0)
     b.snapshot(4, "2024-05-11", 240.0)  # the same value seen again: no new row in the timeline
+    b.snapshot(4, "2024-05-12", 24.0)  # a typo no rider has: left out of the timeline (profile_ftp_unused)
+    b.snapshot(4, "2024-05-13", 240.0)  # and the right value again: no change
     b.ftp(4, "2024-06-01", 200.0)
     ids["p_earliest"] = b.activity(4, "2024-05-01 09:00:00", device_watts=True, np=240, moving_time=3600)
     ids["p_profile"] = b.activity(4, "2024-05-15 09:00:00", device_watts=True, np=250, moving_time=3600, suffer=99)

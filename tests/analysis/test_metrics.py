@@ -237,6 +237,39 @@ def test_ctl_atl_tsb_equal_the_recurrence(world: World) -> None:
         assert row["form_band"] == expected
 
 
+def test_a_profile_ftp_no_rider_has_is_not_used_and_is_said(tmp_path: Path) -> None:
+    """A profile FTP of 25 W (a typo for 250) made an hour at NP 200 a load of 6,400 and CTL thousands, measured and
+    unsaid. Outside the bounds `fitsync thresholds set --ftp` takes, it is not used (the rides fall back, not measured
+    on power) and is said; the profile's right value seen later is used from its day."""
+    from fitsync.warehouse import report, thresholds
+
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, ftp=25, synced_at="2025-01-01 12:00:00+00")
+    b.snapshot(9, "2025-01-02", 25)
+    typo = b.activity(9, "2025-01-05 08:00:00", device_watts=True, np=200, moving_time=3600)
+    b.snapshot(9, "2025-02-01", 250)
+    fixed = b.activity(9, "2025-02-05 08:00:00", device_watts=True, np=200, moving_time=3600)
+    b.close()
+    assert read(path, "ftp_timeline", 9).select("valid_from", "ftp").rows() == [(D("2025-02-01"), 250)]
+    load = rows(read(path, "activity_load", 9), "activity_id")
+    assert load[typo]["power_load"] == pytest.approx(64) and load[typo]["ftp_source"] == "known_later"
+    assert load[typo]["measured"] is False
+    assert load[fixed]["power_load"] == pytest.approx(64) and load[fixed]["ftp_source"] == "profile"
+    unused = read(path, "profile_ftp_unused", 9).row(0, named=True)
+    assert (unused["ftp"], unused["first_seen"], unused["last_seen"]) == (25, D("2025-01-01"), D("2025-01-02"))
+    ftp = next(t for t in thresholds.THRESHOLDS if t.name == "ftp")
+    assert (unused["ftp_min_w"], unused["ftp_max_w"]) == (ftp.low, ftp.high), "the bounds the command takes"
+    with db.reading(path) as conn:
+        said = thresholds.profile_ftp_unused(conn, 9)
+        gathered = report._gather(conn, 9)
+    assert said == [
+        "the profile's FTP of 25 W (seen 2025-01-01 to 2025-01-02) is outside 50–600 W: not used for power loads"
+    ]
+    assert any("The profile's FTP of 25 W (seen from 2025-01-01 to 2025-01-02) is outside 50–600 W" in line
+               for line in report._estimates(gathered, {"six_weeks": gathered["activity_load"]}))  # fmt: skip
+
+
 def test_load_per_activity_with_its_source_and_ftp_by_date(world: World) -> None:
     ids = world.ids
     load = rows(read(world, "activity_load", 4), "activity_id")

@@ -56,9 +56,23 @@ def test_set_list_and_remove_an_athlete_s_thresholds(home: Path) -> None:
     assert f"athlete {ATHLETE}: from 2025-01-01: FTP 250 W (ramp test)" in done.stdout  # the only athlete: no --athlete
     # said: 36 % above the profile's, and what that does to a load (a typo would change every load after its date)
     assert "FTP 250 W is 36% above the profile's 184 W: a ride's power load on it is -46% against" in done.stderr
-    # the load views take it from that date; the profile's first sighting after it is no change and does not end it
-    assert table(home, "SELECT ftp, source FROM ftp_timeline") == [(250.0, "history")]
+    # the load views take it from that date until the profile's FTP fitsync saw later, which is said with the
+    # command that keeps 250 W after it (an FTP set for the seasons before the first sync must not override today's)
+    assert table(home, "SELECT ftp, source FROM ftp_timeline ORDER BY valid_from") == [
+        (250.0, "history"),
+        (184.0, "profile"),
+    ]
     assert table(home, "SELECT ftp_source, round(power_load) FROM activity_load") == [("history", 100.0)]
+    keep = f"fitsync thresholds set --athlete {ATHLETE} --from 2025-06-01 --ftp 250"
+    assert "FTP 250 W applies until 2025-06-01: from that day the profile's 184 W does" in done.stderr, done.stderr
+    assert keep in done.stderr
+    kept = run_fitsync(shlex.split(keep)[1:], env=subprocess_env(home))
+    assert kept.returncode == 0 and "applies until" not in kept.stderr, kept.stderr
+    assert table(home, "SELECT ftp, source FROM ftp_timeline ORDER BY valid_from") == [
+        (250.0, "history"),
+        (250.0, "history"),
+    ]
+    assert fitsync(home, "remove", "--from", "2025-06-01").returncode == 0
 
     again = fitsync(home, "set", "--from", "2025-01-01", "--lthr", "168", "--pace", "4:30")
     assert again.returncode == 0, again.stderr
@@ -67,11 +81,17 @@ def test_set_list_and_remove_an_athlete_s_thresholds(home: Path) -> None:
 
     listed = fitsync(home, "--athlete", str(ATHLETE))  # `list`, the default
     assert listed.returncode == 0 and "from 2025-01-01: FTP 250 W, LTHR 168 bpm" in listed.stdout, listed.stderr
-    assert "FTP in force now: 250 W (set, from 2025-01-01)" in listed.stdout
+    assert "FTP in force now: 184 W (the profile, from 2025-06-01)" in listed.stdout
     # a change the profile shows later does end it
     with db.writing(home / "warehouse.duckdb") as conn:
         conn.execute("INSERT INTO athlete_snapshots VALUES (?, DATE '2025-09-01', 190, 70, now())", [ATHLETE])
     assert "FTP in force now: 190 W (the profile, from 2025-09-01)" in fitsync(home, "list").stdout
+    # a value no rider has (a typo of 19 for 190) is said, and not used
+    with db.writing(home / "warehouse.duckdb") as conn:
+        conn.execute("UPDATE athlete_snapshots SET ftp = 19 WHERE snapshot_date = DATE '2025-09-01'")
+    typo = fitsync(home, "list").stdout
+    assert "FTP in force now: 184 W (the profile, from 2025-06-01)" in typo, typo
+    assert f"athlete {ATHLETE}: the profile's FTP of 19 W (seen 2025-09-01) is outside 50–600 W: not used" in typo
     with db.writing(home / "warehouse.duckdb") as conn:
         conn.execute("DELETE FROM athlete_snapshots WHERE snapshot_date = DATE '2025-09-01'")
 
