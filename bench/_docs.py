@@ -26,6 +26,7 @@ TITLES = {
     "streams": "Streams: load, bytes on disk, a season's power curve, memory",
     "demo": "`fitsync demo` and backfill memory",
     "freshness": "Freshness: athlete change → warehouse",
+    "lake": "DuckLake: load, analysis views and maintenance against a DuckDB file",
 }
 NOTES_FILE = Path(__file__).with_name("_notes.md")
 
@@ -52,6 +53,17 @@ def _speed(machine: dict[str, Any]) -> str:
     return f"; speed reference: Python {machine['reference_python_ms']} ms, DuckDB {machine['reference_duckdb_ms']} ms"
 
 
+def _with_reference(results: dict[str, dict[str, Any]], names: list[str]) -> str:
+    """Which of the recorded runs give a speed reference."""
+    having = [n for n in names if "reference_python_ms" in results[n].get("machine", {})]
+    if not having:
+        return "; none of the runs below does"
+    if len(having) == len(names):
+        return "; every run below does"
+    verb = "does" if len(having) == 1 else "do"
+    return "; of the runs below, " + ", ".join(f"[{n}](#{n})" for n in having) + f" {verb}"
+
+
 def main() -> None:
     results = {p.stem: json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json"))}
     names = [n for n in ORDER if n in results] + sorted(set(results) - set(ORDER))
@@ -73,8 +85,9 @@ def main() -> None:
         f"{machine.get('platform')}, Python {machine.get('python')}, DuckDB {machine.get('duckdb')}, "
         f"Polars {machine.get('polars')}. The 1-minute load average at the start of each run is given with its "
         "tables: other work on the machine slows absolute times, less so the ratios. So does the machine's own speed, "
-        "which varies between runs on shared hosts: runs since December 2026 give two fixed single-thread workloads' "
-        "times as they were saved (bench/common.speed_reference: a Python loop, a DuckDB query; lower is faster).",
+        "which varies between runs on shared hosts: a run that records a speed reference gives with its tables two "
+        "fixed single-thread workloads' times as it was saved (bench/common.speed_reference: a Python loop, a DuckDB "
+        f"query; lower is faster){_with_reference(results, names)}.",
         "",
         "## Targets",
         "",

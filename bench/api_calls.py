@@ -2,8 +2,9 @@
 minimum the data allows, for fitsync and for the common approach of re-listing everything each run.
 
 Minimum for the activity data (issue 4): a listing that ends at a short page (N // 200 + 1 pages of 200), plus
-one detail per activity to fetch and one zones call per activity that can have zones (heart rate or a power
-meter, issue 15); an incremental sync with k new activities: one listing page plus k details plus their zones. fitsync's other assets (profile, stats, zones, starred segments, segment details, effort
+one detail per activity to fetch and one zones call per activity that can have zones (heart rate, a power
+meter, or a run over GPS for pace zones); an incremental sync with k new activities: one listing page plus k
+details plus their zones. fitsync's other assets (profile, stats, zones, starred segments, segment details, effort
 histories) are shown apart, against their own minimum (one call each, one page per starred segment, one
 detail per segment not seen before). Calls are counted twice: the per-asset `api_calls` run metadata and
 the sandbox's own request counter.
@@ -235,8 +236,9 @@ def main(n: int, k: int) -> None:
             for r in rows
         ],
         caption="activity calls = listing + detail + zones; minimum = N//200+1 listing pages + 1 detail per activity "
-        "+ 1 zones call per activity with heart rate or a power meter (incremental: 1 page + the same for "
-        "the k new). sandbox requests = the sandbox's own count (fitsync: every asset).",
+        "+ 1 zones call per activity with heart rate, a power meter, or a run over GPS for pace zones "
+        "(incremental: 1 page + the same for the k new). sandbox requests = the sandbox's own count "
+        "(fitsync: every asset).",
     )
     other_table = table(
         "fitsync's other assets (not in the activity figures above) vs their minimum",

@@ -16,7 +16,7 @@ fetching, loading: the machine's own speed) as it is; nights are a day apart.
 "Before" is fitsync before issue 15 (details oldest first, zones for every activity after every detail, the
 warehouse written when the run ends), modelled from the same nightly budget: which night's run makes the call
 that completes the milestone. Minimum: listing pages + one detail per activity + one zones call per activity
-with heart rate or a power meter.
+with heart rate, a power meter, or a run over GPS (pace zones).
 """
 
 from __future__ import annotations

@@ -39,9 +39,10 @@ def test_conformance_doc_is_current_and_names_real_tests() -> None:
     assert spec_rows - named == set(), "conformance tests missing from the table"
 
 
-def test_real_service_doc_names_real_tests() -> None:
-    """Each row of docs/real-service.md names the tests that show it: they must exist."""
-    text = (DOCS / "real-service.md").read_text()
+@pytest.mark.parametrize("doc", ["real-service.md", "security.md"])
+def test_tables_of_tests_name_real_tests(doc: str) -> None:
+    """Each row of docs/real-service.md and docs/security.md names the tests that show it: they must exist."""
+    text = (DOCS / doc).read_text()
     named = set(re.findall(r"::(test_[a-z0-9_]+)", text))
     defined = {
         m
