@@ -11,7 +11,10 @@ t₀ … t₁ − 1 are filled as GoldenCheetah's "Fix Gaps in Recording" fills 
   linearly (a dropped sensor, smart recording): those seconds are recorded time;
 - a longer gap is a pause (auto-pause, a stop): its seconds have power 0 and speed 0 (NULL in an activity without that
   channel: a pause says nothing of a power meter there was not), no heart rate, `paused` true and are not moving;
-  distance is interpolated across it, as GoldenCheetah does.
+  distance is interpolated across it, as GoldenCheetah does;
+- so is a gap of at least STOP_MIN_S missing seconds over which the athlete stood still (the distance moved less than
+  STOP_SPEED a second: a red light, auto-pause at a junction), whatever its length — GoldenCheetah's `stationary`
+  rule, on the distance stream: interpolated, a standing start after a stop made up to 90 s of invented power.
 
 Two samples with the same time keep the later one; the last sample is its own second. So a 3-second-sampled ride
 becomes three seconds per sample, and a café stop of 20 minutes is 20 minutes of zeros.
@@ -41,6 +44,10 @@ SECONDS_VIEW = "activity_stream_seconds"
 # Missing seconds between two samples up to which the channels are interpolated; a longer gap is a pause
 # (GoldenCheetah's Fix Gaps in Recording, its default `stop`).
 MAX_GAP_S = 90
+# A gap of at least this many missing seconds (longer than smart recording's) over which the distance moved less than
+# STOP_SPEED metres a second (slower than any walk: GPS drift at a standstill) is a stop, whatever its length.
+STOP_MIN_S = 10
+STOP_SPEED = 0.5
 # The durations of each activity's mean-maximal power and speed: every second to 10 s, then about logarithmic to 5 h
 # (with every duration of analysis_power_durations, so the power-duration curve finds each of them).
 DURATIONS: tuple[int, ...] = (
@@ -98,7 +105,10 @@ def resampled(
     WHERE time IS NOT NULL
     WINDOW w AS (PARTITION BY {keys} ORDER BY sample)
 ), spans AS (
-    SELECT *, coalesce(next_time - time, 1) AS span, coalesce(next_time - time, 1) - 1 > {MAX_GAP_S} AS pause_after
+    SELECT *, coalesce(next_time - time, 1) AS span,
+           coalesce(next_time - time, 1) - 1 > {MAX_GAP_S}
+               OR coalesce(next_time - time - 1 >= {STOP_MIN_S}
+                           AND next_distance - distance < {STOP_SPEED} * (next_time - time), false) AS pause_after
     FROM ordered
 ), seconds AS (  -- a sample a second (most) is its own second: only the others are unnested into their seconds
     SELECT *, 0 AS k FROM spans WHERE span = 1
@@ -168,7 +178,7 @@ def seconds(samples: pl.DataFrame) -> pl.DataFrame:
             *ANSWER,
             (pl.col("time") + k).cast(pl.Int32).alias("second"),
             "sample",
-            pl.when(span - 1 > MAX_GAP_S)
+            pl.when(_stopped(span, pl.col("distance"), pl.col("next_distance")))
             .then(pl.when(pl.col("watts_held")).then(0.0))
             .otherwise(between("watts"))
             .alias("watts"),
@@ -176,6 +186,12 @@ def seconds(samples: pl.DataFrame) -> pl.DataFrame:
         )
     )
     return own.merge_sorted(filled, key="order").drop("order")
+
+
+def _stopped(span: pl.Expr, distance: pl.Expr, next_distance: pl.Expr) -> pl.Expr:
+    """Whether the seconds after a sample are a pause: `resampled`'s rule (a gap longer than MAX_GAP_S, or a stop)."""
+    still = (span - 1 >= STOP_MIN_S) & (next_distance - distance < STOP_SPEED * span)
+    return (span - 1 > MAX_GAP_S) | still.fill_null(False)
 
 
 def _best(one: pl.DataFrame) -> list[tuple[Any, ...]]:
@@ -266,7 +282,11 @@ def create_views(conn: duckdb.DuckDBPyConnection, answers_glob: str, quoted: str
 # A word only each view's current definition holds: a view an earlier fitsync made (a pause without a power meter
 # read as 0 W) is made again by the next migrate.
 POWERED = "m.watts > 0"
-DEFINED = {VIEW: POWERED, SECONDS_VIEW: "has_watts"}
+STOPS = f"< {STOP_SPEED} * (next_time - time)"  # the view of the seconds with stops (RULE 2)
+DEFINED = {VIEW: POWERED, SECONDS_VIEW: STOPS}
+# The resampling rule the MMP files were computed by: files of an earlier one are computed again from the stored
+# samples (streams.rebuild_mmp). 2: stops (STOP_MIN_S, STOP_SPEED) are pauses.
+RULE = 2
 
 
 def current(found: dict[str, str | None], quoted_folder: str) -> bool:
@@ -295,7 +315,12 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     (SECONDS_VIEW, "athlete_id", "Its athlete"),
     (SECONDS_VIEW, "second", "Seconds from the start (the time stream's axis)"),
     (SECONDS_VIEW, "sample", "The sample at or before this second (activity_streams.sample)"),
-    (SECONDS_VIEW, "paused", "Whether the second lies in a gap of more than 90 missing seconds (a pause)"),
+    (
+        SECONDS_VIEW,
+        "paused",
+        f"Whether the second lies in a pause: a gap of more than {MAX_GAP_S} missing seconds, or of {STOP_MIN_S} or "
+        f"more over which the distance moved under {STOP_SPEED} m/s (a stop)",
+    ),
     (SECONDS_VIEW, "moving", "Not paused, and the stream's moving flag (true without one)"),
     (SECONDS_VIEW, "watts", "Power, interpolated between samples; 0 in a pause; NULL without power"),
     (SECONDS_VIEW, "heartrate", "Heart rate, interpolated between samples; NULL in a pause or without heart rate"),

@@ -216,6 +216,37 @@ def prepare(root: Path) -> None:
             _write(frame, base / SCHEMA_FILE)
 
 
+RULE_FILE = "rule"  # in the MMP folder: the stream_mmp.RULE its files were computed by
+
+
+def rebuild_mmp(root: Path) -> int:
+    """Every athlete-month's mean-maximal power computed again from its stored samples when the MMP files were
+    computed by an earlier resampling rule (stream_mmp.RULE): a corrected rule reaches the history, not only the
+    answers written after it. Returns the months computed again."""
+    folder = root / stream_mmp.FOLDER
+    marker = folder / RULE_FILE
+    if marker.exists() and marker.read_text().strip() == str(stream_mmp.RULE):
+        return 0
+    months = 0
+    for month in sorted((root / SAMPLES).glob("athlete=*/month=*")):
+        stored = sorted(month.glob("*.parquet"))
+        if not stored:
+            continue
+        target = folder / month.relative_to(root / SAMPLES)
+        old = sorted(target.glob("*.parquet"))
+        samples = (
+            pl.read_parquet(stored)
+            .select(pl.col(name).cast(kind) for name, kind in SOURCE_SCHEMA.items())
+            .sort("activity_id", "fetched_us", "sample")
+        )
+        _write(stream_mmp.compute(samples), _fresh(target))
+        for file in old:
+            file.unlink(missing_ok=True)
+        months += 1
+    marker.write_text(f"{stream_mmp.RULE}\n")
+    return months
+
+
 def write(root: Path, athlete_id: int, answers: list[Answer]) -> int:
     """Write these answers (framed: none RECEIVED): `write_samples`, then `write_answers`; returns the samples
     written."""
@@ -362,6 +393,7 @@ def create_view(conn: duckdb.DuckDBPyConnection) -> None:
     if root is None:
         return
     prepare(root)
+    rebuild_mmp(root)
     samples = _quoted(root / SAMPLES / "**" / "*.parquet")
     answers = _quoted(root / ANSWERS / "**" / "*.parquet")
     shown = ", ".join(

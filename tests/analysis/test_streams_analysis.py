@@ -217,6 +217,42 @@ def test_a_pause_without_a_power_meter_or_speed_is_no_power_and_no_speed(tmp_pat
     assert again["watts"].null_count() == again["watts_start_s"].null_count() == again.height == best.height
 
 
+def test_a_stop_shorter_than_a_pause_is_a_stop_not_invented_power(tmp_path: Path) -> None:
+    """A red light of 80 s (the time jumps, the distance does not move) was interpolated as every gap up to 90 s: a
+    standing start of 700 W after it made the stop a ramp of 9-691 W, moving — 28 kJ invented, the best minute 516 W.
+    A gap over which the athlete stood still is a pause, as GoldenCheetah's stationary rule has it; smart recording
+    (a few seconds between samples while moving) is still interpolated. MMP files computed by the earlier rule are
+    computed again from the stored samples by the next migrate."""
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(7, synced_at="2025-06-30 12:00:00+00")
+    ride = b.activity(7, "2025-06-02 08:00:00", device_watts=True, moving_time=1120, elapsed=1200, distance=4560)
+    b.close()
+    time = list(range(600)) + list(range(680, 1200))
+    watts = [150.0] * 599 + [0.0] + [700.0] * 10 + [150.0] * 510
+    distance = [5.0 * t for t in range(599)] + [2990.0] + [2993.0 + 3.0 * (t - 680) for t in range(680, 1200)]
+    root = path.resolve().with_name(path.name + ".documents")
+    streams.write(root, 7, [answer(ride, "2025-06-02", time, watts=watts, distance=distance)])
+    stop = analysis.view(path, "activity_stream_seconds", activity_id=ride).filter(
+        pl.col("second").is_between(600, 679)
+    )
+    assert stop["paused"].all() and not stop["moving"].any() and set(stop["watts"].to_list()) == {0.0}
+    best = dict(analysis.view(path, "activity_mmp", activity_id=ride).select("duration_s", "watts").iter_rows())
+    assert best[60] == pytest.approx((10 * 700 + 50 * 150) / 60) and best[10] == 700
+
+    # MMP files of the earlier rule (the stop interpolated) are computed again when the views are made again
+    [written] = (root / stream_mmp.FOLDER / "athlete=7").rglob("*.parquet")
+    with duckdb.connect(str(path)) as conn:
+        conn.execute(f"COPY (SELECT * REPLACE (watts * 2 AS watts) FROM '{written}') TO '{written}'")
+        conn.execute(f"CREATE OR REPLACE VIEW {stream_mmp.SECONDS_VIEW} AS SELECT 1 AS has_watts")  # an earlier one
+    (root / stream_mmp.FOLDER / streams.RULE_FILE).write_text("1\n")
+    assert analysis.view(path, "activity_mmp", activity_id=ride)["watts"].max() == 1400
+    db.migrate(path)
+    again = dict(analysis.view(path, "activity_mmp", activity_id=ride).select("duration_s", "watts").iter_rows())
+    assert again == best and not written.exists()
+    assert (root / stream_mmp.FOLDER / streams.RULE_FILE).read_text().strip() == str(stream_mmp.RULE)
+
+
 def test_running_power_is_not_judged_on_the_cycling_ftp_and_cp(tmp_path: Path) -> None:
     """A run with a power pod (its `watts` stream) was rated on the cycling FTP (IF 1.2), drained the cycling W′ and
     filled the cycling power zones (the report drew such a run as the latest hard ride). Its NP stays (its own figure); FTP,
@@ -476,19 +512,20 @@ def test_mmp_files_sit_beside_the_samples_and_go_with_a_purge(world: Streamed, t
 # --- done when: sandbox activities against a brute force over their stored streams ------------------------------
 
 
-def one_second_power(time: list[int], watts: list[float]) -> tuple[list[float], list[bool]]:
+def one_second_power(time: list[int], watts: list[float], distance: list[float]) -> tuple[list[float], list[bool]]:
     """The resampling rule written out sample by sample: (power each second, whether the second is paused)."""
     power: list[float] = []
     paused: list[bool] = []
-    for i, (t0, w0) in enumerate(zip(time, watts)):
+    for i, (t0, w0, d0) in enumerate(zip(time, watts, distance)):
         if i + 1 == len(time):
             power.append(w0)
             paused.append(False)
             break
-        t1, w1 = time[i + 1], watts[i + 1]
+        t1, w1, d1 = time[i + 1], watts[i + 1], distance[i + 1]
         span = t1 - t0
+        still = span - 1 >= stream_mmp.STOP_MIN_S and d1 - d0 < stream_mmp.STOP_SPEED * span
         for k in range(span):
-            stop = k > 0 and span - 1 > stream_mmp.MAX_GAP_S
+            stop = k > 0 and (span - 1 > stream_mmp.MAX_GAP_S or still)
             power.append(w0 if k == 0 else 0.0 if stop else w0 + (w1 - w0) * k / span)
             paused.append(stop)
     return power, paused
@@ -533,9 +570,12 @@ def test_sandbox_mmp_equals_a_brute_force_over_the_stored_streams(sb: Any, tmp_p
     with db.reading(path) as conn:
         for ride in rides:
             samples = conn.execute(
-                "SELECT time, watts FROM activity_streams WHERE activity_id = $1 ORDER BY sample", {"1": ride["id"]}
+                "SELECT time, watts, distance FROM activity_streams WHERE activity_id = $1 ORDER BY sample",
+                {"1": ride["id"]},
             ).fetchall()
-            power, paused = one_second_power([r[0] for r in samples], [float(r[1]) for r in samples])
+            power, paused = one_second_power(
+                [r[0] for r in samples], [float(r[1]) for r in samples], [float(r[2]) for r in samples]
+            )
             got = dict(
                 conn.execute(
                     "SELECT duration_s, watts FROM activity_mmp WHERE activity_id = $1", {"1": ride["id"]}
