@@ -415,9 +415,10 @@ ORDER BY s.athlete_id, first_seen;
 --                  (analysis_hr_zone_weights), scaled per athlete by hr_calibration = the median of power_load /
 --                  that zone load over the athlete's rides with both, when there are hr_calibration_min_rides and
 --                  the ratio is within hr_calibration_min_ratio .. max_ratio (hr_load_basis zones_calibrated, else
---                  zones); without zone buckets, duration * (average HR / LTHR)^2 / 3600 * 100 (average_hr), LTHR
---                  from analysis_thresholds by date ('setting'), else the lower bound of zone lthr_zone of the
---                  athlete's 5 heart-rate zones in force (athlete_zone_history; the first version before it: 'zones');
+--                  zones); buckets covering less than hr_min_coverage of the duration (a strap that dropped out)
+--                  scaled to the whole duration (hr_coverage) and not counted as measured; without zone buckets,
+--                  duration * (average HR / LTHR)^2 / 3600 * 100 (average_hr), LTHR from analysis_thresholds by
+--                  date ('setting'), else the lower bound of zone lthr_zone of the athlete's 5 heart-rate zones in force (athlete_zone_history; the first version before it: 'zones');
 --   suffer_score   the service's relative effort;
 --   estimated_load duration * estimate_if^2 / 3600 * 100, the sport type's usual intensity (analysis_sport_families;
 --                  estimate_if_default for others).
@@ -431,7 +432,8 @@ WITH settings AS MATERIALIZED (
            max(value) FILTER (WHERE name = 'estimate_if_default') AS estimate_if_default,
            max(value) FILTER (WHERE name = 'hr_calibration_min_rides') AS min_rides,
            max(value) FILTER (WHERE name = 'hr_calibration_min_ratio') AS min_ratio,
-           max(value) FILTER (WHERE name = 'hr_calibration_max_ratio') AS max_ratio
+           max(value) FILTER (WHERE name = 'hr_calibration_max_ratio') AS max_ratio,
+           max(value) FILTER (WHERE name = 'hr_min_coverage') AS min_coverage
     FROM analysis_settings
 ), f AS MATERIALIZED (
     SELECT sport_type, power_tss, estimate_if FROM analysis_sport_families
@@ -452,7 +454,7 @@ WITH settings AS MATERIALIZED (
 ), first_zone AS MATERIALIZED (
     SELECT athlete_id, arg_min(lthr, valid_from) AS lthr FROM lthr_zones GROUP BY athlete_id
 ), zone_load AS MATERIALIZED (
-    SELECT b.activity_id, sum(b.seconds * w.load_per_hour) / 3600 AS zone_load
+    SELECT b.activity_id, sum(b.seconds * w.load_per_hour) / 3600 AS zone_load, sum(b.seconds) AS zone_seconds
     FROM (SELECT activity_id, bucket_index, seconds, count(*) OVER (PARTITION BY activity_id) AS zone_count
           FROM activity_zone_buckets WHERE zone_type = 'heartrate') b
     JOIN analysis_hr_zone_weights w ON w.zone_count = b.zone_count AND w.zone = b.bucket_index
@@ -469,7 +471,8 @@ WITH settings AS MATERIALIZED (
            c.iso_week, a.moving_time, coalesce(nullif(a.moving_time, 0), a.elapsed_time) AS duration_s, a.distance,
            a.device_watts, a.weighted_average_watts, a.average_heartrate, a.suffer_score,
            coalesce(f.power_tss, false) AS power_tss, coalesce(f.estimate_if, s.estimate_if_default) AS estimate_if,
-           z.zone_load, g.gap_speed
+           z.zone_load, z.zone_seconds / nullif(coalesce(nullif(a.moving_time, 0), a.elapsed_time), 0) AS hr_coverage,
+           g.gap_speed
     FROM activity_calendar c
     JOIN activities a ON a.activity_id = c.activity_id
     LEFT JOIN f ON f.sport_type = c.sport_type
@@ -510,19 +513,21 @@ WITH settings AS MATERIALIZED (
     FROM rated
 ), calibration AS (
     SELECT athlete_id, count(*) AS rides, median(power_load / zone_load) AS ratio
-    FROM candidates
-    WHERE power_load > 0 AND zone_load > 0
+    FROM candidates CROSS JOIN settings s
+    WHERE power_load > 0 AND zone_load > 0 AND hr_coverage >= s.min_coverage
     GROUP BY athlete_id
 ), calibrated AS (
     SELECT c.*,
            CASE WHEN k.rides >= s.min_rides AND k.ratio BETWEEN s.min_ratio AND s.max_ratio THEN k.ratio END
-               AS hr_calibration
+               AS hr_calibration,
+           c.hr_coverage < s.min_coverage AS hr_partial
     FROM candidates c
     LEFT JOIN calibration k ON k.athlete_id = c.athlete_id
     CROSS JOIN settings s
 ), hr AS (
     SELECT *,
            CASE WHEN zone_load > 0 THEN zone_load * coalesce(hr_calibration, 1)
+                                         / CASE WHEN hr_partial THEN hr_coverage ELSE 1 END
                 WHEN hr_if IS NOT NULL THEN duration_s * hr_if * hr_if / 3600 * 100 END AS hr_load,
            CASE WHEN zone_load > 0 AND hr_calibration IS NOT NULL THEN 'zones_calibrated'
                 WHEN zone_load > 0 THEN 'zones'
@@ -543,7 +548,7 @@ SELECT activity_id, athlete_id, sport_type, sport_family, local_date, week_start
        lthr_source, threshold_pace AS threshold_pace_s_per_km, power_load, pace_load,
        CASE WHEN pace_load IS NOT NULL THEN CASE WHEN gap_speed IS NOT NULL THEN 'grade_adjusted'
                                                  ELSE 'average_speed' END END AS pace_basis,
-       hr_load, hr_load_basis, hr_calibration, suffer_score, estimated_load,
+       hr_load, hr_load_basis, hr_calibration, hr_coverage, suffer_score, estimated_load,
        CASE load_source WHEN 'power' THEN power_if
                         WHEN 'pace' THEN pace_if
                         WHEN 'heart_rate' THEN CASE WHEN hr_load_basis = 'average_hr' THEN hr_if
@@ -553,7 +558,8 @@ SELECT activity_id, athlete_id, sport_type, sport_family, local_date, week_start
                         WHEN 'suffer_score' THEN suffer_score WHEN 'estimate' THEN estimated_load END AS load,
        load_source,
        load_source IN ('power', 'pace', 'heart_rate', 'suffer_score')
-           AND NOT coalesce(load_source = 'power' AND ftp_source = 'known_later', false) AS measured
+           AND NOT coalesce(load_source = 'power' AND ftp_source = 'known_later', false)
+           AND NOT coalesce(load_source = 'heart_rate' AND zone_load > 0 AND hr_partial, false) AS measured
 FROM chosen
 ORDER BY athlete_id, local_date, activity_id;
 
@@ -1770,13 +1776,14 @@ COMMENT ON COLUMN activity_load.pace_load IS 'Running pace TSS (rTSS): duration_
 COMMENT ON COLUMN activity_load.pace_basis IS 'The speed pace_load used: grade_adjusted (every split carries the service''s grade-adjusted speed) or average_speed';
 COMMENT ON COLUMN activity_load.hr_load IS 'Heart-rate load on the TSS scale: seconds in each heart-rate zone times the zone''s load per hour (analysis_hr_zone_weights) times hr_calibration; without zone buckets duration_s * (average HR / LTHR)^2 / 3600 * 100';
 COMMENT ON COLUMN activity_load.hr_load_basis IS 'How hr_load was computed: zones_calibrated, zones (default zone loads) or average_hr (no zone buckets: the last fallback)';
+COMMENT ON COLUMN activity_load.hr_coverage IS 'Seconds in the heart-rate zone buckets / duration_s: under hr_min_coverage (a strap that dropped out) the zone load is scaled to the whole duration and not counted as measured; NULL without zone buckets';
 COMMENT ON COLUMN activity_load.hr_calibration IS 'The athlete''s calibration of zone loads to power: median of power_load / default zone load over rides with both; NULL with fewer than hr_calibration_min_rides or a ratio outside its bounds';
 COMMENT ON COLUMN activity_load.suffer_score IS 'The service''s relative effort (suffer score), as given';
 COMMENT ON COLUMN activity_load.estimated_load IS 'Estimated load: duration_s * estimate_if^2 / 3600 * 100, the sport''s usual intensity';
 COMMENT ON COLUMN activity_load.intensity_factor IS 'The chosen source''s intensity: NP / FTP (power), speed / threshold speed (pace), average HR / LTHR or, for zone loads, the IF an hour of that load means (heart_rate), estimate_if (estimate); NULL for the suffer score';
 COMMENT ON COLUMN activity_load.load IS 'Training load on the TSS scale (an hour at threshold = 100): the candidate load_source names; NULL without a duration. A SQL keyword: quote it ("load")';
 COMMENT ON COLUMN activity_load.load_source IS 'The chosen source, the first the activity has of: power (TSS), pace (running rTSS: runs with a threshold pace), heart_rate (zone-based hrTSS), suffer_score (the service''s relative effort), estimate (duration and the sport''s usual intensity); none without any';
-COMMENT ON COLUMN activity_load.measured IS 'Whether the load rests on a measurement of this activity: power on an FTP in force then, pace, heart rate or the suffer score; false for an estimate, for none and for power on an FTP known only later';
+COMMENT ON COLUMN activity_load.measured IS 'Whether the load rests on a measurement of this activity: power on an FTP in force then, pace, heart rate or the suffer score; false for an estimate, for none, for power on an FTP known only later and for zone buckets covering less than hr_min_coverage of the duration';
 
 COMMENT ON VIEW daily_load IS 'Per athlete, every local day from the first activity to as_of_date: the day''s summed load (0 on rest days)';
 COMMENT ON COLUMN daily_load.athlete_id IS 'The athlete';

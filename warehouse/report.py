@@ -829,6 +829,14 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         if counts.get("average_hr"):
             parts.append(f"{counts['average_hr']} from average heart rate only (no zone data: the roughest)")
         out.append(f"- Heart-rate load, all time: {'; '.join(parts)}")
+        partial = hr.filter(~pl.col("measured"))
+        if partial.height:
+            out.append(
+                f"- Heart-rate load of {partial.height} {'activity' if partial.height == 1 else 'activities'} from "
+                "zone buckets covering only part of it (as "
+                f"little as {partial['hr_coverage'].min():.0%}: a strap that dropped out), scaled to the whole "
+                "activity: not counted as measured"
+            )
     for r in d["ftp_unused"].iter_rows(named=True):
         out.append(
             f"- The profile's FTP of {r['ftp']:g} W (seen {_seen(r)}) is outside {r['ftp_min_w']:g}–"

@@ -270,6 +270,36 @@ def test_a_profile_ftp_no_rider_has_is_not_used_and_is_said(tmp_path: Path) -> N
                for line in report._estimates(gathered, {"six_weeks": gathered["activity_load"]}))  # fmt: skip
 
 
+def test_a_heart_rate_strap_that_dropped_out_is_scaled_and_not_called_measured(tmp_path: Path) -> None:
+    """A 3-hour ride whose strap recorded 30 minutes (zone 2) had the load of those 30 minutes, 27.5, measured; the
+    same ride without heart rate was estimated at 127. Buckets covering under hr_min_coverage of the duration are
+    scaled to it (the recorded intensity over the whole ride) and the load is not counted as measured."""
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, synced_at="2025-06-30 12:00:00+00")
+    dropped = b.activity(9, "2025-06-02 08:00:00", moving_time=10800, distance=90000, hr=130)
+    b.buckets(dropped, [0, 1800, 0, 0, 0])
+    whole = b.activity(9, "2025-06-03 08:00:00", moving_time=10800, distance=90000, hr=130)
+    b.buckets(whole, [0, 10800, 0, 0, 0])
+    b.close()
+    load = rows(read(path, "activity_load", 9), "activity_id")
+    zone_2 = 10800 * 55 / 3600  # three hours at zone 2's default load per hour
+    assert (load[whole]["load"], load[whole]["hr_coverage"], load[whole]["measured"]) == (
+        pytest.approx(zone_2),
+        1,
+        True,
+    )
+    assert load[dropped]["load"] == pytest.approx(zone_2) and load[dropped]["hr_coverage"] == pytest.approx(1 / 6)
+    assert (load[dropped]["load_source"], load[dropped]["measured"]) == ("heart_rate", False)
+    from fitsync.warehouse import report
+
+    with db.reading(path) as conn:
+        gathered = report._gather(conn, 9)
+    said = report._estimates(gathered, {"six_weeks": gathered["activity_load"]})
+    assert any("Heart-rate load of 1 activity from zone buckets covering only part of it (as little as 17%" in line
+               for line in said), said  # fmt: skip
+
+
 def test_load_per_activity_with_its_source_and_ftp_by_date(world: World) -> None:
     ids = world.ids
     load = rows(read(world, "activity_load", 4), "activity_id")
