@@ -117,6 +117,10 @@ ANALYSES: dict[str, tuple[str, tuple[str, ...]]] = {
         "Mean-maximal power from streams per season (0 = all time) and duration, this season vs last",
         ("athlete_id", "season", "duration_s"),
     ),
+    "run_jumps": (
+        "Steps of a run's distance stream faster than run_max_speed: GPS jumps no effort or pace holds",
+        ("athlete_id", "activity_id", "time"),
+    ),
     "pace_duration_curve": (
         "Best average speed of runs from streams per season (0 = all time) and duration, with its pace",
         ("athlete_id", "season", "duration_s"),
@@ -192,6 +196,7 @@ FROM_STREAMS = (
     "activity_stream_seconds",
     "activity_mmp",
     "season_power_curve",
+    "run_jumps",
     "pace_duration_curve",
     "critical_speed",
     "activity_normalized_power",

@@ -1001,18 +1001,41 @@ SELECT b.athlete_id, b.season,
 FROM best b CROSS JOIN params p LEFT JOIN now n ON n.athlete_id = b.athlete_id
 ORDER BY b.athlete_id, b.season, b.duration_s;
 
+-- Each step of a run's distance stream faster than run_max_speed (12.5 m/s: faster than anyone has run), by the
+-- time it ends: a GPS jump, which no best effort, pace or critical speed may hold.
+CREATE OR REPLACE VIEW run_jumps AS
+WITH params AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'run_max_speed') AS max_speed FROM analysis_settings
+), stepped AS (
+    SELECT s.athlete_id, s.activity_id, s.time, s.distance,
+           s.distance - lag(s.distance) OVER w AS metres, s.time - lag(s.time) OVER w AS seconds
+    FROM activity_streams s
+    WHERE s.activity_id IN (SELECT activity_id FROM activity_calendar WHERE sport_family = 'Run')
+      AND s.distance IS NOT NULL AND s.time IS NOT NULL
+    WINDOW w AS (PARTITION BY s.activity_id ORDER BY s.sample)
+)
+SELECT athlete_id, activity_id, time, metres, seconds
+FROM stepped CROSS JOIN params p
+WHERE metres > p.max_speed * seconds
+ORDER BY athlete_id, activity_id, time;
+
 -- The pace-duration curve of runs per athlete, season (0 = all time) and duration: the best average speed of any
--- run (Run family) over that many seconds (activity_mmp.speed: distance covered / duration), with its pace.
+-- run (Run family) over that many seconds (activity_mmp.speed: distance covered / duration), with its pace. A run
+-- whose best window of a duration holds a GPS jump (run_jumps) has no figure at that duration.
 CREATE OR REPLACE VIEW pace_duration_curve AS
 WITH params AS MATERIALIZED (
     SELECT max(value) FILTER (WHERE name = 'season_start_month') AS start_month FROM analysis_settings
 ), now AS MATERIALIZED (
     SELECT athlete_id, as_of_date FROM athlete_as_of
+), jumps AS MATERIALIZED (
+    SELECT activity_id, time FROM run_jumps
 ), m AS (
     SELECT m.athlete_id, m.activity_id, c.local_date, m.duration_s, m.speed, m.speed_start_s,
            season_of(c.local_date, p.start_month) AS season
     FROM activity_mmp m JOIN activity_calendar c ON c.activity_id = m.activity_id CROSS JOIN params p
     WHERE c.sport_family = 'Run' AND m.speed > 0
+      AND NOT EXISTS (SELECT 1 FROM jumps j WHERE j.activity_id = m.activity_id
+                                              AND j.time > m.speed_start_s AND j.time <= m.speed_start_s + m.duration_s)
 ), scoped AS (
     SELECT * FROM m
     UNION ALL
@@ -1213,40 +1236,50 @@ ORDER BY athlete_id, local_date, activity_id;
 -- distance stream, with linear interpolation between samples at both ends. Distance over time is piecewise linear,
 -- so the shortest window starts or ends on a sample: both are tried (a start at the last sample of each distance,
 -- the end where the distance first reaches start + D; an end at the first sample of each distance, the start where
--- the distance last was end - D). Times are elapsed (a pause inside counts). On a tie the earliest wins.
+-- the distance last was end - D). Times are elapsed (a pause inside counts). On a tie the earliest wins. A window
+-- holding a step faster than run_max_speed (faster than anyone has run: a GPS jump) is no effort (run_jumps).
 CREATE OR REPLACE VIEW stream_best_efforts AS
 WITH params AS MATERIALIZED (
-    SELECT max(value) FILTER (WHERE name = 'season_start_month') AS start_month FROM analysis_settings
+    SELECT max(value) FILTER (WHERE name = 'season_start_month') AS start_month,
+           max(value) FILTER (WHERE name = 'run_max_speed') AS max_speed
+    FROM analysis_settings
 ), d AS MATERIALIZED (
     SELECT distance_m, label FROM analysis_best_effort_distances
 ), runs AS MATERIALIZED (
     SELECT activity_id, athlete_id, local_date FROM activity_calendar WHERE sport_family = 'Run'
-), s AS (
-    SELECT s.activity_id, s.time, s.distance,
+), stepped AS (
+    SELECT s.activity_id, s.sample, s.time, s.distance,
            lag(s.time) OVER w AS prev_time, lag(s.distance) OVER w AS prev_distance,
            lead(s.time) OVER w AS next_time, lead(s.distance) OVER w AS next_distance
     FROM activity_streams s
     WHERE s.activity_id IN (SELECT activity_id FROM runs) AND s.distance IS NOT NULL AND s.time IS NOT NULL
     WINDOW w AS (PARTITION BY s.activity_id ORDER BY s.sample)
+), s AS (  -- jumps: the jumps among the steps up to this sample's (two windows with as many hold none between)
+    SELECT *, sum(CAST(coalesce(distance - prev_distance > p.max_speed * (time - prev_time), false) AS INTEGER))
+                  OVER (PARTITION BY activity_id ORDER BY sample ROWS UNBOUNDED PRECEDING) AS jumps
+    FROM stepped CROSS JOIN params p
 ), arrivals AS (
-    SELECT activity_id, time, distance, prev_time, prev_distance FROM s WHERE prev_distance < distance
+    SELECT activity_id, time, distance, prev_time, prev_distance, jumps FROM s WHERE prev_distance < distance
 ), departures AS (
-    SELECT activity_id, time, distance, next_time, next_distance FROM s WHERE next_distance > distance
+    SELECT activity_id, time, distance, next_time, next_distance, jumps FROM s WHERE next_distance > distance
 ), starts AS (
-    SELECT st.activity_id, st.time, st.distance + d.distance_m AS target, d.distance_m FROM departures st CROSS JOIN d
+    SELECT st.activity_id, st.time, st.distance + d.distance_m AS target, d.distance_m, st.jumps
+    FROM departures st CROSS JOIN d
 ), ends AS (
-    SELECT e.activity_id, e.time, e.distance - d.distance_m AS target, d.distance_m FROM arrivals e CROSS JOIN d
+    SELECT e.activity_id, e.time, e.distance - d.distance_m AS target, d.distance_m, e.jumps
+    FROM arrivals e CROSS JOIN d
 ), windows AS (
     SELECT q.activity_id, q.distance_m, CAST(q.time AS DOUBLE) AS start_s,
            e.prev_time + (q.target - e.prev_distance) / (e.distance - e.prev_distance) * (e.time - e.prev_time) - q.time
                AS elapsed_s
     FROM starts q ASOF JOIN arrivals e ON e.activity_id = q.activity_id AND q.target <= e.distance
+    WHERE e.jumps = q.jumps
     UNION ALL
     SELECT q.activity_id, q.distance_m,
            st.time + (q.target - st.distance) / (st.next_distance - st.distance) * (st.next_time - st.time),
            q.time - (st.time + (q.target - st.distance) / (st.next_distance - st.distance) * (st.next_time - st.time))
     FROM ends q ASOF JOIN departures st ON st.activity_id = q.activity_id AND q.target >= st.distance
-    WHERE q.target >= 0
+    WHERE q.target >= 0 AND q.jumps = st.jumps
 ), per_run AS (
     SELECT r.athlete_id, w.activity_id, r.local_date, season_of(r.local_date, p.start_month) AS season, w.distance_m,
            min(w.elapsed_s) AS elapsed_s, arg_min(w.start_s, (w.elapsed_s, w.start_s)) AS start_s
@@ -2038,6 +2071,12 @@ COMMENT ON COLUMN profile_ftp_unused.first_seen IS 'First day fitsync saw this v
 COMMENT ON COLUMN profile_ftp_unused.last_seen IS 'Last day fitsync saw this value';
 COMMENT ON COLUMN profile_ftp_unused.ftp_min_w IS 'The lowest FTP the loads use (ftp_min_w)';
 COMMENT ON COLUMN profile_ftp_unused.ftp_max_w IS 'The highest FTP the loads use (ftp_max_w)';
+COMMENT ON VIEW run_jumps IS 'Steps of a run''s distance stream faster than run_max_speed (analysis_settings): GPS jumps no best effort, pace or critical speed holds';
+COMMENT ON COLUMN run_jumps.athlete_id IS 'The athlete';
+COMMENT ON COLUMN run_jumps.activity_id IS 'The run';
+COMMENT ON COLUMN run_jumps.time IS 'Seconds from the start at the sample the step ends on';
+COMMENT ON COLUMN run_jumps.metres IS 'Metres the distance stream moved in the step';
+COMMENT ON COLUMN run_jumps.seconds IS 'Seconds the step took (0: two samples at one time)';
 COMMENT ON VIEW activity_normalized_power IS 'Per activity with a power stream: normalized power computed from the stream (Coggan), beside the service''s weighted_average_watts, and IF on the FTP of its date';
 COMMENT ON COLUMN activity_normalized_power.athlete_id IS 'The athlete';
 COMMENT ON COLUMN activity_normalized_power.activity_id IS 'The activity';

@@ -73,7 +73,7 @@ def test_a_riders_power_curve_and_w_prime_balance(streamed: Streamed, tmp_path: 
 
 
 def test_a_runners_best_efforts_all_time_and_this_season(streamed: Streamed) -> None:
-    """Athlete 3 (as of 2026-03-01): 5 m/s in 2025; 5 m/s for 180 s then 4 m/s in 2026; no rides."""
+    """Athlete 3 (as of 2026-03-01): 5 m/s in 2025; 5 m/s for 180 s then 4 m/s in 2026; 2 m/s in 2023; no rides."""
     d, figures = gathered(streamed.path, 3)
     assert figures["stream_best_efforts"][1] is None  # a table, not a chart
     all_time = {r["distance"]: r for r in report._best_rows(d, 0)}
@@ -92,7 +92,7 @@ def test_a_runners_best_efforts_all_time_and_this_season(streamed: Streamed) -> 
     tables = report._stream_best_tables(d)
     assert "<h3>All time, runs with streams</h3>" in tables and "16:40" in tables
     assert "<h3>This season (2026), runs with streams</h3>" in tables
-    assert "over 3 runs with streams stored" in figures["stream_best_efforts"][2]
+    assert "over 4 runs with streams stored" in figures["stream_best_efforts"][2]  # one with a GPS jump
     assert "whole-kilometre splits" not in figures["stream_best_efforts"][2]  # no run without streams is faster
     # a run without streams, faster over 5 km in its splits (not over 1 km): named beside the table
     splits = pl.DataFrame(
@@ -112,7 +112,7 @@ def test_a_runners_best_efforts_all_time_and_this_season(streamed: Streamed) -> 
         assert chart is None
         assert (
             line
-            == "No ride with power streams: none of the 3 recordings with streams stored is a ride with a power meter."
+            == "No ride with power streams: none of the 4 recordings with streams stored is a ride with a power meter."
         )
     markdown = report._markdown_section(d, "stream_best_efforts", figures["stream_best_efforts"])
     assert "| 5 km | 16:40 | 3:20 /km | 2025-04-01 | a |" in markdown and "All time, runs with streams:" in markdown

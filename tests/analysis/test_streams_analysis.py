@@ -14,6 +14,7 @@ stored streams, and NP equals Coggan's formula by hand.
 | 3 | run_2024 | 4 m/s for 1300 s, 1 Hz; heart rate 100, then 150, then 160 (decoupling) |
 | 3 | run_2025 | 5 m/s for 1101 s, sampled every 3 s |
 | 3 | run_2026 | 5 m/s for 180 s then 4 m/s: critical speed 4 m/s, D' 180 m |
+| 3 | jumped (2023) | 2 m/s for 600 s, a GPS jump of 200 m at 300 s |
 """
 
 from __future__ import annotations
@@ -114,6 +115,7 @@ def build(path: Path) -> Streamed:
     ids["run_2024"] = b.activity(3, "2024-04-01 07:00:00", sport="Run", distance=5196, moving_time=1300)
     ids["run_2025"] = b.activity(3, "2025-04-01 07:00:00", sport="Run", distance=5500, moving_time=1101)
     ids["run_2026"] = b.activity(3, "2026-02-01 07:00:00", sport="Run", distance=5820, moving_time=1500)
+    ids["jumped"] = b.activity(3, "2023-04-01 07:00:00", sport="Run", distance=1400, moving_time=600)
     t24 = list(range(1300))
     t25 = list(range(0, 1101, 3))
     curve = [5.0 * s if s <= 180 else 900 + 4.0 * (s - 180) for s in range(1501)]
@@ -122,6 +124,8 @@ def build(path: Path) -> Streamed:
                heartrate=[100.0] * 100 + [150.0] * 600 + [160.0] * 600),
         answer(ids["run_2025"], "2025-04-01", t25, distance=[5.0 * s for s in t25], velocity=[5.0] * len(t25)),
         answer(ids["run_2026"], "2026-02-01", list(range(1501)), distance=curve),
+        answer(ids["jumped"], "2023-04-01", list(range(600)),  # 2 m/s, a GPS jump of 200 m at 300 s
+               distance=[2.0 * s + (200 if s >= 300 else 0) for s in range(600)]),
     ]  # fmt: skip
     b.conn.execute("UPDATE analysis_settings SET value = 100 WHERE name = 'decoupling_warmup_s'")
     b.close()
@@ -251,6 +255,30 @@ def test_a_stop_shorter_than_a_pause_is_a_stop_not_invented_power(tmp_path: Path
     again = dict(analysis.view(path, "activity_mmp", activity_id=ride).select("duration_s", "watts").iter_rows())
     assert again == best and not written.exists()
     assert (root / stream_mmp.FOLDER / streams.RULE_FILE).read_text().strip() == str(stream_mmp.RULE)
+
+
+def test_a_gps_jump_is_no_best_effort_and_no_pace(tmp_path: Path) -> None:
+    """A run at 4 m/s whose distance leaps 400 m in 3 s (133 m/s: a GPS jump) had a best 400 m of 3 s, 1 km of 2:33
+    and a pace curve of 81 m/s. A step faster than run_max_speed is a jump (run_jumps): no effort holds it, and a run
+    whose best window of a duration holds one has no pace figure at that duration."""
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(8, synced_at="2025-06-30 12:00:00+00")
+    run = b.activity(8, "2025-06-01 07:00:00", sport="Run", distance=10400, moving_time=2500)
+    b.close()
+    t = list(range(2501))
+    d = [4.0 * s if s <= 1000 else 4000 + 400 * min(s - 1000, 3) / 3 + 4.0 * max(s - 1003, 0) for s in t]
+    root = path.resolve().with_name(path.name + ".documents")
+    streams.write(root, 8, [answer(run, "2025-06-01", t, distance=d, velocity=[4.0] * len(t))])
+    jumps = analysis.view(path, "run_jumps", 8)
+    assert jumps["time"].to_list() == [1001, 1002, 1003] and jumps["metres"].to_list() == pytest.approx(
+        [400 / 3] * 3, abs=0.01
+    )
+    best = dict(analysis.view(path, "stream_best_efforts", 8, season=0).select("distance_m", "best_time_s").rows())
+    assert best[400] == pytest.approx(100) and best[1000] == pytest.approx(250) and best[5000] == pytest.approx(1250)
+    # its best window of every duration holds the jump (the MMP keeps only the best): no pace figure, rather than 81 m/s
+    assert analysis.view(path, "pace_duration_curve", 8, season=0).is_empty()
+    assert analysis.view(path, "critical_speed", 8, season=0)["cs_m_s"].to_list() in ([], [None])
 
 
 def test_running_power_is_not_judged_on_the_cycling_ftp_and_cp(tmp_path: Path) -> None:
