@@ -1059,12 +1059,16 @@ ORDER BY b.athlete_id, b.season, b.duration_s;
 
 -- Critical speed and D' per athlete and season (0 = all time): the 2-parameter model distance = CS * t + D' (the
 -- running form of P = CP + W'/t), least squares over the season's pace-duration curve from cs_min_s to cs_max_s
--- (3-20 min), one point per duration of the grid. NULL with fewer than cp_min_points points or a fit that is not
--- physical (CS or D' not positive); cs_note says why.
+-- (3-20 min), one point per duration of the grid. NULL with fewer than cp_min_points points, a fit that is not
+-- physical (CS or D' not positive), a D' outside d_prime_min_m .. d_prime_max_m (the runs were not maximal), or CS
+-- below cp_hour_share of the best speed held for cp_hour_s or longer (the gates critical_power has); cs_note says why.
 CREATE OR REPLACE VIEW critical_speed AS
 WITH params AS MATERIALIZED (
     SELECT max(value) FILTER (WHERE name = 'cs_min_s') AS lo, max(value) FILTER (WHERE name = 'cs_max_s') AS hi,
-           max(value) FILTER (WHERE name = 'cp_min_points') AS min_points
+           max(value) FILTER (WHERE name = 'cp_min_points') AS min_points,
+           max(value) FILTER (WHERE name = 'd_prime_min_m') AS d_min, max(value) FILTER (WHERE name = 'd_prime_max_m') AS d_max,
+           max(value) FILTER (WHERE name = 'cp_hour_s') AS hour_s,
+           max(value) FILTER (WHERE name = 'cp_hour_share') AS hour_share
     FROM analysis_settings
 ), fit AS (
     SELECT c.athlete_id, c.season, CAST(count(*) FILTER (WHERE c.duration_s BETWEEN p.lo AND p.hi) AS INTEGER) AS points,
@@ -1073,16 +1077,24 @@ WITH params AS MATERIALIZED (
            regr_r2(c.distance_m, c.duration_s) FILTER (WHERE c.duration_s BETWEEN p.lo AND p.hi) AS r2,
            CAST(min(c.duration_s) FILTER (WHERE c.duration_s BETWEEN p.lo AND p.hi) AS INTEGER) AS shortest_s,
            CAST(max(c.duration_s) FILTER (WHERE c.duration_s BETWEEN p.lo AND p.hi) AS INTEGER) AS longest_s,
+           max(c.speed_m_s) FILTER (WHERE c.duration_s >= p.hour_s) AS hour_speed,
            any_value(p.min_points) AS min_points, any_value(p.lo) AS lo, any_value(p.hi) AS hi
     FROM pace_duration_curve c CROSS JOIN params p
     GROUP BY c.athlete_id, c.season
 ), judged AS (
-    SELECT *, CASE WHEN points < min_points
-                        THEN 'too few durations between ' || CAST(lo AS INTEGER) || ' and ' || CAST(hi AS INTEGER)
-                             || ' s: ' || points || ' of ' || CAST(min_points AS INTEGER)
+    SELECT fit.*, CASE WHEN fit.points < fit.min_points
+                        THEN 'too few durations between ' || CAST(fit.lo AS INTEGER) || ' and '
+                             || CAST(fit.hi AS INTEGER) || ' s: ' || fit.points || ' of ' || CAST(fit.min_points AS INTEGER)
                    WHEN cs <= 0 OR d_prime <= 0 THEN 'no physical fit (CS or D'' not positive)'
+                   WHEN d_prime < p.d_min OR d_prime > p.d_max
+                        THEN 'implausible D'' ' || CAST(round(d_prime) AS BIGINT) || ' m (outside '
+                             || CAST(p.d_min AS BIGINT) || '-' || CAST(p.d_max AS BIGINT) || ' m): the runs are not maximal'
+                   WHEN cs < p.hour_share * hour_speed
+                        THEN 'implausible: CS ' || CAST(round(cs, 2) AS VARCHAR) || ' m/s below '
+                             || CAST(round(hour_speed, 2) AS VARCHAR) || ' m/s held for '
+                             || CAST(p.hour_s / 60 AS BIGINT) || ' min or more: the short runs are not maximal'
                    ELSE 'ok' END AS cs_note
-    FROM fit
+    FROM fit CROSS JOIN params p
 )
 SELECT athlete_id, season, points, shortest_s, longest_s,
        CASE WHEN cs_note = 'ok' THEN cs END AS cs_m_s, CASE WHEN cs_note = 'ok' THEN 1000 / cs END AS cs_pace_s_per_km,
@@ -2062,7 +2074,7 @@ COMMENT ON COLUMN critical_speed.cs_m_s IS 'Critical speed, m/s (the slope of di
 COMMENT ON COLUMN critical_speed.cs_pace_s_per_km IS 'Critical speed as a pace, seconds per kilometre';
 COMMENT ON COLUMN critical_speed.d_prime_m IS 'D'', metres: the distance that can be run above CS (the intercept)';
 COMMENT ON COLUMN critical_speed.r2 IS 'Coefficient of determination of the distance-time fit';
-COMMENT ON COLUMN critical_speed.cs_note IS 'ok, or why there is no fit: too few durations, or CS or D'' not positive';
+COMMENT ON COLUMN critical_speed.cs_note IS 'ok, or why there is no fit: too few durations, CS or D'' not positive, D'' outside d_prime_min_m .. d_prime_max_m, or CS below the hour''s speed (the runs were not maximal)';
 
 COMMENT ON VIEW profile_ftp_unused IS 'Profile FTPs the loads do not use: outside ftp_min_w .. ftp_max_w (analysis_settings), each value with the days it was seen';
 COMMENT ON COLUMN profile_ftp_unused.athlete_id IS 'The athlete';

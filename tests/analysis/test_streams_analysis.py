@@ -257,6 +257,41 @@ def test_a_stop_shorter_than_a_pause_is_a_stop_not_invented_power(tmp_path: Path
     assert (root / stream_mmp.FOLDER / streams.RULE_FILE).read_text().strip() == str(stream_mmp.RULE)
 
 
+def test_critical_speed_from_runs_that_were_not_maximal_is_refused(tmp_path: Path) -> None:
+    """Easy hours at 3.0 m/s, each starting with 4 minutes at 3.2 m/s, gave CS 3.005 m/s (below the hour's speed)
+    and D' 44 m, 'ok', printed in the report. Critical speed has critical power's gates: D' in d_prime_min_m ..
+    d_prime_max_m, CS not below cp_hour_share of the best hour's speed."""
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, synced_at="2025-06-30 12:00:00+00")
+    runs = []
+    for day in ("2025-06-02", "2025-06-04", "2025-06-06"):
+        run = b.activity(9, f"{day} 07:00:00", sport="Run", distance=10900, moving_time=3600)
+        easy = [3.2 * s if s <= 240 else 768 + 3.0 * (s - 240) for s in range(3601)]
+        runs.append(answer(run, day, list(range(3601)), distance=easy))
+    b.close()
+    streams.write(path.resolve().with_name(path.name + ".documents"), 9, runs)
+    [fit] = analysis.view(path, "critical_speed", 9, season=0).rows(named=True)
+    assert fit["cs_m_s"] is None and fit["d_prime_m"] is None
+    assert fit["cs_note"].startswith("implausible D' 44 m (outside 50-500 m): the runs are not maximal"), fit
+
+    # a curve of distance = 4 t + 360 m (CS 4 m/s, D' 360 m) beside an hour held at 4.3 m/s: CS below the hour's speed
+    b = Builder(path := tmp_path / "hour.duckdb")
+    b.athlete(9, synced_at="2025-06-30 12:00:00+00")
+    short = b.activity(9, "2025-06-02 07:00:00", sport="Run", distance=4880, moving_time=1200)
+    hour = b.activity(9, "2025-06-04 07:00:00", sport="Run", distance=15480, moving_time=3600)
+    b.close()
+    fast_start = [6.0 * s if s <= 180 else 1080 + 4.0 * (s - 180) for s in range(1201)]
+    runs = [
+        answer(short, "2025-06-02", list(range(1201)), distance=fast_start),
+        answer(hour, "2025-06-04", list(range(3601)), distance=[4.3 * s for s in range(3601)]),
+    ]
+    streams.write(path.resolve().with_name(path.name + ".documents"), 9, runs)
+    [fit] = analysis.view(path, "critical_speed", 9, season=0).rows(named=True)
+    assert fit["cs_m_s"] is None
+    assert fit["cs_note"].startswith("implausible: CS 4.0 m/s below 4.3 m/s held for 60 min or more"), fit
+
+
 def test_a_gps_jump_is_no_best_effort_and_no_pace(tmp_path: Path) -> None:
     """A run at 4 m/s whose distance leaps 400 m in 3 s (133 m/s: a GPS jump) had a best 400 m of 3 s, 1 km of 2:33
     and a pace curve of 81 m/s. A step faster than run_max_speed is a jump (run_jumps): no effort holds it, and a run
