@@ -1200,11 +1200,14 @@ ORDER BY athlete_id, local_date, activity_id;
 -- not paused, the moving flag) after the first decoupling_warmup_s of moving time, split into two halves of equal
 -- moving time; efficiency = mean output / mean heart rate of each half, output = power for a power_tss sport type
 -- with a power stream ('power'), else speed in metres per minute ('speed', runs). decoupling_pct = (EF1 - EF2) / EF1
--- * 100: 0 at a constant ratio, under 5 % the usual mark of aerobic durability. Only activities with heart rate in
--- both halves have a row.
+-- * 100: 0 at a constant ratio, under 5 % the usual mark of aerobic durability; NULL with less than decoupling_min_s
+-- after the warm-up or for a ride on speed (decoupling_note). Only activities with heart rate in both halves have a
+-- row.
 CREATE OR REPLACE VIEW stream_decoupling AS
 WITH params AS MATERIALIZED (
-    SELECT max(value) FILTER (WHERE name = 'decoupling_warmup_s') AS warmup_s FROM analysis_settings
+    SELECT max(value) FILTER (WHERE name = 'decoupling_warmup_s') AS warmup_s,
+           max(value) FILTER (WHERE name = 'decoupling_min_s') AS min_s
+    FROM analysis_settings
 ), f AS MATERIALIZED (
     SELECT sport_type, power_tss FROM analysis_sport_families
 ), moving AS (
@@ -1217,7 +1220,7 @@ WITH params AS MATERIALIZED (
 ), kept AS (
     SELECT m.*, m.n - p.warmup_s AS k, m.moving_s - p.warmup_s AS total,
            CASE WHEN coalesce(f.power_tss, false) AND m.with_power > 0 THEN 'power' ELSE 'speed' END AS output_kind,
-           c.athlete_id, c.local_date, c.sport_family
+           coalesce(f.power_tss, false) AS cycling, c.athlete_id, c.local_date, c.sport_family
     FROM moving m CROSS JOIN params p
     JOIN activity_calendar c ON c.activity_id = m.activity_id
     LEFT JOIN f ON f.sport_type = c.sport_type
@@ -1225,7 +1228,7 @@ WITH params AS MATERIALIZED (
 ), halves AS (
     SELECT activity_id, any_value(athlete_id) AS athlete_id, any_value(local_date) AS local_date,
            any_value(sport_family) AS sport_family, any_value(output_kind) AS output_kind,
-           CAST(count(*) AS INTEGER) AS moving_time_s,
+           any_value(cycling) AS cycling, CAST(count(*) AS INTEGER) AS moving_time_s,
            avg(CASE WHEN output_kind = 'power' THEN coalesce(watts, 0) ELSE speed * 60 END) FILTER (WHERE 2 * k <= total)
                AS output_1,
            avg(heartrate) FILTER (WHERE 2 * k <= total) AS hr_1,
@@ -1234,12 +1237,23 @@ WITH params AS MATERIALIZED (
            avg(heartrate) FILTER (WHERE 2 * k > total) AS hr_2
     FROM kept
     GROUP BY activity_id
+), noted AS (
+    SELECT h.*,
+           CASE WHEN h.moving_time_s < p.min_s
+                     THEN 'too short: ' || h.moving_time_s || ' s after the warm-up (needs ' || CAST(p.min_s AS BIGINT)
+                          || ')'
+                WHEN h.cycling AND h.output_kind = 'speed'
+                     THEN 'a ride without power: its speed follows wind and terrain, not the body'
+                ELSE 'ok' END AS decoupling_note
+    FROM halves h CROSS JOIN params p
 )
 SELECT athlete_id, activity_id, local_date, sport_family, output_kind, moving_time_s, output_1 AS first_half_output,
        hr_1 AS first_half_hr, output_2 AS second_half_output, hr_2 AS second_half_hr,
        output_1 / hr_1 AS first_half_ef, output_2 / hr_2 AS second_half_ef,
-       CASE WHEN output_1 > 0 THEN (output_1 / hr_1 - output_2 / hr_2) / (output_1 / hr_1) * 100 END AS decoupling_pct
-FROM halves
+       CASE WHEN output_1 > 0 AND decoupling_note = 'ok'
+            THEN (output_1 / hr_1 - output_2 / hr_2) / (output_1 / hr_1) * 100 END AS decoupling_pct,
+       decoupling_note
+FROM noted
 WHERE hr_1 > 0 AND hr_2 > 0
 ORDER BY athlete_id, local_date, activity_id;
 
@@ -1369,13 +1383,20 @@ ORDER BY p.athlete_id, p.local_date, p.activity_id, p.zone_type, z.zone;
 -- the first decoupling_warmup_s (10 min) of moving time (a unit that straddles it stays: a split cannot be cut).
 -- decoupling_pct = (first EF - second EF) / first EF * 100, under 5 % being the usual mark of aerobic durability;
 -- it means something only at a steady output, so it is NULL when the output's time-weighted coefficient of
--- variation over the units (output_cv) is above decoupling_max_cv (intervals, hills), and decoupling_note says so.
+-- variation over the units (output_cv) is above decoupling_max_cv (intervals, hills), with less than
+-- decoupling_min_s after the warm-up, and for a ride on speed (a cycling sport type without power in every lap: wind
+-- and terrain move a ride's speed); decoupling_note says which. A ride's laps that all had power come before its
+-- splits.
 -- Only activities with heart rate in both halves have a row.
 CREATE OR REPLACE VIEW aerobic_decoupling AS
 WITH params AS MATERIALIZED (
     SELECT max(value) FILTER (WHERE name = 'decoupling_warmup_s') AS warmup_s,
-           max(value) FILTER (WHERE name = 'decoupling_max_cv') AS max_cv
+           max(value) FILTER (WHERE name = 'decoupling_max_cv') AS max_cv,
+           max(value) FILTER (WHERE name = 'decoupling_min_s') AS min_s
     FROM analysis_settings
+), cycling AS MATERIALIZED (
+    SELECT c.activity_id FROM activity_calendar c JOIN analysis_sport_families f ON f.sport_type = c.sport_type
+    WHERE f.power_tss
 ), split_units AS (
     SELECT activity_id, 'splits' AS basis, split AS n, moving_time AS t, distance / moving_time * 60 AS output,
            'speed' AS output_kind, average_heartrate AS hr
@@ -1390,8 +1411,14 @@ WITH params AS MATERIALIZED (
            CASE WHEN p.all_power THEN 'power' ELSE 'speed' END AS output_kind, l.average_heartrate AS hr
     FROM laps l JOIN lap_power p ON p.activity_id = l.activity_id
     WHERE l.moving_time > 0 AND l.average_heartrate > 0 AND (p.all_power OR l.distance > 0)
+), powered_laps AS (  -- a ride's laps that all had power come first: its splits carry only speed
+    SELECT activity_id FROM lap_units
+    WHERE output_kind = 'power' AND activity_id IN (SELECT activity_id FROM cycling)
+    GROUP BY activity_id HAVING count(*) >= 2
 ), split_counts AS (
-    SELECT activity_id FROM split_units GROUP BY activity_id HAVING count(*) >= 4
+    SELECT activity_id FROM split_units
+    WHERE activity_id NOT IN (SELECT activity_id FROM powered_laps)
+    GROUP BY activity_id HAVING count(*) >= 4
 ), units AS (
     SELECT * FROM split_units WHERE activity_id IN (SELECT activity_id FROM split_counts)
     UNION ALL
@@ -1417,15 +1444,25 @@ WITH params AS MATERIALIZED (
            sum(hr * t) FILTER (WHERE middle >= total / 2) / sum(t) FILTER (WHERE middle >= total / 2) AS hr_2
     FROM placed
     GROUP BY activity_id
+), noted AS (
+    SELECT h.*,
+           CASE WHEN h.moving_time_s < p.min_s
+                     THEN 'too short: ' || h.moving_time_s || ' s after the warm-up (needs '
+                          || CAST(p.min_s AS BIGINT) || ')'
+                WHEN h.output_kind = 'speed' AND h.activity_id IN (SELECT activity_id FROM cycling)
+                     THEN 'a ride without power in every lap: its speed follows wind and terrain, not the body'
+                WHEN h.output_cv > p.max_cv
+                     THEN 'not steady: output varies ' || CAST(round(h.output_cv * 100) AS BIGINT) || ' % (above '
+                          || CAST(round(p.max_cv * 100) AS BIGINT) || ' %)'
+                ELSE 'steady' END AS decoupling_note
+    FROM halves h CROSS JOIN params p
 )
 SELECT c.athlete_id, h.activity_id, c.local_date, c.sport_family, h.basis, h.output_kind, h.units, h.moving_time_s,
        h.output_1 / h.hr_1 AS first_half_ef, h.output_2 / h.hr_2 AS second_half_ef, h.output_cv,
-       CASE WHEN h.output_cv <= p.max_cv THEN (h.output_1 / h.hr_1 - h.output_2 / h.hr_2) / (h.output_1 / h.hr_1) * 100
-           END AS decoupling_pct,
-       CASE WHEN h.output_cv <= p.max_cv THEN 'steady'
-            ELSE 'not steady: output varies ' || CAST(round(h.output_cv * 100) AS BIGINT) || ' % (above '
-                 || CAST(round(p.max_cv * 100) AS BIGINT) || ' %)' END AS decoupling_note
-FROM halves h JOIN activity_calendar c ON c.activity_id = h.activity_id CROSS JOIN params p
+       CASE WHEN h.decoupling_note = 'steady'
+            THEN (h.output_1 / h.hr_1 - h.output_2 / h.hr_2) / (h.output_1 / h.hr_1) * 100 END AS decoupling_pct,
+       h.decoupling_note
+FROM noted h JOIN activity_calendar c ON c.activity_id = h.activity_id
 WHERE h.hr_1 > 0 AND h.hr_2 > 0 AND h.output_1 > 0
 ORDER BY c.athlete_id, c.local_date, h.activity_id;
 
@@ -1922,8 +1959,8 @@ COMMENT ON COLUMN aerobic_decoupling.moving_time_s IS 'Their moving time, second
 COMMENT ON COLUMN aerobic_decoupling.first_half_ef IS 'Time-weighted output / time-weighted heart rate over the first half';
 COMMENT ON COLUMN aerobic_decoupling.second_half_ef IS 'The same over the second half';
 COMMENT ON COLUMN aerobic_decoupling.output_cv IS 'Time-weighted coefficient of variation of the output over the units (0 = perfectly steady)';
-COMMENT ON COLUMN aerobic_decoupling.decoupling_note IS 'steady, or why decoupling_pct is NULL (the output varies more than decoupling_max_cv)';
-COMMENT ON COLUMN aerobic_decoupling.decoupling_pct IS '(first_half_ef - second_half_ef) / first_half_ef * 100: how much efficiency fell; under 5 is the usual mark of durability. NULL when the output was not steady (decoupling_note)';
+COMMENT ON COLUMN aerobic_decoupling.decoupling_note IS 'steady, or why decoupling_pct is NULL: too short after the warm-up (decoupling_min_s), a ride on speed (without power in every lap), or an output that varies more than decoupling_max_cv';
+COMMENT ON COLUMN aerobic_decoupling.decoupling_pct IS '(first_half_ef - second_half_ef) / first_half_ef * 100: how much efficiency fell; under 5 is the usual mark of durability. NULL when decoupling_note is not steady';
 
 COMMENT ON VIEW efficiency_factor_weekly IS 'Efficiency factor per athlete, ISO week, sport family and basis: normalized power or speed per heartbeat, time-weighted over the week''s activities with heart rate';
 COMMENT ON COLUMN efficiency_factor_weekly.athlete_id IS 'The athlete';
@@ -2132,6 +2169,7 @@ COMMENT ON COLUMN stream_decoupling.athlete_id IS 'The athlete';
 COMMENT ON COLUMN stream_decoupling.activity_id IS 'The activity';
 COMMENT ON COLUMN stream_decoupling.local_date IS 'Local date of the activity';
 COMMENT ON COLUMN stream_decoupling.sport_family IS 'The activity''s sport family';
+COMMENT ON COLUMN stream_decoupling.decoupling_note IS 'ok, or why decoupling_pct is NULL: too short after the warm-up (decoupling_min_s), or a ride without power (speed follows wind and terrain)';
 COMMENT ON COLUMN stream_decoupling.output_kind IS 'power (a power_tss sport type with a power stream) or speed (metres per minute)';
 COMMENT ON COLUMN stream_decoupling.moving_time_s IS 'Moving seconds after the warm-up (decoupling_warmup_s)';
 COMMENT ON COLUMN stream_decoupling.first_half_output IS 'Mean output over the first half';
@@ -2140,7 +2178,7 @@ COMMENT ON COLUMN stream_decoupling.second_half_output IS 'Mean output over the 
 COMMENT ON COLUMN stream_decoupling.second_half_hr IS 'Mean heart rate over the second half';
 COMMENT ON COLUMN stream_decoupling.first_half_ef IS 'first_half_output / first_half_hr';
 COMMENT ON COLUMN stream_decoupling.second_half_ef IS 'second_half_output / second_half_hr';
-COMMENT ON COLUMN stream_decoupling.decoupling_pct IS '(first_half_ef - second_half_ef) / first_half_ef * 100';
+COMMENT ON COLUMN stream_decoupling.decoupling_pct IS '(first_half_ef - second_half_ef) / first_half_ef * 100; NULL when decoupling_note is not ok';
 
 COMMENT ON VIEW stream_best_efforts IS 'Fastest 400 m to marathon of runs per athlete and season (0 = all time), from the distance stream with interpolation at both ends';
 COMMENT ON COLUMN stream_best_efforts.athlete_id IS 'The athlete';

@@ -631,6 +631,35 @@ def test_running_best_efforts_by_hand(world: World) -> None:
     assert best[(2024, 5)]["best_time_s"] == 1250
 
 
+def test_a_ride_s_decoupling_is_on_power_and_a_short_one_has_none(tmp_path: Path) -> None:
+    """An out-and-back at a constant 200 W and 140 bpm, tailwind out (10 m/s), headwind back (8.33 m/s), was judged on
+    its splits' speed: 13.8 %, steady. A ride's laps that all had power come first; a ride on speed alone, or 20
+    minutes or less after the warm-up, has no figure, and the note says why."""
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, ftp=250, synced_at="2025-06-30 12:00:00+00")
+    wind = b.activity(9, "2025-06-02 08:00:00", distance=60000, moving_time=6600, device_watts=True, np=200, hr=140)
+    b.splits(wind, [(1000.0, 100, 140.0)] * 30 + [(1000.0, 120, 140.0)] * 30)
+    b.lap(wind, 1, "2025-06-02 08:00:00", 3000, 200.0, index=1, hr=140.0, distance=30000)
+    b.lap(wind, 2, "2025-06-02 08:50:00", 3600, 200.0, index=2, hr=140.0, distance=30000)
+    unpowered = b.activity(9, "2025-06-03 08:00:00", distance=60000, moving_time=6600, hr=140)
+    b.splits(unpowered, [(1000.0, 100, 140.0)] * 30 + [(1000.0, 120, 140.0)] * 30)
+    short = b.activity(9, "2025-06-04 08:00:00", sport="Run", distance=7000, moving_time=850, hr=140)
+    b.splits(short, [(1000.0, 120, 140.0)] * 5 + [(1000.0, 110, 140.0), (1000.0, 130, 140.0)])
+    b.close()
+    found = rows(read(path, "aerobic_decoupling", 9), "activity_id")
+    assert (found[wind]["basis"], found[wind]["output_kind"], found[wind]["decoupling_note"]) == (
+        "laps",
+        "power",
+        "steady",
+    )
+    assert found[wind]["decoupling_pct"] == pytest.approx(0)
+    assert found[unpowered]["decoupling_pct"] is None
+    assert found[unpowered]["decoupling_note"].startswith("a ride without power in every lap: its speed follows wind")
+    assert found[short]["decoupling_pct"] is None
+    assert found[short]["decoupling_note"] == "too short: 240 s after the warm-up (needs 1200)"
+
+
 def test_decoupling_efficiency_and_gear_by_hand(world: World) -> None:
     ids = world.ids
     dec = rows(read(world, "aerobic_decoupling", 14), "activity_id")

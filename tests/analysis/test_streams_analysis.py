@@ -507,6 +507,13 @@ def test_decoupling_from_the_streams_halves(world: Streamed) -> None:
     assert run["output_kind"] == "speed" and run["first_half_output"] == pytest.approx(240)
     assert run["first_half_hr"] == pytest.approx(150) and run["second_half_hr"] == pytest.approx(160)
     assert run["decoupling_pct"] == pytest.approx((240 / 150 - 240 / 160) / (240 / 150) * 100)  # 6.25
+    assert run["decoupling_note"] == "ok"
+    # 900 s with heart rate: 800 s after the warm-up are too few halves to say anything (decoupling_min_s)
+    square = read(world, "stream_decoupling", 1, activity_id=world.ids["square"]).row(0, named=True)
+    assert (
+        square["decoupling_pct"] is None
+        and square["decoupling_note"] == "too short: 800 s after the warm-up (needs 1200)"
+    )
 
 
 def test_exact_distance_best_efforts_by_hand(world: Streamed) -> None:
