@@ -922,15 +922,17 @@ SELECT j.athlete_id, j.season, j.points, CAST(j.shortest_s AS INTEGER) AS shorte
 FROM judged j LEFT JOIN errors er ON er.athlete_id = j.athlete_id AND er.season = j.season
 ORDER BY j.athlete_id, j.season;
 
--- Running best efforts per athlete, season (calendar year, 0 = all time) and distance of analysis_run_distances:
--- the fastest run of that many consecutive whole kilometre splits (splits_metric of at least 950 m, in one
--- activity of the Run family), by elapsed time, with its pace. Together they are the pace-duration curve. On a
--- tie the earliest wins.
+-- Running best efforts per athlete, season (the year it starts in, season_start_month; 0 = all time) and distance of
+-- analysis_run_distances: the fastest run of that many consecutive whole kilometre splits (splits_metric of at least
+-- 950 m, in one activity of the Run family), by elapsed time, with its pace. Together they are the pace-duration
+-- curve. On a tie the earliest wins.
 CREATE OR REPLACE VIEW running_best_efforts AS
-WITH s AS (
-    SELECT c.athlete_id, c.activity_id, c.local_date, CAST(year(c.local_date) AS INTEGER) AS year, sp.split,
+WITH params AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'season_start_month') AS start_month FROM analysis_settings
+), s AS (
+    SELECT c.athlete_id, c.activity_id, c.local_date, season_of(c.local_date, p.start_month) AS year, sp.split,
            sp.distance, sp.elapsed_time
-    FROM splits_metric sp JOIN activity_calendar c ON c.activity_id = sp.activity_id
+    FROM splits_metric sp JOIN activity_calendar c ON c.activity_id = sp.activity_id CROSS JOIN params p
     WHERE c.sport_family = 'Run' AND sp.distance >= 950 AND sp.elapsed_time > 0
 ), r AS MATERIALIZED (
     SELECT splits, label FROM analysis_run_distances
@@ -1937,7 +1939,7 @@ COMMENT ON COLUMN critical_power.source IS 'What the fit''s points came from: st
 
 COMMENT ON VIEW running_best_efforts IS 'Fastest runs over 1 km, 5 km, 10 km, half and marathon per athlete and season (0 = all time), from consecutive whole kilometre splits: the pace-duration curve';
 COMMENT ON COLUMN running_best_efforts.athlete_id IS 'The athlete';
-COMMENT ON COLUMN running_best_efforts.season IS 'Calendar year of the run (local date); 0 = all time';
+COMMENT ON COLUMN running_best_efforts.season IS 'Season of the run''s local date (the year it starts in, season_start_month); 0 = all time';
 COMMENT ON COLUMN running_best_efforts.splits IS 'Consecutive whole kilometre splits the distance spans (analysis_run_distances)';
 COMMENT ON COLUMN running_best_efforts.label IS 'The distance as shown';
 COMMENT ON COLUMN running_best_efforts.best_time_s IS 'Fastest elapsed time over those splits, seconds';

@@ -508,7 +508,7 @@ def _performance_figures(d: dict[str, Any]) -> Figures:
         ),
         "power_curve": (
             "Power-duration curve",
-            charts.power_curve(d["power_curve"], cp_all, d["as_of"].year),
+            charts.power_curve(d["power_curve"], cp_all, d["season"]),
             "Mean-maximal power from segment efforts, laps and rides with device power (a ride's power stream "
             "instead where it is stored), and the critical "
             "power model fitted on the power-duration envelope between 2 and 20 minutes (drawn only when "
@@ -516,7 +516,7 @@ def _performance_figures(d: dict[str, Any]) -> Figures:
         ),
         "best_efforts": (
             "Running best efforts",
-            charts.best_efforts(d["best_efforts"], d["as_of"].year),
+            charts.best_efforts(d["best_efforts"], d["season"]),
             "The fastest 1, 5, 10, 21 and 42 km within runs, from whole kilometre splits.",
         ),
     }

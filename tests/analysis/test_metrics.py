@@ -629,6 +629,16 @@ def test_running_best_efforts_by_hand(world: World) -> None:
     )
     assert (0, 21) not in best  # no run that long
     assert best[(2024, 5)]["best_time_s"] == 1250
+    # seasons from April (season_start_month): March 2024 is in season 2023, as in every other season figure
+    copy = world.path.parent / "seasons.duckdb"
+    copy.write_bytes(world.path.read_bytes())
+    with duckdb.connect(str(copy)) as conn:
+        conn.execute("UPDATE analysis_settings SET value = 4 WHERE name = 'season_start_month'")
+    seasons = read(copy, "running_best_efforts", 13)
+    assert set(seasons["season"]) == {0, 2023, 2024}
+    assert seasons.filter((pl.col("season") == 2023) & (pl.col("splits") == 10))["activity_id"].to_list() == [
+        ids["run_a"]
+    ]
 
 
 def test_a_ride_s_decoupling_is_on_power_and_a_short_one_has_none(tmp_path: Path) -> None:
