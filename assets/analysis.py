@@ -183,7 +183,8 @@ def performance(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Mate
 
 @asset(**ASSET)
 def volume(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> MaterializeResult:
-    """Weekly, monthly and yearly volume by sport type, year-to-date totals, the Eddington numbers and gear use."""
+    """Weekly, monthly and yearly volume by sport type, year-to-date totals, the Eddington numbers and gear use (and
+    the second recordings they leave out)."""
 
     def preview(f: dict[str, pl.DataFrame]) -> tuple[str, pl.DataFrame]:
         yearly = (
@@ -209,6 +210,7 @@ def volume(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Materiali
             "eddington",
             "eddington_curve",
             "gear_mileage",
+            "duplicate_activities",
         ],
         preview,
     )

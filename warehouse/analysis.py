@@ -27,6 +27,10 @@ Source = Union[str, Path, Warehouse, duckdb.DuckDBPyConnection]
 
 # Every analysis view: what it holds, and the unique keys its rows are ordered by.
 ANALYSES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "duplicate_activities": (
+        "Second recordings of one session (same sport, overlapping): left out of every analysis",
+        ("athlete_id", "activity_id"),
+    ),
     "activity_calendar": (
         "Each activity's local calendar: local_date, ISO year and week (Monday start), month, year",
         ("athlete_id", "start_date_local", "activity_id"),

@@ -46,12 +46,46 @@ CREATE OR REPLACE MACRO season_of(local_date, start_month) AS
 
 -- --- calendar -----------------------------------------------------------------------------------------------
 
+-- The same session recorded twice (a bike computer and a watch): activities of one athlete and sport family whose
+-- times overlap by at least duplicate_overlap of the shorter one. Each is the second recording of the one kept:
+-- the recording with device power, else heart rate, else the longer moving time, else the lower id. Left out of
+-- activity_calendar, so out of every analysis (its load and distance counted twice otherwise); still in activities.
+CREATE OR REPLACE VIEW duplicate_activities AS
+WITH params AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'duplicate_overlap') AS share FROM analysis_settings
+), a AS (
+    SELECT a.activity_id, a.athlete_id, coalesce(f.family, 'Other') AS family, a.start_date AS starts,
+           a.start_date + to_seconds(coalesce(nullif(a.elapsed_time, 0), a.moving_time)) AS ends,
+           coalesce(nullif(a.elapsed_time, 0), a.moving_time) AS seconds,
+           (coalesce(a.device_watts, false), coalesce(a.average_heartrate > 0, false), coalesce(a.moving_time, 0),
+            -a.activity_id) AS kept
+    FROM activities a LEFT JOIN analysis_sport_families f ON f.sport_type = a.sport_type
+    WHERE a.start_date IS NOT NULL AND coalesce(nullif(a.elapsed_time, 0), a.moving_time) > 0
+), neighbours AS (  -- recordings of one session start close together: each is compared with the one before and after
+    SELECT *, [lag(struct_pack(activity_id, starts, ends, seconds, kept)) OVER w,
+               lead(struct_pack(activity_id, starts, ends, seconds, kept)) OVER w] AS near
+    FROM a
+    WINDOW w AS (PARTITION BY athlete_id, family ORDER BY starts, activity_id)
+), pairs AS (
+    SELECT d.athlete_id, d.activity_id, d.kept AS own, k.activity_id AS kept_id, k.kept,
+           epoch(least(d.ends, k.ends) - greatest(d.starts, k.starts)) AS overlap_s,
+           least(d.seconds, k.seconds) AS shorter_s
+    FROM (SELECT athlete_id, activity_id, starts, ends, seconds, kept, unnest(near) AS k FROM neighbours) d
+)
+SELECT athlete_id, activity_id, arg_max(kept_id, kept) AS kept_activity_id,
+       CAST(arg_max(overlap_s, kept) AS INTEGER) AS overlap_s
+FROM pairs CROSS JOIN params p
+WHERE kept > own AND overlap_s >= p.share * shorter_s
+GROUP BY athlete_id, activity_id
+ORDER BY athlete_id, activity_id;
+
 -- One row per activity with its local calendar: local date, ISO year/week (Monday start), month, year.
 CREATE OR REPLACE VIEW activity_calendar AS
 WITH a AS (
     SELECT activity_id, athlete_id, sport_type, start_date_local, CAST(start_date_local AS DATE) AS local_date
     FROM activities
     WHERE start_date_local IS NOT NULL
+      AND activity_id NOT IN (SELECT activity_id FROM duplicate_activities)
 ), f AS MATERIALIZED (
     SELECT sport_type, family FROM analysis_sport_families
 )
@@ -1654,7 +1688,7 @@ ORDER BY g.athlete_id, g.sport_family, g.unit, g.n;
 -- re-applied with them. Dates are the athlete's local dates (from start_date_local); distances in metres, times in
 -- seconds unless a column says otherwise.
 
-COMMENT ON VIEW activity_calendar IS 'One row per activity (with a local start time) and its local calendar: date, ISO year and week, month, year';
+COMMENT ON VIEW activity_calendar IS 'One row per activity (with a local start time; a second recording of a session left out: duplicate_activities) and its local calendar: date, ISO year and week, month, year';
 COMMENT ON COLUMN activity_calendar.activity_id IS 'The activity (activities.activity_id)';
 COMMENT ON COLUMN activity_calendar.athlete_id IS 'The athlete who owns the activity';
 COMMENT ON COLUMN activity_calendar.sport_type IS 'The activity''s sport type, as activities.sport_type';
@@ -2128,6 +2162,11 @@ COMMENT ON COLUMN run_jumps.activity_id IS 'The run';
 COMMENT ON COLUMN run_jumps.time IS 'Seconds from the start at the sample the step ends on';
 COMMENT ON COLUMN run_jumps.metres IS 'Metres the distance stream moved in the step';
 COMMENT ON COLUMN run_jumps.seconds IS 'Seconds the step took (0: two samples at one time)';
+COMMENT ON VIEW duplicate_activities IS 'Second recordings of one session (same athlete and sport family, overlapping by duplicate_overlap of the shorter): left out of activity_calendar and so of every analysis';
+COMMENT ON COLUMN duplicate_activities.athlete_id IS 'The athlete';
+COMMENT ON COLUMN duplicate_activities.activity_id IS 'The second recording, left out of the analyses';
+COMMENT ON COLUMN duplicate_activities.kept_activity_id IS 'The recording kept: device power, else heart rate, else the longer moving time, else the lower id';
+COMMENT ON COLUMN duplicate_activities.overlap_s IS 'Seconds the two recordings overlap';
 COMMENT ON VIEW activity_normalized_power IS 'Per activity with a power stream: normalized power computed from the stream (Coggan), beside the service''s weighted_average_watts, and IF on the FTP of its date';
 COMMENT ON COLUMN activity_normalized_power.athlete_id IS 'The athlete';
 COMMENT ON COLUMN activity_normalized_power.activity_id IS 'The activity';

@@ -197,6 +197,7 @@ def _gather(conn: Any, athlete_id: int) -> dict[str, Any]:
         "power_curve": view("power_duration_curve"),
         "cp": view("critical_power"),
         "ftp_unused": view("profile_ftp_unused"),
+        "duplicates": view("duplicate_activities"),
         "best_efforts": view("running_best_efforts"),
         **_stream_frames(conn, view, athlete_id, as_of),
     }
@@ -837,6 +838,12 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
                 f"little as {partial['hr_coverage'].min():.0%}: a strap that dropped out), scaled to the whole "
                 "activity: not counted as measured"
             )
+    if twice := d["duplicates"].height:
+        out.append(
+            f"- {twice} {'activity is a second recording' if twice == 1 else 'activities are second recordings'} of a "
+            "session another device recorded too (same sport, overlapping): left out, each session counted once "
+            "(`duplicate_activities`)"
+        )
     for r in d["ftp_unused"].iter_rows(named=True):
         out.append(
             f"- The profile's FTP of {r['ftp']:g} W (seen {_seen(r)}) is outside {r['ftp_min_w']:g}–"

@@ -842,6 +842,26 @@ def test_athlete_zone_definitions_over_time(world: World) -> None:
 # --- volume ---------------------------------------------------------------------------------------------------
 
 
+def test_a_session_recorded_twice_counts_once(world: World) -> None:
+    """A bike computer and a watch uploading one ride doubled its load and distance (volume 159.6 km for 80). The
+    second recording (overlapping 80 % or more, same sport family; the one kept has power, heart rate, or the longer
+    moving time) is left out of activity_calendar and so of every analysis; it is listed, and still in activities."""
+    ids = world.ids
+    [dup] = read(world, "duplicate_activities", 6).rows(named=True)
+    first_ride = read(world, "activity_calendar", 6).filter(pl.col("local_date") == D("2024-07-01"))
+    assert dup["activity_id"] == ids["second_recording"] and dup["kept_activity_id"] in first_ride["activity_id"]
+    assert dup["overlap_s"] == 3400
+    assert ids["second_recording"] not in first_ride["activity_id"].to_list() and first_ride.height == 2  # ride, run
+    load = read(world, "daily_load", 6).filter(pl.col("date") == D("2024-07-01"))["load"].item()
+    assert load == 12 + 50, "the ride's and the run's suffer scores, not the second recording's 11"
+    from fitsync.warehouse import report
+
+    with db.reading(world.path) as conn:
+        gathered = report._gather(conn, 6)
+    said = report._estimates(gathered, {"six_weeks": gathered["activity_load"]})
+    assert "- 1 activity is a second recording of a session another device recorded too" in "\n".join(said)
+
+
 def test_eddington_in_km_and_miles(world: World) -> None:
     edd = {(r["sport_family"], r["unit"]): r for r in read(world, "eddington", 6).iter_rows(named=True)}
     # ride days (km): 12, 11 (6 + 5 on one day), 5, 4, 4, 3, 1 → E = 4; 3 days reach 5, so 2 more are needed
