@@ -211,6 +211,7 @@ def volume(context: AssetExecutionContext, fitsync_api: FitsyncApi) -> Materiali
             "eddington_curve",
             "gear_mileage",
             "duplicate_activities",
+            "future_activities",
         ],
         preview,
     )

@@ -27,6 +27,10 @@ Source = Union[str, Path, Warehouse, duckdb.DuckDBPyConnection]
 
 # Every analysis view: what it holds, and the unique keys its rows are ordered by.
 ANALYSES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "future_activities": (
+        "Activities dated after fitsync received them (a device clock ahead): left out of every analysis",
+        ("athlete_id", "activity_id"),
+    ),
     "duplicate_activities": (
         "Second recordings of one session (same sport, overlapping): left out of every analysis",
         ("athlete_id", "activity_id"),

@@ -46,6 +46,18 @@ CREATE OR REPLACE MACRO season_of(local_date, start_month) AS
 
 -- --- calendar -----------------------------------------------------------------------------------------------
 
+-- Activities dated after fitsync received them (start_date later than listed_at by more than future_margin_s: a
+-- device's clock years ahead): no analysis can place them, so they are left out of activity_calendar and of the
+-- as-of date (one dated 2031 would run every daily series to 2031); still in activities.
+CREATE OR REPLACE MACRO dated_ahead(start_date, listed_at, margin_s) AS
+    start_date > listed_at + to_seconds(CAST(margin_s AS BIGINT));
+
+CREATE OR REPLACE VIEW future_activities AS
+SELECT a.athlete_id, a.activity_id, a.start_date, a.listed_at
+FROM activities a JOIN analysis_settings s ON s.name = 'future_margin_s'
+WHERE dated_ahead(a.start_date, a.listed_at, s.value)
+ORDER BY a.athlete_id, a.activity_id;
+
 -- The same session recorded twice (a bike computer and a watch): activities of one athlete and sport family whose
 -- times overlap by at least duplicate_overlap of the shorter one. Each is the second recording of the one kept:
 -- the recording with device power, else heart rate, else the longer moving time, else the lower id. Left out of
@@ -81,10 +93,12 @@ ORDER BY athlete_id, activity_id;
 
 -- One row per activity with its local calendar: local date, ISO year/week (Monday start), month, year.
 CREATE OR REPLACE VIEW activity_calendar AS
-WITH a AS (
+WITH margin AS MATERIALIZED (
+    SELECT value AS s FROM analysis_settings WHERE name = 'future_margin_s'
+), a AS (
     SELECT activity_id, athlete_id, sport_type, start_date_local, CAST(start_date_local AS DATE) AS local_date
-    FROM activities
-    WHERE start_date_local IS NOT NULL
+    FROM activities CROSS JOIN margin
+    WHERE start_date_local IS NOT NULL AND NOT coalesce(dated_ahead(start_date, listed_at, margin.s), false)
       AND activity_id NOT IN (SELECT activity_id FROM duplicate_activities)
 ), f AS MATERIALIZED (
     SELECT sport_type, family FROM analysis_sport_families
@@ -112,8 +126,8 @@ WITH acts AS (
            CAST(min(start_date_local) AS DATE) AS first_activity_date,
            CAST(max(start_date_local) AS DATE) AS last_activity_date,
            arg_max(utc_offset, (start_date_local, activity_id)) AS utc_offset
-    FROM activities
-    WHERE start_date_local IS NOT NULL
+    FROM activities CROSS JOIN (SELECT value AS s FROM analysis_settings WHERE name = 'future_margin_s') margin
+    WHERE start_date_local IS NOT NULL AND NOT coalesce(dated_ahead(start_date, listed_at, margin.s), false)
     GROUP BY athlete_id
 ), ath AS MATERIALIZED (
     SELECT athlete_id, synced_at FROM athletes
@@ -1688,7 +1702,7 @@ ORDER BY g.athlete_id, g.sport_family, g.unit, g.n;
 -- re-applied with them. Dates are the athlete's local dates (from start_date_local); distances in metres, times in
 -- seconds unless a column says otherwise.
 
-COMMENT ON VIEW activity_calendar IS 'One row per activity (with a local start time; a second recording of a session left out: duplicate_activities) and its local calendar: date, ISO year and week, month, year';
+COMMENT ON VIEW activity_calendar IS 'One row per activity (with a local start time; a second recording of a session and one dated after it was received left out: duplicate_activities, future_activities) and its local calendar: date, ISO year and week, month, year';
 COMMENT ON COLUMN activity_calendar.activity_id IS 'The activity (activities.activity_id)';
 COMMENT ON COLUMN activity_calendar.athlete_id IS 'The athlete who owns the activity';
 COMMENT ON COLUMN activity_calendar.sport_type IS 'The activity''s sport type, as activities.sport_type';
@@ -2167,6 +2181,11 @@ COMMENT ON COLUMN duplicate_activities.athlete_id IS 'The athlete';
 COMMENT ON COLUMN duplicate_activities.activity_id IS 'The second recording, left out of the analyses';
 COMMENT ON COLUMN duplicate_activities.kept_activity_id IS 'The recording kept: device power, else heart rate, else the longer moving time, else the lower id';
 COMMENT ON COLUMN duplicate_activities.overlap_s IS 'Seconds the two recordings overlap';
+COMMENT ON VIEW future_activities IS 'Activities dated after fitsync received them (start_date later than listed_at by more than future_margin_s: a device clock ahead): left out of activity_calendar and the as-of date';
+COMMENT ON COLUMN future_activities.athlete_id IS 'The athlete';
+COMMENT ON COLUMN future_activities.activity_id IS 'The activity, left out of the analyses';
+COMMENT ON COLUMN future_activities.start_date IS 'Its start as the service sent it (UTC)';
+COMMENT ON COLUMN future_activities.listed_at IS 'When fitsync received it (UTC), before its start';
 COMMENT ON VIEW activity_normalized_power IS 'Per activity with a power stream: normalized power computed from the stream (Coggan), beside the service''s weighted_average_watts, and IF on the FTP of its date';
 COMMENT ON COLUMN activity_normalized_power.athlete_id IS 'The athlete';
 COMMENT ON COLUMN activity_normalized_power.activity_id IS 'The activity';

@@ -198,6 +198,7 @@ def _gather(conn: Any, athlete_id: int) -> dict[str, Any]:
         "cp": view("critical_power"),
         "ftp_unused": view("profile_ftp_unused"),
         "duplicates": view("duplicate_activities"),
+        "future": view("future_activities"),
         "best_efforts": view("running_best_efforts"),
         **_stream_frames(conn, view, athlete_id, as_of),
     }
@@ -843,6 +844,13 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
             f"- {twice} {'activity is a second recording' if twice == 1 else 'activities are second recordings'} of a "
             "session another device recorded too (same sport, overlapping): left out, each session counted once "
             "(`duplicate_activities`)"
+        )
+    if ahead := d["future"].height:
+        latest = d["future"]["start_date"].max()
+        out.append(
+            f"- {ahead} {'activity is' if ahead == 1 else 'activities are'} dated after fitsync received "
+            f"{'it' if ahead == 1 else 'them'} (a device clock ahead; the latest {latest:%Y-%m-%d}): left out until "
+            "the date is corrected on the service (`future_activities`)"
         )
     for r in d["ftp_unused"].iter_rows(named=True):
         out.append(

@@ -7,7 +7,7 @@
 | 3 | 6,000 days of suffer-score loads (two activities on some days), for CTL/ATL against the recurrence |
 | 4 | power TSS with FTP by date (profile snapshots, explicit history, a typo no rider has), suffer-score and estimated fallbacks, a run with device power |
 | 5 | zone buckets: changing bounds, the 80/5/15 week, weeks without zone-2 / zone-3 time, power, unmapped zones |
-| 6 | Eddington: two rides on one day, a run, a ride recorded twice |
+| 6 | Eddington: two rides on one day, a run, a ride recorded twice, a ride dated years ahead |
 | 7 | athlete zone snapshots that change and change back |
 | 8 | no athletes row and an id beyond every other table's: lookups that are provably empty for this athlete |
 | 10 | heart-rate TSS (LTHR from zones, then set), running pace TSS, estimated and unloadable activities |
@@ -211,6 +211,8 @@ def build_world(path: Path) -> World:
     b.activity(6, "2024-07-01 18:00:00", sport="Run", distance=20000, suffer=50)
     # the 07-01 ride recorded again by a second device, 2 min later and shorter: left out (duplicate_activities)
     ids["second_recording"] = b.activity(6, "2024-07-01 09:02:00", distance=11800.0, suffer=11, moving_time=3400)
+    # a device whose clock is years ahead: dated after fitsync received it, left out (future_activities)
+    ids["from_the_future"] = b.activity(6, "2031-01-01 09:00:00", distance=50000.0, suffer=90)
     # 7: athlete zone snapshots
     b.athlete(7)
     first = [(0, 120), (120, 140), (140, 160), (160, 180), (180, -1)]

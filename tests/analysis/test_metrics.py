@@ -862,6 +862,24 @@ def test_a_session_recorded_twice_counts_once(world: World) -> None:
     assert "- 1 activity is a second recording of a session another device recorded too" in "\n".join(said)
 
 
+def test_an_activity_dated_after_it_was_received_is_left_out(world: World) -> None:
+    """A ride dated 2031 by a device's clock ran the as-of date, every dense daily series and "today's" form to 2031.
+    An activity starting more than future_margin_s after fitsync received it is left out, listed and said."""
+    ids = world.ids
+    [ahead] = read(world, "future_activities", 6).rows(named=True)
+    assert ahead["activity_id"] == ids["from_the_future"]
+    assert ids["from_the_future"] not in read(world, "activity_calendar", 6)["activity_id"].to_list()
+    as_of = read(world, "athlete_as_of", 6).row(0, named=True)
+    assert (as_of["last_activity_date"], as_of["as_of_date"]) == (D("2024-07-07"), D("2024-07-08"))  # the sync's day
+    assert read(world, "daily_load", 6)["date"].max() == D("2024-07-08")
+    from fitsync.warehouse import report
+
+    with db.reading(world.path) as conn:
+        gathered = report._gather(conn, 6)
+    said = "\n".join(report._estimates(gathered, {"six_weeks": gathered["activity_load"]}))
+    assert "- 1 activity is dated after fitsync received it (a device clock ahead; the latest 2031-01-01)" in said
+
+
 def test_eddington_in_km_and_miles(world: World) -> None:
     edd = {(r["sport_family"], r["unit"]): r for r in read(world, "eddington", 6).iter_rows(named=True)}
     # ride days (km): 12, 11 (6 + 5 on one day), 5, 4, 4, 3, 1 → E = 4; 3 days reach 5, so 2 more are needed
