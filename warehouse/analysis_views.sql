@@ -529,7 +529,7 @@ WITH settings AS MATERIALIZED (
     CROSS JOIN settings s
 ), dated AS (
     SELECT base.*, tl.ftp AS dated_ftp, tl.source AS dated_source, first_ftp.ftp AS first_ftp,
-           lthr_set.lthr AS set_lthr, coalesce(lthr_zones.lthr, first_zone.lthr) AS zone_lthr,
+           lthr_set.lthr AS set_lthr, lthr_zones.lthr AS dated_zone_lthr, first_zone.lthr AS first_zone_lthr,
            pace_set.pace AS threshold_pace
     FROM base
     ASOF LEFT JOIN tl ON tl.athlete_id = base.athlete_id AND base.local_date >= tl.valid_from
@@ -542,8 +542,9 @@ WITH settings AS MATERIALIZED (
     SELECT *, coalesce(dated_ftp, first_ftp) AS ftp,
            CASE WHEN dated_ftp IS NOT NULL THEN dated_source WHEN first_ftp IS NOT NULL THEN 'known_later' END
                AS ftp_source,
-           coalesce(set_lthr, zone_lthr) AS lthr,
-           CASE WHEN set_lthr IS NOT NULL THEN 'setting' WHEN zone_lthr IS NOT NULL THEN 'zones' END AS lthr_source
+           coalesce(set_lthr, dated_zone_lthr, first_zone_lthr) AS lthr,
+           CASE WHEN set_lthr IS NOT NULL THEN 'setting' WHEN dated_zone_lthr IS NOT NULL THEN 'zones'
+                WHEN first_zone_lthr IS NOT NULL THEN 'known_later' END AS lthr_source
     FROM dated
 ), rated AS (
     SELECT *,
@@ -607,7 +608,9 @@ SELECT activity_id, athlete_id, sport_type, sport_family, local_date, week_start
        load_source,
        load_source IN ('power', 'pace', 'heart_rate', 'suffer_score')
            AND NOT coalesce(load_source = 'power' AND ftp_source = 'known_later', false)
-           AND NOT coalesce(load_source = 'heart_rate' AND zone_load > 0 AND hr_partial, false) AS measured
+           AND NOT coalesce(load_source = 'heart_rate' AND zone_load > 0 AND hr_partial, false)
+           AND NOT coalesce(load_source = 'heart_rate' AND hr_load_basis = 'average_hr' AND lthr_source = 'known_later',
+                            false) AS measured
 FROM chosen
 ORDER BY athlete_id, local_date, activity_id;
 
@@ -1248,8 +1251,9 @@ ORDER BY athlete_id, local_date, activity_id;
 
 -- Aerobic decoupling (Pa:HR, Friel) from the streams per activity: its moving seconds (activity_stream_seconds:
 -- not paused, the moving flag) after the first decoupling_warmup_s of moving time, split into two halves of equal
--- moving time; efficiency = mean output / mean heart rate of each half, output = power for a power_tss sport type
--- with a power stream ('power'), else speed in metres per minute ('speed', runs). decoupling_pct = (EF1 - EF2) / EF1
+-- moving time; efficiency = mean output / mean heart rate of each half (over the seconds that have each: a power
+-- dropout is no 0 W), output = power for a power_tss sport type with a power stream ('power'), else speed in metres
+-- per minute ('speed', runs). decoupling_pct = (EF1 - EF2) / EF1
 -- * 100: 0 at a constant ratio, under 5 % the usual mark of aerobic durability; NULL with less than decoupling_min_s
 -- after the warm-up or for a ride on speed (decoupling_note). Only activities with heart rate in both halves have a
 -- row.
@@ -1279,10 +1283,10 @@ WITH params AS MATERIALIZED (
     SELECT activity_id, any_value(athlete_id) AS athlete_id, any_value(local_date) AS local_date,
            any_value(sport_family) AS sport_family, any_value(output_kind) AS output_kind,
            any_value(cycling) AS cycling, CAST(count(*) AS INTEGER) AS moving_time_s,
-           avg(CASE WHEN output_kind = 'power' THEN coalesce(watts, 0) ELSE speed * 60 END) FILTER (WHERE 2 * k <= total)
+           avg(CASE WHEN output_kind = 'power' THEN watts ELSE speed * 60 END) FILTER (WHERE 2 * k <= total)
                AS output_1,
            avg(heartrate) FILTER (WHERE 2 * k <= total) AS hr_1,
-           avg(CASE WHEN output_kind = 'power' THEN coalesce(watts, 0) ELSE speed * 60 END) FILTER (WHERE 2 * k > total)
+           avg(CASE WHEN output_kind = 'power' THEN watts ELSE speed * 60 END) FILTER (WHERE 2 * k > total)
                AS output_2,
            avg(heartrate) FILTER (WHERE 2 * k > total) AS hr_2
     FROM kept
@@ -1901,7 +1905,7 @@ COMMENT ON COLUMN activity_load.ftp IS 'FTP in force on local_date, in watts (ft
 COMMENT ON COLUMN activity_load.ftp_source IS 'Where ftp came from: history (an analysis_ftp_history row), profile (the profile FTP as fitsync saw it on or before that date), known_later (the activity predates every known FTP: the first one, seen only later; not counted as measured); NULL without an FTP';
 COMMENT ON COLUMN activity_load.average_hr IS 'Average heart rate of the activity, bpm';
 COMMENT ON COLUMN activity_load.lthr IS 'Lactate-threshold heart rate for the local date, bpm (analysis_thresholds, else the lower bound of heart-rate zone lthr_zone)';
-COMMENT ON COLUMN activity_load.lthr_source IS 'Where lthr came from: setting (analysis_thresholds) or zones (the athlete''s heart-rate zones in force, or the first known before them); NULL without any';
+COMMENT ON COLUMN activity_load.lthr_source IS 'Where lthr came from: setting (analysis_thresholds), zones (the athlete''s heart-rate zones in force) or known_later (before the first zones fitsync saw: those, known only later; an average-HR load on it is not counted as measured); NULL without any';
 COMMENT ON COLUMN activity_load.threshold_pace_s_per_km IS 'Running threshold pace set for the local date (analysis_thresholds), seconds per km; NULL when none is set';
 COMMENT ON COLUMN activity_load.power_load IS 'Power TSS: duration_s * (NP / FTP)^2 / 3600 * 100 (device power on a power_tss sport type with an FTP); NULL otherwise';
 COMMENT ON COLUMN activity_load.pace_load IS 'Running pace TSS (rTSS): duration_s * (speed / threshold speed)^2 / 3600 * 100 for a run with a threshold pace set; NULL otherwise';

@@ -698,7 +698,7 @@ def _power_efforts(curve: pl.DataFrame, season: int) -> tuple[pl.DataFrame, list
         .with_columns(pl.col("duration_s").map_elements(_mmss, return_dtype=pl.String).alias("lasted"))
         .sort("period", "duration_s")
     )
-    return efforts, periods
+    return _local(efforts, "local_date"), periods  # the tooltip's date: a day early west of UTC as a bare date
 
 
 def _power_period_layers(efforts: pl.DataFrame, periods: list[str], x: Any) -> list[Any]:

@@ -369,8 +369,8 @@ def test_heart_rate_pace_and_estimated_loads(world: World) -> None:
         for name in ("h_before_zones", "h_zones", "r_estimate", "h_set", "r_pace", "x_none")
     }
     assert figures == {
-        # before the first zones: the first known LTHR (zone 4 starts at 160); 30 min at LTHR
-        "h_before_zones": ("heart_rate", 160, "zones", 1.0, pytest.approx(50.0)),
+        # before the first zones: the first known LTHR (zone 4 starts at 160), known only later; 30 min at LTHR
+        "h_before_zones": ("heart_rate", 160, "known_later", 1.0, pytest.approx(50.0)),
         # an hour at 144 / 160 = 0.9: 81 (heart rate comes before the suffer score)
         "h_zones": ("heart_rate", 160, "zones", pytest.approx(0.9), pytest.approx(81.0)),
         # no pace set before 06-01: a run's usual intensity 0.75 for 30 min
@@ -382,6 +382,8 @@ def test_heart_rate_pace_and_estimated_loads(world: World) -> None:
         # no time at all: nothing to go on
         "x_none": ("none", 170, "setting", None, None),
     }
+    # an average-HR load on an LTHR known only later is no measurement, as power on an FTP known only later
+    assert (load[ids["h_before_zones"]]["measured"], load[ids["h_zones"]]["measured"]) == (False, True)
     weeks = rows(read(world, "load_coverage_weekly", 10), "week_start")
     june = weeks[D("2024-06-10")]
     assert (

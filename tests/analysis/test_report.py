@@ -4,9 +4,11 @@ with something drawn on it, a Markdown summary with the athlete's numbers; and `
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import re
 from pathlib import Path
 
+import polars as pl
 import pytest
 from click.testing import CliRunner
 from PIL import Image, ImageChops
@@ -158,3 +160,21 @@ def test_close_power_efforts_label_on_lines_of_their_own() -> None:
     durations = [177, 190, 300, 985, 2300, 2700, 3600, 5400, 7200]
     assert _label_lines(durations).to_list() == [0, 1, 0, 0, 0, 1, 0, 0, 1]
     assert _label_lines([100, 110, 120, 200]).to_list() == [0, 1, 2, 0]
+
+
+def test_the_power_curve_s_dates_are_wall_clock_days() -> None:
+    """A bare date in a chart's data is read by Vega as UTC midnight: the tooltip showed the day before west of UTC.
+    The power curve's efforts carry their day as a local wall-clock time, as every other chart's dates."""
+    from fitsync.warehouse.report_charts import _power_efforts
+
+    curve = pl.DataFrame(
+        {
+            "season": [0, 2025],
+            "effort_duration_s": [300, 300],
+            "best_watts": [300.0, 300.0],
+            "source": ["effort", "effort"],
+            "local_date": [dt.date(2025, 6, 1)] * 2,
+        }
+    )
+    efforts, periods = _power_efforts(curve, 2025)
+    assert periods == ["all time", "2025"] and efforts["local_date"].to_list() == ["2025-06-01T00:00:00"] * 2

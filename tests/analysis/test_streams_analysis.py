@@ -516,6 +516,26 @@ def test_decoupling_from_the_streams_halves(world: Streamed) -> None:
     )
 
 
+def test_a_power_dropout_is_no_decoupling(tmp_path: Path) -> None:
+    """A ride at a constant 200 W and 140 bpm whose power meter dropped out for 5 minutes in its second half read
+    11 % decoupling: the seconds without power counted 0 W. Each half's mean is over the seconds that have a value."""
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, synced_at="2025-06-30 12:00:00+00")
+    ride = b.activity(9, "2025-06-02 08:00:00", device_watts=True, moving_time=3000)
+    b.close()
+    watts: list[Any] = [200.0] * 3000
+    watts[2000:2300] = [None] * 300
+    streams.write(
+        path.resolve().with_name(path.name + ".documents"),
+        9,
+        [answer(ride, "2025-06-02", list(range(3000)), watts=watts, heartrate=[140.0] * 3000)],
+    )
+    found = analysis.view(path, "stream_decoupling", 9).row(0, named=True)
+    assert (found["output_kind"], found["decoupling_note"]) == ("power", "ok")
+    assert found["second_half_output"] == 200 and found["decoupling_pct"] == 0
+
+
 def test_exact_distance_best_efforts_by_hand(world: Streamed) -> None:
     best = read(world, "stream_best_efforts", 3)
     at = {(r["season"], r["label"]): r for r in best.iter_rows(named=True)}
