@@ -81,7 +81,9 @@ def listed(athlete_id: int | None = None) -> None:
         for athlete in athletes:
             found = kept.rows(conn, athlete)
             for unused in kept.profile_ftp_unused(conn, athlete):
-                click.echo(f"athlete {athlete}: {unused} (`fitsync thresholds set --athlete {athlete} --ftp W`)")
+                click.echo(
+                    f"athlete {athlete}: {unused} (`fitsync thresholds set --athlete {athlete} --from YYYY-MM-DD --ftp W`)"
+                )
             if not found:
                 click.echo(
                     f"athlete {athlete}: no thresholds set (the loads use the profile's FTP where it has one, and the "

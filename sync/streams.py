@@ -167,8 +167,9 @@ class Writer:
             raise RuntimeError("not written: a write of this athlete's streams before it failed")
         try:
             answers, best = framed.result()
-            samples = stored.write_samples(self.root, self.athlete_id, answers)
-            stored.write_answers(self.root, self.athlete_id, answers, best)
+            with stored.mmp_lock(self.root):  # never across a rebuild of the MMP files
+                samples = stored.write_samples(self.root, self.athlete_id, answers)
+                stored.write_answers(self.root, self.athlete_id, answers, best)
             return answers, samples
         except BaseException:
             self._failed = True

@@ -46,60 +46,74 @@ CREATE OR REPLACE MACRO season_of(local_date, start_month) AS
 
 -- --- calendar -----------------------------------------------------------------------------------------------
 
--- Activities dated after fitsync received them (start_date later than listed_at by more than future_margin_s: a
--- device's clock years ahead): no analysis can place them, so they are left out of activity_calendar and of the
--- as-of date (one dated 2031 would run every daily series to 2031); still in activities.
-CREATE OR REPLACE MACRO dated_ahead(start_date, listed_at, margin_s) AS
-    start_date > listed_at + to_seconds(CAST(margin_s AS BIGINT));
+-- Every activity with what would leave it out of the analyses (recordings()), per athlete (a filter on athlete_id
+-- reaches it through its windows):
+-- - dated ahead: it starts more than future_margin_s after fitsync received it (listed_at: a device clock years
+--   ahead); one dated 2031 would run every daily series and "today's" form to 2031;
+-- - a second recording: the same session recorded twice (a bike computer and a watch): another activity of the
+--   athlete's, of the same sport family, overlapping it by at least duplicate_overlap of the longer of the two,
+--   ranks above it (device power, else heart rate, else the longer moving time, else the lower id). Compared with
+--   the two before and the two after it in start order (three devices on one ride: each pair is among those).
+-- The seconds a neighbour in start order (o_*) overlaps this one, when it is the better recording of this one's
+-- session (a higher rank r, overlapping by share of the longer of the two); NULL otherwise.
+CREATE OR REPLACE MACRO recorded_by(r, starts, seconds, o_r, o_starts, o_seconds, share) AS
+    CASE WHEN o_r > r AND seconds > 0 AND o_seconds > 0
+              AND least(starts + seconds, o_starts + o_seconds) - greatest(starts, o_starts)
+                  >= share * greatest(seconds, o_seconds)
+         THEN least(starts + seconds, o_starts + o_seconds) - greatest(starts, o_starts) END;
+
+CREATE OR REPLACE MACRO recordings() AS TABLE
+WITH params AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'duplicate_overlap') AS share,
+           max(value) FILTER (WHERE name = 'future_margin_s') AS margin_s
+    FROM analysis_settings
+), a AS (
+    SELECT a.activity_id, a.athlete_id, a.sport_type, a.start_date_local, a.start_date, a.listed_at, a.utc_offset,
+           coalesce(f.family, 'Other') AS family, CAST(epoch(a.start_date) AS BIGINT) AS starts,
+           coalesce(nullif(a.elapsed_time, 0), a.moving_time, 0) AS seconds,
+           -- device power, else heart rate, else the longer moving time, else the lower id: one number
+           (CAST(coalesce(a.device_watts, false) AS HUGEINT) * 2 + CAST(coalesce(a.average_heartrate > 0, false) AS INT))
+               * 10000000000000000000 + least(coalesce(a.moving_time, 0), 999999) * 10000000000000
+               + (9999999999999 - least(a.activity_id, 9999999999999)) AS r
+    FROM activities a LEFT JOIN analysis_sport_families f ON f.sport_type = a.sport_type
+), near AS (
+    SELECT *,
+           recorded_by(r, starts, seconds, lag(r, 2) OVER w, lag(starts, 2) OVER w, lag(seconds, 2) OVER w, share) AS o1,
+           recorded_by(r, starts, seconds, lag(r) OVER w, lag(starts) OVER w, lag(seconds) OVER w, share) AS o2,
+           recorded_by(r, starts, seconds, lead(r) OVER w, lead(starts) OVER w, lead(seconds) OVER w, share) AS o3,
+           recorded_by(r, starts, seconds, lead(r, 2) OVER w, lead(starts, 2) OVER w, lead(seconds, 2) OVER w, share)
+               AS o4,
+           lag(r, 2) OVER w AS r1, lag(r) OVER w AS r2, lead(r) OVER w AS r3, lead(r, 2) OVER w AS r4,
+           lag(activity_id, 2) OVER w AS i1, lag(activity_id) OVER w AS i2, lead(activity_id) OVER w AS i3,
+           lead(activity_id, 2) OVER w AS i4
+    FROM a CROSS JOIN params p
+    WINDOW w AS (PARTITION BY athlete_id, family ORDER BY start_date, activity_id)
+), best AS (  -- the best-ranked neighbour this one is a second recording of
+    SELECT *, greatest(CASE WHEN o1 IS NOT NULL THEN r1 END, CASE WHEN o2 IS NOT NULL THEN r2 END,
+                       CASE WHEN o3 IS NOT NULL THEN r3 END, CASE WHEN o4 IS NOT NULL THEN r4 END) AS kept_r
+    FROM near
+)
+SELECT activity_id, athlete_id, sport_type, start_date_local, start_date, listed_at, utc_offset,
+       coalesce(start_date > listed_at + to_seconds(CAST(margin_s AS BIGINT)), false) AS dated_ahead,
+       CASE kept_r WHEN r1 THEN i1 WHEN r2 THEN i2 WHEN r3 THEN i3 WHEN r4 THEN i4 END AS kept_activity_id,
+       CAST(CASE kept_r WHEN r1 THEN o1 WHEN r2 THEN o2 WHEN r3 THEN o3 WHEN r4 THEN o4 END AS INTEGER) AS overlap_s
+FROM best;
 
 CREATE OR REPLACE VIEW future_activities AS
-SELECT a.athlete_id, a.activity_id, a.start_date, a.listed_at
-FROM activities a JOIN analysis_settings s ON s.name = 'future_margin_s'
-WHERE dated_ahead(a.start_date, a.listed_at, s.value)
-ORDER BY a.athlete_id, a.activity_id;
-
--- The same session recorded twice (a bike computer and a watch): activities of one athlete and sport family whose
--- times overlap by at least duplicate_overlap of the shorter one. Each is the second recording of the one kept:
--- the recording with device power, else heart rate, else the longer moving time, else the lower id. Left out of
--- activity_calendar, so out of every analysis (its load and distance counted twice otherwise); still in activities.
-CREATE OR REPLACE VIEW duplicate_activities AS
-WITH params AS MATERIALIZED (
-    SELECT max(value) FILTER (WHERE name = 'duplicate_overlap') AS share FROM analysis_settings
-), a AS (
-    SELECT a.activity_id, a.athlete_id, coalesce(f.family, 'Other') AS family, a.start_date AS starts,
-           a.start_date + to_seconds(coalesce(nullif(a.elapsed_time, 0), a.moving_time)) AS ends,
-           coalesce(nullif(a.elapsed_time, 0), a.moving_time) AS seconds,
-           (coalesce(a.device_watts, false), coalesce(a.average_heartrate > 0, false), coalesce(a.moving_time, 0),
-            -a.activity_id) AS kept
-    FROM activities a LEFT JOIN analysis_sport_families f ON f.sport_type = a.sport_type
-    WHERE a.start_date IS NOT NULL AND coalesce(nullif(a.elapsed_time, 0), a.moving_time) > 0
-), neighbours AS (  -- recordings of one session start close together: each is compared with the one before and after
-    SELECT *, [lag(struct_pack(activity_id, starts, ends, seconds, kept)) OVER w,
-               lead(struct_pack(activity_id, starts, ends, seconds, kept)) OVER w] AS near
-    FROM a
-    WINDOW w AS (PARTITION BY athlete_id, family ORDER BY starts, activity_id)
-), pairs AS (
-    SELECT d.athlete_id, d.activity_id, d.kept AS own, k.activity_id AS kept_id, k.kept,
-           epoch(least(d.ends, k.ends) - greatest(d.starts, k.starts)) AS overlap_s,
-           least(d.seconds, k.seconds) AS shorter_s
-    FROM (SELECT athlete_id, activity_id, starts, ends, seconds, kept, unnest(near) AS k FROM neighbours) d
-)
-SELECT athlete_id, activity_id, arg_max(kept_id, kept) AS kept_activity_id,
-       CAST(arg_max(overlap_s, kept) AS INTEGER) AS overlap_s
-FROM pairs CROSS JOIN params p
-WHERE kept > own AND overlap_s >= p.share * shorter_s
-GROUP BY athlete_id, activity_id
+SELECT athlete_id, activity_id, start_date, listed_at FROM recordings() WHERE dated_ahead
 ORDER BY athlete_id, activity_id;
 
--- One row per activity with its local calendar: local date, ISO year/week (Monday start), month, year.
+-- The second recordings of a session (recordings()): left out of activity_calendar, so out of every analysis (its
+-- load and distance counted twice otherwise); still in activities.
+CREATE OR REPLACE VIEW duplicate_activities AS
+SELECT athlete_id, activity_id, kept_activity_id, overlap_s FROM recordings() WHERE kept_activity_id IS NOT NULL
+ORDER BY athlete_id, activity_id;
+
 CREATE OR REPLACE VIEW activity_calendar AS
-WITH margin AS MATERIALIZED (
-    SELECT value AS s FROM analysis_settings WHERE name = 'future_margin_s'
-), a AS (
+WITH a AS (
     SELECT activity_id, athlete_id, sport_type, start_date_local, CAST(start_date_local AS DATE) AS local_date
-    FROM activities CROSS JOIN margin
-    WHERE start_date_local IS NOT NULL AND NOT coalesce(dated_ahead(start_date, listed_at, margin.s), false)
-      AND activity_id NOT IN (SELECT activity_id FROM duplicate_activities)
+    FROM recordings()
+    WHERE start_date_local IS NOT NULL AND NOT dated_ahead AND kept_activity_id IS NULL
 ), f AS MATERIALIZED (
     SELECT sport_type, family FROM analysis_sport_families
 )
@@ -126,8 +140,8 @@ WITH acts AS (
            CAST(min(start_date_local) AS DATE) AS first_activity_date,
            CAST(max(start_date_local) AS DATE) AS last_activity_date,
            arg_max(utc_offset, (start_date_local, activity_id)) AS utc_offset
-    FROM activities CROSS JOIN (SELECT value AS s FROM analysis_settings WHERE name = 'future_margin_s') margin
-    WHERE start_date_local IS NOT NULL AND NOT coalesce(dated_ahead(start_date, listed_at, margin.s), false)
+    FROM recordings()
+    WHERE start_date_local IS NOT NULL AND NOT dated_ahead
     GROUP BY athlete_id
 ), ath AS MATERIALIZED (
     SELECT athlete_id, synced_at FROM athletes
@@ -144,19 +158,28 @@ ORDER BY athlete_id;
 -- --- segment PR progression -------------------------------------------------------------------------------
 
 -- Every visible effort per athlete and segment in time order (start instant, then effort id), with the running
--- best. The PRs are recomputed from the efforts (the service's pr_rank, kept as service_pr_rank, is a snapshot
+-- best; efforts of activities no analysis counts (a second recording, one dated ahead of its receipt) and of
+-- motorized sport types (analysis_sport_families.motorized: e-bikes) are left out. The PRs are recomputed from the efforts (the service's pr_rank, kept as service_pr_rank, is a snapshot
 -- from upload time). A PR is an effort strictly faster than every earlier one; the first attempt sets the first
 -- best (is_first_attempt). One window aggregate: the running best is the lesser of the effort and the previous
 -- best (least() skips NULL), not a second frame (≈15% faster over 250k efforts, bench/query.py).
 CREATE OR REPLACE VIEW segment_effort_progression AS
 WITH s AS MATERIALIZED (
     SELECT segment_id, name FROM segments
+), left_out AS MATERIALIZED (  -- what no analysis counts: a second recording, a date ahead, a motor's help
+    SELECT activity_id FROM duplicate_activities
+    UNION ALL
+    SELECT activity_id FROM future_activities
+    UNION ALL
+    SELECT a.activity_id FROM activities a JOIN analysis_sport_families f ON f.sport_type = a.sport_type
+    WHERE f.motorized
 ), e AS (
     SELECT e.athlete_id, e.segment_id, coalesce(s.name, e.name) AS segment_name, e.effort_id, e.activity_id,
            e.start_date, e.start_date_local, CAST(e.start_date_local AS DATE) AS local_date,
            e.elapsed_time, e.moving_time, e.pr_rank AS service_pr_rank
     FROM segment_efforts e LEFT JOIN s ON s.segment_id = e.segment_id
     WHERE NOT coalesce(e.hidden, false) AND e.elapsed_time > 0
+      AND e.activity_id NOT IN (SELECT activity_id FROM left_out)
 ), ordered AS (
     SELECT *,
            row_number() OVER w AS attempt,
@@ -463,8 +486,9 @@ ORDER BY s.athlete_id, first_seen;
 --                  (analysis_hr_zone_weights), scaled per athlete by hr_calibration = the median of power_load /
 --                  that zone load over the athlete's rides with both, when there are hr_calibration_min_rides and
 --                  the ratio is within hr_calibration_min_ratio .. max_ratio (hr_load_basis zones_calibrated, else
---                  zones); buckets covering less than hr_min_coverage of the duration (a strap that dropped out)
---                  scaled to the whole duration (hr_coverage) and not counted as measured; without zone buckets,
+--                  zones); buckets covering less than hr_min_coverage of the duration (a strap that dropped out),
+--                  or more than its inverse (buckets longer than the activity), scaled to the duration
+--                  (hr_coverage) and not counted as measured; without zone buckets,
 --                  duration * (average HR / LTHR)^2 / 3600 * 100 (average_hr), LTHR from analysis_thresholds by
 --                  date ('setting'), else the lower bound of zone lthr_zone of the athlete's 5 heart-rate zones in force (athlete_zone_history; the first version before it: 'zones');
 --   suffer_score   the service's relative effort;
@@ -563,13 +587,13 @@ WITH settings AS MATERIALIZED (
 ), calibration AS (
     SELECT athlete_id, count(*) AS rides, median(power_load / zone_load) AS ratio
     FROM candidates CROSS JOIN settings s
-    WHERE power_load > 0 AND zone_load > 0 AND hr_coverage >= s.min_coverage
+    WHERE power_load > 0 AND zone_load > 0 AND hr_coverage BETWEEN s.min_coverage AND 1 / s.min_coverage
     GROUP BY athlete_id
 ), calibrated AS (
     SELECT c.*,
            CASE WHEN k.rides >= s.min_rides AND k.ratio BETWEEN s.min_ratio AND s.max_ratio THEN k.ratio END
                AS hr_calibration,
-           c.hr_coverage < s.min_coverage AS hr_partial
+           NOT c.hr_coverage BETWEEN s.min_coverage AND 1 / s.min_coverage AS hr_partial
     FROM candidates c
     LEFT JOIN calibration k ON k.athlete_id = c.athlete_id
     CROSS JOIN settings s
@@ -820,8 +844,8 @@ ORDER BY athlete_id, week_start;
 CREATE OR REPLACE MACRO power_efforts() AS TABLE
 WITH f AS MATERIALIZED (
     SELECT sport_type FROM analysis_sport_families WHERE power_tss
-), rides AS MATERIALIZED (
-    SELECT a.activity_id, a.athlete_id FROM activities a JOIN f ON f.sport_type = a.sport_type
+), rides AS MATERIALIZED (  -- those the analyses count (activity_calendar: no second recording, no date ahead)
+    SELECT c.activity_id, c.athlete_id FROM activity_calendar c JOIN f ON f.sport_type = c.sport_type
 ), streamed AS MATERIALIZED (
     SELECT m.activity_id, m.duration_s, m.watts FROM activity_mmp m JOIN rides r ON r.activity_id = m.activity_id
     WHERE m.watts > 0
@@ -1013,7 +1037,7 @@ ORDER BY athlete_id, season, splits;
 
 -- --- analysis from streams -----------------------------------------------------------------------------------
 -- Every one of these reads the streams resampled to one row per second (activity_stream_seconds: gaps of up to
--- 90 missing seconds interpolated, longer ones a pause, as GoldenCheetah fixes gaps; warehouse/stream_mmp.py) or,
+-- 90 missing seconds interpolated, longer ones and stops a pause, as GoldenCheetah fixes gaps; stream_mmp.py) or,
 -- for the exact best efforts, the samples themselves; each activity's mean-maximal power and speed were computed
 -- once when its streams were written (activity_mmp). Seasons: season_of(local date, season_start_month).
 
@@ -1069,7 +1093,7 @@ WITH params AS MATERIALIZED (
 )
 SELECT athlete_id, activity_id, time, metres, seconds
 FROM stepped CROSS JOIN params p
-WHERE metres > p.max_speed * seconds
+WHERE metres > p.max_speed * greatest(seconds, 1)  -- two samples at one second: a second's worth of running
 ORDER BY athlete_id, activity_id, time;
 
 -- The pace-duration curve of runs per athlete, season (0 = all time) and duration: the best average speed of any
@@ -1335,7 +1359,8 @@ WITH params AS MATERIALIZED (
     WHERE s.activity_id IN (SELECT activity_id FROM runs) AND s.distance IS NOT NULL AND s.time IS NOT NULL
     WINDOW w AS (PARTITION BY s.activity_id ORDER BY s.sample)
 ), s AS (  -- jumps: the jumps among the steps up to this sample's (two windows with as many hold none between)
-    SELECT *, sum(CAST(coalesce(distance - prev_distance > p.max_speed * (time - prev_time), false) AS INTEGER))
+    SELECT *, sum(CAST(coalesce(distance - prev_distance > p.max_speed * greatest(time - prev_time, 1), false)
+                       AS INTEGER))
                   OVER (PARTITION BY activity_id ORDER BY sample ROWS UNBOUNDED PRECEDING) AS jumps
     FROM stepped CROSS JOIN params p
 ), arrivals AS (
@@ -1887,7 +1912,7 @@ COMMENT ON COLUMN ftp_timeline.athlete_id IS 'The athlete';
 COMMENT ON COLUMN ftp_timeline.valid_from IS 'First local date this FTP applies';
 COMMENT ON COLUMN ftp_timeline.valid_to IS 'First date of the next row (exclusive); NULL: still in force';
 COMMENT ON COLUMN ftp_timeline.ftp IS 'Functional threshold power, watts';
-COMMENT ON COLUMN ftp_timeline.source IS 'history (an analysis_ftp_history row) or profile (first day fitsync saw this value in the profile; its first sighting only where no history row is older)';
+COMMENT ON COLUMN ftp_timeline.source IS 'history (an analysis_ftp_history row) or profile (the first day fitsync saw this value in the profile, within ftp_min_w .. ftp_max_w)';
 
 COMMENT ON VIEW activity_load IS 'Per activity: every training load it could have (power TSS, running pace TSS, heart-rate load, suffer score, an estimate from duration and sport), the one chosen, its source, and the thresholds used';
 COMMENT ON COLUMN activity_load.activity_id IS 'The activity';
@@ -1912,7 +1937,7 @@ COMMENT ON COLUMN activity_load.pace_load IS 'Running pace TSS (rTSS): duration_
 COMMENT ON COLUMN activity_load.pace_basis IS 'The speed pace_load used: grade_adjusted (every split carries the service''s grade-adjusted speed) or average_speed';
 COMMENT ON COLUMN activity_load.hr_load IS 'Heart-rate load on the TSS scale: seconds in each heart-rate zone times the zone''s load per hour (analysis_hr_zone_weights) times hr_calibration; without zone buckets duration_s * (average HR / LTHR)^2 / 3600 * 100';
 COMMENT ON COLUMN activity_load.hr_load_basis IS 'How hr_load was computed: zones_calibrated, zones (default zone loads) or average_hr (no zone buckets: the last fallback)';
-COMMENT ON COLUMN activity_load.hr_coverage IS 'Seconds in the heart-rate zone buckets / duration_s: under hr_min_coverage (a strap that dropped out) the zone load is scaled to the whole duration and not counted as measured; NULL without zone buckets';
+COMMENT ON COLUMN activity_load.hr_coverage IS 'Seconds in the heart-rate zone buckets / duration_s: under hr_min_coverage (a strap that dropped out) or over its inverse (buckets longer than the activity) the zone load is scaled to the duration and not counted as measured; NULL without zone buckets';
 COMMENT ON COLUMN activity_load.hr_calibration IS 'The athlete''s calibration of zone loads to power: median of power_load / default zone load over rides with both; NULL with fewer than hr_calibration_min_rides or a ratio outside its bounds';
 COMMENT ON COLUMN activity_load.suffer_score IS 'The service''s relative effort (suffer score), as given';
 COMMENT ON COLUMN activity_load.estimated_load IS 'Estimated load: duration_s * estimate_if^2 / 3600 * 100, the sport''s usual intensity';
@@ -2180,7 +2205,7 @@ COMMENT ON COLUMN run_jumps.activity_id IS 'The run';
 COMMENT ON COLUMN run_jumps.time IS 'Seconds from the start at the sample the step ends on';
 COMMENT ON COLUMN run_jumps.metres IS 'Metres the distance stream moved in the step';
 COMMENT ON COLUMN run_jumps.seconds IS 'Seconds the step took (0: two samples at one time)';
-COMMENT ON VIEW duplicate_activities IS 'Second recordings of one session (same athlete and sport family, overlapping by duplicate_overlap of the shorter): left out of activity_calendar and so of every analysis';
+COMMENT ON VIEW duplicate_activities IS 'Second recordings of one session (same athlete and sport family, overlapping by duplicate_overlap of the longer): left out of activity_calendar and so of every analysis';
 COMMENT ON COLUMN duplicate_activities.athlete_id IS 'The athlete';
 COMMENT ON COLUMN duplicate_activities.activity_id IS 'The second recording, left out of the analyses';
 COMMENT ON COLUMN duplicate_activities.kept_activity_id IS 'The recording kept: device power, else heart rate, else the longer moving time, else the lower id';

@@ -370,27 +370,30 @@ def _rolling_pi(conn: Any, seiler: pl.DataFrame, first_week: dt.date, last_week:
 
 
 def _tracks(conn: Any, athlete_id: int) -> pl.DataFrame:
-    """Every route of the athlete as points (activity_id, year, seq, lat, lon), from the summary polylines."""
+    """Every route of the athlete as points (activity_id, season, seq, lat, lon), from the summary polylines of the
+    activities the analyses count (activity_calendar: a second recording draws no second line)."""
     rows = conn.execute(
-        "SELECT a.activity_id, year(CAST(a.start_date_local AS DATE)), a.summary_polyline "
-        "FROM activities a WHERE a.athlete_id = ? AND coalesce(a.summary_polyline, '') <> ''",
+        "SELECT a.activity_id, season_of(c.local_date, (SELECT CAST(value AS INTEGER) FROM analysis_settings "
+        "WHERE name = 'season_start_month')), a.summary_polyline "
+        "FROM activities a JOIN activity_calendar c ON c.activity_id = a.activity_id "
+        "WHERE a.athlete_id = ? AND coalesce(a.summary_polyline, '') <> ''",
         [athlete_id],
     ).fetchall()
-    ids, years, seqs, lats, lons = [], [], [], [], []
-    for activity_id, year, encoded in rows:
+    ids, seasons, seqs, lats, lons = [], [], [], [], []
+    for activity_id, season, encoded in rows:
         try:
             points = polyline_codec.decode(encoded)
         except (ValueError, IndexError, TypeError):
             continue  # a damaged polyline draws nothing rather than a wrong line
         for seq, (lat, lon) in enumerate(points):
             ids.append(activity_id)
-            years.append(year)
+            seasons.append(season)
             seqs.append(seq)
             lats.append(lat)
             lons.append(lon)
     return pl.DataFrame(
-        {"activity_id": ids, "year": years, "seq": seqs, "lat": lats, "lon": lons},
-        schema={"activity_id": pl.Int64, "year": pl.Int32, "seq": pl.Int32, "lat": pl.Float64, "lon": pl.Float64},
+        {"activity_id": ids, "season": seasons, "seq": seqs, "lat": lats, "lon": lons},
+        schema={"activity_id": pl.Int64, "season": pl.Int32, "seq": pl.Int32, "lat": pl.Float64, "lon": pl.Float64},
     )
 
 
@@ -668,7 +671,7 @@ def _faster_in_splits(d: dict[str, Any]) -> str:
 
 def _calendar_and_route_figures(d: dict[str, Any]) -> Figures:
     """When and where: the year's training calendar, every route, this season's routes."""
-    season = d["as_of"].year
+    season = d["season"]
     return {
         "calendar": (
             "Training calendar",
@@ -682,7 +685,7 @@ def _calendar_and_route_figures(d: dict[str, Any]) -> Figures:
         ),
         "routes_season": (
             "Where you train this season",
-            charts.routes(d["tracks"].filter(pl.col("year") == season), f"Routes, {season}"),
+            charts.routes(d["tracks"].filter(pl.col("season") == season), f"Routes, {season}"),
             f"The routes of {season}.",
         ),
     }
@@ -831,13 +834,22 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         if counts.get("average_hr"):
             parts.append(f"{counts['average_hr']} from average heart rate only (no zone data: the roughest)")
         out.append(f"- Heart-rate load, all time: {'; '.join(parts)}")
-        partial = hr.filter(~pl.col("measured"))
-        if partial.height:
+        partial = hr.filter(~pl.col("measured") & pl.col("hr_coverage").is_not_null())
+        if n := partial.height:
+            low, high = partial["hr_coverage"].min(), partial["hr_coverage"].max()
             out.append(
-                f"- Heart-rate load of {partial.height} {'activity' if partial.height == 1 else 'activities'} from "
-                "zone buckets covering only part of it (as "
-                f"little as {partial['hr_coverage'].min():.0%}: a strap that dropped out), scaled to the whole "
-                "activity: not counted as measured"
+                f"- Heart-rate load of {n} {'activity' if n == 1 else 'activities'} from zone buckets that do not "
+                f"match {'its' if n == 1 else 'their'} duration ({low:.0%}"
+                + (f" to {high:.0%}" if high != low else "")
+                + " of it: a strap that dropped out, or buckets longer than the activity), scaled to the duration: "
+                "not counted as measured"
+            )
+        later = hr.filter((pl.col("hr_load_basis") == "average_hr") & (pl.col("lthr_source") == "known_later"))
+        if n := later.height:
+            out.append(
+                f"- Heart-rate load of {n} {'activity' if n == 1 else 'activities'} on an LTHR known only later (before "
+                "the first heart-rate zones fitsync saw): not counted as measured (`fitsync thresholds set --from DATE "
+                "--lthr BPM` sets one)"
             )
     if twice := d["duplicates"].height:
         out.append(
@@ -946,9 +958,11 @@ def _cards(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         )
     cards.append(
         _card(
-            "Load coverage (42 d)",
-            f"{f['coverage']:.0%}" if f["coverage"] is not None else "—",
-            "share of moving time with a load",
+            "Measured load (42 d)",
+            f"{f['measured']:.0%}" if f["measured"] is not None else "—",
+            "share of moving time whose load was measured (power, pace, heart rate, relative effort), not estimated"
+            if f["coverage"] is None or f["coverage"] == f["measured"]
+            else f"measured, of moving time; {f['coverage']:.0%} has a load, estimates included",
         )
     )
     kind = charts.ZONE_TYPE_LABELS.get(d["zone_type"], d["zone_type"])

@@ -269,8 +269,9 @@ def create_views(conn: duckdb.DuckDBPyConnection, answers_glob: str, quoted: str
     )
     conn.execute(
         f"COMMENT ON VIEW {SECONDS_VIEW} IS 'Each activity''s streams resampled to one row per second: gaps of up to "
-        f"{MAX_GAP_S} missing seconds interpolated, longer ones a pause (power and speed 0 where the activity has "
-        "them), as GoldenCheetah fixes gaps; every stream analysis reads it'"
+        f"{MAX_GAP_S} missing seconds interpolated, longer ones and stops (the distance still over {STOP_MIN_S} s or "
+        "more) a pause (power and speed 0 where the activity has them), as GoldenCheetah fixes gaps; every stream "
+        "analysis reads it'"
     )
     lake = conn.execute("SELECT type FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
     if lake == [("ducklake",)]:  # DuckLake keeps no comment on a view's columns

@@ -27,8 +27,11 @@ shows an activity's latest answer and only while the activity is in `activities`
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import shutil
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -217,6 +220,18 @@ def prepare(root: Path) -> None:
 
 
 RULE_FILE = "rule"  # in the MMP folder: the stream_mmp.RULE its files were computed by
+LOCK_FILE = ".lock"  # in the MMP folder: a write and a rebuild never interleave
+
+
+@contextlib.contextmanager
+def mmp_lock(root: Path) -> Iterator[None]:
+    """An advisory lock on the MMP folder (the kernel drops it with the process): a stream write between a rebuild's
+    listing and its removal would leave an activity's MMP twice, two migrates at once every activity's."""
+    folder = root / stream_mmp.FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOCK_FILE, "a+b") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        yield
 
 
 def rebuild_mmp(root: Path) -> int:
@@ -227,6 +242,13 @@ def rebuild_mmp(root: Path) -> int:
     marker = folder / RULE_FILE
     if marker.exists() and marker.read_text().strip() == str(stream_mmp.RULE):
         return 0
+    with mmp_lock(root):
+        if marker.exists() and marker.read_text().strip() == str(stream_mmp.RULE):
+            return 0  # another process rebuilt it meanwhile
+        return _rebuild(root, folder, marker)
+
+
+def _rebuild(root: Path, folder: Path, marker: Path) -> int:
     months = 0
     for month in sorted((root / SAMPLES).glob("athlete=*/month=*")):
         stored = sorted(month.glob("*.parquet"))
@@ -250,8 +272,10 @@ def rebuild_mmp(root: Path) -> int:
 def write(root: Path, athlete_id: int, answers: list[Answer]) -> int:
     """Write these answers (framed: none RECEIVED): `write_samples`, then `write_answers`; returns the samples
     written."""
-    written = write_samples(root, athlete_id, answers)
-    write_answers(root, athlete_id, answers, mean_maximal(answers))
+    best = mean_maximal(answers)
+    with mmp_lock(root):  # its samples and MMP files land together, never across a rebuild
+        written = write_samples(root, athlete_id, answers)
+        write_answers(root, athlete_id, answers, best)
     return written
 
 

@@ -281,6 +281,8 @@ def test_a_heart_rate_strap_that_dropped_out_is_scaled_and_not_called_measured(t
     b.buckets(dropped, [0, 1800, 0, 0, 0])
     whole = b.activity(9, "2025-06-03 08:00:00", moving_time=10800, distance=90000, hr=130)
     b.buckets(whole, [0, 10800, 0, 0, 0])
+    over = b.activity(9, "2025-06-04 08:00:00", moving_time=3600, distance=30000, hr=130)
+    b.buckets(over, [0, 10800, 0, 0, 0])  # three hours of buckets for one hour's ride
     b.close()
     load = rows(read(path, "activity_load", 9), "activity_id")
     zone_2 = 10800 * 55 / 3600  # three hours at zone 2's default load per hour
@@ -291,12 +293,13 @@ def test_a_heart_rate_strap_that_dropped_out_is_scaled_and_not_called_measured(t
     )
     assert load[dropped]["load"] == pytest.approx(zone_2) and load[dropped]["hr_coverage"] == pytest.approx(1 / 6)
     assert (load[dropped]["load_source"], load[dropped]["measured"]) == ("heart_rate", False)
+    assert (load[over]["load"], load[over]["hr_coverage"], load[over]["measured"]) == (pytest.approx(55), 3, False)
     from fitsync.warehouse import report
 
     with db.reading(path) as conn:
         gathered = report._gather(conn, 9)
     said = report._estimates(gathered, {"six_weeks": gathered["activity_load"]})
-    assert any("Heart-rate load of 1 activity from zone buckets covering only part of it (as little as 17%" in line
+    assert any("Heart-rate load of 2 activities from zone buckets that do not match their duration (17% to 300% of it" in line
                for line in said), said  # fmt: skip
 
 
@@ -862,6 +865,54 @@ def test_a_session_recorded_twice_counts_once(world: World) -> None:
         gathered = report._gather(conn, 6)
     said = report._estimates(gathered, {"six_weeks": gathered["activity_load"]})
     assert "- 1 activity is a second recording of a session another device recorded too" in "\n".join(said)
+
+
+def test_sessions_that_only_overlap_are_no_second_recordings(tmp_path: Path) -> None:
+    """Overlap is judged against the longer of the two: a 30-minute race inside a 2-hour session, or a lunch run
+    while a watch left running since the morning still counts (both were left out as "second recordings"). Three
+    devices on one ride count it once."""
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, synced_at="2025-06-30 12:00:00+00")
+    session = b.activity(9, "2025-06-02 18:00:00", moving_time=7200, suffer=90, hr=130)
+    race = b.activity(9, "2025-06-02 18:30:00", sport="VirtualRide", moving_time=1800, device_watts=True, np=250)
+    morning = b.activity(9, "2025-06-03 07:00:00", sport="Run", moving_time=2400, elapsed=36000, suffer=40)
+    lunch = b.activity(9, "2025-06-03 12:00:00", sport="Run", moving_time=2400, suffer=40, hr=150)
+    devices = [
+        b.activity(9, "2025-06-04 08:00:00", moving_time=3600, device_watts=True, np=200, suffer=60),
+        b.activity(9, "2025-06-04 08:00:10", moving_time=3590, hr=140, suffer=61),
+        b.activity(9, "2025-06-04 08:00:20", moving_time=3580, suffer=62),
+    ]
+    b.close()
+    dup = {r["activity_id"]: r["kept_activity_id"] for r in read(path, "duplicate_activities", 9).rows(named=True)}
+    assert dup == {devices[1]: devices[0], devices[2]: devices[0]}
+    counted = set(read(path, "activity_calendar", 9)["activity_id"])
+    assert {session, race, morning, lunch, devices[0]} == counted
+
+
+def test_segment_prs_leave_out_second_recordings_dates_ahead_and_e_bikes(tmp_path: Path) -> None:
+    """The segment views read the efforts themselves: the watch's copy of a ride (2 s faster) was a PR over the bike
+    computer's, an effort dated 2031 was the current PR (days since it negative), and an e-bike's 200 s stayed the
+    rider's PR for good. Their efforts are left out, as every other analysis leaves those activities out."""
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, synced_at="2025-06-30 12:00:00+00")
+    b.segment(77, "Hawk Hill")
+    first = b.activity(9, "2025-05-01 08:00:00", distance=30000, moving_time=3600, hr=140)
+    b.effort(9, first, 77, "2025-05-01 08:20:00", 300)
+    computer = b.activity(9, "2025-06-01 08:00:00", distance=30000, moving_time=3600, device_watts=True, np=200)
+    watch = b.activity(9, "2025-06-01 08:00:05", distance=30100, moving_time=3600, hr=141)
+    b.effort(9, computer, 77, "2025-06-01 08:20:00", 295)
+    b.effort(9, watch, 77, "2025-06-01 08:20:03", 293)
+    ebike = b.activity(9, "2025-06-10 08:00:00", sport="EBikeRide", distance=30000, moving_time=3000)
+    b.effort(9, ebike, 77, "2025-06-10 08:20:00", 200)
+    ahead = b.activity(9, "2031-06-01 08:00:00", distance=30000, moving_time=3600)
+    b.effort(9, ahead, 77, "2031-06-01 08:20:00", 280)
+    b.close()
+    progression = read(path, "segment_effort_progression", 9)
+    assert progression["activity_id"].to_list() == [first, computer]
+    [summary] = read(path, "segment_pr_summary", 9).rows(named=True)
+    assert (summary["attempts"], summary["current_pr_s"], summary["improvements"]) == (2, 295, 1)
 
 
 def test_an_activity_dated_after_it_was_received_is_left_out(world: World) -> None:

@@ -178,3 +178,48 @@ def test_the_power_curve_s_dates_are_wall_clock_days() -> None:
     )
     efforts, periods = _power_efforts(curve, 2025)
     assert periods == ["all time", "2025"] and efforts["local_date"].to_list() == ["2025-06-01T00:00:00"] * 2
+
+
+def test_routes_of_this_season_follow_the_season_start(tmp_path: Path) -> None:
+    """ "Where you train this season" drew the calendar year: with seasons from November, March's route (last season)
+    was in it. Each route carries its season; a second recording of a session draws no second line."""
+    import duckdb
+
+    from fitsync.warehouse import db
+
+    from .builder import Builder
+
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, synced_at="2025-12-05 12:00:00+00")
+    march = b.activity(9, "2025-03-10 08:00:00", distance=20000)
+    november = b.activity(9, "2025-11-10 08:00:00", distance=20000)
+    again = b.activity(9, "2025-11-10 08:00:30", distance=20000, moving_time=3500)
+    b.close()
+    with duckdb.connect(str(path)) as conn:
+        conn.execute("UPDATE activities SET summary_polyline = '_p~iF~ps|U_ulLnnqC'")
+        conn.execute("UPDATE analysis_settings SET value = 11 WHERE name = 'season_start_month'")
+    with db.reading(path) as conn:
+        tracks = report._tracks(conn, 9)
+    seasons = dict(tracks.group_by("activity_id").agg(pl.col("season").first()).iter_rows())
+    assert seasons == {march: 2024, november: 2025} and again not in seasons
+
+
+def test_the_headline_card_counts_measured_load_not_estimates(tmp_path: Path) -> None:
+    """Ten rides without power, heart rate or relative effort: the page's card read "Load coverage 100 %", estimates
+    counted as coverage. The card shows the measured share, and says how much has a load at all."""
+    from fitsync.warehouse import db
+
+    from .builder import Builder
+
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, synced_at="2025-06-30 12:00:00+00")
+    for day in range(10):
+        b.activity(9, f"2025-06-{day + 10:02d} 08:00:00", distance=30000)
+    b.close()
+    with db.reading(path) as conn:
+        gathered = report._gather(conn, 9)
+    cards = "\n".join(report._cards(gathered, report._facts(gathered)))
+    assert 'Measured load (42 d)</div><div class="value">0%</div>' in cards
+    assert "100% has a load, estimates included" in cards and "Load coverage" not in cards

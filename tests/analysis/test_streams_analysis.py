@@ -316,6 +316,24 @@ def test_a_gps_jump_is_no_best_effort_and_no_pace(tmp_path: Path) -> None:
     assert analysis.view(path, "critical_speed", 8, season=0)["cs_m_s"].to_list() in ([], [None])
 
 
+def test_a_rebuild_of_the_mmp_waits_for_a_stream_write(tmp_path: Path) -> None:
+    """A stream write whose samples landed before a rebuild's listing and whose MMP file after its removal left that
+    activity's MMP twice. Writes and rebuilds hold one lock on the MMP folder: the rebuild waits for the write."""
+    import threading
+
+    root = tmp_path / "warehouse.duckdb.documents"
+    streams.write(root, 9, [answer(1, "2025-06-02", list(range(120)), watts=[200.0] * 120)])
+    (root / stream_mmp.FOLDER / streams.RULE_FILE).unlink(missing_ok=True)  # MMP files of an earlier rule
+    rebuilt: list[int] = []
+    with streams.mmp_lock(root):  # a write in progress
+        rebuild = threading.Thread(target=lambda: rebuilt.append(streams.rebuild_mmp(root)))
+        rebuild.start()
+        rebuild.join(0.5)
+        assert rebuild.is_alive() and rebuilt == [], "the rebuild went on during the write"
+    rebuild.join()
+    assert rebuilt == [1] and len(list((root / stream_mmp.FOLDER / "athlete=9").rglob("*.parquet"))) == 1
+
+
 def test_running_power_is_not_judged_on_the_cycling_ftp_and_cp(tmp_path: Path) -> None:
     """A run with a power pod (its `watts` stream) was rated on the cycling FTP (IF 1.2), drained the cycling W′ and
     filled the cycling power zones (the report drew such a run as the latest hard ride). Its NP stays (its own figure); FTP,
@@ -377,6 +395,11 @@ def test_the_mmp_s_seconds_follow_the_view_s_rule() -> None:
         # no power meter, a pause; one sample
         answer(3, "2025-01-01", [0, 3, 100, 103], distance=[0.0, 9.0, 12.0, 30.0]),
         answer(4, "2025-01-01", [7], watts=[300.0]),
+        # stops (the distance still) at the rule's edges: 9, 10 and 11 missing seconds, exactly STOP_SPEED a second,
+        # just under it, a NULL distance across a gap, a long move
+        answer(5, "2025-01-01", [0, 10, 21, 33, 45, 57, 70, 160],
+               watts=[100.0, 200.0, 300.0, 250.0, 150.0, 120.0, 80.0, 60.0],
+               distance=[0.0, 1.0, 2.0, 8.5, 14.49, None, 20.0, 900.0]),
     ]  # fmt: skip
     again = answer(1, "2025-01-01", [0, 2, 95], watts=[1.0, 2.0, 3.0])  # the same activity answered again: its own
     cases.insert(1, dataclasses.replace(again, frame=again.frame.with_columns(fetched_us=pl.lit(2, pl.Int64))))
