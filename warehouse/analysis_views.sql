@@ -304,9 +304,11 @@ SELECT c.athlete_id, c.activity_id, c.sport_type, c.start_date_local, c.local_da
        b.min AS zone_min, b.max AS zone_max, b.seconds, m.seiler_zone
 FROM b
 JOIN activity_calendar c ON c.activity_id = b.activity_id
+LEFT JOIN analysis_sport_families f ON f.sport_type = c.sport_type
 LEFT JOIN seiler_map m
        ON m.athlete_id = c.athlete_id AND m.zone_type = b.zone_type AND m.zone_count = b.zone_count
       AND m.bucket_index = b.bucket_index
+WHERE b.zone_type <> 'power' OR coalesce(f.power_tss, false)  -- the power zones are the bike's: no run's pod in them
 ORDER BY c.athlete_id, c.start_date_local, c.activity_id, b.zone_type, b.bucket_index;
 
 -- Seconds per zone per ISO week, the zone's share of the week's time in that zone type, and the bounds the zone
@@ -1529,7 +1531,8 @@ WITH params AS MATERIALIZED (
                      THEN 'too short: ' || h.moving_time_s || ' s after the warm-up (needs '
                           || CAST(p.min_s AS BIGINT) || ')'
                 WHEN h.output_kind = 'speed' AND h.activity_id IN (SELECT activity_id FROM cycling)
-                     THEN 'a ride without power in every lap: its speed follows wind and terrain, not the body'
+                     THEN 'a ride on speed (fewer than two laps with power and heart rate): its speed follows wind '
+                          || 'and terrain, not the body'
                 WHEN h.output_cv > p.max_cv
                      THEN 'not steady: output varies ' || CAST(round(h.output_cv * 100) AS BIGINT) || ' % (above '
                           || CAST(round(p.max_cv * 100) AS BIGINT) || ' %)'
@@ -1816,7 +1819,7 @@ COMMENT ON COLUMN pr_monthly.prs IS 'PRs set in the month on segments attempted 
 COMMENT ON COLUMN pr_monthly.first_attempts IS 'Segments attempted for the first time in the month';
 COMMENT ON COLUMN pr_monthly.efforts IS 'Visible segment efforts in the month';
 
-COMMENT ON VIEW activity_zone_seconds IS 'Every zone bucket of every activity with its local calendar, the activity''s own bounds and the Seiler zone it maps to';
+COMMENT ON VIEW activity_zone_seconds IS 'Every zone bucket of every activity with its local calendar, the activity''s own bounds and the Seiler zone it maps to (power buckets of cycling sport types only: the power zones are the bike''s)';
 COMMENT ON COLUMN activity_zone_seconds.athlete_id IS 'The athlete who owns the activity';
 COMMENT ON COLUMN activity_zone_seconds.activity_id IS 'The activity';
 COMMENT ON COLUMN activity_zone_seconds.sport_type IS 'The activity''s sport type';

@@ -160,9 +160,11 @@ def _delete(conn: duckdb.DuckDBPyConnection, table: str, athlete_id: int, valid_
 
 
 def profile_ftp(conn: duckdb.DuckDBPyConnection, athlete_id: int) -> float | None:
-    """The athlete's FTP as the profile last said it (None: it has none)."""
-    found = conn.execute(
-        "SELECT ftp FROM athlete_snapshots WHERE athlete_id = ? AND ftp > 0 ORDER BY snapshot_date DESC LIMIT 1",
+    """The athlete's FTP as the profile last said it (None: it has none, or none the loads use)."""
+    found = conn.execute(  # one the loads use: within ftp_min_w .. ftp_max_w (profile_ftp_unused names the others)
+        "SELECT s.ftp FROM athlete_snapshots s WHERE s.athlete_id = ? AND s.ftp > 0 "
+        "AND NOT EXISTS (SELECT 1 FROM profile_ftp_unused u WHERE u.athlete_id = s.athlete_id AND u.ftp = s.ftp) "
+        "ORDER BY s.snapshot_date DESC LIMIT 1",
         [athlete_id],
     ).fetchall()
     return float(found[0][0]) if found else None

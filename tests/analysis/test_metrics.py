@@ -670,7 +670,7 @@ def test_a_ride_s_decoupling_is_on_power_and_a_short_one_has_none(tmp_path: Path
     )
     assert found[wind]["decoupling_pct"] == pytest.approx(0)
     assert found[unpowered]["decoupling_pct"] is None
-    assert found[unpowered]["decoupling_note"].startswith("a ride without power in every lap: its speed follows wind")
+    assert found[unpowered]["decoupling_note"].startswith("a ride on speed (fewer than two laps with power and heart")
     assert found[short]["decoupling_pct"] is None
     assert found[short]["decoupling_note"] == "too short: 240 s after the warm-up (needs 1200)"
 

@@ -347,6 +347,8 @@ def test_running_power_is_not_judged_on_the_cycling_ftp_and_cp(tmp_path: Path) -
         b.effort(6, ride, 700 + n, f"2025-03-{n + 1:02d} 09:30:00", t, watts=CP + W_PRIME / t)
     run = b.activity(6, "2025-06-01 07:00:00", sport="Run", distance=7200, moving_time=1800, device_watts=True)
     ride = b.activity(6, "2025-06-02 07:00:00", device_watts=True, moving_time=1800)
+    for each in (run, ride):  # the service's own power buckets, on the one (cycling) set of power zones
+        b.buckets(each, [0, 1800, 0, 0], zone_type="power", bounds=POWER_BOUNDS)
     b.close()
     held = {"watts": [200.0] * 1800, "heartrate": [150.0] * 1800, "distance": [4.0 * s for s in range(1800)]}
     streams.write(
@@ -362,6 +364,8 @@ def test_running_power_is_not_judged_on_the_cycling_ftp_and_cp(tmp_path: Path) -
     in_zones = analysis.view(path, "stream_zone_seconds", 6).filter(pl.col("seconds") > 0)
     assert sorted(in_zones.filter(pl.col("activity_id") == run)["zone_type"].to_list()) == ["heartrate"]
     assert sorted(in_zones.filter(pl.col("activity_id") == ride)["zone_type"].to_list()) == ["heartrate", "power"]
+    service = analysis.view(path, "activity_zone_seconds", 6).filter(pl.col("zone_type") == "power")
+    assert set(service["activity_id"]) == {ride}, "the run's power buckets are in no weekly zone time"
 
 
 def test_two_answers_of_one_activity_written_together_are_two_series(tmp_path: Path) -> None:
