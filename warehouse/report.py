@@ -182,6 +182,7 @@ def _gather(conn: Any, athlete_id: int) -> dict[str, Any]:
         "pmc_all": pmc_all,
         "pmc": pmc,
         "bands": conn.sql("SELECT band, tsb_from, tsb_to, sort_order FROM analysis_form_bands").pl(),
+        "ctl_days": conn.sql("SELECT max(value) FILTER (WHERE name = 'ctl_days') FROM analysis_settings").fetchone()[0],
         "volume": view("volume_weekly").filter(pl.col("week_start") > week0 - dt.timedelta(weeks=VOLUME_WEEKS)),
         **_zone_frames(conn, view, week0),
         "daily": view("daily_load"),
@@ -697,6 +698,9 @@ def _calendar_and_route_figures(d: dict[str, Any]) -> Figures:
 def _facts(d: dict[str, Any]) -> dict[str, Any]:
     as_of, unit, family = d["as_of"], d["unit"], d["main_family"]
     today = d["pmc_all"].tail(1).row(0, named=True) if d["pmc_all"].height else None
+    if today is not None:  # CTL starts from 0 on the first day: until it has had its time constant, form reads low
+        days = d["pmc_all"].height
+        today["building"] = f"still building: {days} days of history" if days < (d["ctl_days"] or 0) else None
     six_weeks = d["activity_load"].filter(pl.col("local_date") > as_of - dt.timedelta(days=42))
     total_s = six_weeks["duration_s"].sum() or 0
     loaded_s = six_weeks.filter(pl.col("load").is_not_null())["duration_s"].sum() or 0
@@ -760,6 +764,12 @@ def _summary_markdown(d: dict[str, Any]) -> str:
         lines.append(
             f"- **Form**: CTL {t['ctl']:.1f} · ATL {t['atl']:.1f} · TSB (yesterday's CTL − ATL) {t['tsb']:+.1f} "
             f"({t['form_band'] or 'no band'}) · ramp {t['ramp_rate']:+.1f} per week"
+            + (
+                f" · {t['building']} (fitness starts from 0 on the first day and needs about {d['ctl_days']:g} days: "
+                "until then form reads lower than it is)"
+                if t["building"]
+                else ""
+            )
         )
     sources = f["six_weeks"]["load_source"].value_counts().sort("load_source")
     counts = ", ".join(f"{s} {n}" for s, n in sources.iter_rows())
@@ -938,7 +948,7 @@ def _cards(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         cards += [
             _card("Fitness (CTL)", f"{t['ctl']:.1f}", f"ramp {t['ramp_rate']:+.1f} per week"),
             _card("Fatigue (ATL)", f"{t['atl']:.1f}", "7-day load"),
-            _card("Form (TSB)", f"{t['tsb']:+.1f}", t["form_band"] or ""),
+            _card("Form (TSB)", f"{t['tsb']:+.1f}", t["building"] or t["form_band"] or ""),
         ]
     cards.append(
         _card(

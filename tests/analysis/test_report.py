@@ -223,3 +223,26 @@ def test_the_headline_card_counts_measured_load_not_estimates(tmp_path: Path) ->
     cards = "\n".join(report._cards(gathered, report._facts(gathered)))
     assert 'Measured load (42 d)</div><div class="value">0%</div>' in cards
     assert "100% has a load, estimates included" in cards and "Load coverage" not in cards
+
+
+def test_form_in_the_first_weeks_says_it_is_still_building(tmp_path: Path) -> None:
+    """A steady 60 a day for three weeks read TSB -34, "high risk", without a word: fitness starts from 0 on the first
+    day in the warehouse. Until the history is as long as ctl_days the card and the summary say it is still
+    building."""
+    from fitsync.warehouse import db
+
+    from .builder import Builder
+
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, synced_at="2025-06-21 20:00:00+00")
+    for day in range(21):
+        b.activity(9, (dt.date(2025, 6, 1) + dt.timedelta(days=day)).isoformat() + " 08:00:00", suffer=60)
+    b.close()
+    with db.reading(path) as conn:
+        gathered = report._gather(conn, 9)
+    facts = report._facts(gathered)
+    cards = "\n".join(report._cards(gathered, facts))
+    assert 'Form (TSB)</div><div class="value">-3' in cards and "still building: 21 days of history" in cards
+    assert "high risk" not in cards
+    assert "still building: 21 days of history (fitness starts from 0" in report._summary_markdown(gathered)
