@@ -167,9 +167,7 @@ CREATE OR REPLACE VIEW segment_effort_progression AS
 WITH s AS MATERIALIZED (
     SELECT segment_id, name FROM segments
 ), left_out AS MATERIALIZED (  -- what no analysis counts: a second recording, a date ahead, a motor's help
-    SELECT activity_id FROM duplicate_activities
-    UNION ALL
-    SELECT activity_id FROM future_activities
+    SELECT activity_id FROM recordings() WHERE dated_ahead OR kept_activity_id IS NOT NULL
     UNION ALL
     SELECT a.activity_id FROM activities a JOIN analysis_sport_families f ON f.sport_type = a.sport_type
     WHERE f.motorized
