@@ -230,7 +230,8 @@ def mmp_lock(root: Path) -> Iterator[None]:
     folder = root / stream_mmp.FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / LOCK_FILE, "a+b") as lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        with contextlib.suppress(OSError):  # a shared folder without locks (some NFS): the write goes on unlocked
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         yield
 
 
