@@ -716,6 +716,7 @@ def _facts(d: dict[str, Any]) -> dict[str, Any]:
     edd = {r["unit"]: r for r in d["eddington"].filter(pl.col("sport_family") == family).iter_rows(named=True)}
     recent_pi = d["seiler"].filter(pl.col("week_start") > as_of - dt.timedelta(weeks=4))
     z = [int(recent_pi[c].sum()) for c in ("z1_seconds", "z2_seconds", "z3_seconds")]
+    unmapped = int(recent_pi["unmapped_seconds"].sum())
     # the 4 weeks to as_of are the rolling PI's last week (week0 and the PI_WEEKS - 1 before it)
     pi = d["pi"].filter(pl.col("week_start") == d["week0"])["polarization_index"].first() if sum(z) else None
     return {
@@ -733,6 +734,12 @@ def _facts(d: dict[str, Any]) -> dict[str, Any]:
         "eddington": edd,
         "pi": pi,
         "pi_zones": z,
+        "no_pi": (
+            f"{unmapped / 3600:.1f} h of zone time in zones that map to no Seiler zone: only 5 heart-rate and 7 power "
+            "zones have a default mapping; rows of analysis_seiler_zones map others"
+            if sum(z) < PI_MIN_HOURS * 3600 <= sum(z) + unmapped
+            else f"under {PI_MIN_HOURS:g} h of zone time, or more zone-3 than zone-1 time"
+        ),
         "recent_prs": d["events"]
         .filter(~pl.col("is_first_attempt"))
         .sort(["local_date", "effort_id"], descending=True)
@@ -798,10 +805,7 @@ def _summary_markdown(d: dict[str, Any]) -> str:
         verdict = "polarized" if f["pi"] > d["pi_threshold"] else "not polarized"
         lines.append(f"- **Polarization, last 4 weeks ({kind})**: PI {f['pi']:.2f} ({verdict})")
     else:
-        lines.append(
-            f"- **Polarization, last 4 weeks ({kind})**: no index (under {PI_MIN_HOURS:g} h of zone time, "
-            "or more zone-3 than zone-1 time)"
-        )
+        lines.append(f"- **Polarization, last 4 weeks ({kind})**: no index ({f['no_pi']})")
     lines += _estimates(d, f)
     if f["recent_prs"].height:
         lines += ["", "| date | segment | time | faster than the best before |", "|---|---|---|---|"]
@@ -824,7 +828,8 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
     if six.height:
         out.append(
             f"- Load, last 42 days: {estimated.height} of {six.height} activities estimated from duration and "
-            "sport (no power, pace, heart rate or relative effort)"
+            "sport (no power, pace, heart-rate load or relative effort; a heart-rate load needs 5-zone buckets or an "
+            "LTHR: `fitsync thresholds set --from DATE --lthr BPM`)"
         )
     hr = every.filter(pl.col("load_source") == "heart_rate")
     if hr.height:
@@ -980,9 +985,7 @@ def _cards(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         _card(
             f"Polarization (4 wk, {kind})",
             f"{f['pi']:.2f}" if f["pi"] is not None else "—",
-            "above 2 is polarized"
-            if f["pi"] is not None
-            else f"no PI: under {PI_MIN_HOURS:g} h of zone time, or more zone-3 than zone-1",
+            "above 2 is polarized" if f["pi"] is not None else f"no PI: {f['no_pi']}",
         )
     )
     return cards

@@ -246,3 +246,27 @@ def test_form_in_the_first_weeks_says_it_is_still_building(tmp_path: Path) -> No
     assert 'Form (TSB)</div><div class="value">-3' in cards and "still building: 21 days of history" in cards
     assert "high risk" not in cards
     assert "still building: 21 days of history (fitness starts from 0" in report._summary_markdown(gathered)
+
+
+def test_no_polarization_index_says_when_the_zones_map_to_no_seiler_zone(tmp_path: Path) -> None:
+    """Seven heart-rate zones, 12 h in four weeks: no index, and the page said "under 3 h of zone time, or more zone-3
+    than zone-1" — both false. It says the zones map to no Seiler zone, and where a mapping is added."""
+    from fitsync.warehouse import db
+
+    from .builder import Builder
+
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, synced_at="2025-06-28 20:00:00+00")
+    for day in range(12):
+        ride = b.activity(9, (dt.date(2025, 6, 1) + dt.timedelta(days=2 * day)).isoformat() + " 08:00:00", hr=130)
+        b.buckets(ride, [1800, 1200, 300, 200, 100, 0, 0], bounds=[(i * 20 + 80, i * 20 + 100) for i in range(7)])
+    b.close()
+    with db.reading(path) as conn:
+        gathered = report._gather(conn, 9)
+    facts = report._facts(gathered)
+    assert facts["pi"] is None
+    assert facts["no_pi"].startswith(
+        "11.0 h of zone time in zones that map to no Seiler zone"
+    )  # 11 rides in 4 weeks, facts["no_pi"]
+    assert "no PI: 11.0 h of zone time in zones" in "\n".join(report._cards(gathered, facts))
