@@ -377,6 +377,26 @@ def record(sb: Harness, athlete_id: int, *, days_ago: float | None = None, **fie
     return int(response.json()["id"])
 
 
+def record_with_heart_rate(sb: Harness, athlete_id: int, *, days_ago: float, **fields: Any) -> int:
+    """A device upload that has heart rate: the sandbox leaves it off 4 % of recordings, drawn from the start time
+    (which moves with the clock), so a test that needs zones takes the first of a few starts a minute apart that has
+    it, the others deleted before any sync sees them."""
+    for minute in range(20):
+        start = dt.datetime.now(dt.UTC) - dt.timedelta(days=days_ago, minutes=minute)
+        response = sb.console.post(
+            f"/athletes/{athlete_id}/activities", json={**fields, "start_date": start.isoformat()}
+        )
+        assert response.status_code == 200, response.text
+        activity_id = int(response.json()["id"])
+        [row] = query(
+            sb, "SELECT json_extract(data, '$.has_heartrate') AS hr FROM activities WHERE id = ?", activity_id
+        )
+        if row["hr"]:
+            return activity_id
+        delete(sb, activity_id)
+    raise AssertionError("no recording with heart rate in 20 starts")
+
+
 def change(sb: Harness, activity_id: int, **fields: Any) -> dict[str, Any]:
     """The athlete edits an activity (title, type, visibility…); returns it as the console shows it."""
     response = sb.console.patch(f"/activities/{activity_id}", json=fields)

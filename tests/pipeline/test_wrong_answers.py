@@ -15,7 +15,7 @@ from fitsync.cli.last_runs import last_runs
 from fitsync.sync import progress
 
 from ..processes import run_fitsync
-from ..sandbox_harness import Harness
+from ..sandbox_harness import Harness, record_with_heart_rate
 from .conftest import ROUTE_404, Connect, Home, Recorder, add_athlete, change, record, record_many, subprocess_env
 
 
@@ -205,7 +205,7 @@ def test_an_empty_or_typeless_zones_answer_keeps_the_stored_zones(sb: Harness, c
     """`[]` for a run whose heart-rate zones are stored deleted them in a run called ok; a zone without its type was
     left out of the load without a word. The empty answer replaces nothing, the type-less one is a wrong answer."""
     aid = add_athlete(sb, premium=True)
-    run = record(sb, aid, days_ago=3, sport_type="Run", moving_time=1800)
+    run = record_with_heart_rate(sb, aid, days_ago=3, sport_type="Run", moving_time=1800)
     home = connect(aid)
     home.sync()
     stored = "SELECT zone_type, bucket_index, seconds FROM activity_zone_buckets ORDER BY ALL"
@@ -232,7 +232,7 @@ def test_zones_go_when_the_re_pulled_detail_says_the_activity_can_have_none(sb: 
     power meter, so no zones call is made, and the stored heart-rate zones stayed, counted in every time-in-zone
     figure. The detail is the service's own word that the activity has no zones: they go with it."""
     aid = add_athlete(sb, premium=True)
-    ride = record(sb, aid, days_ago=3, sport_type="Ride", moving_time=1800)
+    ride = record_with_heart_rate(sb, aid, days_ago=3, sport_type="Ride", moving_time=1800)
     home = connect(aid)
     home.sync()
     zones = f"SELECT DISTINCT zone_type FROM activity_zone_buckets WHERE activity_id = {ride}"
