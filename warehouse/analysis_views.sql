@@ -427,6 +427,20 @@ ORDER BY r.athlete_id, r.zone_type, r.version, z.bucket_index;
 
 -- --- training load ------------------------------------------------------------------------------------------
 
+-- The profile FTPs no load uses (outside ftp_min_w .. ftp_max_w: a typo, a wrong unit), each value with the days
+-- fitsync saw it: what ftp_timeline leaves out, and what the report and `fitsync thresholds` say.
+CREATE OR REPLACE VIEW profile_ftp_unused AS
+WITH bounds AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'ftp_min_w') AS low, max(value) FILTER (WHERE name = 'ftp_max_w') AS high
+    FROM analysis_settings
+)
+SELECT s.athlete_id, s.ftp, min(s.snapshot_date) AS first_seen, max(s.snapshot_date) AS last_seen,
+       any_value(b.low) AS ftp_min_w, any_value(b.high) AS ftp_max_w
+FROM athlete_snapshots s CROSS JOIN bounds b
+WHERE s.ftp > 0 AND NOT s.ftp BETWEEN b.low AND b.high
+GROUP BY s.athlete_id, s.ftp
+ORDER BY s.athlete_id, first_seen;
+
 -- FTP by date per athlete, from two sources merged into one timeline: the explicit analysis_ftp_history rows
 -- ('history') and the profile FTP as fitsync saw it (athlete_snapshots: 'profile', from the first day each value
 -- was seen; a value outside ftp_min_w .. ftp_max_w is not used: profile_ftp_unused says so). From each valid_from the
@@ -434,14 +448,12 @@ ORDER BY r.athlete_id, r.zone_type, r.version, z.bucket_index;
 -- seen the same day. Before the first row no FTP was known: activity_load
 -- uses the earliest known one there and says so.
 CREATE OR REPLACE VIEW ftp_timeline AS
-WITH bounds AS MATERIALIZED (
-    SELECT max(value) FILTER (WHERE name = 'ftp_min_w') AS low, max(value) FILTER (WHERE name = 'ftp_max_w') AS high
-    FROM analysis_settings
-), seen AS (
-    SELECT athlete_id, snapshot_date, ftp,
-           lag(ftp) OVER (PARTITION BY athlete_id ORDER BY snapshot_date) AS seen_before
-    FROM athlete_snapshots CROSS JOIN bounds
-    WHERE ftp BETWEEN bounds.low AND bounds.high
+WITH seen AS (
+    SELECT s.athlete_id, s.snapshot_date, s.ftp,
+           lag(s.ftp) OVER (PARTITION BY s.athlete_id ORDER BY s.snapshot_date) AS seen_before
+    FROM athlete_snapshots s
+    WHERE s.ftp > 0
+      AND NOT EXISTS (SELECT 1 FROM profile_ftp_unused u WHERE u.athlete_id = s.athlete_id AND u.ftp = s.ftp)
 ), points AS (
     SELECT athlete_id, valid_from, ftp, 'history' AS source, 0 AS preference FROM analysis_ftp_history
     UNION ALL
@@ -459,20 +471,6 @@ SELECT athlete_id, valid_from, lead(valid_from) OVER (PARTITION BY athlete_id OR
        ftp, source
 FROM one
 ORDER BY athlete_id, valid_from;
-
--- The profile FTPs ftp_timeline leaves out (outside ftp_min_w .. ftp_max_w: a typo, a wrong unit), each value with
--- the days fitsync saw it: what the report and `fitsync thresholds` say.
-CREATE OR REPLACE VIEW profile_ftp_unused AS
-WITH bounds AS MATERIALIZED (
-    SELECT max(value) FILTER (WHERE name = 'ftp_min_w') AS low, max(value) FILTER (WHERE name = 'ftp_max_w') AS high
-    FROM analysis_settings
-)
-SELECT s.athlete_id, s.ftp, min(s.snapshot_date) AS first_seen, max(s.snapshot_date) AS last_seen,
-       any_value(b.low) AS ftp_min_w, any_value(b.high) AS ftp_max_w
-FROM athlete_snapshots s CROSS JOIN bounds b
-WHERE s.ftp > 0 AND NOT s.ftp BETWEEN b.low AND b.high
-GROUP BY s.athlete_id, s.ftp
-ORDER BY s.athlete_id, first_seen;
 
 -- Per activity: every load it could have on the TSS scale (an hour at threshold = 100), and the one chosen
 -- (load, load_source), explicit thresholds before derived ones:

@@ -853,7 +853,7 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         if n := partial.height:
             low, high = partial["hr_coverage"].min(), partial["hr_coverage"].max()
             out.append(
-                f"- Heart-rate load of {n} {'activity' if n == 1 else 'activities'} from zone buckets that do not "
+                f"- Heart-rate load of {charts.counted(n, 'activity', 'activities')} from zone buckets that do not "
                 f"match {'its' if n == 1 else 'their'} duration ({low:.0%}"
                 + (f" to {high:.0%}" if high != low else "")
                 + " of it: a strap that dropped out, or buckets longer than the activity), scaled to the duration: "
@@ -862,7 +862,7 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         later = hr.filter((pl.col("hr_load_basis") == "average_hr") & (pl.col("lthr_source") == "known_later"))
         if n := later.height:
             out.append(
-                f"- Heart-rate load of {n} {'activity' if n == 1 else 'activities'} on an LTHR known only later (before "
+                f"- Heart-rate load of {charts.counted(n, 'activity', 'activities')} on an LTHR known only later (before "
                 "the first heart-rate zones fitsync saw): not counted as measured (`fitsync thresholds set --from DATE "
                 "--lthr BPM` sets one)"
             )

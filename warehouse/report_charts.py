@@ -59,9 +59,9 @@ MMSS = (
 )
 
 
-def counted(n: int, noun: str) -> str:
-    """'1 day', '2 days': a count with its noun in the right number (English plurals with -s)."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 day', '2 days': a count with its noun in the right number (English plurals with -s, else `plural`)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
 def render_png(chart: alt.TopLevelMixin, scale: float = 2.0) -> bytes:
