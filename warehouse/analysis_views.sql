@@ -157,27 +157,55 @@ ORDER BY athlete_id;
 
 -- --- segment PR progression -------------------------------------------------------------------------------
 
--- Every visible effort per athlete and segment in time order (start instant, then effort id), with the running
--- best; efforts of activities no analysis counts (a second recording, one dated ahead of its receipt) and of
--- motorized sport types (analysis_sport_families.motorized: e-bikes) are left out. The PRs are recomputed from the efforts (the service's pr_rank, kept as service_pr_rank, is a snapshot
--- from upload time). A PR is an effort strictly faster than every earlier one; the first attempt sets the first
--- best (is_first_attempt). One window aggregate: the running best is the lesser of the effort and the previous
--- best (least() skips NULL), not a second frame (≈15% faster over 250k efforts, bench/query.py).
-CREATE OR REPLACE VIEW segment_effort_progression AS
-WITH s AS MATERIALIZED (
-    SELECT segment_id, name FROM segments
+-- Every segment effort with what leaves it out of the PRs, counted by segment_pr_summary: hidden (the athlete hid
+-- it), untimed (elapsed_time 0 or missing: no time to compare), of an activity no analysis counts (a second
+-- recording, one dated ahead of its receipt: recordings()) or of a motorized sport type (analysis_sport_families
+-- .motorized: e-bikes), or on another course: the service re-measures segments (2.0 km, later 1.6 km), and every
+-- effort on the shorter course would be a PR against the longer one. The course is the median distance of the
+-- athlete's last three timed efforts on the segment (one effort's GPS error moves no course; after a re-measure the
+-- second effort on the new course makes it the course); an effort whose distance differs from it by more than
+-- segment_course_share of it and segment_course_min_m was made on another. Efforts without a distance are on it.
+CREATE OR REPLACE MACRO segment_efforts_judged() AS TABLE
+WITH params AS MATERIALIZED (
+    SELECT max(value) FILTER (WHERE name = 'segment_course_share') AS share,
+           max(value) FILTER (WHERE name = 'segment_course_min_m') AS min_m
+    FROM analysis_settings
 ), left_out AS MATERIALIZED (  -- what no analysis counts: a second recording, a date ahead, a motor's help
     SELECT activity_id FROM recordings() WHERE dated_ahead OR kept_activity_id IS NOT NULL
     UNION ALL
     SELECT a.activity_id FROM activities a JOIN analysis_sport_families f ON f.sport_type = a.sport_type
     WHERE f.motorized
 ), e AS (
+    SELECT e.*, coalesce(e.hidden, false) AS is_hidden, coalesce(e.elapsed_time, 0) <= 0 AS untimed,
+           e.activity_id IN (SELECT activity_id FROM left_out) AS not_counted
+    FROM segment_efforts e
+), courses AS (
+    SELECT athlete_id, segment_id, median(distance) AS course_m
+    FROM (SELECT athlete_id, segment_id, distance,
+                 row_number() OVER (PARTITION BY athlete_id, segment_id ORDER BY start_date DESC, effort_id DESC) AS k
+          FROM e WHERE NOT is_hidden AND NOT untimed AND NOT not_counted AND distance > 0)
+    WHERE k <= 3
+    GROUP BY ALL
+)
+SELECT e.*, c.course_m,
+       coalesce(abs(e.distance - c.course_m) > greatest(p.share * c.course_m, p.min_m), false) AS other_course
+FROM e LEFT JOIN courses c ON c.athlete_id = e.athlete_id AND c.segment_id = e.segment_id CROSS JOIN params p;
+
+-- Every effort per athlete and segment that segment_efforts_judged() leaves in, in time order (start instant, then
+-- effort id), with the running best. The PRs are recomputed from the efforts (the service's pr_rank, kept as
+-- service_pr_rank, is a snapshot from upload time). A PR is an effort strictly faster than every earlier one; the
+-- first attempt sets the first best (is_first_attempt). One window aggregate: the running best is the lesser of the
+-- effort and the previous best (least() skips NULL), not a second frame (≈15% faster over 250k efforts,
+-- bench/query.py).
+CREATE OR REPLACE VIEW segment_effort_progression AS
+WITH s AS MATERIALIZED (
+    SELECT segment_id, name FROM segments
+), e AS (
     SELECT e.athlete_id, e.segment_id, coalesce(s.name, e.name) AS segment_name, e.effort_id, e.activity_id,
            e.start_date, e.start_date_local, CAST(e.start_date_local AS DATE) AS local_date,
            e.elapsed_time, e.moving_time, e.pr_rank AS service_pr_rank
-    FROM segment_efforts e LEFT JOIN s ON s.segment_id = e.segment_id
-    WHERE NOT coalesce(e.hidden, false) AND e.elapsed_time > 0
-      AND e.activity_id NOT IN (SELECT activity_id FROM left_out)
+    FROM segment_efforts_judged() e LEFT JOIN s ON s.segment_id = e.segment_id
+    WHERE NOT e.is_hidden AND NOT e.untimed AND NOT e.not_counted AND NOT e.other_course
 ), ordered AS (
     SELECT *,
            row_number() OVER w AS attempt,
@@ -224,10 +252,13 @@ WITH s AS (
     GROUP BY athlete_id, segment_id
 ), x AS (
     SELECT athlete_id, segment_id, max(name) AS effort_name,
-           CAST(count(*) FILTER (WHERE coalesce(hidden, false)) AS INTEGER) AS hidden_efforts,
-           CAST(count(*) FILTER (WHERE NOT coalesce(hidden, false) AND coalesce(elapsed_time, 0) <= 0) AS INTEGER)
-               AS untimed_efforts
-    FROM segment_efforts
+           CAST(count(*) FILTER (WHERE is_hidden) AS INTEGER) AS hidden_efforts,
+           CAST(count(*) FILTER (WHERE NOT is_hidden AND untimed) AS INTEGER) AS untimed_efforts,
+           CAST(count(*) FILTER (WHERE NOT is_hidden AND NOT untimed AND NOT not_counted AND other_course) AS INTEGER)
+               AS other_course_efforts,
+           any_value(course_m) AS course_m,
+           min(distance) FILTER (WHERE other_course) AS other_min_m, max(distance) FILTER (WHERE other_course) AS other_max_m
+    FROM segment_efforts_judged()
     GROUP BY athlete_id, segment_id
 ), n AS MATERIALIZED (
     SELECT segment_id, name FROM segments
@@ -238,11 +269,19 @@ SELECT x.athlete_id, x.segment_id, coalesce(s.segment_name, n.name, x.effort_nam
        coalesce(s.attempts, 0) AS attempts, s.first_attempt_date, s.last_attempt_date,
        s.current_pr_s, s.current_pr_effort_id, s.current_pr_date, coalesce(s.improvements, 0) AS improvements,
        CAST(coalesce(o.as_of_date, s.last_attempt_date) - s.current_pr_date AS INTEGER) AS days_since_pr,
-       x.hidden_efforts, x.untimed_efforts,
-       CASE WHEN x.hidden_efforts + x.untimed_efforts = 0 THEN 'ok'
+       x.hidden_efforts, x.untimed_efforts, x.other_course_efforts, x.course_m,
+       CASE WHEN x.hidden_efforts + x.untimed_efforts + x.other_course_efforts = 0 THEN 'ok'
             ELSE concat_ws('; ',
                 CASE WHEN x.untimed_efforts > 0 THEN x.untimed_efforts || ' without a time (elapsed_time 0 or missing)' END,
-                CASE WHEN x.hidden_efforts > 0 THEN x.hidden_efforts || ' hidden' END) || ': left out' END
+                CASE WHEN x.hidden_efforts > 0 THEN x.hidden_efforts || ' hidden' END,
+                CASE WHEN x.other_course_efforts > 0
+                     THEN x.other_course_efforts || ' on another course ('
+                          || CAST(round(x.other_min_m) AS BIGINT)
+                          || CASE WHEN round(x.other_max_m) > round(x.other_min_m)
+                                  THEN '–' || CAST(round(x.other_max_m) AS BIGINT) ELSE '' END
+                          || ' m against ' || CAST(round(x.course_m) AS BIGINT)
+                          || ' m now: the segment was re-measured)' END)
+                || ': left out' END
            AS exclusion_note
 FROM x LEFT JOIN s ON s.athlete_id = x.athlete_id AND s.segment_id = x.segment_id
 LEFT JOIN n ON n.segment_id = x.segment_id
@@ -997,16 +1036,18 @@ ORDER BY j.athlete_id, j.season;
 
 -- Running best efforts per athlete, season (the year it starts in, season_start_month; 0 = all time) and distance of
 -- analysis_run_distances: the fastest run of that many consecutive whole kilometre splits (splits_metric of at least
--- 950 m, in one activity of the Run family), by elapsed time, with its pace. Together they are the pace-duration
+-- run_split_min_m: a run's last, partial split is no whole kilometre; in one activity of the Run family), by elapsed time, with its pace. Together they are the pace-duration
 -- curve. On a tie the earliest wins.
 CREATE OR REPLACE VIEW running_best_efforts AS
 WITH params AS MATERIALIZED (
-    SELECT max(value) FILTER (WHERE name = 'season_start_month') AS start_month FROM analysis_settings
+    SELECT max(value) FILTER (WHERE name = 'season_start_month') AS start_month,
+           max(value) FILTER (WHERE name = 'run_split_min_m') AS split_min_m
+    FROM analysis_settings
 ), s AS (
     SELECT c.athlete_id, c.activity_id, c.local_date, season_of(c.local_date, p.start_month) AS year, sp.split,
            sp.distance, sp.elapsed_time
     FROM splits_metric sp JOIN activity_calendar c ON c.activity_id = sp.activity_id CROSS JOIN params p
-    WHERE c.sport_family = 'Run' AND sp.distance >= 950 AND sp.elapsed_time > 0
+    WHERE c.sport_family = 'Run' AND sp.distance >= p.split_min_m AND sp.elapsed_time > 0
 ), r AS MATERIALIZED (
     SELECT splits, label FROM analysis_run_distances
 ), runs AS (
@@ -1754,7 +1795,7 @@ COMMENT ON COLUMN athlete_as_of.last_activity_date IS 'Local date of the athlete
 COMMENT ON COLUMN athlete_as_of.synced_local_date IS 'Local date of athletes.synced_at, by the latest activity''s UTC offset; NULL without a profile row';
 COMMENT ON COLUMN athlete_as_of.as_of_date IS 'Date the data is taken as complete to: the later of last_activity_date and synced_local_date';
 
-COMMENT ON VIEW segment_effort_progression IS 'Every visible effort per athlete and segment in time order, with the running best and PRs recomputed from the efforts';
+COMMENT ON VIEW segment_effort_progression IS 'Every visible, timed effort per athlete and segment on the segment''s course (segment_efforts_judged()), in time order, with the running best and PRs recomputed from the efforts';
 COMMENT ON COLUMN segment_effort_progression.athlete_id IS 'The athlete who made the effort';
 COMMENT ON COLUMN segment_effort_progression.segment_id IS 'The segment';
 COMMENT ON COLUMN segment_effort_progression.segment_name IS 'Segment name from segments, else as the effort carries it';
@@ -1794,7 +1835,7 @@ COMMENT ON VIEW segment_pr_summary IS 'Per athlete and segment: attempts, the cu
 COMMENT ON COLUMN segment_pr_summary.athlete_id IS 'The athlete';
 COMMENT ON COLUMN segment_pr_summary.segment_id IS 'The segment';
 COMMENT ON COLUMN segment_pr_summary.segment_name IS 'Segment name from segments, else as the efforts carry it';
-COMMENT ON COLUMN segment_pr_summary.attempts IS 'Number of visible, timed efforts by the athlete on the segment (0: only hidden or untimed ones)';
+COMMENT ON COLUMN segment_pr_summary.attempts IS 'Number of visible, timed efforts by the athlete on the segment''s course (0: only hidden, untimed or other-course ones)';
 COMMENT ON COLUMN segment_pr_summary.first_attempt_date IS 'Local date of the first effort';
 COMMENT ON COLUMN segment_pr_summary.last_attempt_date IS 'Local date of the latest effort';
 COMMENT ON COLUMN segment_pr_summary.current_pr_s IS 'Best elapsed time on the segment, in seconds';
@@ -1804,6 +1845,8 @@ COMMENT ON COLUMN segment_pr_summary.improvements IS 'Number of PRs after the fi
 COMMENT ON COLUMN segment_pr_summary.days_since_pr IS 'Days from current_pr_date to the athlete''s as_of_date (to last_attempt_date without one)';
 COMMENT ON COLUMN segment_pr_summary.hidden_efforts IS 'Efforts the athlete hid: left out of the progression';
 COMMENT ON COLUMN segment_pr_summary.untimed_efforts IS 'Visible efforts with elapsed_time 0 or missing: left out of the progression (no time to compare)';
+COMMENT ON COLUMN segment_pr_summary.other_course_efforts IS 'Visible, timed efforts on another course of the segment (their distance differs from course_m by more than segment_course_share and segment_course_min_m: the service re-measured it): left out of the progression';
+COMMENT ON COLUMN segment_pr_summary.course_m IS 'The course the PRs are on: the median distance of the athlete''s last three timed efforts, metres; NULL when they carry no distance';
 COMMENT ON COLUMN segment_pr_summary.exclusion_note IS 'ok, or what was left out of the progression and why';
 
 COMMENT ON VIEW pr_monthly IS 'Per athlete and month, dense from the first effort''s month to the as-of month: PRs, first attempts and efforts';

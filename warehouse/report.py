@@ -1097,7 +1097,7 @@ def _pr_tables(d: dict[str, Any], f: dict[str, Any]) -> str:
     )
     seg_rows = []
     for r in d["segment_summary"].sort(["attempts", "segment_id"], descending=[True, False]).iter_rows(named=True):
-        left_out = r["hidden_efforts"] + r["untimed_efforts"]
+        left_out = r["hidden_efforts"] + r["untimed_efforts"] + r["other_course_efforts"]
         seg_rows.append(
             f"<tr><td>{html.escape(r['segment_name'] or str(r['segment_id']))}</td>"
             f"<td class=num>{r['attempts']}</td><td class=num>{_fmt_time(r['current_pr_s'])}</td>"

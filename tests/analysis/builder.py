@@ -117,14 +117,15 @@ class Builder:
         effort_id: int | None = None,
         offset_h: float = 0.0,
         watts: float | None = None,
+        distance: float | None = None,
     ) -> int:
         effort_id = effort_id or next(self._ids)
         wall = dt.datetime.fromisoformat(local)
         instant = (wall - dt.timedelta(hours=offset_h)).replace(tzinfo=dt.UTC)
         self.conn.execute(
             "INSERT INTO segment_efforts (effort_id, activity_id, athlete_id, segment_id, name, elapsed_time, "
-            "moving_time, start_date, start_date_local, pr_rank, hidden, device_watts, average_watts, raw) "
-            "VALUES (?, ?, ?, ?, 'effort name', ?, ?, ?, ?, ?, ?, ?, ?, '{}')",
+            "moving_time, start_date, start_date_local, pr_rank, hidden, device_watts, average_watts, distance, raw) "
+            "VALUES (?, ?, ?, ?, 'effort name', ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}')",
             [
                 effort_id,
                 activity_id,
@@ -138,6 +139,7 @@ class Builder:
                 hidden,
                 watts is not None,
                 watts,
+                distance,
             ],
         )
         return effort_id

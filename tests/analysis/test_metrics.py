@@ -915,6 +915,51 @@ def test_segment_prs_leave_out_second_recordings_dates_ahead_and_e_bikes(tmp_pat
     assert (summary["attempts"], summary["current_pr_s"], summary["improvements"]) == (2, 295, 1)
 
 
+def test_segment_prs_are_on_the_segment_s_course(tmp_path: Path) -> None:
+    """The service re-measured a segment from 2.0 km to 1.6 km: every effort on the shorter course was a PR against the
+    longer one (360 s against 420). Efforts whose distance is not the course's (the median of the last three) are
+    left out and counted; an effort's GPS error (1,690 m on 1,609) is on the course, and so are efforts without a
+    distance."""
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, synced_at="2025-06-30 12:00:00+00")
+    b.segment(77, "Old Mill")
+    efforts = {}
+    for day, (secs, metres) in enumerate([(430, 2004.0), (420, 1930.0), (425, 1998.0), (400, None)], start=1):
+        ride = b.activity(9, f"2025-04-0{day} 08:00:00", distance=30000, moving_time=3600)
+        efforts[day] = b.effort(9, ride, 77, f"2025-04-0{day} 08:20:00", secs, distance=metres)
+    for day, (secs, metres) in [(5, (360, 1608.0)), (6, (350, 1609.0)), (7, (355, 1690.0))]:  # the new course
+        ride = b.activity(9, f"2025-05-0{day} 08:00:00", distance=30000, moving_time=3600)
+        efforts[day] = b.effort(9, ride, 77, f"2025-05-0{day} 08:20:00", secs, distance=metres)
+    b.close()
+    progression = read(path, "segment_effort_progression", 9)
+    assert progression["effort_id"].to_list() == [efforts[4], efforts[5], efforts[6], efforts[7]]
+    assert progression["is_pr"].to_list() == [True, True, True, False]  # 400 s of no distance, then the new course
+    [summary] = read(path, "segment_pr_summary", 9).rows(named=True)
+    assert (summary["attempts"], summary["current_pr_s"], summary["other_course_efforts"]) == (4, 350, 3)
+    assert summary["course_m"] == pytest.approx(1609.0)
+    assert (
+        summary["exclusion_note"]
+        == "3 on another course (1930–2004 m against 1609 m now: the segment was re-measured): left out"
+    )
+
+
+def test_a_run_s_partial_last_split_makes_no_whole_kilometres(tmp_path: Path) -> None:
+    """A 4.96 km run's last split is 960 m: it made the athlete's "5 km" (4,960 m in 1,188 s) and, run hard, the
+    "1 km" (960 m in 180 s). A split shorter than run_split_min_m is no whole kilometre."""
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, synced_at="2025-06-30 12:00:00+00")
+    whole = b.activity(9, "2025-06-01 07:00:00", sport="Run", distance=5000, moving_time=1250)
+    b.splits(whole, [(1000.4, 250), (999.8, 250), (1000.1, 250), (1000.0, 250), (999.7, 250)])
+    short = b.activity(9, "2025-06-08 07:00:00", sport="Run", distance=4960, moving_time=1188)
+    b.splits(short, [(1000, 252)] * 4 + [(960, 180)])
+    b.close()
+    best = {r["splits"]: r for r in read(path, "running_best_efforts", 9, season=0).iter_rows(named=True)}
+    assert (best[5]["activity_id"], best[5]["best_time_s"]) == (whole, 1250)
+    assert (best[1]["activity_id"], best[1]["best_time_s"]) == (whole, 250)
+
+
 def test_an_activity_dated_after_it_was_received_is_left_out(world: World) -> None:
     """A ride dated 2031 by a device's clock ran the as-of date, every dense daily series and "today's" form to 2031.
     An activity starting more than future_margin_s after fitsync received it is left out, listed and said."""
