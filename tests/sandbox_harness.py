@@ -378,9 +378,9 @@ def record(sb: Harness, athlete_id: int, *, days_ago: float | None = None, **fie
 
 
 def record_with_heart_rate(sb: Harness, athlete_id: int, *, days_ago: float, **fields: Any) -> int:
-    """A device upload that has heart rate: the sandbox leaves it off 4 % of recordings, drawn from the start time
-    (which moves with the clock), so a test that needs zones takes the first of a few starts a minute apart that has
-    it, the others deleted before any sync sees them."""
+    """A device upload that has heart rate: the sandbox leaves it off 4 % of recordings (the console draws each
+    recording's seed at random), so a test that needs zones takes the first of a few uploads that has it, the others
+    deleted before any sync sees them."""
     for minute in range(20):
         start = dt.datetime.now(dt.UTC) - dt.timedelta(days=days_ago, minutes=minute)
         response = sb.console.post(

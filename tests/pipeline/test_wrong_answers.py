@@ -140,7 +140,7 @@ def test_a_value_of_the_wrong_type_anywhere_keeps_what_was_stored(sb: Harness, c
     5 for a flag; "abc" for a zone's seconds: read leniently they became NULL or 1 over what was stored, in a run
     called ok. Each answer is kept raw and named, nothing stored changes, and the next right answer loads."""
     aid = add_athlete(sb, premium=True)
-    run = record(sb, aid, days_ago=3, sport_type="Run", moving_time=1800)
+    run = record_with_heart_rate(sb, aid, days_ago=3, sport_type="Run", moving_time=1800)  # zones need it
     home = connect(aid)
     home.sync()
     tables = {
