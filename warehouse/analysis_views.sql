@@ -562,19 +562,6 @@ WITH settings AS MATERIALIZED (
     WHERE zones = 5 AND zone = (SELECT lthr_zone FROM settings) AND zone_min > 0
 ), first_zone AS MATERIALIZED (
     SELECT athlete_id, arg_min(lthr, valid_from) AS lthr FROM lthr_zones GROUP BY athlete_id
-), zone_load AS MATERIALIZED (
-    SELECT b.activity_id, sum(b.seconds * w.load_per_hour) / 3600 AS zone_load, sum(b.seconds) AS zone_seconds
-    FROM (SELECT activity_id, bucket_index, seconds, count(*) OVER (PARTITION BY activity_id) AS zone_count
-          FROM activity_zone_buckets WHERE zone_type = 'heartrate') b
-    JOIN analysis_hr_zone_weights w ON w.zone_count = b.zone_count AND w.zone = b.bucket_index
-    GROUP BY b.activity_id
-    HAVING sum(b.seconds) > 0
-), gap AS MATERIALIZED (
-    SELECT activity_id, sum(average_grade_adjusted_speed * moving_time) / sum(moving_time) AS gap_speed
-    FROM splits_metric
-    WHERE moving_time > 0
-    GROUP BY activity_id
-    HAVING min(coalesce(average_grade_adjusted_speed, 0)) > 0
 ), base AS (
     SELECT c.activity_id, c.athlete_id, c.sport_type, c.sport_family, c.local_date, c.week_start, c.iso_year,
            c.iso_week, a.moving_time, coalesce(nullif(a.moving_time, 0), a.elapsed_time) AS duration_s, a.distance,
@@ -585,8 +572,21 @@ WITH settings AS MATERIALIZED (
     FROM activity_calendar c
     JOIN activities a ON a.activity_id = c.activity_id
     LEFT JOIN f ON f.sport_type = c.sport_type
-    LEFT JOIN zone_load z ON z.activity_id = c.activity_id
-    LEFT JOIN gap g ON g.activity_id = c.activity_id
+    -- the zone load and the grade-adjusted speed of each activity read (laterally: for one athlete's read, only
+    -- that athlete's buckets and splits are summed, not the warehouse's)
+    LEFT JOIN LATERAL (
+        SELECT sum(b.seconds * w.load_per_hour) / 3600 AS zone_load, sum(b.seconds) AS zone_seconds
+        FROM (SELECT bucket_index, seconds, count(*) OVER () AS zone_count
+              FROM activity_zone_buckets WHERE activity_id = c.activity_id AND zone_type = 'heartrate') b
+        JOIN analysis_hr_zone_weights w ON w.zone_count = b.zone_count AND w.zone = b.bucket_index
+        HAVING sum(b.seconds) > 0
+    ) z ON true
+    LEFT JOIN LATERAL (
+        SELECT sum(average_grade_adjusted_speed * moving_time) / sum(moving_time) AS gap_speed
+        FROM splits_metric
+        WHERE activity_id = c.activity_id AND moving_time > 0
+        HAVING min(coalesce(average_grade_adjusted_speed, 0)) > 0
+    ) g ON true
     CROSS JOIN settings s
 ), dated AS (
     SELECT base.*, tl.ftp AS dated_ftp, tl.source AS dated_source, first_ftp.ftp AS first_ftp,
@@ -621,19 +621,19 @@ WITH settings AS MATERIALIZED (
            duration_s * pace_if * pace_if / 3600 * 100 AS pace_load,
            duration_s * estimate_if_used * estimate_if_used / 3600 * 100 AS estimated_load
     FROM rated
-), calibration AS (
-    SELECT athlete_id, count(*) AS rides, median(power_load / zone_load) AS ratio
-    FROM candidates CROSS JOIN settings s
-    WHERE power_load > 0 AND zone_load > 0 AND hr_coverage BETWEEN s.min_coverage AND 1 / s.min_coverage
-    GROUP BY athlete_id
+), calibration AS (  -- one pass, per athlete: the power and zone loads of rides with both
+    SELECT c.*, NOT c.hr_coverage BETWEEN s.min_coverage AND 1 / s.min_coverage AS hr_partial,
+           count(*) FILTER (WHERE c.power_load > 0 AND c.zone_load > 0
+                              AND c.hr_coverage BETWEEN s.min_coverage AND 1 / s.min_coverage) OVER athlete AS rides,
+           median(c.power_load / c.zone_load) FILTER (WHERE c.power_load > 0 AND c.zone_load > 0
+                              AND c.hr_coverage BETWEEN s.min_coverage AND 1 / s.min_coverage) OVER athlete AS ratio,
+           s.min_rides, s.min_ratio, s.max_ratio
+    FROM candidates c CROSS JOIN settings s
+    WINDOW athlete AS (PARTITION BY c.athlete_id)
 ), calibrated AS (
-    SELECT c.*,
-           CASE WHEN k.rides >= s.min_rides AND k.ratio BETWEEN s.min_ratio AND s.max_ratio THEN k.ratio END
-               AS hr_calibration,
-           NOT c.hr_coverage BETWEEN s.min_coverage AND 1 / s.min_coverage AS hr_partial
-    FROM candidates c
-    LEFT JOIN calibration k ON k.athlete_id = c.athlete_id
-    CROSS JOIN settings s
+    SELECT * EXCLUDE (rides, ratio, min_rides, min_ratio, max_ratio),
+           CASE WHEN rides >= min_rides AND ratio BETWEEN min_ratio AND max_ratio THEN ratio END AS hr_calibration
+    FROM calibration
 ), hr AS (
     SELECT *,
            CASE WHEN zone_load > 0 THEN zone_load * coalesce(hr_calibration, 1)
@@ -694,18 +694,13 @@ ORDER BY d.athlete_id, d.date;
 -- The daily load per athlete and sport family (and 'All': every activity), dense from the athlete's first activity
 -- to as_of_date for every family the athlete has: rest days are 0.
 CREATE OR REPLACE VIEW daily_load_by_family AS
-WITH family_days AS MATERIALIZED (
-    SELECT athlete_id, sport_family, local_date, sum(load) AS load, count(*) AS activities
+WITH per_day AS (
+    SELECT athlete_id, CASE WHEN grouping(sport_family) = 1 THEN 'All' ELSE sport_family END AS sport_family,
+           local_date, sum(load) AS load, count(*) AS activities
     FROM activity_load
-    GROUP BY athlete_id, sport_family, local_date
-), per_day AS (
-    SELECT * FROM family_days
-    UNION ALL
-    SELECT athlete_id, 'All', local_date, sum(load), sum(activities) FROM family_days GROUP BY athlete_id, local_date
+    GROUP BY GROUPING SETS ((athlete_id, sport_family, local_date), (athlete_id, local_date))
 ), families AS (
-    SELECT DISTINCT athlete_id, sport_family FROM family_days
-    UNION
-    SELECT athlete_id, 'All' FROM athlete_as_of
+    SELECT DISTINCT athlete_id, unnest([sport_family, 'All']) AS sport_family FROM activity_calendar
 ), days AS (
     SELECT f.athlete_id, f.sport_family, o.first_activity_date + CAST(i AS INTEGER) AS date
     FROM families f
@@ -879,40 +874,37 @@ ORDER BY athlete_id, week_start;
 -- stored; otherwise its segment efforts (elapsed time), laps (moving time) and the whole activity (moving time,
 -- average_watts), the only durations known without streams. A table macro the views below share.
 CREATE OR REPLACE MACRO power_efforts() AS TABLE
-WITH f AS MATERIALIZED (
-    SELECT sport_type FROM analysis_sport_families WHERE power_tss
-), rides AS MATERIALIZED (  -- those the analyses count (activity_calendar: no second recording, no date ahead)
-    SELECT c.activity_id, c.athlete_id FROM activity_calendar c JOIN f ON f.sport_type = c.sport_type
-), streamed AS MATERIALIZED (
-    SELECT m.activity_id, m.duration_s, m.watts FROM activity_mmp m JOIN rides r ON r.activity_id = m.activity_id
-    WHERE m.watts > 0
-), raw_efforts AS (
-    SELECT r.athlete_id, 'segment_effort' AS source, e.effort_id AS source_id, e.activity_id,
+WITH known AS (
+    SELECT 'segment_effort' AS source, e.effort_id AS source_id, e.activity_id,
            CAST(e.start_date_local AS DATE) AS local_date, e.elapsed_time AS duration_s, e.average_watts AS watts
-    FROM segment_efforts e JOIN rides r ON r.activity_id = e.activity_id
+    FROM segment_efforts e
     WHERE e.device_watts AND NOT coalesce(e.hidden, false)
     UNION ALL
-    SELECT r.athlete_id, 'lap', l.lap_id, l.activity_id, CAST(l.start_date_local AS DATE), l.moving_time,
-           l.average_watts
-    FROM laps l JOIN rides r ON r.activity_id = l.activity_id
+    SELECT 'lap', l.lap_id, l.activity_id, CAST(l.start_date_local AS DATE), l.moving_time, l.average_watts
+    FROM laps l
     WHERE l.device_watts
     UNION ALL
-    SELECT a.athlete_id, 'activity', a.activity_id, a.activity_id, CAST(a.start_date_local AS DATE), a.moving_time,
-           a.average_watts
-    FROM activities a JOIN rides r ON r.activity_id = a.activity_id
+    SELECT 'activity', a.activity_id, a.activity_id, NULL, a.moving_time, a.average_watts
+    FROM activities a
     WHERE a.device_watts
-), known AS (
-    SELECT * FROM raw_efforts WHERE activity_id NOT IN (SELECT activity_id FROM streamed)
     UNION ALL
-    SELECT a.athlete_id, 'stream', m.activity_id, m.activity_id, CAST(a.start_date_local AS DATE), m.duration_s,
-           m.watts
-    FROM streamed m JOIN activities a ON a.activity_id = m.activity_id
+    SELECT 'stream', m.activity_id, m.activity_id, NULL, m.duration_s, m.watts
+    FROM activity_mmp m
+    WHERE m.watts > 0
+), rides AS (  -- those the analyses count (activity_calendar: no second recording, no date ahead); joined once, on
+               -- the athlete too, so that a read for one athlete computes that athlete's calendar only
+    SELECT c.athlete_id, k.source, k.source_id, k.activity_id, coalesce(k.local_date, c.local_date) AS local_date,
+           k.duration_s, k.watts,
+           bool_or(k.source = 'stream') OVER (PARTITION BY c.athlete_id, k.activity_id) AS streamed
+    FROM known k JOIN activity_calendar c ON c.activity_id = k.activity_id
+    JOIN analysis_sport_families f ON f.sport_type = c.sport_type AND f.power_tss
 )
-SELECT k.*, season_of(k.local_date, p.start_month) AS season
-FROM known k CROSS JOIN (
+SELECT r.athlete_id, r.source, r.source_id, r.activity_id, r.local_date, r.duration_s, r.watts,
+       season_of(r.local_date, p.start_month) AS season
+FROM rides r CROSS JOIN (
     SELECT max(value) FILTER (WHERE name = 'season_start_month') AS start_month FROM analysis_settings
 ) p
-WHERE k.duration_s > 0 AND k.watts > 0 AND k.local_date IS NOT NULL;
+WHERE (r.source = 'stream' OR NOT r.streamed) AND r.duration_s > 0 AND r.watts > 0 AND r.local_date IS NOT NULL;
 
 -- Mean-maximal power per athlete, season (the year it starts in, season_start_month; 0 = all time) and duration of
 -- analysis_power_durations: the best average power of any effort lasting at least that long (an effort of D s at
@@ -967,72 +959,71 @@ WITH params AS MATERIALIZED (
     FROM (SELECT duration_s AS band_from, lead(duration_s) OVER (ORDER BY duration_s) AS band_to
           FROM analysis_power_durations) CROSS JOIN params
     WHERE band_from >= params.lo AND band_from < params.hi
-), e AS (
-    SELECT athlete_id, season, source, source_id, local_date, duration_s, watts FROM power_efforts()
-    UNION ALL
-    SELECT athlete_id, 0, source, source_id, local_date, duration_s, watts FROM power_efforts()
+), e AS (  -- each effort in its season and in all time (0); every step below reads the one before once, so that a
+             -- read for one athlete reaches that athlete's efforts only
+    SELECT pe.athlete_id, CASE WHEN t.all_time THEN 0 ELSE pe.season END AS season, pe.source, pe.source_id,
+           pe.local_date, pe.duration_s, pe.watts
+    FROM power_efforts() pe CROSS JOIN (VALUES (false), (true)) t(all_time)
 ), longer AS (
-    SELECT *, max(watts) OVER (PARTITION BY athlete_id, season ORDER BY duration_s DESC
-                               RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS longer_best
-    FROM e
-), hour AS (
-    SELECT e.athlete_id, e.season, max(e.watts) AS hour_watts
-    FROM e CROSS JOIN params WHERE e.duration_s >= params.hour_s GROUP BY e.athlete_id, e.season
-), points AS (
-    SELECT l.athlete_id, l.season, b.band_from,
-           arg_max(l.duration_s, (l.watts, -epoch(l.local_date), -l.source_id)) AS t,
-           arg_max(l.source, (l.watts, -epoch(l.local_date), -l.source_id)) AS source,
-           max(l.watts) AS p
+    SELECT e.*, max(e.watts) OVER (PARTITION BY e.athlete_id, e.season ORDER BY e.duration_s DESC
+                                   RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS longer_best,
+           max(e.watts) FILTER (WHERE e.duration_s >= params.hour_s) OVER (PARTITION BY e.athlete_id, e.season)
+               AS hour_watts
+    FROM e CROSS JOIN params
+), points AS (  -- per band the strongest envelope effort; efforts in no band (or under a longer one) make a row
+                -- of NULL band_from, so that every season is judged
+    SELECT l.athlete_id, l.season, b.band_from, any_value(l.hour_watts) AS hour_watts,
+           arg_max(l.duration_s, (l.watts, -epoch(l.local_date), -l.source_id)) FILTER (WHERE b.band_from IS NOT NULL)
+               AS t,
+           arg_max(l.source, (l.watts, -epoch(l.local_date), -l.source_id)) FILTER (WHERE b.band_from IS NOT NULL)
+               AS source,
+           max(l.watts) FILTER (WHERE b.band_from IS NOT NULL) AS p
     FROM longer l
-    JOIN bands b ON l.duration_s >= b.band_from AND l.duration_s < b.band_to
-    WHERE l.longer_best IS NULL OR l.longer_best < l.watts
+    LEFT JOIN bands b ON l.duration_s >= b.band_from AND l.duration_s < b.band_to
+                     AND (l.longer_best IS NULL OR l.longer_best < l.watts)
     GROUP BY l.athlete_id, l.season, b.band_from
-), seasons AS (
-    SELECT DISTINCT athlete_id, season FROM e
-), fit AS (
-    SELECT s.athlete_id, s.season, CAST(count(p.t) AS INTEGER) AS points, regr_slope(p.p * p.t, p.t) AS cp,
-           regr_intercept(p.p * p.t, p.t) AS w_prime, regr_r2(p.p * p.t, p.t) AS r2,
-           regr_intercept(p.p, 1.0 / p.t) AS cp_inv, regr_slope(p.p, 1.0 / p.t) AS w_prime_inv,
-           min(p.t) AS shortest_s, max(p.t) AS longest_s,
-           CASE WHEN bool_and(p.source = 'stream') THEN 'streams' WHEN bool_or(p.source = 'stream')
-                THEN 'streams and efforts' WHEN count(p.t) > 0 THEN 'efforts' END AS source
-    FROM seasons s LEFT JOIN points p ON p.athlete_id = s.athlete_id AND p.season = s.season
-    GROUP BY s.athlete_id, s.season
+), fitted AS (  -- the fits over each season's points, on every row of the season
+    SELECT *, CAST(count(t) OVER s AS INTEGER) AS n_points, regr_slope(p * t, t) OVER s AS cp,
+           regr_intercept(p * t, t) OVER s AS w_prime, regr_r2(p * t, t) OVER s AS r2,
+           regr_intercept(p, 1.0 / t) OVER s AS cp_inv, regr_slope(p, 1.0 / t) OVER s AS w_prime_inv,
+           min(t) OVER s AS shortest_s, max(t) OVER s AS longest_s,
+           CASE WHEN bool_and(source = 'stream') OVER s THEN 'streams' WHEN bool_or(source = 'stream') OVER s
+                THEN 'streams and efforts' WHEN count(t) OVER s > 0 THEN 'efforts' END AS fit_source
+    FROM points
+    WINDOW s AS (PARTITION BY athlete_id, season)
 ), judged AS (
-    SELECT fit.*, h.hour_watts,
-           CASE WHEN fit.points < params.min_points
+    SELECT f.*,
+           CASE WHEN f.n_points < params.min_points
                      THEN 'too few envelope efforts between ' || CAST(params.lo AS INTEGER) || ' and '
-                          || CAST(params.hi AS INTEGER) || ' s: ' || fit.points || ' of '
+                          || CAST(params.hi AS INTEGER) || ' s: ' || f.n_points || ' of '
                           || CAST(params.min_points AS INTEGER)
-                WHEN fit.longest_s < params.min_spread * fit.shortest_s
-                     THEN 'efforts too alike in length: ' || fit.shortest_s || '-' || fit.longest_s || ' s, needs '
+                WHEN f.longest_s < params.min_spread * f.shortest_s
+                     THEN 'efforts too alike in length: ' || f.shortest_s || '-' || f.longest_s || ' s, needs '
                           || CAST(params.min_spread AS INTEGER) || 'x'
-                WHEN fit.cp <= 0 OR fit.w_prime <= 0 THEN 'no physical fit (CP or W'' not positive)'
-                WHEN fit.w_prime < params.w_min OR fit.w_prime > params.w_max
-                     THEN 'implausible W'' ' || CAST(round(fit.w_prime) AS BIGINT) || ' J (outside '
+                WHEN f.cp <= 0 OR f.w_prime <= 0 THEN 'no physical fit (CP or W'' not positive)'
+                WHEN f.w_prime < params.w_min OR f.w_prime > params.w_max
+                     THEN 'implausible W'' ' || CAST(round(f.w_prime) AS BIGINT) || ' J (outside '
                           || CAST(params.w_min AS BIGINT) || '-' || CAST(params.w_max AS BIGINT)
                           || ' J): the efforts are not maximal'
-                WHEN fit.cp < params.hour_share * h.hour_watts
-                     THEN 'implausible: CP ' || CAST(round(fit.cp) AS BIGINT) || ' W below '
-                          || CAST(round(h.hour_watts, 1) AS VARCHAR) || ' W held for ' || CAST(params.hour_s / 60 AS BIGINT)
+                WHEN f.cp < params.hour_share * f.hour_watts
+                     THEN 'implausible: CP ' || CAST(round(f.cp) AS BIGINT) || ' W below '
+                          || CAST(round(f.hour_watts, 1) AS VARCHAR) || ' W held for ' || CAST(params.hour_s / 60 AS BIGINT)
                           || ' min or more: the short efforts are not maximal'
                 ELSE 'ok' END AS cp_note
-    FROM fit CROSS JOIN params LEFT JOIN hour h ON h.athlete_id = fit.athlete_id AND h.season = fit.season
-), errors AS (
-    SELECT j.athlete_id, j.season, sqrt(avg((p.p - (j.cp + j.w_prime / p.t)) ^ 2)) AS rmse_watts
-    FROM judged j JOIN points p ON p.athlete_id = j.athlete_id AND p.season = j.season
-    WHERE j.cp_note = 'ok'
-    GROUP BY j.athlete_id, j.season
+    FROM fitted f CROSS JOIN params
 )
-SELECT j.athlete_id, j.season, j.points, CAST(j.shortest_s AS INTEGER) AS shortest_s,
-       CAST(j.longest_s AS INTEGER) AS longest_s,
-       CASE WHEN j.cp_note = 'ok' THEN j.cp END AS cp_watts, CASE WHEN j.cp_note = 'ok' THEN j.w_prime END AS w_prime_j,
-       CASE WHEN j.cp_note = 'ok' THEN j.r2 END AS r2, er.rmse_watts,
-       CASE WHEN j.cp_note = 'ok' THEN j.cp_inv END AS cp_inverse_t_watts,
-       CASE WHEN j.cp_note = 'ok' THEN j.w_prime_inv END AS w_prime_inverse_t_j,
-       j.hour_watts AS best_hour_watts, j.cp_note, j.source
-FROM judged j LEFT JOIN errors er ON er.athlete_id = j.athlete_id AND er.season = j.season
-ORDER BY j.athlete_id, j.season;
+SELECT athlete_id, season, any_value(n_points) AS points, CAST(any_value(shortest_s) AS INTEGER) AS shortest_s,
+       CAST(any_value(longest_s) AS INTEGER) AS longest_s,
+       CASE WHEN any_value(cp_note) = 'ok' THEN any_value(cp) END AS cp_watts,
+       CASE WHEN any_value(cp_note) = 'ok' THEN any_value(w_prime) END AS w_prime_j,
+       CASE WHEN any_value(cp_note) = 'ok' THEN any_value(r2) END AS r2,
+       CASE WHEN any_value(cp_note) = 'ok' THEN sqrt(avg((p - (cp + w_prime / t)) ^ 2)) END AS rmse_watts,
+       CASE WHEN any_value(cp_note) = 'ok' THEN any_value(cp_inv) END AS cp_inverse_t_watts,
+       CASE WHEN any_value(cp_note) = 'ok' THEN any_value(w_prime_inv) END AS w_prime_inverse_t_j,
+       any_value(hour_watts) AS best_hour_watts, any_value(cp_note) AS cp_note, any_value(fit_source) AS source
+FROM judged
+GROUP BY athlete_id, season
+ORDER BY athlete_id, season;
 
 -- Running best efforts per athlete, season (the year it starts in, season_start_month; 0 = all time) and distance of
 -- analysis_run_distances: the fastest run of that many consecutive whole kilometre splits (splits_metric of at least
@@ -1055,13 +1046,11 @@ WITH params AS MATERIALIZED (
            CAST(sum(s.elapsed_time) OVER w AS BIGINT) AS time_s, sum(s.distance) OVER w AS distance_m,
            count(*) OVER w AS n, min(s.split) OVER w AS first_split, s.split AS last_split
     FROM s CROSS JOIN r
-    WINDOW w AS (PARTITION BY s.activity_id, r.splits ORDER BY s.split ROWS BETWEEN r.splits - 1 PRECEDING AND CURRENT ROW)
-), whole AS (
-    SELECT * FROM runs WHERE n = splits AND last_split - first_split = splits - 1
-), scoped AS (
-    SELECT *, year AS season FROM whole
-    UNION ALL
-    SELECT *, 0 FROM whole
+    WINDOW w AS (PARTITION BY s.athlete_id, s.activity_id, r.splits ORDER BY s.split ROWS BETWEEN r.splits - 1 PRECEDING AND CURRENT ROW)
+), scoped AS (  -- each stretch in its season and in all time (0): whole ones, read once
+    SELECT runs.*, CASE WHEN t.all_time THEN 0 ELSE runs.year END AS season
+    FROM runs CROSS JOIN (VALUES (false), (true)) t(all_time)
+    WHERE runs.n = runs.splits AND runs.last_split - runs.first_split = runs.splits - 1
 )
 SELECT athlete_id, season, splits, any_value(label) AS label,
        min(time_s) AS best_time_s,
@@ -1271,33 +1260,33 @@ ORDER BY athlete_id, local_date, activity_id;
 CREATE OR REPLACE VIEW w_prime_balance AS
 WITH params AS MATERIALIZED (
     SELECT max(value) FILTER (WHERE name = 'season_start_month') AS start_month FROM analysis_settings
-), cp AS MATERIALIZED (
-    SELECT athlete_id, season, cp_watts, w_prime_j FROM critical_power WHERE cp_watts IS NOT NULL
-), fit AS MATERIALIZED (
-    SELECT c.activity_id, c.athlete_id, c.local_date, coalesce(se.cp_watts, al.cp_watts) AS cp,
-           coalesce(se.w_prime_j, al.w_prime_j) AS w_prime,
-           CASE WHEN se.cp_watts IS NOT NULL THEN 'season' ELSE 'all time' END AS cp_source
+), fit AS (  -- the season's fit, else all time's (season 0); read once, on the athlete, so that a read for one
+             -- athlete fits that athlete's power only
+    SELECT c.activity_id, c.athlete_id, c.local_date, arg_max(cp.cp_watts, cp.season) AS cp,
+           arg_max(cp.w_prime_j, cp.season) AS w_prime,
+           CASE WHEN max(cp.season) > 0 THEN 'season' ELSE 'all time' END AS cp_source
     FROM activity_calendar c CROSS JOIN params p
     JOIN analysis_sport_families f ON f.sport_type = c.sport_type AND f.power_tss
-    LEFT JOIN cp se ON se.athlete_id = c.athlete_id AND se.season = season_of(c.local_date, p.start_month)
-    LEFT JOIN cp al ON al.athlete_id = c.athlete_id AND al.season = 0
-    WHERE coalesce(se.cp_watts, al.cp_watts) IS NOT NULL
+    JOIN critical_power cp ON cp.athlete_id = c.athlete_id AND cp.season IN (season_of(c.local_date, p.start_month), 0)
+    WHERE cp.cp_watts IS NOT NULL
+    GROUP BY c.activity_id, c.athlete_id, c.local_date
 ), s AS (
-    SELECT x.activity_id, x.second, coalesce(x.watts, 0) AS watts, x.paused,
-           x.second - min(x.second) OVER (PARTITION BY x.activity_id) AS t,
-           count(x.watts) OVER (PARTITION BY x.activity_id) AS with_power
+    SELECT x.activity_id, x.athlete_id, x.second, coalesce(x.watts, 0) AS watts, x.paused,
+           x.second - min(x.second) OVER (PARTITION BY x.athlete_id, x.activity_id) AS t,
+           count(x.watts) OVER (PARTITION BY x.athlete_id, x.activity_id) AS with_power
     FROM activity_stream_seconds x
 ), timed AS (
-    SELECT s.*, f.athlete_id, f.local_date, f.cp, f.w_prime, f.cp_source,
+    SELECT s.*, f.local_date, f.cp, f.w_prime, f.cp_source,
            546 * exp(-0.01 * (f.cp - coalesce(avg(s.watts) FILTER (WHERE s.watts < f.cp AND NOT s.paused)
-                                             OVER (PARTITION BY s.activity_id), 0))) + 316 AS tau_s
-    FROM s JOIN fit f ON f.activity_id = s.activity_id
+                                             OVER (PARTITION BY s.athlete_id, s.activity_id), 0))) + 316 AS tau_s
+    FROM s JOIN fit f ON f.athlete_id = s.athlete_id AND f.activity_id = s.activity_id
     WHERE s.with_power > 0
 )
 SELECT athlete_id, activity_id, local_date, second, watts, cp AS cp_watts, w_prime AS w_prime_j, tau_s, cp_source,
        CASE WHEN t / tau_s < 700
             THEN w_prime - exp(-t / tau_s) * sum(greatest(watts - cp, 0) * exp(t / tau_s))
-                     OVER (PARTITION BY activity_id ORDER BY second ROWS UNBOUNDED PRECEDING) END AS w_prime_balance_j
+                     OVER (PARTITION BY athlete_id, activity_id ORDER BY second ROWS UNBOUNDED PRECEDING) END
+           AS w_prime_balance_j
 FROM timed
 ORDER BY athlete_id, activity_id, second;
 
@@ -1512,48 +1501,52 @@ WITH params AS MATERIALIZED (
            max(value) FILTER (WHERE name = 'decoupling_max_cv') AS max_cv,
            max(value) FILTER (WHERE name = 'decoupling_min_s') AS min_s
     FROM analysis_settings
-), cycling AS MATERIALIZED (
-    SELECT c.activity_id FROM activity_calendar c JOIN analysis_sport_families f ON f.sport_type = c.sport_type
-    WHERE f.power_tss
-), split_units AS (
-    SELECT activity_id, 'splits' AS basis, split AS n, moving_time AS t, distance / moving_time * 60 AS output,
-           'speed' AS output_kind, average_heartrate AS hr
-    FROM splits_metric
-    WHERE moving_time > 0 AND average_heartrate > 0 AND distance > 0
-), lap_power AS (
-    SELECT activity_id, bool_and(coalesce(device_watts, false) AND average_watts > 0) AS all_power
-    FROM laps WHERE moving_time > 0 AND average_heartrate > 0 GROUP BY activity_id
-), lap_units AS (
-    SELECT l.activity_id, 'laps' AS basis, l.lap_index AS n, l.moving_time AS t,
-           CASE WHEN p.all_power THEN l.average_watts ELSE l.distance / l.moving_time * 60 END AS output,
-           CASE WHEN p.all_power THEN 'power' ELSE 'speed' END AS output_kind, l.average_heartrate AS hr
-    FROM laps l JOIN lap_power p ON p.activity_id = l.activity_id
-    WHERE l.moving_time > 0 AND l.average_heartrate > 0 AND (p.all_power OR l.distance > 0)
-), powered_laps AS (  -- a ride's laps that all had power come first: its splits carry only speed
-    SELECT activity_id FROM lap_units
-    WHERE output_kind = 'power' AND activity_id IN (SELECT activity_id FROM cycling)
-    GROUP BY activity_id HAVING count(*) >= 2
-), split_counts AS (
-    SELECT activity_id FROM split_units
-    WHERE activity_id NOT IN (SELECT activity_id FROM powered_laps)
-    GROUP BY activity_id HAVING count(*) >= 4
-), units AS (
-    SELECT * FROM split_units WHERE activity_id IN (SELECT activity_id FROM split_counts)
+), acts AS (  -- the activities the analyses count (read once, so that a read for one athlete reads only theirs)
+    SELECT c.athlete_id, c.activity_id, c.local_date, c.sport_family, coalesce(f.power_tss, false) AS cycling
+    FROM activity_calendar c LEFT JOIN analysis_sport_families f ON f.sport_type = c.sport_type
+), laps_rated AS (
+    SELECT a.*, l.lap_index, l.moving_time, l.distance, l.average_watts, l.average_heartrate,
+           bool_and(coalesce(l.device_watts, false) AND l.average_watts > 0)
+               OVER (PARTITION BY a.athlete_id, a.activity_id) AS all_power
+    FROM acts a JOIN laps l ON l.activity_id = a.activity_id
+    WHERE l.moving_time > 0 AND l.average_heartrate > 0
+), candidates AS (  -- every split and lap that can be a unit
+    SELECT a.*, 'splits' AS basis, sp.split AS n, sp.moving_time AS t, sp.distance / sp.moving_time * 60 AS output,
+           'speed' AS output_kind, sp.average_heartrate AS hr
+    FROM acts a JOIN splits_metric sp ON sp.activity_id = a.activity_id
+    WHERE sp.moving_time > 0 AND sp.average_heartrate > 0 AND sp.distance > 0
     UNION ALL
-    SELECT * FROM lap_units
-    WHERE activity_id NOT IN (SELECT activity_id FROM split_counts)
-      AND activity_id IN (SELECT activity_id FROM lap_units GROUP BY activity_id HAVING count(*) >= 2)
+    SELECT athlete_id, activity_id, local_date, sport_family, cycling, 'laps', lap_index, moving_time,
+           CASE WHEN all_power THEN average_watts ELSE distance / moving_time * 60 END,
+           CASE WHEN all_power THEN 'power' ELSE 'speed' END, average_heartrate
+    FROM laps_rated
+    WHERE all_power OR distance > 0
+), counted AS (
+    SELECT *, count(*) FILTER (WHERE basis = 'splits') OVER a AS split_units,
+           count(*) FILTER (WHERE basis = 'laps') OVER a AS lap_units,
+           count(*) FILTER (WHERE basis = 'laps' AND output_kind = 'power') OVER a AS power_laps
+    FROM candidates
+    WINDOW a AS (PARTITION BY athlete_id, activity_id)
+), units AS (  -- a ride's laps that all had power come first (its splits carry only speed); then 4 or more splits,
+               -- else 2 or more laps
+    SELECT * EXCLUDE (split_units, lap_units, power_laps) FROM counted
+    WHERE CASE WHEN cycling AND power_laps >= 2 THEN basis = 'laps'
+               WHEN split_units >= 4 THEN basis = 'splits'
+               ELSE basis = 'laps' AND lap_units >= 2 END
 ), timed AS (
-    SELECT *, sum(t) OVER (PARTITION BY activity_id ORDER BY n ROWS UNBOUNDED PRECEDING) AS ends_s FROM units
+    SELECT *, sum(t) OVER (PARTITION BY athlete_id, activity_id ORDER BY n ROWS UNBOUNDED PRECEDING) AS ends_s
+    FROM units
 ), kept AS (
     SELECT timed.* FROM timed CROSS JOIN params WHERE timed.ends_s > params.warmup_s
 ), placed AS (
-    SELECT *, sum(t) OVER (PARTITION BY activity_id ORDER BY n ROWS UNBOUNDED PRECEDING) - t / 2.0 AS middle,
-           sum(t) OVER (PARTITION BY activity_id) AS total,
-           sum(output * t) OVER (PARTITION BY activity_id) / sum(t) OVER (PARTITION BY activity_id) AS mean_output
+    SELECT *, sum(t) OVER (PARTITION BY athlete_id, activity_id ORDER BY n ROWS UNBOUNDED PRECEDING) - t / 2.0 AS middle,
+           sum(t) OVER (PARTITION BY athlete_id, activity_id) AS total,
+           sum(output * t) OVER (PARTITION BY athlete_id, activity_id) / sum(t) OVER (PARTITION BY athlete_id, activity_id)
+               AS mean_output
     FROM kept
 ), halves AS (
-    SELECT activity_id, any_value(basis) AS basis, any_value(output_kind) AS output_kind,
+    SELECT athlete_id, activity_id, any_value(local_date) AS local_date, any_value(sport_family) AS sport_family,
+           any_value(cycling) AS cycling, any_value(basis) AS basis, any_value(output_kind) AS output_kind,
            CAST(count(*) AS INTEGER) AS units, CAST(sum(t) AS BIGINT) AS moving_time_s,
            sqrt(sum(t * (output - mean_output) ^ 2) / sum(t)) / any_value(mean_output) AS output_cv,
            sum(output * t) FILTER (WHERE middle < total / 2) / sum(t) FILTER (WHERE middle < total / 2) AS output_1,
@@ -1561,13 +1554,13 @@ WITH params AS MATERIALIZED (
            sum(output * t) FILTER (WHERE middle >= total / 2) / sum(t) FILTER (WHERE middle >= total / 2) AS output_2,
            sum(hr * t) FILTER (WHERE middle >= total / 2) / sum(t) FILTER (WHERE middle >= total / 2) AS hr_2
     FROM placed
-    GROUP BY activity_id
+    GROUP BY athlete_id, activity_id
 ), noted AS (
     SELECT h.*,
            CASE WHEN h.moving_time_s < p.min_s
                      THEN 'too short: ' || h.moving_time_s || ' s after the warm-up (needs '
                           || CAST(p.min_s AS BIGINT) || ')'
-                WHEN h.output_kind = 'speed' AND h.activity_id IN (SELECT activity_id FROM cycling)
+                WHEN h.output_kind = 'speed' AND h.cycling
                      THEN 'a ride on speed (fewer than two laps with power and heart rate): its speed follows wind '
                           || 'and terrain, not the body'
                 WHEN h.output_cv > p.max_cv
@@ -1576,14 +1569,14 @@ WITH params AS MATERIALIZED (
                 ELSE 'steady' END AS decoupling_note
     FROM halves h CROSS JOIN params p
 )
-SELECT c.athlete_id, h.activity_id, c.local_date, c.sport_family, h.basis, h.output_kind, h.units, h.moving_time_s,
+SELECT h.athlete_id, h.activity_id, h.local_date, h.sport_family, h.basis, h.output_kind, h.units, h.moving_time_s,
        h.output_1 / h.hr_1 AS first_half_ef, h.output_2 / h.hr_2 AS second_half_ef, h.output_cv,
        CASE WHEN h.decoupling_note = 'steady'
             THEN (h.output_1 / h.hr_1 - h.output_2 / h.hr_2) / (h.output_1 / h.hr_1) * 100 END AS decoupling_pct,
        h.decoupling_note
-FROM noted h JOIN activity_calendar c ON c.activity_id = h.activity_id
+FROM noted h
 WHERE h.hr_1 > 0 AND h.hr_2 > 0 AND h.output_1 > 0
-ORDER BY c.athlete_id, c.local_date, h.activity_id;
+ORDER BY h.athlete_id, h.local_date, h.activity_id;
 
 -- Efficiency factor per athlete, ISO week and sport family: output per heartbeat over the week's activities with an
 -- average heart rate, time-weighted. Output is normalized power (weighted_average_watts) for device power on a
