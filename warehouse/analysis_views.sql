@@ -170,26 +170,25 @@ WITH params AS MATERIALIZED (
     SELECT max(value) FILTER (WHERE name = 'segment_course_share') AS share,
            max(value) FILTER (WHERE name = 'segment_course_min_m') AS min_m
     FROM analysis_settings
-), left_out AS MATERIALIZED (  -- what no analysis counts: a second recording, a date ahead, a motor's help
-    SELECT activity_id FROM recordings() WHERE dated_ahead OR kept_activity_id IS NOT NULL
-    UNION ALL
-    SELECT a.activity_id FROM activities a JOIN analysis_sport_families f ON f.sport_type = a.sport_type
-    WHERE f.motorized
-), e AS (
+), e AS (  -- each effort once, its activity's flags joined on the athlete too (a read for one athlete reads theirs)
     SELECT e.*, coalesce(e.hidden, false) AS is_hidden, coalesce(e.elapsed_time, 0) <= 0 AS untimed,
-           e.activity_id IN (SELECT activity_id FROM left_out) AS not_counted
+           coalesce(r.dated_ahead OR r.kept_activity_id IS NOT NULL OR f.motorized, false) AS not_counted
     FROM segment_efforts e
-), courses AS (
-    SELECT athlete_id, segment_id, median(distance) AS course_m
-    FROM (SELECT athlete_id, segment_id, distance,
-                 row_number() OVER (PARTITION BY athlete_id, segment_id ORDER BY start_date DESC, effort_id DESC) AS k
-          FROM e WHERE NOT is_hidden AND NOT untimed AND NOT not_counted AND distance > 0)
-    WHERE k <= 3
-    GROUP BY ALL
+    LEFT JOIN recordings() r ON r.athlete_id = e.athlete_id AND r.activity_id = e.activity_id
+    LEFT JOIN analysis_sport_families f ON f.sport_type = r.sport_type
+), ranked AS (  -- the athlete's timed efforts with a distance first, the latest first
+    SELECT *, NOT is_hidden AND NOT untimed AND NOT not_counted AND coalesce(distance > 0, false) AS on_record,
+           row_number() OVER (PARTITION BY athlete_id, segment_id
+                              ORDER BY NOT is_hidden AND NOT untimed AND NOT not_counted AND coalesce(distance > 0, false) DESC,
+                                       start_date DESC, effort_id DESC) AS k
+    FROM e
+), coursed AS (
+    SELECT * EXCLUDE (on_record, k),
+           median(distance) FILTER (WHERE on_record AND k <= 3) OVER (PARTITION BY athlete_id, segment_id) AS course_m
+    FROM ranked
 )
-SELECT e.*, c.course_m,
-       coalesce(abs(e.distance - c.course_m) > greatest(p.share * c.course_m, p.min_m), false) AS other_course
-FROM e LEFT JOIN courses c ON c.athlete_id = e.athlete_id AND c.segment_id = e.segment_id CROSS JOIN params p;
+SELECT c.*, coalesce(abs(c.distance - c.course_m) > greatest(p.share * c.course_m, p.min_m), false) AS other_course
+FROM coursed c CROSS JOIN params p;
 
 -- Every effort per athlete and segment that segment_efforts_judged() leaves in, in time order (start instant, then
 -- effort id), with the running best. The PRs are recomputed from the efforts (the service's pr_rank, kept as
@@ -262,7 +261,7 @@ WITH s AS (
     GROUP BY athlete_id, segment_id
 ), n AS MATERIALIZED (
     SELECT segment_id, name FROM segments
-), o AS MATERIALIZED (
+), o AS (
     SELECT athlete_id, as_of_date FROM athlete_as_of
 )
 SELECT x.athlete_id, x.segment_id, coalesce(s.segment_name, n.name, x.effort_name) AS segment_name,
@@ -298,7 +297,7 @@ WITH p AS (
            count(*) FILTER (WHERE is_first_attempt) AS first_attempts
     FROM segment_effort_progression
     GROUP BY ALL
-), o AS MATERIALIZED (
+), o AS (
     SELECT athlete_id, as_of_date FROM athlete_as_of
 ), span AS (
     SELECT p.athlete_id, min(p.month_start) AS first_month,
@@ -325,10 +324,12 @@ ORDER BY m.athlete_id, m.month_start;
 -- over time: the bounds are the activity's), the number of zones it has and the Seiler zone the bucket maps to
 -- (NULL when analysis_seiler_zones has no mapping for that zone count).
 CREATE OR REPLACE VIEW activity_zone_seconds AS
-WITH b AS (
-    SELECT activity_id, zone_type, bucket_index, min, max, CAST(coalesce(seconds, 0) AS BIGINT) AS seconds,
-           CAST(count(*) OVER (PARTITION BY activity_id, zone_type) AS INTEGER) AS zone_count
-    FROM activity_zone_buckets
+WITH b AS (  -- the calendar's activities first, then their buckets: a read for one athlete counts theirs only
+    SELECT c.athlete_id, c.activity_id, c.sport_type, c.start_date_local, c.local_date, c.week_start, c.iso_year,
+           c.iso_week, c.month_start, c.year, c.month, z.zone_type, z.bucket_index, z.min, z.max,
+           CAST(coalesce(z.seconds, 0) AS BIGINT) AS seconds,
+           CAST(count(*) OVER (PARTITION BY c.athlete_id, c.activity_id, z.zone_type) AS INTEGER) AS zone_count
+    FROM activity_calendar c JOIN activity_zone_buckets z ON z.activity_id = c.activity_id
 ), seiler_map AS (
     -- each athlete's mapping: their own row for a bucket if they have one, else the default (athlete_id 0)
     SELECT a.athlete_id, s.zone_type, s.zone_count, s.bucket_index, arg_max(s.seiler_zone, s.athlete_id) AS seiler_zone
@@ -336,17 +337,16 @@ WITH b AS (
     JOIN analysis_seiler_zones s ON s.athlete_id IN (0, a.athlete_id)
     GROUP BY a.athlete_id, s.zone_type, s.zone_count, s.bucket_index
 )
-SELECT c.athlete_id, c.activity_id, c.sport_type, c.start_date_local, c.local_date, c.week_start, c.iso_year,
-       c.iso_week, c.month_start, c.year, c.month, b.zone_type, b.bucket_index AS zone, b.zone_count,
+SELECT b.athlete_id, b.activity_id, b.sport_type, b.start_date_local, b.local_date, b.week_start, b.iso_year,
+       b.iso_week, b.month_start, b.year, b.month, b.zone_type, b.bucket_index AS zone, b.zone_count,
        b.min AS zone_min, b.max AS zone_max, b.seconds, m.seiler_zone
 FROM b
-JOIN activity_calendar c ON c.activity_id = b.activity_id
-LEFT JOIN analysis_sport_families f ON f.sport_type = c.sport_type
+LEFT JOIN analysis_sport_families f ON f.sport_type = b.sport_type
 LEFT JOIN seiler_map m
-       ON m.athlete_id = c.athlete_id AND m.zone_type = b.zone_type AND m.zone_count = b.zone_count
+       ON m.athlete_id = b.athlete_id AND m.zone_type = b.zone_type AND m.zone_count = b.zone_count
       AND m.bucket_index = b.bucket_index
 WHERE b.zone_type <> 'power' OR coalesce(f.power_tss, false)  -- the power zones are the bike's: no run's pod in them
-ORDER BY c.athlete_id, c.start_date_local, c.activity_id, b.zone_type, b.bucket_index;
+ORDER BY b.athlete_id, b.start_date_local, b.activity_id, b.zone_type, b.bucket_index;
 
 -- Seconds per zone per ISO week, the zone's share of the week's time in that zone type, and the bounds the zone
 -- had in the week's latest activity.
@@ -1077,18 +1077,17 @@ WITH params AS MATERIALIZED (
     SELECT max(value) FILTER (WHERE name = 'season_start_month') AS start_month FROM analysis_settings
 ), f AS MATERIALIZED (
     SELECT sport_type FROM analysis_sport_families WHERE power_tss
-), now AS MATERIALIZED (
+), now AS (
     SELECT athlete_id, as_of_date FROM athlete_as_of
 ), m AS (
     SELECT m.athlete_id, m.activity_id, c.local_date, m.duration_s, m.watts, m.watts_start_s,
            season_of(c.local_date, p.start_month) AS season
-    FROM activity_mmp m JOIN activity_calendar c ON c.activity_id = m.activity_id
+    FROM activity_mmp m JOIN activity_calendar c ON c.athlete_id = m.athlete_id AND c.activity_id = m.activity_id
     JOIN f ON f.sport_type = c.sport_type CROSS JOIN params p
     WHERE m.watts IS NOT NULL
-), scoped AS (
-    SELECT * FROM m
-    UNION ALL
-    SELECT * REPLACE (0 AS season) FROM m
+), scoped AS (  -- each in its season and in all time (0), from one read
+    SELECT m.* REPLACE (CASE WHEN t.all_time THEN 0 ELSE m.season END AS season)
+    FROM m CROSS JOIN (VALUES (false), (true)) t(all_time)
 ), best AS (
     SELECT athlete_id, season, duration_s, max(watts) AS best_watts,
            arg_max(activity_id, (watts, -epoch(local_date), -activity_id)) AS activity_id,
@@ -1115,9 +1114,9 @@ WITH params AS MATERIALIZED (
     SELECT s.athlete_id, s.activity_id, s.time, s.distance,
            s.distance - lag(s.distance) OVER w AS metres, s.time - lag(s.time) OVER w AS seconds
     FROM activity_streams s
-    WHERE s.activity_id IN (SELECT activity_id FROM activity_calendar WHERE sport_family = 'Run')
-      AND s.distance IS NOT NULL AND s.time IS NOT NULL
-    WINDOW w AS (PARTITION BY s.activity_id ORDER BY s.sample)
+    JOIN activity_calendar c ON c.athlete_id = s.athlete_id AND c.activity_id = s.activity_id AND c.sport_family = 'Run'
+    WHERE s.distance IS NOT NULL AND s.time IS NOT NULL
+    WINDOW w AS (PARTITION BY s.athlete_id, s.activity_id ORDER BY s.sample)
 )
 SELECT athlete_id, activity_id, time, metres, seconds
 FROM stepped CROSS JOIN params p
@@ -1130,21 +1129,21 @@ ORDER BY athlete_id, activity_id, time;
 CREATE OR REPLACE VIEW pace_duration_curve AS
 WITH params AS MATERIALIZED (
     SELECT max(value) FILTER (WHERE name = 'season_start_month') AS start_month FROM analysis_settings
-), now AS MATERIALIZED (
+), now AS (
     SELECT athlete_id, as_of_date FROM athlete_as_of
-), jumps AS MATERIALIZED (
-    SELECT activity_id, time FROM run_jumps
 ), m AS (
     SELECT m.athlete_id, m.activity_id, c.local_date, m.duration_s, m.speed, m.speed_start_s,
            season_of(c.local_date, p.start_month) AS season
-    FROM activity_mmp m JOIN activity_calendar c ON c.activity_id = m.activity_id CROSS JOIN params p
+    FROM activity_mmp m JOIN activity_calendar c ON c.athlete_id = m.athlete_id AND c.activity_id = m.activity_id
+    CROSS JOIN params p
     WHERE c.sport_family = 'Run' AND m.speed > 0
-      AND NOT EXISTS (SELECT 1 FROM jumps j WHERE j.activity_id = m.activity_id
-                                              AND j.time > m.speed_start_s AND j.time <= m.speed_start_s + m.duration_s)
-), scoped AS (
-    SELECT * FROM m
-    UNION ALL
-    SELECT * REPLACE (0 AS season) FROM m
+), clean AS (  -- no GPS jump in the best window (run_jumps joined on the athlete: one athlete's read reads theirs)
+    SELECT m.* FROM m
+    ANTI JOIN run_jumps j ON j.athlete_id = m.athlete_id AND j.activity_id = m.activity_id
+                          AND j.time > m.speed_start_s AND j.time <= m.speed_start_s + m.duration_s
+), scoped AS (  -- each in its season and in all time (0), from one read
+    SELECT m.* REPLACE (CASE WHEN t.all_time THEN 0 ELSE m.season END AS season)
+    FROM clean m CROSS JOIN (VALUES (false), (true)) t(all_time)
 ), best AS (
     SELECT athlete_id, season, duration_s, max(speed) AS best_speed,
            arg_max(activity_id, (speed, -epoch(local_date), -activity_id)) AS activity_id,
@@ -1218,25 +1217,26 @@ WITH tl AS MATERIALIZED (
     SELECT athlete_id, valid_from, ftp, source FROM ftp_timeline
 ), first_ftp AS MATERIALIZED (
     SELECT athlete_id, arg_min(ftp, valid_from) AS ftp FROM ftp_timeline GROUP BY athlete_id
-), powered AS (
-    SELECT activity_id, second, coalesce(watts, 0) AS watts, count(watts) OVER (PARTITION BY activity_id) AS with_power
+), powered AS (  -- every window per athlete and activity: a read for one athlete reads their streams only
+    SELECT athlete_id, activity_id, second, coalesce(watts, 0) AS watts,
+           count(watts) OVER (PARTITION BY athlete_id, activity_id) AS with_power
     FROM activity_stream_seconds
     WHERE NOT paused
 ), rolled AS (
-    SELECT activity_id, watts, avg(watts) OVER w AS rolling, row_number() OVER w AS n
+    SELECT athlete_id, activity_id, watts, avg(watts) OVER w AS rolling, row_number() OVER w AS n
     FROM powered
     WHERE with_power > 0
-    WINDOW w AS (PARTITION BY activity_id ORDER BY second ROWS BETWEEN 29 PRECEDING AND CURRENT ROW)
+    WINDOW w AS (PARTITION BY athlete_id, activity_id ORDER BY second ROWS BETWEEN 29 PRECEDING AND CURRENT ROW)
 ), per AS (
-    SELECT activity_id, CAST(count(*) AS INTEGER) AS recorded_s, avg(watts) AS average_watts,
+    SELECT athlete_id, activity_id, CAST(count(*) AS INTEGER) AS recorded_s, avg(watts) AS average_watts,
            power(avg(power(rolling, 4)) FILTER (WHERE n >= 30), 0.25) AS np_watts
-    FROM rolled GROUP BY activity_id
+    FROM rolled GROUP BY athlete_id, activity_id
 ), dated AS (
-    SELECT c.athlete_id, p.*, c.local_date, a.weighted_average_watts AS service_np_watts,
+    SELECT p.*, c.local_date, a.weighted_average_watts AS service_np_watts,
            a.average_watts AS service_average_watts,
            CASE WHEN f.power_tss THEN tl.ftp END AS dated_ftp, tl.source AS dated_source,
            CASE WHEN f.power_tss THEN first_ftp.ftp END AS first_ftp
-    FROM per p JOIN activity_calendar c ON c.activity_id = p.activity_id
+    FROM per p JOIN activity_calendar c ON c.athlete_id = p.athlete_id AND c.activity_id = p.activity_id
     JOIN activities a ON a.activity_id = p.activity_id
     LEFT JOIN analysis_sport_families f ON f.sport_type = c.sport_type
     ASOF LEFT JOIN tl ON tl.athlete_id = c.athlete_id AND c.local_date >= tl.valid_from
@@ -1316,23 +1316,23 @@ WITH params AS MATERIALIZED (
     FROM analysis_settings
 ), f AS MATERIALIZED (
     SELECT sport_type, power_tss FROM analysis_sport_families
-), moving AS (
-    SELECT s.activity_id, s.second, s.watts, s.speed, s.heartrate,
-           row_number() OVER (PARTITION BY s.activity_id ORDER BY s.second) AS n,
-           count(*) OVER (PARTITION BY s.activity_id) AS moving_s,
-           count(s.watts) OVER (PARTITION BY s.activity_id) AS with_power
+), moving AS (  -- every window per athlete and activity: a read for one athlete reads their streams only
+    SELECT s.athlete_id, s.activity_id, s.second, s.watts, s.speed, s.heartrate,
+           row_number() OVER (PARTITION BY s.athlete_id, s.activity_id ORDER BY s.second) AS n,
+           count(*) OVER (PARTITION BY s.athlete_id, s.activity_id) AS moving_s,
+           count(s.watts) OVER (PARTITION BY s.athlete_id, s.activity_id) AS with_power
     FROM activity_stream_seconds s
     WHERE s.moving
 ), kept AS (
     SELECT m.*, m.n - p.warmup_s AS k, m.moving_s - p.warmup_s AS total,
            CASE WHEN coalesce(f.power_tss, false) AND m.with_power > 0 THEN 'power' ELSE 'speed' END AS output_kind,
-           coalesce(f.power_tss, false) AS cycling, c.athlete_id, c.local_date, c.sport_family
+           coalesce(f.power_tss, false) AS cycling, c.local_date, c.sport_family
     FROM moving m CROSS JOIN params p
-    JOIN activity_calendar c ON c.activity_id = m.activity_id
+    JOIN activity_calendar c ON c.athlete_id = m.athlete_id AND c.activity_id = m.activity_id
     LEFT JOIN f ON f.sport_type = c.sport_type
     WHERE m.n > p.warmup_s
 ), halves AS (
-    SELECT activity_id, any_value(athlete_id) AS athlete_id, any_value(local_date) AS local_date,
+    SELECT athlete_id, activity_id, any_value(local_date) AS local_date,
            any_value(sport_family) AS sport_family, any_value(output_kind) AS output_kind,
            any_value(cycling) AS cycling, CAST(count(*) AS INTEGER) AS moving_time_s,
            avg(CASE WHEN output_kind = 'power' THEN watts ELSE speed * 60 END) FILTER (WHERE 2 * k <= total)
@@ -1342,7 +1342,7 @@ WITH params AS MATERIALIZED (
                AS output_2,
            avg(heartrate) FILTER (WHERE 2 * k > total) AS hr_2
     FROM kept
-    GROUP BY activity_id
+    GROUP BY athlete_id, activity_id
 ), noted AS (
     SELECT h.*,
            CASE WHEN h.moving_time_s < p.min_s
