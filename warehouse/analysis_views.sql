@@ -170,25 +170,25 @@ WITH params AS MATERIALIZED (
     SELECT max(value) FILTER (WHERE name = 'segment_course_share') AS share,
            max(value) FILTER (WHERE name = 'segment_course_min_m') AS min_m
     FROM analysis_settings
-), e AS (  -- each effort once, its activity's flags joined on the athlete too (a read for one athlete reads theirs)
-    SELECT e.*, coalesce(e.hidden, false) AS is_hidden, coalesce(e.elapsed_time, 0) <= 0 AS untimed,
+), e AS NOT MATERIALIZED (  -- inlined where read: the flags joined on the athlete, so a read for one athlete reads theirs
+    SELECT e.athlete_id, e.segment_id, e.name, e.effort_id, e.activity_id, e.start_date, e.start_date_local,
+           e.elapsed_time, e.moving_time, e.distance, e.pr_rank, e.hidden,
+           coalesce(e.hidden, false) AS is_hidden, coalesce(e.elapsed_time, 0) <= 0 AS untimed,
            coalesce(r.dated_ahead OR r.kept_activity_id IS NOT NULL OR f.motorized, false) AS not_counted
     FROM segment_efforts e
     LEFT JOIN recordings() r ON r.athlete_id = e.athlete_id AND r.activity_id = e.activity_id
     LEFT JOIN analysis_sport_families f ON f.sport_type = r.sport_type
-), ranked AS (  -- the athlete's timed efforts with a distance first, the latest first
-    SELECT *, NOT is_hidden AND NOT untimed AND NOT not_counted AND coalesce(distance > 0, false) AS on_record,
-           row_number() OVER (PARTITION BY athlete_id, segment_id
-                              ORDER BY NOT is_hidden AND NOT untimed AND NOT not_counted AND coalesce(distance > 0, false) DESC,
-                                       start_date DESC, effort_id DESC) AS k
+), courses AS (  -- the median distance of the athlete's last three timed efforts with a distance (an aggregate:
+                -- no sort of every effort)
+    SELECT athlete_id, segment_id,
+           list_aggregate(max_by(distance, (start_date, effort_id), 3), 'median') AS course_m
     FROM e
-), coursed AS (
-    SELECT * EXCLUDE (on_record, k),
-           median(distance) FILTER (WHERE on_record AND k <= 3) OVER (PARTITION BY athlete_id, segment_id) AS course_m
-    FROM ranked
+    WHERE NOT is_hidden AND NOT untimed AND NOT not_counted AND distance > 0
+    GROUP BY athlete_id, segment_id
 )
-SELECT c.*, coalesce(abs(c.distance - c.course_m) > greatest(p.share * c.course_m, p.min_m), false) AS other_course
-FROM coursed c CROSS JOIN params p;
+SELECT e.*, c.course_m,
+       coalesce(abs(e.distance - c.course_m) > greatest(p.share * c.course_m, p.min_m), false) AS other_course
+FROM e LEFT JOIN courses c ON c.athlete_id = e.athlete_id AND c.segment_id = e.segment_id CROSS JOIN params p;
 
 -- Every effort per athlete and segment that segment_efforts_judged() leaves in, in time order (start instant, then
 -- effort id), with the running best. The PRs are recomputed from the efforts (the service's pr_rank, kept as
