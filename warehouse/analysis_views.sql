@@ -621,19 +621,19 @@ WITH settings AS MATERIALIZED (
            duration_s * pace_if * pace_if / 3600 * 100 AS pace_load,
            duration_s * estimate_if_used * estimate_if_used / 3600 * 100 AS estimated_load
     FROM rated
-), calibration AS (  -- one pass, per athlete: the power and zone loads of rides with both
-    SELECT c.*, NOT c.hr_coverage BETWEEN s.min_coverage AND 1 / s.min_coverage AS hr_partial,
-           count(*) FILTER (WHERE c.power_load > 0 AND c.zone_load > 0
-                              AND c.hr_coverage BETWEEN s.min_coverage AND 1 / s.min_coverage) OVER athlete AS rides,
-           median(c.power_load / c.zone_load) FILTER (WHERE c.power_load > 0 AND c.zone_load > 0
-                              AND c.hr_coverage BETWEEN s.min_coverage AND 1 / s.min_coverage) OVER athlete AS ratio,
-           s.min_rides, s.min_ratio, s.max_ratio
-    FROM candidates c CROSS JOIN settings s
-    WINDOW athlete AS (PARTITION BY c.athlete_id)
+), calibration AS (
+    SELECT athlete_id, count(*) AS rides, median(power_load / zone_load) AS ratio
+    FROM candidates CROSS JOIN settings s
+    WHERE power_load > 0 AND zone_load > 0 AND hr_coverage BETWEEN s.min_coverage AND 1 / s.min_coverage
+    GROUP BY athlete_id
 ), calibrated AS (
-    SELECT * EXCLUDE (rides, ratio, min_rides, min_ratio, max_ratio),
-           CASE WHEN rides >= min_rides AND ratio BETWEEN min_ratio AND max_ratio THEN ratio END AS hr_calibration
-    FROM calibration
+    SELECT c.*,
+           CASE WHEN k.rides >= s.min_rides AND k.ratio BETWEEN s.min_ratio AND s.max_ratio THEN k.ratio END
+               AS hr_calibration,
+           NOT c.hr_coverage BETWEEN s.min_coverage AND 1 / s.min_coverage AS hr_partial
+    FROM candidates c
+    LEFT JOIN calibration k ON k.athlete_id = c.athlete_id
+    CROSS JOIN settings s
 ), hr AS (
     SELECT *,
            CASE WHEN zone_load > 0 THEN zone_load * coalesce(hr_calibration, 1)
