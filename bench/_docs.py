@@ -23,6 +23,7 @@ TITLES = {
     "webhook-ack": "Webhook receiver: acknowledgement latency, nothing lost",
     "load": "Warehouse load: upsert throughput vs row-by-row",
     "query": "Trend queries at the 10-year scale",
+    "coach": "A coach's warehouse: one athlete's reads among many",
     "streams": "Streams: load, bytes on disk, a season's power curve, memory",
     "demo": "`fitsync demo` and backfill memory",
     "freshness": "Freshness: athlete change → warehouse",

@@ -44,6 +44,7 @@ ORDER = [
     "webhook-ack",
     "load",
     "query",
+    "coach",
     "lake",
     "streams",
     "demo",
