@@ -263,6 +263,7 @@ FAMILY_COLORS = {
     "Swim": OKABE_ITO["sky"],
     "Walk/Hike": OKABE_ITO["green"],
     "Ski": OKABE_ITO["purple"],
+    "E-bike": OKABE_ITO["orange"],
     "Other": "#b8b8b8",
 }
 

@@ -978,6 +978,26 @@ def test_an_activity_dated_after_it_was_received_is_left_out(world: World) -> No
     assert "- 1 activity is dated after fitsync received it (a device clock ahead; the latest 2031-01-01)" in said
 
 
+def test_an_e_bike_s_kilometres_are_not_the_rider_s_rides(tmp_path: Path) -> None:
+    """E-bike rides were in the Ride family: a coach read the rider's year as 1,142 km of Ride for 748 km ridden.
+    They are a family of their own (their load still in 'All')."""
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, synced_at="2025-06-30 12:00:00+00")
+    b.activity(9, "2025-06-01 08:00:00", distance=30000, moving_time=3600)
+    b.activity(9, "2025-06-02 08:00:00", sport="EBikeRide", distance=60000, moving_time=3600)
+    b.close()
+    ytd = read(path, "ytd_cumulative", 9).filter(pl.col("date") == D("2025-06-30"))
+    assert dict(zip(ytd["sport_family"], ytd["distance_m"], strict=True)) == {
+        "Ride": 30000,
+        "E-bike": 60000,
+        "All": 90000,
+    }
+    ride = read(path, "eddington", 9, sport_family="Ride", unit="km").row(0, named=True)
+    assert (ride["eddington"], ride["days"]) == (1, 1)
+    assert set(read(path, "volume_weekly", 9)["sport_family"]) == {"Ride", "E-bike"}
+
+
 def test_eddington_in_km_and_miles(world: World) -> None:
     edd = {(r["sport_family"], r["unit"]): r for r in read(world, "eddington", 6).iter_rows(named=True)}
     # ride days (km): 12, 11 (6 + 5 on one day), 5, 4, 4, 3, 1 → E = 4; 3 days reach 5, so 2 more are needed
