@@ -4,8 +4,31 @@ that names the command listing who is, before any work starts."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import click
+
+
+class AthleteId(click.ParamType):
+    """An athlete's id, the number the service gives: a name or a typo says where the numbers are listed."""
+
+    name = "ATHLETE_ID"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return int(str(value).strip())
+        except ValueError:
+            self.fail(
+                f"{value!r} is not an athlete id: athletes are named by the service's number "
+                "(`fitsync athletes` lists them)",
+                param,
+                ctx,
+            )
+
+
+ATHLETE_ID = AthleteId()
 
 
 def chosen(requested: Sequence[int], connected: Sequence[int]) -> list[int]:

@@ -81,6 +81,7 @@ def fresh_home(home: Path) -> Path:
         if not (home / MARKER).exists():
             raise click.ClickException(f"{home} exists and is not a fitsync demo folder: choose another --home")
         shutil.rmtree(home)
+        click.echo(f"emptied the earlier demo in {home} (a demo starts from nothing)", err=True)
     try:
         home.mkdir(parents=True, exist_ok=True)
         (home / MARKER).write_text("created by `fitsync demo`; safe to delete\n")
@@ -182,7 +183,8 @@ def _demo(home: Path, athletes: int, activities_per_athlete: int, flavor: str, s
     ):
         console = {"X-Sandbox-Console-Key": sandbox.console_key}
         out.print(
-            f"[bold]1.[/] Sandbox ({flavor} flavour) with {athletes} athletes × {activities_per_athlete} "
+            f"[bold]1.[/] Sandbox ({flavor} flavour) with {athletes} athlete{'s' if athletes != 1 else ''} × "
+            f"{activities_per_athlete} "
             f"activities at {sandbox.api_url}"
         )
         signals.checkpoint()
@@ -409,7 +411,7 @@ def _print_hints(out: Console, home: Path) -> None:
     hints = [
         f'{at} {fitsync} query "SELECT sport_type, count(*), round(sum(distance)/1000) AS km '
         'FROM activities GROUP BY ALL ORDER BY 2 DESC"',
-        f"{at} {fitsync} report --out {shlex.quote(str(home / 'report'))}",
+        f"{at} {fitsync} report",
         f"{pip} install -q {package} && DAGSTER_HOME={shlex.quote(str(home / 'dagster'))} {at} "
         f"{webserver} -m fitsync.pipelines.definitions",
     ]

@@ -10,16 +10,17 @@ from pathlib import Path
 import click
 
 from fitsync.cli import screen
+from fitsync.cli.athlete_choice import ATHLETE_ID
 from fitsync.client.config_basics import load_config
 
 
 @click.command()
 @click.option(
     "--athlete",
-    "athlete_id",
-    type=int,
-    default=None,
-    help="Only this athlete (default: every athlete in the warehouse).",
+    "athlete_ids",
+    type=ATHLETE_ID,
+    multiple=True,
+    help="Only this athlete (repeatable; default: every athlete in the warehouse).",
 )
 @click.option(
     "--out",
@@ -28,7 +29,7 @@ from fitsync.client.config_basics import load_config
     default=None,
     help="Folder for the report (default: FITSYNC_HOME/reports); one subfolder per athlete.",
 )
-def report(athlete_id: int | None, out_dir: Path | None) -> None:
+def report(athlete_ids: tuple[int, ...], out_dir: Path | None) -> None:
     """Write a self-contained HTML training report with charts (PMC, volume, zones, segments, Eddington, YTD)."""
     from fitsync.warehouse import db
 
@@ -49,7 +50,8 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
     if not _writable(out_dir):  # said before the seconds the report takes, not after
         raise click.ClickException(f"cannot write the report to {out_dir}: the folder is read-only here; {fix}")
     db.ensure_schema(warehouse)  # a damaged or busy warehouse is said before the charting libraries load (a second)
-    athletes = athletes_in(warehouse, athlete_id)
+    athletes = list(dict.fromkeys(a for each in athlete_ids for a in athletes_in(warehouse, each)))
+    athletes = athletes or athletes_in(warehouse, None)
     with screen.doing(status, "loading the charting libraries…"):
         from fitsync.warehouse import report as reports
     try:
@@ -79,7 +81,7 @@ def report(athlete_id: int | None, out_dir: Path | None) -> None:
                 + ", ".join(p.name for p in result.png_paths)
             )
     except reports.ReportError as error:
-        listed = "" if athlete_id is None else ": `fitsync athletes` lists who is connected, `fitsync sync` loads them"
+        listed = "" if not athlete_ids else ": `fitsync athletes` lists who is connected, `fitsync sync` loads them"
         raise click.ClickException(f"{error}{listed}") from None
 
 

@@ -188,7 +188,9 @@ def _budget_table(windows: list[dict[str, Any]]) -> Table:
 
 
 # Before any call the ledger has no line: the limits shown are the documented ones, not yet this app's.
-DEFAULT_LIMITS_CAPTION = "* the service's documented limit: its answers to this app's first call give the app's own"
+DEFAULT_LIMITS_CAPTION = (
+    "* the service's documented limit, until this app's first call: the service's answers then say the app's own"
+)
 
 
 # Who acts on the inbox: no fitsync command does; the Dagster daemon's sensor does, within seconds.

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from fitsync.cli import screen, sync_summary
-from fitsync.cli.athlete_choice import chosen
+from fitsync.cli.athlete_choice import ATHLETE_ID, chosen
 from fitsync.cli.confirm import confirm, yes_option
 from fitsync.cli.stop_signals import StopSignals
 from fitsync.cli.sync_waits import WaitsShown
@@ -63,7 +63,7 @@ def _config() -> Config:
 @click.option(
     "--athlete",
     "athlete_ids",
-    type=int,
+    type=ATHLETE_ID,
     multiple=True,
     help="Only this athlete (repeatable); its calls go before other syncs' on a shared budget.",
 )

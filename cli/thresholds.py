@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from fitsync.cli.athlete_choice import ATHLETE_ID
+
 if TYPE_CHECKING:
     from fitsync.warehouse.location import Warehouse
 
@@ -32,6 +34,13 @@ class Pace(click.ParamType):
                 pace = int(minutes) * 60 + float(seconds)
             else:
                 pace = float(text)
+                if 0 < pace < 60:  # minutes, not seconds: no one runs a km in under a minute
+                    meant = text.replace(".", ":") if "." in text else f"{text}:00"
+                    self.fail(
+                        f"{value!r} is not a pace per km: did you mean {meant}? give min:s (4:30) or seconds (270)",
+                        param,
+                        ctx,
+                    )
             if not math.isfinite(pace):
                 raise ValueError
             return pace
@@ -42,7 +51,7 @@ class Pace(click.ParamType):
 ATHLETE = click.option(
     "--athlete",
     "athlete_id",
-    type=int,
+    type=ATHLETE_ID,
     default=None,
     help="The athlete (default: the only one in the warehouse).",
 )

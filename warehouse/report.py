@@ -735,7 +735,10 @@ def _facts(d: dict[str, Any]) -> dict[str, Any]:
         "pi": pi,
         "pi_zones": z,
         "no_pi": (
-            f"{unmapped / 3600:.1f} h of zone time in zones that map to no Seiler zone: only 5 heart-rate and 7 power "
+            "no zone time in the last 4 weeks: the service sends an activity's zones to subscribers only, and only "
+            "for activities with heart rate or power"
+            if sum(z) + unmapped == 0
+            else f"{unmapped / 3600:.1f} h of zone time in zones that map to no Seiler zone: only 5 heart-rate and 7 power "
             "zones have a default mapping; rows of analysis_seiler_zones map others"
             if sum(z) < PI_MIN_HOURS * 3600 <= sum(z) + unmapped
             else f"under {PI_MIN_HOURS:g} h of zone time, or more zone-3 than zone-1 time"
@@ -839,15 +842,20 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         parts = []
         if counts.get("zones_calibrated"):
             parts.append(
-                f"{counts['zones_calibrated']} from heart-rate zones calibrated to your power (× {calibration[0]:.2f})"
+                f"{charts.counted(counts['zones_calibrated'], 'activity', 'activities')} from heart-rate zones calibrated to your "
+                f"power (× {calibration[0]:.2f})"
             )
         if counts.get("zones"):
             parts.append(
-                f"{counts['zones']} from heart-rate zones at default loads per zone (too few rides with "
+                f"{charts.counted(counts['zones'], 'activity', 'activities')} from heart-rate zones at default loads per zone (too "
+                "few rides with "
                 "power and heart rate to calibrate)"
             )
         if counts.get("average_hr"):
-            parts.append(f"{counts['average_hr']} from average heart rate only (no zone data: the roughest)")
+            parts.append(
+                f"{charts.counted(counts['average_hr'], 'activity', 'activities')} from average heart rate only (no zone data: the "
+                "roughest)"
+            )
         out.append(f"- Heart-rate load, all time: {'; '.join(parts)}")
         partial = hr.filter(~pl.col("measured") & pl.col("hr_coverage").is_not_null())
         if n := partial.height:
@@ -953,7 +961,11 @@ def _cards(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         cards += [
             _card("Fitness (CTL)", f"{t['ctl']:.1f}", f"ramp {t['ramp_rate']:+.1f} per week"),
             _card("Fatigue (ATL)", f"{t['atl']:.1f}", "7-day load"),
-            _card("Form (TSB)", f"{t['tsb']:+.1f}", t["building"] or t["form_band"] or ""),
+            _card(
+                "Form (TSB)",
+                f"{t['tsb']:+.1f}",
+                "; ".join(x for x in (t["building"] or t["form_band"], "yesterday's fitness − fatigue") if x),
+            ),
         ]
     cards.append(
         _card(

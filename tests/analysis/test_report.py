@@ -270,3 +270,25 @@ def test_no_polarization_index_says_when_the_zones_map_to_no_seiler_zone(tmp_pat
         "11.0 h of zone time in zones that map to no Seiler zone"
     )  # 11 rides in 4 weeks, facts["no_pi"]
     assert "no PI: 11.0 h of zone time in zones" in "\n".join(report._cards(gathered, facts))
+
+
+def test_no_polarization_index_says_when_there_is_no_zone_time_at_all(tmp_path: Path) -> None:
+    """An athlete whose activities' zones the service never sent (not a subscriber) read "under 3 h of zone time,
+    or more zone-3 than zone-1 time" (a coach's trial); the form card's TSB, not today's CTL − ATL, said nothing of
+    being yesterday's."""
+    from fitsync.warehouse import db
+
+    from .builder import Builder
+
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, synced_at="2025-06-28 20:00:00+00")
+    for day in range(12):
+        b.activity(9, (dt.date(2025, 6, 1) + dt.timedelta(days=2 * day)).isoformat() + " 08:00:00", hr=130)
+    b.close()
+    with db.reading(path) as conn:
+        gathered = report._gather(conn, 9)
+    facts = report._facts(gathered)
+    assert facts["no_pi"].startswith("no zone time in the last 4 weeks: the service sends an activity's zones")
+    cards = "\n".join(report._cards(gathered, facts))
+    assert "no PI: no zone time in the last 4 weeks" in cards and "yesterday&#x27;s fitness − fatigue" in cards

@@ -384,6 +384,27 @@ def test_a_report_for_an_athlete_not_in_the_warehouse_is_a_usage_error(tmp_path:
     assert not (tmp_path / "reports").exists()  # a report that was not written makes no folder for it
 
 
+def test_a_coach_reports_on_the_athletes_named_each_once(tmp_path: Path) -> None:
+    """--athlete given twice kept only the last (a coach's trial); an athlete named rather than numbered read
+    "'Marianne' is not a valid integer"."""
+    from ..analysis.builder import Builder
+
+    b = Builder(tmp_path / "warehouse.duckdb")
+    for athlete in (7, 8, 9):
+        b.athlete(athlete, synced_at="2025-06-30 12:00:00+00")
+        b.activity(athlete, "2025-06-01 08:00:00", distance=30000, moving_time=3600)
+    b.close()
+    out = tmp_path / "reports"
+    done = fitsync(
+        "report", "--athlete", "7", "--athlete", "9", "--athlete", "7", "--out", str(out), FITSYNC_HOME=str(tmp_path)
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.parent.name for p in out.glob("*/report.html")) == ["7", "9"]
+    named = fitsync("report", "--athlete", "Marianne", FITSYNC_HOME=str(tmp_path))
+    assert named.returncode == 2 and "'Marianne' is not an athlete id" in named.stderr, named.stderr
+    assert "`fitsync athletes` lists them" in named.stderr
+
+
 def test_a_report_folder_under_a_missing_one_is_a_usage_error(tmp_path: Path) -> None:
     """As `query -o` refuses a file in a folder that is not there: a typo in --out makes no tree of folders."""
     from fitsync.warehouse import db

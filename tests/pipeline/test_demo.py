@@ -64,7 +64,7 @@ def test_the_demo_runs_and_its_closing_commands_paste_and_work(tmp_path: Path) -
             ["bash", "-c", query], cwd=elsewhere, env=shell_env, capture_output=True, text=True, timeout=120
         ).stdout
     )
-    assert list((home / "report").rglob("report.html")), sorted(map(str, home.rglob("*.html")))
+    assert list((home / "reports").rglob("report.html")), sorted(map(str, home.rglob("*.html")))
 
 
 # The demo, its webhook round trip slowed at the sandbox once the athlete's changes are made (each API call of the

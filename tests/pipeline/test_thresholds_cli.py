@@ -132,6 +132,8 @@ def test_set_list_and_remove_an_athlete_s_thresholds(home: Path) -> None:
         (["--ftp", "250", "--from", "2999-01-01"], "2999-01-01 is after today"),
         ([], "give at least one of --ftp, --lthr and --pace"),
         (["--ftp", "250", "--athlete", "8"], "athlete 8 has no activities in the warehouse"),
+        (["--pace", "4.30"], "'4.30' is not a pace per km: did you mean 4:30?"),
+        (["--ftp", "250", "--athlete", "Marianne"], "'Marianne' is not an athlete id"),
     ],
     ids=[
         "ftp-in-kilojoules",
@@ -143,6 +145,8 @@ def test_set_list_and_remove_an_athlete_s_thresholds(home: Path) -> None:
         "date-in-the-future",
         "nothing-to-set",
         "not-in-warehouse",
+        "pace-in-minutes-with-a-dot",
+        "athlete-by-name",
     ],
 )
 def test_a_value_no_person_has_is_refused_and_nothing_is_written(home: Path, args: list[str], says: str) -> None:
