@@ -828,12 +828,14 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
     out = ["", "**What rests on estimates**", ""]
     six = f["six_weeks"]
     estimated = six.filter(pl.col("load_source") == "estimate")
-    if six.height:
+    if estimated.height:
         out.append(
             f"- Load, last 42 days: {estimated.height} of {six.height} activities estimated from duration and "
             "sport (no power, pace, heart-rate load or relative effort; a heart-rate load needs 5-zone buckets or an "
             "LTHR: `fitsync thresholds set --from DATE --lthr BPM`)"
         )
+    elif six.height:
+        out.append(f"- Load, last 42 days: none of {six.height} activities estimated from duration and sport")
     hr = every.filter(pl.col("load_source") == "heart_rate")
     if hr.height:
         basis = hr["hr_load_basis"].value_counts().sort("hr_load_basis")

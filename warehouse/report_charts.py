@@ -703,8 +703,9 @@ def _power_efforts(curve: pl.DataFrame, season: int) -> tuple[pl.DataFrame, list
 
 
 def _power_period_layers(efforts: pl.DataFrame, periods: list[str], x: Any) -> list[Any]:
-    """Per period, this season's first so all time is on top: the steps, the dots, and each dot's length as a label
-    (an effort that is also the all-time one is labelled once)."""
+    """Per period: the steps (all time's wide and pale beneath, the season's narrow on top: where the season is the
+    all-time best, both show), the dots, and each dot's length as a label (an effort that is also the all-time one is
+    labelled once)."""
     steps = efforts.select("period", "duration_s", "best_watts")
     colors = alt.Scale(domain=periods, range=[OKABE_ITO["blue"], OKABE_ITO["orange"]][: len(periods)])
     y = alt.Y("best_watts:Q", title="best average power (W)", scale=alt.Scale(zero=False))
@@ -717,13 +718,14 @@ def _power_period_layers(efforts: pl.DataFrame, periods: list[str], x: Any) -> l
     ]
     everything = efforts.filter(pl.col("period") == periods[0]).select("duration_s", "best_watts")
     layers = []
-    for period in reversed(periods):
+    for period in periods:
         mine = efforts.filter(pl.col("period") == period)
         if period != periods[0]:
             mine = mine.join(everything, on=["duration_s", "best_watts"], how="anti")
+        wide = period == periods[0] and len(periods) > 1
         layers += [
             alt.Chart(steps.filter(pl.col("period") == period))
-            .mark_line(strokeWidth=1.6, interpolate="step-before")
+            .mark_line(strokeWidth=5 if wide else 1.6, opacity=0.4 if wide else 1, interpolate="step-before")
             .encode(x=x, y=y, color=color),
             alt.Chart(mine).mark_circle(size=55, opacity=1).encode(x=x, y=y, color=color, tooltip=tooltip),
         ]
