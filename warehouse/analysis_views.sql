@@ -1139,8 +1139,9 @@ WITH params AS MATERIALIZED (
     WHERE c.sport_family = 'Run' AND m.speed > 0
 ), clean AS (  -- no GPS jump in the best window (run_jumps joined on the athlete: one athlete's read reads theirs)
     SELECT m.* FROM m
-    ANTI JOIN run_jumps j ON j.athlete_id = m.athlete_id AND j.activity_id = m.activity_id
-                          AND j.time > m.speed_start_s AND j.time <= m.speed_start_s + m.duration_s
+    LEFT JOIN run_jumps j ON j.athlete_id = m.athlete_id AND j.activity_id = m.activity_id
+                         AND j.time > m.speed_start_s AND j.time <= m.speed_start_s + m.duration_s
+    WHERE j.activity_id IS NULL  -- not an anti join: DuckDB carries the athlete into a left join's right side only
 ), scoped AS (  -- each in its season and in all time (0), from one read
     SELECT m.* REPLACE (CASE WHEN t.all_time THEN 0 ELSE m.season END AS season)
     FROM clean m CROSS JOIN (VALUES (false), (true)) t(all_time)
