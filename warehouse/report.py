@@ -33,6 +33,12 @@ PI_WEEKS = 4  # the polarization index is drawn over this many weeks of zone tim
 PI_MIN_HOURS = 3.0  # and only where they hold at least this much
 # Power load on an FTP fitsync saw only after the activity (activity_load.measured says the rest is measured)
 LATER_FTP = (pl.col("load_source") == "power") & ~pl.col("measured")
+# Why a load was not measured, besides power on an FTP known later (said on its own, with the command that fixes it).
+UNMEASURED = {
+    "from heart rate on partial zone buckets or an LTHR known only later": (pl.col("load_source") == "heart_rate")
+    & ~pl.col("measured"),
+    "estimated from duration and sport": pl.col("load_source") == "estimate",
+}
 TOP_SEGMENTS = 4
 UNITS = {"km": 1000.0, "mi": 1609.344}
 CHART_SCALE = 2  # PNGs are drawn at twice their size on the page, for sharp text on dense screens
@@ -725,6 +731,13 @@ def _facts(d: dict[str, Any]) -> dict[str, Any]:
         "six_weeks": six_weeks,
         "measured": measured_s / total_s if total_s else None,
         "later_ftp": (six_weeks.filter(later.fill_null(False))["duration_s"].sum() or 0) / total_s if total_s else None,
+        # the rest of the time not measured, by why: every share of it said beside the measured one
+        "unmeasured": {
+            why: (six_weeks.filter(rule.fill_null(False))["duration_s"].sum() or 0) / total_s
+            for why, rule in UNMEASURED.items()
+        }
+        if total_s
+        else {},
         "this_year": this_year["distance_m"][0] / UNITS[unit] if this_year.height else 0.0,
         "last_year": last_year["distance_m"][0] / UNITS[unit] if last_year.height else None,
         "this_year_hours": (
@@ -788,6 +801,7 @@ def _summary_markdown(d: dict[str, Any]) -> str:
         + (
             f"{f['coverage']:.0%} of the time has a load, {f['measured']:.0%} measured"
             + (f", {f['later_ftp']:.0%} from power on an FTP known only later" if f["later_ftp"] else "")
+            + "".join(f", {share:.0%} {why}" for why, share in f["unmeasured"].items() if share)
             + f" (by time; activities: {counts})"
             if f["coverage"] is not None
             else "no moving time"

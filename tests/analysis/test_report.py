@@ -292,3 +292,23 @@ def test_no_polarization_index_says_when_there_is_no_zone_time_at_all(tmp_path: 
     assert facts["no_pi"].startswith("no zone time in the last 4 weeks: the service sends an activity's zones")
     cards = "\n".join(report._cards(gathered, facts))
     assert "no PI: no zone time in the last 4 weeks" in cards and "yesterday&#x27;s fitness − fatigue" in cards
+
+
+def test_the_load_coverage_line_says_why_each_share_was_not_measured(tmp_path: Path) -> None:
+    """ "0 % measured, 64 % from power on an FTP known only later" left the other 36 % unexplained (a coach's
+    trial): every unmeasured share is said."""
+    from fitsync.warehouse import db
+
+    from .builder import Builder
+
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, ftp=250, synced_at="2025-06-28 20:00:00+00")  # the FTP first seen after the ride
+    b.activity(9, "2025-06-20 08:00:00", distance=30000, moving_time=3600, device_watts=True, np=200)
+    b.activity(9, "2025-06-21 08:00:00", sport="Yoga", moving_time=1800)
+    b.close()
+    with db.reading(path) as conn:
+        gathered = report._gather(conn, 9)
+    said = report._summary_markdown(gathered)
+    assert "100% of the time has a load, 0% measured" in said, said
+    assert "67% from power on an FTP known only later, 33% estimated from duration and sport" in said, said
