@@ -913,17 +913,23 @@ def _workload_ratio_panel(risk: pl.DataFrame, data: pl.DataFrame, x: Any) -> Any
     rise = alt.Chart(pl.DataFrame({"value": [1.5]})).mark_rule(color="#777", strokeDash=[1, 3]).encode(y=y)
     layers = [one, rise, folded.mark_line(strokeWidth=1.6), folded.mark_circle(size=9, opacity=0.9)]
     note = risk.filter(pl.col("acwr_note") != "ok")["acwr_note"].tail(1).to_list()
-    if not shown.height:
-        message = f"No ratio yet: {note[0]}." if note else "No ratio yet."
+    mostly = risk.filter(pl.col("acwr_note") != "ok")["acwr_note"].mode().to_list()
+    if shown.height < FEW_RATIO_DAYS:  # a dot or two at the edge of a year reads as an empty chart: say why
+        message = (
+            f"No ratio yet: {note[0]}."
+            if not shown.height
+            else f"A ratio on {counted(shown.height, 'day')} only; on most others: {mostly[0]}."
+            if note
+            else "No ratio yet."
+        )
         layers.append(
             alt.Chart(pl.DataFrame({"m": [message], "value": [top_value * 0.85]}))
             .mark_text(fontSize=14, color="#666")
             .encode(y=y, text="m:N")
         )
     shown_days = risk.filter(pl.col("acwr_note") == "ok").height
-    why = risk.filter(pl.col("acwr_note") != "ok")["acwr_note"].mode().to_list()
     coverage = f"Shown on {shown_days} of {risk.height} days" + (
-        f"; on {'most others' if shown_days else 'all'}: {why[0]}." if why else "."
+        f"; on {'most others' if shown_days else 'all'}: {mostly[0]}." if mostly else "."
     )
     return alt.layer(*layers).properties(
         width=WIDTH,
@@ -932,12 +938,17 @@ def _workload_ratio_panel(risk: pl.DataFrame, data: pl.DataFrame, x: Any) -> Any
             "Load change: acute:chronic workload ratio",
             subtitle=[
                 "Last 7 days' load against the last 28 (dashed: equal), only with at least 8 sessions and 10 load "
-                "a day in the 28 days. " + coverage,
+                "a day in the 28 days.",
+                coverage,
                 "Above 1.5 (dotted), load rose faster than fitness. The ratio's link to injury is disputed "
                 "(Impellizzeri et al. 2020): read it as a change in load, not a risk score.",
             ],
         ),
     )
+
+
+# Fewer days with a ratio than this: the panel says why in its plot, not only in its subtitle.
+FEW_RATIO_DAYS = 7
 
 
 def _monotony_panel(data: pl.DataFrame, x: Any) -> Any:

@@ -151,6 +151,27 @@ def test_charts_draw_only_what_was_measured(world: World) -> None:
     assert not _rows(risk, "y0", "y1") and "safe" not in str(risk)
 
 
+def test_a_ratio_on_a_day_or_two_says_why_in_the_plot() -> None:
+    """A ratio on 1 day of 365 drew two dots at the year's edge of an empty panel (a coach's trial): under
+    FEW_RATIO_DAYS the panel says why, with the most common reason the subtitle gives too."""
+    from fitsync.warehouse import report_charts as charts
+
+    days = [dt.date(2025, 1, 1) + dt.timedelta(days=i) for i in range(30)]
+    risk = pl.DataFrame(
+        {
+            "date": days,
+            "acwr_rolling": [None] * 29 + [1.1],
+            "acwr_ewma": [None] * 29 + [1.2],
+            "acwr_note": ["too few sessions in 28 days: 2 (needs 8)"] * 28
+            + ["too few sessions in 28 days: 7 (needs 8)", "ok"],
+            "monotony": [0.5] * 30,
+        }
+    )
+    spec = str(charts.load_risk(risk, days[0], days[-1]).to_dict())
+    assert "A ratio on 1 day only; on most others: too few sessions in 28 days: 2 (needs 8)." in spec
+    assert "Shown on 1 of 30 days; on most others: too few sessions in 28 days: 2 (needs 8)." in spec
+
+
 def test_close_power_efforts_label_on_lines_of_their_own() -> None:
     """Efforts of 2:57 and 3:10 (and 38:20 and 45:00) sit within a label's width on the log axis: the later of each
     pair is labelled a line further out, never over the other; three close ones take three lines; one far enough from
