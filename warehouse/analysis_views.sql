@@ -907,8 +907,11 @@ FROM rides r CROSS JOIN (
 WHERE (r.source = 'stream' OR NOT r.streamed) AND r.duration_s > 0 AND r.watts > 0 AND r.local_date IS NOT NULL;
 
 -- Mean-maximal power per athlete, season (the year it starts in, season_start_month; 0 = all time) and duration of
--- analysis_power_durations: the best average power of any effort lasting at least that long (an effort of D s at
--- P W holds P or more for every shorter window, so the curve is a lower bound of the true one). The best effort is
+-- analysis_power_durations: an activity with streams gives its exact mean-maximal power at that duration
+-- (activity_mmp); an effort, lap or ride without streams gives its average power at every duration up to its length
+-- (an estimate: usually below the true best, yet an average over D s is not held over every shorter window — a
+-- strong start and finish around a weak middle hold less; a stream's 1.5 h at 175 W carried down to 1 h beat that
+-- ride's exact 1 h of 172 W). The best effort is
 -- the highest power; on a tie the earliest, then the lowest id. at_duration: the best effort itself lasted less
 -- than the next listed duration, so the point is an effort of about that length, not a longer one carried down
 -- (charts draw only those as measured).
@@ -930,7 +933,7 @@ SELECT e.athlete_id, e.season, d.duration_s, any_value(d.label) AS label,
        arg_max(e.duration_s, (e.watts, -epoch(e.local_date), -e.source_id)) AS effort_duration_s,
        coalesce(arg_max(e.duration_s, (e.watts, -epoch(e.local_date), -e.source_id)) < any_value(d.next_s), true)
            AS at_duration
-FROM e JOIN d ON e.duration_s >= d.duration_s
+FROM e JOIN d ON e.duration_s >= d.duration_s AND (e.source <> 'stream' OR e.duration_s = d.duration_s)
 GROUP BY e.athlete_id, e.season, d.duration_s
 ORDER BY e.athlete_id, e.season, d.duration_s;
 
@@ -1351,13 +1354,15 @@ WITH params AS MATERIALIZED (
                           || ')'
                 WHEN h.cycling AND h.output_kind = 'speed'
                      THEN 'a ride without power: its speed follows wind and terrain, not the body'
+                WHEN NOT coalesce(h.output_1 > 0 AND h.output_2 > 0, false)
+                     THEN 'no output: neither power nor speed in both halves (heart rate alone)'
                 ELSE 'ok' END AS decoupling_note
     FROM halves h CROSS JOIN params p
 )
 SELECT athlete_id, activity_id, local_date, sport_family, output_kind, moving_time_s, output_1 AS first_half_output,
        hr_1 AS first_half_hr, output_2 AS second_half_output, hr_2 AS second_half_hr,
        output_1 / hr_1 AS first_half_ef, output_2 / hr_2 AS second_half_ef,
-       CASE WHEN output_1 > 0 AND decoupling_note = 'ok'
+       CASE WHEN decoupling_note = 'ok'
             THEN (output_1 / hr_1 - output_2 / hr_2) / (output_1 / hr_1) * 100 END AS decoupling_pct,
        decoupling_note
 FROM noted
@@ -1565,8 +1570,13 @@ WITH params AS MATERIALIZED (
                      THEN 'a ride on speed (fewer than two laps with power and heart rate): its speed follows wind '
                           || 'and terrain, not the body'
                 WHEN h.output_cv > p.max_cv
-                     THEN 'not steady: output varies ' || CAST(round(h.output_cv * 100) AS BIGINT) || ' % (above '
-                          || CAST(round(p.max_cv * 100) AS BIGINT) || ' %)'
+                     THEN 'not steady: output varies '  -- as many decimals as tell it from the bound
+                          || printf('%g', CASE WHEN round(h.output_cv * 100) > round(p.max_cv * 100)
+                                               THEN round(h.output_cv * 100)
+                                               WHEN round(h.output_cv * 100, 1) > round(p.max_cv * 100, 1)
+                                               THEN round(h.output_cv * 100, 1)
+                                               ELSE round(h.output_cv * 100, 3) END)
+                          || ' % (above ' || printf('%g', p.max_cv * 100) || ' %)'
                 ELSE 'steady' END AS decoupling_note
     FROM halves h CROSS JOIN params p
 )
@@ -2026,7 +2036,7 @@ COMMENT ON COLUMN power_duration_curve.athlete_id IS 'The athlete';
 COMMENT ON COLUMN power_duration_curve.season IS 'Year the season of the efforts starts in (local date, season_start_month; 1 = calendar year); 0 = all time';
 COMMENT ON COLUMN power_duration_curve.duration_s IS 'Duration of the curve (analysis_power_durations), seconds';
 COMMENT ON COLUMN power_duration_curve.label IS 'The duration as shown (5 s, 1 min, 20 min, 1 h, ...)';
-COMMENT ON COLUMN power_duration_curve.best_watts IS 'Best average power of an effort at least duration_s long, watts: a lower bound of the true mean-maximal power (no streams)';
+COMMENT ON COLUMN power_duration_curve.best_watts IS 'Best power for duration_s, watts: an activity''s exact mean-maximal power where its streams are stored, else the average of an effort at least duration_s long (an estimate, usually from below)';
 COMMENT ON COLUMN power_duration_curve.source IS 'What the best was: stream (the activity''s mean-maximal power from its streams), segment_effort, lap or activity';
 COMMENT ON COLUMN power_duration_curve.source_id IS 'Its id (effort, lap or activity id)';
 COMMENT ON COLUMN power_duration_curve.activity_id IS 'The activity it was part of';
@@ -2294,7 +2304,7 @@ COMMENT ON COLUMN stream_decoupling.athlete_id IS 'The athlete';
 COMMENT ON COLUMN stream_decoupling.activity_id IS 'The activity';
 COMMENT ON COLUMN stream_decoupling.local_date IS 'Local date of the activity';
 COMMENT ON COLUMN stream_decoupling.sport_family IS 'The activity''s sport family';
-COMMENT ON COLUMN stream_decoupling.decoupling_note IS 'ok, or why decoupling_pct is NULL: too short after the warm-up (decoupling_min_s), or a ride without power (speed follows wind and terrain)';
+COMMENT ON COLUMN stream_decoupling.decoupling_note IS 'ok, or why decoupling_pct is NULL: too short after the warm-up (decoupling_min_s), a ride without power (speed follows wind and terrain), or no output in both halves (heart rate alone: weight training, yoga)';
 COMMENT ON COLUMN stream_decoupling.output_kind IS 'power (a power_tss sport type with a power stream) or speed (metres per minute)';
 COMMENT ON COLUMN stream_decoupling.moving_time_s IS 'Moving seconds after the warm-up (decoupling_warmup_s)';
 COMMENT ON COLUMN stream_decoupling.first_half_output IS 'Mean output over the first half';

@@ -649,8 +649,9 @@ def ytd(frame: pl.DataFrame, family: str, unit: str, unit_m: float, as_of: dt.da
 
 def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) -> Any:
     """Mean-maximal power (log duration axis), all time and this season, drawn from the efforts themselves: each dot
-    is a real effort at its real length; the steps between them are the lower bound the dots prove (an effort holds
-    its power over every shorter window). The CP model only over the efforts it was fitted on, and only when the
+    is a real effort at its real length; the steps between them carry each dot's power to the shorter durations down
+    to the next (an estimate where a ride has no power stream: an average is usually, not always, held over every
+    shorter window). The CP model only over the efforts it was fitted on, and only when the
     fit passed its gates."""
     if curve.is_empty():
         return empty("Power-duration curve", "No rides with device power yet.")
@@ -665,9 +666,8 @@ def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) ->
     )
     layers = _power_period_layers(efforts, periods, x)
     subtitle = [
-        "Dots: the best efforts, laps or rides with device power, at their real length (labelled). Steps: "
-        "the power each",
-        "proves for every shorter duration down to the next dot (a lower bound where a ride has no power stream).",
+        "Dots: the best efforts, laps or rides with device power, at their real length (labelled). Steps: the best",
+        "power at each duration (exact from a power stream; else an effort's average carried to shorter ones: an estimate).",
     ]
     if fit and fit.get("cp_watts") is not None:
         model, said = _critical_power_model(fit, x)

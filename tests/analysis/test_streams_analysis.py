@@ -257,6 +257,39 @@ def test_a_stop_shorter_than_a_pause_is_a_stop_not_invented_power(tmp_path: Path
     assert (root / stream_mmp.FOLDER / streams.RULE_FILE).read_text().strip() == str(stream_mmp.RULE)
 
 
+def test_a_stream_s_power_is_not_carried_to_shorter_durations(tmp_path: Path) -> None:
+    """Three minutes of 400 W, 0 W, 400 W: the best 2 min is 200 W, the whole 3 min 267 W. The power-duration curve
+    carried every effort down to shorter durations ("an effort holds its power over every shorter window"), so it
+    read 267 W at 2 min, more than the ride ever held for 2 min (an analyst's check: 1.5 h beat the exact hour). A
+    streamed ride gives its exact mean-maximal power at each duration."""
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(7, synced_at="2025-06-30 12:00:00+00")
+    ride = b.activity(7, "2025-06-02 08:00:00", device_watts=True, moving_time=180, elapsed=180)
+    b.close()
+    root = path.resolve().with_name(path.name + ".documents")
+    watts = [400.0] * 60 + [0.0] * 60 + [400.0] * 60
+    streams.write(root, 7, [answer(ride, "2025-06-02", list(range(180)), watts=watts)])
+    curve = dict(
+        analysis.view(path, "power_duration_curve", 7, season=0).select("duration_s", "best_watts").iter_rows()
+    )
+    assert curve[120] == pytest.approx(200.0) and curve[180] == pytest.approx(800 / 3) and curve[60] == 400.0
+
+
+def test_heart_rate_alone_has_no_decoupling_and_says_so(tmp_path: Path) -> None:
+    """Weight training with a strap: heart rate in both halves, no power, no speed. Its row read `ok` with no figure
+    (an analyst's check); the note says there is no output."""
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(7, synced_at="2025-06-30 12:00:00+00")
+    gym = b.activity(7, "2025-06-02 08:00:00", sport="WeightTraining", moving_time=3000, elapsed=3000)
+    b.close()
+    root = path.resolve().with_name(path.name + ".documents")
+    streams.write(root, 7, [answer(gym, "2025-06-02", list(range(3000)), heartrate=[110.0] * 3000)])
+    [row] = analysis.view(path, "stream_decoupling", 7).rows(named=True)
+    assert row["decoupling_pct"] is None and row["decoupling_note"].startswith("no output"), row
+
+
 def test_critical_speed_from_runs_that_were_not_maximal_is_refused(tmp_path: Path) -> None:
     """Easy hours at 3.0 m/s, each starting with 4 minutes at 3.2 m/s, gave CS 3.005 m/s (below the hour's speed)
     and D' 44 m, 'ok', printed in the report. Critical speed has critical power's gates: D' in d_prime_min_m ..
