@@ -50,8 +50,7 @@ def report(athlete_ids: tuple[int, ...], out_dir: Path | None) -> None:
     if not _writable(out_dir):  # said before the seconds the report takes, not after
         raise click.ClickException(f"cannot write the report to {out_dir}: the folder is read-only here; {fix}")
     db.ensure_schema(warehouse)  # a damaged or busy warehouse is said before the charting libraries load (a second)
-    athletes = list(dict.fromkeys(a for each in athlete_ids for a in athletes_in(warehouse, each)))
-    athletes = athletes or athletes_in(warehouse, None)
+    athletes = athletes_in(warehouse, athlete_ids)
     with screen.doing(status, "loading the charting libraries…"):
         from fitsync.warehouse import report as reports
     try:

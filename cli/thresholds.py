@@ -85,7 +85,7 @@ def listed(athlete_id: int | None = None) -> None:
     from .warehouse_open import athletes_in
 
     warehouse = _warehouse()
-    athletes = athletes_in(warehouse, athlete_id)
+    athletes = athletes_in(warehouse, () if athlete_id is None else (athlete_id,))
     with db.reading(warehouse, notice=_notice) as conn:
         for athlete in athletes:
             found = kept.rows(conn, athlete)
@@ -205,7 +205,7 @@ def _athlete(warehouse: Warehouse, athlete_id: int | None) -> int:
     """The athlete asked for, which must be in the warehouse; without --athlete, the only one there."""
     from .warehouse_open import athletes_in
 
-    held = athletes_in(warehouse, athlete_id)
+    held = athletes_in(warehouse, () if athlete_id is None else (athlete_id,))
     if len(held) > 1:
         raise click.UsageError(f"the warehouse holds athletes {', '.join(map(str, held))}: say which with --athlete")
     return held[0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import click
 
 from fitsync.client.config_basics import ConfigError, load_config
@@ -29,18 +31,19 @@ def existing_warehouse() -> Warehouse:
     return warehouse
 
 
-def athletes_in(warehouse: Warehouse, athlete_id: int | None) -> list[int]:
-    """The athlete --athlete names, which must have activities in the warehouse (a usage error otherwise, exit 2, as
-    `sync --athlete` makes it); without it every athlete there, at least one."""
+def athletes_in(warehouse: Warehouse, requested: Sequence[int] = ()) -> list[int]:
+    """The athletes --athlete names (each once), which must have activities in the warehouse (a usage error
+    otherwise, exit 2, as `sync --athlete` makes it); without one every athlete there, at least one."""
     athletes = db.athletes_held(warehouse)
-    if athlete_id is not None:
+    for athlete_id in requested:
         if athlete_id not in athletes:
             raise click.BadParameter(
                 f"athlete {athlete_id} has no activities in the warehouse: `fitsync athletes` lists who is "
                 "connected, `fitsync sync` loads them",
                 param_hint="'--athlete'",
             )
-        return [athlete_id]
+    if requested:
+        return list(dict.fromkeys(requested))
     if not athletes:
         raise click.ClickException("the warehouse has no activities yet: run `fitsync sync` first")
     return athletes
