@@ -858,18 +858,18 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         parts = []
         if counts.get("zones_calibrated"):
             parts.append(
-                f"{charts.counted(counts['zones_calibrated'], 'activity', 'activities')} from heart-rate zones calibrated to your "
+                f"{charts.counted(counts['zones_calibrated'], 'activity')} from heart-rate zones calibrated to your "
                 f"power (× {calibration[0]:.2f})"
             )
         if counts.get("zones"):
             parts.append(
-                f"{charts.counted(counts['zones'], 'activity', 'activities')} from heart-rate zones at default loads per zone (too "
+                f"{charts.counted(counts['zones'], 'activity')} from heart-rate zones at default loads per zone (too "
                 "few rides with "
                 "power and heart rate to calibrate)"
             )
         if counts.get("average_hr"):
             parts.append(
-                f"{charts.counted(counts['average_hr'], 'activity', 'activities')} from average heart rate only (no zone data: the "
+                f"{charts.counted(counts['average_hr'], 'activity')} from average heart rate only (no zone data: the "
                 "roughest)"
             )
         out.append(f"- Heart-rate load, all time: {'; '.join(parts)}")
@@ -877,7 +877,7 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         if n := partial.height:
             low, high = partial["hr_coverage"].min(), partial["hr_coverage"].max()
             out.append(
-                f"- Heart-rate load of {charts.counted(n, 'activity', 'activities')} from zone buckets that do not "
+                f"- Heart-rate load of {charts.counted(n, 'activity')} from zone buckets that do not "
                 f"match {'its' if n == 1 else 'their'} duration ({low:.0%}"
                 + (f" to {high:.0%}" if high != low else "")
                 + " of it: a strap that dropped out, or buckets longer than the activity), scaled to the duration: "
@@ -886,7 +886,7 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         later = hr.filter((pl.col("hr_load_basis") == "average_hr") & (pl.col("lthr_source") == "known_later"))
         if n := later.height:
             out.append(
-                f"- Heart-rate load of {charts.counted(n, 'activity', 'activities')} on an LTHR known only later (before "
+                f"- Heart-rate load of {charts.counted(n, 'activity')} on an LTHR known only later (before "
                 "the first heart-rate zones fitsync saw): not counted as measured (`fitsync thresholds set --from DATE "
                 "--lthr BPM` sets one)"
             )

@@ -60,8 +60,13 @@ MMSS = (
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """'1 day', '2 days': a count with its noun in the right number (English plurals with -s, else `plural`)."""
-    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+    """'1 day', '2 days', '2 activities': a count with its noun in the right number (English plurals with -s, -ies
+    after a consonant's y, else `plural`)."""
+    if plural is None:
+        plural = (
+            noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u") else noun + "s"
+        )
+    return f"{n} {noun}" if n == 1 else f"{n} {plural}"
 
 
 def render_png(chart: alt.TopLevelMixin, scale: float = 2.0) -> bytes:
