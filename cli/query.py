@@ -257,13 +257,21 @@ def _check_relation(name: str, describe_sql: str) -> None:
 def _reading(warehouse: Warehouse) -> Iterator[duckdb.DuckDBPyConnection]:
     from fitsync.warehouse import db
 
-    with db.reading(warehouse, notice=lambda said: click.echo(f"Waiting: {said}", err=True)) as conn:
-        try:
-            yield conn
-        except KeyboardInterrupt:
-            # DuckDB's workers go on with a query Ctrl-C stopped, and closing waits for them (the whole query's time)
-            conn.interrupt()
+    try:
+        with db.reading(warehouse, notice=lambda said: click.echo(f"Waiting: {said}", err=True)) as conn:
+            try:
+                yield conn
+            except KeyboardInterrupt:
+                # DuckDB's workers go on with a query Ctrl-C stopped, and closing waits for them (the whole query's
+                # time)
+                conn.interrupt()
+                raise
+    except RuntimeError as error:  # a stop while the session opened (its settings are statements): a stop all the
+        # same, said as one (a CI run's SIGTERM landed there: "Stopped by SIGTERM: nothing was changed.", no word of
+        # the query)
+        if str(error) != DUCKDB_INTERRUPTED:
             raise
+        raise KeyboardInterrupt from None
 
 
 def _run(

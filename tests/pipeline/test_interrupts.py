@@ -160,6 +160,29 @@ def test_sigterm_ends_the_sql_prompt_and_says_so(warehouse_home: Path, running_s
     assert "Traceback" not in seen and seen.count("Stopped by SIGTERM") == 1, seen
 
 
+def test_a_stop_while_the_session_opens_is_said_as_a_stopped_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CI run's SIGTERM landed while the query's session ran its settings (statements too): DuckDB's RuntimeError
+    passed the query's own handler, and the run said "Stopped by SIGTERM: nothing was changed." with no word of the
+    query. In-process, beside the terminal tests above: the stop is made to land exactly there."""
+    from click.testing import CliRunner
+
+    from fitsync.cli.errors import DUCKDB_INTERRUPTED
+    from fitsync.cli.main import main
+
+    db.migrate(tmp_path / "warehouse.duckdb")
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise RuntimeError(DUCKDB_INTERRUPTED)
+
+    monkeypatch.setattr(db, "_open", interrupted)
+    done = CliRunner().invoke(main, ["query", "SELECT 1"], env={"FITSYNC_HOME": str(tmp_path)})
+    assert done.exit_code == 130 and "Interrupted: the query was stopped; nothing was changed." in done.stderr, (
+        done.output
+    )
+
+
 @pytest.mark.parametrize(
     ("signum", "code", "said"), [(signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Stopped by SIGTERM")]
 )
