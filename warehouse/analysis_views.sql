@@ -523,9 +523,10 @@ ORDER BY athlete_id, valid_from;
 --                  (analysis_hr_zone_weights), scaled per athlete by hr_calibration = the median of power_load /
 --                  that zone load over the athlete's rides with both, when there are hr_calibration_min_rides and
 --                  the ratio is within hr_calibration_min_ratio .. max_ratio (hr_load_basis zones_calibrated, else
---                  zones); buckets covering less than hr_min_coverage of the duration (a strap that dropped out),
---                  or more than its inverse (buckets longer than the activity), scaled to the duration
---                  (hr_coverage) and not counted as measured; without zone buckets,
+--                  zones); buckets covering less than hr_min_coverage of the duration (a strap that dropped out):
+--                  the seconds not covered at the sport's usual intensity (as estimated_load), never the recorded
+--                  minutes scaled up; more than its inverse (buckets longer than the activity): scaled to the
+--                  duration (hr_coverage); neither counted as measured; without zone buckets,
 --                  duration * (average HR / LTHR)^2 / 3600 * 100 (average_hr), LTHR from analysis_thresholds by
 --                  date ('setting'), else the lower bound of zone lthr_zone of the athlete's 5 heart-rate zones in force (athlete_zone_history; the first version before it: 'zones');
 --   suffer_score   the service's relative effort;
@@ -567,7 +568,8 @@ WITH settings AS MATERIALIZED (
            c.iso_week, a.moving_time, coalesce(nullif(a.moving_time, 0), a.elapsed_time) AS duration_s, a.distance,
            a.device_watts, a.weighted_average_watts, a.average_heartrate, a.suffer_score,
            coalesce(f.power_tss, false) AS power_tss, coalesce(f.estimate_if, s.estimate_if_default) AS estimate_if,
-           z.zone_load, z.zone_seconds / nullif(coalesce(nullif(a.moving_time, 0), a.elapsed_time), 0) AS hr_coverage,
+           z.zone_load, z.zone_seconds,
+           z.zone_seconds / nullif(coalesce(nullif(a.moving_time, 0), a.elapsed_time), 0) AS hr_coverage,
            g.gap_speed
     FROM activity_calendar c
     JOIN activities a ON a.activity_id = c.activity_id
@@ -630,14 +632,20 @@ WITH settings AS MATERIALIZED (
     SELECT c.*,
            CASE WHEN k.rides >= s.min_rides AND k.ratio BETWEEN s.min_ratio AND s.max_ratio THEN k.ratio END
                AS hr_calibration,
-           NOT c.hr_coverage BETWEEN s.min_coverage AND 1 / s.min_coverage AS hr_partial
+           NOT c.hr_coverage BETWEEN s.min_coverage AND 1 / s.min_coverage AS hr_partial,
+           c.hr_coverage < s.min_coverage AS hr_short
     FROM candidates c
     LEFT JOIN calibration k ON k.athlete_id = c.athlete_id
     CROSS JOIN settings s
 ), hr AS (
     SELECT *,
-           CASE WHEN zone_load > 0 THEN zone_load * coalesce(hr_calibration, 1)
-                                         / CASE WHEN hr_partial THEN hr_coverage ELSE 1 END
+           -- a strap that dropped out: what it recorded, and the rest as an activity without heart rate (2 minutes
+           -- scaled to a 3-hour ride made the 2 minutes' intensity 90 times over)
+           CASE WHEN zone_load > 0 AND hr_short
+                     THEN zone_load * coalesce(hr_calibration, 1)
+                          + (duration_s - zone_seconds) * coalesce(estimate_if_used * estimate_if_used, 0) / 36
+                WHEN zone_load > 0 THEN zone_load * coalesce(hr_calibration, 1)
+                                        / CASE WHEN hr_partial THEN hr_coverage ELSE 1 END
                 WHEN hr_if IS NOT NULL THEN duration_s * hr_if * hr_if / 3600 * 100 END AS hr_load,
            CASE WHEN zone_load > 0 AND hr_calibration IS NOT NULL THEN 'zones_calibrated'
                 WHEN zone_load > 0 THEN 'zones'
@@ -1981,9 +1989,9 @@ COMMENT ON COLUMN activity_load.threshold_pace_s_per_km IS 'Running threshold pa
 COMMENT ON COLUMN activity_load.power_load IS 'Power TSS: duration_s * (NP / FTP)^2 / 3600 * 100 (device power on a power_tss sport type with an FTP); NULL otherwise';
 COMMENT ON COLUMN activity_load.pace_load IS 'Running pace TSS (rTSS): duration_s * (speed / threshold speed)^2 / 3600 * 100 for a run with a threshold pace set; NULL otherwise';
 COMMENT ON COLUMN activity_load.pace_basis IS 'The speed pace_load used: grade_adjusted (every split carries the service''s grade-adjusted speed) or average_speed';
-COMMENT ON COLUMN activity_load.hr_load IS 'Heart-rate load on the TSS scale: seconds in each heart-rate zone times the zone''s load per hour (analysis_hr_zone_weights) times hr_calibration; without zone buckets duration_s * (average HR / LTHR)^2 / 3600 * 100';
+COMMENT ON COLUMN activity_load.hr_load IS 'Heart-rate load on the TSS scale: seconds in each heart-rate zone times the zone''s load per hour (analysis_hr_zone_weights) times hr_calibration, and the seconds they do not cover (a strap that dropped out: hr_coverage) at the sport''s usual intensity; without zone buckets duration_s * (average HR / LTHR)^2 / 3600 * 100';
 COMMENT ON COLUMN activity_load.hr_load_basis IS 'How hr_load was computed: zones_calibrated, zones (default zone loads) or average_hr (no zone buckets: the last fallback)';
-COMMENT ON COLUMN activity_load.hr_coverage IS 'Seconds in the heart-rate zone buckets / duration_s: under hr_min_coverage (a strap that dropped out) or over its inverse (buckets longer than the activity) the zone load is scaled to the duration and not counted as measured; NULL without zone buckets';
+COMMENT ON COLUMN activity_load.hr_coverage IS 'Seconds in the heart-rate zone buckets / duration_s: under hr_min_coverage (a strap that dropped out) the seconds not covered count at the sport''s usual intensity (as estimated_load), over its inverse (buckets longer than the activity) the zone load is scaled to the duration; neither counted as measured; NULL without zone buckets';
 COMMENT ON COLUMN activity_load.hr_calibration IS 'The athlete''s calibration of zone loads to power: median of power_load / default zone load over rides with both; NULL with fewer than hr_calibration_min_rides or a ratio outside its bounds';
 COMMENT ON COLUMN activity_load.suffer_score IS 'The service''s relative effort (suffer score), as given';
 COMMENT ON COLUMN activity_load.estimated_load IS 'Estimated load: duration_s * estimate_if^2 / 3600 * 100, the sport''s usual intensity';

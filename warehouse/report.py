@@ -39,6 +39,12 @@ UNMEASURED = {
     & ~pl.col("measured"),
     "estimated from duration and sport": pl.col("load_source") == "estimate",
 }
+# Heart-rate zone buckets that do not match the activity's duration (hr_coverage under 1: a strap that dropped out;
+# over: buckets longer than the activity), and what activity_load made of them.
+_UNMATCHED_BUCKETS = {
+    True: "a strap that dropped out: the rest counted at the sport's usual intensity",
+    False: "buckets longer than the activity: scaled down to it",
+}
 TOP_SEGMENTS = 4
 UNITS = {"km": 1000.0, "mi": 1609.344}
 CHART_SCALE = 2  # PNGs are drawn at twice their size on the page, for sharp text on dense screens
@@ -874,15 +880,15 @@ def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
             )
         out.append(f"- Heart-rate load, all time: {'; '.join(parts)}")
         partial = hr.filter(~pl.col("measured") & pl.col("hr_coverage").is_not_null())
-        if n := partial.height:
-            low, high = partial["hr_coverage"].min(), partial["hr_coverage"].max()
-            out.append(
-                f"- Heart-rate load of {charts.counted(n, 'activity')} from zone buckets that do not "
-                f"match {'its' if n == 1 else 'their'} duration ({low:.0%}"
-                + (f" to {high:.0%}" if high != low else "")
-                + " of it: a strap that dropped out, or buckets longer than the activity), scaled to the duration: "
-                "not counted as measured"
-            )
+        for shorter, what in _UNMATCHED_BUCKETS.items():
+            group = partial.filter((pl.col("hr_coverage") < 1) == shorter)
+            if n := group.height:
+                low, high = group["hr_coverage"].min(), group["hr_coverage"].max()
+                out.append(
+                    f"- Heart-rate load of {charts.counted(n, 'activity')} from zone buckets covering "
+                    f"{low:.0%}" + (f" to {high:.0%}" if high != low else "") + f" of {'its' if n == 1 else 'their'} "
+                    f"duration ({what}): not counted as measured"
+                )
         later = hr.filter((pl.col("hr_load_basis") == "average_hr") & (pl.col("lthr_source") == "known_later"))
         if n := later.height:
             out.append(

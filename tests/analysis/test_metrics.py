@@ -270,15 +270,19 @@ def test_a_profile_ftp_no_rider_has_is_not_used_and_is_said(tmp_path: Path) -> N
                for line in report._estimates(gathered, {"six_weeks": gathered["activity_load"]}))  # fmt: skip
 
 
-def test_a_heart_rate_strap_that_dropped_out_is_scaled_and_not_called_measured(tmp_path: Path) -> None:
+def test_a_heart_rate_strap_that_dropped_out_counts_the_rest_as_estimated_and_not_measured(tmp_path: Path) -> None:
     """A 3-hour ride whose strap recorded 30 minutes (zone 2) had the load of those 30 minutes, 27.5, measured; the
-    same ride without heart rate was estimated at 127. Buckets covering under hr_min_coverage of the duration are
-    scaled to it (the recorded intensity over the whole ride) and the load is not counted as measured."""
+    same ride without heart rate was estimated at 127. Buckets covering under hr_min_coverage of the duration count
+    what they recorded, and the seconds not covered at the sport's usual intensity (a ride's 0.65), never the
+    recorded minutes scaled up: scaled, 2 minutes of zone 5 made a 3-hour ride's load 495. Not counted as
+    measured."""
     path = tmp_path / "warehouse.duckdb"
     b = Builder(path)
     b.athlete(9, synced_at="2025-06-30 12:00:00+00")
     dropped = b.activity(9, "2025-06-02 08:00:00", moving_time=10800, distance=90000, hr=130)
     b.buckets(dropped, [0, 1800, 0, 0, 0])
+    sprint = b.activity(9, "2025-06-05 08:00:00", moving_time=10800, distance=90000, hr=130)
+    b.buckets(sprint, [0, 0, 0, 0, 120])  # the strap recorded the first two minutes, flat out
     whole = b.activity(9, "2025-06-03 08:00:00", moving_time=10800, distance=90000, hr=130)
     b.buckets(whole, [0, 10800, 0, 0, 0])
     over = b.activity(9, "2025-06-04 08:00:00", moving_time=3600, distance=30000, hr=130)
@@ -291,16 +295,23 @@ def test_a_heart_rate_strap_that_dropped_out_is_scaled_and_not_called_measured(t
         1,
         True,
     )
-    assert load[dropped]["load"] == pytest.approx(zone_2) and load[dropped]["hr_coverage"] == pytest.approx(1 / 6)
+    rest = (10800 - 1800) * 0.65**2 / 36  # two and a half hours at a ride's usual intensity
+    assert load[dropped]["load"] == pytest.approx(1800 * 55 / 3600 + rest)
+    assert load[dropped]["hr_coverage"] == pytest.approx(1 / 6)
     assert (load[dropped]["load_source"], load[dropped]["measured"]) == ("heart_rate", False)
+    zone_5 = load[sprint]["load"] - (10800 - 120) * 0.65**2 / 36
+    assert 0 < zone_5 < 10 and load[sprint]["load"] < 130, load[sprint]  # not 2 minutes of zone 5 ninety times over
     assert (load[over]["load"], load[over]["hr_coverage"], load[over]["measured"]) == (pytest.approx(55), 3, False)
     from fitsync.warehouse import report
 
     with db.reading(path) as conn:
         gathered = report._gather(conn, 9)
     said = report._estimates(gathered, {"six_weeks": gathered["activity_load"]})
-    assert any("Heart-rate load of 2 activities from zone buckets that do not match their duration (17% to 300% of it" in line
+    assert any("Heart-rate load of 2 activities from zone buckets covering 1% to 17% of their duration (a strap that "
+               "dropped out: the rest counted at the sport's usual intensity): not counted as measured" in line
                for line in said), said  # fmt: skip
+    assert any("Heart-rate load of 1 activity from zone buckets covering 300% of its duration (buckets longer than "
+               "the activity: scaled down to it)" in line for line in said), said  # fmt: skip
 
 
 def test_load_per_activity_with_its_source_and_ftp_by_date(world: World) -> None:
