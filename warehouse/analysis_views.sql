@@ -1624,7 +1624,9 @@ ORDER BY athlete_id, week_start, sport_family, basis;
 
 -- Per athlete and gear (bike or shoes): what fitsync's activities add up to (distance, time, first and last use),
 -- next to the service's own total, and whether the service says it is retired (retired_on: its last use then).
--- Gear the activities name but the profile no longer lists has a row too, without a name (profile_lists false).
+-- profile_lists: whether the athlete's latest profile lists it (gear sold or deleted keeps its row, name and totals;
+-- gear only the activities name has a row too, without a name). A profile without bikes and shoes (another shape)
+-- tells nothing: gear fitsync stored is taken as listed.
 CREATE OR REPLACE VIEW gear_mileage AS
 WITH used AS (
     SELECT c.athlete_id, a.gear_id, count(*) AS activities, sum(coalesce(a.distance, 0)) AS distance_m,
@@ -1634,13 +1636,18 @@ WITH used AS (
     WHERE a.gear_id IS NOT NULL
     GROUP BY c.athlete_id, a.gear_id
 ), g AS MATERIALIZED (
-    SELECT gear_id, athlete_id, kind, name, is_primary, distance, retired FROM gear
+    SELECT g.gear_id, g.athlete_id, g.kind, g.name, g.is_primary, g.distance, g.retired,
+           CASE WHEN json_exists(p.raw, '$.bikes') OR json_exists(p.raw, '$.shoes')
+                THEN list_contains(json_extract_string(p.raw, '$.bikes[*].id')
+                                   || json_extract_string(p.raw, '$.shoes[*].id'), g.gear_id)
+                ELSE true END AS listed
+    FROM gear g LEFT JOIN athletes p ON p.athlete_id = g.athlete_id
 )
 SELECT coalesce(u.athlete_id, g.athlete_id) AS athlete_id, coalesce(u.gear_id, g.gear_id) AS gear_id, g.kind,
-       g.name, g.is_primary, CAST(coalesce(u.activities, 0) AS BIGINT) AS activities,
+       g.name, g.is_primary AND g.listed AS is_primary, CAST(coalesce(u.activities, 0) AS BIGINT) AS activities,
        coalesce(u.distance_m, 0.0) AS distance_m, CAST(coalesce(u.moving_time_s, 0) AS BIGINT) AS moving_time_s,
        u.first_used, u.last_used, g.distance AS service_distance_m, g.retired,
-       CASE WHEN g.retired THEN u.last_used END AS retired_on, g.gear_id IS NOT NULL AS profile_lists
+       CASE WHEN g.retired THEN u.last_used END AS retired_on, coalesce(g.listed, false) AS profile_lists
 FROM used u FULL JOIN g ON g.gear_id = u.gear_id AND g.athlete_id = u.athlete_id
 ORDER BY athlete_id, gear_id;
 
@@ -2109,18 +2116,18 @@ COMMENT ON COLUMN efficiency_factor_weekly.efficiency_factor IS 'Time-weighted m
 COMMENT ON VIEW gear_mileage IS 'Per athlete and gear: distance, time and use dates from the activities, the service''s own distance, and retirement';
 COMMENT ON COLUMN gear_mileage.athlete_id IS 'The athlete';
 COMMENT ON COLUMN gear_mileage.gear_id IS 'The gear (b… bikes, g… shoes)';
-COMMENT ON COLUMN gear_mileage.kind IS 'bike or shoe; NULL when the profile no longer lists it';
-COMMENT ON COLUMN gear_mileage.name IS 'Name as the profile gives it';
-COMMENT ON COLUMN gear_mileage.is_primary IS 'Whether it is the athlete''s primary bike or shoes';
+COMMENT ON COLUMN gear_mileage.kind IS 'bike or shoe; NULL for gear only activities name (in no profile fitsync read)';
+COMMENT ON COLUMN gear_mileage.name IS 'Name as the latest profile listing it gave it';
+COMMENT ON COLUMN gear_mileage.is_primary IS 'Whether it is the athlete''s primary bike or shoes (false once the profile no longer lists it)';
 COMMENT ON COLUMN gear_mileage.activities IS 'Activities fitsync has with this gear';
 COMMENT ON COLUMN gear_mileage.distance_m IS 'Their distance, metres';
 COMMENT ON COLUMN gear_mileage.moving_time_s IS 'Their moving time, seconds';
 COMMENT ON COLUMN gear_mileage.first_used IS 'Local date of the first activity with it';
 COMMENT ON COLUMN gear_mileage.last_used IS 'Local date of the latest activity with it';
-COMMENT ON COLUMN gear_mileage.service_distance_m IS 'The service''s total for the gear, metres (it counts activities fitsync may not have)';
+COMMENT ON COLUMN gear_mileage.service_distance_m IS 'The service''s total for the gear, metres, as the latest profile listing it gave it (it counts activities fitsync may not have)';
 COMMENT ON COLUMN gear_mileage.retired IS 'Whether the service says it is retired (NULL: it does not say)';
 COMMENT ON COLUMN gear_mileage.retired_on IS 'For retired gear: the local date of its last activity';
-COMMENT ON COLUMN gear_mileage.profile_lists IS 'Whether the athlete''s profile lists the gear (false: only activities name it)';
+COMMENT ON COLUMN gear_mileage.profile_lists IS 'Whether the athlete''s latest profile lists the gear (false: sold or deleted since, or only activities name it; its name and totals stay)';
 
 COMMENT ON VIEW pmc IS 'Performance management chart per athlete and local day (dense): load, fitness (CTL), fatigue (ATL), form (TSB)';
 COMMENT ON COLUMN pmc.athlete_id IS 'The athlete';

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +36,13 @@ class Builder:
         synced_at: str = "2025-01-10 12:00:00+00",
         preference: str = "meters",
         firstname: str = "Test",
+        profile: dict[str, Any] | None = None,
     ) -> int:
+        """`profile`: the raw profile's members (its bikes and shoes: gear_mileage.profile_lists)."""
         self.conn.execute(
             "INSERT INTO athletes (athlete_id, firstname, lastname, measurement_preference, ftp, synced_at, raw) "
-            "VALUES (?, ?, 'Athlete', ?, ?, ?::TIMESTAMPTZ, '{}')",
-            [athlete_id, firstname, preference, ftp, synced_at],
+            "VALUES (?, ?, 'Athlete', ?, ?, ?::TIMESTAMPTZ, ?)",
+            [athlete_id, firstname, preference, ftp, synced_at, json.dumps(profile or {})],
         )
         self.snapshot(athlete_id, synced_at[:10], ftp)
         return athlete_id
@@ -175,12 +178,20 @@ class Builder:
             )
 
     def gear(
-        self, athlete_id: int, gear_id: str, kind: str, name: str, *, distance: float = 0.0, retired: bool | None = None
+        self,
+        athlete_id: int,
+        gear_id: str,
+        kind: str,
+        name: str,
+        *,
+        distance: float = 0.0,
+        retired: bool | None = None,
+        primary: bool = False,
     ) -> None:
         self.conn.execute(
             "INSERT INTO gear (gear_id, athlete_id, kind, name, is_primary, distance, retired, synced_at, "
-            "raw) VALUES (?, ?, ?, ?, false, ?, ?, now(), '{}')",
-            [gear_id, athlete_id, kind, name, distance, retired],
+            "raw) VALUES (?, ?, ?, ?, ?, ?, ?, now(), '{}')",
+            [gear_id, athlete_id, kind, name, primary, distance, retired],
         )
 
     def segment(self, segment_id: int, name: str) -> None:

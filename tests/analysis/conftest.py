@@ -163,9 +163,10 @@ def build_world(path: Path) -> World:
     ids["run_c"] = b.activity(13, "2024-05-01 07:00:00", sport="Run", distance=7800, moving_time=1950)
     b.splits(ids["run_c"], [(1000, 250), (1000, 250), (800, 200)] + [(1000, 250)] * 5)  # split 3 is short
     # 14: decoupling (splits, then laps with power), efficiency factor, gear
-    b.athlete(14)
+    b.athlete(14, profile={"bikes": [{"id": "b1"}], "shoes": [{"id": "g1"}]})
     b.gear(14, "b1", "bike", "Road bike", distance=123000.0, retired=False)
     b.gear(14, "g1", "shoe", "Old shoes", distance=800000.0, retired=True)
+    b.gear(14, "b2", "bike", "Sold bike", distance=4000.0, primary=True)  # stored once; the profile lists it no more
     ids["dec_run"] = b.activity(
         14, "2024-09-02 07:00:00", sport="Run", distance=8000, moving_time=2400, hr=145, gear="g1"
     )

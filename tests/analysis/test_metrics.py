@@ -734,6 +734,14 @@ def test_decoupling_efficiency_and_gear_by_hand(world: World) -> None:
         800000,
     )
     assert (gear["b9"]["profile_lists"], gear["b9"]["name"], gear["b9"]["distance_m"]) == (False, None, 20000)
+    assert [gear[g]["profile_lists"] for g in ("b1", "g1")] == [True, True]
+    sold = gear["b2"]  # stored from an earlier profile, not in the latest: its row and name stay, no longer primary
+    assert (sold["profile_lists"], sold["name"], sold["is_primary"], sold["activities"]) == (
+        False,
+        "Sold bike",
+        False,
+        0,
+    )
 
 
 # --- zones ----------------------------------------------------------------------------------------------------
