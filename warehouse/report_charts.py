@@ -346,6 +346,20 @@ def zone_labels(zones: pl.DataFrame, zone_type: str) -> list[str]:
     return out
 
 
+def bounds_since(zones: pl.DataFrame) -> dt.date | None:
+    """The first week from which every week shown has the zones' latest bounds (those the legend gives), when an
+    earlier week had others; None when they never changed."""
+    weeks: dict[dt.date, tuple[Any, ...]] = {}
+    for row in zones.sort("week_start", "zone").iter_rows(named=True):
+        weeks[row["week_start"]] = (*weeks.get(row["week_start"], ()), row["zone"], row["zone_min"], row["zone_max"])
+    ordered = sorted(weeks)
+    if not ordered:
+        return None
+    latest = weeks[ordered[-1]]
+    changed = [week for week in ordered if weeks[week] != latest]
+    return next((week for week in ordered if week > changed[-1]), None) if changed else None
+
+
 def weekly_zones(
     zones: pl.DataFrame,
     pi: pl.DataFrame,
@@ -400,7 +414,8 @@ def _zone_hours_panel(zones: pl.DataFrame, zone_type: str, x: Any, width: float,
         height=230,
         title=alt.TitleParams(
             f"Weekly time in {kind} zones" + title_suffix,
-            subtitle="Hours per zone each ISO week, stacked from zone 1 (bottom); the legend gives each zone's bounds.",
+            subtitle="Hours per zone each ISO week, stacked from zone 1 (bottom); the legend gives each zone's bounds"
+            + (f" since {since:%d %b %Y} (earlier weeks had others)." if (since := bounds_since(zones)) else "."),
         ),
     )
 

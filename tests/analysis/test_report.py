@@ -145,8 +145,18 @@ def test_charts_draw_only_what_was_measured(world: World) -> None:
     scales = [layer["encoding"]["y"]["scale"]["domain"] for layer in runs["layer"] if "y" in layer["encoding"]]
     assert scales and all(top > bottom for top, bottom in scales)  # the slower pace at the bottom
     zones = report.charts_of(world.path, athlete_id=5)
-    legend = zones["weekly_zones"].to_dict()["vconcat"][0]["encoding"]["color"]["scale"]["domain"]
+    hours = zones["weekly_zones"].to_dict()["vconcat"][0]
+    legend = hours["encoding"]["color"]["scale"]["domain"]
     assert legend[0].startswith("Z1 < ") and legend[-1].startswith("Z5 ≥ ") and all("bpm" in z for z in legend)
+    # the legend gives the latest bounds; athlete 5's earlier weeks had others (shifted zones, four zones at the end)
+    assert "bounds since 03 Feb 2025 (earlier weeks had others)" in hours["title"]["subtitle"]
+    from fitsync.warehouse.report_charts import bounds_since
+
+    weeks = [dt.date(2025, 1, 6), dt.date(2025, 1, 13), dt.date(2025, 1, 20)]
+    steady = pl.DataFrame({"week_start": weeks, "zone": [1] * 3, "zone_min": [0] * 3, "zone_max": [130] * 3})
+    assert bounds_since(steady) is None
+    assert bounds_since(steady.with_columns(zone_max=pl.Series([125, 130, 130]))) == weeks[1]
+    assert bounds_since(steady.with_columns(zone_max=pl.Series([130, 125, 130]))) == weeks[2]
     risk = report.charts_of(world.path, athlete_id=11)["load_risk"].to_dict()
     assert not _rows(risk, "y0", "y1") and "safe" not in str(risk)
 
