@@ -954,7 +954,9 @@ ORDER BY e.athlete_id, e.season, d.duration_s;
 -- cp_watts, w_prime_j, r2, rmse_watts) and P = CP + W' * (1/t) (cp_inverse_t_watts, w_prime_inverse_t_j).
 -- Gates (settings rows): at least cp_min_points points whose longest is cp_min_spread times the shortest; W'
 -- between w_prime_min_j and w_prime_max_j; CP at least cp_hour_share of the best power held for cp_hour_s or longer
--- (CP lies above an hour's power). A fit that fails one is NULL and cp_note says which; 'ok' otherwise. source:
+-- (CP lies above an hour's power); the points within cp_max_rmse_share of CP of the model on average (rmse_watts:
+-- a 5-minute effort's 2 and 3 minutes, never ridden flat out, make points far below the curve and a CP the athlete
+-- cannot hold for 20 minutes). A fit that fails one is NULL and cp_note says which; 'ok' otherwise. source:
 -- what the points came from (power_efforts: streams where an activity's are stored, its efforts otherwise).
 CREATE OR REPLACE VIEW critical_power AS
 WITH params AS MATERIALIZED (
@@ -963,7 +965,8 @@ WITH params AS MATERIALIZED (
            max(value) FILTER (WHERE name = 'cp_min_spread') AS min_spread,
            max(value) FILTER (WHERE name = 'cp_hour_s') AS hour_s,
            max(value) FILTER (WHERE name = 'cp_hour_share') AS hour_share,
-           max(value) FILTER (WHERE name = 'w_prime_min_j') AS w_min, max(value) FILTER (WHERE name = 'w_prime_max_j') AS w_max
+           max(value) FILTER (WHERE name = 'w_prime_min_j') AS w_min, max(value) FILTER (WHERE name = 'w_prime_max_j') AS w_max,
+           max(value) FILTER (WHERE name = 'cp_max_rmse_share') AS max_rmse_share
     FROM analysis_settings
 ), bands AS MATERIALIZED (
     SELECT band_from, CASE WHEN band_to IS NULL OR band_to >= params.hi THEN params.hi + 1 ELSE band_to END AS band_to
@@ -1002,6 +1005,9 @@ WITH params AS MATERIALIZED (
                 THEN 'streams and efforts' WHEN count(t) OVER s > 0 THEN 'efforts' END AS fit_source
     FROM points
     WINDOW s AS (PARTITION BY athlete_id, season)
+), scattered AS (  -- how far the points lie from the fitted curve, in watts
+    SELECT *, sqrt(avg((p - (cp + w_prime / t)) ^ 2) OVER (PARTITION BY athlete_id, season)) AS rmse
+    FROM fitted
 ), judged AS (
     SELECT f.*,
            CASE WHEN f.n_points < params.min_points
@@ -1020,15 +1026,20 @@ WITH params AS MATERIALIZED (
                      THEN 'implausible: CP ' || CAST(round(f.cp) AS BIGINT) || ' W below '
                           || CAST(round(f.hour_watts, 1) AS VARCHAR) || ' W held for ' || CAST(params.hour_s / 60 AS BIGINT)
                           || ' min or more: the short efforts are not maximal'
+                WHEN f.rmse > params.max_rmse_share * f.cp
+                     THEN 'poor fit: the efforts lie ' || CAST(round(f.rmse) AS BIGINT) || ' W from the curve on average, '
+                          || CAST(round(f.rmse / f.cp * 100) AS BIGINT) || ' % of CP ' || CAST(round(f.cp) AS BIGINT)
+                          || ' W, over the ' || CAST(round(params.max_rmse_share * 100) AS BIGINT)
+                          || ' % allowed: not all of them were maximal'
                 ELSE 'ok' END AS cp_note
-    FROM fitted f CROSS JOIN params
+    FROM scattered f CROSS JOIN params
 )
 SELECT athlete_id, season, any_value(n_points) AS points, CAST(any_value(shortest_s) AS INTEGER) AS shortest_s,
        CAST(any_value(longest_s) AS INTEGER) AS longest_s,
        CASE WHEN any_value(cp_note) = 'ok' THEN any_value(cp) END AS cp_watts,
        CASE WHEN any_value(cp_note) = 'ok' THEN any_value(w_prime) END AS w_prime_j,
        CASE WHEN any_value(cp_note) = 'ok' THEN any_value(r2) END AS r2,
-       CASE WHEN any_value(cp_note) = 'ok' THEN sqrt(avg((p - (cp + w_prime / t)) ^ 2)) END AS rmse_watts,
+       CASE WHEN any_value(cp_note) = 'ok' THEN any_value(rmse) END AS rmse_watts,
        CASE WHEN any_value(cp_note) = 'ok' THEN any_value(cp_inv) END AS cp_inverse_t_watts,
        CASE WHEN any_value(cp_note) = 'ok' THEN any_value(w_prime_inv) END AS w_prime_inverse_t_j,
        any_value(hour_watts) AS best_hour_watts, any_value(cp_note) AS cp_note, any_value(fit_source) AS source
