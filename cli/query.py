@@ -65,9 +65,26 @@ class _Screen(Console):
 
 
 def _warehouse() -> Warehouse:
-    from .warehouse_open import existing_warehouse  # DuckDB loads in a third of a second: only when a query runs
+    """The configured warehouse, its schema and views those of this fitsync (after an upgrade, the views the last
+    sync left would answer as the older version computed)."""
+    import duckdb  # loads in a third of a second: only when a query runs
 
-    return existing_warehouse()
+    from fitsync.warehouse import db
+
+    from .warehouse_open import existing_warehouse
+
+    warehouse = existing_warehouse()
+    if not db.schema_current(warehouse):
+        try:
+            db.migrate(warehouse)
+        except (duckdb.Error, OSError) as error:  # a warehouse this user may only read: as it is, and said
+            click.echo(
+                "Note: the warehouse's tables or views are an older fitsync's and could not be brought up to date "
+                f"({str(error).splitlines()[0][:200]}): an analysis view may answer as that version computed it "
+                "until `fitsync sync` runs",
+                err=True,
+            )
+    return warehouse
 
 
 def _count(count: int, noun: str = "row") -> str:

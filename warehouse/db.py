@@ -166,19 +166,22 @@ def athletes_held(where: Where) -> list[int]:
 
 
 def ensure_schema(where: Where) -> None:
-    """Migrate a warehouse older than this fitsync (read first: a current one takes no write lock)."""
+    """Migrate a warehouse older than this fitsync: its tables, or its views (read first: a current one takes no
+    write lock). Checking the tables only, a report after an upgrade that changed a view read the view the last sync
+    had left: an analysis fixed in the new version, shown as the old one computed it."""
+    if not exists(where) or not schema_current(where):
+        migrate(where)
+
+
+def schema_current(where: Where) -> bool:
+    """Whether the warehouse has every migration of this fitsync and its views (a read)."""
     latest = max(v for v, _, _ in migration_scripts())
-    if not exists(where):
-        migrate(where)
-        return
     with reading(where) as conn:
-        current = (
-            conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0]
-            if lake_schema.has_migrations(conn)
-            else 0
+        return lake_schema.has_migrations(conn) and (
+            conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0] >= latest
+            and conn.execute("SELECT checksum FROM schema_views WHERE name = ?", [VIEWS_SCRIPT]).fetchall()
+            == [(views_script()[1],)]
         )
-    if (current or 0) < latest:
-        migrate(where)
 
 
 def _apply_once(conn: duckdb.DuckDBPyConnection, version: int, name: str, sql: str) -> None:

@@ -469,3 +469,42 @@ def test_a_query_waiting_for_a_writer_says_so_and_runs_once_it_is_gone(tmp_path:
         holder.communicate("")  # closes its stdin: the writer ends and lets go
     out, err = waiting.communicate(timeout=60)
     assert waiting.returncode == 0 and "42" in out, err
+
+
+def test_after_an_upgrade_a_query_reads_this_fitsyncs_views(tmp_path: Path) -> None:
+    """A view changed by an upgrade (no migration of tables): `fitsync query` answered from the view the last sync
+    left, as the older version computed it, until the next sync; it now brings the views up to date first."""
+    db.migrate(tmp_path / "warehouse.duckdb")
+    with db.writing(tmp_path / "warehouse.duckdb") as conn:  # as an older fitsync left it
+        conn.execute("CREATE OR REPLACE VIEW eddington AS SELECT 1 AS stale")
+        conn.execute("UPDATE schema_views SET checksum = 'from an older fitsync'")
+    answered = query(tmp_path, "SELECT * FROM eddington", "--format", "csv")
+    assert answered.returncode == 0 and answered.stderr == "", answered.stderr
+    assert answered.stdout.splitlines()[0].startswith("athlete_id,sport_family,unit,eddington")
+
+
+def test_a_warehouse_this_user_may_only_read_is_queried_as_it_is_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bringing older views up to date needs a write; where it fails (a file this user may only read) the query
+    answers from the views as they are, and says so. In process: the write refused as DuckDB refuses it."""
+    from click.testing import CliRunner
+
+    from fitsync.cli.main import main
+
+    db.migrate(tmp_path / "warehouse.duckdb")
+    with db.writing(tmp_path / "warehouse.duckdb") as conn:
+        conn.execute("CREATE OR REPLACE VIEW eddington AS SELECT 1 AS stale")
+        conn.execute("UPDATE schema_views SET checksum = 'from an older fitsync'")
+
+    def refused(*args: object, **kwargs: object) -> int:
+        raise duckdb.IOException('IO Error: Cannot open file "warehouse.duckdb": Permission denied')
+
+    monkeypatch.setattr(db, "migrate", refused)
+    result = CliRunner().invoke(
+        main, ["query", "SELECT * FROM eddington", "--format", "csv"], env={"FITSYNC_HOME": str(tmp_path)}
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == ["stale", "1"]
+    assert "could not be brought up to date (IO Error: Cannot open file" in result.stderr
+    assert "until `fitsync sync` runs" in result.stderr

@@ -197,3 +197,18 @@ def test_schema_12_rebuilds_the_child_tables_without_their_key_indexes_and_keeps
     with db.reading(path) as conn:  # the views over them, bound by name, read the rebuilt tables
         for view in ("running_best_efforts", "aerobic_decoupling", "activity_zone_seconds"):
             conn.execute(f"SELECT count(*) FROM {view}").fetchone()
+
+
+def test_a_report_after_an_upgrade_reads_this_fitsyncs_views(tmp_path: Path) -> None:
+    """ensure_schema (`fitsync report`, `thresholds`, the analysis asset) compared only the tables' migrations: a view
+    an upgrade changed stayed as the last sync left it."""
+    path = tmp_path / "warehouse.duckdb"
+    db.migrate(path)
+    with db.writing(path) as conn:
+        conn.execute("CREATE OR REPLACE VIEW eddington AS SELECT 1 AS stale")
+        conn.execute("UPDATE schema_views SET checksum = 'from an older fitsync'")
+    assert not db.schema_current(path)
+    db.ensure_schema(path)
+    assert db.schema_current(path)
+    with db.reading(path) as conn:
+        assert "stale" not in [d[0] for d in conn.execute("SELECT * FROM eddington").description]
