@@ -7,11 +7,14 @@ wall-clock strings (no zone), so they display as the athlete's local days wherev
 from __future__ import annotations
 
 import datetime as dt
+import math
 from typing import Any, cast
 
 import altair as alt
 import polars as pl
 import vl_convert as vlc
+
+from . import chart_labels
 
 WIDTH = 760
 YTD_YEARS = 6  # seasons compared in the year-to-date chart
@@ -678,27 +681,51 @@ def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) ->
     efforts, periods = _power_efforts(curve, season)
     shortest, longest = _int_bounds(efforts["duration_s"])
     ticks = [t for t in (5, 15, 60, 300, 1200, 3600, 14400, 36000) if t <= longest * 1.5]
+    plot = chart_labels.Plot(
+        WIDTH,
+        POWER_CURVE_HEIGHT,
+        (max(1, shortest * 0.8), max(16000, longest * 1.2)),
+        _padded(efforts["best_watts"]),
+        x_log=True,
+    )
     x = alt.X(
         "duration_s:Q",
         title="duration",
         axis=alt.Axis(values=ticks, labelExpr=DURATION_LABEL),
-        scale=alt.Scale(type="log", domain=[max(1, shortest * 0.8), max(16000, longest * 1.2)], nice=False),
+        scale=alt.Scale(type="log", domain=list(plot.x_domain), nice=False),
     )
-    layers = _power_period_layers(efforts, periods, x)
+    y = alt.Y("best_watts:Q", title="best average power (W)", scale=alt.Scale(domain=list(plot.y_domain), nice=False))
+    layers, unlabelled = _power_period_layers(efforts, periods, x, y, plot)
     subtitle = [
         "Dots: the best efforts, laps or rides with device power, at their real length (labelled). Steps: the best",
-        "power at each duration (exact from a power stream; else an effort's average carried to shorter ones: an estimate).",
-    ]
+        "power at each duration (exact from a power stream; else an effort's average carried to shorter ones: an estimate)."
+        + (f" {counted(unlabelled, 'dot')} left unlabelled: no room beside {'it' if unlabelled == 1 else 'them'}."
+           if unlabelled else ""),
+    ]  # fmt: skip
     if fit and fit.get("cp_watts") is not None:
-        model, said = _critical_power_model(fit, x)
+        model, said = _critical_power_model(fit, x, y)
         layers.append(model)
         subtitle.append(said)
     elif fit:
         subtitle.append(f"No critical power drawn: {fit['cp_note']}.")
     chart = alt.layer(*layers).properties(
-        width=WIDTH, height=280, title=alt.TitleParams("Power-duration curve and critical power", subtitle=subtitle)
+        width=WIDTH,
+        height=POWER_CURVE_HEIGHT,
+        title=alt.TitleParams("Power-duration curve and critical power", subtitle=subtitle),
     )
     return _config(chart)
+
+
+POWER_CURVE_HEIGHT = 280
+
+
+def _padded(values: pl.Series) -> tuple[float, float]:
+    """A y domain on round watts around `values`, with room above the highest dot for its label and below the
+    lowest for the season's."""
+    low, high = float(values.min()), float(values.max())  # type: ignore[arg-type]
+    span = max(high - low, 20.0)
+    step = next(s for s in (5, 10, 20, 25, 50, 100, 200, 250, 500, 1000) if s >= span / 6)
+    return math.floor((low - 0.12 * span) / step) * step, math.ceil((high + 0.12 * span) / step) * step
 
 
 def _power_efforts(curve: pl.DataFrame, season: int) -> tuple[pl.DataFrame, list[str]]:
@@ -722,13 +749,15 @@ def _power_efforts(curve: pl.DataFrame, season: int) -> tuple[pl.DataFrame, list
     return _local(efforts, "local_date"), periods  # the tooltip's date: a day early west of UTC as a bare date
 
 
-def _power_period_layers(efforts: pl.DataFrame, periods: list[str], x: Any) -> list[Any]:
+def _power_period_layers(
+    efforts: pl.DataFrame, periods: list[str], x: Any, y: Any, plot: chart_labels.Plot
+) -> tuple[list[Any], int]:
     """Per period: the steps (all time's wide and pale beneath, the season's narrow on top: where the season is the
-    all-time best, both show), the dots, and each dot's length as a label (an effort that is also the all-time one is
-    labelled once)."""
+    all-time best, both show), the dots, and each dot's length as a label placed where it overlaps nothing
+    (chart_labels: all time's above its dots, the season's below; an effort that is also the all-time one is
+    labelled once); and how many dots are left unlabelled."""
     steps = efforts.select("period", "duration_s", "best_watts")
     colors = alt.Scale(domain=periods, range=[OKABE_ITO["blue"], OKABE_ITO["orange"]][: len(periods)])
-    y = alt.Y("best_watts:Q", title="best average power (W)", scale=alt.Scale(zero=False))
     color = alt.Color("period:N", title=None, sort=periods, scale=colors)
     tooltip = [
         alt.Tooltip("lasted:N", title="effort lasted"),
@@ -737,63 +766,54 @@ def _power_period_layers(efforts: pl.DataFrame, periods: list[str], x: Any) -> l
         "local_date:T",
     ]
     everything = efforts.filter(pl.col("period") == periods[0]).select("duration_s", "best_watts")
+    shown = {
+        period: efforts.filter(pl.col("period") == period).join(everything, on=["duration_s", "best_watts"], how="anti")
+        if period != periods[0]
+        else efforts.filter(pl.col("period") == period)
+        for period in periods
+    }
+    labels = [
+        (period, chart_labels.Label(float(r["duration_s"]), float(r["best_watts"]), r["lasted"], i == 0))
+        for i, period in enumerate(periods)
+        for r in shown[period].iter_rows(named=True)
+    ]
+    lines = [
+        list(zip(*(steps.filter(pl.col("period") == p)[c].cast(pl.Float64).to_list() for c in ("duration_s", "best_watts")),
+                 strict=True))
+        for p in periods
+    ]  # fmt: skip
+    spots = chart_labels.place(plot, [label for _, label in labels], [(label.x, label.y) for _, label in labels], lines)
     layers = []
-    for period in periods:
-        mine = efforts.filter(pl.col("period") == period)
-        if period != periods[0]:
-            mine = mine.join(everything, on=["duration_s", "best_watts"], how="anti")
-        wide = period == periods[0] and len(periods) > 1
+    for i, period in enumerate(periods):
+        wide = i == 0 and len(periods) > 1
+        placed = [
+            {"duration_s": spot[0], "best_watts": spot[1], "lasted": label.text}
+            for (owner, label), spot in zip(labels, spots, strict=True)
+            if owner == period and spot is not None
+        ]
         layers += [
             alt.Chart(steps.filter(pl.col("period") == period))
             .mark_line(strokeWidth=5 if wide else 1.6, opacity=0.4 if wide else 1, interpolate="step-before")
             .encode(x=x, y=y, color=color),
-            alt.Chart(mine).mark_circle(size=55, opacity=1).encode(x=x, y=y, color=color, tooltip=tooltip),
+            alt.Chart(shown[period]).mark_circle(size=55, opacity=1).encode(x=x, y=y, color=color, tooltip=tooltip),
         ]
-        above = period == periods[0]  # all time's labels above its dots, the season's below
-        lines = _label_lines(mine["duration_s"].to_list())
-        for line in sorted(set(lines.to_list())):
-            offset = 11 + 12 * line
+        if placed:
             layers.append(
-                alt.Chart(mine.filter(lines == line))
-                .mark_text(dy=-offset if above else offset + 2, fontSize=10, color="#333" if above else "#8a5a00")
+                alt.Chart(pl.DataFrame(placed))
+                .mark_text(align="center", baseline="middle", fontSize=10, color="#333" if i == 0 else "#8a5a00")
                 .encode(x=x, y=y, text="lasted:N")
             )
-    return layers
+    return layers, sum(spot is None for spot in spots)
 
 
-# Two dots closer than this ratio of durations sit within a label's width of each other on the log axis.
-CROWDED_RATIO = 1.4
-LABEL_LINES = 3
-
-
-def _label_lines(durations: list[int]) -> pl.Series:
-    """The line each dot's label goes on, counted away from the dot (the steps run below and left of the dots, so
-    not to their other side): the first line whose last label is far enough to the left, else the one whose last
-    label is furthest (two efforts of 2:57 and 3:10 wrote over each other on one line)."""
-    last: list[float] = [0.0] * LABEL_LINES
-    chosen = []
-    for d in sorted(durations):
-        line = next(
-            (i for i, left in enumerate(last) if d >= left * CROWDED_RATIO),
-            min(range(LABEL_LINES), key=last.__getitem__),
-        )
-        last[line] = d
-        chosen.append(line)
-    order = sorted(range(len(durations)), key=durations.__getitem__)
-    lines = [0] * len(durations)
-    for place, index in enumerate(order):
-        lines[index] = chosen[place]
-    return pl.Series(lines, dtype=pl.Int8)
-
-
-def _critical_power_model(fit: dict[str, Any], x: Any) -> tuple[Any, str]:
+def _critical_power_model(fit: dict[str, Any], x: Any, y: Any) -> tuple[Any, str]:
     """The fitted model P = CP + W′/t, dashed over the durations it was fitted on, and the subtitle line saying it."""
     cp, w = float(fit["cp_watts"]), float(fit["w_prime_j"])
     lo, hi = int(fit["shortest_s"]), int(fit["longest_s"])
     model = pl.DataFrame({"duration_s": [float(lo + (hi - lo) * i / 40) for i in range(41)]}).with_columns(
         (cp + w / pl.col("duration_s")).alias("best_watts")
     )
-    layer = alt.Chart(model).mark_line(color="#222", strokeDash=[5, 4], strokeWidth=1.6).encode(x=x, y="best_watts:Q")
+    layer = alt.Chart(model).mark_line(color="#222", strokeDash=[5, 4], strokeWidth=1.6).encode(x=x, y=y)
     said = (
         f"Dashed: P = CP + W′/t over the {fit['points']} envelope efforts it was fitted on "
         f"({_mmss(lo)}-{_mmss(hi)}): CP {cp:.0f} W, W′ {w / 1000:.1f} kJ (all time), "

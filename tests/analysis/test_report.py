@@ -138,7 +138,7 @@ def test_charts_draw_only_what_was_measured(world: World) -> None:
     from fitsync.warehouse.report_charts import _mmss
 
     power = report.charts_of(world.path, athlete_id=12)["power_curve"].to_dict()
-    dots = _rows(power, "duration_s", "lasted")
+    dots = _rows(power, "duration_s", "lasted", "source")  # the dots (their labels sit beside them)
     assert dots and all(_mmss(int(r["duration_s"])) == r["lasted"] for r in dots)
     assert 5 not in {r["duration_s"] for r in dots}  # no effort of 5 s: the 30 s effort is not drawn there
     runs = report.charts_of(world.path, athlete_id=13)["best_efforts"].to_dict()
@@ -182,15 +182,65 @@ def test_a_ratio_on_a_day_or_two_says_why_in_the_plot() -> None:
     assert "Shown on 1 of 30 days; on most others: too few sessions in 28 days: 2 (needs 8)." in spec
 
 
-def test_close_power_efforts_label_on_lines_of_their_own() -> None:
-    """Efforts of 2:57 and 3:10 (and 38:20 and 45:00) sit within a label's width on the log axis: the later of each
-    pair is labelled a line further out, never over the other; three close ones take three lines; one far enough from
-    the last label of the first line goes back there."""
-    from fitsync.warehouse.report_charts import _label_lines
+def test_close_power_efforts_are_labelled_where_no_label_overlaps_another() -> None:
+    """Efforts of 1:27:40, 1:30:00 and 2:00:00 (and 2:57 beside 3:10) wrote over each other: every label's box (in
+    the chart's pixels) now overlaps no other label and no dot, stays in the plot, and sits on its period's side of
+    its dot where that side is free."""
+    from fitsync.warehouse import chart_labels as cl
+    from fitsync.warehouse import report_charts as charts
 
-    durations = [177, 190, 300, 985, 2300, 2700, 3600, 5400, 7200]
-    assert _label_lines(durations).to_list() == [0, 1, 0, 0, 0, 1, 0, 0, 1]
-    assert _label_lines([100, 110, 120, 200]).to_list() == [0, 1, 2, 0]
+    durations = [5, 60, 177, 190, 300, 1200, 5260, 5400, 7200]
+    watts = [700, 420, 330, 325, 300, 250, 205, 204, 190]
+    curve = pl.DataFrame(
+        {
+            "season": [0] * len(durations) + [2026] * 2,
+            "effort_duration_s": durations + [5300, 7000],
+            "best_watts": [float(w) for w in watts] + [203.0, 185.0],
+            "source": ["stream"] * (len(durations) + 2),
+            "local_date": [dt.date(2026, 5, 1)] * (len(durations) + 2),
+        }
+    )
+    spec = charts.power_curve(curve, None, 2026).to_dict()
+    assert "unlabelled" not in str(spec["title"])
+    x_domain, y_domain = (
+        next(layer["encoding"][axis]["scale"]["domain"] for layer in spec["layer"] if axis in layer["encoding"])
+        for axis in ("x", "y")
+    )
+    plot = cl.Plot(charts.WIDTH, charts.POWER_CURVE_HEIGHT, tuple(x_domain), tuple(y_domain), x_log=True)
+    texts = [layer for layer in spec["layer"] if layer["mark"]["type"] == "text"]
+    placed = [row for layer in texts for row in spec["datasets"][layer["data"]["name"]]]
+    assert sorted(r["lasted"] for r in placed) == sorted(
+        ["0:05", "1:00", "2:57", "3:10", "5:00", "20:00", "1:27:40", "1:30:00", "2:00:00", "1:28:20", "1:56:40"]
+    )  # fmt: skip
+    boxes = []
+    for r in placed:
+        cx, cy = plot.pixels(r["duration_s"], r["best_watts"])
+        w, h = cl.text_width(r["lasted"], 10) + 2, 11
+        boxes.append((cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2))
+    assert all(0 <= b[0] and b[2] <= plot.width + 0.01 and 0 <= b[1] and b[3] <= plot.height + 0.01 for b in boxes)
+    overlapping = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :] if cl._overlap(a, b)]
+    assert overlapping == []
+    dots = [
+        plot.pixels(float(d), float(w)) for d, w in zip(curve["effort_duration_s"], curve["best_watts"], strict=True)
+    ]
+    assert not any(cl._overlap(b, cl._around(dot, 4.2)) for b in boxes for dot in dots)
+    five_s = next(r for r in placed if r["lasted"] == "0:05")
+    assert five_s["best_watts"] > 700 and five_s["duration_s"] == pytest.approx(5)  # all time's: straight above
+    # six efforts within a few pixels: those without room are left unlabelled, and the subtitle counts them
+    crowded = curve.vstack(
+        pl.DataFrame(
+            {
+                "season": [2026] * 4,
+                "effort_duration_s": [5320, 5340, 5360, 5380],
+                "best_watts": [202.9, 202.8, 202.7, 202.6],
+                "source": ["stream"] * 4,
+                "local_date": [dt.date(2026, 5, 1)] * 4,
+            }
+        )
+    )
+    spec = charts.power_curve(crowded, None, 2026).to_dict()
+    drawn = sum(len(spec["datasets"][t["data"]["name"]]) for t in spec["layer"] if t["mark"]["type"] == "text")
+    assert f"{15 - drawn} dots left unlabelled: no room beside them." in str(spec["title"]) and drawn < 15
 
 
 def test_the_power_curve_s_dates_are_wall_clock_days() -> None:
