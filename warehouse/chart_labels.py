@@ -44,6 +44,16 @@ class Plot:
 
 
 @dataclass(frozen=True)
+class Line:
+    """A line drawn on the plot, in data units: a step-before line (each step vertical, then across, as Vega draws
+    `interpolate="step-before"`) or straight segments; `width` in pixels."""
+
+    points: Sequence[tuple[float, float]]
+    width: float
+    steps: bool = True
+
+
+@dataclass(frozen=True)
 class Label:
     x: float
     y: float
@@ -62,14 +72,15 @@ def place(
     plot: Plot,
     labels: Sequence[Label],
     dots: Sequence[tuple[float, float]],
-    lines: Sequence[Sequence[tuple[float, float]]] = (),
+    lines: Sequence[Line] = (),
     font_size: float = 10,
 ) -> list[tuple[float, float] | None]:
     """Each label's centre in data units (for a text mark with align center, baseline middle), or None where no spot
-    around its dot is free. `dots`: every dot drawn (labelled or not); `lines`: polylines drawn as steps-before (each
-    step vertical, then horizontal), avoided where a free spot off them exists."""
-    taken: list[Box] = [_around(plot.pixels(x, y), DOT_RADIUS) for x, y in dots]
-    strokes = [box for line in lines for box in _steps([plot.pixels(x, y) for x, y in line])]
+    around its dot is free. `dots`: every dot drawn (labelled or not). Where it can, a label also keeps off `lines`
+    and sits nearer its own dot than any other (beside another dot it reads as that one's)."""
+    centres = [plot.pixels(x, y) for x, y in dots]
+    taken: list[Box] = [_around(centre, DOT_RADIUS) for centre in centres]
+    strokes = [box for line in lines for box in _strokes(plot, line)]
     placed: list[tuple[float, float] | None] = []
     for label in labels:
         cx, cy = plot.pixels(label.x, label.y)
@@ -77,8 +88,9 @@ def place(
         boxes = [_box(cx + dx, cy + dy, width, height) for dx, dy in _spots(width, height, label.above)]
         inside = [b for b in boxes if b[0] >= 0 and b[1] >= 0 and b[2] <= plot.width and b[3] <= plot.height]
         free = [b for b in inside if not any(_overlap(b, t) for t in taken)]
-        clear = [b for b in free if not any(_overlap(b, s) for s in strokes)]
-        options = clear or free
+        own = [b for b in free if _nearest(b, centres) in (None, (cx, cy))]
+        clear = [b for b in own if not any(_overlap(b, s) for s in strokes)]
+        options = clear or own or free
         if not options:
             placed.append(None)
             continue
@@ -113,11 +125,22 @@ def _overlap(a: Box, b: Box) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def _steps(points: list[tuple[float, float]], half: float = 1.5) -> list[Box]:
-    """The boxes of a step-before line through `points` (sorted by x): from each point, vertically to the next one's
-    height, then across to it."""
+def _nearest(box: Box, centres: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
+    """The dot nearest the box's centre: the one a reader takes the label for."""
+    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return min(centres, key=lambda c: math.hypot(c[0] - x, c[1] - y), default=None)
+
+
+def _strokes(plot: Plot, line: Line) -> list[Box]:
+    """The boxes a line's strokes cover: a step-before line from each point vertically to the next one's height,
+    then across to it; else each straight segment's bounding box."""
+    points = [plot.pixels(x, y) for x, y in line.points]
+    half = line.width / 2 + 0.5
     boxes = []
     for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
-        boxes.append((x0 - half, min(y0, y1) - half, x0 + half, max(y0, y1) + half))
-        boxes.append((x0 - half, y1 - half, x1 + half, y1 + half))
+        if line.steps:
+            boxes.append((x0 - half, min(y0, y1) - half, x0 + half, max(y0, y1) + half))
+            boxes.append((min(x0, x1) - half, y1 - half, max(x0, x1) + half, y1 + half))
+        else:
+            boxes.append((min(x0, x1) - half, min(y0, y1) - half, max(x0, x1) + half, max(y0, y1) + half))
     return boxes

@@ -695,16 +695,18 @@ def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) ->
         scale=alt.Scale(type="log", domain=list(plot.x_domain), nice=False),
     )
     y = alt.Y("best_watts:Q", title="best average power (W)", scale=alt.Scale(domain=list(plot.y_domain), nice=False))
-    layers, unlabelled = _power_period_layers(efforts, periods, x, y, plot)
+    model = _cp_model(fit) if fit and fit.get("cp_watts") is not None else None
+    layers, unlabelled = _power_period_layers(efforts, periods, x, y, plot, model)
     subtitle = [
-        "Dots: the best efforts, laps or rides with device power, at their real length (labelled). Steps: the best",
-        "power at each duration (exact from a power stream; else an effort's average carried to shorter ones: an estimate)."
+        "Dots: the best efforts, laps or rides with device power, at their real length (labelled)."
         + (f" {counted(unlabelled, 'dot')} left unlabelled: no room beside {'it' if unlabelled == 1 else 'them'}."
            if unlabelled else ""),
+        "Steps: the best power at each duration (exact from a power stream; else an effort's average carried to "
+        "shorter ones: an estimate).",
     ]  # fmt: skip
-    if fit and fit.get("cp_watts") is not None:
-        model, said = _critical_power_model(fit, x, y)
-        layers.append(model)
+    if fit and model is not None:
+        layer, said = _critical_power_model(fit, model, x, y)
+        layers.append(layer)
         subtitle.append(said)
     elif fit:
         subtitle.append(f"No critical power drawn: {fit['cp_note']}.")
@@ -750,7 +752,12 @@ def _power_efforts(curve: pl.DataFrame, season: int) -> tuple[pl.DataFrame, list
 
 
 def _power_period_layers(
-    efforts: pl.DataFrame, periods: list[str], x: Any, y: Any, plot: chart_labels.Plot
+    efforts: pl.DataFrame,
+    periods: list[str],
+    x: Any,
+    y: Any,
+    plot: chart_labels.Plot,
+    model: pl.DataFrame | None,
 ) -> tuple[list[Any], int]:
     """Per period: the steps (all time's wide and pale beneath, the season's narrow on top: where the season is the
     all-time best, both show), the dots, and each dot's length as a label placed where it overlaps nothing
@@ -778,10 +785,14 @@ def _power_period_layers(
         for r in shown[period].iter_rows(named=True)
     ]
     lines = [
-        list(zip(*(steps.filter(pl.col("period") == p)[c].cast(pl.Float64).to_list() for c in ("duration_s", "best_watts")),
-                 strict=True))
-        for p in periods
-    ]  # fmt: skip
+        chart_labels.Line(
+            steps.filter(pl.col("period") == p).select(pl.col("duration_s", "best_watts").cast(pl.Float64)).rows(),
+            5 if i == 0 and len(periods) > 1 else 1.6,
+        )
+        for i, p in enumerate(periods)
+    ]
+    if model is not None:
+        lines.append(chart_labels.Line(model.rows(), 1.6, steps=False))
     spots = chart_labels.place(plot, [label for _, label in labels], [(label.x, label.y) for _, label in labels], lines)
     layers = []
     for i, period in enumerate(periods):
@@ -806,13 +817,19 @@ def _power_period_layers(
     return layers, sum(spot is None for spot in spots)
 
 
-def _critical_power_model(fit: dict[str, Any], x: Any, y: Any) -> tuple[Any, str]:
-    """The fitted model P = CP + W′/t, dashed over the durations it was fitted on, and the subtitle line saying it."""
+def _cp_model(fit: dict[str, Any]) -> pl.DataFrame:
+    """The fitted model P = CP + W′/t over the durations it was fitted on (duration_s, best_watts)."""
     cp, w = float(fit["cp_watts"]), float(fit["w_prime_j"])
     lo, hi = int(fit["shortest_s"]), int(fit["longest_s"])
-    model = pl.DataFrame({"duration_s": [float(lo + (hi - lo) * i / 40) for i in range(41)]}).with_columns(
+    return pl.DataFrame({"duration_s": [float(lo + (hi - lo) * i / 40) for i in range(41)]}).with_columns(
         (cp + w / pl.col("duration_s")).alias("best_watts")
     )
+
+
+def _critical_power_model(fit: dict[str, Any], model: pl.DataFrame, x: Any, y: Any) -> tuple[Any, str]:
+    """The model (`_cp_model`) dashed, and the subtitle line saying it."""
+    cp, w = float(fit["cp_watts"]), float(fit["w_prime_j"])
+    lo, hi = int(fit["shortest_s"]), int(fit["longest_s"])
     layer = alt.Chart(model).mark_line(color="#222", strokeDash=[5, 4], strokeWidth=1.6).encode(x=x, y=y)
     said = (
         f"Dashed: P = CP + W′/t over the {fit['points']} envelope efforts it was fitted on "
@@ -859,7 +876,7 @@ def best_efforts(best: pl.DataFrame, season: int) -> Any:
         title=alt.TitleParams(
             "Running best efforts",
             subtitle=f"Fastest stretch of consecutive whole kilometre splits in one run: its pace, time and date. A "
-            f"{season} best that is also the all-time best is drawn once.",
+            f"{season} best as fast as the all-time best is drawn once, with both dates when two runs tie.",
         ),
     )
     return _config(chart)
@@ -887,14 +904,24 @@ def _best_effort_points(best: pl.DataFrame, season: int) -> pl.DataFrame:
             ).alias("text")
         )
     )
-    all_time = data.filter(pl.col("season") == 0).select(
-        "splits", pl.col("activity_id").alias("a0"), pl.col("best_time_s").alias("t0")
+    all_time = data.filter(pl.col("season") == 0).select("splits", pl.col("best_time_s").alias("t0"))
+    this_season = data.filter(pl.col("season") == season).select(
+        "splits", pl.col("best_time_s").alias("t1"), pl.col("activity_id").alias("a1"), pl.col("local_date").alias("d1")
     )
-    same = (pl.col("activity_id") == pl.col("a0")) & (pl.col("best_time_s") == pl.col("t0"))
+    # a season best as fast as the all-time one is drawn once, as all time's: its dot would hide the other (a tie
+    # of two runs: the all-time best is the earlier one, its date on a dot of this season's colour)
+    tied = (pl.col("season") == 0) & (pl.col("best_time_s") == pl.col("t1")) & (pl.col("activity_id") != pl.col("a1"))
     return (
         data.join(all_time, on="splits", how="left")
-        .filter(~((pl.col("season") == season) & same.fill_null(False)))
-        .drop("a0", "t0")
+        .join(this_season, on="splits", how="left")
+        .filter(~((pl.col("season") == season) & (pl.col("best_time_s") == pl.col("t0")).fill_null(False)))
+        .with_columns(
+            pl.when(tied.fill_null(False))
+            .then(pl.col("text") + pl.lit(" and ") + pl.col("d1").cast(pl.String))
+            .otherwise(pl.col("text"))
+            .alias("text")
+        )
+        .drop("t0", "t1", "a1", "d1")
     )
 
 

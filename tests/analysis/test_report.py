@@ -393,3 +393,27 @@ def test_the_load_coverage_line_says_why_each_share_was_not_measured(tmp_path: P
     said = report._summary_markdown(gathered)
     assert "100% of the time has a load, 0% measured" in said, said
     assert "67% from power on an FTP known only later, 33% estimated from duration and sport" in said, said
+
+
+def test_a_season_best_tying_the_all_time_best_is_drawn_once_with_both_dates() -> None:
+    """A 2026 5 km in 28:39 tying the 2025 one: two dots on one spot, the 2026 one on top labelled with neither, the
+    2025 date under a dot of 2026's colour (a coach's read). Now one dot, all time's, with both dates."""
+    from fitsync.warehouse.report_charts import _best_effort_points
+
+    best = pl.DataFrame(
+        {
+            "season": [0, 0, 2026, 2026],
+            "splits": [5, 10, 5, 10],
+            "label": ["5 km", "10 km", "5 km", "10 km"],
+            "best_time_s": [1719, 3500, 1719, 3600],
+            "pace_s_per_km": [343.8, 350.0, 343.8, 360.0],
+            "activity_id": [1, 2, 3, 4],
+            "local_date": [dt.date(2025, 10, 31), dt.date(2025, 5, 1), dt.date(2026, 10, 22), dt.date(2026, 6, 1)],
+        }
+    )
+    points = _best_effort_points(best, 2026)
+    five = points.filter(pl.col("splits") == 5)
+    assert five["period"].to_list() == ["all time"]
+    assert five["text"].item() == "5:44/km\n28:39 · 2025-10-31 and 2026-10-22"
+    ten = points.filter(pl.col("splits") == 10).sort("season")
+    assert ten["period"].to_list() == ["all time", "2026"] and " and " not in "".join(ten["text"])
