@@ -591,21 +591,42 @@ def _curve_marks(curve: pl.DataFrame, period: str) -> str:
     return " · ".join(f"{charts._duration_text(t)} {rows[t]:.0f} W" for t in CURVE_MARKS if t in rows)
 
 
+def _same_curve(curve: pl.DataFrame, period: str, other: str) -> bool:
+    """Whether two periods' stream power curves are the same at every duration (all of all time's bests this
+    season's)."""
+    one, two = (
+        curve.filter(pl.col("period") == p).select("duration_s", "best_watts").sort("duration_s")
+        for p in (period, other)
+    )
+    return one.height > 0 and one.equals(two)
+
+
 def _stream_power_curve_figure(d: dict[str, Any]) -> tuple[str, Any | None, str]:
     heading = "Power curve from the streams"
     curve = d["stream_curve"]
     if not curve.height:
         return heading, None, _no_streams(d, "ride with power")
     labels = _curve_labels(d)
-    present = [p for p in CURVE_PERIODS if p in set(curve["period"].to_list())]
-    subtitle = [f"{labels[p]}: {_curve_marks(curve, p)}" for p in present if _curve_marks(curve, p)]
-    missing = [labels[p] for p in CURVE_PERIODS if p not in present]
     rides = curve.filter(pl.col("period") == "all time")["activities"].max()
+    missing = [labels[p] for p in CURVE_PERIODS if p not in set(curve["period"].to_list())]
+    if _same_curve(curve, "this season", "all time"):  # one line, named for both: a band under it said nothing
+        curve = curve.filter(pl.col("period") != "all time")
+        labels["this season"] += ", also all time"
+    present = [p for p in CURVE_PERIODS if p in set(curve["period"].to_list())]
+    subtitle = [
+        f"From the per-second power of {charts.counted(int(cast(int, rides or 0)), 'ride')} with streams stored: rides "
+        "without are in the power-duration curve only.",
+        *(f"{labels[p]}: {_curve_marks(curve, p)}" for p in present if _curve_marks(curve, p)),
+    ]
     caption = (
         "Mean-maximal power: the best average power over every duration from 1 second to 5 hours within one ride, "
         f"from the per-second power of {charts.counted(int(cast(int, rides or 0)), 'ride')} with streams stored (a "
-        "pause counts as 0 W). The grey band is the all-time best; where a season's line runs along it, that season "
-        "set the record."
+        "pause counts as 0 W). "
+        + (
+            "The grey band is the all-time best; where a season's line runs along it, that season set the record."
+            if "all time" in present
+            else "Every all-time best is this season's."
+        )
         + (f" No line for {' or '.join(missing)}: no ride with a power stream then." if missing else "")
     )
     return heading, charts.stream_power_curve(curve, labels, subtitle), caption

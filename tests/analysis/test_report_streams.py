@@ -47,14 +47,17 @@ def test_a_riders_power_curve_and_w_prime_balance(streamed: Streamed, tmp_path: 
     assert names.index("best_efforts") + 1 == names.index("stream_power_curve")  # after the other performance charts
     assert names[names.index("stream_power_curve") + 1] == "w_prime_balance"
     assert_self_contained(result.html_path, result.png_paths)
-    for name in ("stream_power_curve", "w_prime_balance"):
-        assert_drawn(tmp_path / "r2" / f"{name}.png", min_ink=0.05)
+    assert_drawn(tmp_path / "r2" / "stream_power_curve.png", min_ink=0.02)  # one line: no band beneath
+    assert_drawn(tmp_path / "r2" / "w_prime_balance.png", min_ink=0.05)
 
     curve = result.figures["stream_power_curve"].to_dict()
     points = {(r["label"], r["duration_s"]): r for r in _rows(curve, "label", "duration_s", "best_watts")}
-    assert {label for label, _ in points} == {"this season (2024)", "all time"}  # no ride in 2023: no line
-    assert points["this season (2024)", 60]["best_watts"] == 450  # the 60 s at 450 W
-    assert points["all time", 5]["activity"] == "a" and points["all time", 5]["local_date"].startswith("2024-05-01")
+    # one ride: all time is this season's curve, drawn once and named for both (no ride in 2023: no line)
+    assert {label for label, _ in points} == {"this season (2024), also all time"}
+    season = "this season (2024), also all time"
+    assert points[season, 60]["best_watts"] == 450  # the 60 s at 450 W
+    assert points[season, 5]["activity"] == "a" and points[season, 5]["local_date"].startswith("2024-05-01")
+    assert "From the per-second power of 1 ride with streams stored" in str(curve["title"]["subtitle"])
     x = curve["layer"][0]["encoding"]["x"]
     assert x["scale"]["type"] == "log" and x["axis"]["values"][:4] == [1, 5, 15, 60]
 
@@ -124,10 +127,10 @@ def test_a_season_line_per_period_and_why_no_w_prime(streamed: Streamed) -> None
     assert set(d["stream_curve"]["period"].to_list()) == {"this season", "last season", "all time"}
     subtitle = figures["stream_power_curve"][1].to_dict()["title"]["subtitle"]
     assert subtitle == [
-        "this season (2025): 5 s 320 W · 1 min 300 W · 5 min 300 W · 20 min 250 W",
+        "From the per-second power of 5 rides with streams stored: rides without are in the power-duration curve only.",
+        "this season (2025), also all time: 5 s 320 W · 1 min 300 W · 5 min 300 W · 20 min 250 W",
         "last season (2024): 5 s 150 W · 1 min 150 W · 5 min 150 W",
-        "all time: 5 s 320 W · 1 min 300 W · 5 min 300 W · 20 min 250 W",
-    ]
+    ]  # every all-time best is this season's: one line for both
     heading, chart, line = figures["w_prime_balance"]
     assert chart is None and line.startswith("No W′ balance: it needs a critical power fit, and there is none (")
 
@@ -144,3 +147,19 @@ def test_without_streams_each_section_says_why_and_what_turns_them_on(world: Wor
     for name in STREAM_SECTIONS:  # a heading and the line, no image
         section = page.split(f'<section id="{name}">')[1].split("</section>")[0]
         assert "<h2>" in section and "No streams stored yet" in section and "<img" not in section
+
+
+def test_all_time_gets_a_band_of_its_own_only_where_it_differs_from_this_season() -> None:
+    curve = pl.DataFrame(
+        {
+            "period": ["this season", "this season", "all time", "all time"],
+            "duration_s": [5, 60, 5, 60],
+            "best_watts": [320.0, 300.0, 320.0, 310.0],
+        }
+    )
+    assert not report._same_curve(curve, "this season", "all time")  # a minute at 310 W in an earlier season
+    same = curve.with_columns(
+        pl.when(pl.col("duration_s") == 60).then(300.0).otherwise("best_watts").alias("best_watts")
+    )
+    assert report._same_curve(same, "this season", "all time")
+    assert not report._same_curve(same.filter(pl.col("period") == "all time"), "this season", "all time")
