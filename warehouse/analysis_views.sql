@@ -1012,11 +1012,11 @@ WITH params AS MATERIALIZED (
     SELECT f.*,
            CASE WHEN f.n_points < params.min_points
                      THEN 'too few envelope efforts between ' || CAST(params.lo AS INTEGER) || ' and '
-                          || CAST(params.hi AS INTEGER) || ' s: ' || f.n_points || ' of '
-                          || CAST(params.min_points AS INTEGER)
+                          || CAST(params.hi AS INTEGER) || ' s: ' || f.n_points || ' found, '
+                          || CAST(params.min_points AS INTEGER) || ' needed'
                 WHEN f.longest_s < params.min_spread * f.shortest_s
-                     THEN 'efforts too alike in length: ' || f.shortest_s || '-' || f.longest_s || ' s, needs '
-                          || CAST(params.min_spread AS INTEGER) || 'x'
+                     THEN 'efforts too alike in length: ' || f.shortest_s || '-' || f.longest_s || ' s, the longest '
+                          || 'must last ' || CAST(params.min_spread AS INTEGER) || ' times the shortest'
                 WHEN f.cp <= 0 OR f.w_prime <= 0 THEN 'no physical fit (CP or W'' not positive)'
                 WHEN f.w_prime < params.w_min OR f.w_prime > params.w_max
                      THEN 'implausible W'' ' || CAST(round(f.w_prime) AS BIGINT) || ' J (outside '
@@ -1027,9 +1027,9 @@ WITH params AS MATERIALIZED (
                           || CAST(round(f.hour_watts, 1) AS VARCHAR) || ' W held for ' || CAST(params.hour_s / 60 AS BIGINT)
                           || ' min or more: the short efforts are not maximal'
                 WHEN f.rmse > params.max_rmse_share * f.cp
-                     THEN 'poor fit: the efforts lie ' || CAST(round(f.rmse) AS BIGINT) || ' W from the curve on average, '
-                          || CAST(round(f.rmse / f.cp * 100) AS BIGINT) || ' % of CP ' || CAST(round(f.cp) AS BIGINT)
-                          || ' W, over the ' || CAST(round(params.max_rmse_share * 100) AS BIGINT)
+                     THEN 'poor fit: the efforts lie ' || CAST(round(f.rmse) AS BIGINT)
+                          || ' W from the best-fitting curve on average, ' || CAST(round(f.rmse / f.cp * 100) AS BIGINT)
+                          || ' % of its CP, over the ' || CAST(round(params.max_rmse_share * 100) AS BIGINT)
                           || ' % allowed: not all of them were maximal'
                 ELSE 'ok' END AS cp_note
     FROM scattered f CROSS JOIN params
@@ -1211,7 +1211,8 @@ WITH params AS MATERIALIZED (
 ), judged AS (
     SELECT fit.*, CASE WHEN fit.points < fit.min_points
                         THEN 'too few durations between ' || CAST(fit.lo AS INTEGER) || ' and '
-                             || CAST(fit.hi AS INTEGER) || ' s: ' || fit.points || ' of ' || CAST(fit.min_points AS INTEGER)
+                             || CAST(fit.hi AS INTEGER) || ' s: ' || fit.points || ' found, ' || CAST(fit.min_points AS INTEGER)
+                             || ' needed'
                    WHEN cs <= 0 OR d_prime <= 0 THEN 'no physical fit (CS or D'' not positive)'
                    WHEN d_prime < p.d_min OR d_prime > p.d_max
                         THEN 'implausible D'' ' || CAST(round(d_prime) AS BIGINT) || ' m (outside '
@@ -2083,7 +2084,7 @@ COMMENT ON COLUMN critical_power.rmse_watts IS 'Root mean square of each point''
 COMMENT ON COLUMN critical_power.cp_inverse_t_watts IS 'Critical power of the power-1/t form (P = CP + W'' * (1/t), least squares on power), watts; NULL when the fit is not ok';
 COMMENT ON COLUMN critical_power.w_prime_inverse_t_j IS 'W'' of the power-1/t form, joules; NULL when the fit is not ok';
 COMMENT ON COLUMN critical_power.best_hour_watts IS 'Best power held for cp_hour_s (60 min) or longer in the season, watts: CP must be at least cp_hour_share of it';
-COMMENT ON COLUMN critical_power.cp_note IS 'ok, or why there is no fit: too few envelope efforts, efforts too alike in length, no physical fit, an implausible W'' or a CP below an hour''s power';
+COMMENT ON COLUMN critical_power.cp_note IS 'ok, or why there is no fit: too few envelope efforts, efforts too alike in length, no physical fit, an implausible W'', a CP below an hour''s power or a poor fit';
 COMMENT ON COLUMN critical_power.source IS 'What the fit''s points came from: streams, efforts (segment efforts, laps, activities) or streams and efforts; NULL without points';
 
 COMMENT ON VIEW running_best_efforts IS 'Fastest runs over 1 km, 5 km, 10 km, half and marathon per athlete and season (0 = all time), from consecutive whole kilometre splits: the pace-duration curve';

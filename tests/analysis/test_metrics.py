@@ -530,7 +530,7 @@ def test_critical_power_recovers_a_known_athlete(world: World) -> None:
         2,
         None,
         None,
-        "too few envelope efforts between 120 and 1200 s: 2 of 3",
+        "too few envelope efforts between 120 and 1200 s: 2 found, 3 needed",
     )
 
 
@@ -554,11 +554,13 @@ def test_critical_power_fits_the_envelope_and_passes_physiological_gates(world: 
     assert (fits[2021]["cp_watts"], fits[2021]["rmse_watts"], fits[2021]["cp_note"]) == (
         None,
         None,
-        "poor fit: the efforts lie 42 W from the curve on average, 18 % of CP 233 W, over the 10 % allowed: not all "
-        "of them were maximal",
+        "poor fit: the efforts lie 42 W from the best-fitting curve on average, 18 % of its CP, over the 10 % allowed: "
+        "not all of them were maximal",
     )
     assert (
-        fits[2023]["cp_watts"] is None and fits[2023]["cp_note"] == "efforts too alike in length: 150-330 s, needs 3x"
+        fits[2023]["cp_watts"] is None
+        and fits[2023]["cp_note"]
+        == "efforts too alike in length: 150-330 s, the longest must last 3 times the shortest"
     )
     # CP 164 W beside an hour at 198 W: CP must lie above an hour's power
     assert (fits[2025]["cp_watts"], fits[2025]["w_prime_j"], fits[2025]["r2"]) == (None, None, None)
@@ -569,7 +571,7 @@ def test_critical_power_fits_the_envelope_and_passes_physiological_gates(world: 
     assert (fits[2026]["points"], fits[2026]["cp_watts"], fits[2026]["cp_note"]) == (
         1,
         None,
-        "too few envelope efforts between 120 and 1200 s: 1 of 3",
+        "too few envelope efforts between 120 and 1200 s: 1 found, 3 needed",
     )
 
 
