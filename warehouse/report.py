@@ -664,6 +664,13 @@ def _w_prime_figure(d: dict[str, Any]) -> tuple[str, Any | None, str]:
         f"CP {cp:.0f} W, W′ {w / 1000:.1f} kJ ({fit}); lowest {hard['min_w_prime_balance_j'] / 1000:.1f} kJ: "
         f"{hard['w_prime_used']:.0%} of W′ used, at {charts._mmss(int(hard['min_at_s'] - int(cast(int, d['w_seconds']['second'].min()))))}."
     ]
+    if hard["min_w_prime_balance_j"] < 0:  # more than all of W′: the model, not the rider, fell short
+        below = (
+            f"Below 0: this ride spent more than the fit's W′ of {w / 1000:.1f} kJ, which no rider can: for this ride "
+            "the fit's W′ is too small or its CP too high."
+        )
+        subtitle.append(below)
+        caption += " " + below
     return heading, charts.w_prime_balance(d["w_seconds"], cp, w, title, subtitle), caption
 
 
@@ -671,7 +678,7 @@ def _stream_best_caption(d: dict[str, Any]) -> str:
     runs = d["stream_best"].filter(pl.col("season") == 0)["runs"].max()
     cs = d["critical_speed"].filter(pl.col("season") == 0)
     speed = (
-        f" Critical speed (all time, 3-20 min of the pace-duration curve): "
+        f" Critical speed (all time, 3-20 min of the pace-duration curve of the runs with streams stored only): "
         f"{charts._mmss(int(round(cs['cs_pace_s_per_km'][0])))} per km, D′ {cs['d_prime_m'][0]:.0f} m."
         if cs.height and cs["cs_m_s"][0] is not None
         else ""

@@ -1334,7 +1334,14 @@ def w_prime_balance(seconds: pl.DataFrame, cp_watts: float, w_prime_j: float, ti
     below = alt.layer(power, cp_rule, cp_text).properties(
         width=WIDTH,
         height=110,
-        title=alt.TitleParams("Power: above CP (dashed) W′ is spent, below it W′ comes back", fontSize=13),
+        title=alt.TitleParams(
+            "Power: above CP (dashed) W′ is spent, below it W′ comes back",
+            fontSize=13,
+            subtitle=f"Drawn as {smooth}-s means: W′ moves with every second, so a surge above CP the mean hides still "
+            "spends it."
+            if smooth > 1
+            else "",
+        ),
     )
     return _config(alt.vconcat(balance, below, spacing=14))
 
