@@ -335,9 +335,17 @@ def _segment_frames(view: Callable[[str], pl.DataFrame]) -> dict[str, Any]:
 
 
 def _loads_by_source(activity_load: pl.DataFrame, first_day: dt.date) -> pl.DataFrame:
-    """Each day's load per load source from first_day (the fitness chart's first day): its stacked daily bars."""
+    """Each day's load per load source from first_day (the fitness chart's first day): its stacked daily bars; a
+    power or heart-rate load that is not measured (activity_load.measured) a source of its own."""
+    unmeasured = pl.col("load_source").is_in(["power", "heart_rate"]) & ~pl.col("measured").fill_null(False)
     return (
         activity_load.filter(pl.col("local_date") >= first_day)
+        .with_columns(
+            pl.when(unmeasured)
+            .then(pl.col("load_source") + pl.lit(" unmeasured"))
+            .otherwise(pl.col("load_source"))
+            .alias("load_source")
+        )
         .group_by(pl.col("local_date").alias("date"), "load_source")
         .agg(pl.col("load").sum())
         .sort("date", "load_source")

@@ -45,10 +45,13 @@ OKABE_ITO = {
 }
 CTL_COLOR, ATL_COLOR, TSB_COLOR = OKABE_ITO["blue"], OKABE_ITO["vermillion"], "#222222"
 PR_COLOR = OKABE_ITO["orange"]
-# Load sources, best first; an estimate is grey: it is not a measurement.
+# Load sources, best first; a load that is not a measurement of the day (activity_load.measured false: power on an
+# FTP known only later, heart rate from partial buckets) pale beside its source; an estimate grey.
 LOAD_SOURCES = {
     "power": ("power TSS", OKABE_ITO["blue"]),
+    "power unmeasured": ("power TSS on an FTP known later", OKABE_ITO["sky"]),
     "heart_rate": ("heart-rate TSS", OKABE_ITO["purple"]),
+    "heart_rate unmeasured": ("heart-rate TSS, partly estimated", "#E8BFD6"),
     "pace": ("pace TSS", OKABE_ITO["green"]),
     "suffer_score": ("relative effort", OKABE_ITO["orange"]),
     "estimate": ("estimate (duration × sport)", "#b8b8b8"),
@@ -192,7 +195,7 @@ def _daily_load_panel(loads: pl.DataFrame, x: Any, days: int) -> Any | None:
                 title="load from",
                 sort=present,
                 scale=alt.Scale(domain=present, range=[LOAD_SOURCES[k][1] for k in present]),
-                legend=alt.Legend(labelExpr=_labels_expr({k: LOAD_SOURCES[k][0] for k in present})),
+                legend=alt.Legend(labelExpr=_labels_expr({k: LOAD_SOURCES[k][0] for k in present}), labelLimit=300),
             ),
             order=alt.Order("order:Q"),
         )

@@ -417,3 +417,20 @@ def test_a_season_best_tying_the_all_time_best_is_drawn_once_with_both_dates() -
     assert five["text"].item() == "5:44/km\n28:39 · 2025-10-31 and 2026-10-22"
     ten = points.filter(pl.col("splits") == 10).sort("season")
     assert ten["period"].to_list() == ["all time", "2026"] and " and " not in "".join(ten["text"])
+
+
+def test_daily_load_shows_power_on_a_later_ftp_apart_from_measured_power() -> None:
+    """The fitness chart drew power TSS on an FTP known only later (65 % of a rider's load) as measured power."""
+    loads = pl.DataFrame(
+        {
+            "local_date": [dt.date(2026, 1, 1)] * 4,
+            "load_source": ["power", "power", "heart_rate", "estimate"],
+            "measured": [True, False, False, False],
+            "load": [50.0, 60.0, 30.0, 20.0],
+        }
+    )
+    by_source = dict(report._loads_by_source(loads, dt.date(2026, 1, 1)).select("load_source", "load").iter_rows())
+    assert by_source == {"power": 50.0, "power unmeasured": 60.0, "heart_rate unmeasured": 30.0, "estimate": 20.0}
+    from fitsync.warehouse.report_charts import LOAD_SOURCES
+
+    assert set(by_source) <= set(LOAD_SOURCES)
