@@ -839,11 +839,11 @@ SELECT s.athlete_id, s.date, s.load, s.acute_load, s.chronic_load, s.chronic_ses
        CASE WHEN s.ratio_ok AND e.ewma_chronic > 1e-9 THEN e.ewma_acute / e.ewma_chronic END AS acwr_ewma,
        CASE WHEN s.days < s.chronic_days THEN 'fewer than ' || s.chronic_days || ' days of history'
             WHEN s.chronic_sessions < s.min_sessions
-                 THEN 'too few sessions in ' || s.chronic_days || ' days: ' || s.chronic_sessions || ' (needs '
-                      || CAST(s.min_sessions AS BIGINT) || ')'
+                 THEN 'too few sessions: ' || s.chronic_sessions || ' in ' || s.chronic_days || ' days, '
+                      || CAST(s.min_sessions AS BIGINT) || ' needed'
             WHEN s.chronic_load < s.min_chronic OR s.chronic_load <= 1e-9
-                 THEN 'chronic load too low: ' || CAST(round(s.chronic_load, 1) AS VARCHAR) || ' a day, under '
-                      || CAST(s.min_chronic AS BIGINT)
+                 THEN 'chronic load too low: ' || CAST(round(s.chronic_load, 1) AS VARCHAR) || ' a day on average, '
+                      || CAST(s.min_chronic AS BIGINT) || ' needed'
             ELSE 'ok' END AS acwr_note,
        CASE WHEN s.days >= s.monotony_days AND s.week_sd > 1e-6 THEN s.week_mean / s.week_sd END AS monotony,
        CASE WHEN s.days >= s.monotony_days AND s.week_sd > 1e-6 THEN s.week_load * s.week_mean / s.week_sd END

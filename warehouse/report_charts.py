@@ -1007,8 +1007,8 @@ def _workload_ratio_panel(risk: pl.DataFrame, data: pl.DataFrame, x: Any) -> Any
         title=alt.TitleParams(
             "Load change: acute:chronic workload ratio",
             subtitle=[
-                "Last 7 days' load against the last 28 (dashed: equal), only with at least 8 sessions and 10 load "
-                "a day in the 28 days.",
+                "Last 7 days' load against the last 28 (dashed: equal), only with at least 8 sessions and a load of "
+                "10 a day on average in the 28 days.",
                 coverage,
                 "Above 1.5 (dotted), load rose faster than fitness. The ratio's link to injury is disputed "
                 "(Impellizzeri et al. 2020): read it as a change in load, not a risk score.",

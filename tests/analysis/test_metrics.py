@@ -456,12 +456,12 @@ def test_acute_chronic_ratio_needs_sessions_and_chronic_load(tmp_path: Path) -> 
         None,
         None,
         1,
-        "too few sessions in 28 days: 1 (needs 8)",
+        "too few sessions: 1 in 28 days, 8 needed",
     )
     assert lone["acute_load"] / lone["chronic_load"] == pytest.approx(4.0)  # what used to be drawn
     easy = read(path, "load_risk_daily", 2).row(-1, named=True)
     assert (easy["acwr_rolling"], easy["chronic_sessions"]) == (None, 9)
-    assert easy["acwr_note"] == f"chronic load too low: {round(45 / 28, 1)} a day, under 10"
+    assert easy["acwr_note"] == f"chronic load too low: {round(45 / 28, 1)} a day on average, 10 needed"
 
 
 def test_pmc_per_sport_family(world: World) -> None:

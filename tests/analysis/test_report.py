@@ -172,14 +172,14 @@ def test_a_ratio_on_a_day_or_two_says_why_in_the_plot() -> None:
             "date": days,
             "acwr_rolling": [None] * 29 + [1.1],
             "acwr_ewma": [None] * 29 + [1.2],
-            "acwr_note": ["too few sessions in 28 days: 2 (needs 8)"] * 28
-            + ["too few sessions in 28 days: 7 (needs 8)", "ok"],
+            "acwr_note": ["too few sessions: 2 in 28 days, 8 needed"] * 28
+            + ["too few sessions: 7 in 28 days, 8 needed", "ok"],
             "monotony": [0.5] * 30,
         }
     )
     spec = str(charts.load_risk(risk, days[0], days[-1]).to_dict())
-    assert "A ratio on 1 day only; on most others: too few sessions in 28 days: 2 (needs 8)." in spec
-    assert "Shown on 1 of 30 days; on most others: too few sessions in 28 days: 2 (needs 8)." in spec
+    assert "A ratio on 1 day only; on most others: too few sessions: 2 in 28 days, 8 needed." in spec
+    assert "Shown on 1 of 30 days; on most others: too few sessions: 2 in 28 days, 8 needed." in spec
 
 
 def test_close_power_efforts_are_labelled_where_no_label_overlaps_another() -> None:
