@@ -1082,16 +1082,27 @@ def _text_section(name: str, heading: str, caption: str, body: str = "") -> str:
     )
 
 
+# Exact best efforts shorter than this show tenths of a second: a 400 m in 1:50.4 is 4:36 /km, where "1:50" beside
+# its pace read as 4:35.
+TENTHS_UNDER_M = 5000
+
+
+def _effort_time(seconds: float, distance_m: float) -> str:
+    if distance_m >= TENTHS_UNDER_M:
+        return charts._mmss(int(round(seconds)))
+    tenths = int(round(seconds * 10))
+    return f"{charts._mmss(tenths // 10)}.{tenths % 10}"
+
+
 def _best_rows(d: dict[str, Any], season: int) -> list[dict[str, str]]:
     """One season's (0: all time) exact best efforts as the table shows them: distance, time, pace per km, date,
     activity."""
     rows = []
     for r in d["stream_best"].filter(pl.col("season") == season).sort("distance_m").iter_rows(named=True):
-        seconds = int(round(r["best_time_s"]))
         rows.append(
             {
                 "distance": r["label"],
-                "time": charts._mmss(seconds),
+                "time": _effort_time(r["best_time_s"], r["distance_m"]),
                 "pace": f"{charts._mmss(int(round(r['pace_s_per_km'])))} /km",
                 "date": str(r["local_date"]),
                 "activity": d["activity_names"].get(r["activity_id"]) or f"activity {r['activity_id']}",

@@ -90,7 +90,10 @@ def test_a_runners_best_efforts_all_time_and_this_season(streamed: Streamed) -> 
         "4:01 /km",
         "2026-02-01",
     )
-    assert (season["400 m"]["time"], season["1 km"]["time"]) == ("1:20", "3:25")  # 80 s; 180 + 100 / 4 s
+    # 80 s; 180 + 100 / 4 s: tenths under 5 km, so that the time and its pace agree
+    assert (season["400 m"]["time"], season["1 km"]["time"]) == ("1:20.0", "3:25.0")
+    assert report._effort_time(110.4, 400) == "1:50.4" and report._effort_time(110.96, 400) == "1:51.0"
+    assert report._effort_time(1204.6, 5000) == "20:05"
     assert "10 km" not in all_time  # no run that long
     tables = report._stream_best_tables(d)
     assert "<h3>All time, runs with streams</h3>" in tables and "16:40" in tables
