@@ -514,6 +514,11 @@ def segment_history(progression: pl.DataFrame, events: pl.DataFrame, segment_ids
     return _config(chart)
 
 
+def _wall_clock(day: dt.date) -> alt.DateTime:
+    """A day as Vega-Lite's local date-time (no zone), as the charts' date strings are read."""
+    return alt.DateTime(year=day.year, month=day.month, date=day.day)
+
+
 def _segment_panel(progression: pl.DataFrame, events: pl.DataFrame, segment_id: int) -> Any:
     """One segment's panel of the segment history: its efforts, the running best, its PRs, on a time axis of its own."""
     efforts = _local(progression.filter(pl.col("segment_id") == segment_id), "local_date")
@@ -525,7 +530,13 @@ def _segment_panel(progression: pl.DataFrame, events: pl.DataFrame, segment_id: 
     y_scale = alt.Scale(domain=[bottom, top], nice=False)
     first_day, last_day = _day_bounds(progression.filter(pl.col("segment_id") == segment_id)["local_date"])
     days = (last_day - first_day).days + 1
-    x = alt.X("local_date:T", title=None, axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=5))
+    margin = dt.timedelta(days=max(1, round(days * 0.04)))  # the first and last diamonds whole, off the axes
+    x = alt.X(
+        "local_date:T",
+        title=None,
+        axis=alt.Axis(format=_date_format(days), labelAngle=0, tickCount=5),
+        scale=alt.Scale(domain=[_wall_clock(first_day - margin), _wall_clock(last_day + margin)]),
+    )
     y_axis = alt.Axis(
         labelExpr=MMSS,
         values=list(range(bottom, top + 1, step)),
