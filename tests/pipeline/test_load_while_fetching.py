@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from ..processes import popen
-from ..sandbox_harness import Harness, wait_until
+from ..sandbox_harness import Harness, record_with_efforts, wait_until
 from .conftest import REPO, Connect, add_athlete, record
 from .test_cli import FITSYNC, env_for
 
@@ -21,7 +21,8 @@ LIMIT = 50  # reads per window: the profile, stats, zones, listing and starred s
 @pytest.mark.slow
 def test_the_last_30_days_are_queryable_while_the_sync_waits_for_the_next_window(sb: Harness, connect: Connect) -> None:
     aid = add_athlete(sb)
-    recent = [record(sb, aid, days_ago=d) for d in (20, 12, 6, 2)]
+    # one with a segment effort, whose table is checked below (1 in 6 of the sandbox's rides visits no segment)
+    recent = [record(sb, aid, days_ago=d) for d in (20, 12, 6)] + [record_with_efforts(sb, aid, days_ago=2)]
     older = [record(sb, aid, days_ago=60 + 5 * i) for i in range(60)]  # more than the window holds
     with sb.settings(short_window=WINDOW, read_limit_short=LIMIT):
         home = connect(aid, short_window=WINDOW, boundary_guard=0.05)
