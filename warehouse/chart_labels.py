@@ -107,7 +107,7 @@ def _spots(width: float, height: float, above: bool) -> list[tuple[float, float]
     side = DOT_RADIUS + GAP + width / 2
     rows = [out, out + height]
     near = [(dx, -dy) for dy in rows for dx in (0.0, width / 2, -width / 2)]
-    far = [(dx, dy) for dx, dy in ((dx, -dy) for dx, dy in near)]
+    far = [(dx, -dy) for dx, dy in near]
     mine, other = (near, far) if above else (far, near)
     beside = [(side, 0.0), (-side, 0.0), (side, -height if above else height), (-side, -height if above else height)]
     return [*mine, *beside, *other]

@@ -177,11 +177,14 @@ def schema_current(where: Where) -> bool:
     """Whether the warehouse has every migration of this fitsync and its views (a read)."""
     latest = max(v for v, _, _ in migration_scripts())
     with reading(where) as conn:
-        return lake_schema.has_migrations(conn) and (
-            conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0] >= latest
-            and conn.execute("SELECT checksum FROM schema_views WHERE name = ?", [VIEWS_SCRIPT]).fetchall()
-            == [(views_script()[1],)]
-        )
+        if not lake_schema.has_migrations(conn):
+            return False
+        try:
+            views = conn.execute("SELECT checksum FROM schema_views WHERE name = ?", [VIEWS_SCRIPT]).fetchall()
+        except duckdb.CatalogException:  # a warehouse of the first release, from before the views were recorded
+            return False
+        version = conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0]
+        return (version or 0) >= latest and views == [(views_script()[1],)]
 
 
 def _apply_once(conn: duckdb.DuckDBPyConnection, version: int, name: str, sql: str) -> None:

@@ -79,6 +79,15 @@ def views_record(path: Path) -> list[tuple[Any, ...]]:
         return conn.execute("SELECT name, checksum, applied_at FROM schema_views").fetchall()
 
 
+def test_a_report_on_a_first_release_warehouse_migrates_it(tmp_path: Path) -> None:
+    """A warehouse from before the views were recorded (no schema_views): ensure_schema read the record it lacks."""
+    path = tmp_path / "warehouse.duckdb"
+    older_fitsync_warehouse(path)
+    assert not db.schema_current(path)
+    db.ensure_schema(path)
+    assert db.schema_current(path) and views_record(path)[0][:2] == (db.VIEWS_SCRIPT, db.views_script()[1])
+
+
 def test_opening_an_older_warehouse_replaces_its_views_and_keeps_the_results(tmp_path: Path) -> None:
     path = tmp_path / "warehouse.duckdb"
     older_fitsync_warehouse(path)
