@@ -65,26 +65,35 @@ class _Screen(Console):
 
 
 def _warehouse() -> Warehouse:
-    """The configured warehouse, its schema and views those of this fitsync (after an upgrade, the views the last
-    sync left would answer as the older version computed)."""
-    import duckdb  # loads in a third of a second: only when a query runs
+    from .warehouse_open import existing_warehouse  # DuckDB loads in a third of a second: only when a query runs
+
+    return existing_warehouse()
+
+
+_CURRENT: set[str] = set()  # the warehouses this process found (or made) current
+
+
+def _bring_up_to_date(warehouse: Warehouse) -> None:
+    """The warehouse's schema and views those of this fitsync, checked once per process (after an upgrade, the views
+    the last sync left would answer as the older version computed); a warehouse this user may only read stays as it
+    is, and that is said."""
+    import duckdb
 
     from fitsync.warehouse import db
 
-    from .warehouse_open import existing_warehouse
-
-    warehouse = existing_warehouse()
-    if not db.schema_current(warehouse):
+    if str(warehouse) in _CURRENT:
+        return
+    if not db.schema_current(warehouse, notice=lambda said: click.echo(f"Waiting: {said}", err=True)):
         try:
             db.migrate(warehouse)
-        except (duckdb.Error, OSError) as error:  # a warehouse this user may only read: as it is, and said
+        except (duckdb.Error, OSError) as error:
             click.echo(
                 "Note: the warehouse's tables or views are an older fitsync's and could not be brought up to date "
                 f"({str(error).splitlines()[0][:200]}): an analysis view may answer as that version computed it "
                 "until `fitsync sync` runs",
                 err=True,
             )
-    return warehouse
+    _CURRENT.add(str(warehouse))
 
 
 def _count(count: int, noun: str = "row") -> str:
@@ -275,6 +284,7 @@ def _reading(warehouse: Warehouse) -> Iterator[duckdb.DuckDBPyConnection]:
     from fitsync.warehouse import db
 
     try:
+        _bring_up_to_date(warehouse)
         with db.reading(warehouse, notice=lambda said: click.echo(f"Waiting: {said}", err=True)) as conn:
             try:
                 yield conn
