@@ -70,32 +70,6 @@ def _warehouse() -> Warehouse:
     return existing_warehouse()
 
 
-_CURRENT: set[str] = set()  # the warehouses this process found (or made) current
-
-
-def _bring_up_to_date(warehouse: Warehouse) -> None:
-    """The warehouse's schema and views those of this fitsync, checked once per process (after an upgrade, the views
-    the last sync left would answer as the older version computed); a warehouse this user may only read stays as it
-    is, and that is said."""
-    import duckdb
-
-    from fitsync.warehouse import db
-
-    if str(warehouse) in _CURRENT:
-        return
-    if not db.schema_current(warehouse, notice=lambda said: click.echo(f"Waiting: {said}", err=True)):
-        try:
-            db.migrate(warehouse)
-        except (duckdb.Error, OSError) as error:
-            click.echo(
-                "Note: the warehouse's tables or views are an older fitsync's and could not be brought up to date "
-                f"({str(error).splitlines()[0][:200]}): an analysis view may answer as that version computed it "
-                "until `fitsync sync` runs",
-                err=True,
-            )
-    _CURRENT.add(str(warehouse))
-
-
 def _count(count: int, noun: str = "row") -> str:
     """`1 row`, `2 rows`, `1,000 rows`."""
     return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
@@ -284,7 +258,6 @@ def _reading(warehouse: Warehouse) -> Iterator[duckdb.DuckDBPyConnection]:
     from fitsync.warehouse import db
 
     try:
-        _bring_up_to_date(warehouse)
         with db.reading(warehouse, notice=lambda said: click.echo(f"Waiting: {said}", err=True)) as conn:
             try:
                 yield conn

@@ -173,11 +173,10 @@ def ensure_schema(where: Where) -> None:
         migrate(where)
 
 
-def schema_current(where: Where, notice: Callable[[str], None] | None = None) -> bool:
-    """Whether the warehouse has every migration of this fitsync and its views (a read; a wait for a writer told to
-    `notice`)."""
+def schema_current(where: Where) -> bool:
+    """Whether the warehouse has every migration of this fitsync and its views (a read)."""
     latest = max(v for v, _, _ in migration_scripts())
-    with reading(where, notice=notice) as conn:
+    with reading(where) as conn:
         if not lake_schema.has_migrations(conn):
             return False
         try:
