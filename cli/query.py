@@ -1,6 +1,7 @@
 """`fitsync query`: SQL on the warehouse for analysts, as a table on screen or as CSV, JSON or Parquet.
 
-The connection is read-only (a sync can keep loading). A script may hold several statements (and comments):
+The connection is read-only (a sync can keep loading); only a warehouse an older fitsync left is first brought up to
+date (its views would answer as that version computed), once. A script may hold several statements (and comments):
 each result is shown in turn; CSV/JSON/Parquet take the last one. Nothing is cut silently: a table shows at
 most --limit rows and says how many there are in all ("10,000 rows (200 shown)", as the DuckDB shell does).
 """
@@ -253,12 +254,59 @@ def _check_relation(name: str, describe_sql: str) -> None:
     )
 
 
+# How long bringing an older warehouse up to date waits for another process's hold on the file before the query
+# answers from it as it is.
+MIGRATE_WAIT = 60.0
+_CURRENT: set[str] = set()  # the warehouses this process found with this fitsync's tables and views
+
+
 @contextlib.contextmanager
 def _reading(warehouse: Warehouse) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only session on which this fitsync's views answer: checked on the statement's own connection, once per
+    process (after an upgrade, the views the last sync left would answer as the older version computed); only a
+    warehouse found older is closed, brought up to date and opened again."""
+    from fitsync.warehouse import db
+
+    with _session(warehouse) as conn:
+        if str(warehouse) in _CURRENT or db.is_current(conn):
+            _CURRENT.add(str(warehouse))
+            yield conn
+            return
+    _bring_up_to_date(warehouse)
+    _CURRENT.add(str(warehouse))
+    with _session(warehouse) as conn:
+        yield conn
+
+
+def _bring_up_to_date(warehouse: Warehouse) -> None:
+    """The warehouse migrated to this fitsync's tables and views; one this user may only read stays as it is, and
+    that is said."""
+    import duckdb
+
     from fitsync.warehouse import db
 
     try:
-        with db.reading(warehouse, notice=lambda said: click.echo(f"Waiting: {said}", err=True)) as conn:
+        with _stoppable(), db.writing(warehouse, MIGRATE_WAIT, _waiting, migrated=True):
+            pass
+    except (duckdb.Error, OSError) as error:  # OSError: TimeoutError, a file this user may only open to read
+        click.echo(
+            "Note: the warehouse's tables or views are an older fitsync's and could not be brought up to date "
+            f"({str(error).splitlines()[0][:200]}): an analysis view may answer as that version computed it until "
+            "`fitsync sync` runs",
+            err=True,
+        )
+
+
+def _waiting(said: str) -> None:
+    click.echo(f"Waiting: {said}", err=True)
+
+
+@contextlib.contextmanager
+def _session(warehouse: Warehouse) -> Iterator[duckdb.DuckDBPyConnection]:
+    from fitsync.warehouse import db
+
+    try:
+        with db.reading(warehouse, notice=_waiting) as conn:
             try:
                 yield conn
             except KeyboardInterrupt:

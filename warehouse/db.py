@@ -175,16 +175,21 @@ def ensure_schema(where: Where) -> None:
 
 def schema_current(where: Where) -> bool:
     """Whether the warehouse has every migration of this fitsync and its views (a read)."""
-    latest = max(v for v, _, _ in migration_scripts())
     with reading(where) as conn:
-        if not lake_schema.has_migrations(conn):
-            return False
-        try:
-            views = conn.execute("SELECT checksum FROM schema_views WHERE name = ?", [VIEWS_SCRIPT]).fetchall()
-        except duckdb.CatalogException:  # a warehouse of the first release, from before the views were recorded
-            return False
-        version = conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0]
-        return (version or 0) >= latest and views == [(views_script()[1],)]
+        return is_current(conn)
+
+
+def is_current(conn: duckdb.DuckDBPyConnection) -> bool:
+    """`schema_current` on a connection already open (`fitsync query` checks on the one its statement uses)."""
+    if not lake_schema.has_migrations(conn):
+        return False
+    try:  # no `?` parameter: DuckDB 1.5.5 loses a Ctrl-C that lands while it binds one (1 time in 3 here; 2.0.1
+        # does not), and a stop lost in `fitsync query`'s check let the statement after it run as if none was pressed
+        views = conn.execute(f"SELECT checksum FROM schema_views WHERE name = '{VIEWS_SCRIPT}'").fetchall()
+    except duckdb.CatalogException:  # a warehouse of the first release, from before the views were recorded
+        return False
+    version = conn.execute("SELECT max(version) FROM schema_migrations").fetchall()[0][0]
+    return (version or 0) >= max(v for v, _, _ in migration_scripts()) and views == [(views_script()[1],)]
 
 
 def _apply_once(conn: duckdb.DuckDBPyConnection, version: int, name: str, sql: str) -> None:

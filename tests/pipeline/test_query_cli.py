@@ -469,3 +469,51 @@ def test_a_query_waiting_for_a_writer_says_so_and_runs_once_it_is_gone(tmp_path:
         holder.communicate("")  # closes its stdin: the writer ends and lets go
     out, err = waiting.communicate(timeout=60)
     assert waiting.returncode == 0 and "42" in out, err
+
+
+def _left_by_an_older_fitsync(path: Path) -> None:
+    """A view as an older fitsync defined it, and its record of the views' checksum."""
+    db.migrate(path)
+    with db.writing(path) as conn:
+        conn.execute("CREATE OR REPLACE VIEW eddington AS SELECT 1 AS stale")
+        conn.execute("UPDATE schema_views SET checksum = 'from an older fitsync'")
+
+
+def test_after_an_upgrade_a_query_reads_this_fitsyncs_views(tmp_path: Path) -> None:
+    """A view changed by an upgrade (no migration of tables): `fitsync query` answered from the view the last sync
+    left, as the older version computed it, until the next sync; it now brings the views up to date first."""
+    _left_by_an_older_fitsync(tmp_path / "warehouse.duckdb")
+    answered = query(tmp_path, "SELECT * FROM eddington", "--format", "csv")
+    assert answered.returncode == 0 and answered.stderr == "", answered.stderr
+    assert answered.stdout.splitlines()[0].startswith("athlete_id,sport_family,unit,eddington")
+    assert db.schema_current(tmp_path / "warehouse.duckdb")
+
+
+def test_a_warehouse_this_user_may_only_read_is_queried_as_it_is_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bringing older views up to date needs a write; where it fails (a file this user may only read: root, who runs
+    these tests, may write any) the query answers from the views as they are, and says so. In process: the write
+    refused as DuckDB refuses it."""
+    import contextlib
+    from collections.abc import Iterator
+
+    from click.testing import CliRunner
+
+    from fitsync.cli.main import main
+
+    _left_by_an_older_fitsync(tmp_path / "warehouse.duckdb")
+
+    @contextlib.contextmanager
+    def refused(*args: object, **kwargs: object) -> Iterator[None]:
+        raise duckdb.IOException('IO Error: Cannot open file "warehouse.duckdb": Permission denied')
+        yield
+
+    monkeypatch.setattr(db, "writing", refused)
+    result = CliRunner().invoke(
+        main, ["query", "SELECT * FROM eddington", "--format", "csv"], env={"FITSYNC_HOME": str(tmp_path)}
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == ["stale", "1"]
+    assert "could not be brought up to date (IO Error: Cannot open file" in result.stderr
+    assert "until `fitsync sync` runs" in result.stderr
