@@ -767,6 +767,12 @@ def _facts(d: dict[str, Any]) -> dict[str, Any]:
     unmapped = int(recent_pi["unmapped_seconds"].sum())
     # the 4 weeks to as_of are the rolling PI's last week (week0 and the PI_WEEKS - 1 before it)
     pi = d["pi"].filter(pl.col("week_start") == d["week0"])["polarization_index"].first() if sum(z) else None
+    # power's own index beside heart rate's, when the chart of power zones has one (the summary gave only the first)
+    power_pi = (
+        d["power_pi"].filter(pl.col("week_start") == d["week0"])["polarization_index"].first()
+        if d["zone_type"] != "power" and d["power_pi"].height
+        else None
+    )
     return {
         "today": today,
         "coverage": loaded_s / total_s if total_s else None,
@@ -788,6 +794,7 @@ def _facts(d: dict[str, Any]) -> dict[str, Any]:
         / 3600,
         "eddington": edd,
         "pi": pi,
+        "power_pi": power_pi,
         "pi_zones": z,
         "no_pi": (
             "no zone time in the last 4 weeks: the service sends an activity's zones to subscribers only, and only "
@@ -860,11 +867,14 @@ def _summary_markdown(d: dict[str, Any]) -> str:
         ]
         lines.append(f"- **Eddington ({family})**: " + ", ".join(parts))
     kind = charts.ZONE_TYPE_LABELS.get(d["zone_type"], d["zone_type"])
-    if f["pi"] is not None:
-        verdict = "polarized" if f["pi"] > d["pi_threshold"] else "not polarized"
-        lines.append(f"- **Polarization, last 4 weeks ({kind})**: PI {f['pi']:.2f} ({verdict})")
-    else:
-        lines.append(f"- **Polarization, last 4 weeks ({kind})**: no index ({f['no_pi']})")
+    said = (
+        f"PI {f['pi']:.2f} ({_polarized(f['pi'], d['pi_threshold'])})"
+        if f["pi"] is not None
+        else f"no index ({f['no_pi']})"
+    )
+    if f["power_pi"] is not None:
+        said += f"; power: PI {f['power_pi']:.2f} ({_polarized(f['power_pi'], d['pi_threshold'])})"
+    lines.append(f"- **Polarization, last 4 weeks ({kind})**: {said}")
     lines += _estimates(d, f)
     if f["recent_prs"].height:
         lines += ["", "| date | segment | time | faster than the best before |", "|---|---|---|---|"]
@@ -876,6 +886,10 @@ def _summary_markdown(d: dict[str, Any]) -> str:
 def _seen(row: dict[str, Any]) -> str:
     first, last = row["first_seen"], row["last_seen"]
     return f"on {first}" if first == last else f"from {first} to {last}"
+
+
+def _polarized(index: float, threshold: float) -> str:
+    return "polarized" if index > threshold else "not polarized"
 
 
 def _estimates(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
@@ -1055,7 +1069,8 @@ def _cards(d: dict[str, Any], f: dict[str, Any]) -> list[str]:
         _card(
             f"Polarization (4 wk, {kind})",
             f"{f['pi']:.2f}" if f["pi"] is not None else "—",
-            "above 2 is polarized" if f["pi"] is not None else f"no PI: {f['no_pi']}",
+            (f"above {d['pi_threshold']:g} is polarized" if f["pi"] is not None else f"no PI: {f['no_pi']}")
+            + (f"; power {f['power_pi']:.2f}" if f["power_pi"] is not None else ""),
         )
     )
     return cards

@@ -28,8 +28,9 @@ BAND_COLORS = {
 }
 ZONE_COLORS = {
     5: ["#9ecae1", "#74c476", "#f6d04d", "#fb8c00", "#d7301f"],
-    # power: a ramp of its own, so one colour never means two different zones side by side
-    7: ["#efedf5", "#dadaeb", "#bcbddc", "#9e9ac8", "#807dba", "#6a51a3", "#3f007d"],
+    # power: a ramp of its own, so one colour never means two different zones side by side (ColorBrewer's Purples,
+    # its seven darkest: the two lightest are hardly seen on white, and zone 1 is most of most weeks)
+    7: ["#dadaeb", "#bcbddc", "#9e9ac8", "#807dba", "#6a51a3", "#54278f", "#3f007d"],
 }
 ZONE_TYPE_LABELS = {"heartrate": "heart-rate", "power": "power"}
 # One colour-blind-safe palette (Okabe & Ito) for every categorical colour; zones keep their ordered ramps.
@@ -431,7 +432,9 @@ def _polarization_panel(pi: pl.DataFrame, pi_threshold: float, pi_min_hours: flo
     shape and colour of their own; a note instead when no 4 weeks hold enough zone time."""
     points = _weeks(pi)
     top = max(3.0, float(_high(points["polarization_index"]) or 0) + 0.2)
-    pi_axis = alt.Y("polarization_index:Q", title="PI", scale=alt.Scale(domain=[0, top], nice=False))
+    # below 0 where zone 3 is a sliver beside zone 2 (log10 of under 1): drawn on the axis, not under it
+    bottom = min(0.0, math.floor(float(cast("float | None", points["polarization_index"].min()) or 0) * 2) / 2)
+    pi_axis = alt.Y("polarization_index:Q", title="PI", scale=alt.Scale(domain=[bottom, top], nice=False))
     kinds = [k for k in PI_KINDS if k in set(points["kind"].drop_nulls().to_list())]
     line = (
         alt.Chart(

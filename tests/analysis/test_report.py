@@ -434,3 +434,50 @@ def test_daily_load_shows_power_on_a_later_ftp_apart_from_measured_power() -> No
     from fitsync.warehouse.report_charts import LOAD_SOURCES
 
     assert set(by_source) <= set(LOAD_SOURCES)
+
+
+def test_a_polarization_index_below_zero_is_drawn_on_its_axis() -> None:
+    """Zone 3 a sliver beside zone 2 gives an index below 0 (log10 of under 1: 50/49.5/0.5 % is −0.3): the panel's
+    axis began at 0, and those weeks' points were drawn under it, over the dates."""
+    from fitsync.warehouse import report_charts as charts
+
+    weeks = [dt.date(2026, 6, 1) + dt.timedelta(weeks=i) for i in range(4)]
+    zones = pl.DataFrame(
+        {
+            "week_start": [w for w in weeks for _ in range(3)],
+            "zone": [1, 2, 3] * 4,
+            "seconds": [3600.0, 3600.0, 36.0] * 4,
+            "zone_min": [0, 120, 150] * 4,
+            "zone_max": [120, 150, -1] * 4,
+        }
+    )
+    pi = pl.DataFrame({"week_start": weeks, "polarization_index": [-0.3, -0.31, 0.4, 1.2], "kind": ["measured"] * 4})
+    spec = charts.weekly_zones(zones, pi, "heartrate", 2.0, weeks[0], weeks[-1]).to_dict()
+    domains = [
+        layer["encoding"]["y"]["scale"]["domain"] for layer in spec["vconcat"][1]["layer"] if "y" in layer["encoding"]
+    ]
+    assert domains and all(low <= -0.31 and high >= 3 for low, high in domains), domains
+
+
+def test_the_summary_gives_the_power_polarization_index_beside_heart_rates(tmp_path: Path) -> None:
+    """The report draws a chart of power zones with its own index below, and the summary and card gave heart rate's
+    only (a chart review): both give power's too, where it has one."""
+    from fitsync.warehouse import db
+
+    from .builder import Builder
+
+    path = tmp_path / "warehouse.duckdb"
+    b = Builder(path)
+    b.athlete(9, synced_at="2025-06-28 20:00:00+00")
+    for day in range(12):
+        ride = b.activity(9, (dt.date(2025, 6, 1) + dt.timedelta(days=2 * day)).isoformat() + " 08:00:00", hr=130)
+        b.buckets(ride, [1800, 1200, 300, 200, 100])
+        b.buckets(ride, [2400, 600, 300, 100, 100, 50, 50], "power")
+    b.close()
+    with db.reading(path) as conn:
+        gathered = report._gather(conn, 9)
+    facts = report._facts(gathered)
+    assert facts["pi"] is not None and facts["power_pi"] is not None and facts["power_pi"] != facts["pi"]
+    line = next(s for s in report._summary_markdown(gathered).splitlines() if "Polarization" in s)
+    assert line.endswith(f"PI {facts['pi']:.2f} (not polarized); power: PI {facts['power_pi']:.2f} (not polarized)")
+    assert f"above 2 is polarized; power {facts['power_pi']:.2f}" in "\n".join(report._cards(gathered, facts))
