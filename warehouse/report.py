@@ -615,20 +615,22 @@ def _stream_power_curve_figure(d: dict[str, Any]) -> tuple[str, Any | None, str]
     if not curve.height:
         return heading, None, _no_streams(d, "ride with power")
     labels = _curve_labels(d)
-    rides = curve.filter(pl.col("period") == "all time")["activities"].max()
+    rides = charts.counted(
+        int(cast(int, curve.filter(pl.col("period") == "all time")["activities"].max() or 0)), "ride"
+    )
     missing = [labels[p] for p in CURVE_PERIODS if p not in set(curve["period"].to_list())]
     if _same_curve(curve, "this season", "all time"):  # one line, named for both: a band under it said nothing
         curve = curve.filter(pl.col("period") != "all time")
         labels["this season"] += ", also all time"
     present = [p for p in CURVE_PERIODS if p in set(curve["period"].to_list())]
     subtitle = [
-        f"From the per-second power of {charts.counted(int(cast(int, rides or 0)), 'ride')} with streams stored: rides "
+        f"From the per-second power of {rides} with streams stored: rides "
         "without are in the power-duration curve only.",
         *(f"{labels[p]}: {_curve_marks(curve, p)}" for p in present if _curve_marks(curve, p)),
     ]
     caption = (
         "Mean-maximal power: the best average power over every duration from 1 second to 5 hours within one ride, "
-        f"from the per-second power of {charts.counted(int(cast(int, rides or 0)), 'ride')} with streams stored (a "
+        f"from the per-second power of {rides} with streams stored (a "
         "pause counts as 0 W). "
         + (
             "The grey band is the all-time best; where a season's line runs along it, that season set the record."

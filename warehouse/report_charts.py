@@ -715,11 +715,12 @@ def power_curve(curve: pl.DataFrame, fit: dict[str, Any] | None, season: int) ->
     model = _cp_model(fit) if fit and fit.get("cp_watts") is not None else None
     layers, unlabelled = _power_period_layers(efforts, periods, x, y, plot, model)
     subtitle = [
-        "Dots: the best efforts, laps or rides with device power, at their real length (labelled)."
+        "Dots: the best power at each length (labelled); filled: exact, from a power stream; open: an effort's, "
+        "lap's or ride's average, a floor."
         + (f" {counted(unlabelled, 'dot')} left unlabelled: no room beside {'it' if unlabelled == 1 else 'them'}."
            if unlabelled else ""),
-        "Steps: the best power at each duration (exact from a power stream; else an effort's average carried to "
-        "shorter ones: an estimate).",
+        "Steps: each dot's power carried to the shorter lengths down to the next dot (the best there is at least "
+        "that).",
     ]  # fmt: skip
     if fit and model is not None:
         layer, said = _critical_power_model(fit, model, x, y)
@@ -819,11 +820,18 @@ def _power_period_layers(
             for (owner, label), spot in zip(labels, spots, strict=True)
             if owner == period and spot is not None
         ]
+        exact = pl.col("source") == "stream"
         layers += [
             alt.Chart(steps.filter(pl.col("period") == period))
             .mark_line(strokeWidth=5 if wide else 1.6, opacity=0.4 if wide else 1, interpolate="step-before")
             .encode(x=x, y=y, color=color),
-            alt.Chart(shown[period]).mark_circle(size=55, opacity=1).encode(x=x, y=y, color=color, tooltip=tooltip),
+            alt.Chart(shown[period].filter(exact))
+            .mark_circle(size=55, opacity=1)
+            .encode(x=x, y=y, color=color, tooltip=tooltip),
+            # an effort's, lap's or ride's average: the best power over that length is at least this (open)
+            alt.Chart(shown[period].filter(~exact))
+            .mark_point(size=55, opacity=1, filled=False, strokeWidth=2, fill="white")
+            .encode(x=x, y=y, color=color, tooltip=tooltip),
         ]
         if placed:
             layers.append(

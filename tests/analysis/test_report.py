@@ -481,3 +481,29 @@ def test_the_summary_gives_the_power_polarization_index_beside_heart_rates(tmp_p
     line = next(s for s in report._summary_markdown(gathered).splitlines() if "Polarization" in s)
     assert line.endswith(f"PI {facts['pi']:.2f} (not polarized); power: PI {facts['power_pi']:.2f} (not polarized)")
     assert f"above 2 is polarized; power {facts['power_pi']:.2f}" in "\n".join(report._cards(gathered, facts))
+
+
+def test_power_dots_from_a_stream_are_filled_and_an_efforts_average_open() -> None:
+    """The steps and dots looked the same whether exact (a stream's mean-maximal power) or a floor (an effort's
+    average: the best over its length may be higher), said only in the subtitle (a chart review)."""
+    from fitsync.warehouse import report_charts as charts
+
+    curve = pl.DataFrame(
+        {
+            "season": [0, 0, 0],
+            "effort_duration_s": [60, 1200, 5400],
+            "best_watts": [400.0, 280.0, 220.0],
+            "source": ["stream", "segment_effort", "activity"],
+            "local_date": [dt.date(2026, 5, 1)] * 3,
+        }
+    )
+    spec = charts.power_curve(curve, None, 2026).to_dict()
+    dots = {
+        (layer["mark"]["type"], layer["mark"].get("filled", True)): sorted(
+            r["duration_s"] for r in spec["datasets"][layer["data"]["name"]]
+        )
+        for layer in spec["layer"]
+        if layer["mark"]["type"] in ("circle", "point")
+    }
+    assert dots == {("circle", True): [60], ("point", False): [1200, 5400]}, dots
+    assert "filled: exact, from a power stream; open: an effort's, lap's or ride's average" in str(spec["title"])
