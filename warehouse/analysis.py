@@ -214,6 +214,9 @@ FROM_STREAMS = (
     "stream_best_efforts",
     "stream_zone_seconds",
 )
+# The views one athlete's read takes from a macro of the athlete (analysis_views.sql): their own filter on athlete_id
+# does not reach what they read.
+OF_ATHLETE = {"stream_best_efforts": "stream_best_efforts_of"}
 
 
 def view(source: Source, name: str, athlete_id: int | None = None, **filters: object) -> pl.DataFrame:
@@ -226,8 +229,9 @@ def view(source: Source, name: str, athlete_id: int | None = None, **filters: ob
         if value is not None:
             where.append(f'"{column}" = ${column}')
             params[column] = value
+    source_sql = f"{OF_ATHLETE[name]}($athlete_id)" if name in OF_ATHLETE and athlete_id is not None else name
     # no ORDER BY here: each view orders its rows itself, and DuckDB keeps that order through a filter
-    sql = f"SELECT * FROM {name}" + (" WHERE " + " AND ".join(where) if where else "")
+    sql = f"SELECT * FROM {source_sql}" + (" WHERE " + " AND ".join(where) if where else "")
     if isinstance(source, duckdb.DuckDBPyConnection):
         return _read(source, sql, params)
     with db.reading(_opened(source)) as conn:
