@@ -216,7 +216,7 @@ FROM_STREAMS = (
 )
 # The views one athlete's read takes from a macro of the athlete (analysis_views.sql): their own filter on athlete_id
 # does not reach what they read.
-OF_ATHLETE = {"stream_best_efforts": "stream_best_efforts_of"}
+OF_ATHLETE = {"stream_best_efforts": "stream_best_efforts_of", "stream_zone_seconds": "stream_zone_seconds_of"}
 
 
 def view(source: Source, name: str, athlete_id: int | None = None, **filters: object) -> pl.DataFrame:

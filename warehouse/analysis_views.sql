@@ -1469,8 +1469,10 @@ CREATE OR REPLACE VIEW stream_best_efforts AS SELECT * FROM stream_best_efforts_
 -- paused) seconds of activity_stream_seconds whose value lies in the zone (zone_min <= value < zone_max; -1 = open),
 -- the zones as stored (athlete_zone_history) in force on the activity's local date (before the first version, the
 -- first), beside the service's own buckets for the activity (service_seconds, activity_zone_buckets: NULL when it
--- sent none). Every zone of the version has a row, 0 seconds included.
-CREATE OR REPLACE VIEW stream_zone_seconds AS
+-- sent none). Every zone of the version has a row, 0 seconds included. A macro of the athlete (NULL: every athlete),
+-- the view its NULL, as stream_best_efforts: a filter on the view's athlete_id did not reach the streams (20
+-- athletes: 7.6 s against 0.4 s alone).
+CREATE OR REPLACE MACRO stream_zone_seconds_of(athlete) AS TABLE
 WITH zones AS MATERIALIZED (
     SELECT athlete_id, zone_type, version, valid_from, zone, zone_min, zone_max FROM athlete_zone_history
 ), versions AS MATERIALIZED (
@@ -1484,7 +1486,7 @@ WITH zones AS MATERIALIZED (
 ), valued AS (
     SELECT x.activity_id, k.zone_type, CASE WHEN k.zone_type = 'heartrate' THEN x.heartrate ELSE x.watts END AS value
     FROM activity_stream_seconds x CROSS JOIN kinds k
-    WHERE NOT x.paused
+    WHERE NOT x.paused AND (athlete IS NULL OR x.athlete_id = athlete)
 ), picked AS (
     SELECT c.activity_id, c.athlete_id, c.local_date, v.zone_type, v.value, coalesce(h.version, fv.version) AS version
     FROM valued v JOIN activity_calendar c ON c.activity_id = v.activity_id
@@ -1512,6 +1514,8 @@ JOIN zones z ON z.athlete_id = p.athlete_id AND z.zone_type = p.zone_type AND z.
 LEFT JOIN placed pl ON pl.activity_id = p.activity_id AND pl.zone_type = p.zone_type AND pl.zone = z.zone
 LEFT JOIN buckets b ON b.activity_id = p.activity_id AND b.zone_type = p.zone_type AND b.bucket_index = z.zone
 ORDER BY p.athlete_id, p.local_date, p.activity_id, p.zone_type, z.zone;
+
+CREATE OR REPLACE VIEW stream_zone_seconds AS SELECT * FROM stream_zone_seconds_of(NULL);
 
 -- --- durability, efficiency and gear ------------------------------------------------------------------------
 

@@ -349,33 +349,35 @@ def test_a_gps_jump_is_no_best_effort_and_no_pace(tmp_path: Path) -> None:
     assert analysis.view(path, "critical_speed", 8, season=0)["cs_m_s"].to_list() in ([], [None])
 
 
-def test_one_athletes_best_efforts_are_read_from_their_own_runs_only(tmp_path: Path) -> None:
-    """A filter on stream_best_efforts' athlete_id did not reach the streams through the CTEs its windows share: one
-    athlete's read in a coach's warehouse windowed every athlete's runs (20 athletes: 36 s against 1.2 s alone).
-    analysis.view reads stream_best_efforts_of(athlete): the same rows as the view's, from that athlete's runs."""
+def test_one_athletes_stream_views_are_read_from_their_own_streams_only(tmp_path: Path) -> None:
+    """A filter on stream_best_efforts' or stream_zone_seconds' athlete_id did not reach the streams through their
+    shared CTEs: one athlete's read in a coach's warehouse computed every athlete's (20 athletes: 36 s against 1.2 s
+    alone; 7.6 s against 0.4 s). analysis.view reads their macro of the athlete (OF_ATHLETE): the view's rows of that
+    athlete, the athlete in the macro's plan."""
     path = tmp_path / "warehouse.duckdb"
     b = Builder(path)
     root = path.resolve().with_name(path.name + ".documents")
     runs: dict[int, list[streams.Answer]] = {8: [], 9: []}
     for athlete, speed in ((8, 4.0), (9, 5.0)):
         b.athlete(athlete, synced_at="2025-06-30 12:00:00+00")
+        zones(b, athlete, "2025-01-01")
         for day in ("2025-06-02", "2025-06-04"):
             run = b.activity(athlete, f"{day} 07:00:00", sport="Run", distance=speed * 1500, moving_time=1500)
-            runs[athlete].append(answer(run, day, list(range(1501)), distance=[speed * t for t in range(1501)]))
+            distance, heartrate = [speed * t for t in range(1501)], [140.0 + athlete] * 1501
+            runs[athlete].append(answer(run, day, list(range(1501)), distance=distance, heartrate=heartrate))
     b.close()
     for athlete, answers in runs.items():
         streams.write(root, athlete, answers)
     with db.reading(path) as conn:
-        every = conn.execute("SELECT * FROM stream_best_efforts").pl()
-        sql = analysis.OF_ATHLETE["stream_best_efforts"]
-        for athlete, speed in ((8, 4.0), (9, 5.0)):
-            own = analysis.view(conn, "stream_best_efforts", athlete)
-            assert own.equals(every.filter(pl.col("athlete_id") == athlete)) and own.height
-            assert own.filter(pl.col("distance_m") == 1000)["best_time_s"].to_list() == pytest.approx(
-                [1000 / speed] * 2
-            )
-            plan = conn.execute(f"EXPLAIN SELECT * FROM {sql}({athlete})").fetchall()[0][1]
-            assert f"={athlete}" in plan.replace(" ", ""), "the athlete filters the runs it windows"
+        for name, macro in analysis.OF_ATHLETE.items():
+            every = conn.execute(f"SELECT * FROM {name}").pl()
+            for athlete in (8, 9):
+                own = analysis.view(conn, name, athlete)
+                assert own.height and own.equals(every.filter(pl.col("athlete_id") == athlete)), (name, athlete)
+                plan = conn.execute(f"EXPLAIN SELECT * FROM {macro}({athlete})").fetchall()[0][1]
+                assert f"={athlete}" in plan.replace(" ", ""), (name, "the athlete filters the streams it reads")
+        best = analysis.view(conn, "stream_best_efforts", 9).filter(pl.col("distance_m") == 1000)
+        assert best["best_time_s"].to_list() == pytest.approx([200.0, 200.0])
 
 
 def test_a_rebuild_of_the_mmp_waits_for_a_stream_write(tmp_path: Path) -> None:
