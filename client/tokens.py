@@ -24,6 +24,8 @@ from .transport import Transport, UncertainOutcome
 if TYPE_CHECKING:
     from .config import Config
 
+# Said in a refusal of the refresh token that fitsync's own lost answer caused, not the athlete (no revocation).
+LOST_ROTATION = "was lost in transit after the service had rotated the refresh token"
 log = logging.getLogger(__name__)
 
 # The longest an access token is taken to live, whatever an answer says (the service's last 6 h), and how long one
@@ -200,10 +202,7 @@ class TokenManager:
                 response = post(idempotent=True)
         reason = fault_summary(response)
         if lost and response.status_code == 400 and "RefreshToken." in reason:
-            reason += (
-                "; the answer to fitsync's previous refresh was lost in transit after the service had "
-                "rotated the refresh token"
-            )
+            reason += f"; the answer to fitsync's previous refresh {LOST_ROTATION}"
         if response.status_code == 200:
             try:
                 body = response.json()

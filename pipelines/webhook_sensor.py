@@ -21,6 +21,7 @@ from dagster import (
 from fitsync.client.errors import FitsyncError, NotConnected, ReauthorizationRequired
 from fitsync.client.rate_governor import RateBudgetExhausted
 from fitsync.client.runtime import FitsyncClient
+from fitsync.client.tokens import LOST_ROTATION
 from fitsync.pipelines.purge import purge_athlete_job
 from fitsync.resources.api import FitsyncApi
 from fitsync.resources.partitions import ATHLETES
@@ -180,12 +181,31 @@ def _check_deauthorization(client: FitsyncClient, event: webhook_inbox.Event) ->
         settled = judge_grant(event, athlete_rows.grant(conn, event.owner_id))
     if settled is not None:
         return settled
+    asked = time.time()
     try:
         client.athlete(event.owner_id, max_wait=5.0).athlete()
-    except (ReauthorizationRequired, NotConnected) as refused:
-        return "confirmed", f"the service refuses the athlete's token ({refused})"
+    except NotConnected:  # disconnected meanwhile: that disconnect's own purge removes the data
+        return "confirmed", "the athlete is not connected"
+    except ReauthorizationRequired as refused:
+        return _refused(client, event.owner_id, refused, asked)
     except RateBudgetExhausted as error:
         return "deferred", f"unanswered: {error}; checked again at the next evaluation"
     except (FitsyncError, httpx.HTTPError) as error:
         return "deferred", f"the check failed ({type(error).__name__}: {error}); checked again at the next evaluation"
     return "rejected", "the service still accepts the athlete's token: not a revocation"
+
+
+def _refused(client: FitsyncClient, athlete_id: int, refused: ReauthorizationRequired, asked: float) -> tuple[str, str]:
+    """Proof only when the service refused the athlete's refresh token during this check. A refusal stored before it
+    (a refresh whose answer was lost in transit, a token fitsync lost otherwise) was taken for proof, and a forged
+    event then purged an athlete still connected at the service, thresholds typed by hand included; so is a rotation
+    whose answer this very check lost."""
+    with client.store.reading() as conn:
+        since = athlete_rows.refused_at(conn, athlete_id)
+    if since is not None and since >= asked and LOST_ROTATION not in refused.reason:
+        return "confirmed", f"the service refuses the athlete's token ({refused})"
+    return "rejected", (
+        f"no proof: fitsync holds no token of athlete {athlete_id} the service could refuse ({refused.reason}), so "
+        f"their data is kept; if they did revoke access, `fitsync disconnect {athlete_id}` deletes it, and "
+        "`fitsync connect` reconnects them if not"
+    )

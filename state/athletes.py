@@ -109,6 +109,14 @@ def status(conn: Connection, athlete_id: int) -> str | None:
     return None if row is None else str(row[0])
 
 
+def refused_at(conn: Connection, athlete_id: int) -> float | None:
+    """When the athlete's refresh token was found refused (status needs_reauth), None while it is not."""
+    row = conn.execute(
+        "SELECT updated_at FROM athletes WHERE athlete_id = ? AND status = 'needs_reauth'", (athlete_id,)
+    ).fetchone()
+    return None if row is None else float(row[0])
+
+
 def grant(conn: Connection, athlete_id: int) -> tuple[float, str] | None:
     """(when the current grant was given, status), or None."""
     row = conn.execute("SELECT granted_at, status FROM athletes WHERE athlete_id = ?", (athlete_id,)).fetchone()

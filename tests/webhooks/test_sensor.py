@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from dagster import AddDynamicPartitionsRequest, SensorResult, SkipReason, build_sensor_context
 
+from fitsync.client.errors import ReauthorizationRequired
 from fitsync.pipelines.sync_runner import resources_for
 from fitsync.pipelines.webhook_sensor import webhook_events
 from fitsync.webhooks import inbox as webhook_inbox
@@ -166,6 +167,27 @@ def test_no_run_for_an_athlete_disconnected_meanwhile(sb: Harness, home: Webhook
         else [r for r in result.dynamic_partitions_requests or [] if isinstance(r, AddDynamicPartitionsRequest)]
     )
     assert runs == [] and adds == []
+
+
+def test_a_forged_deauthorization_of_an_athlete_awaiting_reauthorization_deletes_nothing(
+    sb: Harness, home: WebhookHome
+) -> None:
+    """A refresh whose answer was lost after the service rotated the token leaves fitsync's token refused while the
+    athlete is still authorized at the service. The check then raised ReauthorizationRequired from the stored status,
+    before any request, and took it for the service's refusal: a forged deauthorization purged the athlete, thresholds
+    typed by hand included (an adversarial audit). Only a refusal the service gives during the check is proof."""
+    aid = ready(sb, home)
+    with sb.settings(refresh_reuse_threshold=0, fault_lost_responses=1, fault_lost_response_match="POST /oauth/token"):
+        with pytest.raises(ReauthorizationRequired, match="lost in transit"):
+            home.client.tokens.refresh(aid, rejected=home.client.tokens.access_token(aid))
+    assert home.state("SELECT status FROM athletes WHERE athlete_id = ?", aid) == [("needs_reauth",)]
+    post(home, home.event(aid, aid, "update", object_type="athlete", updates={"authorized": "false"}))
+    assert [r.job_name for r in home.tick()] == []
+    [(verdict, reason)] = home.state("SELECT verdict, verdict_reason FROM webhook_inbox WHERE verdict IS NOT NULL")
+    assert verdict == "rejected" and reason.startswith(f"no proof: fitsync holds no token of athlete {aid}"), reason
+    assert f"`fitsync disconnect {aid}` deletes it" in reason
+    assert home.state("SELECT status FROM athletes WHERE athlete_id = ?", aid) == [("needs_reauth",)]
+    assert home.partitions() == {str(aid)}
 
 
 def test_reconnect_after_revocation_is_not_purged(sb: Harness, home: WebhookHome) -> None:
