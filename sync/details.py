@@ -152,6 +152,9 @@ def record_chunk(store: StateStore, aid: int, what: str, bundle: str, chunk: Chu
         if chunk.missing:
             landing.land(conn, aid, "delete_activities", [{"ids": chunk.missing, "reason": "not found"}])
             progress.forget(conn, aid, chunk.missing)
+            # the listing that queued them may list them still: the next sync lists them as new, and not "nothing
+            # new" on a digest of that listing (a 404 in error was otherwise undone only by the weekly full listing)
+            progress.delete_cursors(conn, aid, [progress.LISTING_DIGEST])
         if chunk.hidden:
             landing.land(conn, aid, "delete_activities", [{"ids": chunk.hidden, "reason": "made private"}])
             progress.forget(conn, aid, chunk.hidden)

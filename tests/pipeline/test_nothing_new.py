@@ -238,3 +238,32 @@ def test_a_quiet_sync_says_a_wait_at_a_terminal_only(terminal: bool) -> None:
         assert re.search(r"athlete 7: syncing · waiting (10 m 00|9 m 5[0-9]) s for the 15-minute", said.getvalue())
     else:
         assert said.getvalue() == ""
+
+
+def test_an_activity_deleted_on_a_404_its_listing_contradicts_comes_back_at_the_next_sync(
+    sb: Harness, connect: Connect
+) -> None:
+    """A detail answered 404 (the service's word on the activity) deletes it, tombstoned. When that 404 was the
+    service's mistake, the listing still shows it, yet every later sync found the listing as the last run saw it:
+    "nothing new", the activity gone until the weekly full listing (an adversarial audit). The deletion now drops the
+    listing's digest: the next sync lists it as new and restores it."""
+    home = caught_up(sb, connect)
+    renamed = home.query("SELECT activity_id FROM activities ORDER BY activity_id LIMIT 1")[0][0]
+    change(sb, renamed, name="Renamed: its detail is fetched again")
+    gone = {
+        "status": 404,
+        "media_type": "application/json",
+        "text": '{"message":"Record Not Found","errors":[{"resource":"Activity","field":"id","code":"invalid"}]}',
+    }
+    with sb.settings(fault_answers={"GET /activities/{id}": gone}):
+        home.sync()
+    assert home.query("SELECT count(*) FROM activities WHERE activity_id = ?", renamed) == [(0,)]
+    assert home.query("SELECT reason FROM deleted_activities WHERE activity_id = ?", renamed) == [("not found",)]
+    done = fitsync_sync(home)
+    assert done.returncode == 0 and "nothing new" not in done.stderr, done.stderr
+    assert home.query("SELECT name FROM activities WHERE activity_id = ?", renamed) == [
+        ("Renamed: its detail is fetched again",)
+    ]
+    assert home.query("SELECT restored_at IS NOT NULL FROM deleted_activities WHERE activity_id = ?", renamed) == [
+        (True,)
+    ]
