@@ -2,8 +2,9 @@
 
 Events of one activity are folded in event-time order (deliveries arrive out of order and are retried),
 judged against the last create or delete already acted on: several updates are one re-pull; create then
-delete is a delete only; an update of a deleted activity does nothing; a create after a delete (Only You
-and back, for a read-only grant) revives it; a delete older than a create already acted on does nothing.
+delete is a delete only; an update older than a delete acted on does nothing, a later one is re-pulled (the
+service updates only what it has); a create after a delete (Only You and back, for a read-only grant) revives it;
+a delete older than a create already acted on does nothing.
 
 The webhook sensor's tick is read → decide → apply, and the deciding is here, without I/O: `decide` (admission and
 plan, from what the sensor read under the write lock), `judge_grant` (a deauthorization the stored grant settles) and
@@ -51,7 +52,9 @@ def _superseded(event: Event, last: tuple[str, int] | None) -> bool:
         return aspect == "create" and event.time < when
     if event.aspect_type == "create":
         return aspect == "delete" and event.time <= when
-    return aspect == "delete"  # an update of a deleted activity
+    # an update from before the delete; one after it is the service's word that the activity is there (a delete
+    # confirmed on a 404 in error, an activity restored): re-pulled, the service's answer decides
+    return aspect == "delete" and event.time <= when
 
 
 def plan(events: list[Event], lifecycle: Lifecycle) -> Plan:
@@ -67,7 +70,8 @@ def plan(events: list[Event], lifecycle: Lifecycle) -> Plan:
         work = out.work.setdefault(event.owner_id, AthleteWork(event.owner_id))
         work.inbox_ids.append(event.inbox_id)
         key = (event.owner_id, event.object_id)
-        if _superseded(event, judged.get(key)):
+        # an update beside this plan's own delete of the activity: the delete's check re-pulls it if the service has it
+        if _superseded(event, judged.get(key)) or (event.aspect_type == "update" and event.object_id in work.delete):
             out.ignored.append(event.inbox_id)
         elif event.aspect_type == "delete":
             judged[key] = ("delete", event.time)

@@ -55,6 +55,32 @@ def test_forged_delete_of_an_existing_activity_deletes_nothing(sb: Harness, home
     assert home.state("SELECT count(*) FROM webhook_lifecycle") == [(0,)]
 
 
+@pytest.mark.sqlite_only  # the state store is incidental: the events' order
+def test_a_delete_confirmed_on_a_404_in_error_is_undone_by_the_activitys_next_update(
+    sb: Harness, home: WebhookHome
+) -> None:
+    """The service answered one 404 for an activity it still had: the delete event was confirmed, and every later
+    event of the activity (renames, even after a full sync restored it) was dropped as an update of a deleted
+    activity, without a call (an adversarial audit). The next update is re-pulled and the activity restored."""
+    aid, ids = synced_athlete(home, sb, n=2)
+    victim = ids[0]
+    gone = {
+        "status": 404,
+        "media_type": "application/json",
+        "text": '{"message":"Record Not Found","errors":[{"resource":"Activity","field":"id","code":"invalid"}]}',
+    }
+    assert home.post(home.event(aid, victim, "delete")).status_code == 200
+    with sb.settings(fault_answers={"GET /activities/{id}": gone}):
+        home.process()
+    assert home.activity(victim) is None and [v[1] for v in verdicts(home)] == ["confirmed"]
+    home.mark_events()
+    change(sb, victim, name="Renamed after the 404")
+    home.settle(1)
+    requests, _ = home.process()
+    assert [r.job_name for r in requests] == ["webhook_refresh"]
+    assert home.activity(victim)["name"] == "Renamed after the 404"  # type: ignore[index]
+
+
 @pytest.mark.sqlite_only  # the state store is incidental: a forged event (the real checks run on both)
 def test_forged_delete_naming_another_athletes_activity_deletes_nothing(sb: Harness, home: WebhookHome) -> None:
     aid, _ = synced_athlete(home, sb, n=1)

@@ -94,3 +94,16 @@ def test_a_settled_plan_asks_for_one_run_per_athlete_a_purge_per_revocation_and_
     assert purge.run_config["ops"]["purge_athlete_data"]["config"] == {"athlete_id": 6}
     assert [type(p) for p in partitions] == [AddDynamicPartitionsRequest, DeleteDynamicPartitionsRequest]
     assert partitions[0].partition_keys == ["5"] and partitions[1].partition_keys == ["6"]
+
+
+def test_an_update_after_a_delete_acted_on_is_re_pulled_and_an_earlier_one_is_moot() -> None:
+    """A delete confirmed on a 404 the service gave in error silenced every later event of the activity for good, even
+    once it was restored: renames the service sent were dropped without a call or a word (an adversarial audit). An
+    update dated after the delete is re-pulled (one call: the service's answer decides); one from before stays moot."""
+    lifecycle = {(5, 100): ("delete", 50)}
+    events = [event(1, 5, 100, "update", 40), event(2, 5, 100, "update", 50)]
+    work, _ = decide(events, busy=set(), known={5: set()}, remaining=5, cap=5, lifecycle=dict(lifecycle), now=NOW)
+    assert set(work.work[5].refresh) == set() and sorted(work.ignored) == [1, 2]
+    later = event(3, 5, 100, "update", 60)
+    work, _ = decide([later], busy=set(), known={5: set()}, remaining=5, cap=5, lifecycle=dict(lifecycle), now=NOW)
+    assert work.work[5].refresh == {100} and work.ignored == []
