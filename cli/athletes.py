@@ -21,6 +21,7 @@ from fitsync.client import oauth, scopes
 from fitsync.client.config_basics import ConfigError, load_config
 from fitsync.client.errors import FitsyncError, OAuthError, ReauthorizationRequired
 from fitsync.client.runtime import FitsyncClient
+from fitsync.state.store import AthleteBusy, held_elsewhere
 
 from . import screen
 from .confirm import confirm, yes_option
@@ -288,6 +289,7 @@ def _revoke_and_purge(
     from fitsync.pipelines.purge import purge_everything
 
     record = client.tokens.athlete(athlete_id)
+    _not_being_synced(client, athlete_id)  # looked at before the revocation: the purge takes the lock itself
     try:
         if record is not None and record.status == "disconnected":  # the athlete revoked it; a purge left unfinished
             revoked = "already"
@@ -312,11 +314,32 @@ def _revoke_and_purge(
             "fitsync in their settings on the service, My Apps)"
         ) from None
     # The service's deauthorization event will name an athlete fitsync no longer knows: purge now.
-    state, rows = purge_everything(client, athlete_id, PURGED_BECAUSE[revoked])
+    try:
+        state, rows = purge_everything(client, athlete_id, PURGED_BECAUSE[revoked])
+    except AthleteBusy as busy:  # a sync of theirs started since the look above
+        raise _busy(busy, "fitsync's access is revoked; nothing was deleted") from None
     dagster_instance = instance(client.config.home)
     if dagster_instance.has_dynamic_partition("athletes", str(athlete_id)):
         dagster_instance.delete_dynamic_partition("athletes", str(athlete_id))
     return revoked, state, rows
+
+
+def _not_being_synced(client: FitsyncClient, athlete_id: int) -> None:
+    """A sync of the athlete running on would record what it fetched after the purge (rows no athlete names): the
+    disconnect waits for no one, it says so and changes nothing."""
+    try:
+        with client.store.athlete_lock(athlete_id):
+            return
+    except AthleteBusy as busy:
+        raise _busy(busy, "nothing was revoked or deleted") from None
+
+
+def _busy(busy: AthleteBusy, done: str) -> click.ClickException:
+    where = held_elsewhere(busy).partition(": skipped")[0]  # "athlete N is being synced by process P on this host"
+    return click.ClickException(
+        f"{where}: {done}. Stop that sync (Ctrl-C, or let it finish), then run `fitsync disconnect "
+        f"{busy.athlete_id}` again"
+    )
 
 
 def _not_connected(athlete_id: int) -> click.BadParameter:

@@ -32,8 +32,20 @@ def forget_athlete_state(client: FitsyncClient, athlete_id: int) -> dict[str, in
 PURGES_LOG = "purges.jsonl"  # in the home: a line per purge (when, whom, why, rows and files removed), never its data
 
 
-def _logged(client: FitsyncClient, athlete_id: int, why: str, state: dict[str, int], rows: dict[str, int]) -> None:
+def _logged(
+    client: FitsyncClient,
+    athlete_id: int,
+    why: str,
+    state: dict[str, int],
+    rows: dict[str, int],
+    unfinished: BaseException | None = None,
+) -> None:
     line = {"at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "athlete_id": athlete_id, "why": why}
+    if unfinished is not None:  # what was removed before it stopped, and how to finish
+        line["unfinished"] = (
+            f"{type(unfinished).__name__}: {str(unfinished).splitlines()[0][:300] if str(unfinished) else ''}; "
+            f"`fitsync disconnect {athlete_id}` finishes it"
+        )
     descriptor = os.open(client.config.home / PURGES_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     with os.fdopen(descriptor, "a", encoding="utf-8") as log:
         log.write(json.dumps({**line, "warehouse": rows, "state": state}) + "\n")
@@ -42,20 +54,34 @@ def _logged(client: FitsyncClient, athlete_id: int, why: str, state: dict[str, i
 def purge_everything(
     client: FitsyncClient, athlete_id: int, why: str = "deauthorized by the athlete"
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """Warehouse rows and files, then state-store rows, of the athlete: (state counts, warehouse counts). The state
-    goes last: a purge stopped or failed halfway leaves the athlete listed (their data not yet gone), and running it
-    again (`fitsync disconnect`, the purge run's retries) finishes it."""
-    warehouse = warehouse_of(client.config)
-    db.migrate(warehouse)
-    with db.writing(warehouse) as conn:
-        rows = purge_athlete(conn, athlete_id)
-    for kind in ANALYSIS_OUTPUTS:  # snapshots and reports made from the athlete's data
-        folder = output_dir(client.config.home, kind, athlete_id)
-        if folder.exists():
-            shutil.rmtree(folder)
-            rows[f"{kind}_folder"] = 1
-    state = forget_athlete_state(client, athlete_id)
-    _logged(client, athlete_id, why, state, rows)
+    """Warehouse rows and files, then state-store rows, of the athlete: (state counts, warehouse counts).
+
+    Under the athlete's sync lock (AthleteBusy while a sync of theirs runs: one running on would record what it
+    fetched after the purge, rows no athlete names). The athlete is marked disconnected first, the state purged last:
+    a purge stopped or failed halfway leaves them listed as disconnected (no sync takes them, their data not yet
+    gone), and running it again (`fitsync disconnect`, the purge run's retries) finishes it. What was removed is
+    logged even then (purges.jsonl, with `unfinished`)."""
+    with client.store.athlete_lock(athlete_id):
+        with client.store.transaction() as conn:
+            athlete_rows.deauthorized(conn, athlete_id, why)
+        rows: dict[str, int] = {}
+        state: dict[str, int] = {}
+        try:
+            warehouse = warehouse_of(client.config)
+            db.migrate(warehouse)
+            with db.writing(warehouse) as conn:
+                rows.update(purge_athlete(conn, athlete_id))
+            for kind in ANALYSIS_OUTPUTS:  # snapshots and reports made from the athlete's data
+                folder = output_dir(client.config.home, kind, athlete_id)
+                if folder.exists():
+                    shutil.rmtree(folder)
+                    rows[f"{kind}_folder"] = 1
+            state = forget_athlete_state(client, athlete_id)
+        except BaseException as error:
+            if rows:
+                _logged(client, athlete_id, why, state, rows, unfinished=error)
+            raise
+        _logged(client, athlete_id, why, state, rows)
     return state, rows
 
 

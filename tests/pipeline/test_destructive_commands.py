@@ -209,3 +209,72 @@ def test_disconnect_that_could_not_revoke_deletes_nothing_unless_local_only(sb: 
     assert "the service still grants fitsync access" in local.stderr and "My Apps" in local.stderr, local.stderr
     [logged] = [json.loads(line) for line in (home.config.home / "purges.jsonl").read_text().splitlines()]
     assert logged["athlete_id"] == aid and "--local-only" in logged["why"] and logged["warehouse"]["activities"] == 0
+
+
+@pytest.mark.sqlite_only  # the lock is the state store's own file lock here; PostgreSQL's is an advisory lock
+def test_disconnect_while_a_sync_of_the_athlete_runs_changes_nothing_and_says_so(sb: Harness, connect: Connect) -> None:
+    """The purge took no athlete lock: a sync running on recorded what it fetched after the purge (landed details,
+    cursors, segments of an athlete no longer there, never loaded or purged; an adversarial audit). While a sync holds
+    the athlete, `disconnect` revokes and deletes nothing and names the process."""
+    import sys
+
+    aid = add_athlete(sb)
+    record_many(sb, aid, 2, oldest_days=3)
+    home = connect(aid)
+    home.sync()
+    before = warehouse_rows(home)
+    lock = home.config.home / "locks" / f"athlete-{aid}.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); "
+         "fcntl.flock(fd, fcntl.LOCK_EX); os.pwrite(fd, str(os.getpid()).encode(), 0); print('held', flush=True); "
+         "sys.stdin.read()", str(lock)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        done = fitsync(home.config.home, "disconnect", str(aid), "--yes", "--local-only")
+    finally:
+        holder.communicate("")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"athlete {aid} is being synced by process {holder.pid} on this host: nothing was revoked or deleted" in (
+        done.stderr
+    )
+    assert f"then run `fitsync disconnect {aid}` again" in done.stderr
+    assert listed(home) == [aid] and warehouse_rows(home) == before
+    assert not (home.config.home / "purges.jsonl").exists()
+
+
+@pytest.mark.sqlite_only  # the state store's failure is made in process
+def test_a_purge_that_fails_in_the_state_store_logs_what_it_removed_and_is_finished_again(
+    sb: Harness, connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warehouse part went, the state part failed ("database is locked"): purges.jsonl had no line, the counts of
+    what was removed were recorded nowhere, and the athlete stayed connected, so the next nightly sync quietly fetched
+    everything again (an adversarial audit). The athlete is disconnected before anything is deleted, a line says what
+    went and that it is unfinished, and the next `disconnect` finishes it."""
+    import sqlite3
+
+    from fitsync.pipelines import purge
+
+    aid = add_athlete(sb)
+    record_many(sb, aid, 2, oldest_days=3)
+    home = connect(aid)
+    home.sync()
+    assert warehouse_rows(home)["athlete_id:activities"] == 2
+
+    def locked(client: object, athlete_id: int) -> dict[str, int]:
+        raise sqlite3.OperationalError("database is locked")
+
+    with FitsyncClient(home.config) as client:
+        with monkeypatch.context() as patched:
+            patched.setattr(purge, "forget_athlete_state", locked)
+            with pytest.raises(sqlite3.OperationalError):
+                purge.purge_everything(client, aid, "disconnected here only (--local-only)")
+        assert client.tokens.athlete(aid).status == "disconnected"  # type: ignore[union-attr]
+    assert warehouse_rows(home)["athlete_id:activities"] == 0
+    [logged] = [json.loads(line) for line in (home.config.home / "purges.jsonl").read_text().splitlines()]
+    assert logged["warehouse"]["activities"] == 2 and logged["state"] == {}
+    assert logged["unfinished"] == (f"OperationalError: database is locked; `fitsync disconnect {aid}` finishes it")
+    done = fitsync(home.config.home, "disconnect", str(aid), "--yes")
+    assert done.returncode == 0 and listed(home) == [], done.stderr
+    assert len((home.config.home / "purges.jsonl").read_text().splitlines()) == 2
