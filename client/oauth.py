@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from . import tls
-from .errors import OAuthError, fault_summary
+from .errors import OAuthError, fault_summary, is_fault
 from .transport import Transport
 
 if TYPE_CHECKING:
@@ -150,11 +150,18 @@ def deauthorize(config: Config, transport: Transport, access_token: str) -> bool
     response = transport.request(
         "POST", config.auth_url + config.deauthorize_path, budget=None, data={"access_token": access_token}
     )
-    if response.status_code == 401:
+    if response.status_code == 401 and is_fault(_json(response)):  # the service's word; not a proxy's page
         return False
     if response.status_code != 200:
         raise OAuthError(f"deauthorization failed with {response.status_code}: {fault_summary(response)}")
     return True
+
+
+def _json(response: Any) -> object:
+    try:
+        return response.json()
+    except ValueError:
+        return None
 
 
 class LoopbackReceiver:

@@ -309,6 +309,40 @@ def test_disconnect_after_the_service_revoked(sb: Harness, connected: Connected)
     assert connected.client.tokens.athletes() == []
 
 
+def test_a_401_page_that_is_not_the_services_word_is_no_revocation(sb: Harness, connected: Connected) -> None:
+    """Any 401 from the deauthorization address read as "access already revoked": a proxy's login page then let
+    `disconnect` purge, say the service had revoked access and skip the My Apps warning, the grant still live (an
+    adversarial audit). Only the service's own error payload says the token is already invalid."""
+    from http.server import BaseHTTPRequestHandler
+
+    from .support import LoopbackServer
+
+    class Proxy(LoopbackServer):
+        def __init__(self) -> None:
+            class Handler(BaseHTTPRequestHandler):
+                def do_POST(self) -> None:  # noqa: N802
+                    self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                    body = b"<html><body>Sign in to the proxy</body></html>"
+                    self.send_response(401)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+
+                def log_message(self, format: str, *args: object) -> None:
+                    pass
+
+            self._serve(Handler)
+
+    aid = connected.athlete_id
+    with Proxy() as proxy:
+        env = {**cli_env(connected.config), "FITSYNC_AUTH_URL": proxy.origin}
+        result = CliRunner().invoke(main, ["disconnect", str(aid), "--yes"], env=env)
+    assert result.exit_code == 1 and "already" not in result.output, result.output
+    assert "could not ask the service to revoke" in result.output and "nothing was deleted" in result.output
+    assert [a.athlete_id for a in connected.client.tokens.athletes()] == [aid]
+
+
 def test_disconnect_finishes_the_purge_of_an_athlete_who_revoked(sb: Harness, connected: Connected) -> None:
     """The sensor marked the athlete disconnected (no tokens) and its purge run failed: `fitsync disconnect` finishes
     it without asking the service (nothing to revoke) and without saying the service still grants access."""
