@@ -317,7 +317,8 @@ def _revoke_and_purge(
     try:
         state, rows = purge_everything(client, athlete_id, PURGED_BECAUSE[revoked])
     except AthleteBusy as busy:  # a sync of theirs started since the look above
-        raise _busy(busy, "fitsync's access is revoked; nothing was deleted") from None
+        done = "fitsync's access is revoked at the service; " if revoked == "revoked" else ""
+        raise _busy(busy, done + "nothing was deleted") from None
     dagster_instance = instance(client.config.home)
     if dagster_instance.has_dynamic_partition("athletes", str(athlete_id)):
         dagster_instance.delete_dynamic_partition("athletes", str(athlete_id))
