@@ -226,7 +226,8 @@ def test_disconnect_while_a_sync_of_the_athlete_runs_changes_nothing_and_says_so
     lock = home.config.home / "locks" / f"athlete-{aid}.lock"
     holder = subprocess.Popen(
         [sys.executable, "-c", "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); "
-         "fcntl.flock(fd, fcntl.LOCK_EX); os.pwrite(fd, str(os.getpid()).encode(), 0); print('held', flush=True); "
+         "fcntl.flock(fd, fcntl.LOCK_EX); os.ftruncate(fd, 0); os.pwrite(fd, str(os.getpid()).encode(), 0); "
+         "print('held', flush=True); "
          "sys.stdin.read()", str(lock)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
