@@ -18,6 +18,12 @@ from fitsync.sandbox.server import ServerThread
 
 ALL_SCOPES = tuple(scopes.SCOPES)  # every scope the sandbox's authorization page knows
 REDIRECT_URI = "http://localhost:9999/callback"
+# The service's own 404 for an activity it does not have (a `fault_answers` entry): its word that the activity is gone.
+ACTIVITY_NOT_FOUND = {
+    "status": 404,
+    "media_type": "application/json",
+    "text": '{"message":"Record Not Found","errors":[{"resource":"Activity","field":"id","code":"invalid"}]}',
+}
 # Everything a request could change, except bookkeeping (rate usage, counters, browser sessions).
 STATE_TABLES = (
     "apps",

@@ -13,7 +13,7 @@ from fitsync.sync import progress
 from fitsync.warehouse import db
 
 from ..processes import run_fitsync
-from ..sandbox_harness import Harness, add_athlete, change, record
+from ..sandbox_harness import ACTIVITY_NOT_FOUND, Harness, add_athlete, change, record
 from .conftest import Connect, Home, record_many, subprocess_env
 
 # the PostgreSQL variants run with -m slow (tests/conftest.py): their SQL is the client and webhook tests' own
@@ -250,12 +250,7 @@ def test_an_activity_deleted_on_a_404_its_listing_contradicts_comes_back_at_the_
     home = caught_up(sb, connect)
     renamed = home.query("SELECT activity_id FROM activities ORDER BY activity_id LIMIT 1")[0][0]
     change(sb, renamed, name="Renamed: its detail is fetched again")
-    gone = {
-        "status": 404,
-        "media_type": "application/json",
-        "text": '{"message":"Record Not Found","errors":[{"resource":"Activity","field":"id","code":"invalid"}]}',
-    }
-    with sb.settings(fault_answers={"GET /activities/{id}": gone}):
+    with sb.settings(fault_answers={"GET /activities/{id}": ACTIVITY_NOT_FOUND}):
         home.sync()
     assert home.query("SELECT count(*) FROM activities WHERE activity_id = ?", renamed) == [(0,)]
     assert home.query("SELECT reason FROM deleted_activities WHERE activity_id = ?", renamed) == [("not found",)]

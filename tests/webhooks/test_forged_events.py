@@ -12,7 +12,7 @@ import pytest
 
 from fitsync.webhooks.admission import CALLS_PER_ACTIVITY, allowance_cap
 
-from ..sandbox_harness import Harness
+from ..sandbox_harness import ACTIVITY_NOT_FOUND, Harness
 from .conftest import WebhookHome, add_athlete, change, delete, record, revoke
 from .test_end_to_end import synced_athlete
 
@@ -25,6 +25,16 @@ def verdicts(home: WebhookHome) -> list[tuple[str, str, str]]:
         (json.loads(r[0])["aspect_type"], r[1], r[2])
         for r in home.state("SELECT payload, verdict, verdict_reason FROM webhook_inbox ORDER BY id")
     ]
+
+
+def renamed_and_re_pulled(sb: Harness, home: WebhookHome, activity: int, name: str) -> None:
+    """The athlete renames the activity for real: its event is re-pulled and the warehouse has the new name."""
+    home.mark_events()
+    change(sb, activity, name=name)
+    home.settle(1)
+    requests, _ = home.process()
+    assert [r.job_name for r in requests] == ["webhook_refresh"]
+    assert home.activity(activity)["name"] == name  # type: ignore[index]
 
 
 @pytest.mark.sqlite_only  # the state store is incidental: a forged event (the real checks run on both)
@@ -46,12 +56,7 @@ def test_forged_delete_of_an_existing_activity_deletes_nothing(sb: Harness, home
 
     # the athlete then renames it for real: the rejected delete mutes nothing (it was once taken as acted on, and every
     # later update of the activity as an update of a deleted one)
-    home.mark_events()
-    change(sb, victim, name="Renamed for real")
-    home.settle(1)
-    requests, _ = home.process()
-    assert [r.job_name for r in requests] == ["webhook_refresh"]
-    assert home.activity(victim)["name"] == "Renamed for real"  # type: ignore[index]
+    renamed_and_re_pulled(sb, home, victim, "Renamed for real")
     assert home.state("SELECT count(*) FROM webhook_lifecycle") == [(0,)]
 
 
@@ -64,21 +69,11 @@ def test_a_delete_confirmed_on_a_404_in_error_is_undone_by_the_activitys_next_up
     activity, without a call (an adversarial audit). The next update is re-pulled and the activity restored."""
     aid, ids = synced_athlete(home, sb, n=2)
     victim = ids[0]
-    gone = {
-        "status": 404,
-        "media_type": "application/json",
-        "text": '{"message":"Record Not Found","errors":[{"resource":"Activity","field":"id","code":"invalid"}]}',
-    }
     assert home.post(home.event(aid, victim, "delete")).status_code == 200
-    with sb.settings(fault_answers={"GET /activities/{id}": gone}):
+    with sb.settings(fault_answers={"GET /activities/{id}": ACTIVITY_NOT_FOUND}):
         home.process()
     assert home.activity(victim) is None and [v[1] for v in verdicts(home)] == ["confirmed"]
-    home.mark_events()
-    change(sb, victim, name="Renamed after the 404")
-    home.settle(1)
-    requests, _ = home.process()
-    assert [r.job_name for r in requests] == ["webhook_refresh"]
-    assert home.activity(victim)["name"] == "Renamed after the 404"  # type: ignore[index]
+    renamed_and_re_pulled(sb, home, victim, "Renamed after the 404")
 
 
 @pytest.mark.sqlite_only  # the state store is incidental: a forged event (the real checks run on both)
