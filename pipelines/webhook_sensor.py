@@ -196,10 +196,10 @@ def _check_deauthorization(client: FitsyncClient, event: webhook_inbox.Event) ->
 
 
 def _refused(client: FitsyncClient, athlete_id: int, refused: ReauthorizationRequired, asked: float) -> tuple[str, str]:
-    """Proof only when the service refused the athlete's refresh token during this check. A refusal stored before it
-    (a refresh whose answer was lost in transit, a token fitsync lost otherwise) was taken for proof, and a forged
-    event then purged an athlete still connected at the service, thresholds typed by hand included; so is a rotation
-    whose answer this very check lost."""
+    """Proof only when the service refused the athlete's refresh token during this check, and not because this very
+    check lost the answer to a rotation. A refusal stored before it (a refresh whose answer was lost in transit, a
+    token fitsync lost otherwise) was taken for proof, and a forged event then purged an athlete still connected at
+    the service, thresholds typed by hand included."""
     with client.store.reading() as conn:
         since = athlete_rows.refused_at(conn, athlete_id)
     if since is not None and since >= asked and LOST_ROTATION not in refused.reason:
