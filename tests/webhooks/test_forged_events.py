@@ -12,7 +12,7 @@ import pytest
 
 from fitsync.webhooks.admission import CALLS_PER_ACTIVITY, allowance_cap
 
-from ..sandbox_harness import ACTIVITY_NOT_FOUND, Harness
+from ..sandbox_harness import ACTIVITY_NOT_FOUND, Harness, wait_until
 from .conftest import WebhookHome, add_athlete, change, delete, record, revoke
 from .test_end_to_end import synced_athlete
 
@@ -69,10 +69,13 @@ def test_a_delete_confirmed_on_a_404_in_error_is_undone_by_the_activitys_next_up
     activity, without a call (an adversarial audit). The next update is re-pulled and the activity restored."""
     aid, ids = synced_athlete(home, sb, n=2)
     victim = ids[0]
-    assert home.post(home.event(aid, victim, "delete")).status_code == 200
+    deleted_at = int(time.time())
+    assert home.post(home.event(aid, victim, "delete", event_time=deleted_at)).status_code == 200
     with sb.settings(fault_answers={"GET /activities/{id}": ACTIVITY_NOT_FOUND}):
         home.process()
     assert home.activity(victim) is None and [v[1] for v in verdicts(home)] == ["confirmed"]
+    # event times are whole seconds: the rename in a later one than the delete, as a real one after it would be
+    wait_until(lambda: int(time.time()) > deleted_at, 2, "the next second")
     renamed_and_re_pulled(sb, home, victim, "Renamed after the 404")
 
 
