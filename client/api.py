@@ -100,7 +100,7 @@ class AthleteApi:
         if 300 <= response.status_code < 400:
             raise errors.Redirected(response.status_code, method, path, response.headers.get("location", ""))
         if response.status_code >= 400:
-            fault = _json(response)
+            fault = errors.json_object(response)
             raise errors.for_status(response.status_code, fault)(response.status_code, method, path, fault)
         return response
 
@@ -351,7 +351,7 @@ class PushSubscriptions:
                 response.status_code, method, "/push_subscriptions", response.headers.get("location", "")
             )
         if response.status_code >= 400:
-            fault = _json(response)
+            fault = errors.json_object(response)
             raise errors.for_status(response.status_code, fault)(
                 response.status_code, method, "/push_subscriptions", fault
             )
@@ -376,13 +376,5 @@ def _start(response: httpx.Response, chars: int = 65_536) -> str:
     return response.content[:chars].decode("utf-8", errors="replace")
 
 
-def _json(response: httpx.Response) -> dict[str, Any] | None:
-    try:
-        body = response.json()
-    except ValueError:
-        return None
-    return body if isinstance(body, dict) else None
-
-
 def _is_token_error(response: httpx.Response) -> bool:
-    return errors.first_error(_json(response)).get("field") == "access_token"
+    return errors.first_error(errors.json_object(response)).get("field") == "access_token"

@@ -158,6 +158,15 @@ def _named(resource: object, field: object) -> str:
     return ".".join(str(part) for part in (resource, field) if part)
 
 
+def json_object(response: Any) -> dict[str, Any] | None:
+    """An answer's JSON object, None when it is not JSON or not an object (a page, a list)."""
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
 def fault_summary(response: Any) -> str:
     """The service's error payload in one line (credentials it may echo masked), or the bare status."""
     try:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from . import tls
-from .errors import OAuthError, fault_summary, is_fault
+from .errors import OAuthError, fault_summary, is_fault, json_object
 from .transport import Transport
 
 if TYPE_CHECKING:
@@ -132,11 +132,8 @@ def exchange_code(config: Config, transport: Transport, code: str) -> dict[str, 
         # else: the code (single use, minutes long), which a new consent replaces
         fix = APP_CREDENTIALS_FIX if response.status_code == 401 else "run `fitsync connect` again"
         raise OAuthError(f"the code exchange failed with {response.status_code}: {fault_summary(response)}; {fix}")
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if not isinstance(body, dict):
+    body = json_object(response)
+    if body is None:
         raise OAuthError(
             "the code exchange answered 200 with something that is not a token answer "
             f"({response.headers.get('content-type') or 'no content type'}): is auth_url the service's? Then run "
@@ -150,18 +147,11 @@ def deauthorize(config: Config, transport: Transport, access_token: str) -> bool
     response = transport.request(
         "POST", config.auth_url + config.deauthorize_path, budget=None, data={"access_token": access_token}
     )
-    if response.status_code == 401 and is_fault(_json(response)):  # the service's word; not a proxy's page
+    if response.status_code == 401 and is_fault(json_object(response)):  # the service's word; not a proxy's page
         return False
     if response.status_code != 200:
         raise OAuthError(f"deauthorization failed with {response.status_code}: {fault_summary(response)}")
     return True
-
-
-def _json(response: Any) -> object:
-    try:
-        return response.json()
-    except ValueError:
-        return None
 
 
 class LoopbackReceiver:

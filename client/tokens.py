@@ -17,7 +17,7 @@ from fitsync.state import athletes as athlete_rows
 from fitsync.state.store import Connection, StateStore
 
 from .crypto import TokenCipher
-from .errors import NotConnected, OAuthError, ReauthorizationRequired, fault_summary
+from .errors import NotConnected, OAuthError, ReauthorizationRequired, fault_summary, json_object
 from .secret import Secret
 from .transport import Transport, UncertainOutcome
 
@@ -204,11 +204,8 @@ class TokenManager:
         if lost and response.status_code == 400 and "RefreshToken." in reason:
             reason += f"; the answer to fitsync's previous refresh {LOST_ROTATION}"
         if response.status_code == 200:
-            try:
-                body = response.json()
-            except ValueError:  # a page, not a token answer: what the service may have rotated never reached us
-                body = None
-            if not isinstance(body, dict):
+            body = json_object(response)
+            if body is None:  # a page, not a token answer: what the service may have rotated never reached us
                 raise OAuthError(
                     "the token endpoint answered 200 with something that is not a token answer "
                     f"({response.headers.get('content-type') or 'no content type'}): is auth_url the service's?"
