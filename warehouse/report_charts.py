@@ -433,7 +433,7 @@ def _polarization_panel(pi: pl.DataFrame, pi_threshold: float, pi_min_hours: flo
     points = _weeks(pi)
     top = max(3.0, float(_high(points["polarization_index"]) or 0) + 0.2)
     # below 0 where zone 3 is a sliver beside zone 2 (log10 of under 1): drawn on the axis, not under it
-    bottom = min(0.0, math.floor(float(cast("float | None", points["polarization_index"].min()) or 0) * 2) / 2)
+    bottom = min(0.0, math.floor(float(_low(points["polarization_index"]) or 0) * 2) / 2)
     pi_axis = alt.Y("polarization_index:Q", title="PI", scale=alt.Scale(domain=[bottom, top], nice=False))
     kinds = [k for k in PI_KINDS if k in set(points["kind"].drop_nulls().to_list())]
     line = (
